@@ -1,0 +1,55 @@
+"""cffi build script of the cpu backend's C kernels (API mode: a real extension module).
+
+Every csrc/*.c file is compiled into one module, minidl._cpu_kernels. The public
+prototypes of each C file live in its csrc/<name>.h header (plain declarations,
+include guards allowed): this script hands them all to cffi's cdef. Headers only
+used between C files go in csrc/internal/.
+
+ISA-specific files (e.g. gemm_ukernel_avx512.c) enable their instruction set with
+`#pragma GCC target(...)` at their top, so the module is built with generic flags
+and runs on any x86-64; the kernels are picked at load time from cpuid.
+"""
+
+import glob
+import os
+import sys
+
+from cffi import FFI
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _public_headers():
+    return sorted(glob.glob(os.path.join(HERE, "*.h")))
+
+
+def _cdef_text(header_path):
+    # cffi's cdef does not run the preprocessor: drop include guards and includes.
+    lines = []
+    with open(header_path) as f:
+        for line in f:
+            if line.lstrip().startswith("#"):
+                continue
+            lines.append(line)
+    return "".join(lines)
+
+
+ffibuilder = FFI()
+ffibuilder.cdef("\n".join(_cdef_text(h) for h in _public_headers()))
+
+_is_x86 = os.uname().machine in ("x86_64", "AMD64", "i686") if hasattr(os, "uname") else True
+_compile_args = ["-O3", "-std=gnu11", "-fopenmp", "-fno-math-errno", "-Wall", "-Wno-unused-function"]
+if sys.platform == "darwin":
+    _compile_args.remove("-fopenmp")
+
+ffibuilder.set_source(
+    "minidl._cpu_kernels",
+    "\n".join(f'#include "{os.path.basename(h)}"' for h in _public_headers()),
+    sources=[os.path.relpath(p) for p in sorted(glob.glob(os.path.join(HERE, "*.c")))],
+    include_dirs=[HERE],
+    extra_compile_args=_compile_args,
+    extra_link_args=[] if sys.platform == "darwin" else ["-fopenmp"],
+)
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose=True)

@@ -1,0 +1,376 @@
+"""The backend contract: every numeric operation minidl performs, in one place.
+
+Layers, losses, metrics and optimizers never compute anything themselves; they
+call the ops below on the active backend. A backend owns its tensors: the numpy
+and cpu backends keep them in host memory (as numpy arrays), the opencl backend
+keeps them in device buffers. Only `from_numpy`, `copy_from_host` and
+`to_numpy` move data between the host and a backend, so a backend that keeps
+its tensors on a device can run a whole training step without a host copy.
+
+Conventions used by every op:
+
+- Argument order is outputs, then inputs, then weights, then sizes / options
+  (`conv2d_forward(out, x, weight, bias, plan)`).
+- Outputs are pre-allocated by the caller with `empty`/`zeros`; ops never
+  allocate tensors that outlive the call. Layers allocate once per batch size
+  and reuse the buffers every step.
+- Tensors are dense and C-contiguous; images are channels-last (N, H, W, C).
+  Float tensors are float32 (the numpy backend may also run in float64 for
+  gradient checks: its `dtype` attribute says which). Labels are int32.
+- "Scalar" results (loss sums, correct counts) are written into tensors of
+  shape (1,) so that they can stay on the device until somebody asks.
+- `accumulate=True` adds into the output instead of overwriting it.
+- Unless an op says otherwise, an output must not alias an input.
+"""
+
+from dataclasses import dataclass
+
+
+def conv_output_length(size, kernel, stride, padding):
+    """Keras/TensorFlow output length along one spatial axis."""
+    if padding == "same":
+        return -(-size // stride)
+    if padding == "valid":
+        return (size - kernel) // stride + 1
+    raise ValueError(f"padding must be 'same' or 'valid', got {padding!r}")
+
+
+def same_padding(size, kernel, stride):
+    """TensorFlow's asymmetric 'same' padding: (before, after); the odd pixel goes after."""
+    out = -(-size // stride)
+    total = max((out - 1) * stride + kernel - size, 0)
+    return total // 2, total - total // 2
+
+
+@dataclass
+class Window2D:
+    """Geometry of a sliding 2-D window (a convolution or a pooling), built once per layer.
+
+    The fields are plain ints so every backend can pass them to its kernels;
+    a backend may attach its own scratch buffers in `scratch` (a dict keyed by
+    whatever it likes), which the plan keeps alive between steps.
+    """
+
+    n: int          # batch size
+    h: int          # input height
+    w: int          # input width
+    c: int          # input channels
+    kh: int         # window height
+    kw: int         # window width
+    sh: int         # stride along height
+    sw: int         # stride along width
+    pad_top: int
+    pad_bottom: int
+    pad_left: int
+    pad_right: int
+    oh: int         # output height
+    ow: int         # output width
+    oc: int         # output channels (conv: filters; pooling: == c)
+
+    def __post_init__(self):
+        self.scratch = {}
+
+    @property
+    def in_shape(self):
+        return (self.n, self.h, self.w, self.c)
+
+    @property
+    def out_shape(self):
+        return (self.n, self.oh, self.ow, self.oc)
+
+
+def make_window(in_shape, kernel, strides, padding, out_channels=None):
+    """Build a Window2D for input (N, H, W, C), kernel (kh, kw), strides (sh, sw)."""
+    n, h, w, c = in_shape
+    kh, kw = kernel
+    sh, sw = strides
+    oh = conv_output_length(h, kh, sh, padding)
+    ow = conv_output_length(w, kw, sw, padding)
+    if padding == "same":
+        pt, pb = same_padding(h, kh, sh)
+        pl, pr = same_padding(w, kw, sw)
+    else:
+        pt = pb = pl = pr = 0
+    return Window2D(n, h, w, c, kh, kw, sh, sw, pt, pb, pl, pr, oh, ow,
+                    c if out_channels is None else out_channels)
+
+
+class BackendUnavailable(RuntimeError):
+    """Raised when a backend cannot run on this machine; the message says why and what to do."""
+
+
+class Backend:
+    """Base class of every backend. Each method documents one op of the contract."""
+
+    name = "abstract"
+    dtype = "float32"
+
+    # ----------------------------------------------------------- memory
+    def empty(self, shape, dtype="float32"):
+        """A new uninitialized tensor of `shape`; dtype is "float32" or "int32"."""
+        raise NotImplementedError
+
+    def zeros(self, shape, dtype="float32"):
+        """A new tensor of `shape` filled with zeros."""
+        raise NotImplementedError
+
+    def from_numpy(self, array, dtype=None):
+        """A new backend tensor holding a copy of the numpy `array` (a host->device transfer)."""
+        raise NotImplementedError
+
+    def copy_from_host(self, out, array):
+        """Overwrite the existing tensor `out` with the numpy `array` of the same size (host->device)."""
+        raise NotImplementedError
+
+    def to_numpy(self, x):
+        """A numpy copy of tensor `x` (device->host). The only way data leaves a backend."""
+        raise NotImplementedError
+
+    def reshape(self, x, shape):
+        """A view of `x` with a new shape of the same size, sharing storage (no copy)."""
+        raise NotImplementedError
+
+    def shape(self, x):
+        """The shape of tensor `x` as a tuple."""
+        return tuple(x.shape)
+
+    def copy(self, out, x):
+        """out = x (same size)."""
+        raise NotImplementedError
+
+    def fill(self, out, value):
+        """out[...] = value."""
+        raise NotImplementedError
+
+    def synchronize(self):
+        """Wait until every queued op has finished (a no-op for synchronous backends)."""
+
+    def info(self):
+        """A dict describing the backend on this machine (ISA, threads, device ...)."""
+        return {"name": self.name}
+
+    def stats(self):
+        """Counters of host<->device traffic: {"h2d_count", "h2d_bytes", "d2h_count", "d2h_bytes"}."""
+        return {"h2d_count": 0, "h2d_bytes": 0, "d2h_count": 0, "d2h_bytes": 0}
+
+    def reset_stats(self):
+        """Zero the counters returned by stats()."""
+
+    # ------------------------------------------------------ elementwise
+    def add(self, out, a, b):
+        """out = a + b (same shapes). out may alias a or b."""
+        raise NotImplementedError
+
+    def axpby(self, out, alpha, x, beta, y):
+        """out = alpha * x + beta * y. out may alias x or y."""
+        raise NotImplementedError
+
+    def multiply(self, out, a, b):
+        """out = a * b elementwise. out may alias a or b."""
+        raise NotImplementedError
+
+    def bias_add(self, out, x, bias):
+        """out = x + bias, bias of shape (C,) broadcast over the last axis. out may alias x."""
+        raise NotImplementedError
+
+    def bias_grad(self, dbias, dout):
+        """dbias (C,) = sum of dout over every axis but the last."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------ activations
+    # name is one of "linear", "relu", "leaky_relu", "sigmoid", "tanh", "softmax".
+    # softmax works along the last axis; leaky_relu uses `alpha` as its negative slope.
+    def activation_forward(self, out, x, name, alpha=0.0):
+        """out = f(x). out may alias x."""
+        raise NotImplementedError
+
+    def activation_backward(self, dx, dout, y, name, alpha=0.0):
+        """dx = dout * f'(x), computed from the forward output y = f(x). dx may alias dout."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------- gemm
+    def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False):
+        """out = alpha * op(a) @ op(b) + beta * out, 2-D tensors, op(t) = t.T when trans_t."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------ convolution
+    def conv2d_plan(self, in_shape, kernel_shape, strides, padding):
+        """A Window2D for input (N, H, W, C) and a kernel (kh, kw, C, filters)."""
+        kh, kw, _, filters = kernel_shape
+        return make_window(in_shape, (kh, kw), strides, padding, out_channels=filters)
+
+    def conv2d_forward(self, out, x, weight, bias, plan):
+        """out (N, OH, OW, F) = conv(x (N, H, W, C), weight (KH, KW, C, F)) + bias (F,) or None."""
+        raise NotImplementedError
+
+    def conv2d_backward_data(self, dx, dout, weight, plan):
+        """dx (N, H, W, C) = gradient of the conv output dout (N, OH, OW, F) w.r.t. its input."""
+        raise NotImplementedError
+
+    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
+        """dweight (KH, KW, C, F) and dbias (F,) or None from dout and the forward input x."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------- pooling
+    def pool2d_plan(self, in_shape, pool_size, strides, padding):
+        """A Window2D for pooling input (N, H, W, C)."""
+        return make_window(in_shape, pool_size, strides, padding)
+
+    def max_pool2d_forward(self, out, argmax, x, plan):
+        """out (N, OH, OW, C) = window maxima of x; argmax (int32, out's shape) records the
+        winner of each window in a backend-defined encoding that max_pool2d_backward reads.
+        Padded positions never win."""
+        raise NotImplementedError
+
+    def max_pool2d_backward(self, dx, dout, argmax, plan):
+        """dx (N, H, W, C) = dout routed to each window's winner (overlapping windows add)."""
+        raise NotImplementedError
+
+    def avg_pool2d_forward(self, out, x, plan):
+        """out = window means of x; padded positions are excluded from the count (as TensorFlow)."""
+        raise NotImplementedError
+
+    def avg_pool2d_backward(self, dx, dout, plan):
+        """dx = gradient of avg_pool2d_forward."""
+        raise NotImplementedError
+
+    def global_avg_pool_forward(self, out, x):
+        """out (N, C) = mean of x (N, H, W, C) over H and W."""
+        raise NotImplementedError
+
+    def global_avg_pool_backward(self, dx, dout):
+        """dx (N, H, W, C) = dout (N, C) / (H * W) broadcast over H and W."""
+        raise NotImplementedError
+
+    def pad2d_forward(self, out, x, pads):
+        """out (N, H+t+b, W+l+r, C) = x zero-padded by pads = (top, bottom, left, right)."""
+        raise NotImplementedError
+
+    def pad2d_backward(self, dx, dout, pads):
+        """dx (N, H, W, C) = the interior of dout."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------ concatenate
+    def concat_forward(self, out, xs):
+        """out = the tensors xs concatenated along the last axis."""
+        raise NotImplementedError
+
+    def concat_backward(self, dxs, dout):
+        """Split dout along the last axis into the tensors dxs (the inverse of concat_forward)."""
+        raise NotImplementedError
+
+    # --------------------------------------------------- normalization
+    # x is viewed as (M, C): statistics are per channel (the last axis).
+    def batchnorm_forward_train(self, out, mean, invstd, x, gamma, beta,
+                                moving_mean, moving_var, momentum, epsilon):
+        """Normalize with the batch statistics: mean (C,) and invstd (C,) = 1/sqrt(var + eps)
+        are saved for backward; moving_mean/var are updated in place as
+        moving = moving * momentum + batch * (1 - momentum) (biased batch variance)."""
+        raise NotImplementedError
+
+    def batchnorm_forward_infer(self, out, x, gamma, beta, moving_mean, moving_var, epsilon):
+        """out = gamma * (x - moving_mean) / sqrt(moving_var + eps) + beta."""
+        raise NotImplementedError
+
+    def batchnorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
+        """Gradients of batchnorm_forward_train with respect to x, gamma and beta."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------- dropout
+    def dropout_forward(self, out, mask, x, rate, seed):
+        """mask = keep / (1 - rate) where keep ~ Bernoulli(1 - rate) drawn from a counter-based
+        generator keyed by the int `seed` (same seed -> same mask on a backend); out = x * mask."""
+        raise NotImplementedError
+
+    # dropout backward is multiply(dx, dout, mask).
+
+    # ----------------------------------------------------------- losses
+    # targets are int32 class indices of shape (N,) ("sparse") or float (N, K) ("dense").
+    # loss receives the per-sample losses, shape (N,). scale multiplies every gradient
+    # (the model passes 1 / N for a mean over the batch).
+    def softmax_cross_entropy_forward(self, probs, loss, logits, targets):
+        """probs = softmax(logits) along the last axis; loss = -sum(t * log probs) per sample."""
+        raise NotImplementedError
+
+    def softmax_cross_entropy_backward(self, dlogits, probs, targets, scale):
+        """dlogits = (probs - onehot(targets)) * scale."""
+        raise NotImplementedError
+
+    def sigmoid_cross_entropy_forward(self, probs, loss, logits, targets):
+        """probs = sigmoid(logits); loss = mean over the last axis of the stable logistic loss."""
+        raise NotImplementedError
+
+    def sigmoid_cross_entropy_backward(self, dlogits, probs, targets, scale):
+        """dlogits = (probs - targets) * scale / K, K the size of the last axis."""
+        raise NotImplementedError
+
+    def cross_entropy_forward(self, loss, probs, targets, binary):
+        """Cross-entropy of probabilities not produced by a fused activation, probs clipped to
+        [1e-7, 1 - 1e-7] as Keras does. binary=False: loss = -sum(t * log p) (targets
+        sparse or dense); binary=True: mean over the last axis of -(t log p + (1-t) log(1-p))."""
+        raise NotImplementedError
+
+    def cross_entropy_backward(self, dprobs, probs, targets, binary, scale):
+        """Gradient of cross_entropy_forward (zero where the clip is active), times scale."""
+        raise NotImplementedError
+
+    def mean_squared_error_forward(self, loss, pred, targets):
+        """loss = mean over the last axis of (pred - targets) ** 2, per sample."""
+        raise NotImplementedError
+
+    def mean_squared_error_backward(self, dpred, pred, targets, scale):
+        """dpred = 2 * (pred - targets) / K * scale."""
+        raise NotImplementedError
+
+    # ------------------------------------------------ reductions/metrics
+    def sum(self, out, x, accumulate=False):
+        """out (1,) = sum of every element of x (plus out when accumulate)."""
+        raise NotImplementedError
+
+    def categorical_accuracy(self, out, pred, targets, accumulate=False):
+        """out (1,) = number of rows whose argmax of pred (N, K) equals the target class
+        (sparse int32 (N,) or the argmax of dense (N, K)); ties go to the lowest index."""
+        raise NotImplementedError
+
+    def binary_accuracy(self, out, pred, targets, accumulate=False):
+        """out (1,) = number of elements where (pred > 0.5) == (targets > 0.5)."""
+        raise NotImplementedError
+
+    def top_k_accuracy(self, out, pred, targets, k, accumulate=False):
+        """out (1,) = number of rows whose target class is among the k largest of pred
+        (a target ties in when fewer than k scores are strictly larger)."""
+        raise NotImplementedError
+
+    def all_finite(self, out, x):
+        """out (1,) = 1.0 if every element of x is finite, else 0.0."""
+        raise NotImplementedError
+
+    # -------------------------------------------------------- optimizers
+    # Each update changes w and its state tensors in place, in one pass over the tensor.
+    # weight_decay is decoupled (AdamW-style): w -= lr * weight_decay * w before the step.
+    def clip_by_value(self, g, clipvalue):
+        """g = clip(g, -clipvalue, clipvalue) in place."""
+        raise NotImplementedError
+
+    def clip_by_norm(self, g, clipnorm):
+        """g *= clipnorm / max(||g||_2, clipnorm) in place (computed without leaving the device)."""
+        raise NotImplementedError
+
+    def sgd_update(self, w, g, velocity, lr, momentum, nesterov, weight_decay):
+        """Keras SGD: velocity = momentum * velocity - lr * g; w += velocity
+        (nesterov: w += momentum * velocity - lr * g). velocity is None when momentum == 0."""
+        raise NotImplementedError
+
+    def adam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay):
+        """Keras Adam at 1-based step t: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+        w -= lr * sqrt(1-b2^t) / (1-b1^t) * m / (sqrt(v) + epsilon)."""
+        raise NotImplementedError
+
+    def rmsprop_update(self, w, g, ms, mom, lr, rho, momentum, epsilon, weight_decay):
+        """Keras RMSprop: ms = rho ms + (1-rho) g^2; inc = lr g / sqrt(ms + eps);
+        with momentum (mom not None): mom = momentum mom + inc, w -= mom; else w -= inc."""
+        raise NotImplementedError
+
+    def adagrad_update(self, w, g, acc, lr, epsilon, weight_decay):
+        """Keras Adagrad: acc += g^2; w -= lr g / sqrt(acc + eps)."""
+        raise NotImplementedError
