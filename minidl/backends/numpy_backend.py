@@ -1,0 +1,391 @@
+"""The numpy reference backend: every op of the contract in plain, vectorized numpy.
+
+It is the oracle every other backend is tested against, so each op favours the
+obviously-correct formulation (stable softmax, logsumexp losses, float64 reductions)
+over speed. Tensors are ordinary C-contiguous numpy arrays. The backend runs in
+float32 by default, or in float64 (`NumpyBackend(dtype="float64")`) for finite-difference
+gradient checks: every float tensor it creates then uses float64, int32 stays int32.
+"""
+
+import numpy as np
+
+from .base import Backend
+from .numpy_ops import losses, optimizers, windows
+from .numpy_ops.checks import check_same_size, check_scalar_out, check_shape
+
+ACTIVATIONS = ("linear", "relu", "leaky_relu", "sigmoid", "tanh", "softmax")
+
+
+class NumpyBackend(Backend):
+    """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
+
+    name = "numpy"
+
+    def __init__(self, dtype="float32"):
+        if dtype not in ("float32", "float64"):
+            raise ValueError(f"NumpyBackend: dtype must be 'float32' or 'float64', got {dtype!r}")
+        self.dtype = dtype
+        self._float = np.dtype(dtype)
+
+    # ----------------------------------------------------------- memory
+    def _resolve_dtype(self, dtype, op):
+        """Any float dtype means the backend's float type; integers mean int32."""
+        try:
+            kind = np.dtype(dtype).kind
+        except TypeError:
+            raise ValueError(f"{op}: unknown dtype {dtype!r}") from None
+        if kind == "f":
+            return self._float
+        if kind in "iu":
+            return np.dtype(np.int32)
+        raise ValueError(f"{op}: dtype must be a float or int32 type, got {dtype!r}")
+
+    def empty(self, shape, dtype="float32"):
+        return np.empty(shape, dtype=self._resolve_dtype(dtype, "empty"))
+
+    def zeros(self, shape, dtype="float32"):
+        return np.zeros(shape, dtype=self._resolve_dtype(dtype, "zeros"))
+
+    def from_numpy(self, array, dtype=None):
+        array = np.asarray(array)
+        if dtype is None:
+            dtype = np.int32 if array.dtype.kind in "iub" else self._float
+        return np.array(array, dtype=self._resolve_dtype(dtype, "from_numpy"), order="C", copy=True)
+
+    def copy_from_host(self, out, array):
+        array = np.asarray(array)
+        check_same_size("copy_from_host", "out", out, "array", array)
+        out[...] = array.reshape(out.shape)
+
+    def to_numpy(self, x):
+        return np.array(x, copy=True)
+
+    def reshape(self, x, shape):
+        try:
+            return np.reshape(x, shape, copy=False)
+        except ValueError as exc:
+            raise ValueError(f"reshape: cannot view x of shape {tuple(x.shape)} as {tuple(shape)}: "
+                             f"{exc}") from None
+
+    def copy(self, out, x):
+        check_same_size("copy", "out", out, "x", x)
+        out[...] = x.reshape(out.shape)
+
+    def fill(self, out, value):
+        out[...] = value
+
+    def info(self):
+        return {"name": self.name, "dtype": self.dtype}
+
+    # ------------------------------------------------------ elementwise
+    def add(self, out, a, b):
+        check_shape("add", "b", b, a.shape)
+        check_shape("add", "out", out, a.shape)
+        np.add(a, b, out=out)
+
+    def axpby(self, out, alpha, x, beta, y):
+        check_shape("axpby", "y", y, x.shape)
+        check_shape("axpby", "out", out, x.shape)
+        out[...] = alpha * x + beta * y
+
+    def multiply(self, out, a, b):
+        check_shape("multiply", "b", b, a.shape)
+        check_shape("multiply", "out", out, a.shape)
+        np.multiply(a, b, out=out)
+
+    def bias_add(self, out, x, bias):
+        check_shape("bias_add", "bias", bias, x.shape[-1:])
+        check_shape("bias_add", "out", out, x.shape)
+        np.add(x, bias, out=out)
+
+    def bias_grad(self, dbias, dout):
+        check_shape("bias_grad", "dbias", dbias, dout.shape[-1:])
+        dbias[...] = dout.reshape(-1, dout.shape[-1]).sum(axis=0)
+
+    # ------------------------------------------------------ activations
+    def _check_activation(self, op, name):
+        if name not in ACTIVATIONS:
+            raise ValueError(f"{op}: unknown activation {name!r}; known: {list(ACTIVATIONS)}")
+
+    def activation_forward(self, out, x, name, alpha=0.0):
+        op = "activation_forward"
+        self._check_activation(op, name)
+        check_shape(op, "out", out, x.shape)
+        if name == "linear":
+            out[...] = x
+        elif name == "relu":
+            np.maximum(x, 0, out=out)
+        elif name == "leaky_relu":
+            out[...] = np.where(x > 0, x, alpha * x)
+        elif name == "sigmoid":
+            out[...] = losses.stable_sigmoid(x)
+        elif name == "tanh":
+            np.tanh(x, out=out)
+        else:
+            out[...] = losses.softmax(x)
+
+    def activation_backward(self, dx, dout, y, name, alpha=0.0):
+        op = "activation_backward"
+        self._check_activation(op, name)
+        check_shape(op, "dout", dout, y.shape)
+        check_shape(op, "dx", dx, y.shape)
+        if name == "linear":
+            grad = dout
+        elif name == "relu":
+            grad = np.where(y > 0, dout, 0)
+        elif name == "leaky_relu":
+            # y > 0 exactly where x > 0 for a non-negative slope
+            grad = np.where(y > 0, dout, alpha * dout)
+        elif name == "sigmoid":
+            grad = dout * y * (1 - y)
+        elif name == "tanh":
+            grad = dout * (1 - y * y)
+        else:
+            grad = y * (dout - (dout * y).sum(axis=-1, keepdims=True))
+        dx[...] = grad
+
+    # ------------------------------------------------------------- gemm
+    def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False):
+        op_a = a.T if trans_a else a
+        op_b = b.T if trans_b else b
+        if op_a.ndim != 2 or op_b.ndim != 2 or op_a.shape[1] != op_b.shape[0]:
+            raise ValueError(f"gemm: op(a) {tuple(op_a.shape)} (trans_a={trans_a}) and op(b) "
+                             f"{tuple(op_b.shape)} (trans_b={trans_b}) cannot be multiplied")
+        check_shape("gemm", "out", out, (op_a.shape[0], op_b.shape[1]))
+        product = op_a @ op_b
+        if alpha != 1.0:
+            product *= alpha
+        if beta == 0.0:
+            # BLAS semantics: out is not read when beta is 0 (it may hold garbage or NaN)
+            out[...] = product
+        else:
+            out[...] = product + beta * out
+
+    # ------------------------------------------------------ convolution
+    def conv2d_forward(self, out, x, weight, bias, plan):
+        windows.conv2d_forward(out, x, weight, bias, plan)
+
+    def conv2d_backward_data(self, dx, dout, weight, plan):
+        windows.conv2d_backward_data(dx, dout, weight, plan)
+
+    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
+        windows.conv2d_backward_filter(dweight, dbias, dout, x, plan)
+
+    # ---------------------------------------------------------- pooling
+    def max_pool2d_forward(self, out, argmax, x, plan):
+        windows.max_pool2d_forward(out, argmax, x, plan)
+
+    def max_pool2d_backward(self, dx, dout, argmax, plan):
+        windows.max_pool2d_backward(dx, dout, argmax, plan)
+
+    def avg_pool2d_forward(self, out, x, plan):
+        windows.avg_pool2d_forward(out, x, plan)
+
+    def avg_pool2d_backward(self, dx, dout, plan):
+        windows.avg_pool2d_backward(dx, dout, plan)
+
+    def global_avg_pool_forward(self, out, x):
+        check_shape("global_avg_pool_forward", "out", out, (x.shape[0], x.shape[3]))
+        out[...] = x.mean(axis=(1, 2))
+
+    def global_avg_pool_backward(self, dx, dout):
+        n, h, w, c = dx.shape
+        check_shape("global_avg_pool_backward", "dout", dout, (n, c))
+        dx[...] = (dout / (h * w))[:, None, None, :]
+
+    def pad2d_forward(self, out, x, pads):
+        top, bottom, left, right = pads
+        n, h, w, c = x.shape
+        check_shape("pad2d_forward", "out", out, (n, h + top + bottom, w + left + right, c))
+        out[...] = 0
+        out[:, top:top + h, left:left + w, :] = x
+
+    def pad2d_backward(self, dx, dout, pads):
+        top, bottom, left, right = pads
+        n, h, w, c = dx.shape
+        check_shape("pad2d_backward", "dout", dout, (n, h + top + bottom, w + left + right, c))
+        dx[...] = dout[:, top:top + h, left:left + w, :]
+
+    # ------------------------------------------------------ concatenate
+    def _check_concat(self, op, parts, whole, parts_name, whole_name):
+        lead = tuple(whole.shape[:-1])
+        for index, part in enumerate(parts):
+            if tuple(part.shape[:-1]) != lead:
+                raise ValueError(f"{op}: {parts_name}[{index}] of shape {tuple(part.shape)} does not "
+                                 f"match {whole_name} of shape {tuple(whole.shape)} but in the last axis")
+        total = sum(part.shape[-1] for part in parts)
+        if total != whole.shape[-1]:
+            raise ValueError(f"{op}: last axes of {parts_name} add up to {total}, "
+                             f"{whole_name} has {whole.shape[-1]}")
+
+    def concat_forward(self, out, xs):
+        self._check_concat("concat_forward", xs, out, "xs", "out")
+        np.concatenate(xs, axis=-1, out=out)
+
+    def concat_backward(self, dxs, dout):
+        self._check_concat("concat_backward", dxs, dout, "dxs", "dout")
+        start = 0
+        for dx in dxs:
+            dx[...] = dout[..., start:start + dx.shape[-1]]
+            start += dx.shape[-1]
+
+    # --------------------------------------------------- normalization
+    def batchnorm_forward_train(self, out, mean, invstd, x, gamma, beta,
+                                moving_mean, moving_var, momentum, epsilon):
+        op = "batchnorm_forward_train"
+        channels = x.shape[-1]
+        check_shape(op, "out", out, x.shape)
+        for name, tensor in (("mean", mean), ("invstd", invstd), ("gamma", gamma), ("beta", beta),
+                             ("moving_mean", moving_mean), ("moving_var", moving_var)):
+            if tensor is not None:
+                check_shape(op, name, tensor, (channels,))
+        rows = x.reshape(-1, channels)                      # (M, C)
+        batch_mean = rows.mean(axis=0)
+        batch_var = np.square(rows - batch_mean).mean(axis=0)   # biased, as Keras
+        batch_invstd = 1 / np.sqrt(batch_var + epsilon)
+        out[...] = self._normalize(rows, batch_mean, batch_invstd, gamma, beta).reshape(x.shape)
+        mean[...] = batch_mean
+        invstd[...] = batch_invstd
+        moving_mean[...] = moving_mean * momentum + batch_mean * (1 - momentum)
+        moving_var[...] = moving_var * momentum + batch_var * (1 - momentum)
+
+    @staticmethod
+    def _normalize(rows, mean, invstd, gamma, beta):
+        """gamma * (rows - mean) * invstd + beta; gamma/beta None mean 1 and 0 (scale/center off)."""
+        scale = invstd if gamma is None else gamma * invstd
+        result = (rows - mean) * scale
+        if beta is not None:
+            result += beta
+        return result
+
+    def batchnorm_forward_infer(self, out, x, gamma, beta, moving_mean, moving_var, epsilon):
+        op = "batchnorm_forward_infer"
+        channels = x.shape[-1]
+        check_shape(op, "out", out, x.shape)
+        check_shape(op, "moving_mean", moving_mean, (channels,))
+        check_shape(op, "moving_var", moving_var, (channels,))
+        invstd = 1 / np.sqrt(moving_var + epsilon)
+        out[...] = self._normalize(x, moving_mean, invstd, gamma, beta)
+
+    def batchnorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
+        op = "batchnorm_backward"
+        channels = x.shape[-1]
+        check_shape(op, "dout", dout, x.shape)
+        check_shape(op, "dx", dx, x.shape)
+        rows = x.reshape(-1, channels)                      # (M, C)
+        drows = dout.reshape(-1, channels)
+        count = rows.shape[0]
+        xhat = (rows - mean) * invstd
+        sum_dout = drows.sum(axis=0)
+        sum_dout_xhat = (drows * xhat).sum(axis=0)
+        scale = invstd if gamma is None else gamma * invstd
+        grad = scale / count * (count * drows - sum_dout - xhat * sum_dout_xhat)
+        dx[...] = grad.reshape(x.shape)
+        if dgamma is not None:
+            dgamma[...] = sum_dout_xhat
+        if dbeta is not None:
+            dbeta[...] = sum_dout
+
+    # ---------------------------------------------------------- dropout
+    def dropout_forward(self, out, mask, x, rate, seed):
+        op = "dropout_forward"
+        if not 0 <= rate < 1:
+            raise ValueError(f"{op}: rate must be in [0, 1), got {rate}")
+        if not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"{op}: seed must be an int, got {type(seed).__name__}")
+        check_shape(op, "mask", mask, x.shape)
+        check_shape(op, "out", out, x.shape)
+        # Philox is counter-based: the key alone fixes the stream, whatever ran before.
+        # Uniforms are drawn in float64 so float32 and float64 backends drop the same units.
+        generator = np.random.Generator(np.random.Philox(key=int(seed) % 2 ** 64))
+        keep = generator.random(x.shape) < 1 - rate
+        mask[...] = keep / (1 - rate)
+        np.multiply(x, mask, out=out)
+
+    # ----------------------------------------------------------- losses
+    def softmax_cross_entropy_forward(self, probs, loss, logits, targets):
+        losses.softmax_cross_entropy_forward(probs, loss, logits, targets)
+
+    def softmax_cross_entropy_backward(self, dlogits, probs, targets, scale):
+        losses.softmax_cross_entropy_backward(dlogits, probs, targets, scale)
+
+    def sigmoid_cross_entropy_forward(self, probs, loss, logits, targets):
+        losses.sigmoid_cross_entropy_forward(probs, loss, logits, targets)
+
+    def sigmoid_cross_entropy_backward(self, dlogits, probs, targets, scale):
+        losses.sigmoid_cross_entropy_backward(dlogits, probs, targets, scale)
+
+    def cross_entropy_forward(self, loss, probs, targets, binary):
+        losses.cross_entropy_forward(loss, probs, targets, binary)
+
+    def cross_entropy_backward(self, dprobs, probs, targets, binary, scale):
+        losses.cross_entropy_backward(dprobs, probs, targets, binary, scale)
+
+    def mean_squared_error_forward(self, loss, pred, targets):
+        losses.mean_squared_error_forward(loss, pred, targets)
+
+    def mean_squared_error_backward(self, dpred, pred, targets, scale):
+        losses.mean_squared_error_backward(dpred, pred, targets, scale)
+
+    # ------------------------------------------------ reductions/metrics
+    @staticmethod
+    def _store(op, out, value, accumulate):
+        check_scalar_out(op, out)
+        out[0] = out[0] + value if accumulate else value
+
+    def sum(self, out, x, accumulate=False):
+        self._store("sum", out, x.sum(dtype=np.float64), accumulate)
+
+    def _target_classes(self, op, pred, targets):
+        """The target class of each row: sparse indices as given, dense targets by argmax."""
+        if losses.check_targets(op, targets, pred):
+            return targets
+        return targets.argmax(axis=-1)
+
+    def categorical_accuracy(self, out, pred, targets, accumulate=False):
+        op = "categorical_accuracy"
+        classes = self._target_classes(op, pred, targets)
+        # numpy's argmax returns the first maximum: ties go to the lowest index
+        correct = np.count_nonzero(pred.argmax(axis=-1) == classes)
+        self._store(op, out, correct, accumulate)
+
+    def binary_accuracy(self, out, pred, targets, accumulate=False):
+        op = "binary_accuracy"
+        check_shape(op, "targets", targets, pred.shape)
+        correct = np.count_nonzero((pred > 0.5) == (targets > 0.5))
+        self._store(op, out, correct, accumulate)
+
+    def top_k_accuracy(self, out, pred, targets, k, accumulate=False):
+        op = "top_k_accuracy"
+        classes = self._target_classes(op, pred, targets)
+        target_scores = pred[np.arange(pred.shape[0]), classes]
+        strictly_larger = (pred > target_scores[:, None]).sum(axis=-1)
+        self._store(op, out, np.count_nonzero(strictly_larger < k), accumulate)
+
+    def all_finite(self, out, x):
+        check_scalar_out("all_finite", out)
+        out[0] = 1.0 if np.isfinite(x).all() else 0.0
+
+    # -------------------------------------------------------- optimizers
+    def clip_by_value(self, g, clipvalue):
+        optimizers.clip_by_value(g, clipvalue)
+
+    def clip_by_norm(self, g, clipnorm):
+        optimizers.clip_by_norm(g, clipnorm)
+
+    def sgd_update(self, w, g, velocity, lr, momentum, nesterov, weight_decay):
+        optimizers.sgd_update(w, g, velocity, lr, momentum, nesterov, weight_decay)
+
+    def adam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay):
+        optimizers.adam_update(w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay)
+
+    def rmsprop_update(self, w, g, ms, mom, lr, rho, momentum, epsilon, weight_decay):
+        optimizers.rmsprop_update(w, g, ms, mom, lr, rho, momentum, epsilon, weight_decay)
+
+    def adagrad_update(self, w, g, acc, lr, epsilon, weight_decay):
+        optimizers.adagrad_update(w, g, acc, lr, epsilon, weight_decay)
+
+
+def create(**options):
+    """The registry's entry point: numpy is always available."""
+    return NumpyBackend(**options)

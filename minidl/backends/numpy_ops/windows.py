@@ -1,0 +1,168 @@
+"""Sliding-window ops (convolution, max and average pooling) by im2col on a padded input.
+
+Every op pads its input once into a buffer kept in `plan.scratch`, looks at it through a
+strided window view of shape (N, OH, OW, KH, KW, C) without copying, and then either
+multiplies the flattened windows with the filter (convolution) or reduces them (pooling).
+Backward passes scatter window gradients back with one strided slice per kernel position,
+so the only Python loops run over the KH * KW window offsets.
+
+Max-pool argmax encoding (read only by max_pool2d_backward): the flat index i * KW + j of
+the winning position inside its window.
+"""
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from .checks import check_shape
+
+
+def _check_plan_shapes(op, plan, **tensors):
+    """Check tensors against the plan's geometry; keyword names are the op's argument names."""
+    expected = {"x": plan.in_shape, "dx": plan.in_shape,
+                "out": plan.out_shape, "dout": plan.out_shape, "argmax": plan.out_shape}
+    for name, tensor in tensors.items():
+        check_shape(op, name, tensor, expected[name])
+
+
+def padded_input(x, plan, fill):
+    """x (N, H, W, C) copied into the interior of a (N, H+pt+pb, W+pl+pr, C) buffer whose border is `fill`."""
+    if not (plan.pad_top or plan.pad_bottom or plan.pad_left or plan.pad_right):
+        return x
+    shape = (plan.n, plan.h + plan.pad_top + plan.pad_bottom,
+             plan.w + plan.pad_left + plan.pad_right, plan.c)
+    key = ("numpy", "padded_input", x.dtype.str, float(fill))
+    xp = plan.scratch.get(key)
+    if xp is None or xp.shape != shape:
+        # the border is written once here and never touched again; only the interior changes
+        xp = np.full(shape, fill, dtype=x.dtype)
+        plan.scratch[key] = xp
+    xp[:, plan.pad_top:plan.pad_top + plan.h, plan.pad_left:plan.pad_left + plan.w, :] = x
+    return xp
+
+
+def window_view(xp, plan):
+    """A read-only (N, OH, OW, KH, KW, C) view of the padded input: one window per output pixel."""
+    s_n, s_h, s_w, s_c = xp.strides
+    return as_strided(xp, shape=(plan.n, plan.oh, plan.ow, plan.kh, plan.kw, plan.c),
+                      strides=(s_n, s_h * plan.sh, s_w * plan.sw, s_h, s_w, s_c),
+                      writeable=False)
+
+
+def im2col(x, plan):
+    """The (N*OH*OW, KH*KW*C) matrix of flattened windows (a copy), rows in output-pixel order."""
+    windows = window_view(padded_input(x, plan, 0.0), plan)
+    return windows.reshape(plan.n * plan.oh * plan.ow, plan.kh * plan.kw * plan.c)
+
+
+def scatter_windows(dx, window_grads, plan):
+    """dx (N, H, W, C) = sum over windows of window_grads (N, OH, OW, KH, KW, C), padding dropped.
+
+    window_grads may also be (N, OH, OW, 1, 1, C) when every position of a window gets the
+    same gradient (average pooling); it is then broadcast to each kernel offset.
+    """
+    hp = plan.h + plan.pad_top + plan.pad_bottom
+    wp = plan.w + plan.pad_left + plan.pad_right
+    dxp = np.zeros((plan.n, hp, wp, plan.c), dtype=dx.dtype)
+    per_offset = window_grads.shape[3] != 1 or window_grads.shape[4] != 1
+    for i in range(plan.kh):
+        for j in range(plan.kw):
+            grad = window_grads[:, :, :, i, j, :] if per_offset else window_grads[:, :, :, 0, 0, :]
+            dxp[:, i:i + plan.sh * plan.oh:plan.sh, j:j + plan.sw * plan.ow:plan.sw, :] += grad
+    dx[...] = dxp[:, plan.pad_top:plan.pad_top + plan.h, plan.pad_left:plan.pad_left + plan.w, :]
+
+
+def valid_positions(plan):
+    """Boolean (OH, OW, KH, KW): True where a window position lies inside the unpadded input."""
+    rows = np.arange(plan.oh)[:, None] * plan.sh + np.arange(plan.kh)[None, :] - plan.pad_top
+    cols = np.arange(plan.ow)[:, None] * plan.sw + np.arange(plan.kw)[None, :] - plan.pad_left
+    valid_rows = (rows >= 0) & (rows < plan.h)      # (OH, KH)
+    valid_cols = (cols >= 0) & (cols < plan.w)      # (OW, KW)
+    return valid_rows[:, None, :, None] & valid_cols[None, :, None, :]
+
+
+# ------------------------------------------------------------------ convolution
+def conv2d_forward(out, x, weight, bias, plan):
+    op = "conv2d_forward"
+    _check_plan_shapes(op, plan, out=out, x=x)
+    check_shape(op, "weight", weight, (plan.kh, plan.kw, plan.c, plan.oc))
+    if bias is not None:
+        check_shape(op, "bias", bias, (plan.oc,))
+    cols = im2col(x, plan)                                          # (M, KH*KW*C)
+    result = cols @ weight.reshape(plan.kh * plan.kw * plan.c, plan.oc)   # (M, F)
+    if bias is not None:
+        result += bias
+    out[...] = result.reshape(plan.out_shape)
+
+
+def conv2d_backward_data(dx, dout, weight, plan):
+    op = "conv2d_backward_data"
+    _check_plan_shapes(op, plan, dx=dx, dout=dout)
+    check_shape(op, "weight", weight, (plan.kh, plan.kw, plan.c, plan.oc))
+    m = plan.n * plan.oh * plan.ow
+    dcols = dout.reshape(m, plan.oc) @ weight.reshape(plan.kh * plan.kw * plan.c, plan.oc).T
+    scatter_windows(dx, dcols.reshape(plan.n, plan.oh, plan.ow, plan.kh, plan.kw, plan.c), plan)
+
+
+def conv2d_backward_filter(dweight, dbias, dout, x, plan):
+    op = "conv2d_backward_filter"
+    _check_plan_shapes(op, plan, dout=dout, x=x)
+    check_shape(op, "dweight", dweight, (plan.kh, plan.kw, plan.c, plan.oc))
+    if dbias is not None:
+        check_shape(op, "dbias", dbias, (plan.oc,))
+    m = plan.n * plan.oh * plan.ow
+    dout_2d = dout.reshape(m, plan.oc)
+    dweight[...] = (im2col(x, plan).T @ dout_2d).reshape(dweight.shape)
+    if dbias is not None:
+        dbias[...] = dout_2d.sum(axis=0)
+
+
+# ---------------------------------------------------------------------- pooling
+def max_pool2d_forward(out, argmax, x, plan):
+    op = "max_pool2d_forward"
+    _check_plan_shapes(op, plan, out=out, argmax=argmax, x=x)
+    if argmax.dtype != np.int32:
+        raise ValueError(f"{op}: argmax must be int32, got {argmax.dtype}")
+    windows = window_view(padded_input(x, plan, -np.inf), plan)
+    flat = windows.reshape(plan.n, plan.oh, plan.ow, plan.kh * plan.kw, plan.c)
+    winner = flat.argmax(axis=3)                # the first maximum: lowest window index wins ties
+    maxima = flat.max(axis=3)
+    if np.isneginf(maxima).any():
+        # a -inf maximum may have been found on the -inf padding; move those winners to the
+        # first real position of their window so that padding never receives a gradient
+        first_valid = valid_positions(plan).reshape(plan.oh, plan.ow, -1).argmax(axis=-1)
+        winner = np.where(np.isneginf(maxima), first_valid[None, :, :, None], winner)
+    out[...] = maxima
+    argmax[...] = winner
+
+
+def max_pool2d_backward(dx, dout, argmax, plan):
+    op = "max_pool2d_backward"
+    _check_plan_shapes(op, plan, dx=dx, dout=dout, argmax=argmax)
+    hp = plan.h + plan.pad_top + plan.pad_bottom
+    wp = plan.w + plan.pad_left + plan.pad_right
+    dxp = np.zeros((plan.n, hp, wp, plan.c), dtype=dx.dtype)
+    zero = dx.dtype.type(0)
+    for i in range(plan.kh):
+        for j in range(plan.kw):
+            routed = np.where(argmax == i * plan.kw + j, dout, zero)
+            dxp[:, i:i + plan.sh * plan.oh:plan.sh, j:j + plan.sw * plan.ow:plan.sw, :] += routed
+    dx[...] = dxp[:, plan.pad_top:plan.pad_top + plan.h, plan.pad_left:plan.pad_left + plan.w, :]
+
+
+def _window_counts(plan, dtype):
+    """(OH, OW, 1) number of real (unpadded) positions in each window, as TensorFlow divides by."""
+    return valid_positions(plan).sum(axis=(2, 3)).astype(dtype)[:, :, None]
+
+
+def avg_pool2d_forward(out, x, plan):
+    op = "avg_pool2d_forward"
+    _check_plan_shapes(op, plan, out=out, x=x)
+    windows = window_view(padded_input(x, plan, 0.0), plan)
+    out[...] = windows.sum(axis=(3, 4)) / _window_counts(plan, x.dtype)
+
+
+def avg_pool2d_backward(dx, dout, plan):
+    op = "avg_pool2d_backward"
+    _check_plan_shapes(op, plan, dx=dx, dout=dout)
+    share = dout / _window_counts(plan, dout.dtype)                # (N, OH, OW, C)
+    scatter_windows(dx, share[:, :, :, None, None, :], plan)
