@@ -1,0 +1,250 @@
+/* BLIS-structured SGEMM: the loops, cache blocking and packing here are portable C;
+ * only the micro-kernel (gemm_ukernel_<isa>.c) is ISA-specific.
+ *
+ * Loop nest (for one thread):
+ *   jc over n in NC columns        B panel kc x nc packed once, reused for all of m
+ *     pc over k in KC steps        (beta applies only on the first pc step)
+ *       pack B block into NR-wide micro-panels
+ *       ic over m in MC rows
+ *         pack A block (alpha folded in) into MR-tall micro-panels
+ *         jr over nc in NR, ir over mc in MR: micro-kernel
+ * Threads split m (or n, when it is larger) into independent sub-products, so no
+ * thread waits for another; each keeps its pack buffers between calls. */
+
+#include "gemm.h"
+
+#include <string.h>
+
+#include "cpu_features.h"
+#include "internal/checked_alloc.h"
+#include "internal/gemm_kernels.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* The one place that says which micro-kernel and block sizes each ISA uses.
+ * mc * kc floats (the A block) fill about half of a 1 MiB L2; kc * nr floats
+ * (one B micro-panel) stay in L1; kc * nc floats (the B block) live in L3. */
+static const sgemm_kernel_info kernel_table[] = {
+    [MINIDL_ISA_GENERIC] = {"generic 4x8", SGEMM_GENERIC_MR, SGEMM_GENERIC_NR, 256, 256, 4096,
+                            sgemm_ukernel_generic_4x8},
+#ifdef MINIDL_HAVE_X86_KERNELS
+    [MINIDL_ISA_AVX2] = {"avx2 6x16", SGEMM_AVX2_MR, SGEMM_AVX2_NR, 288, 256, 4096,
+                         sgemm_ukernel_avx2_6x16},
+    [MINIDL_ISA_AVX512] = {"avx512 12x32", SGEMM_AVX512_MR, SGEMM_AVX512_NR, 480, 256, 4096,
+                           sgemm_ukernel_avx512_12x32},
+#endif
+};
+
+const sgemm_kernel_info *sgemm_active_kernel(void)
+{
+    int isa = minidl_cpu_isa();
+#ifndef MINIDL_HAVE_X86_KERNELS
+    isa = MINIDL_ISA_GENERIC;
+#endif
+    return &kernel_table[isa];
+}
+
+const char *sgemm_kernel_name(void)
+{
+    return sgemm_active_kernel()->name;
+}
+
+static int min_int(int a, int b) { return a < b ? a : b; }
+
+/* Per-thread pack buffers, grown on demand and kept for the life of the thread,
+ * so that no training step allocates. */
+static __thread float *pack_a_buf, *pack_b_buf;
+static __thread size_t pack_a_cap, pack_b_cap;
+
+static float *pack_buffer(float **buf, size_t *cap, size_t need, const char *where)
+{
+    if (need > *cap) {
+        free(*buf);
+        *buf = checked_alloc_floats(need, where);
+        *cap = need;
+    }
+    return *buf;
+}
+
+/* dst (mc/MR panels of (kc, MR)) = alpha * A[0:mc, 0:kc]; rows past mc are zero. */
+static void pack_a(float *dst, const float *a, ptrdiff_t rs, ptrdiff_t cs, int mc, int kc, int mr,
+                   float alpha)
+{
+    for (int ir = 0; ir < mc; ir += mr) {
+        int rows = min_int(mr, mc - ir);
+        const float *src = a + ir * rs;
+        if (cs == 1) { // rows of A are contiguous: read along them
+            for (int i = 0; i < rows; i++)
+                for (int p = 0; p < kc; p++)
+                    dst[p * mr + i] = alpha * src[i * rs + p];
+        } else {
+            for (int p = 0; p < kc; p++)
+                for (int i = 0; i < rows; i++)
+                    dst[p * mr + i] = alpha * src[i * rs + p * cs];
+        }
+        if (rows < mr)
+            for (int p = 0; p < kc; p++)
+                for (int i = rows; i < mr; i++)
+                    dst[p * mr + i] = 0.0f;
+        dst += (size_t)mr * kc;
+    }
+}
+
+/* dst (nc/NR panels of (kc, NR)) = B[0:kc, 0:nc]; columns past nc are zero. */
+static void pack_b(float *dst, const float *b, ptrdiff_t rs, ptrdiff_t cs, int kc, int nc, int nr)
+{
+    for (int jr = 0; jr < nc; jr += nr) {
+        int cols = min_int(nr, nc - jr);
+        const float *src = b + jr * cs;
+        if (cs == 1 && cols == nr) {
+            for (int p = 0; p < kc; p++)
+                memcpy(dst + p * nr, src + p * rs, sizeof(float) * nr);
+        } else if (cs == 1) {
+            for (int p = 0; p < kc; p++)
+                for (int j = 0; j < nr; j++)
+                    dst[p * nr + j] = j < cols ? src[p * rs + j] : 0.0f;
+        } else { // columns of B are contiguous: read along them
+            for (int j = 0; j < cols; j++)
+                for (int p = 0; p < kc; p++)
+                    dst[p * nr + j] = src[j * cs + p * rs];
+            for (int j = cols; j < nr; j++)
+                for (int p = 0; p < kc; p++)
+                    dst[p * nr + j] = 0.0f;
+        }
+        dst += (size_t)nr * kc;
+    }
+}
+
+/* c (mc, nc) = packed A block @ packed B block (+ beta * c). */
+static void macro_kernel(const sgemm_kernel_info *kern, float *c, ptrdiff_t ldc, const float *pa,
+                         const float *pb, int mc, int nc, int kc, float beta)
+{
+    const int mr = kern->mr, nr = kern->nr;
+    float edge[32 * 32] __attribute__((aligned(64))); // one MR x NR tile, MR, NR <= 32
+    for (int jr = 0; jr < nc; jr += nr) {
+        int cols = min_int(nr, nc - jr);
+        const float *b_panel = pb + (size_t)jr * kc; // b_panel is (kc, NR)
+        for (int ir = 0; ir < mc; ir += mr) {
+            int rows = min_int(mr, mc - ir);
+            const float *a_panel = pa + (size_t)ir * kc; // a_panel is (kc, MR)
+            float *ct = c + ir * ldc + jr;                // ct is (rows, cols), row stride ldc
+            if (rows == mr && cols == nr) {
+                kern->ukernel(kc, a_panel, b_panel, ct, ldc, beta);
+                continue;
+            }
+            kern->ukernel(kc, a_panel, b_panel, edge, nr, 0.0f);
+            for (int i = 0; i < rows; i++)
+                for (int j = 0; j < cols; j++)
+                    ct[i * ldc + j] = beta == 0.0f ? edge[i * nr + j] : beta * ct[i * ldc + j] + edge[i * nr + j];
+        }
+    }
+}
+
+static void scale_c(float *c, ptrdiff_t ldc, int m, int n, float beta)
+{
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++)
+            c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+}
+
+void sgemm_strided_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
+                          const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b, int m, int n, int k,
+                          float alpha, float beta)
+{
+    if (m <= 0 || n <= 0)
+        return;
+    if (k <= 0 || alpha == 0.0f) {
+        scale_c(c, ldc, m, n, beta);
+        return;
+    }
+    const sgemm_kernel_info *kern = sgemm_active_kernel();
+    const int mr = kern->mr, nr = kern->nr;
+    const int kc_max = min_int(kern->kc, k);
+    const int nc_max = min_int(kern->nc, (n + nr - 1) / nr * nr);
+    const int mc_max = min_int(kern->mc, (m + mr - 1) / mr * mr);
+    float *pa = pack_buffer(&pack_a_buf, &pack_a_cap, (size_t)mc_max * kc_max, "sgemm packing A");
+    float *pb = pack_buffer(&pack_b_buf, &pack_b_cap, (size_t)kc_max * (nc_max + nr), "sgemm packing B");
+
+    for (int jc = 0; jc < n; jc += kern->nc) {
+        int nc = min_int(kern->nc, n - jc);
+        for (int pc = 0; pc < k; pc += kern->kc) {
+            int kc = min_int(kern->kc, k - pc);
+            float beta_step = pc == 0 ? beta : 1.0f;
+            pack_b(pb, b + pc * rs_b + jc * cs_b, rs_b, cs_b, kc, nc, nr);
+            for (int ic = 0; ic < m; ic += kern->mc) {
+                int mc = min_int(kern->mc, m - ic);
+                pack_a(pa, a + ic * rs_a + pc * cs_a, rs_a, cs_a, mc, kc, mr, alpha);
+                macro_kernel(kern, c + ic * ldc + jc, ldc, pa, pb, mc, nc, kc, beta_step);
+            }
+        }
+    }
+}
+
+/* Below this many multiply-adds a second thread costs more than it saves. */
+#define SGEMM_MIN_FLOPS_PER_THREAD (1 << 18)
+
+void sgemm_strided(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
+                   const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b, int m, int n, int k,
+                   float alpha, float beta)
+{
+    const sgemm_kernel_info *kern = sgemm_active_kernel();
+    int m_units = (m + kern->mr - 1) / kern->mr, n_units = (n + kern->nr - 1) / kern->nr;
+    int split_m = m_units >= n_units;
+    int units = split_m ? m_units : n_units;
+    double work = (double)m * n * (k > 0 ? k : 1);
+    int threads = minidl_num_threads();
+    if (threads > units)
+        threads = units;
+    if (threads > work / SGEMM_MIN_FLOPS_PER_THREAD)
+        threads = (int)(work / SGEMM_MIN_FLOPS_PER_THREAD);
+    if (threads <= 1) {
+        sgemm_strided_serial(c, ldc, a, rs_a, cs_a, b, rs_b, cs_b, m, n, k, alpha, beta);
+        return;
+    }
+#pragma omp parallel num_threads(threads)
+    {
+        int t = 0, nt = 1;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+        nt = omp_get_num_threads();
+#endif
+        int u0 = (int)((long)units * t / nt), u1 = (int)((long)units * (t + 1) / nt);
+        if (split_m) {
+            int i0 = u0 * kern->mr, i1 = min_int(u1 * kern->mr, m);
+            if (i1 > i0)
+                sgemm_strided_serial(c + i0 * ldc, ldc, a + i0 * rs_a, rs_a, cs_a, b, rs_b, cs_b,
+                                     i1 - i0, n, k, alpha, beta);
+        } else {
+            int j0 = u0 * kern->nr, j1 = min_int(u1 * kern->nr, n);
+            if (j1 > j0)
+                sgemm_strided_serial(c + j0, ldc, a, rs_a, cs_a, b + j0 * cs_b, rs_b, cs_b,
+                                     m, j1 - j0, k, alpha, beta);
+        }
+    }
+}
+
+void sgemm(float *c, const float *a, const float *b, int m, int n, int k,
+           int trans_a, int trans_b, float alpha, float beta, int lda, int ldb, int ldc)
+{
+    // a is (m, k) or, transposed, (k, m); b is (k, n) or (n, k); c is (m, n)
+    sgemm_strided(c, ldc, a, trans_a ? 1 : lda, trans_a ? lda : 1,
+                  b, trans_b ? 1 : ldb, trans_b ? ldb : 1, m, n, k, alpha, beta);
+}
+
+void sgemm_ref(float *c, const float *a, const float *b, int m, int n, int k,
+               int trans_a, int trans_b, float alpha, float beta, int lda, int ldb, int ldc)
+{
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double acc = 0.0;
+            for (int p = 0; p < k; p++) {
+                float aip = trans_a ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p];
+                float bpj = trans_b ? b[(size_t)j * ldb + p] : b[(size_t)p * ldb + j];
+                acc += (double)aip * bpj;
+            }
+            float *cij = c + (size_t)i * ldc + j;
+            *cij = (float)(alpha * acc) + (beta == 0.0f ? 0.0f : beta * *cij);
+        }
+}

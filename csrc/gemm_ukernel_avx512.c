@@ -1,0 +1,52 @@
+/* AVX-512 micro-kernel, 12 x 32: 24 zmm accumulators, 2 for the B row and one
+   broadcast of A, out of the 32 zmm registers. 24 independent FMA chains hide
+   the FMA latency on two FMA pipes. */
+
+#if defined(__x86_64__) || defined(__i386__)
+#pragma GCC target("avx512f,avx512vl,avx512dq,avx512bw")
+#include <immintrin.h>
+
+#include "internal/gemm_kernels.h"
+
+void sgemm_ukernel_avx512_12x32(int kc, const float *a, const float *b, float *c, ptrdiff_t ldc, float beta)
+{
+    enum { MR = SGEMM_AVX512_MR, NR = SGEMM_AVX512_NR };
+    __m512 acc[MR][2];
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; i++) {
+        acc[i][0] = _mm512_setzero_ps();
+        acc[i][1] = _mm512_setzero_ps();
+    }
+    for (int i = 0; i < MR; i++) { // the C tile is touched last: fetch it while we compute
+        _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
+    }
+#pragma GCC unroll 2
+    for (int p = 0; p < kc; p++) {
+        __m512 b0 = _mm512_load_ps(b + p * NR);
+        __m512 b1 = _mm512_load_ps(b + p * NR + 16);
+        const float *ap = a + p * MR; // ap is (MR,)
+#pragma GCC unroll 12
+        for (int i = 0; i < MR; i++) {
+            __m512 ai = _mm512_set1_ps(ap[i]);
+            acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+            acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+        }
+    }
+    if (beta == 0.0f) {
+#pragma GCC unroll 12
+        for (int i = 0; i < MR; i++) {
+            _mm512_storeu_ps(c + i * ldc, acc[i][0]);
+            _mm512_storeu_ps(c + i * ldc + 16, acc[i][1]);
+        }
+    } else {
+        __m512 vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 12
+        for (int i = 0; i < MR; i++) {
+            float *ci = c + i * ldc; // ci is (NR,)
+            _mm512_storeu_ps(ci, _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci), acc[i][0]));
+            _mm512_storeu_ps(ci + 16, _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci + 16), acc[i][1]));
+        }
+    }
+}
+#endif

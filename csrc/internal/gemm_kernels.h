@@ -1,0 +1,54 @@
+#ifndef MINIDL_GEMM_KERNELS_H
+#define MINIDL_GEMM_KERNELS_H
+
+#include <stddef.h>
+
+/* A micro-kernel computes one MR x NR tile of C from packed panels:
+ *   acc = a @ b over kc steps, then c = acc (beta == 0, c is not read) or
+ *   c = beta * c + acc.
+ * a is (kc, MR): column p of the A micro-panel is a[p * MR .. p * MR + MR).
+ * b is (kc, NR): row p of the B micro-panel is b[p * NR .. p * NR + NR).
+ * c is (MR, NR) with row stride ldc. Panels are 64-byte aligned. */
+typedef void (*sgemm_ukernel_fn)(int kc, const float *a, const float *b, float *c, ptrdiff_t ldc,
+                                 float beta);
+
+/* Everything the portable gemm loops need to know about one ISA. */
+typedef struct {
+    const char *name;
+    int mr, nr;     /* register tile of the micro-kernel */
+    int mc, kc, nc; /* cache blocks: A block mc x kc stays in L2, B panel kc x nr in L1 */
+    sgemm_ukernel_fn ukernel;
+} sgemm_kernel_info;
+
+/* Micro-kernels, one per file; the x86 ones exist only on x86. */
+#define SGEMM_GENERIC_MR 4
+#define SGEMM_GENERIC_NR 8
+void sgemm_ukernel_generic_4x8(int kc, const float *a, const float *b, float *c, ptrdiff_t ldc, float beta);
+
+#if defined(__x86_64__) || defined(__i386__)
+#define MINIDL_HAVE_X86_KERNELS 1
+#define SGEMM_AVX2_MR 6
+#define SGEMM_AVX2_NR 16
+void sgemm_ukernel_avx2_6x16(int kc, const float *a, const float *b, float *c, ptrdiff_t ldc, float beta);
+#define SGEMM_AVX512_MR 12
+#define SGEMM_AVX512_NR 32
+void sgemm_ukernel_avx512_12x32(int kc, const float *a, const float *b, float *c, ptrdiff_t ldc, float beta);
+#endif
+
+/* The kernel table entry of the ISA in use (minidl_cpu_isa()). */
+const sgemm_kernel_info *sgemm_active_kernel(void);
+
+/* C (m, n) = alpha * A (m, k) @ B (k, n) + beta * C on the calling thread only, with A
+ * and B given by strides: A[i][p] = a[i * rs_a + p * cs_a], B[p][j] = b[p * rs_b + j * cs_b].
+ * Used by the conv kernels, which parallelize over the batch themselves. */
+void sgemm_strided_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
+                          const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b, int m, int n, int k,
+                          float alpha, float beta);
+
+/* Same product spread over the kernel threads (splitting m or n); call it outside
+ * any parallel region. */
+void sgemm_strided(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
+                   const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b, int m, int n, int k,
+                   float alpha, float beta);
+
+#endif

@@ -1,0 +1,116 @@
+/* An FMA loop that measures the machine's peak FP32 rate, so the benchmark can say
+   what fraction of peak the kernels reach. Each ISA's loop keeps more independent
+   accumulators than (FMA latency x FMA pipes), so only throughput limits it. */
+
+#include "peak_flops.h"
+
+#include "cpu_features.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define PEAK_CHAINS 16      /* independent accumulators per loop iteration */
+#define PEAK_REPEATS 100000 /* iterations between clock reads */
+
+/* Each loop returns its multiply-adds performed (x2 = flops); sink defeats dead-code elimination. */
+static volatile float peak_sink;
+
+static double fma_loop_generic(long repeats)
+{
+    float acc[PEAK_CHAINS][4];
+    for (int i = 0; i < PEAK_CHAINS; i++)
+        for (int j = 0; j < 4; j++)
+            acc[i][j] = (float)(i + j);
+    const float x = 0.999999f, y = 1e-7f;
+    for (long r = 0; r < repeats; r++)
+        for (int i = 0; i < PEAK_CHAINS; i++)
+            for (int j = 0; j < 4; j++)
+                acc[i][j] = acc[i][j] * x + y;
+    float s = 0.0f;
+    for (int i = 0; i < PEAK_CHAINS; i++)
+        for (int j = 0; j < 4; j++)
+            s += acc[i][j];
+    peak_sink = s;
+    return (double)repeats * PEAK_CHAINS * 4;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+__attribute__((target("avx2,fma"))) static double fma_loop_avx2(long repeats)
+{
+    __m256 acc[PEAK_CHAINS];
+    for (int i = 0; i < PEAK_CHAINS; i++)
+        acc[i] = _mm256_set1_ps((float)i);
+    const __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
+    for (long r = 0; r < repeats; r++) {
+#pragma GCC unroll 16
+        for (int i = 0; i < PEAK_CHAINS; i++)
+            acc[i] = _mm256_fmadd_ps(acc[i], x, y);
+    }
+    __m256 s = _mm256_setzero_ps();
+    for (int i = 0; i < PEAK_CHAINS; i++)
+        s = _mm256_add_ps(s, acc[i]);
+    peak_sink = _mm256_cvtss_f32(s);
+    return (double)repeats * PEAK_CHAINS * 8;
+}
+
+__attribute__((target("avx512f"))) static double fma_loop_avx512(long repeats)
+{
+    __m512 acc[PEAK_CHAINS];
+    for (int i = 0; i < PEAK_CHAINS; i++)
+        acc[i] = _mm512_set1_ps((float)i);
+    const __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
+    for (long r = 0; r < repeats; r++) {
+#pragma GCC unroll 16
+        for (int i = 0; i < PEAK_CHAINS; i++)
+            acc[i] = _mm512_fmadd_ps(acc[i], x, y);
+    }
+    __m512 s = _mm512_setzero_ps();
+    for (int i = 0; i < PEAK_CHAINS; i++)
+        s = _mm512_add_ps(s, acc[i]);
+    peak_sink = _mm512_reduce_add_ps(s);
+    return (double)repeats * PEAK_CHAINS * 16;
+}
+#endif
+
+static double fma_loop(int isa, long repeats)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (isa == MINIDL_ISA_AVX512)
+        return fma_loop_avx512(repeats);
+    if (isa == MINIDL_ISA_AVX2)
+        return fma_loop_avx2(repeats);
+#endif
+    return fma_loop_generic(repeats);
+}
+
+static double now_seconds(void)
+{
+#ifdef _OPENMP
+    return omp_get_wtime();
+#else
+    return 0.0;
+#endif
+}
+
+double minidl_peak_gflops(int duration_ms, int isa)
+{
+    int best = minidl_cpu_best_isa();
+    if (isa > best)
+        isa = best;
+    double seconds = duration_ms > 0 ? duration_ms / 1000.0 : 0.2;
+    double total_fmas = 0.0, elapsed = 0.0;
+#pragma omp parallel num_threads(minidl_num_threads()) reduction(+ : total_fmas) reduction(max : elapsed)
+    {
+        fma_loop(isa, PEAK_REPEATS / 10); // warm up: let the core reach its vector clock
+        double start = now_seconds(), t = start;
+        do {
+            total_fmas += fma_loop(isa, PEAK_REPEATS);
+            t = now_seconds();
+        } while (t - start < seconds);
+        elapsed = t - start;
+    }
+    return elapsed > 0.0 ? 2.0 * total_fmas / elapsed / 1e9 : 0.0;
+}
