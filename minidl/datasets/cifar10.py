@@ -1,0 +1,277 @@
+"""CIFAR-10 (Krizhevsky, 2009): 50,000 training and 10,000 test 32x32 colour images in 10 classes.
+
+load_data() reads the official "CIFAR-10 python version", either the tarball
+cifar-10-python.tar.gz or the folder cifar-10-batches-py/ it extracts to, and returns the
+arrays Keras returns: ((x_train, y_train), (x_test, y_test)) with x uint8 (N, 32, 32, 3) and
+y uint8 (N, 1).
+
+Where it looks, in order:
+  1. the `path` argument, when given (and only there: a folder that holds
+     cifar-10-batches-py/ or the tarball, the cifar-10-batches-py/ folder itself, or the tarball);
+  2. the folder named by the MINIDL_DATA_DIR environment variable;
+  3. the cache folder ~/.minidl/datasets (MINIDL_HOME replaces ~/.minidl).
+When none holds the data it downloads the official tarball into the cache folder (or into
+`path`), checks its md5 and only then moves it into place.
+
+The batches are pickles; they are read with a restricted unpickler (_safe_pickle) that admits
+numpy arrays and plain values only, so a tampered file cannot run code.
+"""
+
+import hashlib
+import http.client
+import os
+import tarfile
+from urllib.error import URLError
+from urllib.request import urlopen
+
+import numpy as np
+
+from ..io import atomic_write
+from . import _safe_pickle
+
+URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
+TARBALL_NAME = "cifar-10-python.tar.gz"
+TARBALL_MD5 = "c58f30108f718f92721af3b95e74349a"
+FOLDER_NAME = "cifar-10-batches-py"
+TRAIN_FILES = tuple(f"data_batch_{i}" for i in range(1, 6))
+TEST_FILE = "test_batch"
+CLASS_NAMES = ("airplane", "automobile", "bird", "cat", "deer",
+               "dog", "frog", "horse", "ship", "truck")
+NUM_CLASSES = 10
+IMAGE_SHAPE = (32, 32, 3)
+_ROW_LENGTH = 3 * 32 * 32  # one image: the red, then green, then blue 32x32 plane
+
+
+class DatasetNotFoundError(FileNotFoundError):
+    """The data set is in none of the places searched and could not be downloaded."""
+
+
+class CorruptDatasetError(ValueError):
+    """A data file exists but does not hold what the official release holds."""
+
+
+class DownloadError(OSError):
+    """A download failed or did not match its md5; nothing was saved."""
+
+
+def minidl_home():
+    """~/.minidl, or the folder named by MINIDL_HOME."""
+    return os.environ.get("MINIDL_HOME") or os.path.join(os.path.expanduser("~"), ".minidl")
+
+
+def cache_dir():
+    """The folder data sets are downloaded into: <minidl_home()>/datasets."""
+    return os.path.join(minidl_home(), "datasets")
+
+
+def load_data(path=None):
+    """Load CIFAR-10 as ((x_train, y_train), (x_test, y_test)).
+
+    x_* are uint8 arrays of shape (N, 32, 32, 3) (height, width, RGB); y_* are uint8 class
+    indices 0..9 of shape (N, 1). See the module docstring for where the files are looked for.
+    Raises DatasetNotFoundError when the data is nowhere and cannot be downloaded, and
+    CorruptDatasetError (naming the file) when a file is damaged or malformed.
+    """
+    if path is not None:
+        places = [os.path.expanduser(os.fspath(path))]
+        download_folder = places[0]
+    else:
+        places = [p for p in (os.environ.get("MINIDL_DATA_DIR"), cache_dir()) if p]
+        download_folder = cache_dir()
+
+    for place in places:
+        found = _locate(place)
+        if found is not None:
+            return _load_from(found)
+
+    if os.path.isfile(download_folder):
+        raise DatasetNotFoundError(
+            f"CIFAR-10: {download_folder!r} is a file but neither {TARBALL_NAME} nor a "
+            f"{FOLDER_NAME}/ folder; pass the folder that holds them")
+    tarball = _download(download_folder, places)
+    return _load_tarball(tarball, verified=True)
+
+
+def _locate(place):
+    """The batches folder or tarball found at `place`, or None."""
+    if os.path.isfile(place):
+        return place  # a tarball given directly
+    if os.path.isfile(os.path.join(place, TEST_FILE)):
+        return place  # the cifar-10-batches-py folder itself
+    folder = os.path.join(place, FOLDER_NAME)
+    if os.path.isdir(folder):
+        return folder
+    tarball = os.path.join(place, TARBALL_NAME)
+    if os.path.isfile(tarball):
+        return tarball
+    return None
+
+
+def _load_from(found):
+    if os.path.isdir(found):
+        return _load_folder(found)
+    return _load_tarball(found, verified=False)
+
+
+def _load_folder(folder):
+    def read(name):
+        file_path = os.path.join(folder, name)
+        try:
+            with open(file_path, "rb") as f:
+                raw = f.read()
+        except FileNotFoundError:
+            raise CorruptDatasetError(
+                f"CIFAR-10: {file_path} is missing; {folder} must hold "
+                f"{', '.join(TRAIN_FILES)} and {TEST_FILE}") from None
+        return _parse_batch(raw, file_path)
+
+    return _assemble([read(name) for name in TRAIN_FILES], read(TEST_FILE))
+
+
+def _load_tarball(tarball, verified):
+    if not verified:
+        _check_md5(tarball)
+    wanted = {f"{FOLDER_NAME}/{name}": name for name in TRAIN_FILES + (TEST_FILE,)}
+    batches = {}
+    try:
+        with tarfile.open(tarball, "r:gz") as archive:
+            for member in archive:
+                name = wanted.get(member.name.lstrip("./"))
+                if name is None or not member.isfile():
+                    continue
+                raw = archive.extractfile(member).read()
+                batches[name] = _parse_batch(raw, f"{tarball}:{member.name}")
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise CorruptDatasetError(f"CIFAR-10: cannot read the tarball {tarball}: {exc}") from exc
+    missing = [n for n in TRAIN_FILES + (TEST_FILE,) if n not in batches]
+    if missing:
+        raise CorruptDatasetError(
+            f"CIFAR-10: the tarball {tarball} lacks {', '.join(f'{FOLDER_NAME}/{n}' for n in missing)}")
+    return _assemble([batches[n] for n in TRAIN_FILES], batches[TEST_FILE])
+
+
+def _check_md5(tarball):
+    digest = _md5_of(tarball)
+    if digest != TARBALL_MD5:
+        raise CorruptDatasetError(
+            f"CIFAR-10: {tarball} has md5 {digest}, the official {TARBALL_NAME} has {TARBALL_MD5}; "
+            f"the file is damaged or incomplete (delete it to download it again), or it is not the "
+            f"official release (then extract it: a {FOLDER_NAME}/ folder is read without an md5 check)")
+
+
+def _md5_of(file_path):
+    digest = hashlib.md5()
+    with open(file_path, "rb") as f:
+        while chunk := f.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _parse_batch(raw, where):
+    """(images uint8 (n, 32, 32, 3), labels uint8 (n,)) from the bytes of one pickled batch."""
+    try:
+        batch = _safe_pickle.loads(raw, encoding="bytes")
+    except _safe_pickle.UnsafePickleError as exc:
+        raise CorruptDatasetError(f"CIFAR-10: {where}: {exc}") from None
+    except Exception as exc:  # truncated or garbled pickles raise many different types
+        raise CorruptDatasetError(
+            f"CIFAR-10: {where} is not a readable batch file (truncated or damaged?): "
+            f"{type(exc).__name__}: {exc}") from None
+    if not isinstance(batch, dict):
+        raise CorruptDatasetError(f"CIFAR-10: {where} holds a {type(batch).__name__}, expected a dict")
+    data = batch.get(b"data", batch.get("data"))
+    labels = batch.get(b"labels", batch.get("labels"))
+    if data is None or labels is None:
+        raise CorruptDatasetError(
+            f"CIFAR-10: {where} lacks the b'data' or b'labels' entry (keys: {sorted(map(repr, batch))})")
+    if not isinstance(data, np.ndarray) or data.dtype != np.uint8 or data.ndim != 2 \
+            or data.shape[1] != _ROW_LENGTH:
+        shape = getattr(data, "shape", None)
+        dtype = getattr(data, "dtype", type(data).__name__)
+        raise CorruptDatasetError(
+            f"CIFAR-10: {where}: b'data' must be a uint8 array of shape (n, {_ROW_LENGTH}), "
+            f"got {dtype} of shape {shape}")
+    try:
+        labels = np.asarray(labels)
+    except Exception as exc:
+        raise CorruptDatasetError(f"CIFAR-10: {where}: b'labels' is not a list of ints: {exc}") from None
+    if labels.ndim != 1 or labels.shape[0] != data.shape[0] or labels.dtype.kind not in "iu":
+        raise CorruptDatasetError(
+            f"CIFAR-10: {where}: b'labels' must be {data.shape[0]} ints (one per row of b'data'), "
+            f"got {labels.dtype} of shape {labels.shape}")
+    if labels.size and (labels.min() < 0 or labels.max() >= NUM_CLASSES):
+        bad = labels[(labels < 0) | (labels >= NUM_CLASSES)]
+        raise CorruptDatasetError(
+            f"CIFAR-10: {where}: labels must lie in 0..{NUM_CLASSES - 1}, found {bad[:5].tolist()}")
+    images = data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)  # planar RGB rows -> (n, H, W, C)
+    return images, labels.astype(np.uint8)
+
+
+def _assemble(train_batches, test_batch):
+    return _stack(train_batches), _stack([test_batch])
+
+
+def _stack(batches):
+    """One C-contiguous (N, 32, 32, 3) image array and (N, 1) label array from several batches."""
+    total = sum(len(labels) for _, labels in batches)
+    x = np.empty((total,) + IMAGE_SHAPE, dtype=np.uint8)
+    y = np.empty((total, 1), dtype=np.uint8)
+    start = 0
+    for images, labels in batches:
+        x[start:start + len(labels)] = images
+        y[start:start + len(labels), 0] = labels
+        start += len(labels)
+    return x, y
+
+
+def _download(folder, searched):
+    """Download the official tarball into `folder`; return its path once its md5 matched."""
+    target = os.path.join(folder, TARBALL_NAME)
+    try:
+        response = urlopen(URL, timeout=60)
+    except (URLError, OSError, http.client.HTTPException) as exc:
+        raise DatasetNotFoundError(_not_found_message(searched, folder, exc)) from None
+    from tqdm import tqdm
+
+    received = 0
+    with response:
+        length = response.headers.get("Content-Length")
+        expected = int(length) if length and length.isdigit() else None
+        digest = hashlib.md5()
+        try:
+            with atomic_write(target) as f, tqdm(total=expected, unit="B", unit_scale=True,
+                                                 desc=f"CIFAR-10 {TARBALL_NAME}") as bar:
+                while chunk := response.read(1 << 20):
+                    f.write(chunk)
+                    digest.update(chunk)
+                    received += len(chunk)
+                    bar.update(len(chunk))
+                if expected is not None and received != expected:
+                    raise DownloadError(
+                        f"CIFAR-10: the download of {URL} stopped after {received} of {expected} "
+                        f"bytes; nothing was saved in {folder}")
+                if digest.hexdigest() != TARBALL_MD5:
+                    raise DownloadError(
+                        f"CIFAR-10: the download of {URL} has md5 {digest.hexdigest()}, expected "
+                        f"{TARBALL_MD5}; nothing was saved in {folder}")
+        except DownloadError:
+            raise
+        except (OSError, http.client.HTTPException) as exc:
+            raise DownloadError(
+                f"CIFAR-10: the download of {URL} failed after {received} bytes "
+                f"({type(exc).__name__}: {exc}); the partial file was removed, nothing was saved "
+                f"in {folder}") from exc
+    return target
+
+
+def _not_found_message(searched, folder, exc):
+    places = ", ".join(searched)
+    return (
+        f"CIFAR-10 was not found (looked in: {places}) and downloading {URL} failed "
+        f"({type(exc).__name__}: {exc}).\n"
+        f"Without internet access, put the official 'CIFAR-10 python version' in {folder}, either "
+        f"as the extracted folder {os.path.join(folder, FOLDER_NAME)}/ (data_batch_1..5, test_batch) "
+        f"or as the tarball {os.path.join(folder, TARBALL_NAME)} (md5 {TARBALL_MD5}), copied from a "
+        f"machine that has it; or set MINIDL_DATA_DIR (or pass path=) to the folder that holds them. "
+        f"A copy in another format can be rebuilt into that layout offline "
+        f"(e.g. `python shared/datasets/cifar10/to_official.py {folder}` from the JPEG copy).")
