@@ -1,0 +1,122 @@
+"""The linear-algebra ops of the cpu backend: gemm and 2-D convolution, on the C kernels
+in csrc/gemm.c and csrc/conv.c.
+
+`LinalgOps` is a mixin: CpuBackend inherits it, so these methods implement the
+contract in minidl/backends/base.py with exactly its signatures. Every tensor is a
+C-contiguous float32 numpy array; the C code reads and writes it in place.
+"""
+
+import numpy as np
+
+from ..base import make_window
+from ._ffi import ffi, fptr, require_lib
+
+_PLAN_KEY = "cpu_conv"  # where a Window2D plan keeps this backend's C shape and scratch
+
+
+def _check(op, name, array, shape):
+    """Raise a ValueError naming op and argument unless array is float32, C-contiguous, of shape."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"{op}: {name} must be a numpy float32 array, got {type(array).__name__}")
+    if array.dtype != np.float32:
+        raise ValueError(f"{op}: {name} must be float32, got {array.dtype} of shape {array.shape}")
+    if not array.flags.c_contiguous:
+        raise ValueError(f"{op}: {name} of shape {array.shape} must be C-contiguous")
+    if shape is not None and tuple(array.shape) != tuple(shape):
+        raise ValueError(f"{op}: {name} must have shape {tuple(shape)}, got {tuple(array.shape)}")
+
+
+class _ConvScratch:
+    """The C view of one conv plan: its conv2d_shape struct and the scratch its kernels use,
+    allocated once when the plan is made and reused by every step."""
+
+    def __init__(self, plan):
+        lib = require_lib()
+        self.shape = ffi.new("conv2d_shape *", {
+            "n": plan.n, "h": plan.h, "w": plan.w, "c": plan.c, "kh": plan.kh, "kw": plan.kw,
+            "sh": plan.sh, "sw": plan.sw, "pad_top": plan.pad_top, "pad_left": plan.pad_left,
+            "oh": plan.oh, "ow": plan.ow, "f": plan.oc})
+        self.floats = lib.conv2d_scratch_floats(self.shape)
+        self.buffer = np.empty(max(self.floats, 1), dtype=np.float32)
+        self.ptr = fptr(self.buffer)
+
+
+def _scratch(plan):
+    scratch = plan.scratch.get(_PLAN_KEY)
+    if scratch is None:  # a plan made by Backend.conv2d_plan: attach ours once
+        scratch = plan.scratch[_PLAN_KEY] = _ConvScratch(plan)
+    return scratch
+
+
+def _run(op, status, plan):
+    if status != 0:
+        raise RuntimeError(f"{op}: the plan's scratch is too small for input {plan.in_shape} and "
+                           f"output {plan.out_shape}; build the plan with the cpu backend's conv2d_plan")
+
+
+class LinalgOps:
+    """gemm and conv2d ops of the cpu backend (mixed into CpuBackend)."""
+
+    def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False):
+        """out = alpha * op(a) @ op(b) + beta * out, 2-D tensors, op(t) = t.T when trans_t."""
+        lib = require_lib()
+        for name, t in (("a", a), ("b", b), ("out", out)):
+            _check("gemm", name, t, None)
+            if t.ndim != 2:
+                raise ValueError(f"gemm: {name} must be 2-D, got shape {t.shape}")
+        m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
+        kb, n = (b.shape[1], b.shape[0]) if trans_b else b.shape
+        if k != kb or out.shape != (m, n):
+            raise ValueError(f"gemm: op(a) {(m, k)} @ op(b) {(kb, n)} does not fit out {out.shape} "
+                             f"(a {a.shape}, b {b.shape}, trans_a={trans_a}, trans_b={trans_b})")
+        lib.sgemm(fptr(out), fptr(a), fptr(b), m, n, k, int(bool(trans_a)), int(bool(trans_b)),
+                  float(alpha), float(beta), max(a.shape[1], 1), max(b.shape[1], 1), max(n, 1))
+
+    def conv2d_plan(self, in_shape, kernel_shape, strides, padding):
+        """A Window2D for input (N, H, W, C) and a kernel (kh, kw, C, filters), with its scratch."""
+        kh, kw, c, filters = kernel_shape
+        if len(in_shape) != 4 or in_shape[3] != c:
+            raise ValueError(f"conv2d_plan: input shape {tuple(in_shape)} must be (N, H, W, {c}) "
+                             f"for kernel shape {tuple(kernel_shape)}")
+        plan = make_window(in_shape, (kh, kw), strides, padding, out_channels=filters)
+        if plan.oh < 1 or plan.ow < 1:
+            raise ValueError(f"conv2d_plan: kernel {(kh, kw)} with strides {tuple(strides)} and "
+                             f"padding {padding!r} leaves no output for input {tuple(in_shape)}")
+        plan.scratch[_PLAN_KEY] = _ConvScratch(plan)
+        return plan
+
+    def conv2d_forward(self, out, x, weight, bias, plan):
+        """out (N, OH, OW, F) = conv(x (N, H, W, C), weight (KH, KW, C, F)) + bias (F,) or None."""
+        op = "conv2d_forward"
+        _check(op, "out", out, plan.out_shape)
+        _check(op, "x", x, plan.in_shape)
+        _check(op, "weight", weight, (plan.kh, plan.kw, plan.c, plan.oc))
+        if bias is not None:
+            _check(op, "bias", bias, (plan.oc,))
+        s = _scratch(plan)
+        _run(op, require_lib().conv2d_forward(
+            fptr(out), fptr(x), fptr(weight), fptr(bias) if bias is not None else ffi.NULL,
+            s.shape, s.ptr, s.floats, 0), plan)
+
+    def conv2d_backward_data(self, dx, dout, weight, plan):
+        """dx (N, H, W, C) = gradient of the conv output dout (N, OH, OW, F) w.r.t. its input."""
+        op = "conv2d_backward_data"
+        _check(op, "dx", dx, plan.in_shape)
+        _check(op, "dout", dout, plan.out_shape)
+        _check(op, "weight", weight, (plan.kh, plan.kw, plan.c, plan.oc))
+        s = _scratch(plan)
+        _run(op, require_lib().conv2d_backward_data(
+            fptr(dx), fptr(dout), fptr(weight), s.shape, s.ptr, s.floats), plan)
+
+    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
+        """dweight (KH, KW, C, F) and dbias (F,) or None from dout and the forward input x."""
+        op = "conv2d_backward_filter"
+        _check(op, "dweight", dweight, (plan.kh, plan.kw, plan.c, plan.oc))
+        if dbias is not None:
+            _check(op, "dbias", dbias, (plan.oc,))
+        _check(op, "dout", dout, plan.out_shape)
+        _check(op, "x", x, plan.in_shape)
+        s = _scratch(plan)
+        _run(op, require_lib().conv2d_backward_filter(
+            fptr(dweight), fptr(dbias) if dbias is not None else ffi.NULL, fptr(dout), fptr(x),
+            s.shape, s.ptr, s.floats), plan)
