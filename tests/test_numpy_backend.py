@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from minidl.backends import base, numpy_backend
 from minidl.backends.numpy_backend import NumpyBackend
@@ -358,6 +360,58 @@ def test_float32_conv_matches_float64(be32, be64, rng):
         outs.append(out)
     assert outs[0].dtype == np.float32
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-5)
+
+
+window_geometry = st.tuples(
+    st.integers(1, 2),                      # n
+    st.integers(1, 7), st.integers(1, 7),   # h, w
+    st.integers(1, 3),                      # c
+    st.integers(1, 4), st.integers(1, 4),   # kh, kw
+    st.integers(1, 3), st.integers(1, 3),   # sh, sw
+    st.sampled_from(["same", "valid"]),
+).filter(lambda g: g[8] == "same" or (g[4] <= g[1] and g[5] <= g[2]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(geometry=window_geometry, seed=st.integers(0, 2 ** 32 - 1))
+def test_conv2d_any_geometry_matches_loops(geometry, seed):
+    be64 = NumpyBackend("float64")
+    rng = np.random.default_rng(seed)
+    n, h, w, c, kh, kw, sh, sw, padding = geometry
+    x = rng.standard_normal((n, h, w, c))
+    weight = rng.standard_normal((kh, kw, c, 2))
+    plan = be64.conv2d_plan(x.shape, weight.shape, (sh, sw), padding)
+    out = be64.empty(plan.out_shape)
+    be64.conv2d_forward(out, x, weight, None, plan)
+    np.testing.assert_allclose(out, conv_reference(x, weight, None, (sh, sw), padding), atol=1e-12)
+    g = rng.standard_normal(plan.out_shape)
+    dx, dweight = be64.empty(x.shape), be64.empty(weight.shape)
+    be64.conv2d_backward_data(dx, g, weight, plan)
+    be64.conv2d_backward_filter(dweight, None, g, x, plan)
+    inner = float((out * g).sum())
+    assert math.isclose(inner, float((x * dx).sum()), rel_tol=1e-9, abs_tol=1e-9)
+    assert math.isclose(inner, float((weight * dweight).sum()), rel_tol=1e-9, abs_tol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(geometry=window_geometry, seed=st.integers(0, 2 ** 32 - 1))
+def test_pooling_any_geometry_matches_loops(geometry, seed):
+    be64 = NumpyBackend("float64")
+    rng = np.random.default_rng(seed)
+    n, h, w, c, kh, kw, sh, sw, padding = geometry
+    # rounded values make ties common, exercising the first-maximum rule
+    x = np.round(rng.standard_normal((n, h, w, c))) - 3.0
+    plan = be64.pool2d_plan(x.shape, (kh, kw), (sh, sw), padding)
+    out, argmax = be64.empty(plan.out_shape), be64.empty(plan.out_shape, "int32")
+    be64.max_pool2d_forward(out, argmax, x, plan)
+    dout = rng.standard_normal(plan.out_shape)
+    dx = be64.empty(x.shape)
+    be64.max_pool2d_backward(dx, dout, argmax, plan)
+    out_ref, dx_ref = max_pool_reference(x, dout, (kh, kw), (sh, sw), padding)
+    np.testing.assert_array_equal(out, out_ref)
+    np.testing.assert_allclose(dx, dx_ref, atol=1e-12)
+    be64.avg_pool2d_forward(out, x, plan)
+    np.testing.assert_allclose(out, avg_pool_reference(x, (kh, kw), (sh, sw), padding), atol=1e-12)
 
 
 # ------------------------------------------------------------------------------ pooling
