@@ -51,10 +51,17 @@ def available_backends():
 
 
 def set_backend(name):
-    """Make backend `name` ("cpu", "opencl" or "numpy") the active one and return it."""
+    """Make backend `name` ("cpu", "opencl" or "numpy") the active one and return it.
+
+    A Backend instance is accepted too (tests use NumpyBackend(dtype="float64")).
+    """
     global _active
+    if isinstance(name, Backend):
+        _active = name
+        return name
     if not isinstance(name, str):
-        raise TypeError(f"set_backend: name must be a string, got {type(name).__name__}")
+        raise TypeError(f"set_backend: name must be a backend name or a Backend, "
+                        f"got {type(name).__name__}")
     try:
         backend = _create(name)
     except BackendUnavailable as exc:

@@ -1,0 +1,97 @@
+"""Keras weight initializers. They produce host arrays that the model uploads once."""
+
+import math
+
+import numpy as np
+
+from . import random as mrandom
+
+
+def _fans(shape):
+    if len(shape) == 2:
+        return shape[0], shape[1]
+    if len(shape) == 4:  # conv kernel (kh, kw, in, out)
+        receptive = shape[0] * shape[1]
+        return shape[2] * receptive, shape[3] * receptive
+    size = int(np.prod(shape))
+    return size, size
+
+
+class Initializer:
+    def __call__(self, shape):
+        raise NotImplementedError
+
+    def get_config(self):
+        return {}
+
+    @property
+    def name(self):
+        return _NAMES_BY_CLASS[type(self)]
+
+
+class Zeros(Initializer):
+    def __call__(self, shape):
+        return np.zeros(shape, dtype=np.float64)
+
+
+class Ones(Initializer):
+    def __call__(self, shape):
+        return np.ones(shape, dtype=np.float64)
+
+
+class GlorotUniform(Initializer):
+    def __call__(self, shape):
+        fan_in, fan_out = _fans(shape)
+        limit = math.sqrt(6.0 / (fan_in + fan_out))
+        return mrandom.generator().uniform(-limit, limit, size=shape)
+
+
+class GlorotNormal(Initializer):
+    def __call__(self, shape):
+        fan_in, fan_out = _fans(shape)
+        return _truncated_normal(shape, math.sqrt(2.0 / (fan_in + fan_out)))
+
+
+class HeNormal(Initializer):
+    def __call__(self, shape):
+        fan_in, _ = _fans(shape)
+        return _truncated_normal(shape, math.sqrt(2.0 / fan_in))
+
+
+class HeUniform(Initializer):
+    def __call__(self, shape):
+        fan_in, _ = _fans(shape)
+        limit = math.sqrt(6.0 / fan_in)
+        return mrandom.generator().uniform(-limit, limit, size=shape)
+
+
+def _truncated_normal(shape, stddev):
+    # Keras draws from a normal truncated at two standard deviations; the
+    # 0.8796 factor restores the requested variance after truncation.
+    std = stddev / 0.87962566103423978
+    values = mrandom.generator().normal(0.0, std, size=shape)
+    bad = np.abs(values) > 2 * std
+    while bad.any():
+        values[bad] = mrandom.generator().normal(0.0, std, size=int(bad.sum()))
+        bad = np.abs(values) > 2 * std
+    return values
+
+
+_BY_NAME = {
+    "zeros": Zeros, "ones": Ones, "glorot_uniform": GlorotUniform,
+    "glorot_normal": GlorotNormal, "he_normal": HeNormal, "he_uniform": HeUniform,
+}
+_NAMES_BY_CLASS = {cls: name for name, cls in _BY_NAME.items()}
+
+
+def get(identifier):
+    """An initializer from a name ("glorot_uniform", ...) or an Initializer instance."""
+    if isinstance(identifier, Initializer):
+        return identifier
+    if isinstance(identifier, str) and identifier.lower() in _BY_NAME:
+        return _BY_NAME[identifier.lower()]()
+    raise ValueError(f"unknown initializer {identifier!r}; known: {sorted(_BY_NAME)}")
+
+
+def serialize(initializer):
+    return initializer.name

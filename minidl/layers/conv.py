@@ -1,0 +1,155 @@
+"""Conv2D and ZeroPadding2D (channels_last)."""
+
+from .. import activations
+from .base import Layer, format_shape
+from .core import ActivationMixin
+
+
+def normalize_pair(value, what, owner, minimum=1):
+    """An int or a pair of ints -> a pair of ints >= minimum."""
+    pair = (value, value) if isinstance(value, int) and not isinstance(value, bool) else value
+    try:
+        pair = tuple(pair)
+    except TypeError:
+        pair = ()
+    if len(pair) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) and v >= minimum
+                                 for v in pair):
+        raise ValueError(f"{owner}: {what} must be an int >= {minimum} or a pair of them, "
+                         f"got {value!r}")
+    return pair
+
+
+def normalize_padding(padding, owner):
+    if not isinstance(padding, str) or padding.lower() not in ("same", "valid"):
+        raise ValueError(f"{owner}: padding must be 'same' or 'valid', got {padding!r}")
+    return padding.lower()
+
+
+class Conv2D(ActivationMixin, Layer):
+    """2-D convolution; kernel (kh, kw, in_channels, filters), bias (filters,).
+
+    padding "same" pads as TensorFlow does (the odd pixel at the bottom/right).
+    """
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", activation=None,
+                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        if not isinstance(filters, int) or isinstance(filters, bool) or filters <= 0:
+            raise ValueError(f"{self.describe()}: filters must be a positive int, got {filters!r}")
+        self.filters = filters
+        self.kernel_size = normalize_pair(kernel_size, "kernel_size", self.describe())
+        self.strides = normalize_pair(strides, "strides", self.describe())
+        self.padding = normalize_padding(padding, self.describe())
+        self.activation = activations.get(activation, self.describe())
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
+        self._plans = {}
+
+    def get_config(self):
+        return dict(super().get_config(), filters=self.filters, kernel_size=list(self.kernel_size),
+                    strides=list(self.strides), padding=self.padding, activation=self.activation,
+                    use_bias=self.use_bias, kernel_initializer=str(self.kernel_initializer),
+                    bias_initializer=str(self.bias_initializer))
+
+    def build(self, input_shape):
+        self.expect_rank(input_shape, 3, "(height, width, channels)")
+        h, w, c = input_shape
+        kh, kw = self.kernel_size
+        if self.padding == "valid" and (h < kh or w < kw):
+            raise ValueError(f"{self.describe()}: kernel {self.kernel_size} is larger than its "
+                             f"input {format_shape(input_shape)} with padding 'valid'")
+        self.kernel = self.add_weight("kernel", (kh, kw, c, self.filters), self.kernel_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer)
+
+    def compute_output_shape(self, input_shape):
+        plan = _window((1,) + tuple(input_shape), self.kernel_size, self.strides, self.padding,
+                       self.filters)
+        return plan.out_shape[1:]
+
+    def plan(self, batch):
+        """The backend's conv plan for this batch size (built once, scratch kept)."""
+        plan = self._plans.get(batch)
+        if plan is None or plan.backend is not self.backend:
+            plan = self.backend.conv2d_plan((batch,) + self.input_shape,
+                                            self.kernel.shape, self.strides, self.padding)
+            plan.backend = self.backend
+            self._plans[batch] = plan
+        return plan
+
+    def forward(self, x, training):
+        self._x = x
+        self._plan = self.plan(self.backend.shape(x)[0])
+        z = self.buffer("z", self._plan.out_shape)
+        self.backend.conv2d_forward(z, x, self.kernel.value,
+                                    self.bias.value if self.use_bias else None, self._plan)
+        return self._activate(z)
+
+    def backward_preactivation(self, dz):
+        b = self.backend
+        if self.trainable:
+            b.conv2d_backward_filter(self.kernel.grad, self.bias.grad if self.use_bias else None,
+                                     dz, self._x, self._plan)
+        if not self.input_grad_needed:
+            return None
+        dx = self.buffer("dx", self._plan.in_shape)
+        b.conv2d_backward_data(dx, dz, self.kernel.value, self._plan)
+        return dx
+
+
+def _window(in_shape, kernel, strides, padding, out_channels):
+    from ..backends.base import make_window
+    return make_window(in_shape, kernel, strides, padding, out_channels)
+
+
+class ZeroPadding2D(Layer):
+    """Pads rows and columns with zeros: padding = int, (rows, cols) or ((top, bottom), (left, right))."""
+
+    def __init__(self, padding=(1, 1), name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        self.padding = self._normalize(padding)
+
+    def _normalize(self, padding):
+        def ok(v):
+            return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+        if ok(padding):
+            return ((padding, padding), (padding, padding))
+        try:
+            a, b = padding
+            if ok(a) and ok(b):
+                return ((a, a), (b, b))
+            (t, bo), (le, r) = a, b
+            if all(ok(v) for v in (t, bo, le, r)):
+                return ((t, bo), (le, r))
+        except (TypeError, ValueError):
+            pass
+        raise ValueError(f"{self.describe()}: padding must be an int >= 0, a pair of them or "
+                         f"((top, bottom), (left, right)), got {padding!r}")
+
+    def get_config(self):
+        return dict(super().get_config(), padding=[list(p) for p in self.padding])
+
+    @property
+    def pads(self):
+        (t, b), (le, r) = self.padding
+        return (t, b, le, r)
+
+    def build(self, input_shape):
+        self.expect_rank(input_shape, 3, "(height, width, channels)")
+
+    def compute_output_shape(self, input_shape):
+        h, w, c = input_shape
+        t, b, le, r = self.pads
+        return (h + t + b, w + le + r, c)
+
+    def forward(self, x, training):
+        out = self.buffer("out", (self.backend.shape(x)[0],) + self.output_shape)
+        self.backend.pad2d_forward(out, x, self.pads)
+        return out
+
+    def backward(self, dout):
+        dx = self.buffer("dx", (self.backend.shape(dout)[0],) + self.input_shape)
+        self.backend.pad2d_backward(dx, dout, self.pads)
+        return dx

@@ -1,0 +1,240 @@
+"""Dense, activations, Flatten, Reshape and Dropout."""
+
+from .. import activations
+from .base import Layer, count_elements, format_shape
+
+
+class ActivationMixin:
+    """A fused activation after a layer's affine part.
+
+    `forward` keeps the pre-activation z in `self.preactivation` so that a model can fuse
+    a final softmax or sigmoid into its cross-entropy loss (backward_preactivation then
+    starts from dL/dz).
+    """
+
+    activation = "linear"
+    alpha = 0.0
+
+    def _activate(self, z):
+        self.preactivation = z
+        if self.activation == "linear":
+            self._activated = z
+            return z
+        y = self.buffer("activated", self.backend.shape(z))
+        self.backend.activation_forward(y, z, self.activation, self.alpha)
+        self._activated = y
+        return y
+
+    def _deactivate(self, dout):
+        if self.activation == "linear":
+            return dout
+        dz = self.buffer("dpreactivation", self.backend.shape(dout))
+        self.backend.activation_backward(dz, dout, self._activated, self.activation, self.alpha)
+        return dz
+
+    def backward(self, dout):
+        return self.backward_preactivation(self._deactivate(dout))
+
+    def backward_preactivation(self, dz):
+        raise NotImplementedError
+
+
+class Dense(ActivationMixin, Layer):
+    """y = activation(x @ kernel + bias) over the last axis; kernel (in, units), bias (units,)."""
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
+            raise ValueError(f"{self.describe()}: units must be a positive int, got {units!r}")
+        self.units = units
+        self.activation = activations.get(activation, self.describe())
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
+
+    def get_config(self):
+        return dict(super().get_config(), units=self.units, activation=self.activation,
+                    use_bias=self.use_bias, kernel_initializer=str(self.kernel_initializer),
+                    bias_initializer=str(self.bias_initializer))
+
+    def build(self, input_shape):
+        if len(input_shape) < 1:
+            raise ValueError(f"{self.describe()} needs inputs with a feature axis, "
+                             f"got shape {format_shape(input_shape)}")
+        self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[:-1]) + (self.units,)
+
+    def forward(self, x, training):
+        b = self.backend
+        shape = b.shape(x)
+        rows = count_elements(shape[:-1])
+        self._x2 = b.reshape(x, (rows, shape[-1]))
+        z = self.buffer("z", (rows, self.units))
+        b.gemm(z, self._x2, self.kernel.value)
+        if self.use_bias:
+            b.bias_add(z, z, self.bias.value)
+        return b.reshape(self._activate(z), shape[:-1] + (self.units,))
+
+    def _deactivate(self, dout):
+        rows = count_elements(self.backend.shape(dout)[:-1])
+        return super()._deactivate(self.backend.reshape(dout, (rows, self.units)))
+
+    def backward_preactivation(self, dz):
+        b = self.backend
+        rows = count_elements(b.shape(dz)[:-1])
+        dz = b.reshape(dz, (rows, self.units))
+        if self.trainable:
+            b.gemm(self.kernel.grad, self._x2, dz, trans_a=True)
+            if self.use_bias:
+                b.bias_grad(self.bias.grad, dz)
+        if not self.input_grad_needed:
+            return None
+        dx = self.buffer("dx", b.shape(self._x2))
+        b.gemm(dx, dz, self.kernel.value, trans_b=True)
+        return b.reshape(dx, self._input_batch_shape(rows))
+
+    def _input_batch_shape(self, rows):
+        # rows = batch * prod(leading axes); the batch size is rows // prod(input_shape[:-1])
+        lead = count_elements(self.input_shape[:-1])
+        return (rows // lead,) + tuple(self.input_shape)
+
+
+class Activation(ActivationMixin, Layer):
+    """An activation applied on its own: relu, sigmoid, tanh, softmax, leaky_relu or linear."""
+
+    def __init__(self, activation, name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        self.activation = activations.get(activation, self.describe())
+
+    def get_config(self):
+        return dict(super().get_config(), activation=self.activation)
+
+    def forward(self, x, training):
+        return self._activate(x)
+
+    def backward_preactivation(self, dz):
+        return dz
+
+
+class ReLU(Activation):
+    """max(x, 0), or negative_slope * x for x < 0 (Keras ReLU without max_value)."""
+
+    def __init__(self, negative_slope=0.0, name=None, trainable=True):
+        super().__init__("relu" if negative_slope == 0 else "leaky_relu", name=name,
+                         trainable=trainable)
+        if not isinstance(negative_slope, (int, float)) or negative_slope < 0:
+            raise ValueError(f"{self.describe()}: negative_slope must be a number >= 0, "
+                             f"got {negative_slope!r}")
+        self.alpha = float(negative_slope)
+
+    def get_config(self):
+        return {"negative_slope": self.alpha, "name": self.name, "trainable": self.trainable}
+
+
+class LeakyReLU(Activation):
+    """x for x >= 0, negative_slope * x otherwise (Keras default slope 0.3)."""
+
+    def __init__(self, negative_slope=0.3, name=None, trainable=True, alpha=None):
+        super().__init__("leaky_relu", name=name, trainable=trainable)
+        slope = negative_slope if alpha is None else alpha
+        if not isinstance(slope, (int, float)) or slope < 0:
+            raise ValueError(f"{self.describe()}: negative_slope must be a number >= 0, got {slope!r}")
+        self.alpha = float(slope)
+
+    def get_config(self):
+        return {"negative_slope": self.alpha, "name": self.name, "trainable": self.trainable}
+
+
+class Flatten(Layer):
+    """(N, d1, d2, ...) -> (N, d1*d2*...), a view."""
+
+    def compute_output_shape(self, input_shape):
+        return (count_elements(input_shape),)
+
+    def forward(self, x, training):
+        n = self.backend.shape(x)[0]
+        return self.backend.reshape(x, (n,) + self.output_shape)
+
+    def backward(self, dout):
+        n = self.backend.shape(dout)[0]
+        return self.backend.reshape(dout, (n,) + self.input_shape)
+
+
+class Reshape(Layer):
+    """Reshape to target_shape (without the batch axis; one entry may be -1), a view."""
+
+    def __init__(self, target_shape, name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        try:
+            self.target_shape = tuple(int(d) for d in target_shape)
+        except TypeError:
+            raise TypeError(f"{self.describe()}: target_shape must be a tuple of ints, "
+                            f"got {target_shape!r}") from None
+        if sum(d == -1 for d in self.target_shape) > 1 or any(d == 0 or d < -1
+                                                              for d in self.target_shape):
+            raise ValueError(f"{self.describe()}: target_shape must hold positive ints and at "
+                             f"most one -1, got {self.target_shape}")
+
+    def get_config(self):
+        return dict(super().get_config(), target_shape=list(self.target_shape))
+
+    def compute_output_shape(self, input_shape):
+        size = count_elements(input_shape)
+        known = count_elements([d for d in self.target_shape if d != -1])
+        if -1 in self.target_shape:
+            if size % known:
+                raise ValueError(f"{self.describe()} cannot reshape {format_shape(input_shape)} "
+                                 f"to {format_shape(self.target_shape)}")
+            return tuple(size // known if d == -1 else d for d in self.target_shape)
+        if known != size:
+            raise ValueError(f"{self.describe()} cannot reshape {format_shape(input_shape)} "
+                             f"({size} values per sample) to {format_shape(self.target_shape)} "
+                             f"({known} values)")
+        return self.target_shape
+
+    def forward(self, x, training):
+        return self.backend.reshape(x, (self.backend.shape(x)[0],) + self.output_shape)
+
+    def backward(self, dout):
+        return self.backend.reshape(dout, (self.backend.shape(dout)[0],) + self.input_shape)
+
+
+class Dropout(Layer):
+    """Zeroes a fraction `rate` of the inputs during training and scales the rest by 1/(1-rate).
+
+    The mask comes from the backend's counter-based generator; the model sets `step_seed`
+    before every training step so that a resumed run draws the same masks.
+    """
+
+    def __init__(self, rate, seed=None, name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        if not isinstance(rate, (int, float)) or not 0 <= rate < 1:
+            raise ValueError(f"{self.describe()}: rate must be a number in [0, 1), got {rate!r}")
+        self.rate = float(rate)
+        self.seed = seed
+        self.step_seed = 0
+
+    def get_config(self):
+        return dict(super().get_config(), rate=self.rate, seed=self.seed)
+
+    def forward(self, x, training):
+        self._dropped = bool(training) and self.rate > 0
+        if not self._dropped:
+            return x
+        shape = self.backend.shape(x)
+        out = self.buffer("out", shape)
+        self._mask = self.buffer("mask", shape)
+        self.backend.dropout_forward(out, self._mask, x, self.rate, self.step_seed)
+        return out
+
+    def backward(self, dout):
+        if not self._dropped:
+            return dout
+        dx = self.buffer("dx", self.backend.shape(dout))
+        self.backend.multiply(dx, dout, self._mask)
+        return dx

@@ -1,0 +1,85 @@
+"""Max, average and global average pooling (channels_last)."""
+
+from .base import Layer, format_shape
+from .conv import normalize_padding, normalize_pair, _window
+
+
+class _Pooling2D(Layer):
+    def __init__(self, pool_size=(2, 2), strides=None, padding="valid", name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        self.pool_size = normalize_pair(pool_size, "pool_size", self.describe())
+        self.strides = normalize_pair(strides if strides is not None else self.pool_size,
+                                      "strides", self.describe())
+        self.padding = normalize_padding(padding, self.describe())
+        self._plans = {}
+
+    def get_config(self):
+        return dict(super().get_config(), pool_size=list(self.pool_size),
+                    strides=list(self.strides), padding=self.padding)
+
+    def build(self, input_shape):
+        self.expect_rank(input_shape, 3, "(height, width, channels)")
+        if self.padding == "valid" and (input_shape[0] < self.pool_size[0]
+                                        or input_shape[1] < self.pool_size[1]):
+            raise ValueError(f"{self.describe()}: pool_size {self.pool_size} is larger than its "
+                             f"input {format_shape(input_shape)} with padding 'valid'")
+
+    def compute_output_shape(self, input_shape):
+        return _window((1,) + tuple(input_shape), self.pool_size, self.strides, self.padding,
+                       input_shape[2]).out_shape[1:]
+
+    def plan(self, batch):
+        plan = self._plans.get(batch)
+        if plan is None or plan.backend is not self.backend:
+            plan = self.backend.pool2d_plan((batch,) + self.input_shape, self.pool_size,
+                                            self.strides, self.padding)
+            plan.backend = self.backend
+            self._plans[batch] = plan
+        return plan
+
+
+class MaxPooling2D(_Pooling2D):
+    def forward(self, x, training):
+        self._plan = self.plan(self.backend.shape(x)[0])
+        out = self.buffer("out", self._plan.out_shape)
+        self._argmax = self.buffer("argmax", self._plan.out_shape, "int32")
+        self.backend.max_pool2d_forward(out, self._argmax, x, self._plan)
+        return out
+
+    def backward(self, dout):
+        dx = self.buffer("dx", self._plan.in_shape)
+        self.backend.max_pool2d_backward(dx, dout, self._argmax, self._plan)
+        return dx
+
+
+class AveragePooling2D(_Pooling2D):
+    def forward(self, x, training):
+        self._plan = self.plan(self.backend.shape(x)[0])
+        out = self.buffer("out", self._plan.out_shape)
+        self.backend.avg_pool2d_forward(out, x, self._plan)
+        return out
+
+    def backward(self, dout):
+        dx = self.buffer("dx", self._plan.in_shape)
+        self.backend.avg_pool2d_backward(dx, dout, self._plan)
+        return dx
+
+
+class GlobalAveragePooling2D(Layer):
+    """(N, H, W, C) -> (N, C), the mean over height and width."""
+
+    def build(self, input_shape):
+        self.expect_rank(input_shape, 3, "(height, width, channels)")
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[2],)
+
+    def forward(self, x, training):
+        out = self.buffer("out", (self.backend.shape(x)[0],) + self.output_shape)
+        self.backend.global_avg_pool_forward(out, x)
+        return out
+
+    def backward(self, dout):
+        dx = self.buffer("dx", (self.backend.shape(dout)[0],) + self.input_shape)
+        self.backend.global_avg_pool_backward(dx, dout)
+        return dx

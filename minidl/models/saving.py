@@ -1,0 +1,184 @@
+"""Model files: one zip holding the architecture (JSON) and the weights (npz).
+
+    minidl_model.json   format tag, model config, compile config, training position
+    weights.npz         every layer weight, named "<layer>/<weight>"
+    optimizer.npz       the optimizer state (slots and iteration count), when compiled
+
+Nothing is pickled (np.load runs with allow_pickle=False), so loading a downloaded
+model file cannot execute code. Files are written through atomic_write, so a crash
+never leaves half a model; a truncated or corrupted file raises ModelFileError naming it.
+"""
+
+import io
+import json
+import os
+import zipfile
+
+import numpy as np
+
+from .. import layers as layers_mod
+from .. import losses as losses_mod
+from .. import optimizers as optimizers_mod
+from ..io import atomic_write
+
+FORMAT = "minidl-model"
+WEIGHTS_FORMAT = "minidl-weights"
+VERSION = 1
+
+
+class ModelFileError(ValueError):
+    """A model or weights file that cannot be read: missing, truncated, corrupted or foreign."""
+
+
+def model_config(model):
+    layers = []
+    for layer in model.graph.layers:
+        layers.append({"class_name": type(layer).__name__, "config": layer.get_config(),
+                       "inbound": [t.layer.name for t in layer.inbound]})
+    return {"class_name": type(model).__name__, "name": model.name, "layers": layers,
+            "input": model.graph.input_layer.name, "output": model.graph.output_layer.name}
+
+
+def model_from_config(config):
+    from .model import Model
+    from .sequential import Sequential
+    built = {}
+    for spec in config["layers"]:
+        layer = layers_mod.deserialize(spec["class_name"], spec["config"])
+        if isinstance(layer, layers_mod.InputLayer):
+            built[layer.name] = layer.output
+            continue
+        if config["class_name"] == "Sequential":
+            built[layer.name] = layer
+            continue
+        inbound = [built[name] for name in spec["inbound"]]
+        built[layer.name] = layer(inbound if layer.multiple_inputs else inbound[0])
+    if config["class_name"] == "Sequential":
+        return Sequential([built[s["config"]["name"]] for s in config["layers"]],
+                          name=config["name"])
+    return Model(built[config["input"]], built[config["output"]], name=config["name"])
+
+
+def _npz_bytes(arrays):
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+def _weights_dict(model):
+    arrays = {}
+    for layer in model.layers:
+        for w, value in zip(layer.weights, layer.get_weights()):
+            arrays[f"{layer.name}/{w.name}"] = value
+    return arrays
+
+
+def _check_target(filepath, overwrite):
+    filepath = os.fspath(filepath)
+    if not overwrite and os.path.exists(filepath):
+        raise FileExistsError(f"{filepath} exists and overwrite=False")
+    return filepath
+
+
+def save_model(model, filepath, overwrite=True, include_optimizer=True):
+    model._require_built("save")
+    filepath = _check_target(filepath, overwrite)
+    header = {"format": FORMAT, "version": VERSION, "model": model_config(model),
+              "trained_epochs": model.trained_epochs, "seed": model.seed,
+              "fit_state": model.fit_state, "compile": None}
+    files = {"weights.npz": _npz_bytes(_weights_dict(model))}
+    if model.compiled:
+        header["compile"] = {"optimizer": optimizers_mod.serialize(model.optimizer),
+                             "loss": losses_mod.serialize(model.loss),
+                             "metrics": [m.name for m in model.metrics]}
+        if include_optimizer:
+            files["optimizer.npz"] = _npz_bytes(model.optimizer.get_state(model.backend))
+    files["minidl_model.json"] = json.dumps(header).encode()
+    _write_zip(filepath, files)
+
+
+def save_weights(model, filepath, overwrite=True):
+    model._require_built("save_weights")
+    filepath = _check_target(filepath, overwrite)
+    _write_zip(filepath, {"weights.npz": _npz_bytes(_weights_dict(model)),
+                          "minidl_model.json": json.dumps({"format": WEIGHTS_FORMAT,
+                                                           "version": VERSION}).encode()})
+
+
+def _write_zip(filepath, files):
+    with atomic_write(filepath, "wb") as f:
+        with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED) as z:
+            for name, data in files.items():
+                z.writestr(name, data)
+
+
+def _read_zip(filepath, expected_format):
+    filepath = os.fspath(filepath)
+    if not os.path.isfile(filepath):
+        raise FileNotFoundError(f"no model file at {filepath}")
+    try:
+        with zipfile.ZipFile(filepath) as z:
+            files = {name: z.read(name) for name in z.namelist()}
+        header = json.loads(files["minidl_model.json"])
+        if header.get("format") not in expected_format:
+            raise ModelFileError(f"{filepath} is a {header.get('format')!r} file, expected "
+                                 f"{' or '.join(expected_format)}")
+        if header.get("version") != VERSION:
+            raise ModelFileError(f"{filepath} has format version {header.get('version')}, this "
+                                 f"minidl reads version {VERSION}")
+        arrays = {}
+        for name in ("weights.npz", "optimizer.npz"):
+            if name in files:
+                with np.load(io.BytesIO(files[name]), allow_pickle=False) as npz:
+                    arrays[name] = {k: npz[k] for k in npz.files}
+        return header, arrays
+    except ModelFileError:
+        raise
+    except (zipfile.BadZipFile, KeyError, ValueError, EOFError, OSError, zipfile.LargeZipFile,
+            UnicodeDecodeError) as exc:
+        raise ModelFileError(f"{filepath} is not a readable minidl model file (truncated or "
+                             f"corrupted?): {type(exc).__name__}: {exc}") from None
+
+
+def _apply_weights(model, weights, filepath):
+    for layer in model.layers:
+        values = []
+        for w in layer.weights:
+            key = f"{layer.name}/{w.name}"
+            if key not in weights:
+                raise ModelFileError(f"{filepath} has no weight {key!r}")
+            values.append(weights[key])
+        if values:
+            try:
+                layer.set_weights(values)
+            except ValueError as exc:
+                raise ModelFileError(f"{filepath}: {exc}") from None
+
+
+def load_model(filepath, compile=True):
+    """Rebuild a model saved with model.save(), on the active backend, ready to resume."""
+    header, arrays = _read_zip(filepath, (FORMAT,))
+    try:
+        model = model_from_config(header["model"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelFileError(f"{filepath}: the model architecture cannot be rebuilt: {exc}") from None
+    _apply_weights(model, arrays.get("weights.npz", {}), filepath)
+    model.trained_epochs = int(header.get("trained_epochs", 0))
+    model.seed = int(header.get("seed", model.seed))
+    model.fit_state = header.get("fit_state") or {}
+    if compile and header.get("compile"):
+        c = header["compile"]
+        model.compile(optimizer=optimizers_mod.deserialize(c["optimizer"]),
+                      loss=losses_mod.get(c["loss"]), metrics=c["metrics"])
+        if "optimizer.npz" in arrays:
+            try:
+                model.optimizer.set_state(model.backend, arrays["optimizer.npz"])
+            except ValueError as exc:
+                raise ModelFileError(f"{filepath}: {exc}") from None
+    return model
+
+
+def load_weights(model, filepath):
+    model._require_built("load_weights")
+    header, arrays = _read_zip(filepath, (FORMAT, WEIGHTS_FORMAT))
+    _apply_weights(model, arrays.get("weights.npz", {}), filepath)

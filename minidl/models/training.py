@@ -1,0 +1,387 @@
+"""fit / evaluate / predict: batching, callbacks, interruption and resumable data order.
+
+Data order is a pure function of the model's seed and the epoch number (arrays), or of
+the data iterator's saved state, so a run resumed from a checkpoint sees the same
+batches as an uninterrupted one. `fit_state` records where training stands
+({"epoch", "step", "iterator_state"}) and travels inside every saved model.
+
+Ctrl-C (SIGINT) or SIGTERM during fit(): the current step finishes, every
+ModelCheckpoint callback (except save_best_only ones) writes the model with its
+position inside the epoch, and fit() raises KeyboardInterrupt. Resuming with
+`fit(..., initial_epoch=model.trained_epochs)` after load_model continues exactly
+where it stopped.
+"""
+
+import signal
+import threading
+from collections.abc import Mapping
+
+import numpy as np
+
+from .. import callbacks as callbacks_mod
+
+
+def _mix(*values):
+    h = 0x9E3779B97F4A7C15
+    for v in values:
+        h = (h ^ (int(v) & 0xFFFFFFFFFFFFFFFF)) * 0xBF58476D1CE4E5B9 & 0xFFFFFFFFFFFFFFFF
+        h ^= h >> 31
+    return h
+
+
+class LazyLogs(Mapping):
+    """Batch logs whose values are read from the backend only when asked for."""
+
+    def __init__(self, model, extra=None):
+        self._model = model
+        self._values = None
+        self._extra = extra or {}
+
+    def _load(self):
+        if self._values is None:
+            self._values = dict(self._model._metric_values(), **self._extra)
+        return self._values
+
+    def __getitem__(self, key):
+        if key in self._extra:
+            return self._extra[key]
+        return self._load()[key]
+
+    def __iter__(self):
+        return iter(self._model.metrics_names + list(self._extra))
+
+    def __len__(self):
+        return len(self._model.metrics_names) + len(self._extra)
+
+
+def _is_iterator(x):
+    return (not isinstance(x, (np.ndarray, list, tuple)) and hasattr(x, "__iter__")
+            and hasattr(x, "__len__"))
+
+
+def _positive_int(value, argument, owner, allow_none=False):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{owner}: {argument} must be a positive int, got {value!r}")
+    return int(value)
+
+
+class _ArrayBatches:
+    """Batches of validated host arrays in an order fixed by (seed, epoch)."""
+
+    def __init__(self, x, y, batch_size, shuffle, seed):
+        self.x, self.y, self.batch_size = x, y, batch_size
+        self.shuffle, self.seed = shuffle, seed
+
+    def __len__(self):
+        return -(-len(self.x) // self.batch_size)
+
+    def epoch(self, epoch, skip=0):
+        n = len(self.x)
+        order = (np.random.default_rng(_mix(self.seed, epoch)).permutation(n)
+                 if self.shuffle else None)
+        for i in range(skip, len(self)):
+            lo, hi = i * self.batch_size, min(n, (i + 1) * self.batch_size)
+            if order is None:
+                yield self.x[lo:hi], (None if self.y is None else self.y[lo:hi])
+            else:
+                idx = order[lo:hi]
+                yield self.x[idx], (None if self.y is None else self.y[idx])
+
+
+class _IteratorBatches:
+    """Batches from a data iterator (e.g. minidl.data.ArrayIterator)."""
+
+    def __init__(self, iterator):
+        self.iterator = iterator
+
+    def __len__(self):
+        return len(self.iterator)
+
+    def state(self):
+        get_state = getattr(self.iterator, "get_state", None)
+        return get_state() if get_state else None
+
+    def restore(self, state):
+        if state is not None and hasattr(self.iterator, "set_state"):
+            self.iterator.set_state(state)
+
+    def epoch(self, epoch, skip=0):
+        begin = getattr(self.iterator, "on_epoch_begin", None)
+        if begin is not None:
+            begin(epoch)
+        for i, batch in enumerate(self.iterator):
+            if i >= skip:
+                yield batch
+
+
+class _InterruptGuard:
+    """Turns SIGINT/SIGTERM into a flag checked between steps (main thread only)."""
+
+    def __init__(self):
+        self.signal = None
+        self._previous = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.signal is not None:  # a second Ctrl-C while saving: stop at once
+            raise KeyboardInterrupt
+        self.signal = signum
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        return False
+
+
+class TrainingLoops:
+    """fit, evaluate and predict for Model."""
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
+            validation_split=0.0, validation_data=None, shuffle=True, initial_epoch=0,
+            steps_per_epoch=None):
+        """Train for `epochs` epochs (Keras semantics); returns a History.
+
+        x may be a numpy array (with targets y) or a data iterator yielding (x, y)
+        batches (minidl.data.ArrayIterator). See the module docstring for what Ctrl-C does.
+        """
+        self._require_compiled("fit")
+        owner = f"{self.describe()}.fit"
+        epochs = _positive_int(epochs, "epochs", owner)
+        if isinstance(initial_epoch, bool) or not isinstance(initial_epoch, (int, np.integer)) \
+                or initial_epoch < 0:
+            raise ValueError(f"{owner}: initial_epoch must be an int >= 0, got {initial_epoch!r}")
+        steps_per_epoch = _positive_int(steps_per_epoch, "steps_per_epoch", owner, allow_none=True)
+        if verbose not in (0, 1, 2, "auto"):
+            raise ValueError(f"{owner}: verbose must be 0, 1, 2 or 'auto', got {verbose!r}")
+        verbose = 1 if verbose == "auto" else verbose
+        train, val = self._fit_data(x, y, batch_size, shuffle, validation_split,
+                                    validation_data, owner)
+
+        history = callbacks_mod.History()
+        cb_list = [history] + ([callbacks_mod.ProgressBar(verbose)] if verbose else [])
+        cb_list += self._check_callbacks(callbacks, owner)
+        steps = len(train) if steps_per_epoch is None else min(steps_per_epoch, len(train))
+        cbs = callbacks_mod.CallbackList(cb_list, model=self,
+                                         params={"epochs": epochs, "steps": steps,
+                                                 "verbose": verbose})
+        skip = 0
+        state = self.fit_state or {}
+        if initial_epoch and state.get("epoch") == initial_epoch:
+            skip = int(state.get("step", 0))
+            if isinstance(train, _IteratorBatches):
+                train.restore(state.get("iterator_state"))
+
+        self.stop_training = False
+        self.history = history
+        cbs.on_train_begin()
+        with _InterruptGuard() as guard:
+            for epoch in range(initial_epoch, epochs):
+                epoch_start = (train.state() if isinstance(train, _IteratorBatches) else None)
+                self.reset_metrics()
+                cbs.on_epoch_begin(epoch)
+                step = skip
+                for step_i, (xb, yb) in enumerate(train.epoch(epoch, skip), start=skip):
+                    if step_i >= steps:
+                        break
+                    xb, yb = self._validate_batch(xb, yb, owner)
+                    cbs.on_train_batch_begin(step_i)
+                    self._train_step(xb, yb)
+                    step = step_i + 1
+                    cbs.on_train_batch_end(step_i, LazyLogs(self, {"batch": step_i, "size": len(xb)}))
+                    if guard.signal is not None:
+                        self.fit_state = {"epoch": epoch, "step": step,
+                                          "iterator_state": epoch_start}
+                        self._save_interrupted(cb_list, epoch)
+                        cbs.on_train_end()
+                        raise KeyboardInterrupt(
+                            f"training interrupted in epoch {epoch + 1} after step {step}")
+                    if self.stop_training:
+                        break
+                skip = 0
+                logs = self._metric_values() if self._seen else {}
+                if val is not None and not self.stop_training:
+                    val_logs = self._evaluate_batches(val, owner, cbs=None)
+                    logs.update({"val_" + k: v for k, v in val_logs.items()})
+                logs["learning_rate"] = self.optimizer.current_learning_rate()
+                self.trained_epochs = epoch + 1
+                self.fit_state = {"epoch": epoch + 1, "step": 0,
+                                  "iterator_state": (train.state()
+                                                     if isinstance(train, _IteratorBatches)
+                                                     else None)}
+                cbs.on_epoch_end(epoch, logs)
+                if self.stop_training:
+                    break
+        cbs.on_train_end()
+        return history
+
+    def _save_interrupted(self, cb_list, epoch):
+        for cb in cb_list:
+            if isinstance(cb, callbacks_mod.ModelCheckpoint) and not cb.save_best_only:
+                try:
+                    path = cb._file_path(epoch, None, {})
+                except KeyError:
+                    continue  # the file name needs values only an epoch end provides
+                if cb.save_weights_only:
+                    self.save_weights(path)
+                else:
+                    self.save(path)
+                print(f"\nInterrupted: saved the model to {path}; resume with "
+                      f"load_model({path!r}) then fit(..., initial_epoch=model.trained_epochs)")
+
+    @staticmethod
+    def _check_callbacks(callbacks, owner):
+        if callbacks is None:
+            return []
+        if not isinstance(callbacks, (list, tuple)):
+            raise TypeError(f"{owner}: callbacks must be a list of Callback objects, "
+                            f"got {type(callbacks).__name__}")
+        for cb in callbacks:
+            if not isinstance(cb, callbacks_mod.Callback):
+                raise TypeError(f"{owner}: every callback must be a minidl.callbacks.Callback, "
+                                f"got {type(cb).__name__}")
+        return list(callbacks)
+
+    def _fit_data(self, x, y, batch_size, shuffle, validation_split, validation_data, owner):
+        if _is_iterator(x):
+            if y is not None:
+                raise ValueError(f"{owner}: y must be None when x is a data iterator "
+                                 "(it yields the targets)")
+            if validation_split:
+                raise ValueError(f"{owner}: validation_split needs arrays; pass "
+                                 "validation_data with a data iterator")
+            if len(x) == 0:
+                raise ValueError(f"{owner}: the data iterator x yields no batches")
+            train = _IteratorBatches(x)
+        else:
+            batch_size = 32 if batch_size is None else _positive_int(batch_size, "batch_size", owner)
+            x, y = self._validate_xy(x, y)
+            if not isinstance(validation_split, (int, float)) or not 0 <= validation_split < 1:
+                raise ValueError(f"{owner}: validation_split must be in [0, 1), "
+                                 f"got {validation_split!r}")
+            if validation_split and validation_data is None:
+                # Keras takes the last fraction of the samples, before any shuffling.
+                cut = int(len(x) * (1 - validation_split))
+                if cut == 0 or cut == len(x):
+                    raise ValueError(f"{owner}: validation_split={validation_split} leaves no "
+                                     f"training or no validation samples out of {len(x)}")
+                validation_data = (x[cut:], y[cut:])
+                x, y = x[:cut], y[:cut]
+            train = _ArrayBatches(x, y, batch_size, bool(shuffle), self.seed)
+        val = None
+        if validation_data is not None:
+            val = self._eval_source(validation_data, batch_size or 32, owner, "validation_data")
+        return train, val
+
+    def _eval_source(self, data, batch_size, owner, argument):
+        if _is_iterator(data):
+            return _IteratorBatches(data)
+        if not isinstance(data, (tuple, list)) or len(data) != 2:
+            raise ValueError(f"{owner}: {argument} must be (x, y) or a data iterator")
+        xv, yv = self._validate_xy(data[0], data[1], f"{argument}[0]", f"{argument}[1]")
+        return _ArrayBatches(xv, yv, batch_size, False, 0)
+
+    def _validate_batch(self, xb, yb, owner):
+        """Check a batch that came from an iterator (arrays were validated once up front)."""
+        if yb is None:
+            raise ValueError(f"{owner}: the data iterator yielded a batch without targets")
+        xb = np.ascontiguousarray(xb, dtype=np.float32)
+        if xb.shape[1:] != self.graph.input_shape or len(xb) == 0:
+            self.graph.check_input(xb.shape, "the data iterator's x batch")
+        if yb.dtype != np.dtype(self.loss.target_dtype) or yb.shape != \
+                self.loss.target_shape(len(xb), self.graph.output_shape):
+            yb = self.loss.prepare_targets(yb, self.graph.output_shape, "the data iterator's y batch")
+        if len(yb) != len(xb):
+            raise ValueError(f"{owner}: a batch has {len(xb)} samples and {len(yb)} targets")
+        return xb, yb
+
+    # ---------------------------------------------------------- evaluate
+    def evaluate(self, x=None, y=None, batch_size=None, verbose=0, steps=None, callbacks=None,
+                 return_dict=False):
+        """Loss and metrics over the data: a float, a list [loss, *metrics], or a dict."""
+        self._require_compiled("evaluate")
+        owner = f"{self.describe()}.evaluate"
+        batch_size = 32 if batch_size is None else _positive_int(batch_size, "batch_size", owner)
+        steps = _positive_int(steps, "steps", owner, allow_none=True)
+        source = (_IteratorBatches(x) if _is_iterator(x)
+                  else self._eval_source((x, y), batch_size, owner, "(x, y)"))
+        cbs = callbacks_mod.CallbackList(
+            ([callbacks_mod.ProgressBar(verbose)] if verbose else [])
+            + self._check_callbacks(callbacks, owner), model=self,
+            params={"steps": len(source) if steps is None else steps, "verbose": verbose})
+        values = self._evaluate_batches(source, owner, cbs, steps)
+        if return_dict:
+            return values
+        result = [values[k] for k in self.metrics_names]
+        return result[0] if len(result) == 1 else result
+
+    def _evaluate_batches(self, source, owner, cbs, steps=None):
+        # Evaluation uses its own counters so the training epoch's running values survive.
+        saved = (self._loss_sum, self._metric_counts, self._seen)
+        b = self.backend
+        self._loss_sum = self._eval_loss_sum = getattr(self, "_eval_loss_sum", None) or b.zeros((1,))
+        if len(getattr(self, "_eval_counts", [])) != len(self.metrics):
+            self._eval_counts = [b.zeros((1,)) for _ in self.metrics]
+        self._metric_counts = self._eval_counts
+        try:
+            self.reset_metrics()
+            if cbs:
+                cbs.on_test_begin()
+            for i, (xb, yb) in enumerate(source.epoch(0)):
+                if steps is not None and i >= steps:
+                    break
+                xb, yb = self._validate_batch(xb, yb, owner)
+                if cbs:
+                    cbs.on_test_batch_begin(i)
+                self._test_step(xb, yb)
+                if cbs:
+                    cbs.on_test_batch_end(i, LazyLogs(self))
+            if self._seen == 0:
+                raise ValueError(f"{owner}: no samples to evaluate")
+            values = self._metric_values()
+            if cbs:
+                cbs.on_test_end(values)
+            return values
+        finally:
+            self._loss_sum, self._metric_counts, self._seen = saved
+
+    # ----------------------------------------------------------- predict
+    def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None):
+        """Model outputs for x (an array, or an iterator whose batches are x or (x, y))."""
+        self._require_built("predict")
+        owner = f"{self.describe()}.predict"
+        batch_size = 32 if batch_size is None else _positive_int(batch_size, "batch_size", owner)
+        steps = _positive_int(steps, "steps", owner, allow_none=True)
+        if _is_iterator(x):
+            source = _IteratorBatches(x)
+            n_steps = len(x)
+        else:
+            x = self._validate_x(x)
+            source = _ArrayBatches(x, None, batch_size, False, 0)
+            n_steps = len(source)
+        cbs = callbacks_mod.CallbackList(
+            ([callbacks_mod.ProgressBar(verbose)] if verbose else [])
+            + self._check_callbacks(callbacks, owner), model=self,
+            params={"steps": n_steps if steps is None else steps, "verbose": verbose})
+        cbs.on_predict_begin()
+        outputs = []
+        for i, batch in enumerate(source.epoch(0)):
+            if steps is not None and i >= steps:
+                break
+            xb = batch[0] if isinstance(batch, tuple) else batch
+            xb = np.ascontiguousarray(xb, dtype=np.float32)
+            self.graph.check_input(xb.shape)
+            cbs.on_predict_batch_begin(i)
+            outputs.append(self._predict_step(xb))
+            cbs.on_predict_batch_end(i, {"outputs": outputs[-1]})
+        cbs.on_predict_end()
+        if not outputs:
+            raise ValueError(f"{owner}: no samples to predict")
+        return np.concatenate(outputs, axis=0)
+

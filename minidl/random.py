@@ -1,0 +1,23 @@
+"""minidl's seeded random state: weight initialization, data order and dropout seeds."""
+
+import numpy as np
+
+_generator = np.random.default_rng()
+
+
+def set_seed(seed):
+    """Seed every random choice minidl makes (initializers, shuffling, dropout masks)."""
+    global _generator
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"set_seed: seed must be a non-negative int, got {seed!r}")
+    _generator = np.random.default_rng(int(seed))
+
+
+def generator():
+    """The global numpy Generator seeded by set_seed."""
+    return _generator
+
+
+def new_seed():
+    """A fresh 62-bit integer seed drawn from the global generator."""
+    return int(_generator.integers(0, 2**62))
