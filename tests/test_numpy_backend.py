@@ -119,6 +119,15 @@ def test_create_and_registry():
         NumpyBackend("float16")
 
 
+def test_every_contract_op_is_implemented_with_its_signature():
+    import inspect
+    for name, contract in inspect.getmembers(base.Backend, inspect.isfunction):
+        mine = getattr(NumpyBackend, name)
+        assert inspect.signature(mine) == inspect.signature(contract), name
+        if "NotImplementedError" in inspect.getsource(contract):
+            assert mine is not contract, f"{name} is not implemented"
+
+
 def test_allocation_dtypes(be32, be64):
     assert be32.empty((2, 3)).dtype == np.float32
     assert be64.empty((2, 3)).dtype == np.float64
