@@ -271,9 +271,9 @@ class ProgressBar(Callback):
         if self._bar is not None:
             bar, self._bar = self._bar, None
             bar.set_postfix_str(text, refresh=False)
-            bar.update(self._pending)
-            bar.refresh()
-            bar.close()
+            if self._pending:
+                bar.update(self._pending)
+            bar.close()  # draws the final line, final logs included
         elif self._mode() == 2:
             elapsed = time.perf_counter() - self._start
             per_step = f"{1000 * elapsed / self._seen:.0f}ms/step" if self._seen else "0 steps"
@@ -667,9 +667,11 @@ class TerminateOnNaN(Callback):
         self._epoch = epoch
 
     def on_train_batch_end(self, batch, logs=None):
-        if not logs or "loss" not in logs:
+        # One read per batch: `in` on a lazy mapping would fetch the value a second time.
+        loss = logs.get("loss") if logs else None
+        if loss is None:
             return
-        loss = float(logs["loss"])
+        loss = float(loss)
         if not math.isfinite(loss):
             print(f"Batch {batch}, epoch {self._epoch}: invalid loss {loss}, terminating training")
             self.model.stop_training = True
