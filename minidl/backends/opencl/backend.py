@@ -1,0 +1,560 @@
+"""OpenCLBackend: every op of the backend contract as OpenCL C kernels on one device.
+
+All tensors (weights, activations, gradients, optimizer state, scalar results)
+are CLTensors in device buffers. Ops enqueue kernels on one in-order queue and
+return at once; only from_numpy/copy_from_host (host->device) and to_numpy
+(device->host) move data across, and the runtime counts them.
+"""
+
+import math
+
+import numpy as np
+
+from ..base import Backend
+from .gemm import Gemm
+from .runtime import Runtime
+from .tensor import CLTensor, as_dtype
+from . import tuner
+
+# activation name -> code understood by elementwise.cl (softmax has its own row kernels)
+ACTIVATION_CODES = {"linear": 0, "relu": 1, "leaky_relu": 2, "sigmoid": 3, "tanh": 4}
+
+LOCAL_1D = 64        # work-group size of the one-work-item-per-element kernels
+REDUCE_PARTS = 256   # work-items of the first pass of a whole-tensor reduction
+COLUMN_PARTS = 64    # row chunks of the first pass of a per-column reduction
+
+
+def _shape_error(op, arg, tensor, expected):
+    return ValueError(f"opencl {op}: {arg} must have shape {tuple(expected)}, got {tensor.shape}")
+
+
+class OpenCLBackend(Backend):
+    name = "opencl"
+    dtype = "float32"
+
+    def __init__(self, runtime=None, gemm_params=None):
+        self.rt = runtime or Runtime()
+        params = gemm_params or tuner.gemm_params(self.rt)
+        self.gemm_engine = Gemm(self.rt, params)
+        self._scratch = {}   # name -> CLTensor grown on demand, reused by every later call
+        self._local_1d = min(LOCAL_1D, self.rt.max_work_group_size)
+        self.rt.reset_stats()   # the tuner's check reads do not belong to the user's counts
+
+    # ------------------------------------------------------------ helpers
+    def _kernel(self, filename, name):
+        return self.rt.kernel(filename, name)
+
+    def _run1d(self, filename, name, n, *args):
+        """Launch an elementwise kernel over n items (args must end with n where the kernel needs it)."""
+        if n <= 0:
+            return
+        size = -(-n // self._local_1d) * self._local_1d
+        self.rt.launch(self._kernel(filename, name), (size,), (self._local_1d,), *args)
+
+    def _scratch_tensor(self, name, shape):
+        """A scratch tensor of `shape` kept between calls (its buffer only grows)."""
+        size = max(math.prod(shape), 1)
+        held = self._scratch.get(name)
+        if held is None or held.size < size:
+            held = self.rt.alloc((size,))
+            self._scratch[name] = held
+        return CLTensor(held.buffer, shape, "float32")
+
+    @staticmethod
+    def _check(op, arg, tensor, shape):
+        if tuple(tensor.shape) != tuple(shape):
+            raise _shape_error(op, arg, tensor, shape)
+
+    @staticmethod
+    def _check_same_size(op, names, tensors):
+        sizes = [t.size for t in tensors]
+        if len(set(sizes)) != 1:
+            shapes = ", ".join(f"{n} {t.shape}" for n, t in zip(names, tensors))
+            raise ValueError(f"opencl {op}: tensors must have the same size, got {shapes}")
+
+    # ----------------------------------------------------------- memory
+    def empty(self, shape, dtype="float32"):
+        return self.rt.alloc(tuple(shape), dtype)
+
+    def zeros(self, shape, dtype="float32"):
+        out = self.empty(shape, dtype)
+        self.fill(out, 0)
+        return out
+
+    def from_numpy(self, array, dtype=None):
+        array = np.asarray(array)
+        if dtype is None:
+            dtype = "int32" if np.issubdtype(array.dtype, np.integer) else "float32"
+        out = self.empty(array.shape, dtype)
+        self.rt.write(out, array)
+        return out
+
+    def copy_from_host(self, out, array):
+        self.rt.write(out, array)
+
+    def to_numpy(self, x):
+        return self.rt.read(x)
+
+    def reshape(self, x, shape):
+        shape = tuple(int(s) for s in shape)
+        if -1 in shape:
+            known = math.prod(s for s in shape if s != -1)
+            shape = tuple(x.size // known if s == -1 else s for s in shape)
+        if math.prod(shape) != x.size:
+            raise ValueError(f"opencl reshape: cannot view {x.shape} ({x.size} elements) as {shape}")
+        return CLTensor(x.buffer, shape, x.dtype, x.offset)
+
+    def copy(self, out, x):
+        self._check_same_size("copy", ("out", "x"), (out, x))
+        self.rt.copy(out, x)
+
+    def fill(self, out, value):
+        if out.dtype == np.int32:
+            self._run1d("elementwise.cl", "fill_int", out.size, out, int(value), out.size)
+        else:
+            self._run1d("elementwise.cl", "fill_float", out.size, out, float(value), out.size)
+
+    def synchronize(self):
+        self.rt.finish()
+
+    def info(self):
+        info = {"name": self.name}
+        info.update(self.rt.info())
+        info["gemm"] = dict(self.gemm_engine.params)
+        info["gemm_source"] = tuner.last_source(self.rt)
+        return info
+
+    def stats(self):
+        return self.rt.stats()
+
+    def reset_stats(self):
+        self.rt.reset_stats()
+
+    # ------------------------------------------------------ elementwise
+    def add(self, out, a, b):
+        self._check_same_size("add", ("out", "a", "b"), (out, a, b))
+        self._run1d("elementwise.cl", "add", out.size, out, a, b, out.size)
+
+    def axpby(self, out, alpha, x, beta, y):
+        self._check_same_size("axpby", ("out", "x", "y"), (out, x, y))
+        self._run1d("elementwise.cl", "axpby", out.size, out, float(alpha), x, float(beta), y, out.size)
+
+    def multiply(self, out, a, b):
+        self._check_same_size("multiply", ("out", "a", "b"), (out, a, b))
+        self._run1d("elementwise.cl", "multiply", out.size, out, a, b, out.size)
+
+    def bias_add(self, out, x, bias):
+        self._check_same_size("bias_add", ("out", "x"), (out, x))
+        self._check("bias_add", "bias", bias, (x.shape[-1],))
+        self._run1d("elementwise.cl", "bias_add", out.size, out, x, bias, out.size, bias.size)
+
+    def bias_grad(self, dbias, dout):
+        self._check("bias_grad", "dbias", dbias, (dout.shape[-1],))
+        self._column_sums(dbias, dout, 1.0, accumulate=False)
+
+    def _column_sums(self, out, x, scale, accumulate):
+        """out (C,) = scale * sums of x viewed as (M, C) over M (+ out when accumulate)."""
+        c = out.size
+        m = x.size // c
+        parts = max(1, min(COLUMN_PARTS, m))
+        rows_per_part = -(-m // parts)
+        partial = self._scratch_tensor("column_partial", (parts, c))
+        self.rt.launch(self._kernel("reduce.cl", "colsum_partial"), (c, parts), None,
+                       partial, x, m, c, rows_per_part)
+        self.rt.launch(self._kernel("reduce.cl", "colsum_finish"), (c,), None,
+                       out, partial, parts, c, float(scale), int(accumulate))
+
+    # ------------------------------------------------------ activations
+    def activation_forward(self, out, x, name, alpha=0.0):
+        self._check_same_size(f"activation_forward({name})", ("out", "x"), (out, x))
+        if name == "softmax":
+            k = x.shape[-1]
+            self._run1d("loss.cl", "softmax_forward", x.size // k, out, x, x.size // k, k)
+            return
+        code = self._activation_code(name)
+        self._run1d("elementwise.cl", "activation_forward", out.size, out, x, code, float(alpha), out.size)
+
+    def activation_backward(self, dx, dout, y, name, alpha=0.0):
+        self._check_same_size(f"activation_backward({name})", ("dx", "dout", "y"), (dx, dout, y))
+        if name == "softmax":
+            k = y.shape[-1]
+            self._run1d("loss.cl", "softmax_backward", y.size // k, dx, dout, y, y.size // k, k)
+            return
+        code = self._activation_code(name)
+        self._run1d("elementwise.cl", "activation_backward", dx.size, dx, dout, y, code,
+                    float(alpha), dx.size)
+
+    @staticmethod
+    def _activation_code(name):
+        if name not in ACTIVATION_CODES:
+            raise ValueError(f"opencl activation: unknown activation {name!r}; "
+                             f"known: {sorted(ACTIVATION_CODES) + ['softmax']}")
+        return ACTIVATION_CODES[name]
+
+    # ------------------------------------------------------------- gemm
+    def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False):
+        if a.ndim != 2 or b.ndim != 2 or out.ndim != 2:
+            raise ValueError(f"opencl gemm: out, a, b must be 2-D, got {out.shape}, {a.shape}, {b.shape}")
+        m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
+        kb, n = (b.shape[1], b.shape[0]) if trans_b else b.shape
+        if kb != k or out.shape != (m, n):
+            raise ValueError(f"opencl gemm: cannot compute out {out.shape} = op(a) {a.shape} @ "
+                             f"op(b) {b.shape} with trans_a={trans_a}, trans_b={trans_b}")
+        if trans_b:
+            b = self._transpose_into(self._scratch_tensor("gemm_b_transposed", (k, n)), b)
+        self.gemm_engine.run(out, a, b, m, n, k, trans_a, alpha, beta)
+
+    def _transpose_into(self, out, x):
+        """out (cols, rows) = x (rows, cols).T on the device; returns out."""
+        rows, cols = x.shape
+        tile = 16
+        global_size = (-(-cols // tile) * tile, -(-rows // tile) * tile)
+        self.rt.launch(self._kernel("gemm_util.cl", "transpose"), global_size, (tile, tile),
+                       out, x, rows, cols)
+        return out
+
+    # ------------------------------------------------------ convolution
+    def _window_args(self, plan):
+        return (plan.h, plan.w, plan.c, plan.oh, plan.ow, plan.kh, plan.kw, plan.sh, plan.sw,
+                plan.pad_top, plan.pad_left)
+
+    def _is_pointwise(self, plan):
+        """A 1x1, stride-1, unpadded convolution needs no im2col: x itself is the cols matrix."""
+        return (plan.kh == plan.kw == plan.sh == plan.sw == 1
+                and plan.pad_top == plan.pad_bottom == plan.pad_left == plan.pad_right == 0)
+
+    def _cols(self, plan):
+        """The plan's im2col scratch (N*OH*OW, KH*KW*C), allocated on first use and kept."""
+        shape = (plan.n * plan.oh * plan.ow, plan.kh * plan.kw * plan.c)
+        cols = plan.scratch.get("opencl_cols")
+        if cols is None:
+            cols = self.rt.alloc(shape)
+            plan.scratch["opencl_cols"] = cols
+        return cols
+
+    def _im2col(self, x, plan):
+        if self._is_pointwise(plan):
+            return self.reshape(x, (plan.n * plan.h * plan.w, plan.c))
+        cols = self._cols(plan)
+        self._run1d("conv.cl", "im2col", cols.size, cols, x, *self._window_args(plan), cols.size)
+        return cols
+
+    def _check_conv(self, op, plan, names, tensors):
+        kernel = (plan.kh, plan.kw, plan.c, plan.oc)
+        expected = {"x": plan.in_shape, "dx": plan.in_shape, "out": plan.out_shape,
+                    "dout": plan.out_shape, "weight": kernel, "dweight": kernel,
+                    "bias": (plan.oc,), "dbias": (plan.oc,)}
+        for name, tensor in zip(names, tensors):
+            if tensor is not None:
+                self._check(op, name, tensor, expected[name])
+
+    def conv2d_forward(self, out, x, weight, bias, plan):
+        self._check_conv("conv2d_forward", plan, ("out", "x", "weight", "bias"), (out, x, weight, bias))
+        cols = self._im2col(x, plan)
+        rows = cols.shape[0]
+        w2 = self.reshape(weight, (cols.shape[1], plan.oc))
+        out2 = self.reshape(out, (rows, plan.oc))
+        self.gemm(out2, cols, w2)
+        if bias is not None:
+            self.bias_add(out2, out2, bias)
+
+    def conv2d_backward_data(self, dx, dout, weight, plan):
+        self._check_conv("conv2d_backward_data", plan, ("dx", "dout", "weight"), (dx, dout, weight))
+        kkc = plan.kh * plan.kw * plan.c
+        dout2 = self.reshape(dout, (plan.n * plan.oh * plan.ow, plan.oc))
+        w2 = self.reshape(weight, (kkc, plan.oc))
+        if self._is_pointwise(plan):
+            self.gemm(self.reshape(dx, (plan.n * plan.h * plan.w, plan.c)), dout2, w2, trans_b=True)
+            return
+        dcols = self._cols(plan)
+        self.gemm(dcols, dout2, w2, trans_b=True)
+        self._run1d("conv.cl", "col2im", dx.size, dx, dcols, *self._window_args(plan), dx.size)
+
+    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
+        self._check_conv("conv2d_backward_filter", plan, ("dweight", "dbias", "dout", "x"),
+                         (dweight, dbias, dout, x))
+        cols = self._im2col(x, plan)
+        dout2 = self.reshape(dout, (cols.shape[0], plan.oc))
+        self.gemm(self.reshape(dweight, (cols.shape[1], plan.oc)), cols, dout2, trans_a=True)
+        if dbias is not None:
+            self.bias_grad(dbias, dout2)
+
+    # ---------------------------------------------------------- pooling
+    def _check_pool(self, op, plan, names, tensors):
+        expected = {"x": plan.in_shape, "dx": plan.in_shape, "out": plan.out_shape,
+                    "dout": plan.out_shape, "argmax": plan.out_shape}
+        for name, tensor in zip(names, tensors):
+            self._check(op, name, tensor, expected[name])
+
+    def max_pool2d_forward(self, out, argmax, x, plan):
+        self._check_pool("max_pool2d_forward", plan, ("out", "argmax", "x"), (out, argmax, x))
+        if argmax.dtype != np.int32:
+            raise TypeError(f"opencl max_pool2d_forward: argmax must be int32, got {argmax.dtype}")
+        self._run1d("pool.cl", "max_pool_forward", out.size, out, argmax, x,
+                    *self._window_args(plan), out.size)
+
+    def max_pool2d_backward(self, dx, dout, argmax, plan):
+        self._check_pool("max_pool2d_backward", plan, ("dx", "dout", "argmax"), (dx, dout, argmax))
+        self._run1d("pool.cl", "max_pool_backward", dx.size, dx, dout, argmax,
+                    *self._window_args(plan), dx.size)
+
+    def avg_pool2d_forward(self, out, x, plan):
+        self._check_pool("avg_pool2d_forward", plan, ("out", "x"), (out, x))
+        self._run1d("pool.cl", "avg_pool_forward", out.size, out, x, *self._window_args(plan), out.size)
+
+    def avg_pool2d_backward(self, dx, dout, plan):
+        self._check_pool("avg_pool2d_backward", plan, ("dx", "dout"), (dx, dout))
+        self._run1d("pool.cl", "avg_pool_backward", dx.size, dx, dout, *self._window_args(plan), dx.size)
+
+    def global_avg_pool_forward(self, out, x):
+        n, h, w, c = x.shape
+        self._check("global_avg_pool_forward", "out", out, (n, c))
+        self._run1d("pool.cl", "global_avg_pool_forward", out.size, out, x, h * w, c, out.size)
+
+    def global_avg_pool_backward(self, dx, dout):
+        n, h, w, c = dx.shape
+        self._check("global_avg_pool_backward", "dout", dout, (n, c))
+        self._run1d("pool.cl", "global_avg_pool_backward", dx.size, dx, dout, h * w, c, dx.size)
+
+    def pad2d_forward(self, out, x, pads):
+        top, bottom, left, right = pads
+        n, h, w, c = x.shape
+        self._check("pad2d_forward", "out", out, (n, h + top + bottom, w + left + right, c))
+        self._run1d("elementwise.cl", "pad2d_forward", out.size, out, x, h, w, c,
+                    out.shape[1], out.shape[2], top, left, out.size)
+
+    def pad2d_backward(self, dx, dout, pads):
+        top, bottom, left, right = pads
+        n, h, w, c = dx.shape
+        self._check("pad2d_backward", "dout", dout, (n, h + top + bottom, w + left + right, c))
+        self._run1d("elementwise.cl", "pad2d_backward", dx.size, dx, dout, h, w, c,
+                    dout.shape[1], dout.shape[2], top, left, dx.size)
+
+    # ------------------------------------------------------ concatenate
+    def _check_concat(self, op, out, xs):
+        if sum(x.shape[-1] for x in xs) != out.shape[-1] or any(
+                x.shape[:-1] != out.shape[:-1] for x in xs):
+            raise ValueError(f"opencl {op}: pieces {[x.shape for x in xs]} do not concatenate "
+                             f"along the last axis to {out.shape}")
+
+    def concat_forward(self, out, xs):
+        self._check_concat("concat_forward", out, xs)
+        offset = 0
+        for x in xs:
+            c_in = x.shape[-1]
+            self._run1d("elementwise.cl", "concat_piece_forward", x.size, out, x, c_in,
+                        out.shape[-1], offset, x.size)
+            offset += c_in
+
+    def concat_backward(self, dxs, dout):
+        self._check_concat("concat_backward", dout, dxs)
+        offset = 0
+        for dx in dxs:
+            c_in = dx.shape[-1]
+            self._run1d("elementwise.cl", "concat_piece_backward", dx.size, dx, dout, c_in,
+                        dout.shape[-1], offset, dx.size)
+            offset += c_in
+
+    # --------------------------------------------------- normalization
+    def _bn_geometry(self, op, x, vectors):
+        c = x.shape[-1]
+        for name, v in vectors.items():
+            self._check(op, name, v, (c,))
+        m = x.size // c
+        parts = max(1, min(COLUMN_PARTS, m))
+        return m, c, parts, -(-m // parts)
+
+    def batchnorm_forward_train(self, out, mean, invstd, x, gamma, beta,
+                                moving_mean, moving_var, momentum, epsilon):
+        self._check_same_size("batchnorm_forward_train", ("out", "x"), (out, x))
+        m, c, parts, rows_per_part = self._bn_geometry(
+            "batchnorm_forward_train", x, {"mean": mean, "invstd": invstd, "gamma": gamma,
+                                           "beta": beta, "moving_mean": moving_mean,
+                                           "moving_var": moving_var})
+        self._column_sums(mean, x, 1.0 / m, accumulate=False)
+        partial = self._scratch_tensor("column_partial", (parts, c))
+        self.rt.launch(self._kernel("batchnorm.cl", "bn_sqdev_partial"), (c, parts), None,
+                       partial, x, mean, m, c, rows_per_part)
+        self.rt.launch(self._kernel("batchnorm.cl", "bn_finish_train"), (c,), None,
+                       invstd, moving_mean, moving_var, mean, partial, parts, c, m,
+                       float(momentum), float(epsilon))
+        self._run1d("batchnorm.cl", "bn_normalize", x.size, out, x, mean, invstd, gamma, beta, x.size, c)
+
+    def batchnorm_forward_infer(self, out, x, gamma, beta, moving_mean, moving_var, epsilon):
+        self._check_same_size("batchnorm_forward_infer", ("out", "x"), (out, x))
+        _, c, _, _ = self._bn_geometry("batchnorm_forward_infer", x, {
+            "gamma": gamma, "beta": beta, "moving_mean": moving_mean, "moving_var": moving_var})
+        self._run1d("batchnorm.cl", "bn_infer", x.size, out, x, gamma, beta, moving_mean,
+                    moving_var, float(epsilon), x.size, c)
+
+    def batchnorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
+        self._check_same_size("batchnorm_backward", ("dx", "dout", "x"), (dx, dout, x))
+        m, c, parts, rows_per_part = self._bn_geometry(
+            "batchnorm_backward", x, {"dgamma": dgamma, "dbeta": dbeta, "mean": mean,
+                                      "invstd": invstd, "gamma": gamma})
+        partial_dbeta = self._scratch_tensor("column_partial", (parts, c))
+        partial_dgamma = self._scratch_tensor("column_partial_2", (parts, c))
+        self.rt.launch(self._kernel("batchnorm.cl", "bn_backward_partial"), (c, parts), None,
+                       partial_dbeta, partial_dgamma, dout, x, mean, invstd, m, c, rows_per_part)
+        self.rt.launch(self._kernel("batchnorm.cl", "bn_backward_finish"), (c,), None,
+                       dgamma, dbeta, partial_dgamma, partial_dbeta, parts, c)
+        self._run1d("batchnorm.cl", "bn_backward_dx", x.size, dx, dout, x, mean, invstd, gamma,
+                    dgamma, dbeta, x.size, c, m)
+
+    # ---------------------------------------------------------- dropout
+    def dropout_forward(self, out, mask, x, rate, seed):
+        self._check_same_size("dropout_forward", ("out", "mask", "x"), (out, mask, x))
+        if not 0.0 <= rate < 1.0:
+            raise ValueError(f"opencl dropout_forward: rate must be in [0, 1), got {rate}")
+        seed = int(seed) & 0xFFFFFFFFFFFFFFFF
+        blocks = -(-x.size // 4)
+        self._run1d("dropout.cl", "dropout_forward", blocks, out, mask, x, float(rate),
+                    1.0 / (1.0 - rate), np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32), x.size)
+
+    # ----------------------------------------------------------- losses
+    @staticmethod
+    def _is_sparse(targets):
+        return targets.dtype == np.int32
+
+    def _check_targets(self, op, pred, targets):
+        rows = pred.size // pred.shape[-1]
+        expected = (rows,) if self._is_sparse(targets) else pred.shape
+        if targets.size != math.prod(expected):
+            raise ValueError(f"opencl {op}: targets {targets.shape} ({targets.dtype}) do not match "
+                             f"predictions {pred.shape}")
+        return rows, pred.shape[-1]
+
+    def softmax_cross_entropy_forward(self, probs, loss, logits, targets):
+        rows, k = self._check_targets("softmax_cross_entropy_forward", logits, targets)
+        self._check("softmax_cross_entropy_forward", "loss", loss, (rows,))
+        name = "softmax_ce_forward_sparse" if self._is_sparse(targets) else "softmax_ce_forward_dense"
+        self._run1d("loss.cl", name, rows, probs, loss, logits, targets, rows, k)
+
+    def softmax_cross_entropy_backward(self, dlogits, probs, targets, scale):
+        rows, k = self._check_targets("softmax_cross_entropy_backward", probs, targets)
+        if self._is_sparse(targets):
+            self._run1d("loss.cl", "softmax_ce_backward_sparse", probs.size, dlogits, probs,
+                        targets, float(scale), k, probs.size)
+        else:
+            self.axpby(dlogits, scale, probs, -scale, targets)
+
+    def sigmoid_cross_entropy_forward(self, probs, loss, logits, targets):
+        rows, k = self._check_targets("sigmoid_cross_entropy_forward", logits, targets)
+        self._run1d("loss.cl", "sigmoid_ce_forward", rows, probs, loss, logits, targets, rows, k)
+
+    def sigmoid_cross_entropy_backward(self, dlogits, probs, targets, scale):
+        k = probs.shape[-1]
+        self.axpby(dlogits, scale / k, probs, -scale / k, targets)
+
+    def cross_entropy_forward(self, loss, probs, targets, binary):
+        rows, k = self._check_targets("cross_entropy_forward", probs, targets)
+        if binary:
+            name = "cross_entropy_forward_binary"
+        else:
+            name = "cross_entropy_forward_sparse" if self._is_sparse(targets) else "cross_entropy_forward_dense"
+        self._run1d("loss.cl", name, rows, loss, probs, targets, rows, k)
+
+    def cross_entropy_backward(self, dprobs, probs, targets, binary, scale):
+        _, k = self._check_targets("cross_entropy_backward", probs, targets)
+        n = probs.size
+        if binary:
+            self._run1d("loss.cl", "cross_entropy_backward_binary", n, dprobs, probs, targets,
+                        float(scale) / k, n)
+        elif self._is_sparse(targets):
+            self._run1d("loss.cl", "cross_entropy_backward_sparse", n, dprobs, probs, targets,
+                        float(scale), k, n)
+        else:
+            self._run1d("loss.cl", "cross_entropy_backward_dense", n, dprobs, probs, targets,
+                        float(scale), n)
+
+    def mean_squared_error_forward(self, loss, pred, targets):
+        self._check_same_size("mean_squared_error_forward", ("pred", "targets"), (pred, targets))
+        k = pred.shape[-1]
+        self._run1d("loss.cl", "mean_squared_error_forward", pred.size // k, loss, pred, targets,
+                    pred.size // k, k)
+
+    def mean_squared_error_backward(self, dpred, pred, targets, scale):
+        k = pred.shape[-1]
+        self.axpby(dpred, 2.0 * scale / k, pred, -2.0 * scale / k, targets)
+
+    # ------------------------------------------------ reductions/metrics
+    def _reduce(self, out, partial_kernel, finish_kernel, x_args, n, finish_args):
+        """Two-pass reduction of n items: partial_kernel(partial, *x_args, n), then
+        finish_kernel(out, partial, parts, *finish_args)."""
+        parts = REDUCE_PARTS if self._local_1d == LOCAL_1D else self._local_1d
+        partial = self._scratch_tensor("reduce_partial", (parts,))
+        self.rt.launch(self._kernel("reduce.cl", partial_kernel), (parts,), (self._local_1d,),
+                       partial, *x_args, n)
+        self.rt.launch(self._kernel("reduce.cl", finish_kernel), (1,), None, out, partial, parts,
+                       *finish_args)
+
+    def sum(self, out, x, accumulate=False):
+        self._check("sum", "out", out, (1,))
+        self._reduce(out, "sum_partial", "sum_finish", (x,), x.size, (1.0, int(accumulate)))
+
+    def _count_rows(self, out, flags, accumulate):
+        self._reduce(out, "sum_partial", "sum_finish", (flags,), flags.size, (1.0, int(accumulate)))
+
+    def categorical_accuracy(self, out, pred, targets, accumulate=False):
+        self._check("categorical_accuracy", "out", out, (1,))
+        rows, k = self._check_targets("categorical_accuracy", pred, targets)
+        flags = self._scratch_tensor("row_flags", (rows,))
+        name = "categorical_accuracy_sparse" if self._is_sparse(targets) else "categorical_accuracy_dense"
+        self._run1d("reduce.cl", name, rows, flags, pred, targets, rows, k)
+        self._count_rows(out, flags, accumulate)
+
+    def binary_accuracy(self, out, pred, targets, accumulate=False):
+        self._check("binary_accuracy", "out", out, (1,))
+        self._check_same_size("binary_accuracy", ("pred", "targets"), (pred, targets))
+        self._reduce(out, "binary_accuracy_partial", "sum_finish", (pred, targets), pred.size,
+                     (1.0, int(accumulate)))
+
+    def top_k_accuracy(self, out, pred, targets, k, accumulate=False):
+        self._check("top_k_accuracy", "out", out, (1,))
+        rows, classes = self._check_targets("top_k_accuracy", pred, targets)
+        flags = self._scratch_tensor("row_flags", (rows,))
+        name = "top_k_accuracy_sparse" if self._is_sparse(targets) else "top_k_accuracy_dense"
+        self._run1d("reduce.cl", name, rows, flags, pred, targets, rows, classes, int(k))
+        self._count_rows(out, flags, accumulate)
+
+    def all_finite(self, out, x):
+        self._check("all_finite", "out", out, (1,))
+        self._reduce(out, "nonfinite_partial", "all_finite_finish", (x,), x.size, ())
+
+    # -------------------------------------------------------- optimizers
+    def clip_by_value(self, g, clipvalue):
+        self._run1d("elementwise.cl", "clip_by_value", g.size, g, float(clipvalue), g.size)
+
+    def clip_by_norm(self, g, clipnorm):
+        sumsq = self._scratch_tensor("clip_sumsq", (1,))
+        self._reduce(sumsq, "sumsq_partial", "sum_finish", (g,), g.size, (1.0, 0))
+        self._run1d("reduce.cl", "scale_by_norm", g.size, g, sumsq, float(clipnorm), g.size)
+
+    def sgd_update(self, w, g, velocity, lr, momentum, nesterov, weight_decay):
+        if velocity is None:
+            self._check_same_size("sgd_update", ("w", "g"), (w, g))
+            self._run1d("optim.cl", "sgd_update", w.size, w, g, float(lr), float(weight_decay), w.size)
+            return
+        self._check_same_size("sgd_update", ("w", "g", "velocity"), (w, g, velocity))
+        self._run1d("optim.cl", "sgd_momentum_update", w.size, w, g, velocity, float(lr),
+                    float(momentum), int(bool(nesterov)), float(weight_decay), w.size)
+
+    def adam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay):
+        self._check_same_size("adam_update", ("w", "g", "m", "v"), (w, g, m, v))
+        lr_t = lr * math.sqrt(1.0 - beta_2 ** step) / (1.0 - beta_1 ** step)
+        self._run1d("optim.cl", "adam_update", w.size, w, g, m, v, float(lr), float(lr_t),
+                    float(beta_1), float(beta_2), float(epsilon), float(weight_decay), w.size)
+
+    def rmsprop_update(self, w, g, ms, mom, lr, rho, momentum, epsilon, weight_decay):
+        self._check_same_size("rmsprop_update", ("w", "g", "ms"), (w, g, ms))
+        use_momentum = mom is not None
+        if use_momentum:
+            self._check_same_size("rmsprop_update", ("w", "mom"), (w, mom))
+        self._run1d("optim.cl", "rmsprop_update", w.size, w, g, ms, mom if use_momentum else ms,
+                    int(use_momentum), float(lr), float(rho), float(momentum), float(epsilon),
+                    float(weight_decay), w.size)
+
+    def adagrad_update(self, w, g, acc, lr, epsilon, weight_decay):
+        self._check_same_size("adagrad_update", ("w", "g", "acc"), (w, g, acc))
+        self._run1d("optim.cl", "adagrad_update", w.size, w, g, acc, float(lr), float(epsilon),
+                    float(weight_decay), w.size)

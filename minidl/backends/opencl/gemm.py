@@ -1,0 +1,103 @@
+"""SGEMM on the device: the two kernel families, their parameter sets and the launch logic.
+
+A parameter set is a plain dict (it is stored as JSON by the tuner):
+  {"family": "direct", "RM": 8, "VW": 16, "VN": 2, "local": [1, 1]}   (kernels/gemm_direct.cl)
+  {"family": "tiled", "TSM": 64, "TSN": 64, "TSK": 16, "WPTM": 4, "WPTN": 4, "VWN": 4}
+                                                                      (kernels/gemm_tiled.cl)
+"local" is the work-group size of the direct kernel, or None to let the driver choose.
+The blocked kernel covers the block-aligned corner of C; gemm_edge covers the rest.
+"""
+
+DIRECT_DEFAULT = {"family": "direct", "RM": 8, "VW": 16, "VN": 2, "local": None}
+TILED_DEFAULT = {"family": "tiled", "TSM": 64, "TSN": 64, "TSK": 16, "WPTM": 4, "WPTN": 4, "VWN": 4}
+
+DIRECT_KEYS = ("RM", "VW", "VN")
+TILED_KEYS = ("TSM", "TSN", "TSK", "WPTM", "WPTN", "VWN")
+
+
+def default_params(runtime):
+    """The untuned choice: the register-blocked kernel on CPUs, the local-memory one elsewhere."""
+    return dict(DIRECT_DEFAULT if runtime.is_cpu else TILED_DEFAULT)
+
+
+def block_shape(params):
+    """(rows, columns) of C covered by one launch unit of the blocked kernel."""
+    if params["family"] == "direct":
+        return params["RM"], params["VW"] * params["VN"]
+    return params["TSM"], params["TSN"]
+
+
+def check_params(params, runtime):
+    """Raise ValueError when `params` cannot run on `runtime`'s device."""
+    family = params.get("family")
+    if family == "direct":
+        if params["VW"] not in (2, 4, 8, 16):
+            raise ValueError(f"gemm params {params}: VW must be 2, 4, 8 or 16")
+        local = params.get("local")
+        if local is not None and local[0] * local[1] > runtime.max_work_group_size:
+            raise ValueError(f"gemm params {params}: local size exceeds the device's "
+                             f"{runtime.max_work_group_size}")
+        return
+    if family == "tiled":
+        tsm, tsn, tsk = params["TSM"], params["TSN"], params["TSK"]
+        if tsm % params["WPTM"] or tsn % params["WPTN"] or tsn % params["VWN"]:
+            raise ValueError(f"gemm params {params}: WPTM must divide TSM, WPTN and VWN TSN")
+        threads = (tsm // params["WPTM"]) * (tsn // params["WPTN"])
+        if threads > runtime.max_work_group_size:
+            raise ValueError(f"gemm params {params}: {threads} work-items per group exceed the "
+                             f"device's {runtime.max_work_group_size}")
+        if 4 * tsk * (tsm + tsn) > runtime.device.local_mem_size:
+            raise ValueError(f"gemm params {params}: tiles exceed the device's local memory")
+        return
+    raise ValueError(f"gemm params {params}: family must be 'direct' or 'tiled'")
+
+
+class Gemm:
+    """C = alpha * op(A) @ B + beta * C on the device with one parameter set (B not transposed:
+    the backend transposes a trans_b operand first)."""
+
+    def __init__(self, runtime, params):
+        check_params(params, runtime)
+        self.rt = runtime
+        self.params = dict(params)
+        self.block_rows, self.block_cols = block_shape(params)
+        self._edge = runtime.kernel("gemm_util.cl", "gemm_edge")
+
+    def _blocked_kernel(self, trans_a):
+        p = self.params
+        keys = DIRECT_KEYS if p["family"] == "direct" else TILED_KEYS
+        defines = {k: p[k] for k in keys}
+        defines["TRANS_A"] = int(trans_a)
+        filename = "gemm_direct.cl" if p["family"] == "direct" else "gemm_tiled.cl"
+        return self.rt.kernel(filename, "gemm_" + p["family"], defines)
+
+    def prepare(self):
+        """Build both programs (trans_a False and True) now rather than on the first call."""
+        self._blocked_kernel(False)
+        self._blocked_kernel(True)
+
+    def run(self, c, a, b, m, n, k, trans_a, alpha, beta):
+        """c (m, n) = alpha * op(a) @ b (k, n) + beta * c; a is (m, k), or (k, m) when trans_a."""
+        lda = m if trans_a else k
+        ldb = ldc = n
+        rows = (m // self.block_rows) * self.block_rows
+        cols = (n // self.block_cols) * self.block_cols
+        alpha, beta = float(alpha), float(beta)
+        if rows and cols:
+            p = self.params
+            if p["family"] == "direct":
+                global_size = (cols // self.block_cols, rows // self.block_rows)
+                local = p.get("local")
+                local_size = tuple(local) if local else None
+                if local_size and (global_size[0] % local_size[0] or global_size[1] % local_size[1]):
+                    local_size = None
+            else:
+                local_size = (p["TSN"] // p["WPTN"], p["TSM"] // p["WPTM"])
+                global_size = (cols // p["WPTN"], rows // p["WPTM"])
+            self.rt.launch(self._blocked_kernel(trans_a), global_size, local_size,
+                           c, a, b, k, lda, ldb, ldc, alpha, beta)
+        # the ragged strips: rows [rows, m) x all columns, then rows [0, rows) x columns [cols, n)
+        for row0, col0, nrows, ncols in ((rows, 0, m - rows, n), (0, cols, rows, n - cols)):
+            if nrows > 0 and ncols > 0:
+                self.rt.launch(self._edge, (ncols, nrows), None, c, a, b, row0, col0, nrows, ncols,
+                               k, lda, ldb, ldc, int(trans_a), alpha, beta)

@@ -1,0 +1,149 @@
+// Elementwise kernels: one work-item per element, n elements in all.
+// Outputs may alias inputs where the backend contract allows it, so no pointer is restrict.
+
+// Activation codes, shared with backend.py (ACTIVATION_CODES).
+#define ACT_LINEAR 0
+#define ACT_RELU 1
+#define ACT_LEAKY_RELU 2
+#define ACT_SIGMOID 3
+#define ACT_TANH 4
+
+__kernel void fill_float(__global float *out, const float value, const int n)
+{
+    const int i = get_global_id(0);
+    if (i < n) out[i] = value;
+}
+
+__kernel void fill_int(__global int *out, const int value, const int n)
+{
+    const int i = get_global_id(0);
+    if (i < n) out[i] = value;
+}
+
+__kernel void add(__global float *out, __global const float *a, __global const float *b, const int n)
+{
+    const int i = get_global_id(0);
+    if (i < n) out[i] = a[i] + b[i];
+}
+
+__kernel void axpby(__global float *out, const float alpha, __global const float *x,
+                    const float beta, __global const float *y, const int n)
+{
+    const int i = get_global_id(0);
+    if (i < n) out[i] = alpha * x[i] + beta * y[i];
+}
+
+__kernel void multiply(__global float *out, __global const float *a, __global const float *b, const int n)
+{
+    const int i = get_global_id(0);
+    if (i < n) out[i] = a[i] * b[i];
+}
+
+// out, x are (n / c, c); bias is (c,)
+__kernel void bias_add(__global float *out, __global const float *x, __global const float *bias,
+                       const int n, const int c)
+{
+    const int i = get_global_id(0);
+    if (i < n) out[i] = x[i] + bias[i % c];
+}
+
+__kernel void clip_by_value(__global float *g, const float clipvalue, const int n)
+{
+    const int i = get_global_id(0);
+    if (i < n) g[i] = clamp(g[i], -clipvalue, clipvalue);
+}
+
+float sigmoid(const float x)
+{
+    // never exponentiates a large positive number
+    if (x >= 0.0f) return 1.0f / (1.0f + exp(-x));
+    const float e = exp(x);
+    return e / (1.0f + e);
+}
+
+__kernel void activation_forward(__global float *out, __global const float *x, const int code,
+                                 const float alpha, const int n)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const float v = x[i];
+    float y;
+    switch (code) {
+    case ACT_RELU: y = fmax(v, 0.0f); break;
+    case ACT_LEAKY_RELU: y = v > 0.0f ? v : alpha * v; break;
+    case ACT_SIGMOID: y = sigmoid(v); break;
+    case ACT_TANH: y = tanh(v); break;
+    default: y = v;
+    }
+    out[i] = y;
+}
+
+// y is the forward output f(x): every derivative below is written in terms of y.
+__kernel void activation_backward(__global float *dx, __global const float *dout,
+                                  __global const float *y, const int code, const float alpha,
+                                  const int n)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const float d = dout[i];
+    const float v = y[i];
+    float g;
+    switch (code) {
+    case ACT_RELU: g = v > 0.0f ? d : 0.0f; break;
+    case ACT_LEAKY_RELU: g = v > 0.0f ? d : alpha * d; break;
+    case ACT_SIGMOID: g = d * v * (1.0f - v); break;
+    case ACT_TANH: g = d * (1.0f - v * v); break;
+    default: g = d;
+    }
+    dx[i] = g;
+}
+
+// out (rows, c_out) receives x (rows, c_in) in its channels [c_offset, c_offset + c_in):
+// one piece of a concatenation along the last axis.
+__kernel void concat_piece_forward(__global float *out, __global const float *x, const int c_in,
+                                   const int c_out, const int c_offset, const int n)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const int row = i / c_in;
+    out[row * c_out + c_offset + i % c_in] = x[i];
+}
+
+// dx (rows, c_in) = channels [c_offset, c_offset + c_in) of dout (rows, c_out)
+__kernel void concat_piece_backward(__global float *dx, __global const float *dout, const int c_in,
+                                    const int c_out, const int c_offset, const int n)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const int row = i / c_in;
+    dx[i] = dout[row * c_out + c_offset + i % c_in];
+}
+
+// out (N, OH, OW, C) = x (N, H, W, C) zero-padded by top and left (bottom and right follow from OH, OW)
+__kernel void pad2d_forward(__global float *out, __global const float *x, const int h, const int w,
+                            const int c, const int oh, const int ow, const int top, const int left,
+                            const int n)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const int ch = i % c;
+    const int ox = (i / c) % ow;
+    const int oy = (i / (c * ow)) % oh;
+    const int b = i / (c * ow * oh);
+    const int y = oy - top, xx = ox - left;
+    out[i] = (y >= 0 && y < h && xx >= 0 && xx < w) ? x[((b * h + y) * w + xx) * c + ch] : 0.0f;
+}
+
+// dx (N, H, W, C) = the interior of dout (N, OH, OW, C)
+__kernel void pad2d_backward(__global float *dx, __global const float *dout, const int h, const int w,
+                             const int c, const int oh, const int ow, const int top, const int left,
+                             const int n)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const int ch = i % c;
+    const int xx = (i / c) % w;
+    const int y = (i / (c * w)) % h;
+    const int b = i / (c * w * h);
+    dx[i] = dout[((b * oh + y + top) * ow + xx + left) * c + ch];
+}

@@ -1,0 +1,64 @@
+// SGEMM for CPU-like devices ("direct" family): no local memory. Each work-item accumulates an
+// RM x (VW * VN) block of C in vector registers, reading RM scalars of op(A) and VN vectors of B
+// per step along k. C (M, N) = alpha * op(A) (M, K) @ B (K, N) + beta * C.
+// It covers whole blocks only: the backend launches it on the largest block-aligned corner of C
+// ((M / RM) * RM rows, (N / RN) * RN columns) and computes the rest with gemm_util.cl's gemm_edge.
+// Global size: (N / RN, M / RM); any local size.
+
+#ifndef RM
+#define RM 8        // rows of C per work-item
+#endif
+#ifndef VW
+#define VW 16       // vector width of the B loads and of the accumulators: 2, 4, 8 or 16
+#endif
+#ifndef VN
+#define VN 2        // vectors per row of the block
+#endif
+#ifndef TRANS_A
+#define TRANS_A 0   // 1: a is stored (K, M) and op(A) = a.T
+#endif
+
+#define RN (VW * VN)  // columns of C per work-item
+
+#define CAT_(x, y) x##y
+#define CAT(x, y) CAT_(x, y)
+#define floatV CAT(float, VW)
+#define vloadV CAT(vload, VW)
+#define vstoreV CAT(vstore, VW)
+
+#if TRANS_A
+#define A_AT(i, k) a[(k) * lda + (i)]
+#else
+#define A_AT(i, k) a[(i) * lda + (k)]
+#endif
+
+// c is (M, ldc); a is (M, lda) or, with TRANS_A, (K, lda); b is (K, ldb)
+__kernel void gemm_direct(__global float *c, __global const float *a, __global const float *b,
+                          const int K, const int lda, const int ldb, const int ldc,
+                          const float alpha, const float beta)
+{
+    const int j0 = get_global_id(0) * RN;
+    const int i0 = get_global_id(1) * RM;
+    floatV acc[RM][VN];
+    for (int r = 0; r < RM; ++r)
+        for (int v = 0; v < VN; ++v) acc[r][v] = (floatV)(0.0f);
+
+    const __global float *brow = b + j0;
+    for (int k = 0; k < K; ++k, brow += ldb) {
+        floatV bv[VN];
+        for (int v = 0; v < VN; ++v) bv[v] = vloadV(v, brow);
+        for (int r = 0; r < RM; ++r) {
+            const floatV av = (floatV)(A_AT(i0 + r, k));
+            for (int v = 0; v < VN; ++v) acc[r][v] = mad(av, bv[v], acc[r][v]);
+        }
+    }
+
+    for (int r = 0; r < RM; ++r) {
+        __global float *crow = c + (i0 + r) * ldc + j0;
+        for (int v = 0; v < VN; ++v) {
+            floatV result = alpha * acc[r][v];
+            if (beta != 0.0f) result += beta * vloadV(v, crow);  // C is not read when beta == 0
+            vstoreV(result, v, crow);
+        }
+    }
+}

@@ -1,0 +1,104 @@
+// SGEMM for GPU-like devices ("tiled" family): each work-group computes a TSM x TSN tile of C,
+// staging TSK-deep slices of op(A) and B in local memory; each work-item accumulates
+// WPTM x WPTN results in registers, strided by the work-group's extent so that neighbouring
+// work-items touch neighbouring local-memory words. B is read from global memory in vectors of VWN.
+// C (M, N) = alpha * op(A) (M, K) @ B (K, N) + beta * C.
+// Covers whole tiles only (M multiple of TSM, N of TSN; any K): the backend computes the ragged
+// right and bottom strips with gemm_util.cl's gemm_edge.
+// Global size: (N / WPTN, M / WPTM); local size (RTSN, RTSM).
+
+#ifndef TSM
+#define TSM 64      // rows of the C tile of a work-group
+#endif
+#ifndef TSN
+#define TSN 64      // columns of the C tile
+#endif
+#ifndef TSK
+#define TSK 16      // depth of the k slice held in local memory
+#endif
+#ifndef WPTM
+#define WPTM 4      // rows of C per work-item
+#endif
+#ifndef WPTN
+#define WPTN 4      // columns of C per work-item
+#endif
+#ifndef VWN
+#define VWN 4       // vector width of the global B loads: 1, 2, 4, 8 or 16, dividing TSN
+#endif
+#ifndef TRANS_A
+#define TRANS_A 0   // 1: a is stored (K, M) and op(A) = a.T
+#endif
+
+#define RTSM (TSM / WPTM)        // work-group extent along M
+#define RTSN (TSN / WPTN)        // work-group extent along N
+#define THREADS (RTSM * RTSN)    // work-items per work-group
+#define BVECS (TSN / VWN)        // vectors per row of the B slice
+
+#define CAT_(x, y) x##y
+#define CAT(x, y) CAT_(x, y)
+#if VWN == 1
+#define floatB float
+#define LOAD_B(p) (*(p))
+#define STORE_B(v, p) (*(p) = (v))
+#else
+#define floatB CAT(float, VWN)
+#define LOAD_B(p) CAT(vload, VWN)(0, p)
+#define STORE_B(v, p) CAT(vstore, VWN)(v, 0, p)
+#endif
+
+#if TRANS_A
+#define A_AT(i, k) a[(k) * lda + (i)]
+#else
+#define A_AT(i, k) a[(i) * lda + (k)]
+#endif
+
+// c is (M, ldc); a is (M, lda) or, with TRANS_A, (K, lda); b is (K, ldb)
+__kernel __attribute__((reqd_work_group_size(RTSN, RTSM, 1)))
+void gemm_tiled(__global float *c, __global const float *a, __global const float *b,
+                const int K, const int lda, const int ldb, const int ldc,
+                const float alpha, const float beta)
+{
+    const int tn = get_local_id(0), tm = get_local_id(1);
+    const int tid = tm * RTSN + tn;
+    const int i0 = get_group_id(1) * TSM, j0 = get_group_id(0) * TSN;
+    __local float a_tile[TSK][TSM];   // a_tile[kk][m] = op(A)(i0 + m, k0 + kk)
+    __local float b_tile[TSK][TSN];   // b_tile[kk][n] = B(k0 + kk, j0 + n)
+
+    float acc[WPTM][WPTN];
+    for (int wm = 0; wm < WPTM; ++wm)
+        for (int wn = 0; wn < WPTN; ++wn) acc[wm][wn] = 0.0f;
+
+    for (int k0 = 0; k0 < K; k0 += TSK) {
+        for (int l = tid; l < TSK * TSM; l += THREADS) {
+#if TRANS_A
+            const int m = l % TSM, kk = l / TSM;  // neighbouring work-items read along m
+#else
+            const int kk = l % TSK, m = l / TSK;  // neighbouring work-items read along k
+#endif
+            a_tile[kk][m] = k0 + kk < K ? A_AT(i0 + m, k0 + kk) : 0.0f;
+        }
+        for (int l = tid; l < TSK * BVECS; l += THREADS) {
+            const int nv = l % BVECS, kk = l / BVECS;
+            const floatB v = k0 + kk < K ? LOAD_B(b + (k0 + kk) * ldb + j0 + nv * VWN) : (floatB)(0.0f);
+            STORE_B(v, &b_tile[kk][nv * VWN]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int kk = 0; kk < TSK; ++kk) {
+            float b_reg[WPTN];
+            for (int wn = 0; wn < WPTN; ++wn) b_reg[wn] = b_tile[kk][tn + wn * RTSN];
+            for (int wm = 0; wm < WPTM; ++wm) {
+                const float av = a_tile[kk][tm + wm * RTSM];
+                for (int wn = 0; wn < WPTN; ++wn) acc[wm][wn] = mad(av, b_reg[wn], acc[wm][wn]);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+    for (int wm = 0; wm < WPTM; ++wm) {
+        __global float *crow = c + (i0 + tm + wm * RTSM) * ldc + j0 + tn;
+        for (int wn = 0; wn < WPTN; ++wn) {
+            const float result = alpha * acc[wm][wn];
+            crow[wn * RTSN] = beta != 0.0f ? result + beta * crow[wn * RTSN] : result;
+        }
+    }
+}

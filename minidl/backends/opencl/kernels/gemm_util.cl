@@ -1,0 +1,37 @@
+// Helpers of the two SGEMM families: the ragged edges they leave, and the transpose that turns
+// a trans_b product into a plain one.
+
+// C (M, N) = alpha * op(A) @ B + beta * C for the rows x cols sub-block starting at
+// (row0, col0): one work-item per element, used for the strips the blocked kernels leave.
+// c is (M, ldc); a is (M, lda) or, when trans_a, (K, lda); b is (K, ldb).
+__kernel void gemm_edge(__global float *c, __global const float *a, __global const float *b,
+                        const int row0, const int col0, const int rows, const int cols,
+                        const int K, const int lda, const int ldb, const int ldc,
+                        const int trans_a, const float alpha, const float beta)
+{
+    const int j = get_global_id(0), i = get_global_id(1);
+    if (i >= rows || j >= cols) return;
+    const int row = row0 + i, col = col0 + j;
+    const int a_k_stride = trans_a ? lda : 1;
+    const __global float *ap = a + (trans_a ? row : row * lda);
+    float s = 0.0f;
+    for (int k = 0; k < K; ++k) s = mad(ap[k * a_k_stride], b[k * ldb + col], s);
+    const float result = alpha * s;
+    c[row * ldc + col] = beta != 0.0f ? result + beta * c[row * ldc + col] : result;
+}
+
+// TILE x TILE blocks staged in local memory so that reads and writes are both contiguous
+#define TILE 16
+
+// out (cols, rows) = x (rows, cols).T; local size (TILE, TILE)
+__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
+void transpose(__global float *out, __global const float *x, const int rows, const int cols)
+{
+    __local float tile[TILE][TILE + 1];  // +1: no bank conflicts on the transposed read
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    const int c = get_group_id(0) * TILE + lx, r = get_group_id(1) * TILE + ly;
+    if (r < rows && c < cols) tile[ly][lx] = x[r * cols + c];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int oc = get_group_id(1) * TILE + lx, orow = get_group_id(0) * TILE + ly;
+    if (orow < cols && oc < rows) out[orow * rows + oc] = tile[lx][ly];
+}

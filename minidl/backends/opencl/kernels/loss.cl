@@ -1,0 +1,205 @@
+// Softmax, losses and their gradients. Row kernels run one work-item per row of a (rows, k)
+// tensor; elementwise kernels one work-item per element (n = rows * k).
+// targets are int32 class indices (rows,) ("sparse") or float (rows, k) ("dense").
+
+// Keras clips probabilities to [CLIP_EPS, 1 - CLIP_EPS] before taking logs.
+#define CLIP_EPS 1e-7f
+
+// out (rows, k) = softmax of x along each row; returns nothing, used by several kernels
+void softmax_row(__global float *out, __global const float *x, const int k)
+{
+    float mx = x[0];
+    for (int j = 1; j < k; ++j) mx = fmax(mx, x[j]);
+    float s = 0.0f;
+    for (int j = 0; j < k; ++j) {
+        const float e = exp(x[j] - mx);
+        out[j] = e;
+        s += e;
+    }
+    const float inv = 1.0f / s;
+    for (int j = 0; j < k; ++j) out[j] *= inv;
+}
+
+// log(sum(exp(x))) of one row, computed stably
+float logsumexp_row(__global const float *x, const int k)
+{
+    float mx = x[0];
+    for (int j = 1; j < k; ++j) mx = fmax(mx, x[j]);
+    float s = 0.0f;
+    for (int j = 0; j < k; ++j) s += exp(x[j] - mx);
+    return mx + log(s);
+}
+
+// out may alias x: softmax_row reads each x[j] before it writes out[j]
+__kernel void softmax_forward(__global float *out, __global const float *x, const int rows,
+                              const int k)
+{
+    const int r = get_global_id(0);
+    if (r >= rows) return;
+    softmax_row(out + r * k, x + r * k, k);
+}
+
+// dx = y * (dout - sum(dout * y)) per row; dx may alias dout
+__kernel void softmax_backward(__global float *dx, __global const float *dout,
+                               __global const float *y, const int rows, const int k)
+{
+    const int r = get_global_id(0);
+    if (r >= rows) return;
+    const int o = r * k;
+    float dot = 0.0f;
+    for (int j = 0; j < k; ++j) dot += dout[o + j] * y[o + j];
+    for (int j = 0; j < k; ++j) dx[o + j] = y[o + j] * (dout[o + j] - dot);
+}
+
+// ------------------------------------------------------------------------ softmax cross-entropy
+// loss (rows,) = logsumexp(logits) - logits[target]; probs (rows, k) = softmax(logits)
+__kernel void softmax_ce_forward_sparse(__global float *probs, __global float *loss,
+                                        __global const float *logits, __global const int *targets,
+                                        const int rows, const int k)
+{
+    const int r = get_global_id(0);
+    if (r >= rows) return;
+    const int o = r * k;
+    const int t = targets[r];
+    const float lse = logsumexp_row(logits + o, k);
+    loss[r] = (t >= 0 && t < k) ? lse - logits[o + t] : NAN;
+    softmax_row(probs + o, logits + o, k);
+}
+
+// loss (rows,) = sum_j t_j * (logsumexp(logits) - logits_j)
+__kernel void softmax_ce_forward_dense(__global float *probs, __global float *loss,
+                                       __global const float *logits, __global const float *targets,
+                                       const int rows, const int k)
+{
+    const int r = get_global_id(0);
+    if (r >= rows) return;
+    const int o = r * k;
+    const float lse = logsumexp_row(logits + o, k);
+    float l = 0.0f;
+    for (int j = 0; j < k; ++j) l += targets[o + j] * (lse - logits[o + j]);
+    loss[r] = l;
+    softmax_row(probs + o, logits + o, k);
+}
+
+// dlogits (n,) = (probs - onehot(target)) * scale  (the dense case is an axpby)
+__kernel void softmax_ce_backward_sparse(__global float *dlogits, __global const float *probs,
+                                         __global const int *targets, const float scale,
+                                         const int k, const int n)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const float onehot = targets[i / k] == i % k ? 1.0f : 0.0f;
+    dlogits[i] = (probs[i] - onehot) * scale;
+}
+
+// ------------------------------------------------------------------------ sigmoid cross-entropy
+// probs = sigmoid(logits); loss (rows,) = mean_j of max(x, 0) - x t + log(1 + exp(-|x|))
+__kernel void sigmoid_ce_forward(__global float *probs, __global float *loss,
+                                 __global const float *logits, __global const float *targets,
+                                 const int rows, const int k)
+{
+    const int r = get_global_id(0);
+    if (r >= rows) return;
+    float l = 0.0f;
+    for (int j = r * k; j < (r + 1) * k; ++j) {
+        const float x = logits[j];
+        const float e = exp(-fabs(x));
+        l += fmax(x, 0.0f) - x * targets[j] + log1p(e);
+        probs[j] = x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+    }
+    loss[r] = l / (float)k;
+}
+
+// ----------------------------------------------------------------- cross-entropy of probabilities
+float clip_prob(const float p)
+{
+    return clamp(p, CLIP_EPS, 1.0f - CLIP_EPS);
+}
+
+// the clip passes no gradient where it is active (as TensorFlow's clip_by_value)
+int clip_active(const float p)
+{
+    return p < CLIP_EPS || p > 1.0f - CLIP_EPS;
+}
+
+__kernel void cross_entropy_forward_sparse(__global float *loss, __global const float *probs,
+                                           __global const int *targets, const int rows, const int k)
+{
+    const int r = get_global_id(0);
+    if (r >= rows) return;
+    const int t = targets[r];
+    loss[r] = (t >= 0 && t < k) ? -log(clip_prob(probs[r * k + t])) : NAN;
+}
+
+__kernel void cross_entropy_forward_dense(__global float *loss, __global const float *probs,
+                                          __global const float *targets, const int rows,
+                                          const int k)
+{
+    const int r = get_global_id(0);
+    if (r >= rows) return;
+    float l = 0.0f;
+    for (int j = r * k; j < (r + 1) * k; ++j) l -= targets[j] * log(clip_prob(probs[j]));
+    loss[r] = l;
+}
+
+// loss (rows,) = mean_j of -(t log p + (1 - t) log(1 - p))
+__kernel void cross_entropy_forward_binary(__global float *loss, __global const float *probs,
+                                           __global const float *targets, const int rows,
+                                           const int k)
+{
+    const int r = get_global_id(0);
+    if (r >= rows) return;
+    float l = 0.0f;
+    for (int j = r * k; j < (r + 1) * k; ++j) {
+        const float p = clip_prob(probs[j]);
+        l -= targets[j] * log(p) + (1.0f - targets[j]) * log(1.0f - p);
+    }
+    loss[r] = l / (float)k;
+}
+
+__kernel void cross_entropy_backward_sparse(__global float *dprobs, __global const float *probs,
+                                            __global const int *targets, const float scale,
+                                            const int k, const int n)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const float p = probs[i];
+    dprobs[i] = (targets[i / k] == i % k && !clip_active(p)) ? -scale / p : 0.0f;
+}
+
+__kernel void cross_entropy_backward_dense(__global float *dprobs, __global const float *probs,
+                                           __global const float *targets, const float scale,
+                                           const int n)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const float p = probs[i];
+    dprobs[i] = clip_active(p) ? 0.0f : -scale * targets[i] / p;
+}
+
+// scale already includes the 1 / k of the mean over the last axis
+__kernel void cross_entropy_backward_binary(__global float *dprobs, __global const float *probs,
+                                            __global const float *targets, const float scale,
+                                            const int n)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const float p = probs[i], t = targets[i];
+    dprobs[i] = clip_active(p) ? 0.0f : -scale * (t / p - (1.0f - t) / (1.0f - p));
+}
+
+// ------------------------------------------------------------------------------ squared error
+// loss (rows,) = mean_j of (pred - targets)^2  (the gradient is an axpby)
+__kernel void mean_squared_error_forward(__global float *loss, __global const float *pred,
+                                         __global const float *targets, const int rows,
+                                         const int k)
+{
+    const int r = get_global_id(0);
+    if (r >= rows) return;
+    float l = 0.0f;
+    for (int j = r * k; j < (r + 1) * k; ++j) {
+        const float d = pred[j] - targets[j];
+        l += d * d;
+    }
+    loss[r] = l / (float)k;
+}

@@ -1,0 +1,155 @@
+// Reductions in two deterministic passes, with no atomics and no local memory:
+// pass 1 has `parts` work-items each summing a strided share of the input into partial[part];
+// pass 2 (one work-item, or one per column) adds the partials in a fixed order.
+// The backend picks `parts` (global size of pass 1); partial is a scratch buffer of that size.
+
+// ---------------------------------------------------------------- whole-tensor partial sums
+// partial is (parts,); x is (n,)
+__kernel void sum_partial(__global float *partial, __global const float *x, const int n)
+{
+    const int part = get_global_id(0);
+    const int parts = get_global_size(0);
+    float s = 0.0f;
+    for (int i = part; i < n; i += parts) s += x[i];
+    partial[part] = s;
+}
+
+__kernel void sumsq_partial(__global float *partial, __global const float *x, const int n)
+{
+    const int part = get_global_id(0);
+    const int parts = get_global_size(0);
+    float s = 0.0f;
+    for (int i = part; i < n; i += parts) s += x[i] * x[i];
+    partial[part] = s;
+}
+
+// counts the elements that are inf or nan
+__kernel void nonfinite_partial(__global float *partial, __global const float *x, const int n)
+{
+    const int part = get_global_id(0);
+    const int parts = get_global_size(0);
+    float s = 0.0f;
+    for (int i = part; i < n; i += parts) s += isfinite(x[i]) ? 0.0f : 1.0f;
+    partial[part] = s;
+}
+
+// counts the elements where (pred > 0.5) == (targets > 0.5); pred, targets are (n,)
+__kernel void binary_accuracy_partial(__global float *partial, __global const float *pred,
+                                      __global const float *targets, const int n)
+{
+    const int part = get_global_id(0);
+    const int parts = get_global_size(0);
+    float s = 0.0f;
+    for (int i = part; i < n; i += parts) s += ((pred[i] > 0.5f) == (targets[i] > 0.5f)) ? 1.0f : 0.0f;
+    partial[part] = s;
+}
+
+// out (1,) = scale * sum(partial) (+ out when accumulate)
+__kernel void sum_finish(__global float *out, __global const float *partial, const int parts,
+                         const float scale, const int accumulate)
+{
+    if (get_global_id(0) != 0) return;
+    float s = 0.0f;
+    for (int p = 0; p < parts; ++p) s += partial[p];
+    out[0] = accumulate ? out[0] + scale * s : scale * s;
+}
+
+// out (1,) = 1 if the non-finite count in partial is zero, else 0
+__kernel void all_finite_finish(__global float *out, __global const float *partial, const int parts)
+{
+    if (get_global_id(0) != 0) return;
+    float s = 0.0f;
+    for (int p = 0; p < parts; ++p) s += partial[p];
+    out[0] = s == 0.0f ? 1.0f : 0.0f;
+}
+
+// g *= clipnorm / max(||g||, clipnorm), the squared norm read from sumsq (1,) on the device
+__kernel void scale_by_norm(__global float *g, __global const float *sumsq, const float clipnorm,
+                            const int n)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const float norm = sqrt(sumsq[0]);
+    g[i] *= clipnorm / fmax(norm, clipnorm);
+}
+
+// ------------------------------------------------------------------- per-column partial sums
+// x is (m, c); partial is (parts, c). Work-item (col, part) sums rows [part*rows_per_part, ...):
+// dimension 0 runs along columns so neighbouring work-items read neighbouring addresses.
+__kernel void colsum_partial(__global float *partial, __global const float *x, const int m,
+                             const int c, const int rows_per_part)
+{
+    const int col = get_global_id(0);
+    const int part = get_global_id(1);
+    if (col >= c) return;
+    const int end = min(m, (part + 1) * rows_per_part);
+    float s = 0.0f;
+    for (int row = part * rows_per_part; row < end; ++row) s += x[row * c + col];
+    partial[part * c + col] = s;
+}
+
+// out (c,) = scale * column sums of partial (parts, c) (+ out when accumulate)
+__kernel void colsum_finish(__global float *out, __global const float *partial, const int parts,
+                            const int c, const float scale, const int accumulate)
+{
+    const int col = get_global_id(0);
+    if (col >= c) return;
+    float s = 0.0f;
+    for (int p = 0; p < parts; ++p) s += partial[p * c + col];
+    out[col] = accumulate ? out[col] + scale * s : scale * s;
+}
+
+// ------------------------------------------------------------------------------ row metrics
+// Each writes flags (rows,) = 1 for a correct row, 0 otherwise; sum_partial/sum_finish count them.
+// pred is (rows, k); targets is (rows,) int32 class indices or (rows, k) float.
+
+int row_argmax(__global const float *row, const int k)
+{
+    int best = 0;  // ties go to the lowest index
+    for (int j = 1; j < k; ++j) if (row[j] > row[best]) best = j;
+    return best;
+}
+
+__kernel void categorical_accuracy_sparse(__global float *flags, __global const float *pred,
+                                          __global const int *targets, const int rows, const int k)
+{
+    const int r = get_global_id(0);
+    if (r >= rows) return;
+    flags[r] = row_argmax(pred + r * k, k) == targets[r] ? 1.0f : 0.0f;
+}
+
+__kernel void categorical_accuracy_dense(__global float *flags, __global const float *pred,
+                                         __global const float *targets, const int rows, const int k)
+{
+    const int r = get_global_id(0);
+    if (r >= rows) return;
+    flags[r] = row_argmax(pred + r * k, k) == row_argmax(targets + r * k, k) ? 1.0f : 0.0f;
+}
+
+// correct when fewer than top_k scores are strictly larger than the target's
+float in_top_k(__global const float *row, const int k, const int target, const int top_k)
+{
+    if (target < 0 || target >= k) return 0.0f;
+    const float score = row[target];
+    int larger = 0;
+    for (int j = 0; j < k; ++j) larger += row[j] > score;
+    return larger < top_k ? 1.0f : 0.0f;
+}
+
+__kernel void top_k_accuracy_sparse(__global float *flags, __global const float *pred,
+                                    __global const int *targets, const int rows, const int k,
+                                    const int top_k)
+{
+    const int r = get_global_id(0);
+    if (r >= rows) return;
+    flags[r] = in_top_k(pred + r * k, k, targets[r], top_k);
+}
+
+__kernel void top_k_accuracy_dense(__global float *flags, __global const float *pred,
+                                   __global const float *targets, const int rows, const int k,
+                                   const int top_k)
+{
+    const int r = get_global_id(0);
+    if (r >= rows) return;
+    flags[r] = in_top_k(pred + r * k, k, row_argmax(targets + r * k, k), top_k);
+}

@@ -1,0 +1,200 @@
+"""The OpenCL runtime under the opencl backend: device, queue, programs, buffers, transfers.
+
+Everything the backend does on the device goes through five calls:
+`alloc`, `write` (host->device), `read` (device->host), `program` (build once,
+cached) and `launch`. The only host<->device copies are `write` and `read`,
+and they are counted so that a test can assert a training step makes none.
+"""
+
+import os
+from importlib import resources
+
+import numpy as np
+import pyopencl as cl
+
+from .tensor import CLTensor, as_dtype
+
+DEVICE_ENV = "MINIDL_OPENCL_DEVICE"
+# Options every program is built with. No -cl-fast-relaxed-math: all_finite must see inf and nan.
+BASE_BUILD_OPTIONS = ("-cl-mad-enable",)
+
+
+def kernel_source(filename):
+    """The text of kernels/<filename>, shipped as package data."""
+    return resources.files(__package__).joinpath("kernels", filename).read_text()
+
+
+def _matches(selector, index, name):
+    selector = selector.strip()
+    if selector.isdigit():
+        return int(selector) == index
+    return selector.lower() in name.lower()
+
+
+def select_device(spec=None):
+    """(platform, device) chosen by `spec` ("platform:device", each an index or a name
+    substring, or one substring matched against device names); without a spec the first
+    GPU of any platform, else the first device."""
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error as exc:  # no ICD loader configuration: "PLATFORM_NOT_FOUND_KHR"
+        platforms = []
+        reason = str(exc)
+    else:
+        reason = "no platform listed"
+    devices = []
+    for p_index, platform in enumerate(platforms):
+        try:
+            found = platform.get_devices()
+        except cl.Error:
+            found = []
+        devices.extend((p_index, platform, d_index, device) for d_index, device in enumerate(found))
+    if not devices:
+        raise LookupError(f"no OpenCL device found ({reason})")
+    if spec:
+        if ":" in spec:
+            p_sel, d_sel = spec.split(":", 1)
+            chosen = [(p, d) for pi, p, di, d in devices
+                      if _matches(p_sel, pi, p.name) and _matches(d_sel, di, d.name)]
+        else:
+            chosen = [(p, d) for _, p, _, d in devices if _matches(spec, -1, d.name)]
+        if not chosen:
+            listing = ", ".join(f"{pi}:{di} {p.name} / {d.name}" for pi, p, di, d in devices)
+            raise LookupError(f"{DEVICE_ENV}={spec!r} matches no OpenCL device; devices: {listing}")
+        return chosen[0]
+    gpus = [(p, d) for _, p, _, d in devices if d.type & cl.device_type.GPU]
+    if gpus:
+        return gpus[0]
+    return devices[0][1], devices[0][3]
+
+
+class Runtime:
+    """One context and one in-order queue on one device, with a program cache and traffic counters."""
+
+    def __init__(self, spec=None):
+        if spec is None:
+            spec = os.environ.get(DEVICE_ENV)
+        self.platform, self.device = select_device(spec)
+        self.context = cl.Context([self.device])
+        self.queue = cl.CommandQueue(self.context, self.device)
+        self._programs = {}   # (filename, options) -> cl.Program
+        self._kernels = {}    # (filename, options, kernel name) -> cl.Kernel
+        self.max_work_group_size = self.device.max_work_group_size
+        self.reset_stats()
+
+    # ------------------------------------------------------------ description
+    @property
+    def device_key(self):
+        """A name identifying this device and driver, used to key tuning results."""
+        return f"{self.platform.name} | {self.device.name} | {self.device.driver_version}"
+
+    @property
+    def is_cpu(self):
+        return bool(self.device.type & cl.device_type.CPU)
+
+    def info(self):
+        d = self.device
+        return {
+            "platform": self.platform.name,
+            "platform_version": self.platform.version,
+            "device": d.name,
+            "device_type": cl.device_type.to_string(d.type),
+            "device_version": d.version,
+            "driver_version": d.driver_version,
+            "compute_units": d.max_compute_units,
+            "global_memory_bytes": d.global_mem_size,
+            "local_memory_bytes": d.local_mem_size,
+            "max_work_group_size": d.max_work_group_size,
+        }
+
+    # ---------------------------------------------------------------- counters
+    def stats(self):
+        return {"h2d_count": self.h2d_count, "h2d_bytes": self.h2d_bytes,
+                "d2h_count": self.d2h_count, "d2h_bytes": self.d2h_bytes}
+
+    def reset_stats(self):
+        self.h2d_count = self.h2d_bytes = self.d2h_count = self.d2h_bytes = 0
+
+    # ------------------------------------------------------------------ memory
+    def alloc(self, shape, dtype="float32"):
+        """A new uninitialized CLTensor (buffers of at least one element: OpenCL rejects size 0)."""
+        dtype = as_dtype(dtype)
+        nbytes = max(int(np.prod(shape, dtype=np.int64)), 1) * dtype.itemsize
+        buffer = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, nbytes)
+        return CLTensor(buffer, shape, dtype)
+
+    def write(self, out, array):
+        """Copy the host `array` into tensor `out` (host->device, counted). Blocking, so the
+        caller may reuse `array` at once."""
+        array = np.ascontiguousarray(array, dtype=out.dtype)
+        if array.size != out.size:
+            raise ValueError(f"copy_from_host: array of shape {array.shape} does not fit "
+                             f"tensor of shape {out.shape}")
+        if array.size:
+            cl.enqueue_copy(self.queue, out.buffer, array,
+                            dst_offset=out.offset * out.dtype.itemsize, is_blocking=True)
+        self.h2d_count += 1
+        self.h2d_bytes += array.nbytes
+
+    def read(self, x):
+        """A numpy copy of tensor `x` (device->host, counted); waits for the queue."""
+        array = np.empty(x.shape, dtype=x.dtype)
+        if array.size:
+            cl.enqueue_copy(self.queue, array, x.buffer,
+                            src_offset=x.offset * x.dtype.itemsize, is_blocking=True)
+        self.d2h_count += 1
+        self.d2h_bytes += array.nbytes
+        return array
+
+    def copy(self, out, x):
+        """Device-to-device copy of x into out (not a host transfer)."""
+        if x.nbytes:
+            cl.enqueue_copy(self.queue, out.buffer, x.buffer, byte_count=x.nbytes,
+                            src_offset=x.offset * x.dtype.itemsize,
+                            dst_offset=out.offset * out.dtype.itemsize)
+
+    def finish(self):
+        self.queue.finish()
+
+    # ---------------------------------------------------------------- programs
+    def program(self, filename, defines=None):
+        """The program built from kernels/<filename> with -D`defines`, built once and cached."""
+        options = list(BASE_BUILD_OPTIONS)
+        for name, value in sorted((defines or {}).items()):
+            options.append(f"-D{name}={value}")
+        key = (filename, tuple(options))
+        program = self._programs.get(key)
+        if program is None:
+            source = kernel_source(filename)
+            try:
+                # pyopencl also keeps built binaries in its on-disk cache between processes
+                program = cl.Program(self.context, source).build(options=options)
+            except cl.RuntimeError as exc:
+                raise RuntimeError(f"opencl backend: building kernels/{filename} with {options} "
+                                   f"failed on {self.device.name}:\n{exc}") from None
+            self._programs[key] = program
+        return program
+
+    def kernel(self, filename, name, defines=None):
+        """Kernel `name` of kernels/<filename> (cached: one cl.Kernel object per kernel)."""
+        key = (filename, tuple(sorted((defines or {}).items())), name)
+        kernel = self._kernels.get(key)
+        if kernel is None:
+            kernel = getattr(self.program(filename, defines), name)
+            self._kernels[key] = kernel
+        return kernel
+
+    def launch(self, kernel, global_size, local_size, *args):
+        """Enqueue `kernel` (asynchronously). Tensor args pass their buffer, Python floats
+        become float32 and Python ints int32; numpy scalars pass unchanged."""
+        for index, arg in enumerate(args):
+            if isinstance(arg, CLTensor):
+                arg = arg.kernel_arg()
+            elif isinstance(arg, bool):
+                arg = np.int32(arg)
+            elif isinstance(arg, int):
+                arg = np.int32(arg)
+            elif isinstance(arg, float):
+                arg = np.float32(arg)
+            kernel.set_arg(index, arg)
+        return cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
