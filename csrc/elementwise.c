@@ -1,0 +1,108 @@
+/* Elementwise ops, bias and activations: threading here, vector kernels in vector_kernels_*.c. */
+#include <string.h>
+
+#include "elementwise.h"
+#include "internal/column_reduce.h"
+#include "internal/parallel.h"
+#include "internal/vector_kernels.h"
+
+int64_t minidl_column_scratch_floats(int64_t c)
+{
+    /* chunk partials, then up to 6 per-channel vectors of the batchnorm ops */
+    return (2 * MINIDL_COLUMN_CHUNKS + 6) * c;
+}
+
+void minidl_add(float *out, const float *a, const float *b, int64_t n)
+{
+    const struct vector_kernels *vk = minidl_active_kernels();
+#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t k = 0; k < minidl_blocks(n); k++) {
+        int64_t lo = k * MINIDL_BLOCK;
+        vk->add(out + lo, a + lo, b + lo, minidl_block_len(n, k));
+    }
+}
+
+void minidl_axpby(float *out, float alpha, const float *x, float beta, const float *y, int64_t n)
+{
+    const struct vector_kernels *vk = minidl_active_kernels();
+#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t k = 0; k < minidl_blocks(n); k++) {
+        int64_t lo = k * MINIDL_BLOCK;
+        vk->axpby(out + lo, alpha, x + lo, beta, y + lo, minidl_block_len(n, k));
+    }
+}
+
+void minidl_multiply(float *out, const float *a, const float *b, int64_t n)
+{
+    const struct vector_kernels *vk = minidl_active_kernels();
+#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t k = 0; k < minidl_blocks(n); k++) {
+        int64_t lo = k * MINIDL_BLOCK;
+        vk->multiply(out + lo, a + lo, b + lo, minidl_block_len(n, k));
+    }
+}
+
+void minidl_bias_add(float *out, const float *x, const float *bias, int64_t rows, int64_t c)
+{
+    const struct vector_kernels *vk = minidl_active_kernels();
+    int64_t step = minidl_rows_per_block(c);
+#pragma omp parallel for schedule(static) if (rows * c >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t r0 = 0; r0 < rows; r0 += step) {
+        int64_t nr = rows - r0 < step ? rows - r0 : step;
+        vk->bias_add(out + r0 * c, x + r0 * c, bias, nr, c);
+    }
+}
+
+void minidl_bias_grad(float *dbias, const float *dout, int64_t rows, int64_t c, float *scratch)
+{
+    minidl_column_reduce(dbias, NULL, COLUMN_SUM, dout, NULL, NULL, rows, c, 1.0, scratch);
+}
+
+void minidl_activation_forward(float *out, const float *x, int kind, float alpha, int64_t rows, int64_t c)
+{
+    const struct vector_kernels *vk = minidl_active_kernels();
+    int64_t n = rows * c;
+    if (kind == MINIDL_ACT_SOFTMAX) {
+        int64_t step = minidl_rows_per_block(c);
+#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+        for (int64_t r0 = 0; r0 < rows; r0 += step) {
+            int64_t nr = rows - r0 < step ? rows - r0 : step;
+            vk->softmax_rows(out + r0 * c, NULL, x + r0 * c, nr, c);
+        }
+        return;
+    }
+#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t k = 0; k < minidl_blocks(n); k++) {
+        int64_t lo = k * MINIDL_BLOCK;
+        vk->activation_forward(out + lo, x + lo, kind, alpha, minidl_block_len(n, k));
+    }
+}
+
+void minidl_activation_backward(float *dx, const float *dout, const float *y, int kind, float alpha,
+                                int64_t rows, int64_t c)
+{
+    const struct vector_kernels *vk = minidl_active_kernels();
+    int64_t n = rows * c;
+    if (kind == MINIDL_ACT_SOFTMAX) {
+        int64_t step = minidl_rows_per_block(c);
+#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+        for (int64_t r0 = 0; r0 < rows; r0 += step) {
+            int64_t nr = rows - r0 < step ? rows - r0 : step;
+            vk->softmax_backward_rows(dx + r0 * c, dout + r0 * c, y + r0 * c, nr, c);
+        }
+        return;
+    }
+#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t k = 0; k < minidl_blocks(n); k++) {
+        int64_t lo = k * MINIDL_BLOCK;
+        vk->activation_backward(dx + lo, dout + lo, y + lo, kind, alpha, minidl_block_len(n, k));
+    }
+}
+
+void minidl_copy_columns(float *dst, int64_t dst_cols, int64_t dst_offset, const float *src,
+                         int64_t src_cols, int64_t src_offset, int64_t width, int64_t rows)
+{
+#pragma omp parallel for schedule(static) if (rows * width >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t r = 0; r < rows; r++)
+        memcpy(dst + r * dst_cols + dst_offset, src + r * src_cols + src_offset, (size_t)width * sizeof(float));
+}

@@ -1,0 +1,30 @@
+/* How the portable ops split work across OpenMP threads.
+ *
+ * Elementwise ops cut a tensor into blocks of MINIDL_BLOCK elements and hand contiguous runs
+ * of blocks to the threads (schedule(static)); tensors smaller than MINIDL_PARALLEL_MIN run on
+ * the calling thread, where forking would cost more than it saves. Row ops use the same
+ * threshold on rows * columns.
+ */
+#ifndef MINIDL_PARALLEL_H
+#define MINIDL_PARALLEL_H
+
+#include <stdint.h>
+
+#include "cpu_features.h"
+
+#define MINIDL_BLOCK 8192            /* elements per block: 32 KiB of floats, an L1's worth */
+#define MINIDL_PARALLEL_MIN 65536    /* elements below which an op runs on one thread */
+
+static inline int64_t minidl_blocks(int64_t n) { return (n + MINIDL_BLOCK - 1) / MINIDL_BLOCK; }
+static inline int64_t minidl_block_len(int64_t n, int64_t b)
+{
+    int64_t rest = n - b * MINIDL_BLOCK;
+    return rest < MINIDL_BLOCK ? rest : MINIDL_BLOCK;
+}
+/* Rows per block so that one block holds about MINIDL_BLOCK elements (at least one row). */
+static inline int64_t minidl_rows_per_block(int64_t c)
+{
+    return c >= MINIDL_BLOCK ? 1 : MINIDL_BLOCK / (c > 0 ? c : 1);
+}
+
+#endif

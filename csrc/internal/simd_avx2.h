@@ -1,0 +1,93 @@
+/* 8-lane float vectors on AVX2 + FMA, with the same names as simd_avx512.h.
+ *
+ * Include after `#pragma GCC target("avx2,fma")` and <immintrin.h>.
+ */
+#ifndef MINIDL_SIMD_AVX2_H
+#define MINIDL_SIMD_AVX2_H
+
+#include <immintrin.h>
+#include <stdint.h>
+
+#define VF_LANES 8
+
+typedef __m256 vf;
+
+static inline vf vf_set1(float a) { return _mm256_set1_ps(a); }
+static inline vf vf_zero(void) { return _mm256_setzero_ps(); }
+static inline vf vf_load(const float *p) { return _mm256_loadu_ps(p); }
+static inline void vf_store(float *p, vf v) { _mm256_storeu_ps(p, v); }
+
+/* Lane i is all ones when i < n. */
+static inline __m256i vf_lane_mask(int n)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+/* The first n (0 <= n < VF_LANES) lanes; the other lanes read as `fill` and are never touched in memory. */
+static inline vf vf_load_part(const float *p, int n, float fill)
+{
+    __m256i m = vf_lane_mask(n);
+    return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
+}
+static inline void vf_store_part(float *p, vf v, int n) { _mm256_maskstore_ps(p, vf_lane_mask(n), v); }
+
+/* Lanes n and above set to 0. */
+static inline vf vf_keep_first(vf v, int n) { return _mm256_and_ps(v, _mm256_castsi256_ps(vf_lane_mask(n))); }
+
+static inline vf vf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
+static inline vf vf_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
+static inline vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+static inline vf vf_div(vf a, vf b) { return _mm256_div_ps(a, b); }
+static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
+static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
+static inline vf vf_sqrt(vf a) { return _mm256_sqrt_ps(a); }
+static inline vf vf_fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }   /* a*b + c */
+static inline vf vf_fnmadd(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); } /* c - a*b */
+static inline vf vf_abs(vf a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+static inline vf vf_round(vf a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+
+/* a > b ? x : y, lane by lane (false for NaN, as in C). */
+static inline vf vf_select_gt(vf a, vf b, vf x, vf y)
+{
+    return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_GT_OQ));
+}
+/* a < b ? x : y */
+static inline vf vf_select_lt(vf a, vf b, vf x, vf y)
+{
+    return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ));
+}
+/* Lanes of `like` with the sign bit of `sign`. */
+static inline vf vf_copysign(vf like, vf sign)
+{
+    const vf sign_bit = _mm256_set1_ps(-0.0f);
+    return _mm256_or_ps(_mm256_andnot_ps(sign_bit, like), _mm256_and_ps(sign_bit, sign));
+}
+/* 1 if every lane is finite (not inf, not NaN). */
+static inline int vf_all_finite(vf a)
+{
+    const __m256i exp_mask = _mm256_set1_epi32(0x7f800000);
+    __m256i bad = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(a), exp_mask), exp_mask);
+    return _mm256_testz_si256(bad, bad);
+}
+/* 2^n for integral n in [-126, 127] held as floats. */
+static inline vf vf_pow2i(vf n)
+{
+    __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
+}
+
+static inline float vf_hsum(vf a)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline float vf_hmax(vf a)
+{
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+#endif

@@ -1,0 +1,80 @@
+/* 16-lane float vectors on AVX-512 (F, DQ): the primitives vector_kernels_impl.h is written in.
+ *
+ * Include after `#pragma GCC target("avx512f,avx512vl,avx512dq,avx512bw")` and <immintrin.h>.
+ * simd_avx2.h offers the same names for 8-lane AVX2 vectors, so the kernels are written once.
+ */
+#ifndef MINIDL_SIMD_AVX512_H
+#define MINIDL_SIMD_AVX512_H
+
+#include <immintrin.h>
+#include <stdint.h>
+
+#define VF_LANES 16
+
+typedef __m512 vf;
+
+static inline vf vf_set1(float a) { return _mm512_set1_ps(a); }
+static inline vf vf_zero(void) { return _mm512_setzero_ps(); }
+static inline vf vf_load(const float *p) { return _mm512_loadu_ps(p); }
+static inline void vf_store(float *p, vf v) { _mm512_storeu_ps(p, v); }
+
+/* The first n (0 <= n < VF_LANES) lanes; the other lanes read as `fill` and are never touched in memory. */
+static inline vf vf_load_part(const float *p, int n, float fill)
+{
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), (__mmask16)((1u << n) - 1u), p);
+}
+static inline void vf_store_part(float *p, vf v, int n)
+{
+    _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1u), v);
+}
+
+/* Lanes n and above set to 0. */
+static inline vf vf_keep_first(vf v, int n) { return _mm512_maskz_mov_ps((__mmask16)((1u << n) - 1u), v); }
+
+static inline vf vf_add(vf a, vf b) { return _mm512_add_ps(a, b); }
+static inline vf vf_sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+static inline vf vf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+static inline vf vf_div(vf a, vf b) { return _mm512_div_ps(a, b); }
+static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
+static inline vf vf_min(vf a, vf b) { return _mm512_min_ps(a, b); }
+static inline vf vf_sqrt(vf a) { return _mm512_sqrt_ps(a); }
+static inline vf vf_fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }   /* a*b + c */
+static inline vf vf_fnmadd(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); } /* c - a*b */
+static inline vf vf_abs(vf a) { return _mm512_abs_ps(a); }
+static inline vf vf_round(vf a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+
+/* a > b ? x : y, lane by lane (false for NaN, as in C). */
+static inline vf vf_select_gt(vf a, vf b, vf x, vf y)
+{
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ), y, x);
+}
+/* a < b ? x : y */
+static inline vf vf_select_lt(vf a, vf b, vf x, vf y)
+{
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), y, x);
+}
+/* Lanes of `like` with the sign bit of `sign`. */
+static inline vf vf_copysign(vf like, vf sign)
+{
+    const __m512i mask = _mm512_set1_epi32(0x7fffffff);
+    return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(mask, _mm512_castps_si512(like),
+                                                        _mm512_castps_si512(sign), 0xCA));
+}
+/* 1 if every lane is finite (not inf, not NaN). */
+static inline int vf_all_finite(vf a)
+{
+    const __m512i exp_mask = _mm512_set1_epi32(0x7f800000);
+    __mmask16 bad = _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(a), exp_mask), exp_mask);
+    return bad == 0;
+}
+/* 2^n for integral n in [-126, 127] held as floats. */
+static inline vf vf_pow2i(vf n)
+{
+    __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
+}
+
+static inline float vf_hsum(vf a) { return _mm512_reduce_add_ps(a); }
+static inline float vf_hmax(vf a) { return _mm512_reduce_max_ps(a); }
+
+#endif

@@ -1,0 +1,88 @@
+/* The table of vectorizable inner kernels, one instance per instruction set.
+ *
+ * Each kernel works serially on one contiguous range; the public ops (elementwise.c,
+ * batchnorm.c, loss.c, optim.c) split tensors into ranges, run them on OpenMP threads and
+ * pick the table of the instruction set minidl_cpu_isa() reports. The generic table is plain
+ * C (vector_kernels_generic.c) and is the reference the vector tables are tested against;
+ * the AVX2 and AVX-512 tables compile one source, vector_kernels_impl.h, for each ISA.
+ *
+ * Shapes: n is an element count; (rows, c) is a row-major matrix whose last axis has c
+ * elements, with per-column vectors (bias, mean, scale ...) of length c.
+ */
+#ifndef MINIDL_VECTOR_KERNELS_H
+#define MINIDL_VECTOR_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Activation ids shared with minidl/backends/cpu/backend.py. */
+enum minidl_activation {
+    MINIDL_ACT_LINEAR = 0,
+    MINIDL_ACT_RELU = 1,
+    MINIDL_ACT_LEAKY_RELU = 2,
+    MINIDL_ACT_SIGMOID = 3,
+    MINIDL_ACT_TANH = 4,
+    MINIDL_ACT_SOFTMAX = 5,
+};
+
+struct vector_kernels {
+    const char *isa;
+
+    /* ---- elementwise; out may alias the inputs */
+    void (*add)(float *out, const float *a, const float *b, int64_t n);
+    void (*axpby)(float *out, float alpha, const float *x, float beta, const float *y, int64_t n);
+    void (*multiply)(float *out, const float *a, const float *b, int64_t n);
+    void (*scale)(float *x, float s, int64_t n);
+    /* out (rows, c) = x + bias (c) */
+    void (*bias_add)(float *out, const float *x, const float *bias, int64_t rows, int64_t c);
+
+    /* ---- activations of elementwise kinds (not softmax); out / dx may alias x / dout */
+    void (*activation_forward)(float *out, const float *x, int kind, float alpha, int64_t n);
+    void (*activation_backward)(float *dx, const float *dout, const float *y, int kind, float alpha,
+                                int64_t n);
+    /* out (rows, c) = softmax of each row of x; when lse is not NULL, lse[r] = log(sum(exp(x[r]))) */
+    void (*softmax_rows)(float *out, float *lse, const float *x, int64_t rows, int64_t c);
+    /* dx (rows, c) = y * (dout - sum(dout * y)) row by row */
+    void (*softmax_backward_rows)(float *dx, const float *dout, const float *y, int64_t rows, int64_t c);
+
+    /* ---- column reductions (acc has c entries and is added to) and per-column affine maps */
+    void (*col_sum)(float *acc, const float *x, int64_t rows, int64_t c);
+    /* acc += (x - mean)^2 */
+    void (*col_sq_dev)(float *acc, const float *x, const float *mean, int64_t rows, int64_t c);
+    /* acc += dy * (x - mean) */
+    void (*col_dot_dev)(float *acc, const float *dy, const float *x, const float *mean, int64_t rows,
+                        int64_t c);
+    /* out = x * scale + shift */
+    void (*rows_scale_shift)(float *out, const float *x, const float *scale, const float *shift,
+                             int64_t rows, int64_t c);
+    /* out = a * ka + b * kb + shift (batchnorm backward) */
+    void (*rows_affine2)(float *out, const float *a, const float *ka, const float *b, const float *kb,
+                         const float *shift, int64_t rows, int64_t c);
+
+    /* ---- whole-tensor reductions */
+    float (*sum)(const float *x, int64_t n);
+    float (*sum_squares)(const float *x, int64_t n);
+    int (*all_finite)(const float *x, int64_t n);
+
+    /* ---- optimizer updates; decay = 1 - lr * weight_decay multiplies w before the step */
+    void (*clip_value)(float *g, float clipvalue, int64_t n);
+    void (*sgd)(float *w, const float *g, int64_t n, float lr, float decay);
+    void (*sgd_momentum)(float *w, const float *g, float *velocity, int64_t n, float lr, float momentum,
+                         int nesterov, float decay);
+    /* lr_t = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t) */
+    void (*adam)(float *w, const float *g, float *m, float *v, int64_t n, float lr_t, float beta_1,
+                 float beta_2, float epsilon, float decay);
+    /* mom is NULL when momentum is 0 */
+    void (*rmsprop)(float *w, const float *g, float *ms, float *mom, int64_t n, float lr, float rho,
+                    float momentum, float epsilon, float decay);
+    void (*adagrad)(float *w, const float *g, float *acc, int64_t n, float lr, float epsilon, float decay);
+};
+
+const struct vector_kernels *minidl_vector_kernels_generic(void);
+const struct vector_kernels *minidl_vector_kernels_avx2(void);
+const struct vector_kernels *minidl_vector_kernels_avx512(void);
+
+/* The table of the instruction set minidl_cpu_isa() (cpu_features.h) selects now. */
+const struct vector_kernels *minidl_active_kernels(void);
+
+#endif

@@ -1,0 +1,474 @@
+/* The vector kernels of struct vector_kernels, written once in the vf_* primitives.
+ *
+ * Included by vector_kernels_avx2.c and vector_kernels_avx512.c after their simd_*.h header,
+ * which fixes the vector width (VF_LANES) and the instructions; everything here is static, so
+ * each ISA file gets its own copy and exports only its table. Every loop handles its last
+ * partial vector with masked loads and stores, so no kernel reads or writes out of bounds.
+ */
+#ifndef MINIDL_VECTOR_KERNELS_IMPL_H
+#define MINIDL_VECTOR_KERNELS_IMPL_H
+
+#include <math.h>
+
+#include "simd_math.h"
+#include "vector_kernels.h"
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* ------------------------------------------------------------------ elementwise */
+
+static void add(float *out, const float *a, const float *b, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES) vf_store(out + i, vf_add(vf_load(a + i), vf_load(b + i)));
+    if (i < n) {
+        int t = (int)(n - i);
+        vf_store_part(out + i, vf_add(vf_load_part(a + i, t, 0.0f), vf_load_part(b + i, t, 0.0f)), t);
+    }
+}
+
+static void axpby(float *out, float alpha, const float *x, float beta, const float *y, int64_t n)
+{
+    vf va = vf_set1(alpha), vb = vf_set1(beta);
+    int64_t i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES)
+        vf_store(out + i, vf_fmadd(va, vf_load(x + i), vf_mul(vb, vf_load(y + i))));
+    if (i < n) {
+        int t = (int)(n - i);
+        vf r = vf_fmadd(va, vf_load_part(x + i, t, 0.0f), vf_mul(vb, vf_load_part(y + i, t, 0.0f)));
+        vf_store_part(out + i, r, t);
+    }
+}
+
+static void multiply(float *out, const float *a, const float *b, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES) vf_store(out + i, vf_mul(vf_load(a + i), vf_load(b + i)));
+    if (i < n) {
+        int t = (int)(n - i);
+        vf_store_part(out + i, vf_mul(vf_load_part(a + i, t, 0.0f), vf_load_part(b + i, t, 0.0f)), t);
+    }
+}
+
+static void scale(float *x, float s, int64_t n)
+{
+    vf vs = vf_set1(s);
+    int64_t i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES) vf_store(x + i, vf_mul(vf_load(x + i), vs));
+    if (i < n) {
+        int t = (int)(n - i);
+        vf_store_part(x + i, vf_mul(vf_load_part(x + i, t, 0.0f), vs), t);
+    }
+}
+
+static void bias_add(float *out, const float *x, const float *bias, int64_t rows, int64_t c)
+{
+    for (int64_t r = 0; r < rows; r++) add(out + r * c, x + r * c, bias, c);
+}
+
+/* ------------------------------------------------------------------ activations */
+
+ALWAYS_INLINE vf activate_v(vf x, int kind, vf alpha)
+{
+    switch (kind) {
+    case MINIDL_ACT_RELU: return vf_max(x, vf_zero());
+    case MINIDL_ACT_LEAKY_RELU: return vf_select_gt(x, vf_zero(), x, vf_mul(alpha, x));
+    case MINIDL_ACT_SIGMOID: return vf_sigmoid(x);
+    case MINIDL_ACT_TANH: return vf_tanh(x);
+    default: return x;
+    }
+}
+
+ALWAYS_INLINE vf activate_grad_v(vf dout, vf y, int kind, vf alpha)
+{
+    vf one = vf_set1(1.0f);
+    switch (kind) {
+    case MINIDL_ACT_RELU: return vf_select_gt(y, vf_zero(), dout, vf_zero());
+    case MINIDL_ACT_LEAKY_RELU: return vf_select_gt(y, vf_zero(), dout, vf_mul(alpha, dout));
+    case MINIDL_ACT_SIGMOID: return vf_mul(vf_mul(dout, y), vf_sub(one, y));
+    case MINIDL_ACT_TANH: return vf_mul(dout, vf_fnmadd(y, y, one));
+    default: return dout;
+    }
+}
+
+/* `kind` is a constant at each call site below, so the switch in activate_v folds away. */
+ALWAYS_INLINE void activation_forward_loop(float *out, const float *x, int kind, vf alpha, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES) vf_store(out + i, activate_v(vf_load(x + i), kind, alpha));
+    if (i < n) {
+        int t = (int)(n - i);
+        vf_store_part(out + i, activate_v(vf_load_part(x + i, t, 0.0f), kind, alpha), t);
+    }
+}
+
+ALWAYS_INLINE void activation_backward_loop(float *dx, const float *dout, const float *y, int kind,
+                                            vf alpha, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES)
+        vf_store(dx + i, activate_grad_v(vf_load(dout + i), vf_load(y + i), kind, alpha));
+    if (i < n) {
+        int t = (int)(n - i);
+        vf g = activate_grad_v(vf_load_part(dout + i, t, 0.0f), vf_load_part(y + i, t, 0.0f), kind, alpha);
+        vf_store_part(dx + i, g, t);
+    }
+}
+
+static void activation_forward(float *out, const float *x, int kind, float alpha, int64_t n)
+{
+    vf va = vf_set1(alpha);
+    switch (kind) {
+    case MINIDL_ACT_RELU: activation_forward_loop(out, x, MINIDL_ACT_RELU, va, n); break;
+    case MINIDL_ACT_LEAKY_RELU: activation_forward_loop(out, x, MINIDL_ACT_LEAKY_RELU, va, n); break;
+    case MINIDL_ACT_SIGMOID: activation_forward_loop(out, x, MINIDL_ACT_SIGMOID, va, n); break;
+    case MINIDL_ACT_TANH: activation_forward_loop(out, x, MINIDL_ACT_TANH, va, n); break;
+    default: activation_forward_loop(out, x, MINIDL_ACT_LINEAR, va, n); break;
+    }
+}
+
+static void activation_backward(float *dx, const float *dout, const float *y, int kind, float alpha,
+                                int64_t n)
+{
+    vf va = vf_set1(alpha);
+    switch (kind) {
+    case MINIDL_ACT_RELU: activation_backward_loop(dx, dout, y, MINIDL_ACT_RELU, va, n); break;
+    case MINIDL_ACT_LEAKY_RELU: activation_backward_loop(dx, dout, y, MINIDL_ACT_LEAKY_RELU, va, n); break;
+    case MINIDL_ACT_SIGMOID: activation_backward_loop(dx, dout, y, MINIDL_ACT_SIGMOID, va, n); break;
+    case MINIDL_ACT_TANH: activation_backward_loop(dx, dout, y, MINIDL_ACT_TANH, va, n); break;
+    default: activation_backward_loop(dx, dout, y, MINIDL_ACT_LINEAR, va, n); break;
+    }
+}
+
+static void softmax_rows(float *out, float *lse, const float *x, int64_t rows, int64_t c)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * c;
+        float *outr = out + r * c;
+        int64_t j;
+        vf vmax = vf_set1(-INFINITY);
+        for (j = 0; j + VF_LANES <= c; j += VF_LANES) vmax = vf_max(vmax, vf_load(xr + j));
+        if (j < c) vmax = vf_max(vmax, vf_load_part(xr + j, (int)(c - j), -INFINITY));
+        float mx = vf_hmax(vmax);
+        vf vm = vf_set1(mx), vsum = vf_zero();
+        for (j = 0; j + VF_LANES <= c; j += VF_LANES) {
+            vf e = vf_exp(vf_sub(vf_load(xr + j), vm));
+            vf_store(outr + j, e);
+            vsum = vf_add(vsum, e);
+        }
+        if (j < c) {
+            int t = (int)(c - j);
+            vf e = vf_keep_first(vf_exp(vf_sub(vf_load_part(xr + j, t, 0.0f), vm)), t);
+            vf_store_part(outr + j, e, t);
+            vsum = vf_add(vsum, e);
+        }
+        float total = vf_hsum(vsum);
+        scale(outr, 1.0f / total, c);
+        if (lse) lse[r] = mx + logf(total);
+    }
+}
+
+static float dot(const float *a, const float *b, int64_t n)
+{
+    vf acc = vf_zero();
+    int64_t i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES) acc = vf_fmadd(vf_load(a + i), vf_load(b + i), acc);
+    if (i < n) {
+        int t = (int)(n - i);
+        acc = vf_fmadd(vf_load_part(a + i, t, 0.0f), vf_load_part(b + i, t, 0.0f), acc);
+    }
+    return vf_hsum(acc);
+}
+
+static void softmax_backward_rows(float *dx, const float *dout, const float *y, int64_t rows, int64_t c)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float *dr = dout + r * c, *yr = y + r * c;
+        float *dxr = dx + r * c;
+        vf vdot = vf_set1(dot(dr, yr, c));
+        int64_t j = 0;
+        for (; j + VF_LANES <= c; j += VF_LANES)
+            vf_store(dxr + j, vf_mul(vf_load(yr + j), vf_sub(vf_load(dr + j), vdot)));
+        if (j < c) {
+            int t = (int)(c - j);
+            vf g = vf_mul(vf_load_part(yr + j, t, 0.0f), vf_sub(vf_load_part(dr + j, t, 0.0f), vdot));
+            vf_store_part(dxr + j, g, t);
+        }
+    }
+}
+
+/* ------------------------------------------------------- column reductions, affine maps */
+
+static void col_sum(float *acc, const float *x, int64_t rows, int64_t c)
+{
+    for (int64_t r = 0; r < rows; r++) add(acc, acc, x + r * c, c);
+}
+
+static void col_sq_dev(float *acc, const float *x, const float *mean, int64_t rows, int64_t c)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * c;
+        int64_t j = 0;
+        for (; j + VF_LANES <= c; j += VF_LANES) {
+            vf d = vf_sub(vf_load(xr + j), vf_load(mean + j));
+            vf_store(acc + j, vf_fmadd(d, d, vf_load(acc + j)));
+        }
+        if (j < c) {
+            int t = (int)(c - j);
+            vf d = vf_sub(vf_load_part(xr + j, t, 0.0f), vf_load_part(mean + j, t, 0.0f));
+            vf_store_part(acc + j, vf_fmadd(d, d, vf_load_part(acc + j, t, 0.0f)), t);
+        }
+    }
+}
+
+static void col_dot_dev(float *acc, const float *dy, const float *x, const float *mean, int64_t rows,
+                        int64_t c)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * c, *dyr = dy + r * c;
+        int64_t j = 0;
+        for (; j + VF_LANES <= c; j += VF_LANES) {
+            vf d = vf_sub(vf_load(xr + j), vf_load(mean + j));
+            vf_store(acc + j, vf_fmadd(vf_load(dyr + j), d, vf_load(acc + j)));
+        }
+        if (j < c) {
+            int t = (int)(c - j);
+            vf d = vf_sub(vf_load_part(xr + j, t, 0.0f), vf_load_part(mean + j, t, 0.0f));
+            vf_store_part(acc + j, vf_fmadd(vf_load_part(dyr + j, t, 0.0f), d, vf_load_part(acc + j, t, 0.0f)), t);
+        }
+    }
+}
+
+static void rows_scale_shift(float *out, const float *x, const float *scale_, const float *shift,
+                             int64_t rows, int64_t c)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * c;
+        float *outr = out + r * c;
+        int64_t j = 0;
+        for (; j + VF_LANES <= c; j += VF_LANES)
+            vf_store(outr + j, vf_fmadd(vf_load(xr + j), vf_load(scale_ + j), vf_load(shift + j)));
+        if (j < c) {
+            int t = (int)(c - j);
+            vf v = vf_fmadd(vf_load_part(xr + j, t, 0.0f), vf_load_part(scale_ + j, t, 0.0f),
+                            vf_load_part(shift + j, t, 0.0f));
+            vf_store_part(outr + j, v, t);
+        }
+    }
+}
+
+static void rows_affine2(float *out, const float *a, const float *ka, const float *b, const float *kb,
+                         const float *shift, int64_t rows, int64_t c)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float *ar = a + r * c, *br = b + r * c;
+        float *outr = out + r * c;
+        int64_t j = 0;
+        for (; j + VF_LANES <= c; j += VF_LANES) {
+            vf v = vf_fmadd(vf_load(ar + j), vf_load(ka + j),
+                            vf_fmadd(vf_load(br + j), vf_load(kb + j), vf_load(shift + j)));
+            vf_store(outr + j, v);
+        }
+        if (j < c) {
+            int t = (int)(c - j);
+            vf v = vf_fmadd(vf_load_part(ar + j, t, 0.0f), vf_load_part(ka + j, t, 0.0f),
+                            vf_fmadd(vf_load_part(br + j, t, 0.0f), vf_load_part(kb + j, t, 0.0f),
+                                     vf_load_part(shift + j, t, 0.0f)));
+            vf_store_part(outr + j, v, t);
+        }
+    }
+}
+
+/* ------------------------------------------------------------- whole-tensor reductions */
+
+static float sum(const float *x, int64_t n)
+{
+    vf a0 = vf_zero(), a1 = vf_zero();
+    int64_t i = 0;
+    for (; i + 2 * VF_LANES <= n; i += 2 * VF_LANES) {
+        a0 = vf_add(a0, vf_load(x + i));
+        a1 = vf_add(a1, vf_load(x + i + VF_LANES));
+    }
+    for (; i + VF_LANES <= n; i += VF_LANES) a0 = vf_add(a0, vf_load(x + i));
+    if (i < n) a1 = vf_add(a1, vf_load_part(x + i, (int)(n - i), 0.0f));
+    return vf_hsum(vf_add(a0, a1));
+}
+
+static float sum_squares(const float *x, int64_t n)
+{
+    return dot(x, x, n);
+}
+
+static int all_finite(const float *x, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES)
+        if (!vf_all_finite(vf_load(x + i))) return 0;
+    if (i < n) return vf_all_finite(vf_load_part(x + i, (int)(n - i), 0.0f));
+    return 1;
+}
+
+/* ------------------------------------------------------------------- optimizers */
+
+static void clip_value(float *g, float clipvalue, int64_t n)
+{
+    vf hi = vf_set1(clipvalue), lo = vf_set1(-clipvalue);
+    int64_t i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES) vf_store(g + i, vf_min(vf_max(vf_load(g + i), lo), hi));
+    if (i < n) {
+        int t = (int)(n - i);
+        vf_store_part(g + i, vf_min(vf_max(vf_load_part(g + i, t, 0.0f), lo), hi), t);
+    }
+}
+
+static void sgd(float *w, const float *g, int64_t n, float lr, float decay)
+{
+    axpby(w, decay, w, -lr, g, n);
+}
+
+ALWAYS_INLINE void sgd_momentum_v(float *w, const float *g, float *velocity, int64_t i, int t, vf lr,
+                                  vf momentum, int nesterov, vf decay)
+{
+    int full = t == VF_LANES;
+    vf gi = full ? vf_load(g + i) : vf_load_part(g + i, t, 0.0f);
+    vf vi = full ? vf_load(velocity + i) : vf_load_part(velocity + i, t, 0.0f);
+    vf wi = full ? vf_load(w + i) : vf_load_part(w + i, t, 0.0f);
+    vi = vf_fnmadd(lr, gi, vf_mul(momentum, vi));
+    vf step = nesterov ? vf_fnmadd(lr, gi, vf_mul(momentum, vi)) : vi;
+    wi = vf_fmadd(wi, decay, step);
+    if (full) {
+        vf_store(velocity + i, vi);
+        vf_store(w + i, wi);
+    } else {
+        vf_store_part(velocity + i, vi, t);
+        vf_store_part(w + i, wi, t);
+    }
+}
+
+static void sgd_momentum(float *w, const float *g, float *velocity, int64_t n, float lr, float momentum,
+                         int nesterov, float decay)
+{
+    vf vlr = vf_set1(lr), vmom = vf_set1(momentum), vdecay = vf_set1(decay);
+    int64_t i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES) sgd_momentum_v(w, g, velocity, i, VF_LANES, vlr, vmom, nesterov, vdecay);
+    if (i < n) sgd_momentum_v(w, g, velocity, i, (int)(n - i), vlr, vmom, nesterov, vdecay);
+}
+
+ALWAYS_INLINE void adam_v(float *w, const float *g, float *m, float *v, int64_t i, int t, vf lr_t, vf b1,
+                          vf b2, vf eps, vf decay)
+{
+    int full = t == VF_LANES;
+    vf one = vf_set1(1.0f);
+    vf gi = full ? vf_load(g + i) : vf_load_part(g + i, t, 0.0f);
+    vf mi = full ? vf_load(m + i) : vf_load_part(m + i, t, 0.0f);
+    vf vi = full ? vf_load(v + i) : vf_load_part(v + i, t, 0.0f);
+    vf wi = full ? vf_load(w + i) : vf_load_part(w + i, t, 0.0f);
+    mi = vf_fmadd(b1, mi, vf_mul(vf_sub(one, b1), gi));
+    vi = vf_fmadd(b2, vi, vf_mul(vf_mul(vf_sub(one, b2), gi), gi));
+    vf step = vf_div(vf_mul(lr_t, mi), vf_add(vf_sqrt(vi), eps));
+    wi = vf_sub(vf_mul(wi, decay), step);
+    if (full) {
+        vf_store(m + i, mi);
+        vf_store(v + i, vi);
+        vf_store(w + i, wi);
+    } else {
+        vf_store_part(m + i, mi, t);
+        vf_store_part(v + i, vi, t);
+        vf_store_part(w + i, wi, t);
+    }
+}
+
+static void adam(float *w, const float *g, float *m, float *v, int64_t n, float lr_t, float beta_1,
+                 float beta_2, float epsilon, float decay)
+{
+    vf vlr = vf_set1(lr_t), b1 = vf_set1(beta_1), b2 = vf_set1(beta_2), eps = vf_set1(epsilon);
+    vf vdecay = vf_set1(decay);
+    int64_t i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES) adam_v(w, g, m, v, i, VF_LANES, vlr, b1, b2, eps, vdecay);
+    if (i < n) adam_v(w, g, m, v, i, (int)(n - i), vlr, b1, b2, eps, vdecay);
+}
+
+ALWAYS_INLINE void rmsprop_v(float *w, const float *g, float *ms, float *mom, int64_t i, int t, vf lr,
+                             vf rho, vf momentum, vf eps, vf decay)
+{
+    int full = t == VF_LANES;
+    vf one = vf_set1(1.0f);
+    vf gi = full ? vf_load(g + i) : vf_load_part(g + i, t, 0.0f);
+    vf si = full ? vf_load(ms + i) : vf_load_part(ms + i, t, 0.0f);
+    vf wi = full ? vf_load(w + i) : vf_load_part(w + i, t, 0.0f);
+    si = vf_fmadd(rho, si, vf_mul(vf_mul(vf_sub(one, rho), gi), gi));
+    vf inc = vf_div(vf_mul(lr, gi), vf_sqrt(vf_add(si, eps)));
+    if (full) vf_store(ms + i, si); else vf_store_part(ms + i, si, t);
+    if (mom) {
+        vf mi = full ? vf_load(mom + i) : vf_load_part(mom + i, t, 0.0f);
+        inc = vf_fmadd(momentum, mi, inc);
+        if (full) vf_store(mom + i, inc); else vf_store_part(mom + i, inc, t);
+    }
+    wi = vf_sub(vf_mul(wi, decay), inc);
+    if (full) vf_store(w + i, wi); else vf_store_part(w + i, wi, t);
+}
+
+static void rmsprop(float *w, const float *g, float *ms, float *mom, int64_t n, float lr, float rho,
+                    float momentum, float epsilon, float decay)
+{
+    vf vlr = vf_set1(lr), vrho = vf_set1(rho), vmom = vf_set1(momentum), eps = vf_set1(epsilon);
+    vf vdecay = vf_set1(decay);
+    int64_t i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES) rmsprop_v(w, g, ms, mom, i, VF_LANES, vlr, vrho, vmom, eps, vdecay);
+    if (i < n) rmsprop_v(w, g, ms, mom, i, (int)(n - i), vlr, vrho, vmom, eps, vdecay);
+}
+
+ALWAYS_INLINE void adagrad_v(float *w, const float *g, float *acc, int64_t i, int t, vf lr, vf eps, vf decay)
+{
+    int full = t == VF_LANES;
+    vf gi = full ? vf_load(g + i) : vf_load_part(g + i, t, 0.0f);
+    vf ai = full ? vf_load(acc + i) : vf_load_part(acc + i, t, 0.0f);
+    vf wi = full ? vf_load(w + i) : vf_load_part(w + i, t, 0.0f);
+    ai = vf_fmadd(gi, gi, ai);
+    wi = vf_sub(vf_mul(wi, decay), vf_div(vf_mul(lr, gi), vf_sqrt(vf_add(ai, eps))));
+    if (full) {
+        vf_store(acc + i, ai);
+        vf_store(w + i, wi);
+    } else {
+        vf_store_part(acc + i, ai, t);
+        vf_store_part(w + i, wi, t);
+    }
+}
+
+static void adagrad(float *w, const float *g, float *acc, int64_t n, float lr, float epsilon, float decay)
+{
+    vf vlr = vf_set1(lr), eps = vf_set1(epsilon), vdecay = vf_set1(decay);
+    int64_t i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES) adagrad_v(w, g, acc, i, VF_LANES, vlr, eps, vdecay);
+    if (i < n) adagrad_v(w, g, acc, i, (int)(n - i), vlr, eps, vdecay);
+}
+
+/* The table each ISA file returns; ISA_NAME is defined by the including file. */
+static const struct vector_kernels simd_kernels = {
+    .isa = ISA_NAME,
+    .add = add,
+    .axpby = axpby,
+    .multiply = multiply,
+    .scale = scale,
+    .bias_add = bias_add,
+    .activation_forward = activation_forward,
+    .activation_backward = activation_backward,
+    .softmax_rows = softmax_rows,
+    .softmax_backward_rows = softmax_backward_rows,
+    .col_sum = col_sum,
+    .col_sq_dev = col_sq_dev,
+    .col_dot_dev = col_dot_dev,
+    .rows_scale_shift = rows_scale_shift,
+    .rows_affine2 = rows_affine2,
+    .sum = sum,
+    .sum_squares = sum_squares,
+    .all_finite = all_finite,
+    .clip_value = clip_value,
+    .sgd = sgd,
+    .sgd_momentum = sgd_momentum,
+    .adam = adam,
+    .rmsprop = rmsprop,
+    .adagrad = adagrad,
+};
+
+#endif

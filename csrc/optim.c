@@ -1,0 +1,88 @@
+/* Optimizer updates: scalar coefficients in double here, the per-element work in the vector
+ * kernels, block by block on OpenMP threads. */
+#include <math.h>
+
+#include "internal/parallel.h"
+#include "internal/vector_kernels.h"
+#include "optim.h"
+
+static float decay_factor(float lr, float weight_decay)
+{
+    return (float)(1.0 - (double)lr * (double)weight_decay);
+}
+
+void minidl_clip_by_value(float *g, float clipvalue, int64_t n)
+{
+    const struct vector_kernels *vk = minidl_active_kernels();
+#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t b = 0; b < minidl_blocks(n); b++)
+        vk->clip_value(g + b * MINIDL_BLOCK, clipvalue, minidl_block_len(n, b));
+}
+
+void minidl_clip_by_norm(float *g, float clipnorm, int64_t n)
+{
+    const struct vector_kernels *vk = minidl_active_kernels();
+    double squares = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : squares) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t b = 0; b < minidl_blocks(n); b++)
+        squares += vk->sum_squares(g + b * MINIDL_BLOCK, minidl_block_len(n, b));
+    double norm = sqrt(squares);
+    if (norm <= clipnorm) return; /* the factor would be exactly 1 */
+    float factor = (float)(clipnorm / norm);
+#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t b = 0; b < minidl_blocks(n); b++)
+        vk->scale(g + b * MINIDL_BLOCK, factor, minidl_block_len(n, b));
+}
+
+void minidl_sgd_update(float *w, const float *g, float *velocity, int64_t n, float lr, float momentum,
+                       int nesterov, float weight_decay)
+{
+    const struct vector_kernels *vk = minidl_active_kernels();
+    float decay = decay_factor(lr, weight_decay);
+#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t b = 0; b < minidl_blocks(n); b++) {
+        int64_t lo = b * MINIDL_BLOCK, len = minidl_block_len(n, b);
+        if (velocity)
+            vk->sgd_momentum(w + lo, g + lo, velocity + lo, len, lr, momentum, nesterov, decay);
+        else
+            vk->sgd(w + lo, g + lo, len, lr, decay);
+    }
+}
+
+void minidl_adam_update(float *w, const float *g, float *m, float *v, int64_t n, float lr, float beta_1,
+                        float beta_2, float epsilon, int64_t step, float weight_decay)
+{
+    const struct vector_kernels *vk = minidl_active_kernels();
+    float decay = decay_factor(lr, weight_decay);
+    float lr_t = (float)(lr * sqrt(1.0 - pow(beta_2, (double)step)) / (1.0 - pow(beta_1, (double)step)));
+#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t b = 0; b < minidl_blocks(n); b++) {
+        int64_t lo = b * MINIDL_BLOCK;
+        vk->adam(w + lo, g + lo, m + lo, v + lo, minidl_block_len(n, b), lr_t, beta_1, beta_2, epsilon, decay);
+    }
+}
+
+void minidl_rmsprop_update(float *w, const float *g, float *ms, float *mom, int64_t n, float lr, float rho,
+                           float momentum, float epsilon, float weight_decay)
+{
+    const struct vector_kernels *vk = minidl_active_kernels();
+    float decay = decay_factor(lr, weight_decay);
+#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t b = 0; b < minidl_blocks(n); b++) {
+        int64_t lo = b * MINIDL_BLOCK;
+        vk->rmsprop(w + lo, g + lo, ms + lo, mom ? mom + lo : NULL, minidl_block_len(n, b), lr, rho, momentum,
+                    epsilon, decay);
+    }
+}
+
+void minidl_adagrad_update(float *w, const float *g, float *acc, int64_t n, float lr, float epsilon,
+                           float weight_decay)
+{
+    const struct vector_kernels *vk = minidl_active_kernels();
+    float decay = decay_factor(lr, weight_decay);
+#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t b = 0; b < minidl_blocks(n); b++) {
+        int64_t lo = b * MINIDL_BLOCK;
+        vk->adagrad(w + lo, g + lo, acc + lo, minidl_block_len(n, b), lr, epsilon, decay);
+    }
+}

@@ -1,0 +1,175 @@
+/* Pooling and padding: plain C with the channel loop innermost (contiguous in NHWC, so the
+ * compiler vectorizes it); OpenMP over output rows in forward and over samples in backward,
+ * where overlapping windows of one sample add into the same dx. */
+#include <math.h>
+#include <string.h>
+
+#include "internal/parallel.h"
+#include "internal/vector_kernels.h"
+#include "pool.h"
+
+/* The window rows [ky0, ky1) and columns [kx0, kx1) of output (oy, ox) that fall inside the input. */
+struct window_span {
+    int64_t iy0, ix0;          /* input position of window offset (0, 0), possibly negative */
+    int64_t ky0, ky1, kx0, kx1;
+};
+
+static struct window_span window_span(const struct minidl_window *win, int64_t oy, int64_t ox)
+{
+    struct window_span s;
+    s.iy0 = oy * win->sh - win->pad_top;
+    s.ix0 = ox * win->sw - win->pad_left;
+    s.ky0 = s.iy0 < 0 ? -s.iy0 : 0;
+    s.kx0 = s.ix0 < 0 ? -s.ix0 : 0;
+    s.ky1 = win->h - s.iy0 < win->kh ? win->h - s.iy0 : win->kh;
+    s.kx1 = win->w - s.ix0 < win->kw ? win->w - s.ix0 : win->kw;
+    return s;
+}
+
+static int parallel_worth(const struct minidl_window *win)
+{
+    return win->n * win->oh * win->ow * win->c * win->kh * win->kw >= MINIDL_PARALLEL_MIN;
+}
+
+void minidl_max_pool2d_forward(float *out, int32_t *argmax, const float *x, const struct minidl_window *win)
+{
+    const int64_t h = win->h, w = win->w, c = win->c, oh = win->oh, ow = win->ow;
+#pragma omp parallel for collapse(2) schedule(static) if (parallel_worth(win)) num_threads(minidl_num_threads())
+    for (int64_t b = 0; b < win->n; b++)
+        for (int64_t oy = 0; oy < oh; oy++)
+            for (int64_t ox = 0; ox < ow; ox++) {
+                struct window_span s = window_span(win, oy, ox);
+                float *o = out + ((b * oh + oy) * ow + ox) * c;      /* o is (c) */
+                int32_t *am = argmax + ((b * oh + oy) * ow + ox) * c; /* am is (c) */
+                int32_t first = (int32_t)(s.ky0 * win->kw + s.kx0);
+                for (int64_t ch = 0; ch < c; ch++) {
+                    o[ch] = -INFINITY;
+                    am[ch] = first;
+                }
+                for (int64_t ky = s.ky0; ky < s.ky1; ky++)
+                    for (int64_t kx = s.kx0; kx < s.kx1; kx++) {
+                        const float *xp = x + ((b * h + s.iy0 + ky) * w + s.ix0 + kx) * c; /* xp is (c) */
+                        int32_t index = (int32_t)(ky * win->kw + kx);
+                        for (int64_t ch = 0; ch < c; ch++) {
+                            int better = xp[ch] > o[ch];
+                            o[ch] = better ? xp[ch] : o[ch];
+                            am[ch] = better ? index : am[ch];
+                        }
+                    }
+            }
+}
+
+void minidl_max_pool2d_backward(float *dx, const float *dout, const int32_t *argmax,
+                                const struct minidl_window *win)
+{
+    const int64_t h = win->h, w = win->w, c = win->c, oh = win->oh, ow = win->ow;
+#pragma omp parallel for schedule(static) if (parallel_worth(win)) num_threads(minidl_num_threads())
+    for (int64_t b = 0; b < win->n; b++) {
+        float *dxb = dx + b * h * w * c; /* dxb is (h, w, c) */
+        memset(dxb, 0, (size_t)(h * w * c) * sizeof(float));
+        for (int64_t oy = 0; oy < oh; oy++)
+            for (int64_t ox = 0; ox < ow; ox++) {
+                int64_t iy0 = oy * win->sh - win->pad_top, ix0 = ox * win->sw - win->pad_left;
+                const float *d = dout + ((b * oh + oy) * ow + ox) * c;
+                const int32_t *am = argmax + ((b * oh + oy) * ow + ox) * c;
+                for (int64_t ch = 0; ch < c; ch++) {
+                    int64_t iy = iy0 + am[ch] / win->kw, ix = ix0 + am[ch] % win->kw;
+                    dxb[(iy * w + ix) * c + ch] += d[ch];
+                }
+            }
+    }
+}
+
+void minidl_avg_pool2d_forward(float *out, const float *x, const struct minidl_window *win)
+{
+    const int64_t h = win->h, w = win->w, c = win->c, oh = win->oh, ow = win->ow;
+#pragma omp parallel for collapse(2) schedule(static) if (parallel_worth(win)) num_threads(minidl_num_threads())
+    for (int64_t b = 0; b < win->n; b++)
+        for (int64_t oy = 0; oy < oh; oy++)
+            for (int64_t ox = 0; ox < ow; ox++) {
+                struct window_span s = window_span(win, oy, ox);
+                float *o = out + ((b * oh + oy) * ow + ox) * c; /* o is (c) */
+                memset(o, 0, (size_t)c * sizeof(float));
+                for (int64_t ky = s.ky0; ky < s.ky1; ky++)
+                    for (int64_t kx = s.kx0; kx < s.kx1; kx++) {
+                        const float *xp = x + ((b * h + s.iy0 + ky) * w + s.ix0 + kx) * c;
+                        for (int64_t ch = 0; ch < c; ch++) o[ch] += xp[ch];
+                    }
+                int64_t count = (s.ky1 - s.ky0) * (s.kx1 - s.kx0);
+                float inv = count > 0 ? 1.0f / (float)count : 0.0f;
+                for (int64_t ch = 0; ch < c; ch++) o[ch] *= inv;
+            }
+}
+
+void minidl_avg_pool2d_backward(float *dx, const float *dout, const struct minidl_window *win)
+{
+    const int64_t h = win->h, w = win->w, c = win->c, oh = win->oh, ow = win->ow;
+#pragma omp parallel for schedule(static) if (parallel_worth(win)) num_threads(minidl_num_threads())
+    for (int64_t b = 0; b < win->n; b++) {
+        float *dxb = dx + b * h * w * c; /* dxb is (h, w, c) */
+        memset(dxb, 0, (size_t)(h * w * c) * sizeof(float));
+        for (int64_t oy = 0; oy < oh; oy++)
+            for (int64_t ox = 0; ox < ow; ox++) {
+                struct window_span s = window_span(win, oy, ox);
+                const float *d = dout + ((b * oh + oy) * ow + ox) * c;
+                int64_t count = (s.ky1 - s.ky0) * (s.kx1 - s.kx0);
+                float inv = count > 0 ? 1.0f / (float)count : 0.0f;
+                for (int64_t ky = s.ky0; ky < s.ky1; ky++)
+                    for (int64_t kx = s.kx0; kx < s.kx1; kx++) {
+                        float *dp = dxb + ((s.iy0 + ky) * w + s.ix0 + kx) * c;
+                        for (int64_t ch = 0; ch < c; ch++) dp[ch] += d[ch] * inv;
+                    }
+            }
+    }
+}
+
+void minidl_global_avg_pool_forward(float *out, const float *x, int64_t n, int64_t hw, int64_t c)
+{
+    const struct vector_kernels *vk = minidl_active_kernels();
+#pragma omp parallel for schedule(static) if (n * hw * c >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t b = 0; b < n; b++) {
+        float *o = out + b * c;
+        memset(o, 0, (size_t)c * sizeof(float));
+        vk->col_sum(o, x + b * hw * c, hw, c);
+        vk->scale(o, hw > 0 ? 1.0f / (float)hw : 0.0f, c);
+    }
+}
+
+void minidl_global_avg_pool_backward(float *dx, const float *dout, int64_t n, int64_t hw, int64_t c)
+{
+    float inv = hw > 0 ? 1.0f / (float)hw : 0.0f;
+#pragma omp parallel for schedule(static) if (n * hw * c >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t b = 0; b < n; b++)
+        for (int64_t p = 0; p < hw; p++)
+            for (int64_t ch = 0; ch < c; ch++) dx[(b * hw + p) * c + ch] = dout[b * c + ch] * inv;
+}
+
+void minidl_pad2d_forward(float *out, const float *x, int64_t n, int64_t h, int64_t w, int64_t c,
+                          int64_t top, int64_t bottom, int64_t left, int64_t right)
+{
+    const int64_t oh = h + top + bottom, ow = w + left + right;
+#pragma omp parallel for collapse(2) schedule(static) if (n * oh * ow * c >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t b = 0; b < n; b++)
+        for (int64_t y = 0; y < oh; y++) {
+            float *o = out + (b * oh + y) * ow * c; /* o is (ow, c) */
+            int64_t iy = y - top;
+            if (iy < 0 || iy >= h) {
+                memset(o, 0, (size_t)(ow * c) * sizeof(float));
+                continue;
+            }
+            memset(o, 0, (size_t)(left * c) * sizeof(float));
+            memcpy(o + left * c, x + (b * h + iy) * w * c, (size_t)(w * c) * sizeof(float));
+            memset(o + (left + w) * c, 0, (size_t)(right * c) * sizeof(float));
+        }
+}
+
+void minidl_pad2d_backward(float *dx, const float *dout, int64_t n, int64_t h, int64_t w, int64_t c,
+                           int64_t top, int64_t bottom, int64_t left, int64_t right)
+{
+    const int64_t oh = h + top + bottom, ow = w + left + right;
+#pragma omp parallel for collapse(2) schedule(static) if (n * h * w * c >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t b = 0; b < n; b++)
+        for (int64_t y = 0; y < h; y++)
+            memcpy(dx + (b * h + y) * w * c, dout + ((b * oh + y + top) * ow + left) * c,
+                   (size_t)(w * c) * sizeof(float));
+}

@@ -1,0 +1,232 @@
+/* Plain C kernels: the fallback on any CPU and the reference the AVX2 / AVX-512 tables are
+ * tested against. Written for clarity; the compiler vectorizes what it can at baseline flags. */
+#include <math.h>
+
+#include "internal/vector_kernels.h"
+
+static void add(float *out, const float *a, const float *b, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+}
+
+static void axpby(float *out, float alpha, const float *x, float beta, const float *y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) out[i] = alpha * x[i] + beta * y[i];
+}
+
+static void multiply(float *out, const float *a, const float *b, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) out[i] = a[i] * b[i];
+}
+
+static void scale(float *x, float s, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) x[i] *= s;
+}
+
+static void bias_add(float *out, const float *x, const float *bias, int64_t rows, int64_t c)
+{
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < c; j++) out[r * c + j] = x[r * c + j] + bias[j];
+}
+
+static float activate(float x, int kind, float alpha)
+{
+    switch (kind) {
+    case MINIDL_ACT_RELU: return x > 0.0f ? x : 0.0f;
+    case MINIDL_ACT_LEAKY_RELU: return x > 0.0f ? x : alpha * x;
+    case MINIDL_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
+    case MINIDL_ACT_TANH: return tanhf(x);
+    default: return x;
+    }
+}
+
+/* The derivative expressed through the forward output y. */
+static float activate_grad(float dout, float y, int kind, float alpha)
+{
+    switch (kind) {
+    case MINIDL_ACT_RELU: return y > 0.0f ? dout : 0.0f;
+    case MINIDL_ACT_LEAKY_RELU: return y > 0.0f ? dout : alpha * dout;
+    case MINIDL_ACT_SIGMOID: return dout * y * (1.0f - y);
+    case MINIDL_ACT_TANH: return dout * (1.0f - y * y);
+    default: return dout;
+    }
+}
+
+static void activation_forward(float *out, const float *x, int kind, float alpha, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) out[i] = activate(x[i], kind, alpha);
+}
+
+static void activation_backward(float *dx, const float *dout, const float *y, int kind, float alpha,
+                                int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) dx[i] = activate_grad(dout[i], y[i], kind, alpha);
+}
+
+static void softmax_rows(float *out, float *lse, const float *x, int64_t rows, int64_t c)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * c;
+        float *outr = out + r * c;
+        float mx = -INFINITY;
+        for (int64_t j = 0; j < c; j++) mx = xr[j] > mx ? xr[j] : mx;
+        float total = 0.0f;
+        for (int64_t j = 0; j < c; j++) {
+            outr[j] = expf(xr[j] - mx);
+            total += outr[j];
+        }
+        float inv = 1.0f / total;
+        for (int64_t j = 0; j < c; j++) outr[j] *= inv;
+        if (lse) lse[r] = mx + logf(total);
+    }
+}
+
+static void softmax_backward_rows(float *dx, const float *dout, const float *y, int64_t rows, int64_t c)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float *dr = dout + r * c, *yr = y + r * c;
+        float dot = 0.0f;
+        for (int64_t j = 0; j < c; j++) dot += dr[j] * yr[j];
+        for (int64_t j = 0; j < c; j++) dx[r * c + j] = yr[j] * (dr[j] - dot);
+    }
+}
+
+static void col_sum(float *acc, const float *x, int64_t rows, int64_t c)
+{
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < c; j++) acc[j] += x[r * c + j];
+}
+
+static void col_sq_dev(float *acc, const float *x, const float *mean, int64_t rows, int64_t c)
+{
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < c; j++) {
+            float d = x[r * c + j] - mean[j];
+            acc[j] += d * d;
+        }
+}
+
+static void col_dot_dev(float *acc, const float *dy, const float *x, const float *mean, int64_t rows,
+                        int64_t c)
+{
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < c; j++) acc[j] += dy[r * c + j] * (x[r * c + j] - mean[j]);
+}
+
+static void rows_scale_shift(float *out, const float *x, const float *scale_, const float *shift,
+                             int64_t rows, int64_t c)
+{
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < c; j++) out[r * c + j] = x[r * c + j] * scale_[j] + shift[j];
+}
+
+static void rows_affine2(float *out, const float *a, const float *ka, const float *b, const float *kb,
+                         const float *shift, int64_t rows, int64_t c)
+{
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < c; j++)
+            out[r * c + j] = a[r * c + j] * ka[j] + b[r * c + j] * kb[j] + shift[j];
+}
+
+static float sum(const float *x, int64_t n)
+{
+    float s = 0.0f;
+    for (int64_t i = 0; i < n; i++) s += x[i];
+    return s;
+}
+
+static float sum_squares(const float *x, int64_t n)
+{
+    float s = 0.0f;
+    for (int64_t i = 0; i < n; i++) s += x[i] * x[i];
+    return s;
+}
+
+static int all_finite(const float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return 0;
+    return 1;
+}
+
+static void clip_value(float *g, float clipvalue, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) g[i] = fminf(fmaxf(g[i], -clipvalue), clipvalue);
+}
+
+static void sgd(float *w, const float *g, int64_t n, float lr, float decay)
+{
+    for (int64_t i = 0; i < n; i++) w[i] = w[i] * decay - lr * g[i];
+}
+
+static void sgd_momentum(float *w, const float *g, float *velocity, int64_t n, float lr, float momentum,
+                         int nesterov, float decay)
+{
+    for (int64_t i = 0; i < n; i++) {
+        float v = momentum * velocity[i] - lr * g[i];
+        velocity[i] = v;
+        w[i] = w[i] * decay + (nesterov ? momentum * v - lr * g[i] : v);
+    }
+}
+
+static void adam(float *w, const float *g, float *m, float *v, int64_t n, float lr_t, float beta_1,
+                 float beta_2, float epsilon, float decay)
+{
+    for (int64_t i = 0; i < n; i++) {
+        m[i] = beta_1 * m[i] + (1.0f - beta_1) * g[i];
+        v[i] = beta_2 * v[i] + (1.0f - beta_2) * g[i] * g[i];
+        w[i] = w[i] * decay - lr_t * m[i] / (sqrtf(v[i]) + epsilon);
+    }
+}
+
+static void rmsprop(float *w, const float *g, float *ms, float *mom, int64_t n, float lr, float rho,
+                    float momentum, float epsilon, float decay)
+{
+    for (int64_t i = 0; i < n; i++) {
+        ms[i] = rho * ms[i] + (1.0f - rho) * g[i] * g[i];
+        float inc = lr * g[i] / sqrtf(ms[i] + epsilon);
+        if (mom) {
+            mom[i] = momentum * mom[i] + inc;
+            inc = mom[i];
+        }
+        w[i] = w[i] * decay - inc;
+    }
+}
+
+static void adagrad(float *w, const float *g, float *acc, int64_t n, float lr, float epsilon, float decay)
+{
+    for (int64_t i = 0; i < n; i++) {
+        acc[i] += g[i] * g[i];
+        w[i] = w[i] * decay - lr * g[i] / sqrtf(acc[i] + epsilon);
+    }
+}
+
+static const struct vector_kernels generic_kernels = {
+    .isa = "generic",
+    .add = add,
+    .axpby = axpby,
+    .multiply = multiply,
+    .scale = scale,
+    .bias_add = bias_add,
+    .activation_forward = activation_forward,
+    .activation_backward = activation_backward,
+    .softmax_rows = softmax_rows,
+    .softmax_backward_rows = softmax_backward_rows,
+    .col_sum = col_sum,
+    .col_sq_dev = col_sq_dev,
+    .col_dot_dev = col_dot_dev,
+    .rows_scale_shift = rows_scale_shift,
+    .rows_affine2 = rows_affine2,
+    .sum = sum,
+    .sum_squares = sum_squares,
+    .all_finite = all_finite,
+    .clip_value = clip_value,
+    .sgd = sgd,
+    .sgd_momentum = sgd_momentum,
+    .adam = adam,
+    .rmsprop = rmsprop,
+    .adagrad = adagrad,
+};
+
+const struct vector_kernels *minidl_vector_kernels_generic(void) { return &generic_kernels; }
