@@ -173,9 +173,20 @@ def _format_value(value):
     return f"{value:.4e}"
 
 
+# Bookkeeping entries of the batch logs, not quantities to display.
+_NOT_SHOWN = ("batch", "size")
+
+
 def _format_logs(logs):
     """'loss: 0.1234 - accuracy: 0.9000' (reads every value of a lazy batch mapping)."""
-    return " - ".join(f"{key}: {_format_value(value)}" for key, value in logs.items())
+    return " - ".join(f"{key}: {_format_value(logs[key])}" for key in logs if key not in _NOT_SHOWN)
+
+
+def _format_step_time(seconds):
+    """'12ms/step', or '850us/step' for steps under a millisecond (as Keras prints them)."""
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.0f}ms/step"
+    return f"{seconds * 1e6:.0f}us/step"
 
 
 def _monitored_value(logs, monitor, owner):
@@ -276,7 +287,7 @@ class ProgressBar(Callback):
             bar.close()  # draws the final line, final logs included
         elif self._mode() == 2:
             elapsed = time.perf_counter() - self._start
-            per_step = f"{1000 * elapsed / self._seen:.0f}ms/step" if self._seen else "0 steps"
+            per_step = _format_step_time(elapsed / self._seen) if self._seen else "0 steps"
             parts = [title, f"{elapsed:.1f}s", per_step] + ([text] if text else [])
             print(" - ".join(parts), file=self._stream(), flush=True)
 
@@ -382,8 +393,8 @@ class ModelCheckpoint(Callback):
     def _file_path(self, epoch, batch, logs):
         fields = dict(logs)
         fields["epoch"] = epoch + 1
-        if batch is not None and "batch" not in logs:
-            fields["batch"] = batch + 1
+        if batch is not None:
+            fields["batch"] = batch + 1   # 1-based like the epoch, whatever the logs hold
         try:
             return self.filepath.format(**fields)
         except (KeyError, IndexError, ValueError) as exc:

@@ -97,6 +97,9 @@ class Optimizer:
         self._shapes = [tuple(backend.shape(w)) for w in weights]
         self._state = {slot: [self._create_slot(backend, slot, shape) for shape in self._shapes]
                        for slot in self._active_slots()}
+        # The same tensors per weight, so that a step does no look-ups (set_state copies into them).
+        self._state_of_weight = [{slot: tensors[i] for slot, tensors in self._state.items()}
+                                 for i in range(len(self._shapes))]
         if self._pending_state is not None:
             pending, self._pending_state = self._pending_state, None
             self.set_state(backend, pending)
@@ -130,8 +133,7 @@ class Optimizer:
                 backend.clip_by_value(grad, self.clipvalue)
             if self.clipnorm is not None:
                 backend.clip_by_norm(grad, self.clipnorm)
-            state = {slot: tensors[index] for slot, tensors in self._state.items()}
-            self._update(backend, weight, grad, state, lr)
+            self._update(backend, weight, grad, self._state_of_weight[index], lr)
         self.iterations += 1
 
     def _weight_decay(self):

@@ -64,7 +64,8 @@ def fit(cbs, model, epoch_logs, steps=4, batch_loss=None, params=None):
         for batch in range(steps):
             cb_list.on_train_batch_begin(batch)
             loss = batch_loss(epoch, batch) if batch_loss else 0.5
-            cb_list.on_train_batch_end(batch, LazyLogs({"loss": loss, "accuracy": 0.25}, reads))
+            values = {"loss": loss, "accuracy": 0.25, "batch": batch, "size": 32}
+            cb_list.on_train_batch_end(batch, LazyLogs(values, reads))
             if model.stop_training:
                 break
         model.weights = [np.full(3, float(epoch)), np.full(2, float(epoch))]
@@ -264,7 +265,7 @@ def test_model_checkpoint_save_freq_in_batches():
     ckpt = callbacks.ModelCheckpoint("{epoch}-{batch}-{loss:.1f}", save_freq=2, monitor="loss")
     reads = fit([ckpt], model, [{"loss": 1.0}] * 2, steps=5)
     assert [p for _, p in model.saved] == ["1-2-0.5", "1-4-0.5", "2-1-0.5", "2-3-0.5", "2-5-0.5"]
-    assert reads == {"loss": 5, "accuracy": 5}   # read only for the five saves
+    assert reads == {"loss": 5, "accuracy": 5, "batch": 5, "size": 5}   # only for the 5 saves
     with pytest.raises(ValueError, match="save_freq"):
         callbacks.ModelCheckpoint("x", save_freq="batch")
 
@@ -361,7 +362,7 @@ def test_progress_bar_refreshes_with_batch_logs():
                 batch_loss=lambda e, b: float("nan") if b == 2 else 1.5)
     assert reads == {"loss": 3, "accuracy": 3}
     text = out.getvalue()
-    assert "loss: 1.5000 - accuracy: 0.2500" in text
+    assert "loss: 1.5000 - accuracy: 0.2500]" in text      # batch and size are not shown
     assert "loss: nan - accuracy: 0.2500" in text
 
 
@@ -375,7 +376,7 @@ def test_progress_bar_verbose_2_prints_one_line_per_epoch():
     assert reads == {}
     assert len(lines) == 2
     assert lines[0].startswith("Epoch 1/2 - ") and lines[0].endswith("loss: 0.5000 - val_loss: nan")
-    assert "ms/step" in lines[1] and lines[1].endswith("loss: 0.2500 - val_loss: 0.1250")
+    assert "s/step - " in lines[1] and lines[1].endswith("loss: 0.2500 - val_loss: 0.1250")
 
 
 def test_progress_bar_verbose_0_is_silent():
