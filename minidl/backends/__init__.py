@@ -43,6 +43,8 @@ def unavailable_reason(name):
         return None
     except BackendUnavailable as exc:
         return str(exc)
+    except Exception as exc:  # a broken install must not hide the other backends
+        return f"backend {name!r} failed to start: {type(exc).__name__}: {exc}"
 
 
 def available_backends():

@@ -59,9 +59,23 @@ class BatchNormalization(Layer):
         b = self.backend
         shape = b.shape(dout)
         if not self._training:
-            raise RuntimeError(f"{self.describe()}: backward without a training forward")
+            return self._backward_frozen(dout)
         dout2 = b.reshape(dout, b.shape(self._x2))
         dx = self.buffer("dx", b.shape(self._x2))
         b.batchnorm_backward(dx, self.gamma.grad, self.beta.grad, dout2, self._x2, self._mean,
                              self._invstd, self.gamma.value)
+        return b.reshape(dx, shape)
+
+    def _backward_frozen(self, dout):
+        """dx of the inference-mode transform (a frozen layer inside a trained model):
+        dx = dout * gamma / sqrt(moving_var + eps), i.e. the inference op with zero mean/beta."""
+        b = self.backend
+        shape = b.shape(dout)
+        c = shape[-1]
+        dout2 = b.reshape(dout, (count_elements(shape[:-1]), c))
+        zeros = self.buffer("zeros", (c,))
+        b.fill(zeros, 0.0)
+        dx = self.buffer("dx", b.shape(dout2))
+        b.batchnorm_forward_infer(dx, dout2, self.gamma.value, zeros, zeros,
+                                  self.moving_variance.value, self.epsilon)
         return b.reshape(dx, shape)

@@ -66,10 +66,12 @@ def _npz_bytes(arrays):
 
 
 def _weights_dict(model):
+    # Keys "<layer index>/<layer name>/<weight name>": load_weights matches layers by
+    # position (as Keras does), so a rebuilt model with other auto-generated names loads too.
     arrays = {}
-    for layer in model.layers:
+    for i, layer in enumerate(model.layers):
         for w, value in zip(layer.weights, layer.get_weights()):
-            arrays[f"{layer.name}/{w.name}"] = value
+            arrays[f"{i:04d}/{layer.name}/{w.name}"] = value
     return arrays
 
 
@@ -141,13 +143,21 @@ def _read_zip(filepath, expected_format):
 
 
 def _apply_weights(model, weights, filepath):
-    for layer in model.layers:
+    by_position = {}
+    for key, value in weights.items():
+        index, _, weight_name = key.split("/", 2)
+        by_position[(int(index), weight_name)] = value
+    expected = sum(len(layer.weights) for layer in model.layers)
+    if len(by_position) != expected:
+        raise ModelFileError(f"{filepath} holds {len(by_position)} weight arrays, "
+                             f"{model.describe()} has {expected}")
+    for i, layer in enumerate(model.layers):
         values = []
         for w in layer.weights:
-            key = f"{layer.name}/{w.name}"
-            if key not in weights:
-                raise ModelFileError(f"{filepath} has no weight {key!r}")
-            values.append(weights[key])
+            if (i, w.name) not in by_position:
+                raise ModelFileError(f"{filepath} has no weight {w.name!r} for layer {i} "
+                                     f"({layer.describe()})")
+            values.append(by_position[(i, w.name)])
         if values:
             try:
                 layer.set_weights(values)
