@@ -110,6 +110,45 @@ def channel_stats(x, chunk=1024):
     return (mean * unit).astype(np.float32), (std * unit).astype(np.float32)
 
 
+def augment_batch(out, x, rows, crop_y, crop_x, flip, scale, shift, pad, kernel="auto"):
+    """Build one batch into `out` with the C kernel (kernel "c", or "auto" when it is built)
+    or with augment_reference (kernel "numpy"); see augment_reference for the arguments.
+
+    The caller guarantees that rows index x and that every crop window lies inside the
+    padded image (ArrayIterator draws them so).
+    """
+    if kernel == "numpy" or (kernel == "auto" and _lib is None):
+        return augment_reference(out, x, rows, crop_y, crop_x, flip, scale, shift, pad)
+    if _lib is None:
+        raise RuntimeError(
+            "augment_batch: kernel='c' needs csrc/augment.c compiled into minidl._cpu_kernels; "
+            "run `pip install -e .` (or `python setup.py build_ext --inplace`) in the checkout")
+    if out.dtype != np.float32 or not out.flags.c_contiguous or x.dtype not in (np.uint8, np.float32) \
+            or not x.flags.c_contiguous:
+        raise ValueError(f"augment_batch: out must be C-contiguous float32 and x C-contiguous uint8 or "
+                         f"float32, got out {out.dtype} and x {x.dtype}")
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    crop_y = np.ascontiguousarray(crop_y, dtype=np.int32)
+    crop_x = np.ascontiguousarray(crop_x, dtype=np.int32)
+    flip = np.ascontiguousarray(flip, dtype=np.uint8)
+    scale = np.ascontiguousarray(scale, dtype=np.float32)
+    shift = np.ascontiguousarray(shift, dtype=np.float32)
+    _, height, width, channels = x.shape
+    if x.dtype == np.uint8:
+        c_function, source = _lib.augment_batch_u8, _ffi.cast("uint8_t *", x.ctypes.data)
+    else:
+        c_function, source = _lib.augment_batch_f32, _ffi.cast("float *", x.ctypes.data)
+    status = c_function(
+        _ffi.cast("float *", out.ctypes.data), source,
+        _ffi.cast("int64_t *", rows.ctypes.data), _ffi.cast("int32_t *", crop_y.ctypes.data),
+        _ffi.cast("int32_t *", crop_x.ctypes.data), _ffi.cast("uint8_t *", flip.ctypes.data),
+        _ffi.cast("float *", scale.ctypes.data), _ffi.cast("float *", shift.ctypes.data),
+        len(rows), height, width, channels, pad, out.shape[1], out.shape[2])
+    if status != 0:
+        raise MemoryError(f"augment_batch: cannot allocate a scratch row of {width}x{channels} floats")
+    return out
+
+
 def augment_reference(out, x, rows, crop_y, crop_x, flip, scale, shift, pad):
     """The numpy version of csrc/augment.c: the fallback path and the reference of the tests.
 
@@ -276,32 +315,13 @@ class ArrayIterator:
         x_buf, y_buf = self._buffers[b % _NUM_BUFFERS]
         count = len(rows)
         out_x = x_buf[:count]
-        if self._use_c:
-            self._augment_c(out_x, rows, cy, cx, fl)
-        else:
-            augment_reference(out_x, self.x, rows, cy, cx, fl, self._scale, self._shift, self._pad)
+        augment_batch(out_x, self.x, rows, cy, cx, fl, self._scale, self._shift, self._pad,
+                      kernel="c" if self._use_c else "numpy")
         if y_buf is None:
             return out_x, None
         out_y = y_buf[:count]
         np.take(self.y, rows, axis=0, out=out_y)
         return out_x, out_y
-
-    def _augment_c(self, out, rows, crop_y, crop_x, flip):
-        rows = np.ascontiguousarray(rows)
-        crop_y = np.ascontiguousarray(crop_y)
-        crop_x = np.ascontiguousarray(crop_x)
-        flip = np.ascontiguousarray(flip)
-        n, height, width, channels = self.x.shape
-        kernel = _lib.augment_batch_u8 if self.x.dtype == np.uint8 else _lib.augment_batch_f32
-        source_type = "uint8_t *" if self.x.dtype == np.uint8 else "float *"
-        status = kernel(
-            _ffi.cast("float *", out.ctypes.data), _ffi.cast(source_type, self.x.ctypes.data),
-            _ffi.cast("int64_t *", rows.ctypes.data), _ffi.cast("int32_t *", crop_y.ctypes.data),
-            _ffi.cast("int32_t *", crop_x.ctypes.data), _ffi.cast("uint8_t *", flip.ctypes.data),
-            _ffi.cast("float *", self._scale.ctypes.data), _ffi.cast("float *", self._shift.ctypes.data),
-            len(rows), height, width, channels, self._pad, out.shape[1], out.shape[2])
-        if status != 0:
-            raise MemoryError(f"augment_batch: cannot allocate a {width}x{channels} scratch row")
 
     def _iterate(self, plan):
         for b in range(len(self)):
