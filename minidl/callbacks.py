@@ -11,6 +11,7 @@ get_weights(), set_weights(weights).
 """
 
 import csv
+import inspect
 import io
 import math
 import numbers
@@ -79,13 +80,6 @@ class Callback:
         pass
 
 
-_HOOKS = ("on_train_begin", "on_train_end", "on_test_begin", "on_test_end",
-          "on_predict_begin", "on_predict_end")
-_INDEXED_HOOKS = ("on_epoch_begin", "on_epoch_end", "on_train_batch_begin", "on_train_batch_end",
-                  "on_test_batch_begin", "on_test_batch_end", "on_predict_batch_begin",
-                  "on_predict_batch_end")
-
-
 class CallbackList:
     """Dispatches every hook to each callback in order, passing the same logs object along."""
 
@@ -121,25 +115,51 @@ class CallbackList:
     def __len__(self):
         return len(self.callbacks)
 
+    def _call(self, hook, *args):
+        for callback in self.callbacks:
+            getattr(callback, hook)(*args)
 
-def _make_dispatch(name, indexed):
-    if indexed:
-        def dispatch(self, index, logs=None):
-            for callback in self.callbacks:
-                getattr(callback, name)(index, logs)
-    else:
-        def dispatch(self, logs=None):
-            for callback in self.callbacks:
-                getattr(callback, name)(logs)
-    dispatch.__name__ = name
-    dispatch.__doc__ = f"Call {name} on every callback."
-    return dispatch
+    def on_train_begin(self, logs=None):
+        self._call("on_train_begin", logs)
 
+    def on_train_end(self, logs=None):
+        self._call("on_train_end", logs)
 
-for _name in _HOOKS:
-    setattr(CallbackList, _name, _make_dispatch(_name, indexed=False))
-for _name in _INDEXED_HOOKS:
-    setattr(CallbackList, _name, _make_dispatch(_name, indexed=True))
+    def on_epoch_begin(self, epoch, logs=None):
+        self._call("on_epoch_begin", epoch, logs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._call("on_epoch_end", epoch, logs)
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._call("on_train_batch_begin", batch, logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._call("on_train_batch_end", batch, logs)
+
+    def on_test_begin(self, logs=None):
+        self._call("on_test_begin", logs)
+
+    def on_test_end(self, logs=None):
+        self._call("on_test_end", logs)
+
+    def on_test_batch_begin(self, batch, logs=None):
+        self._call("on_test_batch_begin", batch, logs)
+
+    def on_test_batch_end(self, batch, logs=None):
+        self._call("on_test_batch_end", batch, logs)
+
+    def on_predict_begin(self, logs=None):
+        self._call("on_predict_begin", logs)
+
+    def on_predict_end(self, logs=None):
+        self._call("on_predict_end", logs)
+
+    def on_predict_batch_begin(self, batch, logs=None):
+        self._call("on_predict_batch_begin", batch, logs)
+
+    def on_predict_batch_end(self, batch, logs=None):
+        self._call("on_predict_batch_end", batch, logs)
 
 
 # ------------------------------------------------------------------ helpers
@@ -499,7 +519,6 @@ class EarlyStopping(Callback):
 
 # ---------------------------------------------------- LearningRateScheduler
 def _takes_two_arguments(function):
-    import inspect
     try:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
