@@ -229,8 +229,7 @@ class ArrayIterator:
         self.prefetch = bool(prefetch)
         self._rng = np.random.default_rng(seed)
         self._pending = None         # an epoch plan drawn by on_epoch_begin, not yet iterated
-        self._epoch_start_state = None
-        self._epoch_complete = True
+        self._epoch_start_state = None   # Generator state before the pending plan was drawn
         self._buffers = None
 
     # ---- the protocol -------------------------------------------------------------------
@@ -256,14 +255,13 @@ class ArrayIterator:
         return self._iterate(plan)
 
     def get_state(self):
-        """The Generator state from which the next (or the interrupted) epoch is drawn.
+        """The Generator state from which the next epoch will be drawn.
 
-        Between epochs that is the current state; while an epoch is pending or was left
-        unfinished it is the state from before that epoch was drawn, so that a run resumed
-        from a checkpoint repeats the epoch it did not finish with the same order.
+        When an epoch was drawn by on_epoch_begin but not iterated yet, that is the state from
+        before the draw, so set_state() followed by on_epoch_begin() draws it again. To repeat
+        an epoch that gets interrupted, take the state before it begins (as Model.fit does).
         """
-        in_progress = self._pending is not None or not self._epoch_complete
-        state = self._epoch_start_state if in_progress else self._rng.bit_generator.state
+        state = self._epoch_start_state if self._pending is not None else self._rng.bit_generator.state
         return {"version": _STATE_VERSION, "rng": copy.deepcopy(state)}
 
     def set_state(self, state):
@@ -276,13 +274,11 @@ class ArrayIterator:
             raise ValueError(f"ArrayIterator.set_state: state['rng'] is not a "
                              f"{type(self._rng.bit_generator).__name__} state: {exc}") from None
         self._pending = None
-        self._epoch_complete = True
 
     # ---- one epoch ----------------------------------------------------------------------
     def _draw_plan(self):
         """Every random choice of one epoch, drawn in a fixed order from the Generator."""
         self._epoch_start_state = copy.deepcopy(self._rng.bit_generator.state)
-        self._epoch_complete = False
         n = self.num_samples
         order = self._rng.permutation(n) if self.shuffle else np.arange(n)
         height, width = self.x.shape[1:3]
@@ -326,7 +322,6 @@ class ArrayIterator:
     def _iterate(self, plan):
         for b in range(len(self)):
             yield self._build_batch(plan, b)
-        self._epoch_complete = True
 
     def _iterate_prefetched(self, plan):
         # A queue of one batch plus three rotating buffers: the producer starts refilling a
@@ -363,7 +358,6 @@ class ArrayIterator:
                 if isinstance(item, _Failure):
                     raise item.exc
                 yield item
-            self._epoch_complete = True
         finally:
             stop.set()
             worker.join()
