@@ -395,3 +395,49 @@ def test_progress_bar_evaluate_outside_fit():
     bar.on_test_end({"loss": 0.75, "accuracy": 0.5})
     assert out.getvalue().startswith("Evaluate - ")
     assert out.getvalue().rstrip().endswith("loss: 0.7500 - accuracy: 0.5000")
+
+
+# ------------------------------------------------- with a real model (numpy)
+class WeightRecorder(callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.weights, self.val_loss = [], []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.weights.append(self.model.get_weights())
+        self.val_loss.append(logs["val_loss"])
+
+
+def test_real_model_restores_and_checkpoints_the_best_epoch(tmp_path):
+    import minidl
+    from minidl import layers
+    from minidl.models import Sequential
+    minidl.set_backend("numpy")
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(96, 5)).astype(np.float32)
+    y = (x[:, 0] - x[:, 2] > 0).astype(np.int32)
+    xv, yv = x[:24] + rng.normal(scale=2.0, size=(24, 5)).astype(np.float32), 1 - y[:24]
+
+    def build():
+        model = Sequential([layers.Input((5,)), layers.Dense(8, activation="relu"),
+                            layers.Dense(2, activation="softmax")])
+        model.compile(optimizer=optimizers.Adam(0.05), loss="sparse_categorical_crossentropy",
+                      metrics=["accuracy"])
+        return model
+
+    model = build()
+    recorder = WeightRecorder()
+    best_path = tmp_path / "best.weights"
+    model.fit(x, y, epochs=6, batch_size=16, verbose=0, validation_data=(xv, yv),
+              callbacks=[recorder,
+                         callbacks.EarlyStopping(patience=10, restore_best_weights=True),
+                         callbacks.ModelCheckpoint(best_path, save_best_only=True,
+                                                   save_weights_only=True)])
+    best = int(np.argmin(recorder.val_loss))
+    assert best < len(recorder.val_loss) - 1      # the anti-correlated validation set degrades
+    for got, want in zip(model.get_weights(), recorder.weights[best]):
+        np.testing.assert_array_equal(got, want)
+    fresh = build()
+    fresh.load_weights(best_path)
+    for got, want in zip(fresh.get_weights(), recorder.weights[best]):
+        np.testing.assert_array_equal(got, want)
