@@ -1,0 +1,518 @@
+"""CpuBackend: the contract of minidl/backends/base.py on hand-vectorized C kernels.
+
+Tensors are C-contiguous numpy arrays (float32, or int32 for labels and argmax). numpy is
+used only to allocate and move memory (empty, zeros, from_numpy, copy_from_host, to_numpy,
+reshape, copy, fill); every op that computes calls a C function of minidl._cpu_kernels with
+pointers to the arrays. The C side picks AVX-512, AVX2 or plain C kernels at run time
+(minidl_cpu_isa) and threads large tensors with OpenMP. gemm and conv2d come from LinalgOps.
+
+Per-call Python work is a few checks and one pointer per tensor; scratch buffers (column
+partial sums for bias_grad and batchnorm, pooling geometry) are allocated once and reused.
+"""
+
+import math
+
+import numpy as np
+
+from ..base import Backend
+from ._ffi import checked, ffi, fptr, require_lib
+from .linalg import LinalgOps
+
+# Activation ids of csrc/internal/vector_kernels.h (enum minidl_activation).
+ACTIVATIONS = {"linear": 0, "relu": 1, "leaky_relu": 2, "sigmoid": 3, "tanh": 4, "softmax": 5}
+
+_POOL_KEY = "cpu_pool"  # where a pooling Window2D keeps its C geometry struct
+
+
+def _rows_cols(shape):
+    """(rows, last-axis length) of a tensor shape; a 0-d shape is one row of one element."""
+    if not shape:
+        return 1, 1
+    c = shape[-1]
+    return (math.prod(shape[:-1]), c)
+
+
+def _is_sparse(targets):
+    return isinstance(targets, np.ndarray) and targets.dtype.kind in "iu"
+
+
+class CpuBackend(LinalgOps, Backend):
+    """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
+
+    name = "cpu"
+    dtype = "float32"
+
+    def __init__(self):
+        self._lib = require_lib()
+        self._scratch = np.empty(0, dtype=np.float32)
+
+    def _column_scratch(self, c):
+        """float* to scratch for the column ops (bias_grad, batchnorm) on c channels; grows once."""
+        need = self._lib.minidl_column_scratch_floats(c)
+        if self._scratch.size < need:
+            self._scratch = np.empty(need, dtype=np.float32)
+        return fptr(self._scratch)
+
+    # ----------------------------------------------------------- memory
+    @staticmethod
+    def _resolve_dtype(dtype, op):
+        try:
+            kind = np.dtype(dtype).kind
+        except TypeError:
+            raise ValueError(f"{op}: unknown dtype {dtype!r}") from None
+        if kind == "f":
+            return np.dtype(np.float32)
+        if kind in "iu":
+            return np.dtype(np.int32)
+        raise ValueError(f"{op}: dtype must be float32 or int32, got {dtype!r}")
+
+    def empty(self, shape, dtype="float32"):
+        return np.empty(shape, dtype=self._resolve_dtype(dtype, "empty"))
+
+    def zeros(self, shape, dtype="float32"):
+        return np.zeros(shape, dtype=self._resolve_dtype(dtype, "zeros"))
+
+    def from_numpy(self, array, dtype=None):
+        array = np.asarray(array)
+        if dtype is None:
+            dtype = np.int32 if array.dtype.kind in "iub" else np.float32
+        return np.array(array, dtype=self._resolve_dtype(dtype, "from_numpy"), order="C", copy=True)
+
+    def copy_from_host(self, out, array):
+        array = np.asarray(array)
+        if array.size != out.size:
+            raise ValueError(f"copy_from_host: out of shape {tuple(out.shape)} and array of shape "
+                             f"{tuple(array.shape)} must hold the same number of elements")
+        out[...] = array.reshape(out.shape)
+
+    def to_numpy(self, x):
+        return np.array(x, copy=True)
+
+    def reshape(self, x, shape):
+        try:
+            return np.reshape(x, shape, copy=False)
+        except ValueError as exc:
+            raise ValueError(f"reshape: cannot view x of shape {tuple(x.shape)} as {tuple(shape)}: "
+                             f"{exc}") from None
+
+    def copy(self, out, x):
+        if x.size != out.size:
+            raise ValueError(f"copy: out of shape {tuple(out.shape)} and x of shape {tuple(x.shape)} "
+                             f"must hold the same number of elements")
+        np.copyto(out, x.reshape(out.shape))
+
+    def fill(self, out, value):
+        out.fill(value)
+
+    def info(self):
+        return {"name": self.name, "isa": ffi.string(self._lib.minidl_cpu_isa_name()).decode(),
+                "threads": int(self._lib.minidl_num_threads())}
+
+    # ------------------------------------------------------ elementwise
+    def add(self, out, a, b):
+        pa = checked("add", "a", a)
+        self._lib.minidl_add(checked("add", "out", out, a.shape), pa, checked("add", "b", b, a.shape), a.size)
+
+    def axpby(self, out, alpha, x, beta, y):
+        op = "axpby"
+        px = checked(op, "x", x)
+        self._lib.minidl_axpby(checked(op, "out", out, x.shape), float(alpha), px, float(beta),
+                               checked(op, "y", y, x.shape), x.size)
+
+    def multiply(self, out, a, b):
+        pa = checked("multiply", "a", a)
+        self._lib.minidl_multiply(checked("multiply", "out", out, a.shape), pa,
+                                  checked("multiply", "b", b, a.shape), a.size)
+
+    def bias_add(self, out, x, bias):
+        op = "bias_add"
+        px = checked(op, "x", x)
+        rows, c = _rows_cols(x.shape)
+        self._lib.minidl_bias_add(checked(op, "out", out, x.shape), px, checked(op, "bias", bias, (c,)),
+                                  rows, c)
+
+    def bias_grad(self, dbias, dout):
+        op = "bias_grad"
+        pd = checked(op, "dout", dout)
+        rows, c = _rows_cols(dout.shape)
+        self._lib.minidl_bias_grad(checked(op, "dbias", dbias, (c,)), pd, rows, c, self._column_scratch(c))
+
+    # ------------------------------------------------------ activations
+    @staticmethod
+    def _activation_id(op, name):
+        try:
+            return ACTIVATIONS[name]
+        except (KeyError, TypeError):
+            raise ValueError(f"{op}: unknown activation {name!r}; known: {list(ACTIVATIONS)}") from None
+
+    def activation_forward(self, out, x, name, alpha=0.0):
+        op = "activation_forward"
+        kind = self._activation_id(op, name)
+        px = checked(op, "x", x)
+        rows, c = _rows_cols(x.shape)
+        self._lib.minidl_activation_forward(checked(op, "out", out, x.shape), px, kind, float(alpha), rows, c)
+
+    def activation_backward(self, dx, dout, y, name, alpha=0.0):
+        op = "activation_backward"
+        kind = self._activation_id(op, name)
+        py = checked(op, "y", y)
+        rows, c = _rows_cols(y.shape)
+        self._lib.minidl_activation_backward(checked(op, "dx", dx, y.shape), checked(op, "dout", dout, y.shape),
+                                             py, kind, float(alpha), rows, c)
+
+    # ---------------------------------------------------------- pooling
+    def _window(self, op, plan):
+        win = plan.scratch.get(_POOL_KEY)
+        if win is None:
+            for field in ("kh", "kw", "sh", "sw"):
+                if getattr(plan, field) < 1:
+                    raise ValueError(f"{op}: plan.{field} must be >= 1, got {getattr(plan, field)}")
+            win = plan.scratch[_POOL_KEY] = ffi.new("struct minidl_window *", {
+                "n": plan.n, "h": plan.h, "w": plan.w, "c": plan.c, "kh": plan.kh, "kw": plan.kw,
+                "sh": plan.sh, "sw": plan.sw, "pad_top": plan.pad_top, "pad_left": plan.pad_left,
+                "oh": plan.oh, "ow": plan.ow})
+        return win
+
+    def max_pool2d_forward(self, out, argmax, x, plan):
+        op = "max_pool2d_forward"
+        self._lib.minidl_max_pool2d_forward(checked(op, "out", out, plan.out_shape),
+                                            checked(op, "argmax", argmax, plan.out_shape, np.int32),
+                                            checked(op, "x", x, plan.in_shape), self._window(op, plan))
+
+    def max_pool2d_backward(self, dx, dout, argmax, plan):
+        op = "max_pool2d_backward"
+        self._lib.minidl_max_pool2d_backward(checked(op, "dx", dx, plan.in_shape),
+                                             checked(op, "dout", dout, plan.out_shape),
+                                             checked(op, "argmax", argmax, plan.out_shape, np.int32),
+                                             self._window(op, plan))
+
+    def avg_pool2d_forward(self, out, x, plan):
+        op = "avg_pool2d_forward"
+        self._lib.minidl_avg_pool2d_forward(checked(op, "out", out, plan.out_shape),
+                                            checked(op, "x", x, plan.in_shape), self._window(op, plan))
+
+    def avg_pool2d_backward(self, dx, dout, plan):
+        op = "avg_pool2d_backward"
+        self._lib.minidl_avg_pool2d_backward(checked(op, "dx", dx, plan.in_shape),
+                                             checked(op, "dout", dout, plan.out_shape), self._window(op, plan))
+
+    @staticmethod
+    def _nhwc(op, name, t):
+        if t.ndim != 4:
+            raise ValueError(f"{op}: {name} must be 4-D (N, H, W, C), got shape {tuple(t.shape)}")
+        return t.shape
+
+    def global_avg_pool_forward(self, out, x):
+        op = "global_avg_pool_forward"
+        n, h, w, c = self._nhwc(op, "x", x)
+        self._lib.minidl_global_avg_pool_forward(checked(op, "out", out, (n, c)), checked(op, "x", x),
+                                                 n, h * w, c)
+
+    def global_avg_pool_backward(self, dx, dout):
+        op = "global_avg_pool_backward"
+        n, h, w, c = self._nhwc(op, "dx", dx)
+        self._lib.minidl_global_avg_pool_backward(checked(op, "dx", dx), checked(op, "dout", dout, (n, c)),
+                                                  n, h * w, c)
+
+    @staticmethod
+    def _pads(op, pads):
+        if len(pads) != 4 or any(int(p) != p or p < 0 for p in pads):
+            raise ValueError(f"{op}: pads must be 4 non-negative ints (top, bottom, left, right), "
+                             f"got {pads!r}")
+        return tuple(int(p) for p in pads)
+
+    def pad2d_forward(self, out, x, pads):
+        op = "pad2d_forward"
+        top, bottom, left, right = self._pads(op, pads)
+        n, h, w, c = self._nhwc(op, "x", x)
+        pout = checked(op, "out", out, (n, h + top + bottom, w + left + right, c))
+        self._lib.minidl_pad2d_forward(pout, checked(op, "x", x), n, h, w, c, top, bottom, left, right)
+
+    def pad2d_backward(self, dx, dout, pads):
+        op = "pad2d_backward"
+        top, bottom, left, right = self._pads(op, pads)
+        n, h, w, c = self._nhwc(op, "dx", dx)
+        pdout = checked(op, "dout", dout, (n, h + top + bottom, w + left + right, c))
+        self._lib.minidl_pad2d_backward(checked(op, "dx", dx), pdout, n, h, w, c, top, bottom, left, right)
+
+    # ------------------------------------------------------ concatenate
+    @staticmethod
+    def _check_concat(op, parts, whole, parts_name, whole_name):
+        lead = tuple(whole.shape[:-1])
+        for index, part in enumerate(parts):
+            if tuple(part.shape[:-1]) != lead:
+                raise ValueError(f"{op}: {parts_name}[{index}] of shape {tuple(part.shape)} does not "
+                                 f"match {whole_name} of shape {tuple(whole.shape)} but in the last axis")
+        total = sum(part.shape[-1] for part in parts)
+        if total != whole.shape[-1]:
+            raise ValueError(f"{op}: last axes of {parts_name} add up to {total}, "
+                             f"{whole_name} has {whole.shape[-1]}")
+
+    def concat_forward(self, out, xs):
+        op = "concat_forward"
+        self._check_concat(op, xs, out, "xs", "out")
+        rows, total = _rows_cols(out.shape)
+        pout = checked(op, "out", out)
+        offset = 0
+        for index, x in enumerate(xs):
+            width = x.shape[-1]
+            self._lib.minidl_copy_columns(pout, total, offset, checked(op, f"xs[{index}]", x), width, 0,
+                                          width, rows)
+            offset += width
+
+    def concat_backward(self, dxs, dout):
+        op = "concat_backward"
+        self._check_concat(op, dxs, dout, "dxs", "dout")
+        rows, total = _rows_cols(dout.shape)
+        pdout = checked(op, "dout", dout)
+        offset = 0
+        for index, dx in enumerate(dxs):
+            width = dx.shape[-1]
+            self._lib.minidl_copy_columns(checked(op, f"dxs[{index}]", dx), width, 0, pdout, total, offset,
+                                          width, rows)
+            offset += width
+
+    # --------------------------------------------------- normalization
+    @staticmethod
+    def _optional(op, name, t, shape):
+        return ffi.NULL if t is None else checked(op, name, t, shape)
+
+    def batchnorm_forward_train(self, out, mean, invstd, x, gamma, beta,
+                                moving_mean, moving_var, momentum, epsilon):
+        op = "batchnorm_forward_train"
+        px = checked(op, "x", x)
+        rows, c = _rows_cols(x.shape)
+        self._lib.minidl_batchnorm_forward_train(
+            checked(op, "out", out, x.shape), checked(op, "mean", mean, (c,)),
+            checked(op, "invstd", invstd, (c,)), px, self._optional(op, "gamma", gamma, (c,)),
+            self._optional(op, "beta", beta, (c,)), checked(op, "moving_mean", moving_mean, (c,)),
+            checked(op, "moving_var", moving_var, (c,)), float(momentum), float(epsilon), rows, c,
+            self._column_scratch(c))
+
+    def batchnorm_forward_infer(self, out, x, gamma, beta, moving_mean, moving_var, epsilon):
+        op = "batchnorm_forward_infer"
+        px = checked(op, "x", x)
+        rows, c = _rows_cols(x.shape)
+        self._lib.minidl_batchnorm_forward_infer(
+            checked(op, "out", out, x.shape), px, self._optional(op, "gamma", gamma, (c,)),
+            self._optional(op, "beta", beta, (c,)), checked(op, "moving_mean", moving_mean, (c,)),
+            checked(op, "moving_var", moving_var, (c,)), float(epsilon), rows, c, self._column_scratch(c))
+
+    def batchnorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
+        op = "batchnorm_backward"
+        px = checked(op, "x", x)
+        rows, c = _rows_cols(x.shape)
+        self._lib.minidl_batchnorm_backward(
+            checked(op, "dx", dx, x.shape), self._optional(op, "dgamma", dgamma, (c,)),
+            self._optional(op, "dbeta", dbeta, (c,)), checked(op, "dout", dout, x.shape), px,
+            checked(op, "mean", mean, (c,)), checked(op, "invstd", invstd, (c,)),
+            self._optional(op, "gamma", gamma, (c,)), rows, c, self._column_scratch(c))
+
+    # ---------------------------------------------------------- dropout
+    def dropout_forward(self, out, mask, x, rate, seed):
+        op = "dropout_forward"
+        if not 0 <= rate < 1:
+            raise ValueError(f"{op}: rate must be in [0, 1), got {rate}")
+        if not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"{op}: seed must be an int, got {type(seed).__name__}")
+        px = checked(op, "x", x)
+        self._lib.minidl_dropout_forward(checked(op, "out", out, x.shape), checked(op, "mask", mask, x.shape),
+                                         px, float(rate), int(seed) % 2 ** 64, x.size)
+
+    # ----------------------------------------------------------- losses
+    @staticmethod
+    def _scores(op, name, scores):
+        p = checked(op, name, scores)
+        if scores.ndim != 2:
+            raise ValueError(f"{op}: expects 2-D (N, K) {name}, got shape {tuple(scores.shape)}")
+        return p
+
+    @staticmethod
+    def _sparse_status(op, status, targets, k):
+        """Raise for the first out-of-range sparse target the C function reported (status >= 0)."""
+        if status >= 0:
+            raise ValueError(f"{op}: sparse targets must lie in [0, {k}), got {int(targets[status])} "
+                             f"in row {status}")
+
+    def softmax_cross_entropy_forward(self, probs, loss, logits, targets):
+        op = "softmax_cross_entropy_forward"
+        plogits = self._scores(op, "logits", logits)
+        n, k = logits.shape
+        pprobs = checked(op, "probs", probs, logits.shape)
+        ploss = checked(op, "loss", loss, (n,))
+        if _is_sparse(targets):
+            status = self._lib.minidl_softmax_xent_forward_sparse(
+                pprobs, ploss, plogits, checked(op, "targets (sparse)", targets, (n,), np.int32), n, k)
+            self._sparse_status(op, status, targets, k)
+        else:
+            self._lib.minidl_softmax_xent_forward_dense(
+                pprobs, ploss, plogits, checked(op, "targets (dense)", targets, (n, k)), n, k)
+
+    def softmax_cross_entropy_backward(self, dlogits, probs, targets, scale):
+        op = "softmax_cross_entropy_backward"
+        pprobs = self._scores(op, "probs", probs)
+        n, k = probs.shape
+        pd = checked(op, "dlogits", dlogits, probs.shape)
+        if _is_sparse(targets):
+            status = self._lib.minidl_softmax_xent_backward_sparse(
+                pd, pprobs, checked(op, "targets (sparse)", targets, (n,), np.int32), float(scale), n, k)
+            self._sparse_status(op, status, targets, k)
+        else:
+            self._lib.minidl_softmax_xent_backward_dense(
+                pd, pprobs, checked(op, "targets (dense)", targets, (n, k)), float(scale), n, k)
+
+    def sigmoid_cross_entropy_forward(self, probs, loss, logits, targets):
+        op = "sigmoid_cross_entropy_forward"
+        plogits = checked(op, "logits", logits)
+        n, k = _rows_cols(logits.shape)
+        self._lib.minidl_sigmoid_xent_forward(
+            checked(op, "probs", probs, logits.shape), checked(op, "loss", loss, logits.shape[:-1]), plogits,
+            checked(op, "targets", targets, logits.shape), n, k)
+
+    def sigmoid_cross_entropy_backward(self, dlogits, probs, targets, scale):
+        op = "sigmoid_cross_entropy_backward"
+        pprobs = checked(op, "probs", probs)
+        n, k = _rows_cols(probs.shape)
+        self._lib.minidl_sigmoid_xent_backward(
+            checked(op, "dlogits", dlogits, probs.shape), pprobs, checked(op, "targets", targets, probs.shape),
+            float(scale), n, k)
+
+    def cross_entropy_forward(self, loss, probs, targets, binary):
+        op = "cross_entropy_forward"
+        if binary:
+            pprobs = checked(op, "probs", probs)
+            n, k = _rows_cols(probs.shape)
+            self._lib.minidl_binary_xent_forward(
+                checked(op, "loss", loss, probs.shape[:-1]), pprobs,
+                checked(op, "targets", targets, probs.shape), n, k)
+            return
+        pprobs = self._scores(op, "probs", probs)
+        n, k = probs.shape
+        ploss = checked(op, "loss", loss, (n,))
+        if _is_sparse(targets):
+            status = self._lib.minidl_xent_forward_sparse(
+                ploss, pprobs, checked(op, "targets (sparse)", targets, (n,), np.int32), n, k)
+            self._sparse_status(op, status, targets, k)
+        else:
+            self._lib.minidl_xent_forward_dense(
+                ploss, pprobs, checked(op, "targets (dense)", targets, (n, k)), n, k)
+
+    def cross_entropy_backward(self, dprobs, probs, targets, binary, scale):
+        op = "cross_entropy_backward"
+        if binary:
+            pprobs = checked(op, "probs", probs)
+            n, k = _rows_cols(probs.shape)
+            self._lib.minidl_binary_xent_backward(
+                checked(op, "dprobs", dprobs, probs.shape), pprobs,
+                checked(op, "targets", targets, probs.shape), float(scale), n, k)
+            return
+        pprobs = self._scores(op, "probs", probs)
+        n, k = probs.shape
+        pd = checked(op, "dprobs", dprobs, probs.shape)
+        if _is_sparse(targets):
+            status = self._lib.minidl_xent_backward_sparse(
+                pd, pprobs, checked(op, "targets (sparse)", targets, (n,), np.int32), float(scale), n, k)
+            self._sparse_status(op, status, targets, k)
+        else:
+            self._lib.minidl_xent_backward_dense(
+                pd, pprobs, checked(op, "targets (dense)", targets, (n, k)), float(scale), n, k)
+
+    def mean_squared_error_forward(self, loss, pred, targets):
+        op = "mean_squared_error_forward"
+        ppred = checked(op, "pred", pred)
+        n, k = _rows_cols(pred.shape)
+        self._lib.minidl_mse_forward(checked(op, "loss", loss, pred.shape[:-1]), ppred,
+                                     checked(op, "targets", targets, pred.shape), n, k)
+
+    def mean_squared_error_backward(self, dpred, pred, targets, scale):
+        op = "mean_squared_error_backward"
+        ppred = checked(op, "pred", pred)
+        n, k = _rows_cols(pred.shape)
+        self._lib.minidl_mse_backward(checked(op, "dpred", dpred, pred.shape), ppred,
+                                      checked(op, "targets", targets, pred.shape), float(scale), n, k)
+
+    # ------------------------------------------------ reductions/metrics
+    def sum(self, out, x, accumulate=False):
+        self._lib.minidl_sum(checked("sum", "out", out, (1,)), checked("sum", "x", x), x.size,
+                             int(bool(accumulate)))
+
+    def categorical_accuracy(self, out, pred, targets, accumulate=False):
+        op = "categorical_accuracy"
+        pout = checked(op, "out", out, (1,))
+        ppred = self._scores(op, "pred", pred)
+        n, k = pred.shape
+        if _is_sparse(targets):
+            status = self._lib.minidl_categorical_accuracy_sparse(
+                pout, ppred, checked(op, "targets (sparse)", targets, (n,), np.int32), n, k,
+                int(bool(accumulate)))
+            self._sparse_status(op, status, targets, k)
+        else:
+            self._lib.minidl_categorical_accuracy_dense(
+                pout, ppred, checked(op, "targets (dense)", targets, (n, k)), n, k, int(bool(accumulate)))
+
+    def binary_accuracy(self, out, pred, targets, accumulate=False):
+        op = "binary_accuracy"
+        ppred = checked(op, "pred", pred)
+        self._lib.minidl_binary_accuracy(checked(op, "out", out, (1,)), ppred,
+                                         checked(op, "targets", targets, pred.shape), pred.size,
+                                         int(bool(accumulate)))
+
+    def top_k_accuracy(self, out, pred, targets, k, accumulate=False):
+        op = "top_k_accuracy"
+        if int(k) != k or k < 1:
+            raise ValueError(f"{op}: k must be a positive int, got {k!r}")
+        pout = checked(op, "out", out, (1,))
+        ppred = self._scores(op, "pred", pred)
+        n, classes = pred.shape
+        if _is_sparse(targets):
+            status = self._lib.minidl_top_k_accuracy_sparse(
+                pout, ppred, checked(op, "targets (sparse)", targets, (n,), np.int32), n, classes, int(k),
+                int(bool(accumulate)))
+            self._sparse_status(op, status, targets, classes)
+        else:
+            self._lib.minidl_top_k_accuracy_dense(
+                pout, ppred, checked(op, "targets (dense)", targets, (n, classes)), n, classes, int(k),
+                int(bool(accumulate)))
+
+    def all_finite(self, out, x):
+        self._lib.minidl_all_finite(checked("all_finite", "out", out, (1,)), checked("all_finite", "x", x),
+                                    x.size)
+
+    # -------------------------------------------------------- optimizers
+    def clip_by_value(self, g, clipvalue):
+        self._lib.minidl_clip_by_value(checked("clip_by_value", "g", g), float(clipvalue), g.size)
+
+    def clip_by_norm(self, g, clipnorm):
+        self._lib.minidl_clip_by_norm(checked("clip_by_norm", "g", g), float(clipnorm), g.size)
+
+    def sgd_update(self, w, g, velocity, lr, momentum, nesterov, weight_decay):
+        op = "sgd_update"
+        pw = checked(op, "w", w)
+        if velocity is None and momentum:
+            raise ValueError(f"{op}: momentum={momentum} needs a velocity tensor of shape "
+                             f"{tuple(w.shape)}, got None")
+        self._lib.minidl_sgd_update(pw, checked(op, "g", g, w.shape), self._optional(op, "velocity", velocity,
+                                                                                   w.shape),
+                                    w.size, float(lr), float(momentum), int(bool(nesterov)), float(weight_decay))
+
+    def adam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay):
+        op = "adam_update"
+        if step < 1:
+            raise ValueError(f"{op}: step is 1-based, got {step}")
+        pw = checked(op, "w", w)
+        self._lib.minidl_adam_update(pw, checked(op, "g", g, w.shape), checked(op, "m", m, w.shape),
+                                     checked(op, "v", v, w.shape), w.size, float(lr), float(beta_1),
+                                     float(beta_2), float(epsilon), int(step), float(weight_decay))
+
+    def rmsprop_update(self, w, g, ms, mom, lr, rho, momentum, epsilon, weight_decay):
+        op = "rmsprop_update"
+        pw = checked(op, "w", w)
+        self._lib.minidl_rmsprop_update(pw, checked(op, "g", g, w.shape), checked(op, "ms", ms, w.shape),
+                                        self._optional(op, "mom", mom, w.shape), w.size, float(lr), float(rho),
+                                        float(momentum), float(epsilon), float(weight_decay))
+
+    def adagrad_update(self, w, g, acc, lr, epsilon, weight_decay):
+        op = "adagrad_update"
+        pw = checked(op, "w", w)
+        self._lib.minidl_adagrad_update(pw, checked(op, "g", g, w.shape), checked(op, "acc", acc, w.shape),
+                                        w.size, float(lr), float(epsilon), float(weight_decay))
