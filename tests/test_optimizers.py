@@ -438,3 +438,36 @@ def test_schedule_errors():
         schedules.deserialize({"class_name": "StepDecay", "config": {}})
     with pytest.raises(ValueError, match="cannot interpret"):
         schedules.get("cosine")
+
+
+# ------------------------------------------------------- every other backend
+def _backend_or_skip(name):
+    from minidl.backends import _create, unavailable_reason
+    reason = unavailable_reason(name)
+    if reason is not None:
+        pytest.skip(f"backend {name!r} unavailable: {reason}")
+    return _create(name)
+
+
+@pytest.mark.parametrize("name", ["cpu", "opencl"])
+@pytest.mark.parametrize("kind,cls,hp", CASES)
+def test_backend_update_ops_match_reference_without_transfers(name, kind, cls, hp):
+    backend = _backend_or_skip(name)
+    weights, grads = make_problem(4, scale=2.0)
+    weights = [w.astype(np.float32) for w in weights]
+    grads = [[g.astype(np.float32) for g in step] for step in grads]
+    tensors = [backend.from_numpy(w) for w in weights]
+    g_tensors = [[backend.from_numpy(g) for g in step] for step in grads]
+    opt = cls(learning_rate=0.05, clipnorm=3.0, clipvalue=1.5, weight_decay=0.01, **hp)
+    opt.build(backend, tensors)
+    backend.synchronize()
+    backend.reset_stats()
+    for step in g_tensors:
+        opt.apply_gradients(zip(step, tensors))
+    backend.synchronize()
+    stats = backend.stats()
+    assert stats["h2d_count"] == 0 and stats["d2h_count"] == 0, stats
+    want = reference(kind, [w.astype(np.float64) for w in weights], grads, lr=0.05, clipnorm=3.0,
+                     clipvalue=1.5, weight_decay=0.01, **hp)
+    for tensor, w in zip(tensors, want):
+        np.testing.assert_allclose(backend.to_numpy(tensor), w, rtol=1e-5, atol=1e-6)
