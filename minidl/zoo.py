@@ -1,0 +1,102 @@
+"""Reference CIFAR-10 models, returned uncompiled (call model.compile yourself).
+
+    keras_cnn()    Keras's classic examples/cifar10_cnn.py network (4 convolutions, 1.25M weights)
+    tf_tutorial()  the network of TensorFlow's CIFAR-10 tutorial, on 24x24 crops
+    resnet20()     He et al. (2015)'s CIFAR ResNet-20 (0.27M weights)
+
+The active backend (minidl.set_backend) is the one the models are built on.
+"""
+
+from . import layers
+from .models import Model, Sequential
+
+MODELS = ("keras_cnn", "tf_tutorial", "resnet20")
+
+
+def keras_cnn(input_shape=(32, 32, 3), num_classes=10):
+    """Keras's cifar10_cnn example: two conv-conv-pool-dropout stages, then a 512-unit layer."""
+    return Sequential([
+        layers.Input(input_shape),
+        layers.Conv2D(32, 3, padding="same", activation="relu"),
+        layers.Conv2D(32, 3, activation="relu"),
+        layers.MaxPooling2D(2),
+        layers.Dropout(0.25),
+        layers.Conv2D(64, 3, padding="same", activation="relu"),
+        layers.Conv2D(64, 3, activation="relu"),
+        layers.MaxPooling2D(2),
+        layers.Dropout(0.25),
+        layers.Flatten(),
+        layers.Dense(512, activation="relu"),
+        layers.Dropout(0.5),
+        layers.Dense(num_classes, activation="softmax"),
+    ], name="keras_cnn")
+
+
+def tf_tutorial(input_shape=(24, 24, 3), num_classes=10):
+    """TensorFlow's CIFAR-10 tutorial network (cifar10.py of the old models repository).
+
+    It trains on random 24x24 crops of the 32x32 images and tests on the centre crop
+    (minidl.data.Augment(crop=(24, 24), flip=True) and its for_evaluation()). The tutorial's
+    local response normalization layers are replaced by BatchNormalization, which minidl has
+    and LRN is not: same places, after the first pooling and after the second convolution.
+    """
+    return Sequential([
+        layers.Input(input_shape),
+        layers.Conv2D(64, 5, padding="same", activation="relu"),
+        layers.MaxPooling2D(3, strides=2, padding="same"),
+        layers.BatchNormalization(),
+        layers.Conv2D(64, 5, padding="same", activation="relu"),
+        layers.BatchNormalization(),
+        layers.MaxPooling2D(3, strides=2, padding="same"),
+        layers.Flatten(),
+        layers.Dense(384, activation="relu"),
+        layers.Dense(192, activation="relu"),
+        layers.Dense(num_classes, activation="softmax"),
+    ], name="tf_tutorial")
+
+
+def _conv_bn(x, filters, kernel_size, strides=1):
+    x = layers.Conv2D(filters, kernel_size, strides=strides, padding="same", use_bias=False,
+                      kernel_initializer="he_normal")(x)
+    return layers.BatchNormalization()(x)
+
+
+def _basic_block(x, filters, strides):
+    """conv3x3-BN-ReLU-conv3x3-BN plus the shortcut, then ReLU."""
+    y = _conv_bn(x, filters, 3, strides)
+    y = layers.Activation("relu")(y)
+    y = _conv_bn(y, filters, 3)
+    shortcut = x
+    if strides != 1 or x.shape[-1] != filters:
+        shortcut = _conv_bn(x, filters, 1, strides)  # projection where the shape changes
+    y = layers.Add()([y, shortcut])
+    return layers.Activation("relu")(y)
+
+
+def resnet20(input_shape=(32, 32, 3), num_classes=10, blocks_per_stage=3):
+    """He et al. (2015), "Deep Residual Learning for Image Recognition", section 4.2.
+
+    A 3x3 convolution with 16 filters, three stages of `blocks_per_stage` basic blocks with
+    16, 32 and 64 filters (the second and third start with stride 2), global average pooling
+    and a softmax layer: 6 * blocks_per_stage + 2 layers (20 for 3). Shortcuts are identities,
+    except the two where the shape changes: those are 1x1 convolutions with stride 2 followed by
+    BatchNormalization (option B of the paper, as in Keras's ResNet examples), not option A's
+    zero-padded identity. Convolutions have no bias (BatchNormalization follows each) and
+    He-normal initial weights.
+    """
+    inputs = layers.Input(input_shape)
+    x = layers.Activation("relu")(_conv_bn(inputs, 16, 3))
+    for stage, filters in enumerate((16, 32, 64)):
+        for block in range(blocks_per_stage):
+            x = _basic_block(x, filters, strides=2 if stage > 0 and block == 0 else 1)
+    x = layers.GlobalAveragePooling2D()(x)
+    outputs = layers.Dense(num_classes, activation="softmax", kernel_initializer="he_normal")(x)
+    return Model(inputs, outputs, name=f"resnet{6 * blocks_per_stage + 2}")
+
+
+def build(name, **kwargs):
+    """The model called `name` (one of MODELS)."""
+    builders = {"keras_cnn": keras_cnn, "tf_tutorial": tf_tutorial, "resnet20": resnet20}
+    if name not in builders:
+        raise ValueError(f"zoo.build: unknown model {name!r}; choose one of {list(MODELS)}")
+    return builders[name](**kwargs)
