@@ -249,3 +249,11 @@ def test_set_backend_errors_name_the_alternatives():
     with pytest.raises(ValueError, match="unknown backend 'cuda'.*numpy"):
         minidl.set_backend("cuda")
     assert "numpy" in minidl.available_backends()
+
+
+def test_validation_without_metrics():
+    x, y = blobs(64)
+    model = Sequential([layers.Input((4,)), layers.Dense(3, activation="softmax")])
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    history = model.fit(x, y, epochs=2, verbose=0, validation_data=(x, y))
+    assert len(history.history["val_loss"]) == 2

@@ -131,6 +131,7 @@ class Model(TrainingLoops):
         b = self.backend
         self._loss_sum = b.zeros((1,))
         self._metric_counts = [b.zeros((1,)) for _ in self.metrics]
+        self._eval_counters = None  # evaluate()'s own counters, made on first use
         self._seen = 0
         self.compiled = True
 

@@ -324,11 +324,10 @@ class TrainingLoops:
     def _evaluate_batches(self, source, owner, cbs, steps=None):
         # Evaluation uses its own counters so the training epoch's running values survive.
         saved = (self._loss_sum, self._metric_counts, self._seen)
-        b = self.backend
-        self._loss_sum = self._eval_loss_sum = getattr(self, "_eval_loss_sum", None) or b.zeros((1,))
-        if len(getattr(self, "_eval_counts", [])) != len(self.metrics):
-            self._eval_counts = [b.zeros((1,)) for _ in self.metrics]
-        self._metric_counts = self._eval_counts
+        if getattr(self, "_eval_counters", None) is None:
+            b = self.backend
+            self._eval_counters = (b.zeros((1,)), [b.zeros((1,)) for _ in self.metrics])
+        self._loss_sum, self._metric_counts = self._eval_counters
         try:
             self.reset_metrics()
             if cbs:
