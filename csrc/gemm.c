@@ -117,29 +117,57 @@ static void pack_b(float *dst, const float *b, ptrdiff_t rs, ptrdiff_t cs, int k
     }
 }
 
-/* c (mc, nc) = packed A block @ packed B block (+ beta * c). */
-static void macro_kernel(const sgemm_kernel_info *kern, float *c, ptrdiff_t ldc, const float *pa,
+/* The A block as the micro-kernels read it: micro-panel ir starts at base + ir * row_step
+ * and holds element (i, p) at [i * rs + p * cs]. A packed block has row_step kc, rs 1,
+ * cs MR; an unpacked one is A itself with its own strides. */
+typedef struct {
+    const float *base;
+    ptrdiff_t row_step, rs, cs;
+    int packed;
+} a_block;
+
+/* c (mc, nc) = A block @ packed B block (+ beta * c). */
+static void macro_kernel(const sgemm_kernel_info *kern, float *c, ptrdiff_t ldc, a_block a,
                          const float *pb, int mc, int nc, int kc, float beta)
 {
     const int mr = kern->mr, nr = kern->nr;
-    float edge[32 * 32] __attribute__((aligned(64))); // one MR x NR tile, MR, NR <= 32
+    float edge[32 * 32] __attribute__((aligned(64)));     // one MR x NR tile, MR, NR <= 32
+    float edge_a[32 * 256] __attribute__((aligned(64)));  // one short A micro-panel, kc <= 256
     for (int jr = 0; jr < nc; jr += nr) {
         int cols = min_int(nr, nc - jr);
         const float *b_panel = pb + (size_t)jr * kc; // b_panel is (kc, NR)
         for (int ir = 0; ir < mc; ir += mr) {
             int rows = min_int(mr, mc - ir);
-            const float *a_panel = pa + (size_t)ir * kc; // a_panel is (kc, MR)
-            float *ct = c + ir * ldc + jr;                // ct is (rows, cols), row stride ldc
+            const float *a_panel = a.base + ir * a.row_step; // a_panel is (MR, kc)
+            ptrdiff_t rs = a.rs, cs = a.cs;
+            if (rows < mr && !a.packed) { // the unpacked A ends mid-panel: pad a copy with zeros
+                pack_a(edge_a, a_panel, a.rs, a.cs, rows, kc, mr, 1.0f);
+                a_panel = edge_a, rs = 1, cs = mr;
+            }
+            float *ct = c + ir * ldc + jr; // ct is (rows, cols), row stride ldc
             if (rows == mr && cols == nr) {
-                kern->ukernel(kc, a_panel, b_panel, ct, ldc, beta);
+                kern->ukernel(kc, a_panel, rs, cs, b_panel, ct, ldc, beta);
                 continue;
             }
-            kern->ukernel(kc, a_panel, b_panel, edge, nr, 0.0f);
+            kern->ukernel(kc, a_panel, rs, cs, b_panel, edge, nr, 0.0f);
             for (int i = 0; i < rows; i++)
                 for (int j = 0; j < cols; j++)
                     ct[i * ldc + j] = beta == 0.0f ? edge[i * nr + j] : beta * ct[i * ldc + j] + edge[i * nr + j];
         }
     }
+}
+
+/* Whether the micro-kernels should read A in place rather than from a packed copy:
+ * only when one of A's strides is 1 and no scaling is needed, and only when packing
+ * would not pay off: few B panels reuse each A panel (small n), or A's rows lie so
+ * close together (short rows) that the block is nearly contiguous anyway. Long,
+ * power-of-two strided rows would fight over the same cache sets, so those are packed. */
+static int read_a_in_place(const sgemm_kernel_info *kern, ptrdiff_t rs_a, ptrdiff_t cs_a, int n, float alpha)
+{
+    if (alpha != 1.0f || (rs_a != 1 && cs_a != 1))
+        return 0;
+    ptrdiff_t long_stride = rs_a == 1 ? cs_a : rs_a;
+    return n <= 4 * kern->nr || long_stride <= 256;
 }
 
 static void scale_c(float *c, ptrdiff_t ldc, int m, int n, float beta)
@@ -164,7 +192,8 @@ void sgemm_strided_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_
     const int kc_max = min_int(kern->kc, k);
     const int nc_max = min_int(kern->nc, (n + nr - 1) / nr * nr);
     const int mc_max = min_int(kern->mc, (m + mr - 1) / mr * mr);
-    float *pa = pack_buffer(&pack_a_buf, &pack_a_cap, (size_t)mc_max * kc_max, "sgemm packing A");
+    const int in_place = read_a_in_place(kern, rs_a, cs_a, n, alpha);
+    float *pa = in_place ? NULL : pack_buffer(&pack_a_buf, &pack_a_cap, (size_t)mc_max * kc_max, "sgemm packing A");
     float *pb = pack_buffer(&pack_b_buf, &pack_b_cap, (size_t)kc_max * (nc_max + nr), "sgemm packing B");
 
     for (int jc = 0; jc < n; jc += kern->nc) {
@@ -175,8 +204,13 @@ void sgemm_strided_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_
             pack_b(pb, b + pc * rs_b + jc * cs_b, rs_b, cs_b, kc, nc, nr);
             for (int ic = 0; ic < m; ic += kern->mc) {
                 int mc = min_int(kern->mc, m - ic);
-                pack_a(pa, a + ic * rs_a + pc * cs_a, rs_a, cs_a, mc, kc, mr, alpha);
-                macro_kernel(kern, c + ic * ldc + jc, ldc, pa, pb, mc, nc, kc, beta_step);
+                const float *a_ip = a + ic * rs_a + pc * cs_a; // a_ip is (mc, kc)
+                a_block block = {a_ip, rs_a, rs_a, cs_a, 0};
+                if (!in_place) {
+                    pack_a(pa, a_ip, rs_a, cs_a, mc, kc, mr, alpha);
+                    block = (a_block){pa, kc, 1, mr, 1};
+                }
+                macro_kernel(kern, c + ic * ldc + jc, ldc, block, pb, mc, nc, kc, beta_step);
             }
         }
     }

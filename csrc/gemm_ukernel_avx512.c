@@ -8,9 +8,25 @@
 
 #include "internal/gemm_kernels.h"
 
-void sgemm_ukernel_avx512_12x32(int kc, const float *a, const float *b, float *c, ptrdiff_t ldc, float beta)
+enum { MR = SGEMM_AVX512_MR, NR = SGEMM_AVX512_NR };
+
+/* acc[i] += a_i * b row p, for the MR values a_i of column p of A. */
+static inline __attribute__((always_inline)) void rank1_update(__m512 acc[MR][2], const float *bp,
+                                                                const float a_col[MR])
 {
-    enum { MR = SGEMM_AVX512_MR, NR = SGEMM_AVX512_NR };
+    __m512 b0 = _mm512_load_ps(bp);
+    __m512 b1 = _mm512_load_ps(bp + 16);
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; i++) {
+        __m512 ai = _mm512_set1_ps(a_col[i]);
+        acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+        acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+    }
+}
+
+void sgemm_ukernel_avx512_12x32(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
+                                const float *b, float *c, ptrdiff_t ldc, float beta)
+{
     __m512 acc[MR][2];
 #pragma GCC unroll 12
     for (int i = 0; i < MR; i++) {
@@ -21,16 +37,17 @@ void sgemm_ukernel_avx512_12x32(int kc, const float *a, const float *b, float *c
         _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
         _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
     }
+    if (rs_a == 1) { // columns of A are contiguous (packed: cs_a == MR)
 #pragma GCC unroll 2
-    for (int p = 0; p < kc; p++) {
-        __m512 b0 = _mm512_load_ps(b + p * NR);
-        __m512 b1 = _mm512_load_ps(b + p * NR + 16);
-        const float *ap = a + p * MR; // ap is (MR,)
-#pragma GCC unroll 12
-        for (int i = 0; i < MR; i++) {
-            __m512 ai = _mm512_set1_ps(ap[i]);
-            acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
-            acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+        for (int p = 0; p < kc; p++)
+            rank1_update(acc, b + p * NR, a + p * cs_a);
+    } else { // rows of A are contiguous (cs_a == 1): gather column p from MR rows
+        const float *a0 = a, *a4 = a + 4 * rs_a, *a8 = a + 8 * rs_a;
+        const ptrdiff_t r = rs_a, r3 = 3 * rs_a;
+        for (int p = 0; p < kc; p++, a0++, a4++, a8++) {
+            const float a_col[MR] = {a0[0], a0[r], a0[2 * r], a0[r3], a4[0], a4[r],
+                                     a4[2 * r], a4[r3], a8[0], a8[r], a8[2 * r], a8[r3]};
+            rank1_update(acc, b + p * NR, a_col);
         }
     }
     if (beta == 0.0f) {

@@ -3,16 +3,18 @@
 
 #include "internal/gemm_kernels.h"
 
-void sgemm_ukernel_generic_4x8(int kc, const float *a, const float *b, float *c, ptrdiff_t ldc, float beta)
+void sgemm_ukernel_generic_4x8(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
+                               const float *b, float *c, ptrdiff_t ldc, float beta)
 {
     enum { MR = SGEMM_GENERIC_MR, NR = SGEMM_GENERIC_NR };
     float acc[MR][NR] = {{0}};
     for (int p = 0; p < kc; p++) {
-        const float *ap = a + p * MR; // ap is (MR,)
         const float *bp = b + p * NR; // bp is (NR,)
-        for (int i = 0; i < MR; i++)
+        for (int i = 0; i < MR; i++) {
+            float aip = a[i * rs_a + p * cs_a];
             for (int j = 0; j < NR; j++)
-                acc[i][j] += ap[i] * bp[j];
+                acc[i][j] += aip * bp[j];
+        }
     }
     for (int i = 0; i < MR; i++) {
         float *ci = c + i * ldc; // ci is (NR,)

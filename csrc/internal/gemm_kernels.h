@@ -3,14 +3,16 @@
 
 #include <stddef.h>
 
-/* A micro-kernel computes one MR x NR tile of C from packed panels:
+/* A micro-kernel computes one MR x NR tile of C:
  *   acc = a @ b over kc steps, then c = acc (beta == 0, c is not read) or
  *   c = beta * c + acc.
- * a is (kc, MR): column p of the A micro-panel is a[p * MR .. p * MR + MR).
- * b is (kc, NR): row p of the B micro-panel is b[p * NR .. p * NR + NR).
- * c is (MR, NR) with row stride ldc. Panels are 64-byte aligned. */
-typedef void (*sgemm_ukernel_fn)(int kc, const float *a, const float *b, float *c, ptrdiff_t ldc,
-                                 float beta);
+ * a is (MR, kc) with element (i, p) at a[i * rs_a + p * cs_a], and either rs_a == 1
+ * (columns contiguous; a packed micro-panel has cs_a == MR) or cs_a == 1 (rows
+ * contiguous: A read in place, unpacked).
+ * b is a packed (kc, NR) micro-panel, 64-byte aligned: row p is b[p * NR .. p * NR + NR).
+ * c is (MR, NR) with row stride ldc. */
+typedef void (*sgemm_ukernel_fn)(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
+                                 const float *b, float *c, ptrdiff_t ldc, float beta);
 
 /* Everything the portable gemm loops need to know about one ISA. */
 typedef struct {
@@ -23,16 +25,19 @@ typedef struct {
 /* Micro-kernels, one per file; the x86 ones exist only on x86. */
 #define SGEMM_GENERIC_MR 4
 #define SGEMM_GENERIC_NR 8
-void sgemm_ukernel_generic_4x8(int kc, const float *a, const float *b, float *c, ptrdiff_t ldc, float beta);
+void sgemm_ukernel_generic_4x8(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a, const float *b,
+                               float *c, ptrdiff_t ldc, float beta);
 
 #if defined(__x86_64__) || defined(__i386__)
 #define MINIDL_HAVE_X86_KERNELS 1
 #define SGEMM_AVX2_MR 6
 #define SGEMM_AVX2_NR 16
-void sgemm_ukernel_avx2_6x16(int kc, const float *a, const float *b, float *c, ptrdiff_t ldc, float beta);
+void sgemm_ukernel_avx2_6x16(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a, const float *b,
+                             float *c, ptrdiff_t ldc, float beta);
 #define SGEMM_AVX512_MR 12
 #define SGEMM_AVX512_NR 32
-void sgemm_ukernel_avx512_12x32(int kc, const float *a, const float *b, float *c, ptrdiff_t ldc, float beta);
+void sgemm_ukernel_avx512_12x32(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a, const float *b,
+                                float *c, ptrdiff_t ldc, float beta);
 #endif
 
 /* The kernel table entry of the ISA in use (minidl_cpu_isa()). */
