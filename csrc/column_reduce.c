@@ -21,12 +21,12 @@ void minidl_column_reduce(float *out0, float *out1, enum column_reduction kind, 
         int64_t nr = rows - r0 < rows_per_chunk ? rows - r0 : rows_per_chunk;
         float *p0 = part0 + k * c, *p1 = part1 + k * c;
         memset(p0, 0, (size_t)c * sizeof(float));
-        if (nr <= 0) continue;
+        if (kind == COLUMN_SUM_AND_DOT_DEV) memset(p1, 0, (size_t)c * sizeof(float));
+        if (nr <= 0) continue; /* the last chunks are empty when rows_per_chunk rounded up */
         switch (kind) {
         case COLUMN_SUM: vk->col_sum(p0, a + r0 * c, nr, c); break;
         case COLUMN_SQ_DEV: vk->col_sq_dev(p0, a + r0 * c, mean, nr, c); break;
         case COLUMN_SUM_AND_DOT_DEV:
-            memset(p1, 0, (size_t)c * sizeof(float));
             vk->col_sum(p0, a + r0 * c, nr, c);
             vk->col_dot_dev(p1, a + r0 * c, b + r0 * c, mean, nr, c);
             break;
