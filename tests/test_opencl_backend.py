@@ -474,6 +474,9 @@ def test_tuning_disabled_uses_the_default(cl_be, tmp_path, monkeypatch):
 
 def test_tuner_skips_a_candidate_that_computes_wrong_numbers(cl_be, monkeypatch):
     from minidl.backends.opencl import tuner
-    monkeypatch.setattr(tuner.Gemm, "run", lambda self, c, *args: None)   # leaves c unwritten
+    def wrong_product(self, c, *args):
+        self.rt.write(c, np.zeros(c.shape, np.float32))
+
+    monkeypatch.setattr(tuner.Gemm, "run", wrong_product)
     entry = tuner.tune(cl_be.rt, candidates=TINY_CANDIDATES, size=64, repeats=1)
     assert all(r["gflops"] is None for r in entry["results"])

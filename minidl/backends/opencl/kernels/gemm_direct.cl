@@ -2,8 +2,9 @@
 // RM x (VW * VN) block of C in vector registers, reading RM scalars of op(A) and VN vectors of B
 // per step along k. C (M, N) = alpha * op(A) (M, K) @ B (K, N) + beta * C.
 // It covers whole blocks only: the backend launches it on the largest block-aligned corner of C
-// ((M / RM) * RM rows, (N / RN) * RN columns) and computes the rest with gemm_util.cl's gemm_edge.
-// Global size: (N / RN, M / RM); any local size.
+// ((M / RM) * RM rows, (N / RN) * RN columns), then once more built with RM = 1 on the leftover
+// rows (from row0), and computes the leftover columns with gemm_util.cl's gemm_edge.
+// Global size: (N / RN, rows / RM); any local size.
 
 #ifndef RM
 #define RM 8        // rows of C per work-item
@@ -34,11 +35,11 @@
 
 // c is (M, ldc); a is (M, lda) or, with TRANS_A, (K, lda); b is (K, ldb)
 __kernel void gemm_direct(__global float *c, __global const float *a, __global const float *b,
-                          const int K, const int lda, const int ldb, const int ldc,
-                          const float alpha, const float beta)
+                          const int row0, const int K, const int lda, const int ldb,
+                          const int ldc, const float alpha, const float beta)
 {
     const int j0 = get_global_id(0) * RN;
-    const int i0 = get_global_id(1) * RM;
+    const int i0 = row0 + get_global_id(1) * RM;
     floatV acc[RM][VN];
     for (int r = 0; r < RM; ++r)
         for (int v = 0; v < VN; ++v) acc[r][v] = (floatV)(0.0f);
