@@ -211,9 +211,10 @@ class Model(TrainingLoops):
         n = len(x_batch)
         bufs = self._buffers_for(n)
         x = self._upload_inputs(x_batch)
-        for layer in self._dropout_layers():
-            layer.step_seed = _mix_seed(self.seed, hash(layer.name) & 0xFFFFFFFF,
-                                        self.optimizer.iterations)
+        # The layer's position, not hash(name): str hashes change from process to process
+        # (PYTHONHASHSEED), and a run resumed in another process must draw the same masks.
+        for position, layer in self._dropout_layers():
+            layer.step_seed = _mix_seed(self.seed, position, self.optimizer.iterations)
         output = self.graph.forward(x, training=True)
         pred = self._loss_and_metrics(bufs, y_batch, n, output)
         self.loss.backward(self.backend, bufs["dpred"], pred, bufs["y"], bufs["probs"], 1.0 / n)
@@ -233,7 +234,7 @@ class Model(TrainingLoops):
 
     def _dropout_layers(self):
         from ..layers.core import Dropout
-        return [l for l in self.layers if isinstance(l, Dropout)]
+        return [(i, l) for i, l in enumerate(self.layers) if isinstance(l, Dropout)]
 
     # ------------------------------------------------------ batch-level API
     def train_on_batch(self, x, y):
