@@ -1,6 +1,6 @@
-/* Pooling and padding: plain C with the channel loop innermost (contiguous in NHWC, so the
- * compiler vectorizes it); OpenMP over output rows in forward and over samples in backward,
- * where overlapping windows of one sample add into the same dx. */
+/* Pooling and padding: loops over windows here, the channel loop (contiguous in NHWC) in the
+ * vector kernels; OpenMP over output rows in forward and over samples in backward, where
+ * overlapping windows of one sample add into the same dx. */
 #include <math.h>
 #include <string.h>
 
@@ -33,6 +33,7 @@ static int parallel_worth(const struct minidl_window *win)
 
 void minidl_max_pool2d_forward(float *out, int32_t *argmax, const float *x, const struct minidl_window *win)
 {
+    const struct vector_kernels *vk = minidl_active_kernels();
     const int64_t h = win->h, w = win->w, c = win->c, oh = win->oh, ow = win->ow;
 #pragma omp parallel for collapse(2) schedule(static) if (parallel_worth(win)) num_threads(minidl_num_threads())
     for (int64_t b = 0; b < win->n; b++)
@@ -49,12 +50,7 @@ void minidl_max_pool2d_forward(float *out, int32_t *argmax, const float *x, cons
                 for (int64_t ky = s.ky0; ky < s.ky1; ky++)
                     for (int64_t kx = s.kx0; kx < s.kx1; kx++) {
                         const float *xp = x + ((b * h + s.iy0 + ky) * w + s.ix0 + kx) * c; /* xp is (c) */
-                        int32_t index = (int32_t)(ky * win->kw + kx);
-                        for (int64_t ch = 0; ch < c; ch++) {
-                            int better = xp[ch] > o[ch];
-                            o[ch] = better ? xp[ch] : o[ch];
-                            am[ch] = better ? index : am[ch];
-                        }
+                        vk->max_update(o, am, xp, (int32_t)(ky * win->kw + kx), c);
                     }
             }
 }
@@ -82,6 +78,7 @@ void minidl_max_pool2d_backward(float *dx, const float *dout, const int32_t *arg
 
 void minidl_avg_pool2d_forward(float *out, const float *x, const struct minidl_window *win)
 {
+    const struct vector_kernels *vk = minidl_active_kernels();
     const int64_t h = win->h, w = win->w, c = win->c, oh = win->oh, ow = win->ow;
 #pragma omp parallel for collapse(2) schedule(static) if (parallel_worth(win)) num_threads(minidl_num_threads())
     for (int64_t b = 0; b < win->n; b++)
@@ -93,16 +90,16 @@ void minidl_avg_pool2d_forward(float *out, const float *x, const struct minidl_w
                 for (int64_t ky = s.ky0; ky < s.ky1; ky++)
                     for (int64_t kx = s.kx0; kx < s.kx1; kx++) {
                         const float *xp = x + ((b * h + s.iy0 + ky) * w + s.ix0 + kx) * c;
-                        for (int64_t ch = 0; ch < c; ch++) o[ch] += xp[ch];
+                        vk->add(o, o, xp, c);
                     }
                 int64_t count = (s.ky1 - s.ky0) * (s.kx1 - s.kx0);
-                float inv = count > 0 ? 1.0f / (float)count : 0.0f;
-                for (int64_t ch = 0; ch < c; ch++) o[ch] *= inv;
+                vk->scale(o, count > 0 ? 1.0f / (float)count : 0.0f, c);
             }
 }
 
 void minidl_avg_pool2d_backward(float *dx, const float *dout, const struct minidl_window *win)
 {
+    const struct vector_kernels *vk = minidl_active_kernels();
     const int64_t h = win->h, w = win->w, c = win->c, oh = win->oh, ow = win->ow;
 #pragma omp parallel for schedule(static) if (parallel_worth(win)) num_threads(minidl_num_threads())
     for (int64_t b = 0; b < win->n; b++) {
@@ -117,7 +114,7 @@ void minidl_avg_pool2d_backward(float *dx, const float *dout, const struct minid
                 for (int64_t ky = s.ky0; ky < s.ky1; ky++)
                     for (int64_t kx = s.kx0; kx < s.kx1; kx++) {
                         float *dp = dxb + ((s.iy0 + ky) * w + s.ix0 + kx) * c;
-                        for (int64_t ch = 0; ch < c; ch++) dp[ch] += d[ch] * inv;
+                        vk->axpby(dp, 1.0f, dp, inv, d, c);
                     }
             }
     }

@@ -2,6 +2,7 @@
  * tested against. Written for clarity; the compiler vectorizes what it can at baseline flags. */
 #include <math.h>
 
+#include "internal/philox.h"
 #include "internal/vector_kernels.h"
 
 static void add(float *out, const float *a, const float *b, int64_t n)
@@ -30,38 +31,49 @@ static void bias_add(float *out, const float *x, const float *bias, int64_t rows
         for (int64_t j = 0; j < c; j++) out[r * c + j] = x[r * c + j] + bias[j];
 }
 
-static float activate(float x, int kind, float alpha)
+/* One loop per kind, so that each loop is branch-free and the compiler can vectorize it. */
+static void activation_forward(float *out, const float *x, int kind, float alpha, int64_t n)
 {
     switch (kind) {
-    case MINIDL_ACT_RELU: return x > 0.0f ? x : 0.0f;
-    case MINIDL_ACT_LEAKY_RELU: return x > 0.0f ? x : alpha * x;
-    case MINIDL_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
-    case MINIDL_ACT_TANH: return tanhf(x);
-    default: return x;
+    case MINIDL_ACT_RELU:
+        for (int64_t i = 0; i < n; i++) out[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        break;
+    case MINIDL_ACT_LEAKY_RELU:
+        for (int64_t i = 0; i < n; i++) out[i] = x[i] > 0.0f ? x[i] : alpha * x[i];
+        break;
+    case MINIDL_ACT_SIGMOID:
+        for (int64_t i = 0; i < n; i++) out[i] = 1.0f / (1.0f + expf(-x[i]));
+        break;
+    case MINIDL_ACT_TANH:
+        for (int64_t i = 0; i < n; i++) out[i] = tanhf(x[i]);
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++) out[i] = x[i];
+        break;
     }
 }
 
 /* The derivative expressed through the forward output y. */
-static float activate_grad(float dout, float y, int kind, float alpha)
-{
-    switch (kind) {
-    case MINIDL_ACT_RELU: return y > 0.0f ? dout : 0.0f;
-    case MINIDL_ACT_LEAKY_RELU: return y > 0.0f ? dout : alpha * dout;
-    case MINIDL_ACT_SIGMOID: return dout * y * (1.0f - y);
-    case MINIDL_ACT_TANH: return dout * (1.0f - y * y);
-    default: return dout;
-    }
-}
-
-static void activation_forward(float *out, const float *x, int kind, float alpha, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++) out[i] = activate(x[i], kind, alpha);
-}
-
 static void activation_backward(float *dx, const float *dout, const float *y, int kind, float alpha,
                                 int64_t n)
 {
-    for (int64_t i = 0; i < n; i++) dx[i] = activate_grad(dout[i], y[i], kind, alpha);
+    switch (kind) {
+    case MINIDL_ACT_RELU:
+        for (int64_t i = 0; i < n; i++) dx[i] = y[i] > 0.0f ? dout[i] : 0.0f;
+        break;
+    case MINIDL_ACT_LEAKY_RELU:
+        for (int64_t i = 0; i < n; i++) dx[i] = y[i] > 0.0f ? dout[i] : alpha * dout[i];
+        break;
+    case MINIDL_ACT_SIGMOID:
+        for (int64_t i = 0; i < n; i++) dx[i] = dout[i] * y[i] * (1.0f - y[i]);
+        break;
+    case MINIDL_ACT_TANH:
+        for (int64_t i = 0; i < n; i++) dx[i] = dout[i] * (1.0f - y[i] * y[i]);
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++) dx[i] = dout[i];
+        break;
+    }
 }
 
 static void softmax_rows(float *out, float *lse, const float *x, int64_t rows, int64_t c)
@@ -127,6 +139,22 @@ static void rows_affine2(float *out, const float *a, const float *ka, const floa
     for (int64_t r = 0; r < rows; r++)
         for (int64_t j = 0; j < c; j++)
             out[r * c + j] = a[r * c + j] * ka[j] + b[r * c + j] * kb[j] + shift[j];
+}
+
+static void max_update(float *best, int32_t *arg, const float *x, int32_t index, int64_t c)
+{
+    for (int64_t j = 0; j < c; j++) {
+        int better = x[j] > best[j];
+        best[j] = better ? x[j] : best[j];
+        arg[j] = better ? index : arg[j];
+    }
+}
+
+static void dropout_blocks(float *out, float *mask, const float *x, uint32_t threshold, float keep_scale,
+                           uint64_t seed, int64_t first_block, int64_t blocks)
+{
+    for (int64_t b = first_block; b < first_block + blocks; b++)
+        philox_dropout_block(out, mask, x, threshold, keep_scale, seed, b, b * 64, b * 64 + 64);
 }
 
 static float sum(const float *x, int64_t n)
@@ -218,6 +246,8 @@ static const struct vector_kernels generic_kernels = {
     .col_dot_dev = col_dot_dev,
     .rows_scale_shift = rows_scale_shift,
     .rows_affine2 = rows_affine2,
+    .max_update = max_update,
+    .dropout_blocks = dropout_blocks,
     .sum = sum,
     .sum_squares = sum_squares,
     .all_finite = all_finite,

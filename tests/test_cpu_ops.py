@@ -312,6 +312,50 @@ def test_dropout_mask_depends_only_on_seed_and_index():
     np.testing.assert_array_equal(one_thread, mask_big)
 
 
+def test_dropout_mask_is_the_same_on_every_isa():
+    x = np.ones(64 * 300 + 37, np.float32)                 # whole blocks and a partial one
+    masks = []
+    for isa in ISAS:
+        before = lib.minidl_cpu_isa()
+        lib.minidl_set_isa(isa)
+        try:
+            mask = np.empty_like(x)
+            cpu.dropout_forward(np.empty_like(x), mask, x, 0.25, seed=987654321012)
+        finally:
+            lib.minidl_set_isa(before)
+        masks.append(mask)
+    for mask in masks[1:]:
+        np.testing.assert_array_equal(mask, masks[0])
+
+
+def philox4x32_10(counter, key):
+    """Philox4x32-10 in plain Python, counter (4 words) and key (2 words): the test's own oracle."""
+    c = list(counter)
+    k0, k1 = key
+    mask = 0xFFFFFFFF
+    for _ in range(10):
+        p0, p1 = 0xD2511F53 * c[0], 0xCD9E8D57 * c[2]
+        c = [((p1 >> 32) ^ c[1] ^ k0) & mask, p1 & mask, ((p0 >> 32) ^ c[3] ^ k1) & mask, p0 & mask]
+        k0, k1 = (k0 + 0x9E3779B9) & mask, (k1 + 0xBB67AE85) & mask
+    return c
+
+
+def test_dropout_uses_philox_with_the_documented_layout(isa):
+    # Known-answer vector of the Random123 distribution: counter 0, key 0.
+    assert philox4x32_10([0, 0, 0, 0], [0, 0]) == [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]
+    seed, rate, n = 2 ** 33 + 12345, 0.5, 64 * 3 + 5
+    expected = np.empty(n, np.float32)
+    for e in range(n):
+        block, j, lane = e // 64, (e % 64) // 16, e % 16
+        counter = block * 16 + lane
+        word = philox4x32_10([counter & 0xFFFFFFFF, counter >> 32, 0, 0],
+                             [seed & 0xFFFFFFFF, seed >> 32])[j]
+        expected[e] = 2.0 if (word >> 8) / 2 ** 24 < 1 - rate else 0.0
+    mask = np.empty(n, np.float32)
+    cpu.dropout_forward(np.empty(n, np.float32), mask, np.ones(n, np.float32), rate, seed)
+    np.testing.assert_array_equal(mask, expected)
+
+
 def test_dropout_rejects_bad_rate():
     x = np.ones(4, np.float32)
     with pytest.raises(ValueError, match=r"dropout_forward: rate must be in \[0, 1\), got 1.0"):

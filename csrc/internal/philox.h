@@ -32,4 +32,24 @@ static inline void philox4x32_10(uint32_t out[4], uint32_t ctr0, uint32_t ctr1, 
     out[3] = c3;
 }
 
+/* Dropout on elements [lo, hi) of block `block` (elements block * 64 ... block * 64 + 63), with
+ * the word layout dropout.c describes; the plain C reference of the vector kernels. */
+static inline void philox_dropout_block(float *out, float *mask, const float *x, uint32_t threshold,
+                                        float keep_scale, uint64_t seed, int64_t block, int64_t lo, int64_t hi)
+{
+    for (int lane = 0; lane < 16; lane++) {
+        uint64_t counter = (uint64_t)block * 16 + (uint64_t)lane;
+        uint32_t words[4];
+        philox4x32_10(words, (uint32_t)counter, (uint32_t)(counter >> 32), (uint32_t)seed,
+                      (uint32_t)(seed >> 32));
+        for (int j = 0; j < 4; j++) {
+            int64_t e = block * 64 + j * 16 + lane;
+            if (e < lo || e >= hi) continue;
+            float m = (words[j] >> 8) < threshold ? keep_scale : 0.0f;
+            mask[e] = m;
+            out[e] = x[e] * m;
+        }
+    }
+}
+
 #endif

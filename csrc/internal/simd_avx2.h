@@ -75,6 +75,38 @@ static inline vf vf_pow2i(vf n)
     return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
 }
 
+/* ---- 32-bit integer lanes (dropout's Philox rounds, max-pool argmax) */
+typedef __m256i vi;
+
+static inline vi vi_set1(uint32_t a) { return _mm256_set1_epi32((int)a); }
+static inline vi vi_lane_index(void) { return _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7); }
+static inline vi vi_load(const int32_t *p) { return _mm256_loadu_si256((const __m256i *)p); }
+static inline void vi_store(int32_t *p, vi v) { _mm256_storeu_si256((__m256i *)p, v); }
+static inline vi vi_load_part(const int32_t *p, int n) { return _mm256_maskload_epi32((const int *)p, vf_lane_mask(n)); }
+static inline void vi_store_part(int32_t *p, vi v, int n) { _mm256_maskstore_epi32((int *)p, vf_lane_mask(n), v); }
+static inline vi vi_add(vi a, vi b) { return _mm256_add_epi32(a, b); }
+static inline vi vi_xor(vi a, vi b) { return _mm256_xor_si256(a, b); }
+static inline vi vi_shr8(vi a) { return _mm256_srli_epi32(a, 8); }
+/* Low and high 32 bits of the unsigned 64-bit products a * b, lane by lane. */
+static inline vi vi_mullo(vi a, vi b) { return _mm256_mullo_epi32(a, b); }
+static inline vi vi_mulhi(vi a, vi b)
+{
+    vi even = _mm256_srli_epi64(_mm256_mul_epu32(a, b), 32);
+    vi odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), _mm256_srli_epi64(b, 32));
+    return _mm256_blend_epi32(even, odd, 0xAA);
+}
+/* a < b (signed) ? x : y */
+static inline vf vf_select_ilt(vi a, vi b, vf x, vf y)
+{
+    return _mm256_blendv_ps(y, x, _mm256_castsi256_ps(_mm256_cmpgt_epi32(b, a)));
+}
+/* a > b ? x : y with integer x, y */
+static inline vi vi_select_gt(vf a, vf b, vi x, vi y)
+{
+    vf m = _mm256_cmp_ps(a, b, _CMP_GT_OQ);
+    return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(y), _mm256_castsi256_ps(x), m));
+}
+
 static inline float vf_hsum(vf a)
 {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));

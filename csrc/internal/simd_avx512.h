@@ -74,6 +74,46 @@ static inline vf vf_pow2i(vf n)
     return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
 }
 
+/* ---- 32-bit integer lanes (dropout's Philox rounds, max-pool argmax) */
+typedef __m512i vi;
+
+static inline vi vi_set1(uint32_t a) { return _mm512_set1_epi32((int)a); }
+static inline vi vi_lane_index(void)
+{
+    return _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+static inline vi vi_load(const int32_t *p) { return _mm512_loadu_si512(p); }
+static inline void vi_store(int32_t *p, vi v) { _mm512_storeu_si512(p, v); }
+static inline vi vi_load_part(const int32_t *p, int n)
+{
+    return _mm512_maskz_loadu_epi32((__mmask16)((1u << n) - 1u), p);
+}
+static inline void vi_store_part(int32_t *p, vi v, int n)
+{
+    _mm512_mask_storeu_epi32(p, (__mmask16)((1u << n) - 1u), v);
+}
+static inline vi vi_add(vi a, vi b) { return _mm512_add_epi32(a, b); }
+static inline vi vi_xor(vi a, vi b) { return _mm512_xor_si512(a, b); }
+static inline vi vi_shr8(vi a) { return _mm512_srli_epi32(a, 8); }
+/* Low and high 32 bits of the unsigned 64-bit products a * b, lane by lane. */
+static inline vi vi_mullo(vi a, vi b) { return _mm512_mullo_epi32(a, b); }
+static inline vi vi_mulhi(vi a, vi b)
+{
+    vi even = _mm512_srli_epi64(_mm512_mul_epu32(a, b), 32);
+    vi odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), _mm512_srli_epi64(b, 32));
+    return _mm512_mask_blend_epi32((__mmask16)0xAAAA, even, odd);
+}
+/* a < b (signed) ? x : y */
+static inline vf vf_select_ilt(vi a, vi b, vf x, vf y)
+{
+    return _mm512_mask_blend_ps(_mm512_cmplt_epi32_mask(a, b), y, x);
+}
+/* a > b ? x : y with integer x, y */
+static inline vi vi_select_gt(vf a, vf b, vi x, vi y)
+{
+    return _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ), y, x);
+}
+
 static inline float vf_hsum(vf a) { return _mm512_reduce_add_ps(a); }
 static inline float vf_hmax(vf a) { return _mm512_reduce_max_ps(a); }
 

@@ -59,6 +59,14 @@ struct vector_kernels {
     void (*rows_affine2)(float *out, const float *a, const float *ka, const float *b, const float *kb,
                          const float *shift, int64_t rows, int64_t c);
 
+    /* ---- pooling: where x (c) > best (c): best = x and arg = index */
+    void (*max_update)(float *best, int32_t *arg, const float *x, int32_t index, int64_t c);
+
+    /* ---- dropout on whole blocks of 64 elements (dropout.c defines the layout of the random
+     * words); out, mask and x point at element 0 of the tensor */
+    void (*dropout_blocks)(float *out, float *mask, const float *x, uint32_t threshold, float keep_scale,
+                           uint64_t seed, int64_t first_block, int64_t blocks);
+
     /* ---- whole-tensor reductions */
     float (*sum)(const float *x, int64_t n);
     float (*sum_squares)(const float *x, int64_t n);

@@ -10,6 +10,7 @@
 
 #include <math.h>
 
+#include "philox.h"
 #include "simd_math.h"
 #include "vector_kernels.h"
 
@@ -279,6 +280,66 @@ static void rows_affine2(float *out, const float *a, const float *ka, const floa
     }
 }
 
+/* ------------------------------------------------------------------- pooling */
+
+static void max_update(float *best, int32_t *arg, const float *x, int32_t index, int64_t c)
+{
+    vi vindex = vi_set1((uint32_t)index);
+    int64_t j = 0;
+    for (; j + VF_LANES <= c; j += VF_LANES) {
+        vf xv = vf_load(x + j), bv = vf_load(best + j);
+        vi_store(arg + j, vi_select_gt(xv, bv, vindex, vi_load(arg + j)));
+        vf_store(best + j, vf_select_gt(xv, bv, xv, bv));
+    }
+    if (j < c) {
+        int t = (int)(c - j);
+        vf xv = vf_load_part(x + j, t, 0.0f), bv = vf_load_part(best + j, t, 0.0f);
+        vi_store_part(arg + j, vi_select_gt(xv, bv, vindex, vi_load_part(arg + j, t)), t);
+        vf_store_part(best + j, vf_select_gt(xv, bv, xv, bv), t);
+    }
+}
+
+/* ------------------------------------------------------------------- dropout */
+
+/* Philox4x32-10 on VF_LANES counters at once (lanes of c0..c3); see internal/philox.h. */
+ALWAYS_INLINE void philox_rounds(vi *c0, vi *c1, vi *c2, vi *c3, uint64_t seed)
+{
+    uint32_t key0 = (uint32_t)seed, key1 = (uint32_t)(seed >> 32);
+    vi m0 = vi_set1(PHILOX_M0), m1 = vi_set1(PHILOX_M1);
+    for (int round = 0; round < 10; round++) {
+        vi hi0 = vi_mulhi(m0, *c0), lo0 = vi_mullo(m0, *c0);
+        vi hi1 = vi_mulhi(m1, *c2), lo1 = vi_mullo(m1, *c2);
+        *c0 = vi_xor(vi_xor(hi1, *c1), vi_set1(key0));
+        *c1 = lo1;
+        *c2 = vi_xor(vi_xor(hi0, *c3), vi_set1(key1));
+        *c3 = lo0;
+        key0 += PHILOX_W0;
+        key1 += PHILOX_W1;
+    }
+}
+
+static void dropout_blocks(float *out, float *mask, const float *x, uint32_t threshold, float keep_scale,
+                           uint64_t seed, int64_t first_block, int64_t blocks)
+{
+    vf scale_v = vf_set1(keep_scale), zero = vf_zero();
+    vi threshold_v = vi_set1(threshold);
+    for (int64_t b = first_block; b < first_block + blocks; b++) {
+        uint64_t counter = (uint64_t)b * 16; /* a multiple of 16: adding a lane never carries */
+        for (int part = 0; part < 16 / VF_LANES; part++) {
+            vi c0 = vi_add(vi_set1((uint32_t)counter + (uint32_t)(part * VF_LANES)), vi_lane_index());
+            vi c1 = vi_set1((uint32_t)(counter >> 32)), c2 = vi_set1(0), c3 = vi_set1(0);
+            philox_rounds(&c0, &c1, &c2, &c3, seed);
+            vi words[4] = {c0, c1, c2, c3};
+            for (int j = 0; j < 4; j++) {
+                int64_t e = b * 64 + j * 16 + part * VF_LANES;
+                vf m = vf_select_ilt(vi_shr8(words[j]), threshold_v, scale_v, zero);
+                vf_store(mask + e, m);
+                vf_store(out + e, vf_mul(vf_load(x + e), m));
+            }
+        }
+    }
+}
+
 /* ------------------------------------------------------------- whole-tensor reductions */
 
 static float sum(const float *x, int64_t n)
@@ -460,6 +521,8 @@ static const struct vector_kernels simd_kernels = {
     .col_dot_dev = col_dot_dev,
     .rows_scale_shift = rows_scale_shift,
     .rows_affine2 = rows_affine2,
+    .max_update = max_update,
+    .dropout_blocks = dropout_blocks,
     .sum = sum,
     .sum_squares = sum_squares,
     .all_finite = all_finite,
