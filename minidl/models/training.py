@@ -173,7 +173,8 @@ class TrainingLoops:
                                                  "verbose": verbose})
         skip = 0
         state = self.fit_state or {}
-        if initial_epoch and state.get("epoch") == initial_epoch:
+        # Also when initial_epoch is 0: a run interrupted inside its first epoch resumes there.
+        if state.get("epoch") == initial_epoch:
             skip = int(state.get("step", 0))
             if isinstance(train, _IteratorBatches):
                 train.restore(state.get("iterator_state"))
