@@ -15,7 +15,11 @@ int64_t minidl_column_scratch_floats(int64_t c)
 void minidl_add(float *out, const float *a, const float *b, int64_t n)
 {
     const struct vector_kernels *vk = minidl_active_kernels();
-#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    if (n < MINIDL_PARALLEL_MIN) {
+        vk->add(out, a, b, n);
+        return;
+    }
+#pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t k = 0; k < minidl_blocks(n); k++) {
         int64_t lo = k * MINIDL_BLOCK;
         vk->add(out + lo, a + lo, b + lo, minidl_block_len(n, k));
@@ -25,7 +29,11 @@ void minidl_add(float *out, const float *a, const float *b, int64_t n)
 void minidl_axpby(float *out, float alpha, const float *x, float beta, const float *y, int64_t n)
 {
     const struct vector_kernels *vk = minidl_active_kernels();
-#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    if (n < MINIDL_PARALLEL_MIN) {
+        vk->axpby(out, alpha, x, beta, y, n);
+        return;
+    }
+#pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t k = 0; k < minidl_blocks(n); k++) {
         int64_t lo = k * MINIDL_BLOCK;
         vk->axpby(out + lo, alpha, x + lo, beta, y + lo, minidl_block_len(n, k));
@@ -35,7 +43,11 @@ void minidl_axpby(float *out, float alpha, const float *x, float beta, const flo
 void minidl_multiply(float *out, const float *a, const float *b, int64_t n)
 {
     const struct vector_kernels *vk = minidl_active_kernels();
-#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    if (n < MINIDL_PARALLEL_MIN) {
+        vk->multiply(out, a, b, n);
+        return;
+    }
+#pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t k = 0; k < minidl_blocks(n); k++) {
         int64_t lo = k * MINIDL_BLOCK;
         vk->multiply(out + lo, a + lo, b + lo, minidl_block_len(n, k));
@@ -45,8 +57,12 @@ void minidl_multiply(float *out, const float *a, const float *b, int64_t n)
 void minidl_bias_add(float *out, const float *x, const float *bias, int64_t rows, int64_t c)
 {
     const struct vector_kernels *vk = minidl_active_kernels();
+    if (rows * c < MINIDL_PARALLEL_MIN) {
+        vk->bias_add(out, x, bias, rows, c);
+        return;
+    }
     int64_t step = minidl_rows_per_block(c);
-#pragma omp parallel for schedule(static) if (rows * c >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+#pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t r0 = 0; r0 < rows; r0 += step) {
         int64_t nr = rows - r0 < step ? rows - r0 : step;
         vk->bias_add(out + r0 * c, x + r0 * c, bias, nr, c);
@@ -62,16 +78,24 @@ void minidl_activation_forward(float *out, const float *x, int kind, float alpha
 {
     const struct vector_kernels *vk = minidl_active_kernels();
     int64_t n = rows * c;
+    if (kind == MINIDL_ACT_SOFTMAX && n < MINIDL_PARALLEL_MIN) {
+        vk->softmax_rows(out, NULL, x, rows, c);
+        return;
+    }
     if (kind == MINIDL_ACT_SOFTMAX) {
         int64_t step = minidl_rows_per_block(c);
-#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+#pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
         for (int64_t r0 = 0; r0 < rows; r0 += step) {
             int64_t nr = rows - r0 < step ? rows - r0 : step;
             vk->softmax_rows(out + r0 * c, NULL, x + r0 * c, nr, c);
         }
         return;
     }
-#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    if (n < MINIDL_PARALLEL_MIN) {
+        vk->activation_forward(out, x, kind, alpha, n);
+        return;
+    }
+#pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t k = 0; k < minidl_blocks(n); k++) {
         int64_t lo = k * MINIDL_BLOCK;
         vk->activation_forward(out + lo, x + lo, kind, alpha, minidl_block_len(n, k));
@@ -83,16 +107,24 @@ void minidl_activation_backward(float *dx, const float *dout, const float *y, in
 {
     const struct vector_kernels *vk = minidl_active_kernels();
     int64_t n = rows * c;
+    if (kind == MINIDL_ACT_SOFTMAX && n < MINIDL_PARALLEL_MIN) {
+        vk->softmax_backward_rows(dx, dout, y, rows, c);
+        return;
+    }
     if (kind == MINIDL_ACT_SOFTMAX) {
         int64_t step = minidl_rows_per_block(c);
-#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+#pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
         for (int64_t r0 = 0; r0 < rows; r0 += step) {
             int64_t nr = rows - r0 < step ? rows - r0 : step;
             vk->softmax_backward_rows(dx + r0 * c, dout + r0 * c, y + r0 * c, nr, c);
         }
         return;
     }
-#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    if (n < MINIDL_PARALLEL_MIN) {
+        vk->activation_backward(dx, dout, y, kind, alpha, n);
+        return;
+    }
+#pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t k = 0; k < minidl_blocks(n); k++) {
         int64_t lo = k * MINIDL_BLOCK;
         vk->activation_backward(dx + lo, dout + lo, y + lo, kind, alpha, minidl_block_len(n, k));

@@ -14,7 +14,11 @@ static float decay_factor(float lr, float weight_decay)
 void minidl_clip_by_value(float *g, float clipvalue, int64_t n)
 {
     const struct vector_kernels *vk = minidl_active_kernels();
-#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    if (n < MINIDL_PARALLEL_MIN) {
+        vk->clip_value(g, clipvalue, n);
+        return;
+    }
+#pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t b = 0; b < minidl_blocks(n); b++)
         vk->clip_value(g + b * MINIDL_BLOCK, clipvalue, minidl_block_len(n, b));
 }
@@ -39,7 +43,14 @@ void minidl_sgd_update(float *w, const float *g, float *velocity, int64_t n, flo
 {
     const struct vector_kernels *vk = minidl_active_kernels();
     float decay = decay_factor(lr, weight_decay);
-#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    if (n < MINIDL_PARALLEL_MIN) {
+        if (velocity)
+            vk->sgd_momentum(w, g, velocity, n, lr, momentum, nesterov, decay);
+        else
+            vk->sgd(w, g, n, lr, decay);
+        return;
+    }
+#pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t b = 0; b < minidl_blocks(n); b++) {
         int64_t lo = b * MINIDL_BLOCK, len = minidl_block_len(n, b);
         if (velocity)
@@ -55,7 +66,11 @@ void minidl_adam_update(float *w, const float *g, float *m, float *v, int64_t n,
     const struct vector_kernels *vk = minidl_active_kernels();
     float decay = decay_factor(lr, weight_decay);
     float lr_t = (float)(lr * sqrt(1.0 - pow(beta_2, (double)step)) / (1.0 - pow(beta_1, (double)step)));
-#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    if (n < MINIDL_PARALLEL_MIN) {
+        vk->adam(w, g, m, v, n, lr_t, beta_1, beta_2, epsilon, decay);
+        return;
+    }
+#pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t b = 0; b < minidl_blocks(n); b++) {
         int64_t lo = b * MINIDL_BLOCK;
         vk->adam(w + lo, g + lo, m + lo, v + lo, minidl_block_len(n, b), lr_t, beta_1, beta_2, epsilon, decay);
@@ -67,7 +82,11 @@ void minidl_rmsprop_update(float *w, const float *g, float *ms, float *mom, int6
 {
     const struct vector_kernels *vk = minidl_active_kernels();
     float decay = decay_factor(lr, weight_decay);
-#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    if (n < MINIDL_PARALLEL_MIN) {
+        vk->rmsprop(w, g, ms, mom, n, lr, rho, momentum, epsilon, decay);
+        return;
+    }
+#pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t b = 0; b < minidl_blocks(n); b++) {
         int64_t lo = b * MINIDL_BLOCK;
         vk->rmsprop(w + lo, g + lo, ms + lo, mom ? mom + lo : NULL, minidl_block_len(n, b), lr, rho, momentum,
@@ -80,7 +99,11 @@ void minidl_adagrad_update(float *w, const float *g, float *acc, int64_t n, floa
 {
     const struct vector_kernels *vk = minidl_active_kernels();
     float decay = decay_factor(lr, weight_decay);
-#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    if (n < MINIDL_PARALLEL_MIN) {
+        vk->adagrad(w, g, acc, n, lr, epsilon, decay);
+        return;
+    }
+#pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t b = 0; b < minidl_blocks(n); b++) {
         int64_t lo = b * MINIDL_BLOCK;
         vk->adagrad(w + lo, g + lo, acc + lo, minidl_block_len(n, b), lr, epsilon, decay);

@@ -59,10 +59,16 @@ static void activation_backward(float *dx, const float *dout, const float *y, in
 {
     switch (kind) {
     case MINIDL_ACT_RELU:
-        for (int64_t i = 0; i < n; i++) dx[i] = y[i] > 0.0f ? dout[i] : 0.0f;
+        for (int64_t i = 0; i < n; i++) {
+            float d = dout[i]; /* loaded unconditionally, so the select vectorizes */
+            dx[i] = y[i] > 0.0f ? d : 0.0f;
+        }
         break;
     case MINIDL_ACT_LEAKY_RELU:
-        for (int64_t i = 0; i < n; i++) dx[i] = y[i] > 0.0f ? dout[i] : alpha * dout[i];
+        for (int64_t i = 0; i < n; i++) {
+            float d = dout[i];
+            dx[i] = y[i] > 0.0f ? d : alpha * d;
+        }
         break;
     case MINIDL_ACT_SIGMOID:
         for (int64_t i = 0; i < n; i++) dx[i] = dout[i] * y[i] * (1.0f - y[i]);
@@ -144,9 +150,10 @@ static void rows_affine2(float *out, const float *a, const float *ka, const floa
 static void max_update(float *best, int32_t *arg, const float *x, int32_t index, int64_t c)
 {
     for (int64_t j = 0; j < c; j++) {
-        int better = x[j] > best[j];
-        best[j] = better ? x[j] : best[j];
-        arg[j] = better ? index : arg[j];
+        float v = x[j], b = best[j];
+        int32_t a = arg[j];
+        best[j] = v > b ? v : b;
+        arg[j] = v > b ? index : a;
     }
 }
 

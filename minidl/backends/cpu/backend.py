@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ..base import Backend
-from ._ffi import checked, ffi, fptr, require_lib
+from ._ffi import INT32, checked, ffi, fptr, require_lib
 from .linalg import LinalgOps
 
 # Activation ids of csrc/internal/vector_kernels.h (enum minidl_activation).
@@ -176,14 +176,14 @@ class CpuBackend(LinalgOps, Backend):
     def max_pool2d_forward(self, out, argmax, x, plan):
         op = "max_pool2d_forward"
         self._lib.minidl_max_pool2d_forward(checked(op, "out", out, plan.out_shape),
-                                            checked(op, "argmax", argmax, plan.out_shape, np.int32),
+                                            checked(op, "argmax", argmax, plan.out_shape, INT32),
                                             checked(op, "x", x, plan.in_shape), self._window(op, plan))
 
     def max_pool2d_backward(self, dx, dout, argmax, plan):
         op = "max_pool2d_backward"
         self._lib.minidl_max_pool2d_backward(checked(op, "dx", dx, plan.in_shape),
                                              checked(op, "dout", dout, plan.out_shape),
-                                             checked(op, "argmax", argmax, plan.out_shape, np.int32),
+                                             checked(op, "argmax", argmax, plan.out_shape, INT32),
                                              self._window(op, plan))
 
     def avg_pool2d_forward(self, out, x, plan):
@@ -342,7 +342,7 @@ class CpuBackend(LinalgOps, Backend):
         ploss = checked(op, "loss", loss, (n,))
         if _is_sparse(targets):
             status = self._lib.minidl_softmax_xent_forward_sparse(
-                pprobs, ploss, plogits, checked(op, "targets (sparse)", targets, (n,), np.int32), n, k)
+                pprobs, ploss, plogits, checked(op, "targets (sparse)", targets, (n,), INT32), n, k)
             self._sparse_status(op, status, targets, k)
         else:
             self._lib.minidl_softmax_xent_forward_dense(
@@ -355,7 +355,7 @@ class CpuBackend(LinalgOps, Backend):
         pd = checked(op, "dlogits", dlogits, probs.shape)
         if _is_sparse(targets):
             status = self._lib.minidl_softmax_xent_backward_sparse(
-                pd, pprobs, checked(op, "targets (sparse)", targets, (n,), np.int32), float(scale), n, k)
+                pd, pprobs, checked(op, "targets (sparse)", targets, (n,), INT32), float(scale), n, k)
             self._sparse_status(op, status, targets, k)
         else:
             self._lib.minidl_softmax_xent_backward_dense(
@@ -391,7 +391,7 @@ class CpuBackend(LinalgOps, Backend):
         ploss = checked(op, "loss", loss, (n,))
         if _is_sparse(targets):
             status = self._lib.minidl_xent_forward_sparse(
-                ploss, pprobs, checked(op, "targets (sparse)", targets, (n,), np.int32), n, k)
+                ploss, pprobs, checked(op, "targets (sparse)", targets, (n,), INT32), n, k)
             self._sparse_status(op, status, targets, k)
         else:
             self._lib.minidl_xent_forward_dense(
@@ -411,7 +411,7 @@ class CpuBackend(LinalgOps, Backend):
         pd = checked(op, "dprobs", dprobs, probs.shape)
         if _is_sparse(targets):
             status = self._lib.minidl_xent_backward_sparse(
-                pd, pprobs, checked(op, "targets (sparse)", targets, (n,), np.int32), float(scale), n, k)
+                pd, pprobs, checked(op, "targets (sparse)", targets, (n,), INT32), float(scale), n, k)
             self._sparse_status(op, status, targets, k)
         else:
             self._lib.minidl_xent_backward_dense(
@@ -443,7 +443,7 @@ class CpuBackend(LinalgOps, Backend):
         n, k = pred.shape
         if _is_sparse(targets):
             status = self._lib.minidl_categorical_accuracy_sparse(
-                pout, ppred, checked(op, "targets (sparse)", targets, (n,), np.int32), n, k,
+                pout, ppred, checked(op, "targets (sparse)", targets, (n,), INT32), n, k,
                 int(bool(accumulate)))
             self._sparse_status(op, status, targets, k)
         else:
@@ -466,7 +466,7 @@ class CpuBackend(LinalgOps, Backend):
         n, classes = pred.shape
         if _is_sparse(targets):
             status = self._lib.minidl_top_k_accuracy_sparse(
-                pout, ppred, checked(op, "targets (sparse)", targets, (n,), np.int32), n, classes, int(k),
+                pout, ppred, checked(op, "targets (sparse)", targets, (n,), INT32), n, classes, int(k),
                 int(bool(accumulate)))
             self._sparse_status(op, status, targets, classes)
         else:
