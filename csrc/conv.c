@@ -47,21 +47,36 @@ static long chunk_rows(const conv2d_shape *s)
     return rows < all ? rows : all;
 }
 
-/* One thread's scratch: a cols chunk (chunk_rows, K), then a partial dweight (K, F) and dbias (F,). */
+/* Scratch layout: the weights packed for the GEMM once per call (shared by all threads),
+ * then per thread a cols chunk (chunk_rows, K), a partial dweight (K, F) and dbias (F,). */
+static size_t scratch_shared(const conv2d_shape *s)
+{
+    size_t forward = sgemm_packed_b_floats(patch_size(s), s->f);       // weight (K, F)
+    size_t backward = sgemm_packed_b_floats(s->f, patch_size(s));      // weight^T (F, K)
+    return ((forward > backward ? forward : backward) + 15) / 16 * 16; // keeps 64-byte alignment
+}
+
 static size_t scratch_per_thread(const conv2d_shape *s)
 {
     size_t k = patch_size(s);
-    return (size_t)chunk_rows(s) * k + k * s->f + s->f;
+    return ((size_t)chunk_rows(s) * k + k * s->f + s->f + 15) / 16 * 16;
+}
+
+static float *thread_scratch(const conv2d_shape *s, float *scratch, int t)
+{
+    return scratch + scratch_shared(s) + scratch_per_thread(s) * t;
 }
 
 size_t conv2d_scratch_floats(const conv2d_shape *s)
 {
-    return scratch_per_thread(s) * minidl_num_threads();
+    return scratch_shared(s) + scratch_per_thread(s) * minidl_num_threads();
 }
 
 static int usable_threads(const conv2d_shape *s, size_t scratch_floats)
 {
-    long fit = (long)(scratch_floats / scratch_per_thread(s));
+    if (scratch_floats < scratch_shared(s))
+        return 0;
+    long fit = (long)((scratch_floats - scratch_shared(s)) / scratch_per_thread(s));
     long threads = minidl_num_threads();
     if (threads > fit)
         threads = fit;
@@ -183,11 +198,13 @@ int conv2d_forward(float *out, const float *x, const float *weight, const float 
         return -1;
     const int k = patch_size(s), f = s->f, pointwise = is_pointwise(s);
     const long chunk = chunk_rows(s);
+    float *packed_weight = scratch; // weight (K, F) as the GEMM's B
+    sgemm_pack_b(packed_weight, weight, f, 1, k, f);
 #pragma omp parallel num_threads(threads)
     {
         int t, nt;
         thread_index(&t, &nt);
-        float *cols = scratch + scratch_per_thread(s) * t; // cols is (chunk, K)
+        float *cols = thread_scratch(s, scratch, t); // cols is (chunk, K)
         long r0, r1;
         thread_rows(s, t, nt, &r0, &r1);
         for (long r = r0; r < r1; r += chunk) {
@@ -195,7 +212,7 @@ int conv2d_forward(float *out, const float *x, const float *weight, const float 
             const float *a = pointwise ? x + r * k : cols;
             if (!pointwise)
                 im2col(cols, x, s, r, rows);
-            sgemm_strided_serial(out + r * f, f, a, k, 1, weight, f, 1, (int)rows, f, k, 1.0f, 0.0f);
+            sgemm_prepacked_b_serial(out + r * f, f, a, k, 1, packed_weight, (int)rows, f, k, 0.0f);
             if (bias || relu)
                 bias_relu(out + r * f, bias, rows, f, relu);
         }
@@ -217,26 +234,29 @@ int conv2d_backward_data(float *dx, const float *dout, const float *weight,
         return 0;
     }
     if (s->n < threads) { // too few images to split: one chunk loop, threaded GEMMs
+        float *dcols = thread_scratch(s, scratch, 0); // dcols is (chunk, K)
         memset(dx, 0, sizeof(float) * image * s->n);
         for (long r = 0; r < total_rows(s); r += chunk) {
             long rows = total_rows(s) - r < chunk ? total_rows(s) - r : chunk;
-            sgemm_strided(scratch, k, dout + r * f, f, 1, weight, 1, f, (int)rows, k, f, 1.0f, 0.0f);
-            col2im(dx, scratch, s, r, rows);
+            sgemm_strided(dcols, k, dout + r * f, f, 1, weight, 1, f, (int)rows, k, f, 1.0f, 0.0f);
+            col2im(dx, dcols, s, r, rows);
         }
         return 0;
     }
+    float *packed_weight_t = scratch; // weight^T (F, K) as the GEMM's B
+    sgemm_pack_b(packed_weight_t, weight, 1, f, f, k);
 #pragma omp parallel num_threads(threads)
     {
         int t, nt;
         thread_index(&t, &nt);
-        float *dcols = scratch + scratch_per_thread(s) * t; // dcols is (chunk, K)
+        float *dcols = thread_scratch(s, scratch, t); // dcols is (chunk, K)
         long r0, r1;
         thread_rows(s, t, nt, &r0, &r1);
         long n0 = (long)s->n * t / nt, n1 = (long)s->n * (t + 1) / nt; // the images this thread owns
         memset(dx + n0 * image, 0, sizeof(float) * image * (n1 - n0));
         for (long r = r0; r < r1; r += chunk) {
             long rows = r1 - r < chunk ? r1 - r : chunk;
-            sgemm_strided_serial(dcols, k, dout + r * f, f, 1, weight, 1, f, (int)rows, k, f, 1.0f, 0.0f);
+            sgemm_prepacked_b_serial(dcols, k, dout + r * f, f, 1, packed_weight_t, (int)rows, k, f, 0.0f);
             col2im(dx, dcols, s, r, rows);
         }
     }
@@ -252,13 +272,12 @@ int conv2d_backward_filter(float *dweight, float *dbias, const float *dout, cons
         return -1;
     const int k = patch_size(s), f = s->f, pointwise = is_pointwise(s);
     const long chunk = chunk_rows(s);
-    const size_t per_thread = scratch_per_thread(s);
     int used[threads]; // whether thread t wrote its partial sums
 #pragma omp parallel num_threads(threads)
     {
         int t, nt;
         thread_index(&t, &nt);
-        float *cols = scratch + per_thread * t;                     // cols is (chunk, K)
+        float *cols = thread_scratch(s, scratch, t);                // cols is (chunk, K)
         float *dw = t == 0 ? dweight : cols + (size_t)chunk * k;    // dw is (K, F)
         float *db = t == 0 ? dbias : cols + (size_t)chunk * k + (size_t)k * f; // db is (F,)
         long r0, r1;
@@ -288,7 +307,7 @@ int conv2d_backward_filter(float *dweight, float *dbias, const float *dout, cons
     for (int t = 1; t < threads; t++) {
         if (!used[t])
             continue;
-        const float *part = scratch + per_thread * t + (size_t)chunk * k;
+        const float *part = thread_scratch(s, scratch, t) + (size_t)chunk * k;
         add_floats(dweight, part, k * f);
         if (dbias)
             add_floats(dbias, part + (size_t)k * f, f);

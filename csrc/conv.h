@@ -18,7 +18,8 @@ typedef struct {
 
 /* Floats of scratch the fast kernels need for this shape with minidl_num_threads()
  * threads; allocate it once per layer and pass it to every call. A smaller scratch
- * makes them use fewer threads (at least one thread's worth is required). */
+ * makes them use fewer threads (at least one thread's worth is required). It must be
+ * 64-byte aligned: packed weights in it are read with aligned vector loads. */
 size_t conv2d_scratch_floats(const conv2d_shape *s);
 
 /* Each fast kernel returns 0, or -1 when the scratch is too small (nothing is written).

@@ -32,7 +32,7 @@ static const sgemm_kernel_info kernel_table[] = {
 #ifdef MINIDL_HAVE_X86_KERNELS
     [MINIDL_ISA_AVX2] = {"avx2 6x16", SGEMM_AVX2_MR, SGEMM_AVX2_NR, 288, 256, 4096,
                          sgemm_ukernel_avx2_6x16},
-    [MINIDL_ISA_AVX512] = {"avx512 12x32", SGEMM_AVX512_MR, SGEMM_AVX512_NR, 480, 256, 4096,
+    [MINIDL_ISA_AVX512] = {"avx512 12x32", SGEMM_AVX512_MR, SGEMM_AVX512_NR, 240, 256, 4096,
                            sgemm_ukernel_avx512_12x32},
 #endif
 };
@@ -177,6 +177,30 @@ static void scale_c(float *c, ptrdiff_t ldc, int m, int n, float beta)
             c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
 }
 
+/* c (m, nc) (+)= alpha * A (m, kc) @ the packed B block pb (kc, nc): the ic loop. */
+static void gemm_ic_loop(const sgemm_kernel_info *kern, float *c, ptrdiff_t ldc, const float *a,
+                         ptrdiff_t rs_a, ptrdiff_t cs_a, const float *pb, int m, int nc, int kc,
+                         float alpha, float beta)
+{
+    const int mr = kern->mr;
+    const int in_place = read_a_in_place(kern, rs_a, cs_a, nc, alpha);
+    float *pa = NULL;
+    if (!in_place) {
+        const int mc_max = min_int(kern->mc, (m + mr - 1) / mr * mr);
+        pa = pack_buffer(&pack_a_buf, &pack_a_cap, (size_t)mc_max * kern->kc, "sgemm packing A");
+    }
+    for (int ic = 0; ic < m; ic += kern->mc) {
+        int mc = min_int(kern->mc, m - ic);
+        const float *a_ic = a + ic * rs_a; // a_ic is (mc, kc)
+        a_block block = {a_ic, rs_a, rs_a, cs_a, 0};
+        if (!in_place) {
+            pack_a(pa, a_ic, rs_a, cs_a, mc, kc, mr, alpha);
+            block = (a_block){pa, kc, 1, mr, 1};
+        }
+        macro_kernel(kern, c + ic * ldc, ldc, block, pb, mc, nc, kc, beta);
+    }
+}
+
 void sgemm_strided_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
                           const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b, int m, int n, int k,
                           float alpha, float beta)
@@ -188,32 +212,49 @@ void sgemm_strided_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_
         return;
     }
     const sgemm_kernel_info *kern = sgemm_active_kernel();
-    const int mr = kern->mr, nr = kern->nr;
+    const int nr = kern->nr;
     const int kc_max = min_int(kern->kc, k);
     const int nc_max = min_int(kern->nc, (n + nr - 1) / nr * nr);
-    const int mc_max = min_int(kern->mc, (m + mr - 1) / mr * mr);
-    const int in_place = read_a_in_place(kern, rs_a, cs_a, n, alpha);
-    float *pa = in_place ? NULL : pack_buffer(&pack_a_buf, &pack_a_cap, (size_t)mc_max * kc_max, "sgemm packing A");
     float *pb = pack_buffer(&pack_b_buf, &pack_b_cap, (size_t)kc_max * (nc_max + nr), "sgemm packing B");
 
     for (int jc = 0; jc < n; jc += kern->nc) {
         int nc = min_int(kern->nc, n - jc);
         for (int pc = 0; pc < k; pc += kern->kc) {
             int kc = min_int(kern->kc, k - pc);
-            float beta_step = pc == 0 ? beta : 1.0f;
             pack_b(pb, b + pc * rs_b + jc * cs_b, rs_b, cs_b, kc, nc, nr);
-            for (int ic = 0; ic < m; ic += kern->mc) {
-                int mc = min_int(kern->mc, m - ic);
-                const float *a_ip = a + ic * rs_a + pc * cs_a; // a_ip is (mc, kc)
-                a_block block = {a_ip, rs_a, rs_a, cs_a, 0};
-                if (!in_place) {
-                    pack_a(pa, a_ip, rs_a, cs_a, mc, kc, mr, alpha);
-                    block = (a_block){pa, kc, 1, mr, 1};
-                }
-                macro_kernel(kern, c + ic * ldc + jc, ldc, block, pb, mc, nc, kc, beta_step);
-            }
+            gemm_ic_loop(kern, c + jc, ldc, a + pc * cs_a, rs_a, cs_a, pb, m, nc, kc, alpha,
+                         pc == 0 ? beta : 1.0f);
         }
     }
+}
+
+size_t sgemm_packed_b_floats(int k, int n)
+{
+    return (size_t)k * (n + 32); // n rounded up to NR <= 32, for whichever ISA packs it
+}
+
+void sgemm_pack_b(float *packed, const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b, int k, int n)
+{
+    const sgemm_kernel_info *kern = sgemm_active_kernel();
+    const size_t n_padded = (size_t)(n + kern->nr - 1) / kern->nr * kern->nr;
+    for (int pc = 0; pc < k; pc += kern->kc)
+        pack_b(packed + pc * n_padded, b + pc * rs_b, rs_b, cs_b, min_int(kern->kc, k - pc), n, kern->nr);
+}
+
+void sgemm_prepacked_b_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
+                              const float *packed_b, int m, int n, int k, float beta)
+{
+    if (m <= 0 || n <= 0)
+        return;
+    if (k <= 0) {
+        scale_c(c, ldc, m, n, beta);
+        return;
+    }
+    const sgemm_kernel_info *kern = sgemm_active_kernel();
+    const size_t n_padded = (size_t)(n + kern->nr - 1) / kern->nr * kern->nr;
+    for (int pc = 0; pc < k; pc += kern->kc)
+        gemm_ic_loop(kern, c, ldc, a + pc * cs_a, rs_a, cs_a, packed_b + pc * n_padded, m, n,
+                     min_int(kern->kc, k - pc), 1.0f, pc == 0 ? beta : 1.0f);
 }
 
 /* Below this many multiply-adds a second thread costs more than it saves. */

@@ -50,6 +50,15 @@ void sgemm_strided_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_
                           const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b, int m, int n, int k,
                           float alpha, float beta);
 
+/* B packed once and reused by many products (a conv's weights, shared by every chunk):
+ * sgemm_pack_b writes B (k, n) (B[p][j] = b[p * rs_b + j * cs_b]) into `packed`, which
+ * holds sgemm_packed_b_floats(k, n) floats, in the layout of the active ISA's kernel;
+ * sgemm_prepacked_b_serial then computes c (m, n) = A (m, k) @ B + beta * c. */
+size_t sgemm_packed_b_floats(int k, int n);
+void sgemm_pack_b(float *packed, const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b, int k, int n);
+void sgemm_prepacked_b_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
+                              const float *packed_b, int m, int n, int k, float beta);
+
 /* Same product spread over the kernel threads (splitting m or n); call it outside
  * any parallel region. */
 void sgemm_strided(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,

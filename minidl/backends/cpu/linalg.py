@@ -37,7 +37,10 @@ class _ConvScratch:
             "sh": plan.sh, "sw": plan.sw, "pad_top": plan.pad_top, "pad_left": plan.pad_left,
             "oh": plan.oh, "ow": plan.ow, "f": plan.oc})
         self.floats = lib.conv2d_scratch_floats(self.shape)
-        self.buffer = np.empty(max(self.floats, 1), dtype=np.float32)
+        # the kernels keep packed weights here and read them with aligned vector loads
+        raw = np.empty(self.floats + 16, dtype=np.float32)
+        start = (-raw.ctypes.data % 64) // 4
+        self.buffer = raw[start:start + self.floats]
         self.ptr = fptr(self.buffer)
 
 
