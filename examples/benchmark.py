@@ -19,6 +19,7 @@ processes keep one library's thread pools from stealing the cores of the next me
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -144,11 +145,20 @@ def measure_torch(model_name, batch, warmup, steps):
 # ---------------------------------------------------------------- driver
 def run_worker(job, timeout):
     """Run one measurement in a child process; (seconds, None) or (None, error text)."""
-    command = [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(job)]
+    # -X faulthandler: a crash in native code still prints the Python stack it happened under
+    command = [sys.executable, "-X", "faulthandler", os.path.abspath(__file__), "--worker", json.dumps(job)]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return None, f"timed out after {timeout} s"
+    if done.returncode < 0:
+        # faulthandler prints each thread's stack, innermost frame first: name the innermost
+        # minidl frame of the thread that crashed ("Current thread", else the main thread's)
+        stacks = done.stderr.split("\n\n")
+        crashed = ([t for t in stacks if "Current thread" in t] + [t for t in stacks if "in measure_minidl" in t])
+        frames = [line.strip() for line in (crashed[0] if crashed else "").splitlines() if "/minidl/" in line]
+        where = f" in {frames[0]}" if frames else ""
+        return None, f"crashed with {signal.Signals(-done.returncode).name}{where}"
     if done.returncode != 0:
         lines = (done.stderr or done.stdout).strip().splitlines()
         return None, lines[-1] if lines else f"exit status {done.returncode}"
