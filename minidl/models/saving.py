@@ -122,6 +122,9 @@ def _read_zip(filepath, expected_format):
         with zipfile.ZipFile(filepath) as z:
             files = {name: z.read(name) for name in z.namelist()}
         header = json.loads(files["minidl_model.json"])
+        if not isinstance(header, dict):
+            raise ModelFileError(f"{filepath}: minidl_model.json holds a {type(header).__name__}, "
+                                 "expected an object")
         if header.get("format") not in expected_format:
             raise ModelFileError(f"{filepath} is a {header.get('format')!r} file, expected "
                                  f"{' or '.join(expected_format)}")
@@ -131,8 +134,7 @@ def _read_zip(filepath, expected_format):
         arrays = {}
         for name in ("weights.npz", "optimizer.npz"):
             if name in files:
-                with np.load(io.BytesIO(files[name]), allow_pickle=False) as npz:
-                    arrays[name] = {k: npz[k] for k in npz.files}
+                arrays[name] = _read_npz(files[name], filepath, name)
         return header, arrays
     except ModelFileError:
         raise
@@ -142,11 +144,53 @@ def _read_zip(filepath, expected_format):
                              f"corrupted?): {type(exc).__name__}: {exc}") from None
 
 
+def _read_npz(data, filepath, member):
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except ValueError as exc:
+        if "allow_pickle" not in str(exc):
+            raise
+        # np.load refuses object arrays: unpickling them could run code from the file.
+        raise ModelFileError(f"{filepath}: {member} holds an object (pickled) array; minidl "
+                             "model files never contain pickles, so this file was not written "
+                             "by minidl and is not loaded") from None
+    for key, value in arrays.items():
+        if not (np.issubdtype(value.dtype, np.number) or value.dtype == bool):
+            raise ModelFileError(f"{filepath}: {member} entry {key!r} has dtype {value.dtype}, "
+                                 "expected numbers")
+    return arrays
+
+
+def _non_negative_int(value):
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _check_header(header, filepath):
+    """The training position and compile settings of a model file, checked before use."""
+    for field in ("trained_epochs", "seed"):
+        if field in header and not _non_negative_int(header[field]):
+            raise ModelFileError(f"{filepath}: {field} must be an int >= 0, got {header[field]!r}")
+    state = header.get("fit_state") or {}
+    if not isinstance(state, dict) or not all(_non_negative_int(state.get(k, 0))
+                                              for k in ("epoch", "step")):
+        raise ModelFileError(f"{filepath}: fit_state must be an object with int epoch and step "
+                             f">= 0, got {state!r}")
+    c = header.get("compile")
+    if c is not None and (not isinstance(c, dict)
+                          or not {"optimizer", "loss", "metrics"} <= set(c)):
+        raise ModelFileError(f"{filepath}: compile must be null or an object with optimizer, "
+                             f"loss and metrics, got {c!r}")
+
+
 def _apply_weights(model, weights, filepath):
     by_position = {}
     for key, value in weights.items():
-        index, _, weight_name = key.split("/", 2)
-        by_position[(int(index), weight_name)] = value
+        parts = key.split("/", 2)   # "<layer index>/<layer name>/<weight name>"
+        if len(parts) != 3 or not parts[0].isdigit():
+            raise ModelFileError(f"{filepath}: weight entry {key!r} is not named "
+                                 "'<layer index>/<layer name>/<weight name>'")
+        by_position[(int(parts[0]), parts[2])] = value
     expected = sum(len(layer.weights) for layer in model.layers)
     if len(by_position) != expected:
         raise ModelFileError(f"{filepath} holds {len(by_position)} weight arrays, "
@@ -161,13 +205,14 @@ def _apply_weights(model, weights, filepath):
         if values:
             try:
                 layer.set_weights(values)
-            except ValueError as exc:
+            except (TypeError, ValueError) as exc:
                 raise ModelFileError(f"{filepath}: {exc}") from None
 
 
 def load_model(filepath, compile=True):
     """Rebuild a model saved with model.save(), on the active backend, ready to resume."""
     header, arrays = _read_zip(filepath, (FORMAT,))
+    _check_header(header, filepath)
     try:
         model = model_from_config(header["model"])
     except (KeyError, TypeError, ValueError) as exc:
@@ -178,8 +223,12 @@ def load_model(filepath, compile=True):
     model.fit_state = header.get("fit_state") or {}
     if compile and header.get("compile"):
         c = header["compile"]
-        model.compile(optimizer=optimizers_mod.deserialize(c["optimizer"]),
-                      loss=losses_mod.get(c["loss"]), metrics=c["metrics"])
+        try:
+            model.compile(optimizer=optimizers_mod.deserialize(c["optimizer"]),
+                          loss=losses_mod.get(c["loss"]), metrics=c["metrics"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelFileError(f"{filepath}: the compile settings cannot be restored: "
+                                 f"{exc}") from None
         if "optimizer.npz" in arrays:
             try:
                 model.optimizer.set_state(model.backend, arrays["optimizer.npz"])
