@@ -19,9 +19,11 @@ from . import tuner
 # activation name -> code understood by elementwise.cl (softmax has its own row kernels)
 ACTIVATION_CODES = {"linear": 0, "relu": 1, "leaky_relu": 2, "sigmoid": 3, "tanh": 4}
 
-LOCAL_1D = 64        # work-group size of the one-work-item-per-element kernels
-REDUCE_PARTS = 256   # work-items of the first pass of a whole-tensor reduction
-COLUMN_PARTS = 64    # row chunks of the first pass of a per-column reduction
+LOCAL_1D = 64          # work-group size of the one-dimensional kernels ...
+MIN_GROUPS = 8         # ... shrunk so that a small launch still spreads over several groups
+REDUCE_PARTS = 256     # at most this many partial sums in the first pass of a whole-tensor reduction
+REDUCE_MIN_CHUNK = 1024  # elements per partial sum at the least
+COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 
 
 def _shape_error(op, arg, tensor, expected):
@@ -45,11 +47,16 @@ class OpenCLBackend(Backend):
         return self.rt.kernel(filename, name)
 
     def _run1d(self, filename, name, n, *args):
-        """Launch an elementwise kernel over n items (args must end with n where the kernel needs it)."""
+        """Launch a kernel over n work-items (rounded up to whole work-groups: every kernel checks
+        its index against a count it receives). Small launches get small work-groups so that
+        every compute unit gets some."""
         if n <= 0:
             return
-        size = -(-n // self._local_1d) * self._local_1d
-        self.rt.launch(self._kernel(filename, name), (size,), (self._local_1d,), *args)
+        local = self._local_1d
+        while local > 1 and n < local * MIN_GROUPS:
+            local //= 2
+        size = -(-n // local) * local
+        self.rt.launch(self._kernel(filename, name), (size,), (local,), *args)
 
     def _scratch_tensor(self, name, shape):
         """A scratch tensor of `shape` kept between calls (its buffer only grows)."""
@@ -146,7 +153,8 @@ class OpenCLBackend(Backend):
     def bias_add(self, out, x, bias):
         self._check_same_size("bias_add", ("out", "x"), (out, x))
         self._check("bias_add", "bias", bias, (x.shape[-1],))
-        self._run1d("elementwise.cl", "bias_add", out.size, out, x, bias, out.size, bias.size)
+        rows = x.size // bias.size
+        self._run1d("elementwise.cl", "bias_add", rows, out, x, bias, rows, bias.size)
 
     def bias_grad(self, dbias, dout):
         self._check("bias_grad", "dbias", dbias, (dout.shape[-1],))
@@ -159,8 +167,7 @@ class OpenCLBackend(Backend):
         parts = max(1, min(COLUMN_PARTS, m))
         rows_per_part = -(-m // parts)
         partial = self._scratch_tensor("column_partial", (parts, c))
-        self.rt.launch(self._kernel("reduce.cl", "colsum_partial"), (c, parts), None,
-                       partial, x, m, c, rows_per_part)
+        self._run1d("reduce.cl", "colsum_partial", parts, partial, x, m, c, rows_per_part, parts)
         self.rt.launch(self._kernel("reduce.cl", "colsum_finish"), (c,), None,
                        out, partial, parts, c, float(scale), int(accumulate))
 
@@ -236,7 +243,8 @@ class OpenCLBackend(Backend):
         if self._is_pointwise(plan):
             return self.reshape(x, (plan.n * plan.h * plan.w, plan.c))
         cols = self._cols(plan)
-        self._run1d("conv.cl", "im2col", cols.size, cols, x, *self._window_args(plan), cols.size)
+        runs = cols.shape[0] * plan.kh   # one work-item per (cols row, kernel row)
+        self._run1d("conv.cl", "im2col", runs, cols, x, *self._window_args(plan), runs)
         return cols
 
     def _check_conv(self, op, plan, names, tensors):
@@ -268,7 +276,8 @@ class OpenCLBackend(Backend):
             return
         dcols = self._cols(plan)
         self.gemm(dcols, dout2, w2, trans_b=True)
-        self._run1d("conv.cl", "col2im", dx.size, dx, dcols, *self._window_args(plan), dx.size)
+        pixels = plan.n * plan.h * plan.w
+        self._run1d("conv.cl", "col2im", pixels, dx, dcols, *self._window_args(plan), pixels)
 
     def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
         self._check_conv("conv2d_backward_filter", plan, ("dweight", "dbias", "dout", "x"),
@@ -290,45 +299,50 @@ class OpenCLBackend(Backend):
         self._check_pool("max_pool2d_forward", plan, ("out", "argmax", "x"), (out, argmax, x))
         if argmax.dtype != np.int32:
             raise TypeError(f"opencl max_pool2d_forward: argmax must be int32, got {argmax.dtype}")
-        self._run1d("pool.cl", "max_pool_forward", out.size, out, argmax, x,
-                    *self._window_args(plan), out.size)
+        pixels = plan.n * plan.oh * plan.ow
+        self._run1d("pool.cl", "max_pool_forward", pixels, out, argmax, x,
+                    *self._window_args(plan), pixels)
 
     def max_pool2d_backward(self, dx, dout, argmax, plan):
         self._check_pool("max_pool2d_backward", plan, ("dx", "dout", "argmax"), (dx, dout, argmax))
-        self._run1d("pool.cl", "max_pool_backward", dx.size, dx, dout, argmax,
-                    *self._window_args(plan), dx.size)
+        pixels = plan.n * plan.h * plan.w
+        self._run1d("pool.cl", "max_pool_backward", pixels, dx, dout, argmax,
+                    *self._window_args(plan), pixels)
 
     def avg_pool2d_forward(self, out, x, plan):
         self._check_pool("avg_pool2d_forward", plan, ("out", "x"), (out, x))
-        self._run1d("pool.cl", "avg_pool_forward", out.size, out, x, *self._window_args(plan), out.size)
+        pixels = plan.n * plan.oh * plan.ow
+        self._run1d("pool.cl", "avg_pool_forward", pixels, out, x, *self._window_args(plan), pixels)
 
     def avg_pool2d_backward(self, dx, dout, plan):
         self._check_pool("avg_pool2d_backward", plan, ("dx", "dout"), (dx, dout))
-        self._run1d("pool.cl", "avg_pool_backward", dx.size, dx, dout, *self._window_args(plan), dx.size)
+        pixels = plan.n * plan.h * plan.w
+        self._run1d("pool.cl", "avg_pool_backward", pixels, dx, dout, *self._window_args(plan), pixels)
 
     def global_avg_pool_forward(self, out, x):
         n, h, w, c = x.shape
         self._check("global_avg_pool_forward", "out", out, (n, c))
-        self._run1d("pool.cl", "global_avg_pool_forward", out.size, out, x, h * w, c, out.size)
+        self._run1d("pool.cl", "global_avg_pool_forward", n, out, x, h * w, c, n)
 
     def global_avg_pool_backward(self, dx, dout):
         n, h, w, c = dx.shape
         self._check("global_avg_pool_backward", "dout", dout, (n, c))
-        self._run1d("pool.cl", "global_avg_pool_backward", dx.size, dx, dout, h * w, c, dx.size)
+        self._run1d("pool.cl", "global_avg_pool_backward", n * h * w, dx, dout, h * w, c, n * h * w)
 
     def pad2d_forward(self, out, x, pads):
         top, bottom, left, right = pads
         n, h, w, c = x.shape
         self._check("pad2d_forward", "out", out, (n, h + top + bottom, w + left + right, c))
-        self._run1d("elementwise.cl", "pad2d_forward", out.size, out, x, h, w, c,
-                    out.shape[1], out.shape[2], top, left, out.size)
+        image_rows = n * out.shape[1]
+        self._run1d("elementwise.cl", "pad2d_forward", image_rows, out, x, h, w, c,
+                    out.shape[1], out.shape[2], top, left, image_rows)
 
     def pad2d_backward(self, dx, dout, pads):
         top, bottom, left, right = pads
         n, h, w, c = dx.shape
         self._check("pad2d_backward", "dout", dout, (n, h + top + bottom, w + left + right, c))
-        self._run1d("elementwise.cl", "pad2d_backward", dx.size, dx, dout, h, w, c,
-                    dout.shape[1], dout.shape[2], top, left, dx.size)
+        self._run1d("elementwise.cl", "pad2d_backward", n * h, dx, dout, h, w, c,
+                    dout.shape[1], dout.shape[2], top, left, n * h)
 
     # ------------------------------------------------------ concatenate
     def _check_concat(self, op, out, xs):
@@ -342,8 +356,9 @@ class OpenCLBackend(Backend):
         offset = 0
         for x in xs:
             c_in = x.shape[-1]
-            self._run1d("elementwise.cl", "concat_piece_forward", x.size, out, x, c_in,
-                        out.shape[-1], offset, x.size)
+            rows = x.size // max(c_in, 1)
+            self._run1d("elementwise.cl", "concat_piece_forward", rows, out, x, c_in,
+                        out.shape[-1], offset, rows)
             offset += c_in
 
     def concat_backward(self, dxs, dout):
@@ -351,8 +366,9 @@ class OpenCLBackend(Backend):
         offset = 0
         for dx in dxs:
             c_in = dx.shape[-1]
-            self._run1d("elementwise.cl", "concat_piece_backward", dx.size, dx, dout, c_in,
-                        dout.shape[-1], offset, dx.size)
+            rows = dx.size // max(c_in, 1)
+            self._run1d("elementwise.cl", "concat_piece_backward", rows, dx, dout, c_in,
+                        dout.shape[-1], offset, rows)
             offset += c_in
 
     # --------------------------------------------------- normalization
@@ -373,19 +389,19 @@ class OpenCLBackend(Backend):
                                            "moving_var": moving_var})
         self._column_sums(mean, x, 1.0 / m, accumulate=False)
         partial = self._scratch_tensor("column_partial", (parts, c))
-        self.rt.launch(self._kernel("batchnorm.cl", "bn_sqdev_partial"), (c, parts), None,
-                       partial, x, mean, m, c, rows_per_part)
+        self._run1d("batchnorm.cl", "bn_sqdev_partial", parts, partial, x, mean, m, c,
+                    rows_per_part, parts)
         self.rt.launch(self._kernel("batchnorm.cl", "bn_finish_train"), (c,), None,
                        invstd, moving_mean, moving_var, mean, partial, parts, c, m,
                        float(momentum), float(epsilon))
-        self._run1d("batchnorm.cl", "bn_normalize", x.size, out, x, mean, invstd, gamma, beta, x.size, c)
+        self._run1d("batchnorm.cl", "bn_normalize", m, out, x, mean, invstd, gamma, beta, m, c)
 
     def batchnorm_forward_infer(self, out, x, gamma, beta, moving_mean, moving_var, epsilon):
         self._check_same_size("batchnorm_forward_infer", ("out", "x"), (out, x))
-        _, c, _, _ = self._bn_geometry("batchnorm_forward_infer", x, {
+        m, c, _, _ = self._bn_geometry("batchnorm_forward_infer", x, {
             "gamma": gamma, "beta": beta, "moving_mean": moving_mean, "moving_var": moving_var})
-        self._run1d("batchnorm.cl", "bn_infer", x.size, out, x, gamma, beta, moving_mean,
-                    moving_var, float(epsilon), x.size, c)
+        self._run1d("batchnorm.cl", "bn_infer", m, out, x, gamma, beta, moving_mean,
+                    moving_var, float(epsilon), m, c)
 
     def batchnorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
         self._check_same_size("batchnorm_backward", ("dx", "dout", "x"), (dx, dout, x))
@@ -394,12 +410,12 @@ class OpenCLBackend(Backend):
                                       "invstd": invstd, "gamma": gamma})
         partial_dbeta = self._scratch_tensor("column_partial", (parts, c))
         partial_dgamma = self._scratch_tensor("column_partial_2", (parts, c))
-        self.rt.launch(self._kernel("batchnorm.cl", "bn_backward_partial"), (c, parts), None,
-                       partial_dbeta, partial_dgamma, dout, x, mean, invstd, m, c, rows_per_part)
+        self._run1d("batchnorm.cl", "bn_backward_partial", parts, partial_dbeta, partial_dgamma,
+                    dout, x, mean, invstd, m, c, rows_per_part, parts)
         self.rt.launch(self._kernel("batchnorm.cl", "bn_backward_finish"), (c,), None,
                        dgamma, dbeta, partial_dgamma, partial_dbeta, parts, c)
-        self._run1d("batchnorm.cl", "bn_backward_dx", x.size, dx, dout, x, mean, invstd, gamma,
-                    dgamma, dbeta, x.size, c, m)
+        self._run1d("batchnorm.cl", "bn_backward_dx", m, dx, dout, x, mean, invstd, gamma,
+                    dgamma, dbeta, m, c)
 
     # ---------------------------------------------------------- dropout
     def dropout_forward(self, out, mask, x, rate, seed):
@@ -479,12 +495,12 @@ class OpenCLBackend(Backend):
 
     # ------------------------------------------------ reductions/metrics
     def _reduce(self, out, partial_kernel, finish_kernel, x_args, n, finish_args):
-        """Two-pass reduction of n items: partial_kernel(partial, *x_args, n), then
-        finish_kernel(out, partial, parts, *finish_args)."""
-        parts = REDUCE_PARTS if self._local_1d == LOCAL_1D else self._local_1d
+        """Two-pass reduction of n items: partial_kernel(partial, *x_args, n, parts, chunk) sums
+        contiguous chunks, then finish_kernel(out, partial, parts, *finish_args) adds them up."""
+        chunk = max(REDUCE_MIN_CHUNK, -(-n // REDUCE_PARTS))
+        parts = max(1, -(-n // chunk))
         partial = self._scratch_tensor("reduce_partial", (parts,))
-        self.rt.launch(self._kernel("reduce.cl", partial_kernel), (parts,), (self._local_1d,),
-                       partial, *x_args, n)
+        self._run1d("reduce.cl", partial_kernel, parts, partial, *x_args, n, parts, chunk)
         self.rt.launch(self._kernel("reduce.cl", finish_kernel), (1,), None, out, partial, parts,
                        *finish_args)
 

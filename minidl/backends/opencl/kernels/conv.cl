@@ -2,40 +2,48 @@
 // cols (N*OH*OW, KH*KW*C) @ weight (KH*KW*C, F) = out (N*OH*OW, F).
 // x, dx are (N, H, W, C); cols, dcols are (N*OH*OW, KH*KW*C) with column index (ky*KW + kx)*C + c.
 // The geometry comes from the backend's Window2D plan (TensorFlow asymmetric "same" padding).
+// Each work-item moves whole contiguous channel runs: on CPU devices an index computation per
+// element (divisions included) costs far more than the copy itself.
 
-// one work-item per element of cols; padded positions read as zero
+// one work-item per (cols row, ky): the KW*C run of cols that comes from one input row y
 __kernel void im2col(__global float *cols, __global const float *x, const int H, const int W,
                      const int C, const int OH, const int OW, const int KH, const int KW,
                      const int SH, const int SW, const int PT, const int PL, const int n)
 {
-    const int i = get_global_id(0);
+    const int i = get_global_id(0);   // n = N*OH*OW*KH
     if (i >= n) return;
-    const int kkc = KH * KW * C;
-    const int col = i % kkc, row = i / kkc;
-    const int c = col % C;
-    const int kx = (col / C) % KW;
-    const int ky = col / (C * KW);
+    const int ky = i % KH, row = i / KH;
     const int ox = row % OW;
     const int oy = (row / OW) % OH;
     const int b = row / (OW * OH);
-    const int y = oy * SH - PT + ky, xx = ox * SW - PL + kx;
-    cols[i] = (y >= 0 && y < H && xx >= 0 && xx < W) ? x[((b * H + y) * W + xx) * C + c] : 0.0f;
+    const int y = oy * SH - PT + ky;
+    const int x0 = ox * SW - PL;
+    __global float *dst = cols + (size_t)i * KW * C;
+    __global const float *src = x + (size_t)(b * H + y) * W * C;
+    for (int kx = 0; kx < KW; ++kx, dst += C) {
+        const int xx = x0 + kx;
+        if (y < 0 || y >= H || xx < 0 || xx >= W) {
+            for (int c = 0; c < C; ++c) dst[c] = 0.0f;
+        } else {
+            for (int c = 0; c < C; ++c) dst[c] = src[xx * C + c];
+        }
+    }
 }
 
-// dx = the sum, over every (output position, kernel tap) that read x[b, y, xx, c], of dcols;
-// one work-item per element of dx (a gather, so no two work-items write one address)
+// dx = the sum, over every (output position, kernel tap) that read x[b, y, xx, :], of dcols;
+// one work-item per input pixel (b, y, xx), a gather, so no two work-items write one address
 __kernel void col2im(__global float *dx, __global const float *dcols, const int H, const int W,
                      const int C, const int OH, const int OW, const int KH, const int KW,
                      const int SH, const int SW, const int PT, const int PL, const int n)
 {
-    const int i = get_global_id(0);
-    if (i >= n) return;
+    const int p = get_global_id(0);   // n = N*H*W
+    if (p >= n) return;
+    const int xx = p % W;
+    const int y = (p / W) % H;
+    const int b = p / (W * H);
     const int kkc = KH * KW * C;
-    const int c = i % C;
-    const int xx = (i / C) % W;
-    const int y = (i / (C * W)) % H;
-    const int b = i / (C * W * H);
-    float g = 0.0f;
+    __global float *dst = dx + (size_t)p * C;
+    for (int c = 0; c < C; ++c) dst[c] = 0.0f;
     for (int ky = 0; ky < KH; ++ky) {
         const int ty = y + PT - ky;  // = oy * SH
         if (ty < 0 || ty % SH != 0 || ty / SH >= OH) continue;
@@ -43,9 +51,9 @@ __kernel void col2im(__global float *dx, __global const float *dcols, const int 
         for (int kx = 0; kx < KW; ++kx) {
             const int tx = xx + PL - kx;
             if (tx < 0 || tx % SW != 0 || tx / SW >= OW) continue;
-            const int row = (b * OH + oy) * OW + tx / SW;
-            g += dcols[row * kkc + (ky * KW + kx) * C + c];
+            __global const float *src = dcols + (size_t)((b * OH + oy) * OW + tx / SW) * kkc
+                                        + (ky * KW + kx) * C;
+            for (int c = 0; c < C; ++c) dst[c] += src[c];
         }
     }
-    dx[i] = g;
 }

@@ -1,7 +1,8 @@
 // Pooling over channels-last images. The window geometry comes from the backend's Window2D plan:
 // x, dx are (N, H, W, C); out, dout, argmax are (N, OH, OW, C); the window is KH x KW with
-// strides SH, SW and top/left padding PT, PL. Backward kernels gather (one work-item per input
-// element, looping over the windows that cover it) so that no two work-items write one address.
+// strides SH, SW and top/left padding PT, PL. One work-item handles one pixel's run of C channels
+// (contiguous in memory). Backward kernels gather: one work-item per input pixel, looping over
+// the windows that cover it, so that no two work-items write one address.
 
 // First and last output index along one axis whose window covers input index `i`.
 int first_window(const int i, const int pad, const int k, const int s)
@@ -15,53 +16,55 @@ int last_window(const int i, const int pad, const int s, const int out_len)
     return min((i + pad) / s, out_len - 1);
 }
 
-// argmax holds the winner's flat spatial index y * W + x in the input image (padding never wins).
+// argmax holds the winner's flat spatial index y * W + x in the input image (padding never wins;
+// the first maximum in row-major window order wins ties). n = N*OH*OW output pixels.
 __kernel void max_pool_forward(__global float *out, __global int *argmax, __global const float *x,
                                const int H, const int W, const int C, const int OH, const int OW,
                                const int KH, const int KW, const int SH, const int SW,
                                const int PT, const int PL, const int n)
 {
-    const int i = get_global_id(0);
-    if (i >= n) return;
-    const int c = i % C;
-    const int ox = (i / C) % OW;
-    const int oy = (i / (C * OW)) % OH;
-    const int b = i / (C * OW * OH);
+    const int p = get_global_id(0);
+    if (p >= n) return;
+    const int ox = p % OW;
+    const int oy = (p / OW) % OH;
+    const int b = p / (OW * OH);
     const int y0 = oy * SH - PT, x0 = ox * SW - PL;
-    float best = -INFINITY;
-    int where = -1;
-    for (int ky = max(0, -y0); ky < KH && y0 + ky < H; ++ky) {
-        for (int kx = max(0, -x0); kx < KW && x0 + kx < W; ++kx) {
-            const int pos = (y0 + ky) * W + x0 + kx;
-            const float v = x[(b * H * W + pos) * C + c];
-            if (v > best || where < 0) { best = v; where = pos; }
+    __global float *best = out + (size_t)p * C;
+    __global int *where = argmax + (size_t)p * C;
+    for (int c = 0; c < C; ++c) { best[c] = -INFINITY; where[c] = -1; }
+    for (int y = max(y0, 0); y < min(y0 + KH, H); ++y) {
+        for (int xx = max(x0, 0); xx < min(x0 + KW, W); ++xx) {
+            const int pos = y * W + xx;
+            __global const float *src = x + ((size_t)b * H * W + pos) * C;
+            for (int c = 0; c < C; ++c) {
+                const float v = src[c];
+                if (v > best[c] || where[c] < 0) { best[c] = v; where[c] = pos; }
+            }
         }
     }
-    out[i] = best;
-    argmax[i] = where;
 }
 
+// n = N*H*W input pixels
 __kernel void max_pool_backward(__global float *dx, __global const float *dout,
                                 __global const int *argmax, const int H, const int W, const int C,
                                 const int OH, const int OW, const int KH, const int KW,
                                 const int SH, const int SW, const int PT, const int PL, const int n)
 {
-    const int i = get_global_id(0);
-    if (i >= n) return;
-    const int c = i % C;
-    const int xx = (i / C) % W;
-    const int y = (i / (C * W)) % H;
-    const int b = i / (C * W * H);
+    const int p = get_global_id(0);
+    if (p >= n) return;
+    const int xx = p % W;
+    const int y = (p / W) % H;
+    const int b = p / (W * H);
     const int pos = y * W + xx;
+    __global float *dst = dx + (size_t)p * C;
+    for (int c = 0; c < C; ++c) dst[c] = 0.0f;
     const int oy_end = last_window(y, PT, SH, OH), ox_end = last_window(xx, PL, SW, OW);
-    float g = 0.0f;
     for (int oy = first_window(y, PT, KH, SH); oy <= oy_end; ++oy) {
         for (int ox = first_window(xx, PL, KW, SW); ox <= ox_end; ++ox) {
-            const int o = ((b * OH + oy) * OW + ox) * C + c;
-            if (argmax[o] == pos) g += dout[o];
+            const size_t o = (size_t)((b * OH + oy) * OW + ox) * C;
+            for (int c = 0; c < C; ++c) dst[c] += argmax[o + c] == pos ? dout[o + c] : 0.0f;
         }
     }
-    dx[i] = g;
 }
 
 // number of unpadded input positions under window (oy, ox)
@@ -74,62 +77,77 @@ float window_count(const int oy, const int ox, const int H, const int W, const i
     return (float)(rows * cols);
 }
 
+// n = N*OH*OW output pixels
 __kernel void avg_pool_forward(__global float *out, __global const float *x, const int H,
                                const int W, const int C, const int OH, const int OW, const int KH,
                                const int KW, const int SH, const int SW, const int PT,
                                const int PL, const int n)
 {
-    const int i = get_global_id(0);
-    if (i >= n) return;
-    const int c = i % C;
-    const int ox = (i / C) % OW;
-    const int oy = (i / (C * OW)) % OH;
-    const int b = i / (C * OW * OH);
+    const int p = get_global_id(0);
+    if (p >= n) return;
+    const int ox = p % OW;
+    const int oy = (p / OW) % OH;
+    const int b = p / (OW * OH);
     const int y0 = oy * SH - PT, x0 = ox * SW - PL;
-    float s = 0.0f;
-    for (int y = max(y0, 0); y < min(y0 + KH, H); ++y)
-        for (int xx = max(x0, 0); xx < min(x0 + KW, W); ++xx)
-            s += x[((b * H + y) * W + xx) * C + c];
-    out[i] = s / window_count(oy, ox, H, W, KH, KW, SH, SW, PT, PL);
+    __global float *dst = out + (size_t)p * C;
+    for (int c = 0; c < C; ++c) dst[c] = 0.0f;
+    for (int y = max(y0, 0); y < min(y0 + KH, H); ++y) {
+        for (int xx = max(x0, 0); xx < min(x0 + KW, W); ++xx) {
+            __global const float *src = x + (size_t)((b * H + y) * W + xx) * C;
+            for (int c = 0; c < C; ++c) dst[c] += src[c];
+        }
+    }
+    const float inv = 1.0f / window_count(oy, ox, H, W, KH, KW, SH, SW, PT, PL);
+    for (int c = 0; c < C; ++c) dst[c] *= inv;
 }
 
+// n = N*H*W input pixels
 __kernel void avg_pool_backward(__global float *dx, __global const float *dout, const int H,
                                 const int W, const int C, const int OH, const int OW, const int KH,
                                 const int KW, const int SH, const int SW, const int PT,
                                 const int PL, const int n)
 {
-    const int i = get_global_id(0);
-    if (i >= n) return;
-    const int c = i % C;
-    const int xx = (i / C) % W;
-    const int y = (i / (C * W)) % H;
-    const int b = i / (C * W * H);
+    const int p = get_global_id(0);
+    if (p >= n) return;
+    const int xx = p % W;
+    const int y = (p / W) % H;
+    const int b = p / (W * H);
+    __global float *dst = dx + (size_t)p * C;
+    for (int c = 0; c < C; ++c) dst[c] = 0.0f;
     const int oy_end = last_window(y, PT, SH, OH), ox_end = last_window(xx, PL, SW, OW);
-    float g = 0.0f;
-    for (int oy = first_window(y, PT, KH, SH); oy <= oy_end; ++oy)
-        for (int ox = first_window(xx, PL, KW, SW); ox <= ox_end; ++ox)
-            g += dout[((b * OH + oy) * OW + ox) * C + c]
-                 / window_count(oy, ox, H, W, KH, KW, SH, SW, PT, PL);
-    dx[i] = g;
+    for (int oy = first_window(y, PT, KH, SH); oy <= oy_end; ++oy) {
+        for (int ox = first_window(xx, PL, KW, SW); ox <= ox_end; ++ox) {
+            const float inv = 1.0f / window_count(oy, ox, H, W, KH, KW, SH, SW, PT, PL);
+            __global const float *src = dout + (size_t)((b * OH + oy) * OW + ox) * C;
+            for (int c = 0; c < C; ++c) dst[c] += src[c] * inv;
+        }
+    }
 }
 
-// out (N, C) = mean of x (N, HW, C) over its HW positions; n = N * C
+// out (N, C) = mean of x (N, HW, C) over its HW positions; one work-item per image, n = N
 __kernel void global_avg_pool_forward(__global float *out, __global const float *x, const int HW,
                                       const int C, const int n)
 {
-    const int i = get_global_id(0);
-    if (i >= n) return;
-    const int c = i % C, b = i / C;
-    float s = 0.0f;
-    for (int p = 0; p < HW; ++p) s += x[(b * HW + p) * C + c];
-    out[i] = s / (float)HW;
+    const int b = get_global_id(0);
+    if (b >= n) return;
+    __global float *dst = out + (size_t)b * C;
+    for (int c = 0; c < C; ++c) dst[c] = 0.0f;
+    for (int p = 0; p < HW; ++p) {
+        __global const float *src = x + ((size_t)b * HW + p) * C;
+        for (int c = 0; c < C; ++c) dst[c] += src[c];
+    }
+    const float inv = 1.0f / (float)HW;
+    for (int c = 0; c < C; ++c) dst[c] *= inv;
 }
 
-// dx (N, HW, C) = dout (N, C) / HW; n = N * HW * C
+// dx (N, HW, C) = dout (N, C) / HW; one work-item per pixel, n = N * HW
 __kernel void global_avg_pool_backward(__global float *dx, __global const float *dout, const int HW,
                                        const int C, const int n)
 {
-    const int i = get_global_id(0);
-    if (i >= n) return;
-    dx[i] = dout[(i / (HW * C)) * C + i % C] / (float)HW;
+    const int p = get_global_id(0);
+    if (p >= n) return;
+    __global const float *src = dout + (size_t)(p / HW) * C;
+    __global float *dst = dx + (size_t)p * C;
+    const float inv = 1.0f / (float)HW;
+    for (int c = 0; c < C; ++c) dst[c] = src[c] * inv;
 }

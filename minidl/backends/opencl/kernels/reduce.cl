@@ -1,46 +1,55 @@
 // Reductions in two deterministic passes, with no atomics and no local memory:
-// pass 1 has `parts` work-items each summing a strided share of the input into partial[part];
+// pass 1 has `parts` work-items, work-item `part` summing the contiguous chunk
+// [part * chunk, (part + 1) * chunk) of the input into partial[part];
 // pass 2 (one work-item, or one per column) adds the partials in a fixed order.
-// The backend picks `parts` (global size of pass 1); partial is a scratch buffer of that size.
+// The backend picks parts and chunk; partial is a scratch buffer of `parts` floats (or rows).
 
 // ---------------------------------------------------------------- whole-tensor partial sums
 // partial is (parts,); x is (n,)
-__kernel void sum_partial(__global float *partial, __global const float *x, const int n)
+__kernel void sum_partial(__global float *partial, __global const float *x, const int n,
+                          const int parts, const int chunk)
 {
     const int part = get_global_id(0);
-    const int parts = get_global_size(0);
+    if (part >= parts) return;
+    const int end = min(n, (part + 1) * chunk);
     float s = 0.0f;
-    for (int i = part; i < n; i += parts) s += x[i];
+    for (int i = part * chunk; i < end; ++i) s += x[i];
     partial[part] = s;
 }
 
-__kernel void sumsq_partial(__global float *partial, __global const float *x, const int n)
+__kernel void sumsq_partial(__global float *partial, __global const float *x, const int n,
+                          const int parts, const int chunk)
 {
     const int part = get_global_id(0);
-    const int parts = get_global_size(0);
+    if (part >= parts) return;
+    const int end = min(n, (part + 1) * chunk);
     float s = 0.0f;
-    for (int i = part; i < n; i += parts) s += x[i] * x[i];
+    for (int i = part * chunk; i < end; ++i) s += x[i] * x[i];
     partial[part] = s;
 }
 
 // counts the elements that are inf or nan
-__kernel void nonfinite_partial(__global float *partial, __global const float *x, const int n)
+__kernel void nonfinite_partial(__global float *partial, __global const float *x, const int n,
+                          const int parts, const int chunk)
 {
     const int part = get_global_id(0);
-    const int parts = get_global_size(0);
+    if (part >= parts) return;
+    const int end = min(n, (part + 1) * chunk);
     float s = 0.0f;
-    for (int i = part; i < n; i += parts) s += isfinite(x[i]) ? 0.0f : 1.0f;
+    for (int i = part * chunk; i < end; ++i) s += isfinite(x[i]) ? 0.0f : 1.0f;
     partial[part] = s;
 }
 
 // counts the elements where (pred > 0.5) == (targets > 0.5); pred, targets are (n,)
 __kernel void binary_accuracy_partial(__global float *partial, __global const float *pred,
-                                      __global const float *targets, const int n)
+                                      __global const float *targets, const int n,
+                                      const int parts, const int chunk)
 {
     const int part = get_global_id(0);
-    const int parts = get_global_size(0);
+    if (part >= parts) return;
+    const int end = min(n, (part + 1) * chunk);
     float s = 0.0f;
-    for (int i = part; i < n; i += parts) s += ((pred[i] > 0.5f) == (targets[i] > 0.5f)) ? 1.0f : 0.0f;
+    for (int i = part * chunk; i < end; ++i) s += ((pred[i] > 0.5f) == (targets[i] > 0.5f)) ? 1.0f : 0.0f;
     partial[part] = s;
 }
 
@@ -74,18 +83,21 @@ __kernel void scale_by_norm(__global float *g, __global const float *sumsq, cons
 }
 
 // ------------------------------------------------------------------- per-column partial sums
-// x is (m, c); partial is (parts, c). Work-item (col, part) sums rows [part*rows_per_part, ...):
-// dimension 0 runs along columns so neighbouring work-items read neighbouring addresses.
+// x is (m, c); partial is (parts, c). Work-item `part` sums rows [part*rows_per_part, ...)
+// into its row of partial, which stays in cache while whole rows of x stream past.
 __kernel void colsum_partial(__global float *partial, __global const float *x, const int m,
-                             const int c, const int rows_per_part)
+                             const int c, const int rows_per_part, const int parts)
 {
-    const int col = get_global_id(0);
-    const int part = get_global_id(1);
-    if (col >= c) return;
-    const int end = min(m, (part + 1) * rows_per_part);
-    float s = 0.0f;
-    for (int row = part * rows_per_part; row < end; ++row) s += x[row * c + col];
-    partial[part * c + col] = s;
+    const int part = get_global_id(0);
+    if (part >= parts) return;
+    const int begin = part * rows_per_part;
+    const int end = min(m, begin + rows_per_part);
+    __global float *acc = partial + (size_t)part * c;
+    for (int col = 0; col < c; ++col) acc[col] = 0.0f;
+    for (int row = begin; row < end; ++row) {
+        __global const float *src = x + (size_t)row * c;
+        for (int col = 0; col < c; ++col) acc[col] += src[col];
+    }
 }
 
 // out (c,) = scale * column sums of partial (parts, c) (+ out when accumulate)
