@@ -200,44 +200,94 @@ static void softmax_backward_rows(float *dx, const float *dout, const float *y, 
 
 /* ------------------------------------------------------- column reductions, affine maps */
 
+/* Column reductions walk the matrix in tiles of COL_TILE vectors of columns, keeping the tile's
+ * sums in registers across all rows: accumulating into acc row by row would chain every row's
+ * add through a store and a reload of the same cache line. */
+#define COL_TILE 4
+
+/* Lanes of vector t of a tile `width` columns wide (0 when the tile ends before it). */
+ALWAYS_INLINE int tile_lanes(int width, int t)
+{
+    int lanes = width - t * VF_LANES;
+    return lanes < 0 ? 0 : (lanes > VF_LANES ? VF_LANES : lanes);
+}
+
+ALWAYS_INLINE vf load_lanes(const float *p, int lanes)
+{
+    return lanes == VF_LANES ? vf_load(p) : vf_load_part(p, lanes, 0.0f);
+}
+
+ALWAYS_INLINE void add_store_lanes(float *p, vf v, int lanes)
+{
+    if (lanes == VF_LANES)
+        vf_store(p, vf_add(vf_load(p), v));
+    else if (lanes > 0)
+        vf_store_part(p, vf_add(vf_load_part(p, lanes, 0.0f), v), lanes);
+}
+
+/* acc (c) += sum over rows of f(row tile) for one of the three reductions below. */
+enum col_kind { COL_SUM, COL_SQ_DEV, COL_DOT_DEV };
+
+ALWAYS_INLINE void col_reduce(float *acc, const float *a, const float *b, const float *mean, int64_t rows,
+                              int64_t c, int kind)
+{
+    for (int64_t j0 = 0; j0 < c; j0 += COL_TILE * VF_LANES) {
+        int width = (int)(c - j0 < COL_TILE * VF_LANES ? c - j0 : COL_TILE * VF_LANES);
+        vf sum[COL_TILE], mu[COL_TILE];
+        int lanes[COL_TILE];
+        for (int t = 0; t < COL_TILE; t++) {
+            lanes[t] = tile_lanes(width, t);
+            sum[t] = vf_zero();
+            mu[t] = kind == COL_SUM ? vf_zero() : load_lanes(mean + j0 + t * VF_LANES, lanes[t]);
+        }
+        if (width == COL_TILE * VF_LANES) {
+            for (int64_t r = 0; r < rows; r++)
+                for (int t = 0; t < COL_TILE; t++) {
+                    int64_t at = r * c + j0 + t * VF_LANES;
+                    vf av = vf_load(a + at);
+                    if (kind == COL_SUM) {
+                        sum[t] = vf_add(sum[t], av);
+                    } else if (kind == COL_SQ_DEV) {
+                        vf d = vf_sub(av, mu[t]);
+                        sum[t] = vf_fmadd(d, d, sum[t]);
+                    } else {
+                        sum[t] = vf_fmadd(av, vf_sub(vf_load(b + at), mu[t]), sum[t]);
+                    }
+                }
+        } else {
+            for (int64_t r = 0; r < rows; r++)
+                for (int t = 0; t < COL_TILE; t++) {
+                    if (lanes[t] == 0) break;
+                    int64_t at = r * c + j0 + t * VF_LANES;
+                    vf av = load_lanes(a + at, lanes[t]);
+                    if (kind == COL_SUM) {
+                        sum[t] = vf_add(sum[t], av);
+                    } else if (kind == COL_SQ_DEV) {
+                        vf d = vf_sub(av, mu[t]);
+                        sum[t] = vf_fmadd(d, d, sum[t]);
+                    } else {
+                        sum[t] = vf_fmadd(av, vf_sub(load_lanes(b + at, lanes[t]), mu[t]), sum[t]);
+                    }
+                }
+        }
+        for (int t = 0; t < COL_TILE; t++) add_store_lanes(acc + j0 + t * VF_LANES, sum[t], lanes[t]);
+    }
+}
+
 static void col_sum(float *acc, const float *x, int64_t rows, int64_t c)
 {
-    for (int64_t r = 0; r < rows; r++) add(acc, acc, x + r * c, c);
+    col_reduce(acc, x, NULL, NULL, rows, c, COL_SUM);
 }
 
 static void col_sq_dev(float *acc, const float *x, const float *mean, int64_t rows, int64_t c)
 {
-    for (int64_t r = 0; r < rows; r++) {
-        const float *xr = x + r * c;
-        int64_t j = 0;
-        for (; j + VF_LANES <= c; j += VF_LANES) {
-            vf d = vf_sub(vf_load(xr + j), vf_load(mean + j));
-            vf_store(acc + j, vf_fmadd(d, d, vf_load(acc + j)));
-        }
-        if (j < c) {
-            int t = (int)(c - j);
-            vf d = vf_sub(vf_load_part(xr + j, t, 0.0f), vf_load_part(mean + j, t, 0.0f));
-            vf_store_part(acc + j, vf_fmadd(d, d, vf_load_part(acc + j, t, 0.0f)), t);
-        }
-    }
+    col_reduce(acc, x, NULL, mean, rows, c, COL_SQ_DEV);
 }
 
 static void col_dot_dev(float *acc, const float *dy, const float *x, const float *mean, int64_t rows,
                         int64_t c)
 {
-    for (int64_t r = 0; r < rows; r++) {
-        const float *xr = x + r * c, *dyr = dy + r * c;
-        int64_t j = 0;
-        for (; j + VF_LANES <= c; j += VF_LANES) {
-            vf d = vf_sub(vf_load(xr + j), vf_load(mean + j));
-            vf_store(acc + j, vf_fmadd(vf_load(dyr + j), d, vf_load(acc + j)));
-        }
-        if (j < c) {
-            int t = (int)(c - j);
-            vf d = vf_sub(vf_load_part(xr + j, t, 0.0f), vf_load_part(mean + j, t, 0.0f));
-            vf_store_part(acc + j, vf_fmadd(vf_load_part(dyr + j, t, 0.0f), d, vf_load_part(acc + j, t, 0.0f)), t);
-        }
-    }
+    col_reduce(acc, dy, x, mean, rows, c, COL_DOT_DEV);
 }
 
 static void rows_scale_shift(float *out, const float *x, const float *scale_, const float *shift,
