@@ -480,3 +480,13 @@ def test_tuner_skips_a_candidate_that_computes_wrong_numbers(cl_be, monkeypatch)
     monkeypatch.setattr(tuner.Gemm, "run", wrong_product)
     entry = tuner.tune(cl_be.rt, candidates=TINY_CANDIDATES, size=64, repeats=1)
     assert all(r["gflops"] is None for r in entry["results"])
+
+
+@pytest.mark.parametrize("trans_a", [False, True])
+def test_gemm_split_along_k(cl_be, np_be, rng, trans_a):
+    from minidl.backends.opencl import gemm
+    m, n, k = 27, 37, 5000   # few blocks of C, a long k axis: the product is cut into k slices
+    assert gemm.split_k_slices(max(1, m // 12) * max(1, n // 32), k) > 1
+    a = randn(rng, *((k, m) if trans_a else (m, k)))
+    run_both(cl_be, np_be, "gemm", randn(rng, m, n), a, randn(rng, k, n), 0.5, -1.0, trans_a, False,
+             rtol=1e-3, atol=1e-3)

@@ -67,6 +67,21 @@ def check_params(params, runtime):
     raise ValueError(f"gemm params {params}: family must be 'direct' or 'tiled'")
 
 
+# Split-K: a product with few blocks of C and a long k axis (a convolution's filter gradient,
+# 288 x 32 summed over 115200 rows) is cut into k slices of SPLIT_K_SLICE summed separately,
+# so that every slice's panels stay in cache and every core gets work; then the slices are added.
+SPLIT_K_MIN_K = 4096      # no split below this depth
+SPLIT_K_MAX_BLOCKS = 256  # no split when C already has this many blocks
+SPLIT_K_SLICE = 1024      # depth of one slice
+
+
+def split_k_slices(blocks, k):
+    """How many k slices a product with `blocks` blocks of C and depth k is cut into (1: none)."""
+    if k < SPLIT_K_MIN_K or blocks >= SPLIT_K_MAX_BLOCKS:
+        return 1
+    return -(-k // SPLIT_K_SLICE)
+
+
 class Gemm:
     """C = alpha * op(A) @ B + beta * C on the device with one parameter set (B not transposed:
     the backend transposes a trans_b operand first)."""
@@ -77,6 +92,8 @@ class Gemm:
         self.params = dict(params)
         self.block_rows, self.block_cols = block_shape(params)
         self._edge = runtime.kernel("gemm_util.cl", "gemm_edge")
+        self._sum_slices = runtime.kernel("gemm_util.cl", "gemm_sum_slices")
+        self._partial = None   # split-K scratch, grown on demand and kept
 
     def _blocked_kernel(self, trans_a, single_row=False):
         p = self.params
@@ -107,24 +124,50 @@ class Gemm:
             rows //= 2
         return cols, rows
 
+    def _partial_buffer(self, size):
+        if self._partial is None or self._partial.size < size:
+            self._partial = self.rt.alloc((size,))
+        return self._partial
+
     def run(self, c, a, b, m, n, k, trans_a, alpha, beta):
         """c (m, n) = alpha * op(a) @ b (k, n) + beta * c; a is (m, k), or (k, m) when trans_a."""
+        alpha, beta = float(alpha), float(beta)
+        slices = 1
+        if self.params["family"] == "direct":
+            blocks = max(1, m // self.block_rows) * max(1, n // self.block_cols)
+            slices = split_k_slices(blocks, k)
+        if slices == 1:
+            self._launch(c, a, b, m, n, k, trans_a, alpha, beta, k, 0, 1)
+            return
+        k_slice = -(-k // slices)
+        partial = self._partial_buffer(slices * m * n)
+        self._launch(partial, a, b, m, n, k, trans_a, 1.0, 0.0, k_slice, m * n, slices)
+        size = m * n
+        local = 64 if size >= 64 * 8 else 1
+        self.rt.launch(self._sum_slices, (-(-size // local) * local,), (local,),
+                       c, partial, slices, alpha, beta, size)
+
+    def _launch(self, c, a, b, m, n, k, trans_a, alpha, beta, k_slice, c_slice_stride, slices):
+        """The blocked kernel and the edge kernels over all of C (or over `slices` k slices)."""
         lda = m if trans_a else k
         ldb = ldc = n
         rows = (m // self.block_rows) * self.block_rows
         cols = (n // self.block_cols) * self.block_cols
-        alpha, beta = float(alpha), float(beta)
+        split = (k_slice, c_slice_stride)
         p = self.params
         if p["family"] == "direct":
             if cols and rows:
                 global_size = (cols // self.block_cols, rows // self.block_rows)
-                self.rt.launch(self._blocked_kernel(trans_a), global_size,
-                               self._direct_local_size(global_size),
-                               c, a, b, 0, k, lda, ldb, ldc, alpha, beta)
+                local = self._direct_local_size(global_size)
+                if local is not None and slices > 1:
+                    local = local + (1,)
+                self.rt.launch(self._blocked_kernel(trans_a), _with_slices(global_size, slices),
+                               local, c, a, b, 0, k, lda, ldb, ldc, alpha, beta, *split)
             if cols and rows < m:  # leftover rows, one per work-item, still vectorized along n
                 global_size = (cols // self.block_cols, m - rows)
-                self.rt.launch(self._blocked_kernel(trans_a, single_row=True), global_size, None,
-                               c, a, b, rows, k, lda, ldb, ldc, alpha, beta)
+                self.rt.launch(self._blocked_kernel(trans_a, single_row=True),
+                               _with_slices(global_size, slices), None,
+                               c, a, b, rows, k, lda, ldb, ldc, alpha, beta, *split)
             strips = ((0, cols, m, n - cols),)
         else:
             if cols and rows:
@@ -136,5 +179,11 @@ class Gemm:
         # what the blocked kernels left: (first row, first column, rows, columns)
         for row0, col0, nrows, ncols in strips:
             if nrows > 0 and ncols > 0:
-                self.rt.launch(self._edge, (ncols, nrows), None, c, a, b, row0, col0, nrows, ncols,
-                               k, lda, ldb, ldc, int(trans_a), alpha, beta)
+                self.rt.launch(self._edge, _with_slices((ncols, nrows), slices), None,
+                               c, a, b, row0, col0, nrows, ncols, k, lda, ldb, ldc,
+                               int(trans_a), alpha, beta, *split)
+
+
+def _with_slices(size, slices):
+    """A 2-D global size, made 3-D (z = k slice) when a product is split along k."""
+    return size if slices == 1 else tuple(size) + (slices,)

@@ -4,7 +4,10 @@
 // It covers whole blocks only: the backend launches it on the largest block-aligned corner of C
 // ((M / RM) * RM rows, (N / RN) * RN columns), then once more built with RM = 1 on the leftover
 // rows (from row0), and computes the leftover columns with gemm_util.cl's gemm_edge.
-// Global size: (N / RN, rows / RM); any local size.
+// Global size: (N / RN, rows / RM, slices); any local size.
+// Split-K: work-items with global id z = s only sum k in [s * k_slice, (s + 1) * k_slice) and
+// write to c + s * c_slice_stride; gemm_util.cl's gemm_sum_slices adds the slices up. Without a
+// split, k_slice = K, c_slice_stride = 0 and the launch is two-dimensional.
 
 #ifndef RM
 #define RM 8        // rows of C per work-item
@@ -36,16 +39,20 @@
 // c is (M, ldc); a is (M, lda) or, with TRANS_A, (K, lda); b is (K, ldb)
 __kernel void gemm_direct(__global float *c, __global const float *a, __global const float *b,
                           const int row0, const int K, const int lda, const int ldb,
-                          const int ldc, const float alpha, const float beta)
+                          const int ldc, const float alpha, const float beta,
+                          const int k_slice, const int c_slice_stride)
 {
     const int j0 = get_global_id(0) * RN;
     const int i0 = row0 + get_global_id(1) * RM;
+    const int k_begin = get_global_id(2) * k_slice;
+    const int k_end = min(K, k_begin + k_slice);
+    c += get_global_id(2) * c_slice_stride;
     floatV acc[RM][VN];
     for (int r = 0; r < RM; ++r)
         for (int v = 0; v < VN; ++v) acc[r][v] = (floatV)(0.0f);
 
-    const __global float *brow = b + j0;
-    for (int k = 0; k < K; ++k, brow += ldb) {
+    const __global float *brow = b + (size_t)k_begin * ldb + j0;
+    for (int k = k_begin; k < k_end; ++k, brow += ldb) {
         floatV bv[VN];
         for (int v = 0; v < VN; ++v) bv[v] = vloadV(v, brow);
         for (int r = 0; r < RM; ++r) {
