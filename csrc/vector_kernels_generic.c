@@ -36,7 +36,7 @@ static void activation_forward(float *out, const float *x, int kind, float alpha
 {
     switch (kind) {
     case MINIDL_ACT_RELU:
-        for (int64_t i = 0; i < n; i++) out[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        for (int64_t i = 0; i < n; i++) out[i] = x[i] < 0.0f ? 0.0f : x[i]; /* NaN passes through */
         break;
     case MINIDL_ACT_LEAKY_RELU:
         for (int64_t i = 0; i < n; i++) out[i] = x[i] > 0.0f ? x[i] : alpha * x[i];
@@ -187,7 +187,8 @@ static int all_finite(const float *x, int64_t n)
 
 static void clip_value(float *g, float clipvalue, int64_t n)
 {
-    for (int64_t i = 0; i < n; i++) g[i] = fminf(fmaxf(g[i], -clipvalue), clipvalue);
+    for (int64_t i = 0; i < n; i++) /* NaN passes through, as in numpy */
+        g[i] = g[i] < -clipvalue ? -clipvalue : (g[i] > clipvalue ? clipvalue : g[i]);
 }
 
 static void sgd(float *w, const float *g, int64_t n, float lr, float decay)

@@ -110,6 +110,17 @@ def test_activation_forward_backward(isa, name, shape):
     close(dout, dx_ref, rtol=1e-5, atol=1e-6)
 
 
+def test_nan_propagates_through_relu_and_clipping(isa):
+    x = np.array([np.nan, -1.0, 2.0] * 11, np.float32)     # NaN in full vectors and in the tail
+    out = np.empty_like(x)
+    cpu.activation_forward(out, x, "relu")
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(x))
+    g = x * 5
+    cpu.clip_by_value(g, 1.0)
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(x))
+    assert np.nanmax(np.abs(g)) == 1.0
+
+
 def test_activation_rejects_unknown_name():
     x = np.zeros((2, 3), np.float32)
     with pytest.raises(ValueError, match="activation_forward: unknown activation 'swish'"):

@@ -72,7 +72,7 @@ static void bias_add(float *out, const float *x, const float *bias, int64_t rows
 ALWAYS_INLINE vf activate_v(vf x, int kind, vf alpha)
 {
     switch (kind) {
-    case MINIDL_ACT_RELU: return vf_max(x, vf_zero());
+    case MINIDL_ACT_RELU: return vf_max(vf_zero(), x); /* max returns its 2nd operand for NaN */
     case MINIDL_ACT_LEAKY_RELU: return vf_select_gt(x, vf_zero(), x, vf_mul(alpha, x));
     case MINIDL_ACT_SIGMOID: return vf_sigmoid(x);
     case MINIDL_ACT_TANH: return vf_tanh(x);
@@ -423,12 +423,13 @@ static int all_finite(const float *x, int64_t n)
 
 static void clip_value(float *g, float clipvalue, int64_t n)
 {
+    /* min / max return their second operand when one is NaN: NaN passes through, as in numpy */
     vf hi = vf_set1(clipvalue), lo = vf_set1(-clipvalue);
     int64_t i = 0;
-    for (; i + VF_LANES <= n; i += VF_LANES) vf_store(g + i, vf_min(vf_max(vf_load(g + i), lo), hi));
+    for (; i + VF_LANES <= n; i += VF_LANES) vf_store(g + i, vf_min(hi, vf_max(lo, vf_load(g + i))));
     if (i < n) {
         int t = (int)(n - i);
-        vf_store_part(g + i, vf_min(vf_max(vf_load_part(g + i, t, 0.0f), lo), hi), t);
+        vf_store_part(g + i, vf_min(hi, vf_max(lo, vf_load_part(g + i, t, 0.0f))), t);
     }
 }
 
