@@ -55,8 +55,9 @@ class LazyLogs(Mapping):
 
 
 def _is_iterator(x):
-    return (not isinstance(x, (np.ndarray, list, tuple)) and hasattr(x, "__iter__")
-            and hasattr(x, "__len__"))
+    # str, bytes and dicts have __iter__ and __len__ too, but are malformed data, not iterators.
+    return (not isinstance(x, (np.ndarray, list, tuple, str, bytes, Mapping))
+            and hasattr(x, "__iter__") and hasattr(x, "__len__"))
 
 
 def _positive_int(value, argument, owner, allow_none=False):
