@@ -12,6 +12,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from minidl._cpu_kernels import lib  # the extension must be built: tests fail, not skip
 from minidl.backends.base import make_window
@@ -168,6 +170,30 @@ def test_max_pool(isa, shape, pool, strides, padding):
     close(dx, dx_ref)
 
 
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 3), h=st.integers(1, 9), w=st.integers(1, 9), c=st.integers(1, 20),
+       kh=st.integers(1, 4), kw=st.integers(1, 4), sh=st.integers(1, 3), sw=st.integers(1, 3),
+       padding=st.sampled_from(["same", "valid"]), seed=st.integers(0, 2 ** 16))
+def test_pooling_on_random_geometry(n, h, w, c, kh, kw, sh, sw, padding, seed):
+    if padding == "valid" and (kh > h or kw > w):
+        return                                             # no output: Keras rejects the layer
+    rng = np.random.default_rng(seed)
+    x = np.round(randn(rng, (n, h, w, c)) * 2) / 2         # coarse values: plenty of ties
+    plan = make_window(x.shape, (kh, kw), (sh, sw), padding)
+    results = []
+    for backend in (cpu, ref):
+        out, argmax = np.empty(plan.out_shape, np.float32), np.empty(plan.out_shape, np.int32)
+        backend.max_pool2d_forward(out, argmax, x, plan)
+        dx = np.empty_like(x)
+        backend.max_pool2d_backward(dx, out, argmax, plan)
+        avg, davg = np.empty(plan.out_shape, np.float32), np.empty_like(x)
+        backend.avg_pool2d_forward(avg, x, plan)
+        backend.avg_pool2d_backward(davg, avg, plan)
+        results.append((out, argmax, dx, avg, davg))
+    for got, expected in zip(*results):
+        close(got, expected)
+
+
 def test_max_pool_padding_never_wins():
     x = np.full((1, 3, 3, 2), -np.inf, np.float32)
     x[0, 1, 1, 1] = -5.0
@@ -279,6 +305,28 @@ def test_batchnorm(isa, shape, affine):
         if affine:
             results[backend.name] += [dgamma, dbeta]
     for got, expected in zip(results["cpu"], results["numpy"]):
+        close(got, expected, rtol=2e-4, atol=2e-4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.integers(1, 300), c=st.integers(1, 150), seed=st.integers(0, 2 ** 16))
+def test_row_ops_on_random_shapes(rows, c, seed):
+    rng = np.random.default_rng(seed)
+    x, dout = randn(rng, (rows, c), scale=3.0), randn(rng, (rows, c))
+    gamma, beta = randn(rng, (c,)), randn(rng, (c,))
+    results = []
+    for backend in (cpu, ref):
+        dbias, soft, dsoft = np.empty(c, np.float32), np.empty_like(x), np.empty_like(x)
+        backend.bias_grad(dbias, x)
+        backend.activation_forward(soft, x, "softmax")
+        backend.activation_backward(dsoft, dout, soft, "softmax")
+        out, mean, invstd = np.empty_like(x), np.empty(c, np.float32), np.empty(c, np.float32)
+        backend.batchnorm_forward_train(out, mean, invstd, x, gamma, beta, np.zeros(c, np.float32),
+                                        np.ones(c, np.float32), 0.9, 1e-3)
+        dx, dgamma, dbeta = np.empty_like(x), np.empty(c, np.float32), np.empty(c, np.float32)
+        backend.batchnorm_backward(dx, dgamma, dbeta, dout, x, mean, invstd, gamma)
+        results.append((dbias, soft, dsoft, out, mean, invstd, dx, dgamma, dbeta))
+    for got, expected in zip(*results):
         close(got, expected, rtol=2e-4, atol=2e-4)
 
 
