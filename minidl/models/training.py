@@ -312,7 +312,7 @@ class TrainingLoops:
         batch_size = 32 if batch_size is None else _positive_int(batch_size, "batch_size", owner)
         steps = _positive_int(steps, "steps", owner, allow_none=True)
         source = (_IteratorBatches(x) if _is_iterator(x)
-                  else self._eval_source((x, y), batch_size, owner, "(x, y)"))
+                  else _ArrayBatches(*self._validate_xy(x, y), batch_size, False, 0))
         cbs = callbacks_mod.CallbackList(
             ([callbacks_mod.ProgressBar(verbose)] if verbose else [])
             + self._check_callbacks(callbacks, owner), model=self,
