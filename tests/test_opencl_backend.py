@@ -470,6 +470,10 @@ def test_tuning_disabled_uses_the_default(cl_be, tmp_path, monkeypatch):
     monkeypatch.setenv("MINIDL_OPENCL_TUNE", "0")
     assert tuner.gemm_params(cl_be.rt) == gemm.default_params(cl_be.rt)
     assert not (tmp_path / "opencl_tuning.json").exists()
+    # a choice stored by another version of the tuner is not trusted
+    stale = {"params": {"family": "direct", "RM": 2, "VW": 4, "VN": 1, "local": None}}
+    tuner.save_entry(cl_be.rt.device_key, stale)
+    assert tuner.gemm_params(cl_be.rt) == gemm.default_params(cl_be.rt)
 
 
 def test_tuner_skips_a_candidate_that_computes_wrong_numbers(cl_be, monkeypatch):

@@ -113,16 +113,12 @@ class Gemm:
                 self._blocked_kernel(trans_a, single_row=True)
 
     def _direct_local_size(self, global_size):
-        """The configured work-group size, halved along rows until it divides the global size."""
+        """The configured work-group size if it divides the global size, else None (the driver
+        chooses: on PoCL that beats groups of one work-item, which pay a per-group overhead)."""
         local = self.params.get("local")
-        if not local:
+        if not local or global_size[0] % local[0] or global_size[1] % local[1]:
             return None
-        cols, rows = local
-        if global_size[0] % cols:
-            cols = 1
-        while global_size[1] % rows:
-            rows //= 2
-        return cols, rows
+        return tuple(local)
 
     def _partial_buffer(self, size):
         if self._partial is None or self._partial.size < size:

@@ -21,6 +21,8 @@ from .gemm import DIRECT_DEFAULT, TILED_DEFAULT, Gemm, check_params, default_par
 TUNE_ENV = "MINIDL_OPENCL_TUNE"
 HOME_ENV = "MINIDL_HOME"
 CACHE_FILE = "opencl_tuning.json"
+# Stored choices made by another version of the kernels or candidates are tuned again.
+TUNER_VERSION = 3
 TUNE_SIZE = 1024        # square problem timed for each candidate (the SGEMM benchmark size)
 TIME_BUDGET_S = 15.0    # candidates left untried once this much time has gone (build included)
 
@@ -81,7 +83,7 @@ def gemm_params(runtime):
     """The parameter set to use on `runtime`'s device: stored, else tuned now (when enabled),
     else the default."""
     entry = load_cache().get(runtime.device_key)
-    if entry:
+    if entry and entry.get("version") == TUNER_VERSION:
         try:
             check_params(entry["params"], runtime)
             _sources[runtime.device_key] = "cached"
@@ -152,9 +154,11 @@ def tune(runtime, candidates=None, size=None, repeats=3, budget_s=TIME_BUDGET_S)
                for (params, gemm), t in zip(prepared, best)]
     timed = [r for r in results if r["gflops"] is not None]
     if not timed:
-        return {"params": default_params(runtime), "gflops": None, "size": size, "results": results}
+        return {"params": default_params(runtime), "gflops": None, "size": size,
+                "results": results, "version": TUNER_VERSION}
     winner = max(timed, key=lambda r: r["gflops"])
-    return {"params": winner["params"], "gflops": winner["gflops"], "size": size, "results": results}
+    return {"params": winner["params"], "gflops": winner["gflops"], "size": size,
+            "results": results, "version": TUNER_VERSION}
 
 
 def main(argv=None):
@@ -167,7 +171,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     runtime = Runtime()
     stored = load_cache().get(runtime.device_key)
-    if stored and not args.force:
+    if stored and stored.get("version") == TUNER_VERSION and not args.force:
         print(f"{runtime.device_key}: stored choice {stored['params']} "
               f"({stored.get('gflops')} GFLOP/s); --force to tune again")
         return
