@@ -491,9 +491,9 @@ class CpuBackend(LinalgOps, Backend):
         if velocity is None and momentum:
             raise ValueError(f"{op}: momentum={momentum} needs a velocity tensor of shape "
                              f"{tuple(w.shape)}, got None")
-        self._lib.minidl_sgd_update(pw, checked(op, "g", g, w.shape), self._optional(op, "velocity", velocity,
-                                                                                   w.shape),
-                                    w.size, float(lr), float(momentum), int(bool(nesterov)), float(weight_decay))
+        pvelocity = self._optional(op, "velocity", velocity, w.shape)
+        self._lib.minidl_sgd_update(pw, checked(op, "g", g, w.shape), pvelocity, w.size, float(lr),
+                                    float(momentum), int(bool(nesterov)), float(weight_decay))
 
     def adam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay):
         op = "adam_update"
