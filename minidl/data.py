@@ -12,8 +12,9 @@ The batch-iterator protocol that Model.fit / evaluate understand, in place of (x
     it.set_state(state)       checkpoints so that a resumed run sees the same data order
 
 ArrayIterator yields batches from three preallocated, rotating output buffers; a yielded
-batch stays valid until the next batch is requested (copy it to keep it longer). With
-prefetch=True the next batch is built in a background thread while the current one trains.
+batch stays valid until the next batch is requested (copy it to keep it longer), and one
+iterator runs one epoch at a time. With prefetch=True the next batch is built in a
+background thread while the current one trains.
 """
 
 import copy
