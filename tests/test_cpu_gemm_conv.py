@@ -40,12 +40,12 @@ GEMM_SIZES = [(1, 1, 1), (7, 13, 5), (13, 7, 129), (129, 33, 17), (64, 64, 64), 
 
 @pytest.mark.parametrize("m,n,k", GEMM_SIZES)
 @pytest.mark.parametrize("trans_a,trans_b", [(False, False), (True, False), (False, True), (True, True)])
-def test_gemm_matches_numpy(isa, m, n, k, trans_a, trans_b):
+@pytest.mark.parametrize("alpha,beta", [(1.0, 0.0), (0.7, -1.3)])  # alpha 1 reads A in place, else packs it
+def test_gemm_matches_numpy(isa, m, n, k, trans_a, trans_b, alpha, beta):
     rng = np.random.default_rng(m * 1000 + n * 10 + k)
     a = rng.standard_normal((k, m) if trans_a else (m, k), dtype=np.float32)
     b = rng.standard_normal((n, k) if trans_b else (k, n), dtype=np.float32)
     out = rng.standard_normal((m, n), dtype=np.float32)
-    alpha, beta = 0.7, -1.3
     expected = alpha * ((a.T if trans_a else a).astype(np.float64) @ (b.T if trans_b else b)) + beta * out
     ops.gemm(out, a, b, alpha, beta, trans_a, trans_b)
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4 * np.sqrt(k))
