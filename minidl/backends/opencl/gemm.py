@@ -5,9 +5,10 @@ A parameter set is a plain dict (it is stored as JSON by the tuner):
   {"family": "tiled", "TSM": 64, "TSN": 64, "TSK": 16, "WPTM": 4, "WPTN": 4, "VWN": 4}
                                                                       (kernels/gemm_tiled.cl)
 "local" is the work-group size of the direct kernel, or None to let the driver choose.
-The blocked kernel covers the block-aligned corner of C. The direct family covers the leftover
-rows with its own kernel built with RM = 1, and gemm_edge (one work-item per element) covers
-the leftover columns; the tiled family leaves both strips to gemm_edge.
+The direct family covers the leftover rows with its own kernel built with RM = 1, and the
+leftover columns with a last block that stores only the valid columns (reading a zero-padded
+copy of B). The tiled family covers whole tiles; gemm_edge (one work-item per element) computes
+the right and bottom strips.
 """
 
 TILED_DEFAULT = {"family": "tiled", "TSM": 64, "TSN": 64, "TSK": 16, "WPTM": 4, "WPTN": 4, "VWN": 4}
@@ -93,7 +94,8 @@ class Gemm:
         self.block_rows, self.block_cols = block_shape(params)
         self._edge = runtime.kernel("gemm_util.cl", "gemm_edge")
         self._sum_slices = runtime.kernel("gemm_util.cl", "gemm_sum_slices")
-        self._partial = None   # split-K scratch, grown on demand and kept
+        self._pad_columns = runtime.kernel("gemm_util.cl", "pad_columns")
+        self._scratches = {}   # "b_padded", "split_k" -> grow-only tensors
 
     def _blocked_kernel(self, trans_a, single_row=False):
         p = self.params
@@ -120,64 +122,77 @@ class Gemm:
             return None
         return tuple(local)
 
-    def _partial_buffer(self, size):
-        if self._partial is None or self._partial.size < size:
-            self._partial = self.rt.alloc((size,))
-        return self._partial
+    def _scratch(self, name, size):
+        """A grow-only scratch tensor of at least `size` floats, kept between calls."""
+        held = self._scratches.get(name)
+        if held is None or held.size < size:
+            held = self.rt.alloc((size,))
+            self._scratches[name] = held
+        return held
 
     def run(self, c, a, b, m, n, k, trans_a, alpha, beta):
         """c (m, n) = alpha * op(a) @ b (k, n) + beta * c; a is (m, k), or (k, m) when trans_a."""
         alpha, beta = float(alpha), float(beta)
-        slices = 1
-        if self.params["family"] == "direct":
-            blocks = max(1, m // self.block_rows) * max(1, n // self.block_cols)
-            slices = split_k_slices(blocks, k)
+        if m == 0 or n == 0:
+            return
+        if self.params["family"] == "tiled":
+            self._launch_tiled(c, a, b, m, n, k, trans_a, alpha, beta)
+            return
+        col_blocks = -(-n // self.block_cols)
+        ldb = col_blocks * self.block_cols
+        if ldb != n and k:  # the last column block reads whole vectors of B: pad B with zeros
+            padded = self._scratch("b_padded", k * ldb)
+            self.rt.launch(self._pad_columns, (k,), None, padded, b, k, n, ldb)
+            b = padded
+        slices = split_k_slices(max(1, m // self.block_rows) * col_blocks, k)
         if slices == 1:
-            self._launch(c, a, b, m, n, k, trans_a, alpha, beta, k, 0, 1)
+            self._launch_direct(c, a, b, m, n, k, ldb, trans_a, alpha, beta, k, 0, 1)
             return
         k_slice = -(-k // slices)
-        partial = self._partial_buffer(slices * m * n)
-        self._launch(partial, a, b, m, n, k, trans_a, 1.0, 0.0, k_slice, m * n, slices)
+        partial = self._scratch("split_k", slices * m * n)
+        self._launch_direct(partial, a, b, m, n, k, ldb, trans_a, 1.0, 0.0, k_slice, m * n, slices)
         size = m * n
         local = 64 if size >= 64 * 8 else 1
         self.rt.launch(self._sum_slices, (-(-size // local) * local,), (local,),
                        c, partial, slices, alpha, beta, size)
 
-    def _launch(self, c, a, b, m, n, k, trans_a, alpha, beta, k_slice, c_slice_stride, slices):
-        """The blocked kernel and the edge kernels over all of C (or over `slices` k slices)."""
+    def _launch_direct(self, c, a, b, m, n, k, ldb, trans_a, alpha, beta, k_slice,
+                       c_slice_stride, slices):
+        """The direct kernel over all of C, or over `slices` k slices (z of the launch)."""
+        lda = m if trans_a else k
+        ldc = n
+        rows = (m // self.block_rows) * self.block_rows
+        col_blocks = -(-n // self.block_cols)
+        args = (k, lda, ldb, ldc, alpha, beta, k_slice, c_slice_stride)
+        if rows:
+            global_size = (col_blocks, rows // self.block_rows)
+            local = self._direct_local_size(global_size)
+            if local is not None and slices > 1:
+                local = local + (1,)
+            self.rt.launch(self._blocked_kernel(trans_a), _with_slices(global_size, slices),
+                           local, c, a, b, 0, n, *args)
+        if rows < m:  # leftover rows, one per work-item, still vectorized along n
+            self.rt.launch(self._blocked_kernel(trans_a, single_row=True),
+                           _with_slices((col_blocks, m - rows), slices), None,
+                           c, a, b, rows, n, *args)
+
+    def _launch_tiled(self, c, a, b, m, n, k, trans_a, alpha, beta):
+        """The tiled kernel on whole tiles, gemm_edge on the right and bottom strips."""
+        p = self.params
         lda = m if trans_a else k
         ldb = ldc = n
         rows = (m // self.block_rows) * self.block_rows
         cols = (n // self.block_cols) * self.block_cols
-        split = (k_slice, c_slice_stride)
-        p = self.params
-        if p["family"] == "direct":
-            if cols and rows:
-                global_size = (cols // self.block_cols, rows // self.block_rows)
-                local = self._direct_local_size(global_size)
-                if local is not None and slices > 1:
-                    local = local + (1,)
-                self.rt.launch(self._blocked_kernel(trans_a), _with_slices(global_size, slices),
-                               local, c, a, b, 0, k, lda, ldb, ldc, alpha, beta, *split)
-            if cols and rows < m:  # leftover rows, one per work-item, still vectorized along n
-                global_size = (cols // self.block_cols, m - rows)
-                self.rt.launch(self._blocked_kernel(trans_a, single_row=True),
-                               _with_slices(global_size, slices), None,
-                               c, a, b, rows, k, lda, ldb, ldc, alpha, beta, *split)
-            strips = ((0, cols, m, n - cols),)
-        else:
-            if cols and rows:
-                local_size = (p["TSN"] // p["WPTN"], p["TSM"] // p["WPTM"])
-                global_size = (cols // p["WPTN"], rows // p["WPTM"])
-                self.rt.launch(self._blocked_kernel(trans_a), global_size, local_size,
-                               c, a, b, k, lda, ldb, ldc, alpha, beta)
-            strips = ((rows, 0, m - rows, n), (0, cols, rows, n - cols))
-        # what the blocked kernels left: (first row, first column, rows, columns)
-        for row0, col0, nrows, ncols in strips:
+        if cols and rows:
+            local_size = (p["TSN"] // p["WPTN"], p["TSM"] // p["WPTM"])
+            global_size = (cols // p["WPTN"], rows // p["WPTM"])
+            self.rt.launch(self._blocked_kernel(trans_a), global_size, local_size,
+                           c, a, b, k, lda, ldb, ldc, alpha, beta)
+        # (first row, first column, rows, columns) of what the tiles left
+        for row0, col0, nrows, ncols in ((rows, 0, m - rows, n), (0, cols, rows, n - cols)):
             if nrows > 0 and ncols > 0:
-                self.rt.launch(self._edge, _with_slices((ncols, nrows), slices), None,
-                               c, a, b, row0, col0, nrows, ncols, k, lda, ldb, ldc,
-                               int(trans_a), alpha, beta, *split)
+                self.rt.launch(self._edge, (ncols, nrows), None, c, a, b, row0, col0, nrows,
+                               ncols, k, lda, ldb, ldc, int(trans_a), alpha, beta, k, 0)
 
 
 def _with_slices(size, slices):

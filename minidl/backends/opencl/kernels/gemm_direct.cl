@@ -1,10 +1,11 @@
 // SGEMM for CPU-like devices ("direct" family): no local memory. Each work-item accumulates an
 // RM x (VW * VN) block of C in vector registers, reading RM scalars of op(A) and VN vectors of B
 // per step along k. C (M, N) = alpha * op(A) (M, K) @ B (K, N) + beta * C.
-// It covers whole blocks only: the backend launches it on the largest block-aligned corner of C
-// ((M / RM) * RM rows, (N / RN) * RN columns), then once more built with RM = 1 on the leftover
-// rows (from row0), and computes the leftover columns with gemm_util.cl's gemm_edge.
-// Global size: (N / RN, rows / RM, slices); any local size.
+// Rows: the backend launches it on the first (M / RM) * RM rows, then once more built with
+// RM = 1 on the leftover rows (from row0). Columns: the last block may stick out past the N
+// columns of C; its extra columns are not stored, and B must then be readable (zero-padded)
+// up to a whole number of blocks (the backend copies such a B into a padded scratch).
+// Global size: (ceil(N / RN), rows / RM, slices); any local size.
 // Split-K: work-items with global id z = s only sum k in [s * k_slice, (s + 1) * k_slice) and
 // write to c + s * c_slice_stride; gemm_util.cl's gemm_sum_slices adds the slices up. Without a
 // split, k_slice = K, c_slice_stride = 0 and the launch is two-dimensional.
@@ -36,9 +37,9 @@
 #define A_AT(i, k) a[(i) * lda + (k)]
 #endif
 
-// c is (M, ldc); a is (M, lda) or, with TRANS_A, (K, lda); b is (K, ldb)
+// c is (M, ldc) with N valid columns; a is (M, lda) or, with TRANS_A, (K, lda); b is (K, ldb)
 __kernel void gemm_direct(__global float *c, __global const float *a, __global const float *b,
-                          const int row0, const int K, const int lda, const int ldb,
+                          const int row0, const int N, const int K, const int lda, const int ldb,
                           const int ldc, const float alpha, const float beta,
                           const int k_slice, const int c_slice_stride)
 {
@@ -61,12 +62,21 @@ __kernel void gemm_direct(__global float *c, __global const float *a, __global c
         }
     }
 
+    // C is not read when beta == 0 (it may hold garbage, NaN included)
     for (int r = 0; r < RM; ++r) {
-        __global float *crow = c + (i0 + r) * ldc + j0;
+        __global float *crow = c + (size_t)(i0 + r) * ldc + j0;
         for (int v = 0; v < VN; ++v) {
-            floatV result = alpha * acc[r][v];
-            if (beta != 0.0f) result += beta * vloadV(v, crow);  // C is not read when beta == 0
-            vstoreV(result, v, crow);
+            const floatV result = alpha * acc[r][v];
+            if (j0 + (v + 1) * VW <= N) {
+                vstoreV(beta != 0.0f ? result + beta * vloadV(v, crow) : result, v, crow);
+            } else {  // the block sticks out past column N: store lane by lane
+                float lanes[VW];
+                vstoreV(result, 0, lanes);
+                for (int l = 0; l < VW && j0 + v * VW + l < N; ++l) {
+                    __global float *cp = crow + v * VW + l;
+                    *cp = beta != 0.0f ? lanes[l] + beta * *cp : lanes[l];
+                }
+            }
         }
     }
 }

@@ -26,6 +26,18 @@ __kernel void gemm_edge(__global float *c, __global const float *a, __global con
     c[row * ldc + col] = beta != 0.0f ? result + beta * c[row * ldc + col] : result;
 }
 
+// out (rows, padded_cols) = x (rows, cols) followed by zero columns; one work-item per row
+__kernel void pad_columns(__global float *out, __global const float *x, const int rows,
+                          const int cols, const int padded_cols)
+{
+    const int r = get_global_id(0);
+    if (r >= rows) return;
+    __global float *dst = out + (size_t)r * padded_cols;
+    __global const float *src = x + (size_t)r * cols;
+    for (int j = 0; j < cols; ++j) dst[j] = src[j];
+    for (int j = cols; j < padded_cols; ++j) dst[j] = 0.0f;
+}
+
 // c (n,) = alpha * sum over s of partial[s * n + i] + beta * c: the end of a split-K product
 __kernel void gemm_sum_slices(__global float *c, __global const float *partial, const int slices,
                               const float alpha, const float beta, const int n)
