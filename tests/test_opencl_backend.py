@@ -164,6 +164,8 @@ CONV_CASES = [
     ((3, 10, 9, 4), (5, 2, 33), (2, 3), "valid"),
     ((2, 6, 5, 7), (1, 1, 6), (1, 1), "valid"),     # pointwise: no im2col
     ((2, 7, 7, 1), (4, 4, 8), (3, 2), "same"),
+    ((2, 7, 6, 3), (4, 2, 5), (1, 1), "same"),      # stride 1, even kernel: asymmetric padding
+    ((1, 6, 7, 2), (3, 2, 3), (1, 1), "valid"),
 ]
 
 
@@ -188,11 +190,15 @@ def test_conv2d(cl_be, np_be, rng, in_shape, kernel, strides, padding):
         for index, (c_arg, n_arg) in enumerate(zip(cl_args, np_args)):
             np.testing.assert_allclose(cl_be.to_numpy(c_arg), n_arg, rtol=1e-4, atol=1e-4,
                                        err_msg=f"{op} argument {index}")
-    # the scratch is made once per plan and reused by every later call
+    # the scratch is made once per plan (and per backend for im2col) and reused by later calls
     scratch = dict(plan_cl.scratch)
+    im2col = cl_be._scratch.get("im2col")
     cl_be.conv2d_forward(cl_be.empty(plan_cl.out_shape), cl_be.from_numpy(x),
                          cl_be.from_numpy(weight), None, plan_cl)
+    cl_be.conv2d_backward_data(cl_be.empty(in_shape), cl_be.from_numpy(dout),
+                               cl_be.from_numpy(weight), plan_cl)
     assert all(plan_cl.scratch[k] is v for k, v in scratch.items())
+    assert cl_be._scratch.get("im2col") is im2col
 
 
 def test_conv2d_rejects_wrong_input_shape(cl_be):

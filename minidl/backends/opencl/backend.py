@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..base import Backend
+from ..base import Backend, Window2D
 from .gemm import Gemm
 from .runtime import Runtime
 from .tensor import CLTensor, as_dtype
@@ -231,13 +231,10 @@ class OpenCLBackend(Backend):
                 and plan.pad_top == plan.pad_bottom == plan.pad_left == plan.pad_right == 0)
 
     def _cols(self, plan):
-        """The plan's im2col scratch (N*OH*OW, KH*KW*C), allocated on first use and kept."""
-        shape = (plan.n * plan.oh * plan.ow, plan.kh * plan.kw * plan.c)
-        cols = plan.scratch.get("opencl_cols")
-        if cols is None:
-            cols = self.rt.alloc(shape)
-            plan.scratch["opencl_cols"] = cols
-        return cols
+        """The im2col matrix (N*OH*OW, KH*KW*C) of `plan`. Every convolution shares one scratch
+        buffer (it only grows): the queue runs ops one after another, so one is enough, and
+        memory holds the largest layer's matrix instead of the sum over layers."""
+        return self._scratch_tensor("im2col", (plan.n * plan.oh * plan.ow, plan.kh * plan.kw * plan.c))
 
     def _im2col(self, x, plan):
         if self._is_pointwise(plan):
@@ -274,10 +271,34 @@ class OpenCLBackend(Backend):
         if self._is_pointwise(plan):
             self.gemm(self.reshape(dx, (plan.n * plan.h * plan.w, plan.c)), dout2, w2, trans_b=True)
             return
+        if plan.sh == plan.sw == 1:
+            self._backward_data_as_convolution(dx, dout, weight, plan)
+            return
         dcols = self._cols(plan)
         self.gemm(dcols, dout2, w2, trans_b=True)
         pixels = plan.n * plan.h * plan.w
         self._run1d("conv.cl", "col2im", pixels, dx, dcols, *self._window_args(plan), pixels)
+
+    def _backward_data_as_convolution(self, dx, dout, weight, plan):
+        """dx of a stride-1 convolution is itself a convolution: dout padded by (KH-1-top,
+        KH-1-bottom, KW-1-left, KW-1-right), with the filters rotated by 180 degrees and C, F
+        swapped. One im2col + GEMM, the same cost as the forward pass, instead of a GEMM into
+        a large dcols matrix and a col2im pass over it."""
+        flipped_plan = plan.scratch.get("opencl_flipped_plan")
+        if flipped_plan is None:
+            flipped_plan = Window2D(plan.n, plan.oh, plan.ow, plan.oc, plan.kh, plan.kw, 1, 1,
+                                    plan.kh - 1 - plan.pad_top, plan.kh - 1 - plan.pad_bottom,
+                                    plan.kw - 1 - plan.pad_left, plan.kw - 1 - plan.pad_right,
+                                    plan.h, plan.w, plan.c)
+            plan.scratch["opencl_flipped_plan"] = flipped_plan
+            plan.scratch["opencl_flipped_weight"] = self.rt.alloc(
+                (plan.kh * plan.kw * plan.oc, plan.c))
+        flipped = plan.scratch["opencl_flipped_weight"]
+        taps = plan.kh * plan.kw * plan.oc
+        self._run1d("conv.cl", "flip_filters", taps, flipped, weight, plan.kh, plan.kw, plan.c,
+                    plan.oc, taps)
+        cols = self._im2col(dout, flipped_plan)
+        self.gemm(self.reshape(dx, (plan.n * plan.h * plan.w, plan.c)), cols, flipped)
 
     def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
         self._check_conv("conv2d_backward_filter", plan, ("dweight", "dbias", "dout", "x"),

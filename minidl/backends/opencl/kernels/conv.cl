@@ -57,3 +57,18 @@ __kernel void col2im(__global float *dx, __global const float *dcols, const int 
         }
     }
 }
+
+// flipped (KH, KW, F, C) = weight (KH, KW, C, F) rotated by 180 degrees with C and F swapped:
+// the filters of the convolution whose output is the input gradient of a stride-1 convolution.
+// One work-item per (ky, kx, f) of flipped, n = KH*KW*F.
+__kernel void flip_filters(__global float *flipped, __global const float *weight, const int KH,
+                           const int KW, const int C, const int F, const int n)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const int f = i % F, tap = i / F;
+    const int kx = tap % KW, ky = tap / KW;
+    __global const float *src = weight + (size_t)((KH - 1 - ky) * KW + (KW - 1 - kx)) * C * F + f;
+    __global float *dst = flipped + (size_t)i * C;
+    for (int c = 0; c < C; ++c) dst[c] = src[c * F];
+}
