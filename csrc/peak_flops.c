@@ -4,6 +4,8 @@
 
 #include "peak_flops.h"
 
+#include <time.h>
+
 #include "cpu_features.h"
 
 #ifdef _OPENMP
@@ -86,13 +88,20 @@ static double fma_loop(int isa, long repeats)
     return fma_loop_generic(repeats);
 }
 
-static double now_seconds(void)
+/* This thread's CPU time: a rate measured with it is not diluted when other jobs share
+   the cores (the threads then just run longer). */
+static double thread_seconds(void)
 {
-#ifdef _OPENMP
-    return omp_get_wtime();
-#else
-    return 0.0;
-#endif
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static double wall_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
 double minidl_peak_gflops(int duration_ms, int isa)
@@ -101,16 +110,16 @@ double minidl_peak_gflops(int duration_ms, int isa)
     if (isa > best)
         isa = best;
     double seconds = duration_ms > 0 ? duration_ms / 1000.0 : 0.2;
-    double total_fmas = 0.0, elapsed = 0.0;
-#pragma omp parallel num_threads(minidl_num_threads()) reduction(+ : total_fmas) reduction(max : elapsed)
+    double total_rate = 0.0; // FMAs per second, summed over the threads that run side by side
+#pragma omp parallel num_threads(minidl_num_threads()) reduction(+ : total_rate)
     {
         fma_loop(isa, PEAK_REPEATS / 10); // warm up: let the core reach its vector clock
-        double start = now_seconds(), t = start;
+        double fmas = 0.0, start = thread_seconds(), t = start, wall_end = wall_seconds() + 20 * seconds;
         do {
-            total_fmas += fma_loop(isa, PEAK_REPEATS);
-            t = now_seconds();
-        } while (t - start < seconds);
-        elapsed = t - start;
+            fmas += fma_loop(isa, PEAK_REPEATS);
+            t = thread_seconds();
+        } while (t - start < seconds && wall_seconds() < wall_end);
+        total_rate += t > start ? fmas / (t - start) : 0.0;
     }
-    return elapsed > 0.0 ? 2.0 * total_fmas / elapsed / 1e9 : 0.0;
+    return 2.0 * total_rate / 1e9;
 }

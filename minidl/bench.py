@@ -1,6 +1,7 @@
 """Benchmarks of minidl's backends, side by side with numpy and PyTorch, in one run.
 
     python -m minidl.bench [--json out.json] [--backends cpu,opencl,numpy] [--steps N] [--memory]
+                           [--threads N] [--clock wall|cpu]
 
 Reports:
   * the machine's peak FP32 rate, measured here with an FMA loop on every kernel thread;
@@ -12,9 +13,12 @@ Reports:
   * the whole CNN training step (ms, images/s) on each backend and in PyTorch;
   * with --memory, the peak resident memory of a 200-step training run of each, measured
     in child processes.
-Timings are medians over repeated runs after a warm-up. numpy's and torch's figures are
-measured in child processes: their BLAS and OpenMP thread pools keep spinning after a
-call and would otherwise steal the cores from the kernels measured next.
+Timings are medians over repeated runs after a warm-up (the CNN step also reports the best
+step). numpy's and torch's figures are measured in child processes: their BLAS and OpenMP
+thread pools keep spinning after a call and would otherwise steal the cores from the
+kernels measured next. Every contender gets the same thread count (--threads, default the
+cpu backend's: MINIDL_NUM_THREADS or all cores). On a machine shared with other jobs,
+`--threads 1 --clock cpu` times with the process CPU clock, which other jobs do not inflate.
 """
 
 import argparse
@@ -39,15 +43,25 @@ CNN_CONVS = (
 )
 
 
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+_clock = CLOCKS["wall"]
+
+
+def set_clock(name):
+    """Time with the wall clock ("wall") or this process's CPU time ("cpu", single-threaded runs only)."""
+    global _clock
+    _clock = CLOCKS[name]
+
+
 def median_seconds(fn, min_seconds=0.4, min_runs=3, max_runs=200):
-    """Median wall time of fn() over at least min_runs calls and min_seconds, after one warm-up call."""
+    """Median time of fn() over at least min_runs calls and min_seconds, after one warm-up call."""
     fn()
     times = []
     start = time.perf_counter()
     while len(times) < max_runs and (len(times) < min_runs or time.perf_counter() - start < min_seconds):
-        t0 = time.perf_counter()
+        t0 = _clock()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(_clock() - t0)
     return float(np.median(times))
 
 
@@ -83,7 +97,8 @@ def get_backend(name):
 
 # ----------------------------------------------------------------- sgemm
 
-def numpy_gemm_gflops(sizes=GEMM_SIZES):
+def numpy_gemm_gflops(sizes=GEMM_SIZES, clock="wall"):
+    set_clock(clock)
     rng = np.random.default_rng(0)
     result = {}
     for n in sizes:
@@ -104,9 +119,13 @@ def run_in_child(call, env=None):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def numpy_gemm_gflops_in_child(env=None):
-    """numpy's SGEMM rates measured in a child process with environment `env`."""
-    return {int(k): v for k, v in run_in_child("numpy_gemm_gflops()", env).items()}
+def numpy_gemm_gflops_in_child(threads, clock, drop_coretype=False):
+    """numpy's SGEMM rates measured in a child process using `threads` OpenBLAS threads,
+    optionally without the OPENBLAS_CORETYPE override of this environment."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
+    if drop_coretype:
+        env.pop("OPENBLAS_CORETYPE", None)
+    return {int(k): v for k, v in run_in_child(f"numpy_gemm_gflops(clock={clock!r})", env).items()}
 
 
 def backend_gemm_gflops(backend, sizes=GEMM_SIZES):
@@ -240,15 +259,15 @@ def torch_cnn_step_runner(torch):
 
 
 def step_ms(runner, steps):
-    """Median ms of one training step over `steps` steps (after two warm-up steps)."""
+    """(median, best) ms of one training step over `steps` steps (after two warm-up steps)."""
     runner()
     runner()
     times = []
     for _ in range(steps):
-        t0 = time.perf_counter()
+        t0 = _clock()
         runner()
-        times.append(time.perf_counter() - t0)
-    return 1e3 * float(np.median(times))
+        times.append(_clock() - t0)
+    return 1e3 * float(np.median(times)), 1e3 * float(np.min(times))
 
 
 def _import_torch(threads):
@@ -260,8 +279,9 @@ def _import_torch(threads):
     return torch
 
 
-def torch_report(threads, steps):
+def torch_report(threads, steps, clock="wall"):
     """Child-process entry point: torch's conv-layer ms and CNN step ms with `threads` threads."""
+    set_clock(clock)
     torch = _import_torch(threads)
     if torch is None:
         return None
@@ -305,13 +325,16 @@ def _print_table(title, header, rows):
         print("  " + "  ".join(str(v).rjust(w) for v, w in zip(row, widths)))
 
 
-def run(backend_names, steps, memory):
-    report = {"machine": machine_info()}
-    threads = report["machine"]["threads"]
-    torch = run_in_child(f"torch_report({threads}, {steps})")
+def run(backend_names, steps, memory, threads, clock):
+    _kernels().minidl_set_num_threads(threads)
+    os.environ["MINIDL_NUM_THREADS"] = str(threads)  # for the child processes
+    set_clock(clock)
+    report = {"machine": machine_info(), "clock": clock}
+    torch = run_in_child(f"torch_report({threads}, {steps}, {clock!r})")
     report["machine"]["torch"] = torch["version"] if torch else None
     peak = report["peak_gflops"] = peak_gflops()
     print(f"machine: {report['machine']}")
+    print(f"clock: {clock}; load average before the run: {os.getloadavg()[0]:.2f}")
     print(f"measured peak FP32: {peak:.1f} GFLOP/s ({threads} threads)")
 
     backends, unavailable = {}, {}
@@ -326,11 +349,10 @@ def run(backend_names, steps, memory):
 
     # SGEMM
     gemm = report["sgemm_gflops"] = {name: backend_gemm_gflops(b) for name, b in backends.items()}
-    gemm["numpy"] = numpy_gemm_gflops_in_child()
+    gemm["numpy"] = numpy_gemm_gflops_in_child(threads, clock)
     columns = list(gemm)
     if os.environ.get("OPENBLAS_CORETYPE"):
-        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
-        gemm["numpy (no OPENBLAS_CORETYPE)"] = numpy_gemm_gflops_in_child(env)
+        gemm["numpy (no OPENBLAS_CORETYPE)"] = numpy_gemm_gflops_in_child(threads, clock, drop_coretype=True)
         columns.append("numpy (no OPENBLAS_CORETYPE)")
     rows = []
     for n in GEMM_SIZES:
@@ -367,22 +389,25 @@ def run(backend_names, steps, memory):
         if name == "numpy":
             continue
         try:
-            ms = step_ms(minidl_cnn_step_runner(name), steps)
+            ms, best = step_ms(minidl_cnn_step_runner(name), steps)
         except Exception as exc:  # e.g. the Keras-style API is not complete yet
             cnn[name] = {"error": f"{type(exc).__name__}: {exc}"}
             print(f"CNN step on {name} not measured: {cnn[name]['error']}")
             continue
-        cnn[name] = {"ms": ms, "images_per_s": CNN_BATCH * 1e3 / ms}
+        cnn[name] = {"ms": ms, "best_ms": best, "images_per_s": CNN_BATCH * 1e3 / ms}
     if torch is not None:
-        ms = torch["cnn_step_ms"]
-        cnn["torch"] = {"ms": ms, "images_per_s": CNN_BATCH * 1e3 / ms}
+        ms, best = torch["cnn_step_ms"]
+        cnn["torch"] = {"ms": ms, "best_ms": best, "images_per_s": CNN_BATCH * 1e3 / ms}
     for name, r in cnn.items():
         if "ms" in r:
-            ratio = f"{r['ms'] / cnn['torch']['ms']:.2f}" if "torch" in cnn else ""
-            r["vs_torch"] = float(ratio) if ratio else None
-            rows.append([name, f"{r['ms']:.1f}", f"{r['images_per_s']:.0f}", ratio])
-    _print_table(f"CIFAR-10 CNN training step, batch {CNN_BATCH}, median of {steps} steps",
-                 ["backend", "ms/step", "images/s", "time vs torch"], rows)
+            if "torch" in cnn:
+                r["vs_torch"] = r["ms"] / cnn["torch"]["ms"]
+                r["best_vs_torch"] = r["best_ms"] / cnn["torch"]["best_ms"]
+            rows.append([name, f"{r['ms']:.1f}", f"{r['best_ms']:.1f}", f"{r['images_per_s']:.0f}",
+                         f"{r['vs_torch']:.2f}" if "vs_torch" in r else "",
+                         f"{r['best_vs_torch']:.2f}" if "best_vs_torch" in r else ""])
+    _print_table(f"CIFAR-10 CNN training step, batch {CNN_BATCH}, {steps} steps ({clock} clock)",
+                 ["backend", "median ms", "best ms", "images/s", "median vs torch", "best vs torch"], rows)
 
     if memory:
         mem = report["peak_memory_mib"] = {}
@@ -401,9 +426,16 @@ def main(argv=None):
     parser.add_argument("--backends", default="cpu", help="comma-separated backend names (default: cpu)")
     parser.add_argument("--steps", type=int, default=10, help="training steps timed per backend (default 10)")
     parser.add_argument("--memory", action="store_true", help="also measure peak memory of 200-step runs")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="threads for every contender (default: MINIDL_NUM_THREADS or all cores)")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                        help="wall clock, or process CPU time (only meaningful with --threads 1)")
     args = parser.parse_args(argv)
+    threads = args.threads if args.threads else kernel_threads()
+    if args.clock == "cpu" and threads != 1:
+        parser.error("--clock cpu counts every thread's time: use it with --threads 1")
     names = [n.strip() for n in args.backends.split(",") if n.strip()]
-    report = run(names, max(args.steps, 1), args.memory)
+    report = run(names, max(args.steps, 1), args.memory, threads, args.clock)
     if args.json:
         from minidl.io import atomic_write
         with atomic_write(args.json, "w") as f:
