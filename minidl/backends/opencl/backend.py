@@ -215,9 +215,11 @@ class OpenCLBackend(Backend):
         """out (cols, rows) = x (rows, cols).T on the device; returns out."""
         rows, cols = x.shape
         tile = 16
+        while tile > 1 and tile * tile > self.rt.max_work_group_size:
+            tile //= 2
         global_size = (-(-cols // tile) * tile, -(-rows // tile) * tile)
-        self.rt.launch(self._kernel("gemm_util.cl", "transpose"), global_size, (tile, tile),
-                       out, x, rows, cols)
+        kernel = self.rt.kernel("gemm_util.cl", "transpose", {"TILE": tile})
+        self.rt.launch(kernel, global_size, (tile, tile), out, x, rows, cols)
         return out
 
     # ------------------------------------------------------ convolution

@@ -49,8 +49,9 @@ __kernel void gemm_sum_slices(__global float *c, __global const float *partial, 
     c[i] = beta != 0.0f ? alpha * s + beta * c[i] : alpha * s;
 }
 
-// TILE x TILE blocks staged in local memory so that reads and writes are both contiguous
-#define TILE 16
+#ifndef TILE
+#define TILE 16   // side of the square blocks staged in local memory, so that reads and writes
+#endif            // are both contiguous; the work-group is TILE x TILE
 
 // out (cols, rows) = x (rows, cols).T; local size (TILE, TILE)
 __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
