@@ -476,10 +476,21 @@ def test_tuning_disabled_uses_the_default(cl_be, tmp_path, monkeypatch):
     monkeypatch.setenv("MINIDL_OPENCL_TUNE", "0")
     assert tuner.gemm_params(cl_be.rt) == gemm.default_params(cl_be.rt)
     assert not (tmp_path / "opencl_tuning.json").exists()
-    # a choice stored by another version of the tuner is not trusted
-    stale = {"params": {"family": "direct", "RM": 2, "VW": 4, "VN": 1, "local": None}}
-    tuner.save_entry(cl_be.rt.device_key, stale)
+    # disabled tuning ignores stored choices too
+    stored = {"params": TINY_CANDIDATES[0], "version": tuner.TUNER_VERSION}
+    tuner.save_entry(cl_be.rt.device_key, stored)
     assert tuner.gemm_params(cl_be.rt) == gemm.default_params(cl_be.rt)
+
+
+def test_a_choice_stored_by_another_tuner_version_is_tuned_again(cl_be, tmp_path, monkeypatch):
+    from minidl.backends.opencl import tuner
+    monkeypatch.setenv("MINIDL_HOME", str(tmp_path))
+    monkeypatch.setenv("MINIDL_OPENCL_TUNE", "1")
+    tuner.save_entry(cl_be.rt.device_key, {"params": TINY_CANDIDATES[0], "version": -1})
+    fresh = {"params": TINY_CANDIDATES[1], "gflops": 1.0, "version": tuner.TUNER_VERSION}
+    monkeypatch.setattr(tuner, "tune", lambda runtime: fresh)
+    assert tuner.gemm_params(cl_be.rt) == TINY_CANDIDATES[1]
+    assert tuner.load_cache()[cl_be.rt.device_key] == fresh
 
 
 def test_tuner_skips_a_candidate_that_computes_wrong_numbers(cl_be, monkeypatch):

@@ -15,7 +15,7 @@ INSTALL_HINT = ("install the Python binding with `pip install pyopencl` and an O
 def create(**options):
     """An OpenCLBackend on the selected device (options: runtime=, gemm_params=)."""
     try:
-        import pyopencl  # noqa: F401  (only to report its absence clearly)
+        import pyopencl
     except ImportError as exc:
         raise BackendUnavailable(f"opencl backend: pyopencl is not installed ({exc}); "
                                  f"{INSTALL_HINT}") from None
@@ -26,6 +26,9 @@ def create(**options):
         runtime = options.pop("runtime", None) or Runtime()
     except LookupError as exc:
         raise BackendUnavailable(f"opencl backend: {exc}; {INSTALL_HINT}") from None
+    except pyopencl.Error as exc:  # a listed device that cannot be opened (driver trouble)
+        raise BackendUnavailable(f"opencl backend: cannot open the OpenCL device: {exc}; "
+                                 f"{INSTALL_HINT}") from None
     return OpenCLBackend(runtime=runtime, **options)
 
 

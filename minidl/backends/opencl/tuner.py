@@ -2,8 +2,9 @@
 
 The choice is remembered per device (platform, device name and driver version)
 in MINIDL_HOME/opencl_tuning.json (default ~/.minidl/opencl_tuning.json), so a
-device is tuned once. MINIDL_OPENCL_TUNE=0 skips tuning and uses the default of
-gemm.default_params (stored results are still used). Run it by hand with
+device is tuned once. MINIDL_OPENCL_TUNE=0 neither tunes nor reads stored results: it
+uses gemm.default_params, so runs (tests in particular) do not depend on the machine's
+history. Run it by hand with
 
     python -m minidl.backends.opencl.tuner [--force] [--size 1024]
 """
@@ -80,8 +81,11 @@ def last_source(runtime):
 
 
 def gemm_params(runtime):
-    """The parameter set to use on `runtime`'s device: stored, else tuned now (when enabled),
-    else the default."""
+    """The parameter set to use on `runtime`'s device: the default when tuning is disabled,
+    else the stored choice, else one tuned now (and stored)."""
+    if not tuning_enabled():
+        _sources[runtime.device_key] = "default"
+        return default_params(runtime)
     entry = load_cache().get(runtime.device_key)
     if entry and entry.get("version") == TUNER_VERSION:
         try:
@@ -89,10 +93,7 @@ def gemm_params(runtime):
             _sources[runtime.device_key] = "cached"
             return entry["params"]
         except (KeyError, TypeError, ValueError):
-            pass  # a stale or hand-edited entry: tune again
-    if not tuning_enabled():
-        _sources[runtime.device_key] = "default"
-        return default_params(runtime)
+            pass  # a hand-edited entry that cannot run here: tune again
     entry = tune(runtime)  # TUNE_SIZE is read at call time, so tests can shrink it
     save_entry(runtime.device_key, entry)
     _sources[runtime.device_key] = "tuned"
