@@ -269,10 +269,14 @@ void sgemm_strided(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrd
 {
     const sgemm_kernel_info *kern = sgemm_active_kernel();
     int m_units = (m + kern->mr - 1) / kern->mr, n_units = (n + kern->nr - 1) / kern->nr;
-    int split_m = m_units >= n_units;
+    int threads = minidl_num_threads();
+    /* Threads that split m each pack all of B; threads that split n each pack all of A.
+     * A row-contiguous A is not packed at all (read_a_in_place), so then n is split and
+     * no work is repeated; otherwise the larger dimension is. */
+    int a_unpacked = cs_a == 1 && alpha == 1.0f;
+    int split_m = a_unpacked && n_units >= 2 * threads ? 0 : m_units >= n_units;
     int units = split_m ? m_units : n_units;
     double work = (double)m * n * (k > 0 ? k : 1);
-    int threads = minidl_num_threads();
     if (threads > units)
         threads = units;
     if (threads > work / SGEMM_MIN_FLOPS_PER_THREAD)
