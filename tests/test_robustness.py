@@ -361,3 +361,357 @@ def test_crafted_model_files_raise_model_file_error(tmp_path):
     rejects("object", **{"minidl_model.json": b"[1, 2]"})
     rejects("compile settings", **{"minidl_model.json": json.dumps(dict(
         header, compile=dict(header["compile"], loss="no_such_loss")))})
+
+
+# ---------------------------------------------------------------- 4. divergence
+def _diverging_run(backend, epochs, verbose, extra_callbacks=()):
+    """A linear regression whose learning rate jumps to 1e20 in the second epoch: the loss
+    overflows a few batches in. Returns (history, per-batch (epoch, batch, loss), model)."""
+    from minidl import callbacks, layers, optimizers
+    from minidl.models import Sequential
+    minidl.set_backend(backend)
+    minidl.set_seed(3)
+    rng = np.random.default_rng(0)
+    x = rng.normal(0, 10, size=(80, 4)).astype(np.float32)
+    y = x @ rng.normal(size=(4, 2)).astype(np.float32)
+    model = Sequential([layers.Input((4,)), layers.Dense(2)])
+    model.compile(optimizer=optimizers.SGD(1e-3), loss="mse")
+    seen = []
+
+    class Record(callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            self.epoch = epoch
+
+        def on_train_batch_end(self, batch, logs=None):
+            seen.append((self.epoch, batch, float(logs["loss"])))
+
+    schedule = callbacks.LearningRateScheduler(lambda epoch: 1e-3 if epoch == 0 else 1e20)
+    history = model.fit(x, y, batch_size=10, epochs=epochs, verbose=verbose,
+                        callbacks=[schedule, Record()] + list(extra_callbacks))
+    return history, seen, model
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_terminate_on_nan_stops_at_the_first_bad_batch_and_names_it(backend, capsys):
+    from minidl import callbacks
+    history, seen, model = _diverging_run(backend, 4, 0, [callbacks.TerminateOnNaN()])
+    bad = [(e, b) for e, b, loss in seen if not np.isfinite(loss)]
+    assert bad, seen
+    epoch, batch = bad[0]
+    assert epoch == 1                           # epoch 0 trains normally
+    assert seen[-1][:2] == (epoch, batch)       # not one batch more
+    assert model.optimizer.iterations == len(seen)
+    assert len(history.history["loss"]) == epoch + 1   # no further epoch
+    out = capsys.readouterr().out
+    assert f"Batch {batch}, epoch {epoch}: invalid loss" in out
+    assert "terminating training" in out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_without_terminate_on_nan_training_continues_showing_nan(backend, capsys):
+    """Keras behaviour: the progress bar shows the non-finite loss as it is and every
+    epoch runs."""
+    history, seen, model = _diverging_run(backend, 3, 1)
+    out = capsys.readouterr().out
+    assert len(history.history["loss"]) == 3 and len(seen) == 3 * 8
+    assert model.optimizer.iterations == 3 * 8
+    assert not np.isfinite(history.history["loss"][-1])
+    assert "Epoch 3/3" in out
+    assert "loss: nan" in out or "loss: inf" in out
+    assert "Traceback" not in out
+
+
+# ---------------------------------------------------------------- 5. malformed input
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+from minidl import layers as L, optimizers as O  # noqa: E402
+from minidl.data import ArrayIterator, Augment  # noqa: E402
+
+N = 12
+X_OK = np.random.default_rng(0).random((N,) + script.IMAGE, dtype=np.float32)
+Y_OK = np.arange(N) % 3
+IMAGES_OK = np.zeros((N,) + script.IMAGE, dtype=np.uint8)
+
+
+def _with_value(array, index, value):
+    array = array.astype(np.float32 if np.isfinite(value) else np.float64).copy()
+    array.flat[index % array.size] = value
+    return array
+
+
+# Each strategy draws (pattern, call): call(model) must raise ValueError or TypeError whose
+# message matches pattern (it names the argument at fault).
+class _Case:
+    def __init__(self, pattern, call, args):
+        self.pattern, self.call, self.args = pattern, call, args
+
+    def __call__(self, model):
+        return self.call(model, *self.args)
+
+    def __repr__(self):  # names the case by its line here, so a failure is easy to find
+        return (f"<case at line {self.call.__code__.co_firstlineno}: expects {self.pattern!r}, "
+                f"args {self.args!r}>")
+
+
+def _case(pattern, call, *strategies):
+    return st.tuples(*strategies).map(lambda args: _Case(pattern, call, args))
+
+
+_not_arrays = st.sampled_from([None, 5, "images", {"x": 1}, object()])
+_bad_dtype_x = st.sampled_from(["str", "object", "datetime"]).map(
+    lambda kind: {"str": np.full((N,) + script.IMAGE, "a"),
+                  "object": np.empty((N,) + script.IMAGE, dtype=object),
+                  "datetime": np.zeros((N,) + script.IMAGE, dtype="datetime64[s]")}[kind])
+_bad_shape_x = st.lists(st.integers(0, 9), min_size=0, max_size=5).filter(
+    lambda s: tuple(s[1:]) != script.IMAGE or (s and s[0] == 0)).map(
+    lambda s: np.zeros(s, dtype=np.float32))
+_non_finite_x = st.tuples(st.integers(0, 10**6), st.sampled_from([np.nan, np.inf, -np.inf])).map(
+    lambda a: _with_value(X_OK, *a))
+_bad_x = st.one_of(_not_arrays, _bad_dtype_x, _bad_shape_x, _non_finite_x)
+
+_bad_labels = st.one_of(
+    st.integers(3, 10**6).map(lambda v: np.where(Y_OK == 0, v, Y_OK)),            # too large
+    st.integers(-10**6, -1).map(lambda v: np.where(Y_OK == 0, v, Y_OK)),           # negative
+    st.floats(0.01, 1.99).filter(lambda v: v != 1.0).map(lambda v: Y_OK + v - 1 + (Y_OK == 0)),
+    st.sampled_from([np.nan, np.inf]).map(lambda v: _with_value(Y_OK, 0, v)),
+    st.just(np.full(N, "1")), st.just(np.array([None] * N, dtype=object)),
+    st.just(np.zeros((N, 3))),                                                    # one-hot, sparse loss
+    st.integers(0, 30).filter(lambda n: n != N).map(lambda n: np.arange(n) % 3))  # length
+_bad_positive_int = st.one_of(st.integers(-5, 0), st.floats(0.5, 9.5), st.just(True),
+                              st.sampled_from(["8", [4], np.float64(4.0)]))
+
+_fit = lambda model, **kw: model.fit(**dict(dict(x=X_OK, y=Y_OK, verbose=0), **kw))  # noqa: E731
+
+MODEL_CASES = st.one_of(
+    _case(r"\bx\b", lambda m, x: _fit(m, x=x), _bad_x),
+    _case(r"\by\b", lambda m, y: _fit(m, y=y), _bad_labels),
+    _case(r"\bx\b", lambda m, x: m.evaluate(x, Y_OK), _bad_x),
+    _case(r"\by\b", lambda m, y: m.evaluate(X_OK, y), _bad_labels),
+    _case(r"\bx\b", lambda m, x: m.predict(x), _bad_x),
+    _case(r"\bx\b", lambda m, x: m.predict_on_batch(x), _bad_x),
+    _case(r"\bx\b", lambda m, x: m.train_on_batch(x, Y_OK), _bad_x),
+    _case(r"\by\b", lambda m, y: m.train_on_batch(X_OK, y), _bad_labels),
+    _case(r"\by\b", lambda m, y: m.test_on_batch(X_OK, y), _bad_labels),
+    _case("batch_size", lambda m, b: _fit(m, batch_size=b), _bad_positive_int),
+    _case("batch_size", lambda m, b: m.evaluate(X_OK, Y_OK, batch_size=b), _bad_positive_int),
+    _case("batch_size", lambda m, b: m.predict(X_OK, batch_size=b), _bad_positive_int),
+    _case("epochs", lambda m, e: _fit(m, epochs=e), _bad_positive_int),
+    _case("steps_per_epoch", lambda m, s: _fit(m, steps_per_epoch=s), _bad_positive_int),
+    _case("steps", lambda m, s: m.evaluate(X_OK, Y_OK, steps=s), _bad_positive_int),
+    _case("initial_epoch", lambda m, e: _fit(m, initial_epoch=e),
+          st.one_of(st.integers(-9, -1), st.floats(0.5, 3.5), st.just("1"))),
+    _case("verbose", lambda m, v: _fit(m, verbose=v), st.sampled_from([3, -1, "yes", 1.5])),
+    _case("validation_split", lambda m, v: _fit(m, validation_split=v),
+          st.one_of(st.floats(-5, -0.01), st.floats(1.0, 5), st.just("0.2"), st.just(np.nan))),
+    _case("validation_data", lambda m, v: _fit(m, validation_data=v),
+          st.sampled_from([X_OK, (X_OK,), (X_OK, Y_OK, Y_OK), "data"])),
+    _case("callbacks", lambda m, c: _fit(m, callbacks=c), st.sampled_from(["cb", [1], [None]])),
+)
+
+_bad_size = st.one_of(st.integers(-3, 0), st.floats(0.5, 3.5), st.sampled_from(["3", None, True]))
+_bad_pair = st.one_of(_bad_size.map(lambda v: (v, 3)), st.just((3,)), st.just((3, 3, 3)),
+                      st.just("3x3"))
+_bad_rate = st.one_of(st.floats(-5, -0.01), st.floats(1.0, 5), st.sampled_from(["0.5", np.nan]))
+_not_a_number = st.sampled_from(["0.1", None, [0.1], np.nan, np.inf])
+
+CONSTRUCTOR_CASES = st.one_of(
+    _case("units", lambda m, u: L.Dense(u), _bad_size),
+    _case("activation", lambda m, a: L.Dense(4, activation=a), st.sampled_from(["nope", 5])),
+    _case("filters", lambda m, f: L.Conv2D(f, 3), _bad_size),
+    _case("kernel_size", lambda m, k: L.Conv2D(4, k), st.one_of(_bad_size, _bad_pair)),
+    _case("strides", lambda m, s: L.Conv2D(4, 3, strides=s), st.one_of(_bad_size, _bad_pair)),
+    _case("padding", lambda m, p: L.Conv2D(4, 3, padding=p), st.sampled_from(["full", 1, None])),
+    _case("pool_size", lambda m, p: L.MaxPooling2D(p), st.one_of(_bad_size, _bad_pair)),
+    _case("strides", lambda m, s: L.AveragePooling2D(2, strides=s),   # None: strides = pool_size
+          st.one_of(_bad_size, _bad_pair).filter(lambda v: v is not None)),
+    _case("padding", lambda m, p: L.MaxPooling2D(2, padding=p), st.sampled_from(["full", 0])),
+    _case("rate", lambda m, r: L.Dropout(r), _bad_rate),
+    _case("momentum", lambda m, v: L.BatchNormalization(momentum=v),
+          st.one_of(_bad_rate, st.just(None))),
+    _case("epsilon", lambda m, v: L.BatchNormalization(epsilon=v),   # nan, inf: KNOWN_GAPS
+          st.one_of(st.floats(-5, 0), st.sampled_from(["0.1", None, [0.1]]))),
+    _case("target_shape", lambda m, s: L.Reshape(s), st.sampled_from([(0,), (-2,), 5])),
+    _case("padding", lambda m, p: L.ZeroPadding2D(p),
+          st.one_of(st.integers(-5, -1), st.integers(-5, -1).map(lambda v: (v, 1)),
+                    st.sampled_from([(1,), (1, 1, 1), "1"]))),
+    _case("shape", lambda m, s: L.Input(s), st.sampled_from([(), (0,), (-1, 3)])),
+    _case("negative_slope", lambda m, v: L.LeakyReLU(v), st.sampled_from(["x", None])),
+    _case("name", lambda m, v: L.Dense(3, name=v), st.sampled_from(["", 5, ["a"]])),
+)
+
+_optimizers = st.sampled_from([O.SGD, O.RMSprop, O.Adam, O.Adagrad])
+OPTIMIZER_CASES = st.one_of(
+    _case("learning_rate", lambda m, cls, v: cls(learning_rate=v), _optimizers,
+          st.one_of(st.floats(-5, -1e-9), _not_a_number)),
+    _case("clipnorm", lambda m, cls, v: cls(clipnorm=v), _optimizers,
+          st.one_of(st.floats(-5, 0), _not_a_number.filter(lambda v: v is not None))),
+    _case("clipvalue", lambda m, cls, v: cls(clipvalue=v), _optimizers,
+          st.one_of(st.floats(-5, 0), st.sampled_from(["1", np.nan]))),
+    _case("weight_decay", lambda m, cls, v: cls(weight_decay=v), _optimizers,
+          st.one_of(st.floats(-5, -1e-9), st.sampled_from(["1", np.nan]))),
+    _case("momentum", lambda m, v: O.SGD(momentum=v), st.one_of(st.floats(-5, -0.01),
+                                                                 st.floats(1.01, 5), _not_a_number)),
+    _case("beta_1", lambda m, v: O.Adam(beta_1=v), st.one_of(_bad_rate, st.just(None))),
+    _case("beta_2", lambda m, v: O.Adam(beta_2=v), st.one_of(_bad_rate, st.just(None))),
+    _case("epsilon", lambda m, cls, v: cls(epsilon=v), st.sampled_from([O.RMSprop, O.Adam, O.Adagrad]),
+          st.one_of(st.floats(-5, -1e-9), _not_a_number)),
+    _case("rho", lambda m, v: O.RMSprop(rho=v), st.one_of(_bad_rate, st.just(None))),
+    _case("initial_accumulator_value", lambda m, v: O.Adagrad(initial_accumulator_value=v),
+          st.one_of(st.floats(-5, -1e-9), _not_a_number)),
+)
+
+_bad_images = st.one_of(
+    st.just(np.zeros((N, 8, 8), dtype=np.uint8)), st.just(np.zeros((N, 8), dtype=np.uint8)),
+    st.just(np.zeros((0, 8, 8, 3), dtype=np.uint8)), st.just(np.full((N, 8, 8, 3), "a")),
+    st.just(np.empty((N, 8, 8, 3), dtype=object)), st.just("images"), st.just(None))
+ITERATOR_CASES = st.one_of(
+    _case(r"\bx\b", lambda m, x: ArrayIterator(x, Y_OK), _bad_images),
+    _case(r"\by\b", lambda m, n: ArrayIterator(IMAGES_OK, np.arange(n)),
+          st.integers(0, 30).filter(lambda n: n != N)),
+    _case("batch_size", lambda m, b: ArrayIterator(IMAGES_OK, Y_OK, batch_size=b), _bad_positive_int),
+    _case("augment", lambda m, a: ArrayIterator(IMAGES_OK, Y_OK, augment=a),
+          st.sampled_from(["flip", {"pad": 1}, 1])),
+    _case("mean", lambda m, v: ArrayIterator(IMAGES_OK, Y_OK, mean=v, std=1.0),
+          st.sampled_from([[0.1, 0.2], [np.nan] * 3, np.zeros((2, 3))])),   # "zero": KNOWN_GAPS
+    _case("std", lambda m, v: ArrayIterator(IMAGES_OK, Y_OK, mean=0.0, std=v),
+          st.sampled_from([0.0, -1.0, [1.0, 0.0, 1.0], [1.0, 1.0], np.inf])),
+    _case("kernel", lambda m, k: ArrayIterator(IMAGES_OK, Y_OK, kernel=k),
+          st.sampled_from(["gpu", None, 1])),
+    _case("pad", lambda m, p: Augment(pad=p), st.one_of(st.integers(-5, -1), st.floats(0.5, 2.5),
+                                                       st.just("1"))),
+    _case("crop", lambda m, c: Augment(crop=c), _bad_pair),
+    _case("crop", lambda m, c: ArrayIterator(IMAGES_OK, Y_OK, augment=Augment(crop=c)),
+          st.tuples(st.integers(9, 20), st.integers(1, 20))),
+    _case(r"\by\b", lambda m, y: m.fit(ArrayIterator(IMAGES_OK, Y_OK), y, verbose=0),
+          st.just(Y_OK)),
+    _case("validation_split", lambda m, v: m.fit(ArrayIterator(IMAGES_OK, Y_OK),
+                                                 validation_split=v, verbose=0),
+          st.floats(0.1, 0.9)),
+    _case(r"\by\b|targets", lambda m, y: m.fit(ArrayIterator(IMAGES_OK, y), verbose=0),
+          st.sampled_from([Y_OK + 3, np.full(N, "1"), np.zeros((N, 3))])),
+)
+
+
+@pytest.fixture(scope="module")
+def models():
+    """One compiled model per backend, shared by the hypothesis examples."""
+    built = {backend: script.build_model(backend) for backend in BACKENDS}
+    minidl.set_backend("numpy")
+    return built
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=120, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(case=st.one_of(MODEL_CASES, CONSTRUCTOR_CASES, OPTIMIZER_CASES, ITERATOR_CASES))
+def test_malformed_input_raises_value_or_type_error_naming_the_argument(models, backend, case):
+    pattern, call = case.pattern, case
+    minidl.set_backend(backend)
+    model = models[backend]
+    before = [w.copy() for w in model.get_weights()]
+    with pytest.raises((ValueError, TypeError)) as info:
+        call(model)
+    assert __import__("re").search(pattern, str(info.value)), \
+        f"message does not name {pattern!r}: {type(info.value).__name__}: {info.value}"
+    for a, b in zip(model.get_weights(), before):  # a refused call trains nothing
+        np.testing.assert_array_equal(a, b)
+
+
+# Malformed arguments that constructors accept, or refuse without naming the argument
+# (minidl/layers and minidl/data.py, reported to their owners). Kept out of the strategies above; strict, so a fix shows up here.
+KNOWN_GAPS = [
+    ("epsilon", lambda: L.BatchNormalization(epsilon=np.nan)),
+    ("epsilon", lambda: L.BatchNormalization(epsilon=np.inf)),
+    ("target_shape", lambda: L.Reshape((2.5,))),
+    ("target_shape", lambda: L.Reshape("x")),
+    ("shape", lambda: L.Input((2.5,))),
+    ("shape", lambda: L.Input("x")),
+    ("negative_slope", lambda: L.LeakyReLU(np.nan)),
+    ("mean", lambda: ArrayIterator(IMAGES_OK, Y_OK, mean="zero", std=1.0)),
+    ("std", lambda: ArrayIterator(IMAGES_OK, Y_OK, mean=0.0, std="one")),
+]
+
+
+@pytest.mark.xfail(strict=True, reason="constructors miss these checks (reported)")
+@pytest.mark.parametrize("index", range(len(KNOWN_GAPS)))
+def test_known_layer_argument_gaps(index):
+    argument, call = KNOWN_GAPS[index]
+    with pytest.raises((ValueError, TypeError), match=argument):
+        call()
+
+
+# ---------------------------------------------------------------- 6. flat memory
+def _resident_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_memory_and_device_buffers_stay_flat_over_epochs(backend, monkeypatch):
+    """After the first epoch (which allocates every buffer once), further epochs with
+    validation allocate no backend tensors (nor OpenCL buffers), Python/numpy allocations
+    (tracemalloc) grow by less than 64 KiB and resident memory (which also sees C
+    allocations, but only once freed heap space is used up) by less than 256 KiB."""
+    import gc
+    import tracemalloc
+    from minidl import callbacks
+    model = script.build_model(backend)
+    x, y = script.make_data()
+    x = np.tile(x.astype(np.float32) / 255.0, (2, 1, 1, 1))   # 18 steps an epoch
+    y = np.tile(y, 2)
+    allocations = []
+
+    def counting(owner, name):
+        real = getattr(owner, name)
+
+        def wrapper(*args, **kwargs):
+            allocations.append(name)
+            return real(*args, **kwargs)
+        monkeypatch.setattr(owner, name, wrapper)
+
+    for name in ("empty", "zeros", "from_numpy"):
+        counting(model.backend, name)
+    if hasattr(model.backend, "rt"):     # opencl: every buffer comes from its runtime's alloc
+        counting(model.backend.rt, "alloc")
+    marks = []
+
+    class Measure(callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            gc.collect()
+            marks.append((_resident_bytes(), len(allocations), tracemalloc.get_traced_memory()[0]))
+
+    tracemalloc.start()
+    try:
+        model.fit(x, y, batch_size=script.BATCH, epochs=6, verbose=0,
+                  validation_data=(x[:20], y[:20]), callbacks=[Measure()])
+    finally:
+        tracemalloc.stop()
+    (rss_first, allocated_first, traced_first), (rss_last, allocated_last, traced_last) = \
+        marks[0], marks[-1]
+    assert allocated_first > 0                      # the counters do see allocations
+    assert allocated_last == allocated_first, allocations[allocated_first:]
+    growth = rss_last - rss_first
+    print(f"{backend}: resident memory after epoch 1 {rss_first / 2**20:.1f} MiB, "
+          f"growth over 5 more epochs {growth / 2**10:.0f} KiB, traced Python/numpy "
+          f"allocations {(traced_last - traced_first) / 2**10:.1f} KiB")
+    assert traced_last - traced_first < 64 * 2**10, [m[2] for m in marks]
+    assert growth < 256 * 2**10, [m[0] for m in marks]
+
+
+# ---------------------------------------------------------------- 7. determinism
+def _seeded_run(backend, source, seed):
+    model = script.build_model(backend, seed)
+    script.fit(model, source, 2)
+    return model.get_weights()
+
+
+@pytest.mark.parametrize("backend, source", [(b, s) for b in BACKENDS
+                                             for s in ("arrays", "iterator")])
+def test_same_seed_gives_identical_weights(backend, source):
+    """minidl.set_seed(s) fixes initial weights, shuffling, augmentation order and dropout
+    masks: two runs give the same weights bit for bit (OpenCL included: its kernels reduce
+    in a fixed order), and another seed gives other weights."""
+    first = _seeded_run(backend, source, 11)
+    assert_same_weights(_seeded_run(backend, source, 11), first)
+    other = _seeded_run(backend, source, 12)
+    assert any(not np.array_equal(a, b) for a, b in zip(other, first))
