@@ -13,7 +13,8 @@ import numpy as np
 from ..base import Backend, Window2D
 from .gemm import Gemm
 from .runtime import Runtime
-from .tensor import CLTensor, as_dtype
+from .tensor import CLTensor
+from .training_ops import TrainingOps
 from . import tuner
 
 # activation name -> code understood by elementwise.cl (softmax has its own row kernels)
@@ -21,8 +22,6 @@ ACTIVATION_CODES = {"linear": 0, "relu": 1, "leaky_relu": 2, "sigmoid": 3, "tanh
 
 LOCAL_1D = 64          # work-group size of the one-dimensional kernels ...
 MIN_GROUPS = 8         # ... shrunk so that a small launch still spreads over several groups
-REDUCE_PARTS = 256     # at most this many partial sums in the first pass of a whole-tensor reduction
-REDUCE_MIN_CHUNK = 1024  # elements per partial sum at the least
 COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 
 
@@ -30,7 +29,10 @@ def _shape_error(op, arg, tensor, expected):
     return ValueError(f"opencl {op}: {arg} must have shape {tuple(expected)}, got {tensor.shape}")
 
 
-class OpenCLBackend(Backend):
+class OpenCLBackend(TrainingOps, Backend):
+    """The contract's memory, elementwise, GEMM, convolution, pooling, normalization and dropout
+    ops here; losses, metrics, reductions and optimizer updates in training_ops.TrainingOps."""
+
     name = "opencl"
     dtype = "float32"
 
@@ -449,151 +451,3 @@ class OpenCLBackend(Backend):
         blocks = -(-x.size // 4)
         self._run1d("dropout.cl", "dropout_forward", blocks, out, mask, x, float(rate),
                     1.0 / (1.0 - rate), np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32), x.size)
-
-    # ----------------------------------------------------------- losses
-    @staticmethod
-    def _is_sparse(targets):
-        return targets.dtype == np.int32
-
-    def _check_targets(self, op, pred, targets):
-        rows = pred.size // pred.shape[-1]
-        expected = (rows,) if self._is_sparse(targets) else pred.shape
-        if targets.size != math.prod(expected):
-            raise ValueError(f"opencl {op}: targets {targets.shape} ({targets.dtype}) do not match "
-                             f"predictions {pred.shape}")
-        return rows, pred.shape[-1]
-
-    def softmax_cross_entropy_forward(self, probs, loss, logits, targets):
-        rows, k = self._check_targets("softmax_cross_entropy_forward", logits, targets)
-        self._check("softmax_cross_entropy_forward", "loss", loss, (rows,))
-        name = "softmax_ce_forward_sparse" if self._is_sparse(targets) else "softmax_ce_forward_dense"
-        self._run1d("loss.cl", name, rows, probs, loss, logits, targets, rows, k)
-
-    def softmax_cross_entropy_backward(self, dlogits, probs, targets, scale):
-        rows, k = self._check_targets("softmax_cross_entropy_backward", probs, targets)
-        if self._is_sparse(targets):
-            self._run1d("loss.cl", "softmax_ce_backward_sparse", probs.size, dlogits, probs,
-                        targets, float(scale), k, probs.size)
-        else:
-            self.axpby(dlogits, scale, probs, -scale, targets)
-
-    def sigmoid_cross_entropy_forward(self, probs, loss, logits, targets):
-        rows, k = self._check_targets("sigmoid_cross_entropy_forward", logits, targets)
-        self._run1d("loss.cl", "sigmoid_ce_forward", rows, probs, loss, logits, targets, rows, k)
-
-    def sigmoid_cross_entropy_backward(self, dlogits, probs, targets, scale):
-        k = probs.shape[-1]
-        self.axpby(dlogits, scale / k, probs, -scale / k, targets)
-
-    def cross_entropy_forward(self, loss, probs, targets, binary):
-        rows, k = self._check_targets("cross_entropy_forward", probs, targets)
-        if binary:
-            name = "cross_entropy_forward_binary"
-        else:
-            name = "cross_entropy_forward_sparse" if self._is_sparse(targets) else "cross_entropy_forward_dense"
-        self._run1d("loss.cl", name, rows, loss, probs, targets, rows, k)
-
-    def cross_entropy_backward(self, dprobs, probs, targets, binary, scale):
-        _, k = self._check_targets("cross_entropy_backward", probs, targets)
-        n = probs.size
-        if binary:
-            self._run1d("loss.cl", "cross_entropy_backward_binary", n, dprobs, probs, targets,
-                        float(scale) / k, n)
-        elif self._is_sparse(targets):
-            self._run1d("loss.cl", "cross_entropy_backward_sparse", n, dprobs, probs, targets,
-                        float(scale), k, n)
-        else:
-            self._run1d("loss.cl", "cross_entropy_backward_dense", n, dprobs, probs, targets,
-                        float(scale), n)
-
-    def mean_squared_error_forward(self, loss, pred, targets):
-        self._check_same_size("mean_squared_error_forward", ("pred", "targets"), (pred, targets))
-        k = pred.shape[-1]
-        self._run1d("loss.cl", "mean_squared_error_forward", pred.size // k, loss, pred, targets,
-                    pred.size // k, k)
-
-    def mean_squared_error_backward(self, dpred, pred, targets, scale):
-        k = pred.shape[-1]
-        self.axpby(dpred, 2.0 * scale / k, pred, -2.0 * scale / k, targets)
-
-    # ------------------------------------------------ reductions/metrics
-    def _reduce(self, out, partial_kernel, finish_kernel, x_args, n, finish_args):
-        """Two-pass reduction of n items: partial_kernel(partial, *x_args, n, parts, chunk) sums
-        contiguous chunks, then finish_kernel(out, partial, parts, *finish_args) adds them up."""
-        chunk = max(REDUCE_MIN_CHUNK, -(-n // REDUCE_PARTS))
-        parts = max(1, -(-n // chunk))
-        partial = self._scratch_tensor("reduce_partial", (parts,))
-        self._run1d("reduce.cl", partial_kernel, parts, partial, *x_args, n, parts, chunk)
-        self.rt.launch(self._kernel("reduce.cl", finish_kernel), (1,), None, out, partial, parts,
-                       *finish_args)
-
-    def sum(self, out, x, accumulate=False):
-        self._check("sum", "out", out, (1,))
-        self._reduce(out, "sum_partial", "sum_finish", (x,), x.size, (1.0, int(accumulate)))
-
-    def _count_rows(self, out, flags, accumulate):
-        self._reduce(out, "sum_partial", "sum_finish", (flags,), flags.size, (1.0, int(accumulate)))
-
-    def categorical_accuracy(self, out, pred, targets, accumulate=False):
-        self._check("categorical_accuracy", "out", out, (1,))
-        rows, k = self._check_targets("categorical_accuracy", pred, targets)
-        flags = self._scratch_tensor("row_flags", (rows,))
-        name = "categorical_accuracy_sparse" if self._is_sparse(targets) else "categorical_accuracy_dense"
-        self._run1d("reduce.cl", name, rows, flags, pred, targets, rows, k)
-        self._count_rows(out, flags, accumulate)
-
-    def binary_accuracy(self, out, pred, targets, accumulate=False):
-        self._check("binary_accuracy", "out", out, (1,))
-        self._check_same_size("binary_accuracy", ("pred", "targets"), (pred, targets))
-        self._reduce(out, "binary_accuracy_partial", "sum_finish", (pred, targets), pred.size,
-                     (1.0, int(accumulate)))
-
-    def top_k_accuracy(self, out, pred, targets, k, accumulate=False):
-        self._check("top_k_accuracy", "out", out, (1,))
-        rows, classes = self._check_targets("top_k_accuracy", pred, targets)
-        flags = self._scratch_tensor("row_flags", (rows,))
-        name = "top_k_accuracy_sparse" if self._is_sparse(targets) else "top_k_accuracy_dense"
-        self._run1d("reduce.cl", name, rows, flags, pred, targets, rows, classes, int(k))
-        self._count_rows(out, flags, accumulate)
-
-    def all_finite(self, out, x):
-        self._check("all_finite", "out", out, (1,))
-        self._reduce(out, "nonfinite_partial", "all_finite_finish", (x,), x.size, ())
-
-    # -------------------------------------------------------- optimizers
-    def clip_by_value(self, g, clipvalue):
-        self._run1d("elementwise.cl", "clip_by_value", g.size, g, float(clipvalue), g.size)
-
-    def clip_by_norm(self, g, clipnorm):
-        sumsq = self._scratch_tensor("clip_sumsq", (1,))
-        self._reduce(sumsq, "sumsq_partial", "sum_finish", (g,), g.size, (1.0, 0))
-        self._run1d("reduce.cl", "scale_by_norm", g.size, g, sumsq, float(clipnorm), g.size)
-
-    def sgd_update(self, w, g, velocity, lr, momentum, nesterov, weight_decay):
-        if velocity is None:
-            self._check_same_size("sgd_update", ("w", "g"), (w, g))
-            self._run1d("optim.cl", "sgd_update", w.size, w, g, float(lr), float(weight_decay), w.size)
-            return
-        self._check_same_size("sgd_update", ("w", "g", "velocity"), (w, g, velocity))
-        self._run1d("optim.cl", "sgd_momentum_update", w.size, w, g, velocity, float(lr),
-                    float(momentum), int(bool(nesterov)), float(weight_decay), w.size)
-
-    def adam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay):
-        self._check_same_size("adam_update", ("w", "g", "m", "v"), (w, g, m, v))
-        lr_t = lr * math.sqrt(1.0 - beta_2 ** step) / (1.0 - beta_1 ** step)
-        self._run1d("optim.cl", "adam_update", w.size, w, g, m, v, float(lr), float(lr_t),
-                    float(beta_1), float(beta_2), float(epsilon), float(weight_decay), w.size)
-
-    def rmsprop_update(self, w, g, ms, mom, lr, rho, momentum, epsilon, weight_decay):
-        self._check_same_size("rmsprop_update", ("w", "g", "ms"), (w, g, ms))
-        use_momentum = mom is not None
-        if use_momentum:
-            self._check_same_size("rmsprop_update", ("w", "mom"), (w, mom))
-        self._run1d("optim.cl", "rmsprop_update", w.size, w, g, ms, mom if use_momentum else ms,
-                    int(use_momentum), float(lr), float(rho), float(momentum), float(epsilon),
-                    float(weight_decay), w.size)
-
-    def adagrad_update(self, w, g, acc, lr, epsilon, weight_decay):
-        self._check_same_size("adagrad_update", ("w", "g", "acc"), (w, g, acc))
-        self._run1d("optim.cl", "adagrad_update", w.size, w, g, acc, float(lr), float(epsilon),
-                    float(weight_decay), w.size)
