@@ -220,6 +220,12 @@ class TrainingLoops:
                 cbs.on_epoch_end(epoch, logs)
                 if self.stop_training:
                     break
+            if guard.signal is not None:
+                # Signalled after the last step (validation, epoch-end callbacks): the
+                # Ctrl-C is not lost; the saved position is the end of the last epoch.
+                self._save_interrupted(cb_list, max(self.trained_epochs - 1, 0))
+                cbs.on_train_end()
+                raise KeyboardInterrupt(f"training interrupted after epoch {self.trained_epochs}")
         cbs.on_train_end()
         return history
 
