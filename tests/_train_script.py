@@ -9,7 +9,8 @@ As a script (the subprocess side):
     python tests/_train_script.py BACKEND SOURCE CHECKPOINT EPOCHS [--pause-at E:S] [--wait]
 
 trains with a ModelCheckpoint(CHECKPOINT) saving every epoch. With --pause-at E:S it prints
-"PAUSED E S" when epoch E (0-based) is about to run step S (0-based) and then waits there:
+"PAUSED E S" when epoch E (0-based) is about to run step S (0-based, or "end": the end of
+the epoch) and then waits there:
 until fit's SIGINT/SIGTERM handler has recorded a signal (--wait), or for 60 s (the test
 kills it with SIGKILL meanwhile). Exit codes: 0 finished, 3 fit raised KeyboardInterrupt
 (its message is printed on a "KeyboardInterrupt:" line).
@@ -99,7 +100,8 @@ def fit_signal_recorded():
 
 
 class PauseAt(callbacks.Callback):
-    """Announce, then hold, the step (epoch, step) before it runs."""
+    """Announce, then hold, the step (epoch, step) before it runs, or with step "end" the
+    end of the epoch (after the callbacks before this one, ModelCheckpoint included)."""
 
     def __init__(self, epoch, step, wait_for_signal):
         super().__init__()
@@ -111,9 +113,15 @@ class PauseAt(callbacks.Callback):
         self._epoch = epoch
 
     def on_train_batch_begin(self, batch, logs=None):
-        if (self._epoch, batch) != self.target:
-            return
-        print(f"PAUSED {self._epoch} {batch}", flush=True)
+        if (self._epoch, batch) == self.target:
+            self._hold(batch)
+
+    def on_epoch_end(self, epoch, logs=None):
+        if (epoch, "end") == self.target:
+            self._hold("end")
+
+    def _hold(self, where):
+        print(f"PAUSED {self._epoch} {where}", flush=True)
         deadline = time.monotonic() + PAUSE_LIMIT_S
         while time.monotonic() < deadline:
             if self.wait_for_signal and fit_signal_recorded():
@@ -128,7 +136,7 @@ def train_main(argv):
     pause = None
     if "--pause-at" in argv:
         e, s = argv[argv.index("--pause-at") + 1].split(":")
-        pause = PauseAt(int(e), int(s), "--wait" in argv)
+        pause = PauseAt(int(e), s if s == "end" else int(s), "--wait" in argv)
     model = build_model(backend)
     cbs = [callbacks.ModelCheckpoint(checkpoint)] + ([pause] if pause else [])
     try:

@@ -146,6 +146,23 @@ def test_signal_finishes_the_step_saves_then_raises_and_resumes_exactly(
     assert_same_weights(resumed.get_weights(), weights)
 
 
+def test_signal_at_the_end_of_the_last_epoch_still_raises(tmp_path):
+    """Ctrl-C after the last step (during the epoch-end callbacks or validation) is not
+    lost: fit saves and raises KeyboardInterrupt instead of returning as if nothing
+    happened."""
+    proc, checkpoint, _ = start_training(tmp_path, "numpy", "arrays", (EPOCHS - 1, "end"),
+                                         wait_for_signal=True)
+    proc.send_signal(signal.SIGINT)
+    out = finish(proc)
+    assert proc.returncode == 3, out
+    assert "FINISHED" not in out and f"Interrupted: saved the model to {checkpoint}" in out
+    model = load_model(checkpoint)
+    assert model.trained_epochs == EPOCHS and model.fit_state["step"] == 0
+    weights, iterations = reference("numpy", "arrays")
+    assert model.optimizer.iterations == iterations
+    assert_same_weights(model.get_weights(), weights)
+
+
 # ---------------------------------------------------------------- 2. SIGKILL
 @pytest.mark.parametrize("source", ["arrays", "iterator"])
 @pytest.mark.parametrize("backend", EXACT_BACKENDS)
