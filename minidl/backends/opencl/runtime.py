@@ -15,6 +15,9 @@ import pyopencl as cl
 from .tensor import CLTensor, as_dtype
 
 DEVICE_ENV = "MINIDL_OPENCL_DEVICE"
+THREADS_ENV = "MINIDL_NUM_THREADS"
+# PoCL's CPU device takes its thread count from these when the platform starts (3.x, 4.x and later)
+POCL_THREAD_ENVS = ("POCL_MAX_PTHREAD_COUNT", "POCL_CPU_MAX_CU_COUNT")
 # Options every program is built with. No -cl-fast-relaxed-math: all_finite must see inf and nan.
 BASE_BUILD_OPTIONS = ("-cl-mad-enable",)
 
@@ -31,10 +34,20 @@ def _matches(selector, index, name):
     return selector.lower() in name.lower()
 
 
+def pass_thread_limit_to_pocl():
+    """Give PoCL's CPU device minidl's thread count (MINIDL_NUM_THREADS), unless PoCL's own
+    variables are set. It only takes effect before the first OpenCL platform query."""
+    threads = os.environ.get(THREADS_ENV)
+    if threads:
+        for name in POCL_THREAD_ENVS:
+            os.environ.setdefault(name, threads)
+
+
 def select_device(spec=None):
     """(platform, device) chosen by `spec` ("platform:device", each an index or a name
     substring, or one substring matched against device names); without a spec the first
     GPU of any platform, else the first device."""
+    pass_thread_limit_to_pocl()
     try:
         platforms = cl.get_platforms()
     except cl.Error as exc:  # no ICD loader configuration: "PLATFORM_NOT_FOUND_KHR"
