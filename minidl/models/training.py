@@ -196,10 +196,11 @@ class TrainingLoops:
                     cbs.on_train_batch_begin(step_i)
                     self._train_step(xb, yb)
                     step = step_i + 1
+                    # Current before the callbacks run: a ModelCheckpoint saving every few
+                    # batches records this position, and a resumed run skips these steps.
+                    self.fit_state = {"epoch": epoch, "step": step, "iterator_state": epoch_start}
                     cbs.on_train_batch_end(step_i, LazyLogs(self, {"batch": step_i, "size": len(xb)}))
                     if guard.signal is not None:
-                        self.fit_state = {"epoch": epoch, "step": step,
-                                          "iterator_state": epoch_start}
                         self._save_interrupted(cb_list, epoch)
                         cbs.on_train_end()
                         raise KeyboardInterrupt(
