@@ -7,8 +7,9 @@ resumed run with an uninterrupted one computed in its own process.
 As a script (the subprocess side):
 
     python tests/_train_script.py BACKEND SOURCE CHECKPOINT EPOCHS [--pause-at E:S] [--wait]
+                                  [--save-freq N]
 
-trains with a ModelCheckpoint(CHECKPOINT) saving every epoch. With --pause-at E:S it prints
+trains with a ModelCheckpoint(CHECKPOINT) saving every epoch (or every N batches). With --pause-at E:S it prints
 "PAUSED E S" when epoch E (0-based) is about to run step S (0-based, or "end": the end of
 the epoch) and then waits there:
 until fit's SIGINT/SIGTERM handler has recorded a signal (--wait), or for 60 s (the test
@@ -137,8 +138,9 @@ def train_main(argv):
     if "--pause-at" in argv:
         e, s = argv[argv.index("--pause-at") + 1].split(":")
         pause = PauseAt(int(e), s if s == "end" else int(s), "--wait" in argv)
+    save_freq = int(argv[argv.index("--save-freq") + 1]) if "--save-freq" in argv else "epoch"
     model = build_model(backend)
-    cbs = [callbacks.ModelCheckpoint(checkpoint)] + ([pause] if pause else [])
+    cbs = [callbacks.ModelCheckpoint(checkpoint, save_freq=save_freq)] + ([pause] if pause else [])
     try:
         fit(model, source, int(epochs), extra_callbacks=cbs)
     except KeyboardInterrupt as exc:

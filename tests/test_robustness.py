@@ -52,11 +52,12 @@ def assert_same_weights(actual, expected):
         np.testing.assert_array_equal(a, b, err_msg=f"weight {i} differs")
 
 
-def start_training(tmp_path, backend, source, pause_at, wait_for_signal):
+def start_training(tmp_path, backend, source, pause_at, wait_for_signal, save_freq=None):
     """A training subprocess held at pause_at=(epoch, step); returns (process, checkpoint)."""
     checkpoint = tmp_path / "ckpt.minidl"
     command = [sys.executable, SCRIPT, backend, source, str(checkpoint), str(EPOCHS),
                "--pause-at", f"{pause_at[0]}:{pause_at[1]}"] + (["--wait"] if wait_for_signal else [])
+    command += ["--save-freq", str(save_freq)] if save_freq else []
     env = dict(os.environ, PYTHONPATH=ROOT)
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             cwd=str(tmp_path), env=env)
@@ -182,6 +183,25 @@ def test_sigkill_mid_epoch_then_resume_from_epoch_checkpoint_is_exact(tmp_path, 
     assert model.fit_state["step"] == 0
     resumed = resume(checkpoint, backend, source)
     weights, iterations = reference(backend, source)
+    assert resumed.optimizer.iterations == iterations
+    assert_same_weights(resumed.get_weights(), weights)
+
+
+@pytest.mark.parametrize("source", ["arrays", "iterator"])
+def test_sigkill_then_resume_from_a_mid_epoch_batch_checkpoint_is_exact(tmp_path, source):
+    """ModelCheckpoint(save_freq=4) saves inside epochs: a file written after step 4 of
+    epoch 1 records that position, so the resumed run skips the 4 steps it already
+    trained instead of repeating them."""
+    proc, checkpoint, _ = start_training(tmp_path, "numpy", source, (1, 6),
+                                         wait_for_signal=False, save_freq=4)
+    proc.send_signal(signal.SIGKILL)
+    finish(proc)
+    model = load_model(checkpoint)
+    # 9 steps an epoch: saves after global steps 4 and 8 (epoch 0), then 12 (step 3 of epoch 1)
+    assert model.optimizer.iterations == 12
+    assert (model.trained_epochs, model.fit_state["epoch"], model.fit_state["step"]) == (1, 1, 3)
+    resumed = resume(checkpoint, "numpy", source)
+    weights, iterations = reference("numpy", source)
     assert resumed.optimizer.iterations == iterations
     assert_same_weights(resumed.get_weights(), weights)
 
