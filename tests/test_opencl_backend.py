@@ -28,6 +28,16 @@ def cl_be():
         pytest.skip(f"no OpenCL platform here: {exc}")
 
 
+SMALL_TILES = {"family": "tiled", "TSM": 16, "TSN": 16, "TSK": 8, "WPTM": 2, "WPTN": 2, "VWN": 4}
+
+
+@pytest.fixture(scope="module")
+def tiled_be(cl_be):
+    """The same device with the GPU-style GEMM family (small tiles, so that tests see ragged ones)."""
+    from minidl.backends.opencl.backend import OpenCLBackend
+    return OpenCLBackend(cl_be.rt, gemm_params=SMALL_TILES)
+
+
 @pytest.fixture(scope="module")
 def np_be():
     return NumpyBackend()
@@ -83,10 +93,14 @@ def randn(rng, *shape):
 @pytest.mark.parametrize("trans_a", [False, True])
 @pytest.mark.parametrize("trans_b", [False, True])
 @pytest.mark.parametrize("m,n,k", [(1, 1, 1), (8, 32, 5), (37, 53, 29), (70, 97, 130), (16, 64, 0)])
-def test_gemm_matches_numpy(cl_be, np_be, rng, m, n, k, trans_a, trans_b):
+@pytest.mark.parametrize("family", ["direct", "tiled"])
+def test_gemm_matches_numpy(cl_be, tiled_be, np_be, rng, family, m, n, k, trans_a, trans_b):
+    backend = cl_be if family == "direct" else tiled_be
+    if family == "direct":
+        assert backend.info()["gemm"]["family"] == "direct"   # PoCL's default; tests run untuned
     a = randn(rng, *((k, m) if trans_a else (m, k)))
     b = randn(rng, *((n, k) if trans_b else (k, n)))
-    run_both(cl_be, np_be, "gemm", randn(rng, m, n), a, b, 0.5, 1.5, trans_a, trans_b,
+    run_both(backend, np_be, "gemm", randn(rng, m, n), a, b, 0.5, 1.5, trans_a, trans_b,
              rtol=1e-4, atol=1e-4)
 
 
@@ -102,11 +116,11 @@ def test_gemm_rejects_mismatched_shapes(cl_be):
         cl_be.gemm(cl_be.empty((3, 5)), cl_be.empty((3, 4)), cl_be.empty((5, 5)))
 
 
-def test_both_gemm_families_match_numpy(cl_be, rng):
+def test_other_gemm_parameter_sets_match_numpy(cl_be, rng):
     from minidl.backends.opencl.gemm import Gemm
-    small_tiles = {"family": "tiled", "TSM": 16, "TSN": 16, "TSK": 8, "WPTM": 2, "WPTN": 2, "VWN": 4}
     narrow = {"family": "direct", "RM": 3, "VW": 4, "VN": 2, "local": [1, 1]}
-    for params in (small_tiles, narrow):
+    wide_tiles = {"family": "tiled", "TSM": 32, "TSN": 64, "TSK": 4, "WPTM": 4, "WPTN": 8, "VWN": 8}
+    for params in (narrow, wide_tiles):
         engine = Gemm(cl_be.rt, params)
         for trans_a in (False, True):
             m, n, k = 45, 38, 21
@@ -170,7 +184,9 @@ CONV_CASES = [
 
 
 @pytest.mark.parametrize("in_shape,kernel,strides,padding", CONV_CASES)
-def test_conv2d(cl_be, np_be, rng, in_shape, kernel, strides, padding):
+@pytest.mark.parametrize("family", ["direct", "tiled"])
+def test_conv2d(cl_be, tiled_be, np_be, rng, family, in_shape, kernel, strides, padding):
+    cl_be = cl_be if family == "direct" else tiled_be
     kh, kw, f = kernel
     c = in_shape[3]
     plan_cl = cl_be.conv2d_plan(in_shape, (kh, kw, c, f), strides, padding)

@@ -7,8 +7,7 @@ A parameter set is a plain dict (it is stored as JSON by the tuner):
 "local" is the work-group size of the direct kernel, or None to let the driver choose.
 The direct family covers the leftover rows with its own kernel built with RM = 1, and the
 leftover columns with a last block that stores only the valid columns (reading a zero-padded
-copy of B). The tiled family covers whole tiles; gemm_edge (one work-item per element) computes
-the right and bottom strips.
+copy of B). The tiled family masks the loads and stores of tiles that stick out of C.
 """
 
 TILED_DEFAULT = {"family": "tiled", "TSM": 64, "TSN": 64, "TSK": 16, "WPTM": 4, "WPTN": 4, "VWN": 4}
@@ -92,7 +91,6 @@ class Gemm:
         self.rt = runtime
         self.params = dict(params)
         self.block_rows, self.block_cols = block_shape(params)
-        self._edge = runtime.kernel("gemm_util.cl", "gemm_edge")
         self._sum_slices = runtime.kernel("gemm_util.cl", "gemm_sum_slices")
         self._pad_columns = runtime.kernel("gemm_util.cl", "pad_columns")
         self._scratches = {}   # "b_padded", "split_k" -> grow-only tensors
@@ -177,22 +175,13 @@ class Gemm:
                            c, a, b, rows, n, *args)
 
     def _launch_tiled(self, c, a, b, m, n, k, trans_a, alpha, beta):
-        """The tiled kernel on whole tiles, gemm_edge on the right and bottom strips."""
+        """The tiled kernel over ceil(m / TSM) x ceil(n / TSN) tiles (it masks ragged ones)."""
         p = self.params
         lda = m if trans_a else k
-        ldb = ldc = n
-        rows = (m // self.block_rows) * self.block_rows
-        cols = (n // self.block_cols) * self.block_cols
-        if cols and rows:
-            local_size = (p["TSN"] // p["WPTN"], p["TSM"] // p["WPTM"])
-            global_size = (cols // p["WPTN"], rows // p["WPTM"])
-            self.rt.launch(self._blocked_kernel(trans_a), global_size, local_size,
-                           c, a, b, k, lda, ldb, ldc, alpha, beta)
-        # (first row, first column, rows, columns) of what the tiles left
-        for row0, col0, nrows, ncols in ((rows, 0, m - rows, n), (0, cols, rows, n - cols)):
-            if nrows > 0 and ncols > 0:
-                self.rt.launch(self._edge, (ncols, nrows), None, c, a, b, row0, col0, nrows,
-                               ncols, k, lda, ldb, ldc, int(trans_a), alpha, beta, k, 0)
+        local_size = (p["TSN"] // p["WPTN"], p["TSM"] // p["WPTM"])
+        global_size = (-(-n // p["TSN"]) * local_size[0], -(-m // p["TSM"]) * local_size[1])
+        self.rt.launch(self._blocked_kernel(trans_a), global_size, local_size,
+                       c, a, b, m, n, k, lda, n, n, alpha, beta)
 
 
 def _with_slices(size, slices):

@@ -23,7 +23,7 @@ TUNE_ENV = "MINIDL_OPENCL_TUNE"
 HOME_ENV = "MINIDL_HOME"
 CACHE_FILE = "opencl_tuning.json"
 # Stored choices made by another version of the kernels or candidates are tuned again.
-TUNER_VERSION = 3
+TUNER_VERSION = 4
 TUNE_SIZE = 1024        # square problem timed for each candidate (the SGEMM benchmark size)
 TIME_BUDGET_S = 15.0    # candidates left untried once this much time has gone (build included)
 
@@ -130,7 +130,7 @@ def tune(runtime, candidates=None, size=None, repeats=3, budget_s=TIME_BUDGET_S)
     rng = np.random.default_rng(0)
     host_a = rng.standard_normal((size, size), dtype=np.float32)
     host_b = rng.standard_normal((size, size), dtype=np.float32)
-    reference = host_a[-64:] @ host_b[:, -64:]   # the corner where the edge kernels run
+    reference = host_a[-64:] @ host_b[:, -64:]   # the corner where ragged blocks end up
     a, b, c = runtime.alloc((size, size)), runtime.alloc((size, size)), runtime.alloc((size, size))
     runtime.write(a, host_a)
     runtime.write(b, host_b)

@@ -3,9 +3,9 @@
 // WPTM x WPTN results in registers, strided by the work-group's extent so that neighbouring
 // work-items touch neighbouring local-memory words. B is read from global memory in vectors of VWN.
 // C (M, N) = alpha * op(A) (M, K) @ B (K, N) + beta * C.
-// Covers whole tiles only (M multiple of TSM, N of TSN; any K): the backend computes the ragged
-// right and bottom strips with gemm_util.cl's gemm_edge.
-// Global size: (N / WPTN, M / WPTM); local size (RTSN, RTSM).
+// Any M, N, K: tiles that stick out past C load zeros for the missing rows, columns and k and
+// store only what lies inside C.
+// Global size: (ceil(N / TSN) * RTSN, ceil(M / TSM) * RTSM); local size (RTSN, RTSM).
 
 #ifndef TSM
 #define TSM 64      // rows of the C tile of a work-group
@@ -55,8 +55,8 @@
 // c is (M, ldc); a is (M, lda) or, with TRANS_A, (K, lda); b is (K, ldb)
 __kernel __attribute__((reqd_work_group_size(RTSN, RTSM, 1)))
 void gemm_tiled(__global float *c, __global const float *a, __global const float *b,
-                const int K, const int lda, const int ldb, const int ldc,
-                const float alpha, const float beta)
+                const int M, const int N, const int K, const int lda, const int ldb,
+                const int ldc, const float alpha, const float beta)
 {
     const int tn = get_local_id(0), tm = get_local_id(1);
     const int tid = tm * RTSN + tn;
@@ -75,12 +75,18 @@ void gemm_tiled(__global float *c, __global const float *a, __global const float
 #else
             const int kk = l % TSK, m = l / TSK;  // neighbouring work-items read along k
 #endif
-            a_tile[kk][m] = k0 + kk < K ? A_AT(i0 + m, k0 + kk) : 0.0f;
+            a_tile[kk][m] = (k0 + kk < K && i0 + m < M) ? A_AT(i0 + m, k0 + kk) : 0.0f;
         }
         for (int l = tid; l < TSK * BVECS; l += THREADS) {
             const int nv = l % BVECS, kk = l / BVECS;
-            const floatB v = k0 + kk < K ? LOAD_B(b + (k0 + kk) * ldb + j0 + nv * VWN) : (floatB)(0.0f);
-            STORE_B(v, &b_tile[kk][nv * VWN]);
+            const int j = j0 + nv * VWN;
+            __local float *dst = &b_tile[kk][nv * VWN];
+            if (k0 + kk < K && j + VWN <= N) {
+                STORE_B(LOAD_B(b + (k0 + kk) * ldb + j), dst);
+            } else {  // past the last row or column of B: what is missing reads as zero
+                for (int e = 0; e < VWN; ++e)
+                    dst[e] = (k0 + kk < K && j + e < N) ? b[(k0 + kk) * ldb + j + e] : 0.0f;
+            }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int kk = 0; kk < TSK; ++kk) {
@@ -95,10 +101,14 @@ void gemm_tiled(__global float *c, __global const float *a, __global const float
     }
 
     for (int wm = 0; wm < WPTM; ++wm) {
-        __global float *crow = c + (i0 + tm + wm * RTSM) * ldc + j0 + tn;
+        const int i = i0 + tm + wm * RTSM;
+        if (i >= M) break;
+        __global float *crow = c + i * ldc;
         for (int wn = 0; wn < WPTN; ++wn) {
+            const int j = j0 + tn + wn * RTSN;
+            if (j >= N) break;
             const float result = alpha * acc[wm][wn];
-            crow[wn * RTSN] = beta != 0.0f ? result + beta * crow[wn * RTSN] : result;
+            crow[j] = beta != 0.0f ? result + beta * crow[j] : result;
         }
     }
 }

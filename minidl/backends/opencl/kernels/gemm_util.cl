@@ -1,30 +1,6 @@
-// Helpers of the two SGEMM families: the ragged edges they leave, and the transpose that turns
-// a trans_b product into a plain one.
-
-// C (M, N) = alpha * op(A) @ B + beta * C for the rows x cols sub-block starting at
-// (row0, col0): one work-item per element, used for the strips the blocked kernels leave.
-// c is (M, ldc); a is (M, lda) or, when trans_a, (K, lda); b is (K, ldb).
-// Split-K as in gemm_direct.cl: global id z = s sums k in [s * k_slice, (s + 1) * k_slice)
-// into c + s * c_slice_stride.
-__kernel void gemm_edge(__global float *c, __global const float *a, __global const float *b,
-                        const int row0, const int col0, const int rows, const int cols,
-                        const int K, const int lda, const int ldb, const int ldc,
-                        const int trans_a, const float alpha, const float beta,
-                        const int k_slice, const int c_slice_stride)
-{
-    const int j = get_global_id(0), i = get_global_id(1);
-    if (i >= rows || j >= cols) return;
-    const int row = row0 + i, col = col0 + j;
-    const int k_begin = get_global_id(2) * k_slice;
-    const int k_end = min(K, k_begin + k_slice);
-    c += get_global_id(2) * c_slice_stride;
-    const int a_k_stride = trans_a ? lda : 1;
-    const __global float *ap = a + (trans_a ? row : row * lda);
-    float s = 0.0f;
-    for (int k = k_begin; k < k_end; ++k) s = mad(ap[k * a_k_stride], b[k * ldb + col], s);
-    const float result = alpha * s;
-    c[row * ldc + col] = beta != 0.0f ? result + beta * c[row * ldc + col] : result;
-}
+// Helpers of the SGEMM kernels: the zero-padded copy of B that the direct family's ragged last
+// column block reads, the sum of split-K slices, and the transpose that turns a trans_b product
+// into a plain one.
 
 // out (rows, padded_cols) = x (rows, cols) followed by zero columns; one work-item per row
 __kernel void pad_columns(__global float *out, __global const float *x, const int rows,
