@@ -90,6 +90,9 @@ class Model(TrainingLoops):
 
     def set_weights(self, weights):
         self._require_built("set_weights")
+        if isinstance(weights, np.ndarray) or not isinstance(weights, (list, tuple)):
+            raise TypeError(f"{self.describe()}.set_weights: weights must be a list of arrays "
+                            f"(as get_weights returns), got {type(weights).__name__}")
         weights = list(weights)
         expected = sum(len(layer.weights) for layer in self.layers)
         if len(weights) != expected:
