@@ -116,20 +116,23 @@ class Model(TrainingLoops):
         if loss is None:
             raise ValueError(f"{self.describe()}.compile: a loss is required, e.g. "
                              "loss='sparse_categorical_crossentropy'")
-        self.optimizer = optimizers_mod.get(optimizer)
-        self.loss = losses_mod.get(loss)
+        # Everything is checked before the model changes: a failed compile leaves the
+        # previous configuration in place (and usable).
+        optimizer = optimizers_mod.get(optimizer)
+        loss = losses_mod.get(loss)
         out_layer = self.graph.output_layer
-        self._fused = self.loss.configure(getattr(out_layer, "activation", "linear"))
+        fused = loss.configure(getattr(out_layer, "activation", "linear"))
         if metrics is None:
             metrics = []
         if isinstance(metrics, str) or not isinstance(metrics, (list, tuple)):
             raise TypeError(f"{self.describe()}.compile: metrics must be a list of names, "
                             f"got {metrics!r}")
-        self.metrics = [metrics_mod.get(m, self.loss, self.graph.output_shape) for m in metrics]
-        if self.loss.sparse and self.graph.output_shape[-1] < 2:
-            raise ValueError(f"{self.describe()}: loss {self.loss.name!r} needs at least 2 "
+        metrics = [metrics_mod.get(m, loss, self.graph.output_shape) for m in metrics]
+        if loss.sparse and self.graph.output_shape[-1] < 2:
+            raise ValueError(f"{self.describe()}: loss {loss.name!r} needs at least 2 "
                              f"output classes, the model outputs {format_shape(self.graph.output_shape)}")
-        self.optimizer.build(self.backend, [w.value for w in self.graph.trainable_weights()])
+        optimizer.build(self.backend, [w.value for w in self.graph.trainable_weights()])
+        self.optimizer, self.loss, self.metrics, self._fused = optimizer, loss, metrics, fused
         self._step_buffers = {}
         b = self.backend
         self._loss_sum = b.zeros((1,))
