@@ -75,8 +75,15 @@ def _weights_dict(model):
     return arrays
 
 
+def _path(filepath, owner):
+    if not isinstance(filepath, (str, os.PathLike)):
+        raise TypeError(f"{owner}: filepath must be a str or os.PathLike, "
+                        f"got {type(filepath).__name__} {filepath!r}")
+    return os.fspath(filepath)
+
+
 def _check_target(filepath, overwrite):
-    filepath = os.fspath(filepath)
+    filepath = _path(filepath, "save")
     if not overwrite and os.path.exists(filepath):
         raise FileExistsError(f"{filepath} exists and overwrite=False")
     return filepath
@@ -115,7 +122,7 @@ def _write_zip(filepath, files):
 
 
 def _read_zip(filepath, expected_format):
-    filepath = os.fspath(filepath)
+    filepath = _path(filepath, "load")
     if not os.path.isfile(filepath):
         raise FileNotFoundError(f"no model file at {filepath}")
     try:
