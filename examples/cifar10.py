@@ -60,7 +60,8 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--checkpoint", metavar="PATH", help="save the model here after every epoch")
     p.add_argument("--resume", action="store_true",
-                   help="continue the run saved in --checkpoint PATH")
+                   help="continue the run saved in --checkpoint PATH (its model, optimizer state, "
+                        "learning-rate schedule and data order; --lr and --optimizer are ignored)")
     p.add_argument("--train-limit", type=int, metavar="N", help="train on the first N images only")
     p.add_argument("--test-limit", type=int, metavar="N", help="test on the first N images only")
     p.add_argument("--log", metavar="PATH", help="JSON log of the run, rewritten after every epoch")
