@@ -102,6 +102,15 @@ class Runtime:
         return f"{self.platform.name} | {self.device.name} | {self.device.driver_version}"
 
     @property
+    def device_type(self):
+        """One of "GPU", "CPU", "accelerator", "other" (drivers may add the DEFAULT bit to any)."""
+        for bit, name in ((cl.device_type.GPU, "GPU"), (cl.device_type.CPU, "CPU"),
+                          (cl.device_type.ACCELERATOR, "accelerator")):
+            if self.device.type & bit:
+                return name
+        return "other"
+
+    @property
     def is_cpu(self):
         return bool(self.device.type & cl.device_type.CPU)
 
@@ -111,7 +120,7 @@ class Runtime:
             "platform": self.platform.name,
             "platform_version": self.platform.version,
             "device": d.name,
-            "device_type": cl.device_type.to_string(d.type),
+            "device_type": self.device_type,
             "device_version": d.version,
             "driver_version": d.driver_version,
             "compute_units": d.max_compute_units,
