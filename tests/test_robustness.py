@@ -543,6 +543,16 @@ MODEL_CASES = st.one_of(
     _case("validation_data", lambda m, v: _fit(m, validation_data=v),
           st.sampled_from([X_OK, (X_OK,), (X_OK, Y_OK, Y_OK), "data"])),
     _case("callbacks", lambda m, c: _fit(m, callbacks=c), st.sampled_from(["cb", [1], [None]])),
+    _case("optimizer", lambda m, o: m.compile(optimizer=o, loss="sparse_categorical_crossentropy"),
+          st.sampled_from(["nope", 5, [O.SGD()]])),
+    _case("loss", lambda m, v: m.compile(optimizer="sgd", loss=v), st.sampled_from(["nope", 5])),
+    _case("metric", lambda m, v: m.compile(optimizer="sgd", loss="sparse_categorical_crossentropy",
+                                           metrics=v), st.sampled_from(["accuracy", ["nope"], 5])),
+    _case("weights", lambda m, w: m.set_weights(w), st.sampled_from([5, None, np.zeros(3), "w"])),
+    _case("filepath", lambda m, p: m.save(p), st.sampled_from([5, None, ["m.minidl"]])),
+    _case("filepath", lambda m, p: m.save_weights(p), st.sampled_from([5, None])),
+    _case("filepath", lambda m, p: m.load_weights(p), st.sampled_from([5, None])),
+    _case("filepath", lambda m, p: load_model(p), st.sampled_from([5, None, b"\xff"[0]])),
 )
 
 _bad_size = st.one_of(st.integers(-3, 0), st.floats(0.5, 3.5), st.sampled_from(["3", None, True]))
@@ -638,7 +648,7 @@ def models():
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@settings(max_examples=120, deadline=None, derandomize=True,
+@settings(max_examples=400, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=st.one_of(MODEL_CASES, CONSTRUCTOR_CASES, OPTIMIZER_CASES, ITERATOR_CASES))
 def test_malformed_input_raises_value_or_type_error_naming_the_argument(models, backend, case):
@@ -652,6 +662,7 @@ def test_malformed_input_raises_value_or_type_error_naming_the_argument(models, 
         f"message does not name {pattern!r}: {type(info.value).__name__}: {info.value}"
     for a, b in zip(model.get_weights(), before):  # a refused call trains nothing
         np.testing.assert_array_equal(a, b)
+    assert model.compiled and model.optimizer.built      # and leaves the model usable
 
 
 # Malformed arguments that constructors accept, or refuse without naming the argument
