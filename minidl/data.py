@@ -395,7 +395,11 @@ def _normalization(mean, std, channels, dtype):
     def per_channel(value, name, default):
         if value is None:
             return np.full(channels, default, dtype=np.float64)
-        arr = np.asarray(value, dtype=np.float64)
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"ArrayIterator: {name} must be a number or one number per channel, "
+                            f"got {value!r}") from None
         if arr.ndim == 0:
             arr = np.full(channels, float(arr))
         if arr.shape != (channels,):

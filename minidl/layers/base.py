@@ -34,6 +34,41 @@ def _snake_case(name):
     return "".join(out).replace("2_d", "2d")
 
 
+def int_tuple(value, argument, owner, allow_minus_one=False):
+    """A tuple of positive ints (one -1 allowed when asked) or a TypeError/ValueError naming it."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{owner}: {argument} must be a tuple of ints, got {value!r}")
+    items = tuple(value)
+    if not items or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool)
+                            for d in items):
+        raise TypeError(f"{owner}: {argument} must be a non-empty tuple of ints, got {value!r}")
+    items = tuple(int(d) for d in items)
+    minus_ones = sum(d == -1 for d in items)
+    if any(d <= 0 and not (d == -1 and allow_minus_one) for d in items) or minus_ones > 1:
+        extra = " and at most one -1" if allow_minus_one else ""
+        raise ValueError(f"{owner}: {argument} must hold positive ints{extra}, got {items}")
+    return items
+
+
+def check_number(value, argument, owner, low=None, high=None, low_inclusive=True):
+    """A finite float within [low, high) (or (low, ...) when not low_inclusive), else an error
+    naming the argument."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{owner}: {argument} must be a number, got {value!r}")
+    value = float(value)
+    bad = not np.isfinite(value)
+    if low is not None:
+        bad = bad or (value < low if low_inclusive else value <= low)
+    if high is not None:
+        bad = bad or value >= high
+    if bad:
+        lo = "" if low is None else f"{'>=' if low_inclusive else '>'} {low}"
+        hi = "" if high is None else f"< {high}"
+        rule = " and ".join(r for r in (lo, hi) if r) or "finite"
+        raise ValueError(f"{owner}: {argument} must be finite and {rule}, got {value!r}")
+    return value
+
+
 def format_shape(shape):
     """(32, 32, 3) -> '(None, 32, 32, 3)': shapes in messages always show the batch axis."""
     return "(" + ", ".join(["None"] + [str(d) for d in shape]) + ")"
@@ -213,15 +248,7 @@ class InputLayer(Layer):
 
     def __init__(self, shape, name=None, dtype="float32"):
         super().__init__(name=name or _auto_name("input_layer"))
-        try:
-            shape = tuple(int(d) for d in shape)
-        except TypeError:
-            raise TypeError(f"Input: shape must be a tuple of ints (without the batch axis), "
-                            f"got {shape!r}") from None
-        if not shape or any(d <= 0 for d in shape):
-            raise ValueError(f"Input: shape must be a non-empty tuple of positive ints "
-                             f"(without the batch axis), got {shape}")
-        self.shape = shape
+        self.shape = int_tuple(shape, "shape (without the batch axis)", "Input")
         self.build_once(shape)
         self.output = KerasTensor(shape, self)
 

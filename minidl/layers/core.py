@@ -1,7 +1,7 @@
 """Dense, activations, Flatten, Reshape and Dropout."""
 
 from .. import activations
-from .base import Layer, count_elements, format_shape
+from .base import Layer, check_number, count_elements, format_shape, int_tuple
 
 
 class ActivationMixin:
@@ -127,10 +127,7 @@ class ReLU(Activation):
     def __init__(self, negative_slope=0.0, name=None, trainable=True):
         super().__init__("relu" if negative_slope == 0 else "leaky_relu", name=name,
                          trainable=trainable)
-        if not isinstance(negative_slope, (int, float)) or negative_slope < 0:
-            raise ValueError(f"{self.describe()}: negative_slope must be a number >= 0, "
-                             f"got {negative_slope!r}")
-        self.alpha = float(negative_slope)
+        self.alpha = check_number(negative_slope, "negative_slope", self.describe(), low=0)
 
     def get_config(self):
         return {"negative_slope": self.alpha, "name": self.name, "trainable": self.trainable}
@@ -142,9 +139,7 @@ class LeakyReLU(Activation):
     def __init__(self, negative_slope=0.3, name=None, trainable=True, alpha=None):
         super().__init__("leaky_relu", name=name, trainable=trainable)
         slope = negative_slope if alpha is None else alpha
-        if not isinstance(slope, (int, float)) or slope < 0:
-            raise ValueError(f"{self.describe()}: negative_slope must be a number >= 0, got {slope!r}")
-        self.alpha = float(slope)
+        self.alpha = check_number(slope, "negative_slope", self.describe(), low=0)
 
     def get_config(self):
         return {"negative_slope": self.alpha, "name": self.name, "trainable": self.trainable}
@@ -170,15 +165,8 @@ class Reshape(Layer):
 
     def __init__(self, target_shape, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
-        try:
-            self.target_shape = tuple(int(d) for d in target_shape)
-        except TypeError:
-            raise TypeError(f"{self.describe()}: target_shape must be a tuple of ints, "
-                            f"got {target_shape!r}") from None
-        if sum(d == -1 for d in self.target_shape) > 1 or any(d == 0 or d < -1
-                                                              for d in self.target_shape):
-            raise ValueError(f"{self.describe()}: target_shape must hold positive ints and at "
-                             f"most one -1, got {self.target_shape}")
+        self.target_shape = int_tuple(target_shape, "target_shape", self.describe(),
+                                      allow_minus_one=True)
 
     def get_config(self):
         return dict(super().get_config(), target_shape=list(self.target_shape))
@@ -213,9 +201,7 @@ class Dropout(Layer):
 
     def __init__(self, rate, seed=None, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
-        if not isinstance(rate, (int, float)) or not 0 <= rate < 1:
-            raise ValueError(f"{self.describe()}: rate must be a number in [0, 1), got {rate!r}")
-        self.rate = float(rate)
+        self.rate = check_number(rate, "rate", self.describe(), low=0, high=1)
         self.seed = seed
         self.step_seed = 0
 

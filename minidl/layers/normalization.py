@@ -1,6 +1,6 @@
 """BatchNormalization over the last (channel) axis."""
 
-from .base import Layer, count_elements
+from .base import Layer, check_number, count_elements
 
 
 class BatchNormalization(Layer):
@@ -15,13 +15,10 @@ class BatchNormalization(Layer):
         if axis not in (-1,):
             raise ValueError(f"{self.describe()}: only axis=-1 (channels_last) is supported, "
                              f"got axis={axis!r}")
-        if not isinstance(momentum, (int, float)) or not 0 <= momentum < 1:
-            raise ValueError(f"{self.describe()}: momentum must be in [0, 1), got {momentum!r}")
-        if not isinstance(epsilon, (int, float)) or epsilon <= 0:
-            raise ValueError(f"{self.describe()}: epsilon must be > 0, got {epsilon!r}")
         self.axis = axis
-        self.momentum = float(momentum)
-        self.epsilon = float(epsilon)
+        self.momentum = check_number(momentum, "momentum", self.describe(), low=0, high=1)
+        self.epsilon = check_number(epsilon, "epsilon", self.describe(), low=0,
+                                    low_inclusive=False)
 
     def get_config(self):
         return dict(super().get_config(), axis=self.axis, momentum=self.momentum,
