@@ -1,22 +1,26 @@
-/* 2-D convolution (channels-last) on top of sgemm.
+/* 2-D convolution (channels-last) on top of sgemm's micro-kernels.
  *
- * The output pixels (n, oy, ox) are the rows of a GEMM:
+ * Stride-1 convolutions (the common case) use no im2col matrix: conv_implicit.c runs the
+ * micro-kernels straight on each (padded) image, and backward-data is the forward conv
+ * of the padded dout with the flipped, transposed kernel.
+ *
+ * Other convolutions make the output pixels (n, oy, ox) the rows of a GEMM:
  *   forward          out (rows, F)    = cols (rows, K) @ weight (K, F),  K = KH * KW * C
  *   backward-data    dcols (rows, K)  = dout (rows, F) @ weight^T, then col2im adds dcols into dx
  *   backward-filter  dweight (K, F)  += cols^T (K, rows) @ dout (rows, F)
- * where cols is the im2col matrix. The rows are processed in chunks small enough that
- * a chunk of cols stays in L2 between im2col and the GEMM. A 1x1, stride-1, unpadded
- * conv needs no im2col: x itself is cols.
+ * where cols is the im2col matrix, built in chunks small enough to stay in L2 between
+ * im2col and the GEMM. A 1x1, stride-1, unpadded conv needs neither: x itself is cols.
  *
  * Threads split the batch by whole images when there are at least as many images as
- * threads (so col2im never races), each running a single-threaded GEMM on its chunks;
- * backward-filter sums per-thread partial gradients at the end. */
+ * threads (so no two threads add into the same dx image), each running single-threaded
+ * kernels; backward-filter sums per-thread partial gradients at the end. */
 
 #include "conv.h"
 
 #include <string.h>
 
 #include "cpu_features.h"
+#include "internal/conv_implicit.h"
 #include "internal/gemm_kernels.h"
 
 #ifdef _OPENMP
@@ -27,9 +31,13 @@
 #define CONV_CHUNK_BYTES (256 * 1024)
 /* Chunks hold a multiple of this many rows (a multiple of every micro-kernel's MR). */
 #define CONV_ROW_QUANTUM 48
+/* The implicit path needs at least this many outputs per image (every micro-kernel's MR). */
+#define CONV_IMPLICIT_MIN_ROWS 32
 
 static long total_rows(const conv2d_shape *s) { return (long)s->n * s->oh * s->ow; }
 static int patch_size(const conv2d_shape *s) { return s->kh * s->kw * s->c; }
+static size_t round16(size_t floats) { return (floats + 15) / 16 * 16; } // keeps 64-byte alignment
+static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 
 static int is_pointwise(const conv2d_shape *s)
 {
@@ -47,36 +55,132 @@ static long chunk_rows(const conv2d_shape *s)
     return rows < all ? rows : all;
 }
 
-/* Scratch layout: the weights packed for the GEMM once per call (shared by all threads),
- * then per thread a cols chunk (chunk_rows, K), a partial dweight (K, F) and dbias (F,). */
-static size_t scratch_shared(const conv2d_shape *s)
+/* ------------------------------------------------- implicit-path geometry */
+
+/* Forward (and backward-filter): x padded to (OH + KH - 1, OW + KW - 1, C). */
+static implicit_conv_geom forward_geom(const conv2d_shape *s)
 {
-    size_t forward = sgemm_packed_b_floats(patch_size(s), s->f);       // weight (K, F)
-    size_t backward = sgemm_packed_b_floats(s->f, patch_size(s));      // weight^T (F, K)
-    return ((forward > backward ? forward : backward) + 15) / 16 * 16; // keeps 64-byte alignment
+    implicit_conv_geom g = {s->oh + s->kh - 1, s->ow + s->kw - 1, s->c, s->kh, s->kw, s->oh, s->ow, s->f};
+    return g;
 }
 
-static size_t scratch_per_thread(const conv2d_shape *s)
+/* Backward-data: dout padded to (H + KH - 1, W + KW - 1, F), convolved into dx (H, W, C). */
+static implicit_conv_geom backward_data_geom(const conv2d_shape *s)
+{
+    implicit_conv_geom g = {s->h + s->kh - 1, s->w + s->kw - 1, s->f, s->kh, s->kw, s->h, s->w, s->c};
+    return g;
+}
+
+/* Stride 1, padding within the kernel on every side, and images big enough for a full tile. */
+static int implicit_geometry_ok(const conv2d_shape *s)
+{
+    if (s->sh != 1 || s->sw != 1 || is_pointwise(s))
+        return 0;
+    int pad_bottom = s->oh + s->kh - 1 - s->h - s->pad_top, pad_right = s->ow + s->kw - 1 - s->w - s->pad_left;
+    if (s->pad_top < 0 || s->pad_left < 0 || pad_bottom < 0 || pad_right < 0 || s->pad_top >= s->kh ||
+        s->pad_left >= s->kw || pad_bottom >= s->kh || pad_right >= s->kw)
+        return 0;
+    implicit_conv_geom fg = forward_geom(s), bg = backward_data_geom(s);
+    return implicit_conv_rows(&fg) >= CONV_IMPLICIT_MIN_ROWS && implicit_conv_rows(&bg) >= CONV_IMPLICIT_MIN_ROWS;
+}
+
+/* Which path each op takes. The thresholds come from timing the CIFAR-10 CNN's layers
+ * on the AVX-512 EPYC (python -m minidl.bench --threads 1 --clock cpu). */
+static int implicit_forward(const conv2d_shape *s, int threads)
+{
+    return implicit_geometry_ok(s) && s->n >= threads;
+}
+
+/* Backward-filter multiplies (KW * C)-long runs: shorter ones leave the micro-kernel idle. */
+static int implicit_backward_filter(const conv2d_shape *s, int threads)
+{
+    return implicit_forward(s, threads) && s->kw * s->c >= 32;
+}
+
+/* Backward-data as a forward conv computes C outputs per pixel in NR-wide tiles (C well
+ * short of a multiple of NR wastes them), over the whole padded dout: for a "valid" conv
+ * that is H * (W + KW - 1) outputs for OH * OW rows of dout, which costs more than col2im
+ * once the ratio passes about 1.3. */
+static int implicit_backward_data(const conv2d_shape *s, int threads)
+{
+    const int nr = sgemm_active_kernel()->nr;
+    const int c_tiles = (s->c + nr - 1) / nr * nr;
+    const double area_ratio = (double)s->h * (s->w + s->kw - 1) / ((double)s->oh * s->ow);
+    return implicit_forward(s, threads) && 4 * c_tiles <= 5 * s->c && area_ratio <= 1.3;
+}
+
+/* -------------------------------------------------------- scratch layout
+ * shared: the packed weights (one call's worth), then the flipped weights of backward-data;
+ * per thread: a work area (cols chunk, or padded image + pitch dout + packed dout),
+ * then a partial dweight (K, F) and dbias (F,). */
+
+static size_t shared_floats(const conv2d_shape *s)
 {
     size_t k = patch_size(s);
-    return ((size_t)chunk_rows(s) * k + k * s->f + s->f + 15) / 16 * 16;
+    size_t packed = max_size(sgemm_packed_b_floats(k, s->f), sgemm_packed_b_floats(s->f, k));
+    if (implicit_geometry_ok(s)) {
+        implicit_conv_geom fg = forward_geom(s), bg = backward_data_geom(s);
+        packed = max_size(packed, max_size(implicit_conv_packed_weight_floats(&fg),
+                                           implicit_conv_packed_weight_floats(&bg)));
+    }
+    return round16(packed) + round16(k * s->f);
 }
 
-static float *thread_scratch(const conv2d_shape *s, float *scratch, int t)
+/* The implicit backward-filter's work area: padded x, then dout in pitch layout, then it packed. */
+static size_t padded_x_floats(const conv2d_shape *s)
 {
-    return scratch + scratch_shared(s) + scratch_per_thread(s) * t;
+    implicit_conv_geom g = forward_geom(s);
+    return round16((size_t)g.hp * g.wp * g.c);
+}
+
+static size_t pitch_dout_floats(const conv2d_shape *s)
+{
+    implicit_conv_geom g = forward_geom(s);
+    return round16((size_t)implicit_conv_rows(&g) * s->f);
+}
+
+static size_t work_floats(const conv2d_shape *s)
+{
+    size_t work = round16((size_t)chunk_rows(s) * patch_size(s));
+    if (implicit_geometry_ok(s)) {
+        implicit_conv_geom fg = forward_geom(s), bg = backward_data_geom(s);
+        size_t filter = padded_x_floats(s) + pitch_dout_floats(s) +
+                        sgemm_packed_b_floats((int)implicit_conv_rows(&fg), s->f);
+        work = max_size(work, max_size(filter, (size_t)bg.hp * bg.wp * bg.c));
+    }
+    return round16(work);
+}
+
+static size_t per_thread_floats(const conv2d_shape *s)
+{
+    return work_floats(s) + round16((size_t)patch_size(s) * s->f) + round16(s->f);
+}
+
+static float *thread_work(const conv2d_shape *s, float *scratch, int t)
+{
+    return scratch + shared_floats(s) + per_thread_floats(s) * t;
+}
+
+static float *thread_partial_dweight(const conv2d_shape *s, float *scratch, int t)
+{
+    return thread_work(s, scratch, t) + work_floats(s);
+}
+
+static float *thread_partial_dbias(const conv2d_shape *s, float *scratch, int t)
+{
+    return thread_partial_dweight(s, scratch, t) + round16((size_t)patch_size(s) * s->f);
 }
 
 size_t conv2d_scratch_floats(const conv2d_shape *s)
 {
-    return scratch_shared(s) + scratch_per_thread(s) * minidl_num_threads();
+    return shared_floats(s) + per_thread_floats(s) * minidl_num_threads();
 }
 
 static int usable_threads(const conv2d_shape *s, size_t scratch_floats)
 {
-    if (scratch_floats < scratch_shared(s))
+    if (scratch_floats < shared_floats(s))
         return 0;
-    long fit = (long)((scratch_floats - scratch_shared(s)) / scratch_per_thread(s));
+    long fit = (long)((scratch_floats - shared_floats(s)) / per_thread_floats(s));
     long threads = minidl_num_threads();
     if (threads > fit)
         threads = fit;
@@ -189,6 +293,136 @@ static void bias_relu(float *out, const float *bias, long rows, int f, int relu)
     }
 }
 
+/* dst (HP, WP, C) = src (H, W, C) placed at (top, left), zeros around it. */
+static void pad_image(float *dst, const float *src, int hp, int wp, int h, int w, int c, int top, int left)
+{
+    for (int y = 0; y < hp; y++) {
+        float *row = dst + (size_t)y * wp * c; // row is (WP, C)
+        int sy = y - top;
+        if (sy < 0 || sy >= h) {
+            memset(row, 0, sizeof(float) * wp * c);
+            continue;
+        }
+        memset(row, 0, sizeof(float) * left * c);
+        memcpy(row + (size_t)left * c, src + (size_t)sy * w * c, sizeof(float) * w * c);
+        memset(row + (size_t)(left + w) * c, 0, sizeof(float) * (wp - left - w) * c);
+    }
+}
+
+/* The image of x the implicit forward path reads: x itself when unpadded, else a padded copy in buf. */
+static const float *padded_input(float *buf, const float *x_image, const conv2d_shape *s)
+{
+    implicit_conv_geom g = forward_geom(s);
+    if (g.hp == s->h && g.wp == s->w)
+        return x_image;
+    pad_image(buf, x_image, g.hp, g.wp, s->h, s->w, s->c, s->pad_top, s->pad_left);
+    return buf;
+}
+
+static void image_range(const conv2d_shape *s, int t, int nt, long *n0, long *n1)
+{
+    *n0 = (long)s->n * t / nt;
+    *n1 = (long)s->n * (t + 1) / nt;
+}
+
+static void forward_implicit(float *out, const float *x, const float *weight, const float *bias,
+                             const conv2d_shape *s, float *scratch, int threads, int relu)
+{
+    const implicit_conv_geom g = forward_geom(s);
+    float *packed_weight = scratch;
+    implicit_conv_pack_weight(packed_weight, weight, &g);
+    const size_t in_image = (size_t)s->h * s->w * s->c, out_image = (size_t)s->oh * s->ow * s->f;
+#pragma omp parallel num_threads(threads)
+    {
+        int t, nt;
+        thread_index(&t, &nt);
+        float *xpad = thread_work(s, scratch, t); // xpad is (HP, WP, C)
+        long n0, n1;
+        image_range(s, t, nt, &n0, &n1);
+        for (long n = n0; n < n1; n++)
+            implicit_conv_forward_image(out + n * out_image, padded_input(xpad, x + n * in_image, s),
+                                        packed_weight, bias, relu, &g);
+    }
+}
+
+/* dx = the forward conv of dout, padded by (KH - 1 - pad_top, KW - 1 - pad_left), with
+ * the kernel flipped in space and transposed in channels: w'[ky][kx][f][c] = w[KH-1-ky][KW-1-kx][c][f]. */
+static void backward_data_implicit(float *dx, const float *dout, const float *weight,
+                                   const conv2d_shape *s, float *scratch, int threads)
+{
+    const implicit_conv_geom g = backward_data_geom(s);
+    const int kh = s->kh, kw = s->kw, c = s->c, f = s->f;
+    float *packed_weight = scratch;
+    float *flipped = scratch + shared_floats(s) - round16((size_t)patch_size(s) * f); // (KH, KW, F, C)
+    for (int ky = 0; ky < kh; ky++)
+        for (int kx = 0; kx < kw; kx++) {
+            const float *src = weight + (size_t)((kh - 1 - ky) * kw + (kw - 1 - kx)) * c * f; // (C, F)
+            float *dst = flipped + (size_t)(ky * kw + kx) * f * c;                           // (F, C)
+            for (int ci = 0; ci < c; ci++)
+                for (int fi = 0; fi < f; fi++)
+                    dst[fi * c + ci] = src[ci * f + fi];
+        }
+    implicit_conv_pack_weight(packed_weight, flipped, &g);
+    const size_t in_image = (size_t)s->h * s->w * c, out_image = (size_t)s->oh * s->ow * f;
+#pragma omp parallel num_threads(threads)
+    {
+        int t, nt;
+        thread_index(&t, &nt);
+        float *dpad = thread_work(s, scratch, t); // dpad is (H + KH - 1, W + KW - 1, F)
+        long n0, n1;
+        image_range(s, t, nt, &n0, &n1);
+        for (long n = n0; n < n1; n++) {
+            pad_image(dpad, dout + n * out_image, g.hp, g.wp, s->oh, s->ow, f, kh - 1 - s->pad_top,
+                      kw - 1 - s->pad_left);
+            implicit_conv_forward_image(dx + n * in_image, dpad, packed_weight, NULL, 0, &g);
+        }
+    }
+}
+
+/* Each thread sums its images' gradients into dw/db (thread 0 straight into dweight/dbias). */
+static int backward_filter_implicit(float *dweight, float *dbias, const float *dout, const float *x,
+                                    const conv2d_shape *s, float *scratch, int threads)
+{
+    int team = 1;
+    const implicit_conv_geom g = forward_geom(s);
+    const int f = s->f;
+    const long rows = implicit_conv_rows(&g);
+    const size_t in_image = (size_t)s->h * s->w * s->c, out_image = (size_t)s->oh * s->ow * f;
+#pragma omp parallel num_threads(threads)
+    {
+        int t, nt;
+        thread_index(&t, &nt);
+        if (t == 0)
+            team = nt;
+        float *xpad = thread_work(s, scratch, t);                // xpad is (HP, WP, C)
+        float *pitch = xpad + padded_x_floats(s);                 // pitch is (rows, F)
+        float *packed = pitch + pitch_dout_floats(s);             // pitch packed as a GEMM's B
+        float *dw = t == 0 ? dweight : thread_partial_dweight(s, scratch, t); // dw is (K, F)
+        float *db = t == 0 ? dbias : thread_partial_dbias(s, scratch, t);     // db is (F,)
+        long n0, n1;
+        image_range(s, t, nt, &n0, &n1);
+        if (db)
+            memset(db, 0, sizeof(float) * f);
+        for (long n = n0; n < n1; n++) {
+            const float *d = dout + n * out_image; // d is (OH, OW, F)
+            for (long q = 0; q < rows; q++) {
+                int oy = (int)(q / g.wp), ox = (int)(q % g.wp);
+                if (ox < s->ow)
+                    memcpy(pitch + q * f, d + ((size_t)oy * s->ow + ox) * f, sizeof(float) * f);
+                else
+                    memset(pitch + q * f, 0, sizeof(float) * f);
+            }
+            sgemm_pack_b(packed, pitch, f, 1, (int)rows, f);
+            implicit_conv_backward_filter_image(dw, padded_input(xpad, x + n * in_image, s), packed,
+                                                n == n0 ? 0.0f : 1.0f, &g);
+            if (dbias)
+                for (long i = 0; i < (long)s->oh * s->ow; i++)
+                    add_floats(db, d + i * f, f);
+        }
+    }
+    return team;
+}
+
 int conv2d_forward(float *out, const float *x, const float *weight, const float *bias,
                    const conv2d_shape *s, float *scratch, size_t scratch_floats, int relu)
 {
@@ -196,6 +430,10 @@ int conv2d_forward(float *out, const float *x, const float *weight, const float 
     int threads = usable_threads(s, scratch_floats);
     if (threads < 1)
         return -1;
+    if (implicit_forward(s, threads)) {
+        forward_implicit(out, x, weight, bias, s, scratch, threads, relu);
+        return 0;
+    }
     const int k = patch_size(s), f = s->f, pointwise = is_pointwise(s);
     const long chunk = chunk_rows(s);
     float *packed_weight = scratch; // weight (K, F) as the GEMM's B
@@ -204,7 +442,7 @@ int conv2d_forward(float *out, const float *x, const float *weight, const float 
     {
         int t, nt;
         thread_index(&t, &nt);
-        float *cols = thread_scratch(s, scratch, t); // cols is (chunk, K)
+        float *cols = thread_work(s, scratch, t); // cols is (chunk, K)
         long r0, r1;
         thread_rows(s, t, nt, &r0, &r1);
         for (long r = r0; r < r1; r += chunk) {
@@ -233,8 +471,12 @@ int conv2d_backward_data(float *dx, const float *dout, const float *weight,
         sgemm_strided(dx, c, dout, f, 1, weight, 1, f, (int)total_rows(s), c, f, 1.0f, 0.0f);
         return 0;
     }
+    if (implicit_backward_data(s, threads)) {
+        backward_data_implicit(dx, dout, weight, s, scratch, threads);
+        return 0;
+    }
     if (s->n < threads) { // too few images to split: one chunk loop, threaded GEMMs
-        float *dcols = thread_scratch(s, scratch, 0); // dcols is (chunk, K)
+        float *dcols = thread_work(s, scratch, 0); // dcols is (chunk, K)
         memset(dx, 0, sizeof(float) * image * s->n);
         for (long r = 0; r < total_rows(s); r += chunk) {
             long rows = total_rows(s) - r < chunk ? total_rows(s) - r : chunk;
@@ -249,10 +491,10 @@ int conv2d_backward_data(float *dx, const float *dout, const float *weight,
     {
         int t, nt;
         thread_index(&t, &nt);
-        float *dcols = thread_scratch(s, scratch, t); // dcols is (chunk, K)
-        long r0, r1;
+        float *dcols = thread_work(s, scratch, t); // dcols is (chunk, K)
+        long r0, r1, n0, n1;
         thread_rows(s, t, nt, &r0, &r1);
-        long n0 = (long)s->n * t / nt, n1 = (long)s->n * (t + 1) / nt; // the images this thread owns
+        image_range(s, t, nt, &n0, &n1); // the images this thread owns
         memset(dx + n0 * image, 0, sizeof(float) * image * (n1 - n0));
         for (long r = r0; r < r1; r += chunk) {
             long rows = r1 - r < chunk ? r1 - r : chunk;
@@ -263,31 +505,28 @@ int conv2d_backward_data(float *dx, const float *dout, const float *weight,
     return 0;
 }
 
-int conv2d_backward_filter(float *dweight, float *dbias, const float *dout, const float *x,
-                           const conv2d_shape *s, float *scratch, size_t scratch_floats)
+/* The im2col backward-filter: each thread sums its rows' gradients into dw/db. */
+static int backward_filter_im2col(float *dweight, float *dbias, const float *dout, const float *x,
+                                  const conv2d_shape *s, float *scratch, int threads)
 {
-    // dweight is (K = KH*KW*C, F), dbias is (F,), dout is (N, OH, OW, F), x is (N, H, W, C)
-    int threads = usable_threads(s, scratch_floats);
-    if (threads < 1)
-        return -1;
+    int team = 1;
     const int k = patch_size(s), f = s->f, pointwise = is_pointwise(s);
     const long chunk = chunk_rows(s);
-    int used[threads]; // whether thread t wrote its partial sums
 #pragma omp parallel num_threads(threads)
     {
         int t, nt;
         thread_index(&t, &nt);
-        float *cols = thread_scratch(s, scratch, t);                // cols is (chunk, K)
-        float *dw = t == 0 ? dweight : cols + (size_t)chunk * k;    // dw is (K, F)
-        float *db = t == 0 ? dbias : cols + (size_t)chunk * k + (size_t)k * f; // db is (F,)
+        if (t == 0)
+            team = nt;
+        float *cols = thread_work(s, scratch, t);                             // cols is (chunk, K)
+        float *dw = t == 0 ? dweight : thread_partial_dweight(s, scratch, t); // dw is (K, F)
+        float *db = t == 0 ? dbias : thread_partial_dbias(s, scratch, t);     // db is (F,)
         long r0, r1;
         thread_rows(s, t, nt, &r0, &r1);
-        used[t] = r1 > r0;
-        if (t == 0 && r1 <= r0) {
-            memset(dweight, 0, sizeof(float) * k * f);
-            if (dbias)
-                memset(dbias, 0, sizeof(float) * f);
-        }
+        if (r1 <= r0) // no rows: contribute zeros
+            memset(dw, 0, sizeof(float) * k * f);
+        if (db)
+            memset(db, 0, sizeof(float) * f);
         for (long r = r0; r < r1; r += chunk) {
             long rows = r1 - r < chunk ? r1 - r : chunk;
             const float *a = pointwise ? x + r * k : cols;
@@ -296,21 +535,29 @@ int conv2d_backward_filter(float *dweight, float *dbias, const float *dout, cons
             // dw (K, F) (+)= a^T (K, rows) @ dout rows (rows, F)
             sgemm_strided_serial(dw, f, a, 1, k, dout + r * f, f, 1, k, f, (int)rows, 1.0f,
                                  r == r0 ? 0.0f : 1.0f);
-            if (dbias) {
-                if (r == r0)
-                    memset(db, 0, sizeof(float) * f);
+            if (db)
                 for (long i = 0; i < rows; i++)
                     add_floats(db, dout + (r + i) * f, f);
-            }
         }
     }
-    for (int t = 1; t < threads; t++) {
-        if (!used[t])
-            continue;
-        const float *part = thread_scratch(s, scratch, t) + (size_t)chunk * k;
-        add_floats(dweight, part, k * f);
+    return team;
+}
+
+int conv2d_backward_filter(float *dweight, float *dbias, const float *dout, const float *x,
+                           const conv2d_shape *s, float *scratch, size_t scratch_floats)
+{
+    // dweight is (K = KH*KW*C, F), dbias is (F,), dout is (N, OH, OW, F), x is (N, H, W, C)
+    int threads = usable_threads(s, scratch_floats);
+    if (threads < 1)
+        return -1;
+    int team = implicit_backward_filter(s, threads) ? backward_filter_implicit(dweight, dbias, dout, x, s, scratch, threads)
+                                        : backward_filter_im2col(dweight, dbias, dout, x, s, scratch, threads);
+    // every thread t > 0 of the team left its partial sums (zeros when it had no work) in its scratch
+    const int kf = patch_size(s) * s->f;
+    for (int t = 1; t < team; t++) {
+        add_floats(dweight, thread_partial_dweight(s, scratch, t), kf);
         if (dbias)
-            add_floats(dbias, part + (size_t)k * f, f);
+            add_floats(dbias, thread_partial_dbias(s, scratch, t), s->f);
     }
     return 0;
 }

@@ -244,6 +244,11 @@ void sgemm_pack_b(float *packed, const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b,
         pack_b(packed + pc * n_padded, b + pc * rs_b, rs_b, cs_b, min_int(kern->kc, k - pc), n, kern->nr);
 }
 
+void sgemm_pack_b_block(float *packed, const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b, int k, int n)
+{
+    pack_b(packed, b, rs_b, cs_b, k, n, sgemm_active_kernel()->nr);
+}
+
 void sgemm_prepacked_b_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
                               const float *packed_b, int m, int n, int k, float beta)
 {

@@ -115,7 +115,10 @@ def conv_backward_numpy(dout, x, w, plan):
     return dx, dw, d.sum(axis=(0, 1, 2))
 
 
-# (N, H, W, C), (KH, KW), F, strides, padding
+# (N, H, W, C), (KH, KW), F, strides, padding. With two or more images and stride 1 the
+# kernels run the implicit (no im2col) path, except where channels or areas make im2col
+# cheaper; the last three cases take the implicit path for all three ops (one cuts each
+# 3 x 96-float run into pieces of at most KC floats).
 CONV_CASES = [
     ((1, 7, 9, 3), (3, 3), 5, (1, 1), "same"),
     ((2, 8, 8, 4), (3, 3), 8, (1, 1), "valid"),
@@ -128,6 +131,9 @@ CONV_CASES = [
     ((1, 6, 5, 2), (3, 5), 3, (3, 2), "same"),
     ((5, 17, 17, 32), (3, 3), 32, (1, 1), "same"),
     ((1, 4, 4, 1), (5, 5), 1, (1, 1), "same"),
+    ((2, 30, 30, 32), (3, 3), 8, (1, 1), "valid"),
+    ((2, 16, 16, 32), (5, 5), 16, (1, 1), "same"),
+    ((2, 9, 9, 96), (3, 3), 40, (1, 1), "same"),
 ]
 
 

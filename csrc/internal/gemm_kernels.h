@@ -56,6 +56,9 @@ void sgemm_strided_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_
  * sgemm_prepacked_b_serial then computes c (m, n) = A (m, k) @ B + beta * c. */
 size_t sgemm_packed_b_floats(int k, int n);
 void sgemm_pack_b(float *packed, const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b, int k, int n);
+/* One block of B (k, n) packed whole into NR-wide (k, NR) panels, for callers that
+ * choose their own k blocking (k <= the kernel's kc keeps a panel in L1). */
+void sgemm_pack_b_block(float *packed, const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b, int k, int n);
 void sgemm_prepacked_b_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
                               const float *packed_b, int m, int n, int k, float beta);
 
