@@ -16,7 +16,8 @@ TILED_DEFAULT = {"family": "tiled", "TSM": 64, "TSN": 64, "TSK": 16, "WPTM": 4, 
 def direct_default(vector_width):
     """The direct kernel's untuned shape for a CPU whose preferred float vector has
     `vector_width` lanes: RM x 2 accumulator vectors, leaving registers for the B vectors
-    (measured on AVX-512 PoCL: 12 x 32 runs a 1024^3 product at ~165 GFLOP/s, 8 x 32 at ~150)."""
+    (measured on AVX-512 PoCL, one thread: 12 x 32 runs a 960^3 product at ~84 GFLOP/s, 8 x 32
+    at ~77)."""
     width = vector_width if vector_width in (4, 8, 16) else 4
     rows = {16: 12, 8: 6, 4: 4}[width]
     return {"family": "direct", "RM": rows, "VW": width, "VN": 2, "local": [1, 4]}
@@ -92,18 +93,22 @@ class Gemm:
         self.params = dict(params)
         self.block_rows, self.block_cols = block_shape(params)
         self._sum_slices = runtime.kernel("gemm_util.cl", "gemm_sum_slices")
-        self._pad_columns = runtime.kernel("gemm_util.cl", "pad_columns")
-        self._scratches = {}   # "b_padded", "split_k" -> grow-only tensors
+        self._scratches = {}   # "b_panels", "split_k" -> grow-only tensors
 
     def _blocked_kernel(self, trans_a, single_row=False):
         p = self.params
-        keys = DIRECT_KEYS if p["family"] == "direct" else TILED_KEYS
-        defines = {k: p[k] for k in keys}
+        if p["family"] == "direct":
+            return self._direct_kernel("gemm_direct", trans_a, single_row)
+        defines = {k: p[k] for k in TILED_KEYS}
+        defines["TRANS_A"] = int(trans_a)
+        return self.rt.kernel("gemm_tiled.cl", "gemm_tiled", defines)
+
+    def _direct_kernel(self, name, trans_a=False, single_row=False):
+        defines = {k: self.params[k] for k in DIRECT_KEYS}
         defines["TRANS_A"] = int(trans_a)
         if single_row:
             defines["RM"] = 1
-        filename = "gemm_direct.cl" if p["family"] == "direct" else "gemm_tiled.cl"
-        return self.rt.kernel(filename, "gemm_" + p["family"], defines)
+        return self.rt.kernel("gemm_direct.cl", name, defines)
 
     def prepare(self):
         """Build both programs (trans_a False and True) now rather than on the first call."""
@@ -137,42 +142,40 @@ class Gemm:
             self._launch_tiled(c, a, b, m, n, k, trans_a, alpha, beta)
             return
         col_blocks = -(-n // self.block_cols)
-        ldb = col_blocks * self.block_cols
-        if ldb != n and k:  # the last column block reads whole vectors of B: pad B with zeros
-            padded = self._scratch("b_padded", k * ldb)
-            self.rt.launch(self._pad_columns, (k,), None, padded, b, k, n, ldb)
-            b = padded
+        if n != self.block_cols and k:  # else b (k, RN) is its own single panel
+            panels = self._scratch("b_panels", col_blocks * k * self.block_cols)
+            self.rt.launch(self._direct_kernel("pack_b_panels"), (k,), None, panels, b, k, n)
+            b = panels
         slices = split_k_slices(max(1, m // self.block_rows) * col_blocks, k)
         if slices == 1:
-            self._launch_direct(c, a, b, m, n, k, ldb, trans_a, alpha, beta, k, 0, 1)
+            self._launch_direct(c, a, b, m, n, k, trans_a, alpha, beta, k, 0, 1)
             return
         k_slice = -(-k // slices)
         partial = self._scratch("split_k", slices * m * n)
-        self._launch_direct(partial, a, b, m, n, k, ldb, trans_a, 1.0, 0.0, k_slice, m * n, slices)
+        self._launch_direct(partial, a, b, m, n, k, trans_a, 1.0, 0.0, k_slice, m * n, slices)
         size = m * n
         local = 64 if size >= 64 * 8 else 1
         self.rt.launch(self._sum_slices, (-(-size // local) * local,), (local,),
                        c, partial, slices, alpha, beta, size)
 
-    def _launch_direct(self, c, a, b, m, n, k, ldb, trans_a, alpha, beta, k_slice,
+    def _launch_direct(self, c, a, b_panels, m, n, k, trans_a, alpha, beta, k_slice,
                        c_slice_stride, slices):
         """The direct kernel over all of C, or over `slices` k slices (z of the launch)."""
         lda = m if trans_a else k
-        ldc = n
         rows = (m // self.block_rows) * self.block_rows
         col_blocks = -(-n // self.block_cols)
-        args = (k, lda, ldb, ldc, alpha, beta, k_slice, c_slice_stride)
+        args = (k, lda, n, alpha, beta, k_slice, c_slice_stride)
         if rows:
             global_size = (col_blocks, rows // self.block_rows)
             local = self._direct_local_size(global_size)
             if local is not None and slices > 1:
                 local = local + (1,)
             self.rt.launch(self._blocked_kernel(trans_a), _with_slices(global_size, slices),
-                           local, c, a, b, 0, n, *args)
+                           local, c, a, b_panels, 0, n, *args)
         if rows < m:  # leftover rows, one per work-item, still vectorized along n
             self.rt.launch(self._blocked_kernel(trans_a, single_row=True),
                            _with_slices((col_blocks, m - rows), slices), None,
-                           c, a, b, rows, n, *args)
+                           c, a, b_panels, rows, n, *args)
 
     def _launch_tiled(self, c, a, b, m, n, k, trans_a, alpha, beta):
         """The tiled kernel over ceil(m / TSM) x ceil(n / TSN) tiles (it masks ragged ones)."""

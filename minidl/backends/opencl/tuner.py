@@ -23,7 +23,7 @@ TUNE_ENV = "MINIDL_OPENCL_TUNE"
 HOME_ENV = "MINIDL_HOME"
 CACHE_FILE = "opencl_tuning.json"
 # Stored choices made by another version of the kernels or candidates are tuned again.
-TUNER_VERSION = 4
+TUNER_VERSION = 5
 TUNE_SIZE = 1024        # square problem timed for each candidate (the SGEMM benchmark size)
 TIME_BUDGET_S = 15.0    # candidates left untried once this much time has gone (build included)
 

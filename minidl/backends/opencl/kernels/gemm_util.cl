@@ -1,18 +1,5 @@
-// Helpers of the SGEMM kernels: the zero-padded copy of B that the direct family's ragged last
-// column block reads, the sum of split-K slices, and the transpose that turns a trans_b product
-// into a plain one.
-
-// out (rows, padded_cols) = x (rows, cols) followed by zero columns; one work-item per row
-__kernel void pad_columns(__global float *out, __global const float *x, const int rows,
-                          const int cols, const int padded_cols)
-{
-    const int r = get_global_id(0);
-    if (r >= rows) return;
-    __global float *dst = out + (size_t)r * padded_cols;
-    __global const float *src = x + (size_t)r * cols;
-    for (int j = 0; j < cols; ++j) dst[j] = src[j];
-    for (int j = cols; j < padded_cols; ++j) dst[j] = 0.0f;
-}
+// Helpers of the SGEMM kernels: the sum of split-K slices, and the transpose that turns a
+// trans_b product into a plain one.
 
 // c (n,) = alpha * sum over s of partial[s * n + i] + beta * c: the end of a split-K product
 __kernel void gemm_sum_slices(__global float *c, __global const float *partial, const int slices,
