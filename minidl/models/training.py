@@ -231,12 +231,15 @@ class TrainingLoops:
         return history
 
     def _save_interrupted(self, cb_list, epoch):
+        # The epoch's running loss and metrics fill file names such as "{epoch}-{loss:.2f}".
+        logs = self._metric_values() if self._seen else {}
         for cb in cb_list:
             if isinstance(cb, callbacks_mod.ModelCheckpoint) and not cb.save_best_only:
                 try:
-                    path = cb._file_path(epoch, None, {})
-                except KeyError:
-                    continue  # the file name needs values only an epoch end provides
+                    path = cb._file_path(epoch, None, logs)
+                except KeyError as exc:  # e.g. a val_ value, which only an epoch end provides
+                    print(f"\nInterrupted: nothing saved for {exc.args[0]}")
+                    continue
                 if cb.save_weights_only:
                     self.save_weights(path)
                 else:
