@@ -763,3 +763,27 @@ def test_same_seed_gives_identical_weights(backend, source):
     assert_same_weights(_seeded_run(backend, source, 11), first)
     other = _seeded_run(backend, source, 12)
     assert any(not np.array_equal(a, b) for a, b in zip(other, first))
+
+
+def test_interrupted_save_fills_file_names_from_the_running_logs(tmp_path, capsys):
+    """A checkpoint name with {loss} is filled from the epoch's running loss when Ctrl-C
+    arrives; a name that needs a val_ value cannot be, and fit says so instead of staying
+    silent about it."""
+    from minidl import callbacks
+
+    class CtrlC(callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            if batch == 2:
+                signal.raise_signal(signal.SIGINT)
+
+    model = script.build_model("numpy")
+    named = callbacks.ModelCheckpoint(str(tmp_path / "ck-{epoch:02d}-{loss:.3f}.minidl"))
+    needs_val = callbacks.ModelCheckpoint(str(tmp_path / "best-{val_loss:.3f}.minidl"))
+    with pytest.raises(KeyboardInterrupt, match="epoch 1 after step 3"):
+        script.fit(model, "arrays", EPOCHS, extra_callbacks=[named, needs_val, CtrlC()])
+    saved = [p.name for p in tmp_path.iterdir()]
+    assert len(saved) == 1 and saved[0].startswith("ck-01-") and saved[0] != "ck-01-.minidl"
+    assert load_model(tmp_path / saved[0]).fit_state["step"] == 3
+    out = capsys.readouterr().out
+    assert "nothing saved" in out and "best-{val_loss:.3f}.minidl" in out and "val_loss" in out
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # handlers restored
