@@ -6,10 +6,11 @@
  *     pc over k in KC steps        (beta applies only on the first pc step)
  *       pack B block into NR-wide micro-panels
  *       ic over m in MC rows
- *         pack A block (alpha folded in) into MR-tall micro-panels
+ *         pack A block (alpha folded in) into MR-tall micro-panels, unless the
+ *         micro-kernel reads A in place (read_a_in_place)
  *         jr over nc in NR, ir over mc in MR: micro-kernel
- * Threads split m (or n, when it is larger) into independent sub-products, so no
- * thread waits for another; each keeps its pack buffers between calls. */
+ * Threads split n (or m) into independent sub-products, so no thread waits for
+ * another; each keeps its pack buffers between calls. */
 
 #include "gemm.h"
 
@@ -132,7 +133,7 @@ static void macro_kernel(const sgemm_kernel_info *kern, float *c, ptrdiff_t ldc,
 {
     const int mr = kern->mr, nr = kern->nr;
     float edge[32 * 32] __attribute__((aligned(64)));     // one MR x NR tile, MR, NR <= 32
-    float edge_a[32 * 256] __attribute__((aligned(64)));  // one short A micro-panel, kc <= 256
+    float edge_a[32 * 256] __attribute__((aligned(64)));  // one short A micro-panel; every kc <= 256
     for (int jr = 0; jr < nc; jr += nr) {
         int cols = min_int(nr, nc - jr);
         const float *b_panel = pb + (size_t)jr * kc; // b_panel is (kc, NR)
@@ -160,7 +161,7 @@ static void macro_kernel(const sgemm_kernel_info *kern, float *c, ptrdiff_t ldc,
 /* Whether the micro-kernels should read A in place rather than from a packed copy.
  * Row-contiguous A is always read in place: the kernel gathers its MR rows with
  * broadcasts from memory, and on the AVX-512 EPYC this was measured faster than
- * packing even for 1024-float (4 KiB) row strides (python -m minidl.bench). Column-
+ * packing, even for 1024 x 1024 products with their 4 KiB row strides. Column-
  * contiguous A (a transposed operand) is read in place only when packing would not
  * pay off: few B panels reuse each A panel (small n), or its columns lie close together.
  * A scaled A (alpha != 1) is packed, since packing is where alpha is applied. */
