@@ -180,6 +180,10 @@ CONV_CASES = [
     ((2, 7, 7, 1), (4, 4, 8), (3, 2), "same"),
     ((2, 7, 6, 3), (4, 2, 5), (1, 1), "same"),      # stride 1, even kernel: asymmetric padding
     ((1, 6, 7, 2), (3, 2, 3), (1, 1), "valid"),
+    # 8 channels or more: the direct family's implicit GEMM (forward, and backward-data when F >= 8)
+    ((2, 9, 8, 12), (3, 3, 10), (1, 1), "same"),
+    ((3, 7, 9, 9), (2, 3, 40), (2, 2), "same"),
+    ((1, 5, 6, 16), (5, 5, 33), (1, 1), "valid"),
 ]
 
 

@@ -23,6 +23,9 @@ ACTIVATION_CODES = {"linear": 0, "relu": 1, "leaky_relu": 2, "sigmoid": 3, "tanh
 LOCAL_1D = 64          # work-group size of the one-dimensional kernels ...
 MIN_GROUPS = 8         # ... shrunk so that a small launch still spreads over several groups
 COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
+# Convolutions with at least this many input channels skip im2col (an implicit GEMM reads the
+# patches from x): below it the per-tap set-up outweighs the channel loop it is spread over.
+IMPLICIT_CONV_MIN_CHANNELS = 8
 
 
 def _shape_error(op, arg, tensor, expected):
@@ -229,6 +232,10 @@ class OpenCLBackend(TrainingOps, Backend):
         return (plan.h, plan.w, plan.c, plan.oh, plan.ow, plan.kh, plan.kw, plan.sh, plan.sw,
                 plan.pad_top, plan.pad_left)
 
+    def _implicit_conv(self, plan):
+        return (self.gemm_engine.has_implicit_conv and plan.c >= IMPLICIT_CONV_MIN_CHANNELS
+                and not self._is_pointwise(plan))
+
     def _is_pointwise(self, plan):
         """A 1x1, stride-1, unpadded convolution needs no im2col: x itself is the cols matrix."""
         return (plan.kh == plan.kw == plan.sh == plan.sw == 1
@@ -259,6 +266,9 @@ class OpenCLBackend(TrainingOps, Backend):
 
     def conv2d_forward(self, out, x, weight, bias, plan):
         self._check_conv("conv2d_forward", plan, ("out", "x", "weight", "bias"), (out, x, weight, bias))
+        if self._implicit_conv(plan):
+            self.gemm_engine.conv_forward(out, x, weight, bias, plan)
+            return
         cols = self._im2col(x, plan)
         rows = cols.shape[0]
         w2 = self.reshape(weight, (cols.shape[1], plan.oc))
@@ -301,6 +311,10 @@ class OpenCLBackend(TrainingOps, Backend):
         taps = plan.kh * plan.kw * plan.oc
         self._run1d("conv.cl", "flip_filters", taps, flipped, weight, plan.kh, plan.kw, plan.c,
                     plan.oc, taps)
+        if self._implicit_conv(flipped_plan):
+            self.gemm_engine.conv_forward(dx, dout, self.reshape(flipped, (plan.kh, plan.kw, plan.oc, plan.c)),
+                                          None, flipped_plan)
+            return
         cols = self._im2col(dout, flipped_plan)
         self.gemm(self.reshape(dx, (plan.n * plan.h * plan.w, plan.c)), cols, flipped)
 

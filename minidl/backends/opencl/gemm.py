@@ -110,6 +110,36 @@ class Gemm:
             defines["RM"] = 1
         return self.rt.kernel("gemm_direct.cl", name, defines)
 
+    @property
+    def has_implicit_conv(self):
+        """Whether conv_forward (kernels/conv_direct.cl) is available: the direct family only."""
+        return self.params["family"] == "direct"
+
+    def conv_forward(self, out, x, weight, bias, plan):
+        """out (N, OH, OW, F) = conv(x (N, H, W, C), weight (KH, KW, C, F)) + bias (F,) or None,
+        as an implicit GEMM with this parameter set's register blocks (no im2col matrix)."""
+        kkc, f = plan.kh * plan.kw * plan.c, plan.oc
+        panels = self._scratch("b_panels", -(-f // self.block_cols) * kkc * self.block_cols)
+        self.rt.launch(self._direct_kernel("pack_b_panels"), (kkc,), None, panels, weight, kkc, f)
+        zeros = self._zeros(plan.c)
+        rows = plan.n * plan.oh * plan.ow
+        global_size = (-(-f // self.block_cols), -(-rows // self.block_rows))
+        defines = {k: self.params[k] for k in DIRECT_KEYS}
+        kernel = self.rt.kernel("conv_direct.cl", "conv_direct", defines)
+        self.rt.launch(kernel, global_size, self._direct_local_size(global_size),
+                       out, x, panels, weight if bias is None else bias, int(bias is not None),
+                       zeros, plan.h, plan.w, plan.c, plan.oh, plan.ow, plan.kh, plan.kw,
+                       plan.sh, plan.sw, plan.pad_top, plan.pad_left, rows, f)
+
+    def _zeros(self, size):
+        """A scratch run of at least `size` zeros (padding taps of conv_forward read it)."""
+        held = self._scratches.get("zeros")
+        if held is None or held.size < size:
+            held = self._scratch("zeros", size)
+            fill = self.rt.kernel("elementwise.cl", "fill_float")
+            self.rt.launch(fill, (held.size,), None, held, 0.0, held.size)
+        return held
+
     def prepare(self):
         """Build both programs (trans_a False and True) now rather than on the first call."""
         for trans_a in (False, True):
