@@ -7,13 +7,14 @@ resumed run with an uninterrupted one computed in its own process.
 As a script (the subprocess side):
 
     python tests/_train_script.py BACKEND SOURCE CHECKPOINT EPOCHS [--pause-at E:S] [--wait]
-                                  [--save-freq N]
+                                  [--save-freq N] [--slow-interrupted-save]
 
 trains with a ModelCheckpoint(CHECKPOINT) saving every epoch (or every N batches). With --pause-at E:S it prints
 "PAUSED E S" when epoch E (0-based) is about to run step S (0-based, or "end": the end of
 the epoch) and then waits there:
 until fit's SIGINT/SIGTERM handler has recorded a signal (--wait), or for 60 s (the test
-kills it with SIGKILL meanwhile). Exit codes: 0 finished, 3 fit raised KeyboardInterrupt
+kills it with SIGKILL meanwhile). With --slow-interrupted-save the save that follows the
+signal writes half the file, prints "SAVING" and waits for a second signal. Exit codes: 0 finished, 3 fit raised KeyboardInterrupt
 (its message is printed on a "KeyboardInterrupt:" line).
 
     python tests/_train_script.py --crash-save KIND PATH
@@ -132,8 +133,43 @@ class PauseAt(callbacks.Callback):
         print("PAUSE TIMED OUT", flush=True)
 
 
+class _HalfThenWait:
+    """A file proxy that writes half of the first large write, says "SAVING" and waits
+    (for a second signal, whose KeyboardInterrupt ends the wait)."""
+
+    def __init__(self, f):
+        self._f = f
+
+    def write(self, data):
+        if len(data) >= 64:
+            self._f.write(data[: len(data) // 2])
+            print("SAVING", flush=True)
+            time.sleep(PAUSE_LIMIT_S)
+            print("SAVE WAIT TIMED OUT", flush=True)
+        return self._f.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self._f, name)
+
+
+def _slow_down_interrupted_saves():
+    """Saves made after fit recorded a signal stop half way through their first member."""
+    import contextlib
+    from minidl import io as minidl_io
+    from minidl.models import saving
+
+    @contextlib.contextmanager
+    def slow_atomic_write(target, mode="wb"):
+        with minidl_io.atomic_write(target, mode) as f:
+            yield _HalfThenWait(f) if fit_signal_recorded() else f
+
+    saving.atomic_write = slow_atomic_write
+
+
 def train_main(argv):
     backend, source, checkpoint, epochs = argv[:4]
+    if "--slow-interrupted-save" in argv:
+        _slow_down_interrupted_saves()
     pause = None
     if "--pause-at" in argv:
         e, s = argv[argv.index("--pause-at") + 1].split(":")

@@ -52,12 +52,13 @@ def assert_same_weights(actual, expected):
         np.testing.assert_array_equal(a, b, err_msg=f"weight {i} differs")
 
 
-def start_training(tmp_path, backend, source, pause_at, wait_for_signal, save_freq=None):
+def start_training(tmp_path, backend, source, pause_at, wait_for_signal, save_freq=None,
+                   extra=()):
     """A training subprocess held at pause_at=(epoch, step); returns (process, checkpoint)."""
     checkpoint = tmp_path / "ckpt.minidl"
     command = [sys.executable, SCRIPT, backend, source, str(checkpoint), str(EPOCHS),
                "--pause-at", f"{pause_at[0]}:{pause_at[1]}"] + (["--wait"] if wait_for_signal else [])
-    command += ["--save-freq", str(save_freq)] if save_freq else []
+    command += (["--save-freq", str(save_freq)] if save_freq else []) + list(extra)
     env = dict(os.environ, PYTHONPATH=ROOT)
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             cwd=str(tmp_path), env=env)
@@ -162,6 +163,22 @@ def test_signal_at_the_end_of_the_last_epoch_still_raises(tmp_path):
     weights, iterations = reference("numpy", "arrays")
     assert model.optimizer.iterations == iterations
     assert_same_weights(model.get_weights(), weights)
+
+
+def test_second_signal_while_saving_stops_at_once_leaving_the_previous_file(tmp_path):
+    """A second Ctrl-C while the interrupted save is half written stops at once: the
+    temporary file is removed and the checkpoint of the last completed epoch stays."""
+    proc, checkpoint, _ = start_training(tmp_path, "numpy", "arrays", (1, 2), wait_for_signal=True,
+                                         extra=["--slow-interrupted-save"])
+    proc.send_signal(signal.SIGINT)
+    read_until(proc, "SAVING")
+    proc.send_signal(signal.SIGINT)
+    out = finish(proc)
+    assert proc.returncode == 3 and "SAVE WAIT TIMED OUT" not in out, out
+    assert "Interrupted: saved" not in out
+    assert no_temporary_files(tmp_path)
+    model = load_model(checkpoint)
+    assert (model.trained_epochs, model.fit_state["step"]) == (1, 0)
 
 
 # ---------------------------------------------------------------- 2. SIGKILL
