@@ -325,6 +325,8 @@ static void image_range(const conv2d_shape *s, int t, int nt, long *n0, long *n1
     *n1 = (long)s->n * (t + 1) / nt;
 }
 
+/* The implicit paths hand out images one at a time (schedule dynamic), so a thread that
+ * loses its core to another job does not hold the others up at the closing barrier. */
 static void forward_implicit(float *out, const float *x, const float *weight, const float *bias,
                              const conv2d_shape *s, float *scratch, int threads, int relu)
 {
@@ -337,9 +339,8 @@ static void forward_implicit(float *out, const float *x, const float *weight, co
         int t, nt;
         thread_index(&t, &nt);
         float *xpad = thread_work(s, scratch, t); // xpad is (HP, WP, C)
-        long n0, n1;
-        image_range(s, t, nt, &n0, &n1);
-        for (long n = n0; n < n1; n++)
+#pragma omp for schedule(dynamic, 1)
+        for (long n = 0; n < s->n; n++)
             implicit_conv_forward_image(out + n * out_image, padded_input(xpad, x + n * in_image, s),
                                         packed_weight, bias, relu, &g);
     }
@@ -369,9 +370,8 @@ static void backward_data_implicit(float *dx, const float *dout, const float *we
         int t, nt;
         thread_index(&t, &nt);
         float *dpad = thread_work(s, scratch, t); // dpad is (H + KH - 1, W + KW - 1, F)
-        long n0, n1;
-        image_range(s, t, nt, &n0, &n1);
-        for (long n = n0; n < n1; n++) {
+#pragma omp for schedule(dynamic, 1)
+        for (long n = 0; n < s->n; n++) {
             pad_image(dpad, dout + n * out_image, g.hp, g.wp, s->oh, s->ow, f, kh - 1 - s->pad_top,
                       kw - 1 - s->pad_left);
             implicit_conv_forward_image(dx + n * in_image, dpad, packed_weight, NULL, 0, &g);
@@ -399,11 +399,11 @@ static int backward_filter_implicit(float *dweight, float *dbias, const float *d
         float *packed = pitch + pitch_dout_floats(s);             // pitch packed as a GEMM's B
         float *dw = t == 0 ? dweight : thread_partial_dweight(s, scratch, t); // dw is (K, F)
         float *db = t == 0 ? dbias : thread_partial_dbias(s, scratch, t);     // db is (F,)
-        long n0, n1;
-        image_range(s, t, nt, &n0, &n1);
+        int first = 1; // no image summed into dw yet
         if (db)
             memset(db, 0, sizeof(float) * f);
-        for (long n = n0; n < n1; n++) {
+#pragma omp for schedule(dynamic, 1) nowait
+        for (long n = 0; n < s->n; n++) {
             const float *d = dout + n * out_image; // d is (OH, OW, F)
             for (long q = 0; q < rows; q++) {
                 int oy = (int)(q / g.wp), ox = (int)(q % g.wp);
@@ -414,11 +414,14 @@ static int backward_filter_implicit(float *dweight, float *dbias, const float *d
             }
             sgemm_pack_b(packed, pitch, f, 1, (int)rows, f);
             implicit_conv_backward_filter_image(dw, padded_input(xpad, x + n * in_image, s), packed,
-                                                n == n0 ? 0.0f : 1.0f, &g);
+                                                first ? 0.0f : 1.0f, &g);
+            first = 0;
             if (dbias)
                 for (long i = 0; i < (long)s->oh * s->ow; i++)
                     add_floats(db, d + i * f, f);
         }
+        if (first) // this thread got no image: it contributes zeros
+            memset(dw, 0, sizeof(float) * patch_size(s) * f);
     }
     return team;
 }

@@ -291,14 +291,13 @@ void sgemm_strided(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrd
         sgemm_strided_serial(c, ldc, a, rs_a, cs_a, b, rs_b, cs_b, m, n, k, alpha, beta);
         return;
     }
-#pragma omp parallel num_threads(threads)
-    {
-        int t = 0, nt = 1;
-#ifdef _OPENMP
-        t = omp_get_thread_num();
-        nt = omp_get_num_threads();
-#endif
-        int u0 = (int)((long)units * t / nt), u1 = (int)((long)units * (t + 1) / nt);
+    /* Parts of n repeat no work, so n is cut into a few tasks per thread, handed out
+     * dynamically: a thread that loses its core to another job does not hold the rest
+     * up. Parts of m each pack all of B, so then each thread gets exactly one part. */
+    int tasks = split_m ? threads : min_int(units, 4 * threads);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (int task = 0; task < tasks; task++) {
+        int u0 = (int)((long)units * task / tasks), u1 = (int)((long)units * (task + 1) / tasks);
         if (split_m) {
             int i0 = u0 * kern->mr, i1 = min_int(u1 * kern->mr, m);
             if (i1 > i0)
