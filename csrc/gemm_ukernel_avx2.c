@@ -2,7 +2,11 @@
    broadcast of A, out of the 16 ymm registers. */
 
 #if defined(__x86_64__) || defined(__i386__)
+#if defined(__clang__) // clang ignores GCC's pragma; its own applies to every function below
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
 #pragma GCC target("avx2,fma")
+#endif
 #include <immintrin.h>
 
 #include "internal/gemm_kernels.h"
@@ -60,4 +64,7 @@ void sgemm_ukernel_avx2_6x16(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t c
         }
     }
 }
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 #endif

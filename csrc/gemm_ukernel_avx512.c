@@ -3,7 +3,11 @@
    the FMA latency on two FMA pipes. */
 
 #if defined(__x86_64__) || defined(__i386__)
+#if defined(__clang__) // clang ignores GCC's pragma; its own applies to every function below
+#pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw"))), apply_to = function)
+#else
 #pragma GCC target("avx512f,avx512vl,avx512dq,avx512bw")
+#endif
 #include <immintrin.h>
 
 #include "internal/gemm_kernels.h"
@@ -66,4 +70,7 @@ void sgemm_ukernel_avx512_12x32(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_
         }
     }
 }
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 #endif
