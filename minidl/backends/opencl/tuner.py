@@ -23,19 +23,19 @@ TUNE_ENV = "MINIDL_OPENCL_TUNE"
 HOME_ENV = "MINIDL_HOME"
 CACHE_FILE = "opencl_tuning.json"
 # Stored choices made by another version of the kernels or candidates are tuned again.
-TUNER_VERSION = 5
+TUNER_VERSION = 6
 TUNE_SIZE = 1024        # square problem timed for each candidate (the SGEMM benchmark size)
 TIME_BUDGET_S = 15.0    # candidates left untried once this much time has gone (build included)
 
 # Ordered so that the likeliest winners on each kind of device are tried first.
 DIRECT_CANDIDATES = [
     DIRECT_DEFAULT,
-    {"family": "direct", "RM": 8, "VW": 16, "VN": 2, "local": [1, 4]},
-    {"family": "direct", "RM": 14, "VW": 16, "VN": 2, "local": None},
+    {"family": "direct", "RM": 8, "VW": 16, "VN": 3, "local": [1, 4]},
+    {"family": "direct", "RM": 4, "VW": 16, "VN": 4, "local": [1, 4]},
     {"family": "direct", "RM": 6, "VW": 8, "VN": 2, "local": [1, 4]},    # AVX2-sized
-    {"family": "direct", "RM": 12, "VW": 16, "VN": 2, "local": None},
-    {"family": "direct", "RM": 10, "VW": 16, "VN": 2, "local": [1, 8]},
-    {"family": "direct", "RM": 4, "VW": 8, "VN": 4, "local": None},
+    {"family": "direct", "RM": 8, "VW": 16, "VN": 2, "local": None},
+    {"family": "direct", "RM": 6, "VW": 16, "VN": 3, "local": [1, 4]},
+    {"family": "direct", "RM": 12, "VW": 16, "VN": 2, "local": [1, 4]},
 ]
 TILED_CANDIDATES = [
     TILED_DEFAULT,

@@ -7,6 +7,7 @@
 // x is (N, H, W, C); w_panels is the weight packed by gemm_direct.cl's pack_b_panels,
 // (ceil(F / RN), KH*KW*C, RN); out is (N, OH, OW, F); zeros holds C zeros.
 // Global size: (ceil(F / RN), ceil(N*OH*OW / RM)); any local size.
+// Every loop over the RM x VN accumulators is unrolled so that they live in registers.
 
 #ifndef RM
 #define RM 8        // output pixels per work-item
@@ -26,6 +27,13 @@
 #define vloadV CAT(vload, VW)
 #define vstoreV CAT(vstore, VW)
 
+// fma where the device says it is fast (every FMA-capable CPU and GPU), else mad
+#ifdef FP_FAST_FMAF
+#define MAD(a, b, c) fma(a, b, c)
+#else
+#define MAD(a, b, c) mad(a, b, c)
+#endif
+
 __kernel void conv_direct(__global float * restrict out, __global const float * restrict x,
                           __global const float * restrict w_panels,
                           __global const float * restrict bias, const int has_bias,
@@ -41,6 +49,7 @@ __kernel void conv_direct(__global float * restrict out, __global const float * 
 
     int y0[RM], x0[RM];              // top-left input position of each pixel's window
     __global const float *image[RM];  // each pixel's input image
+    #pragma unroll
     for (int r = 0; r < RM; ++r) {
         const int row = min(i0 + r, rows - 1);  // a ragged last block recomputes the last pixel
         const int ox = row % OW, oy = (row / OW) % OH, b = row / (OW * OH);
@@ -50,13 +59,16 @@ __kernel void conv_direct(__global float * restrict out, __global const float * 
     }
 
     floatV acc[RM][VN];
+    #pragma unroll
     for (int r = 0; r < RM; ++r)
+        #pragma unroll
         for (int v = 0; v < VN; ++v) acc[r][v] = (floatV)(0.0f);
 
     const __global float *wrow = w_panels + (size_t)panel * kkc * RN;
     for (int ky = 0; ky < KH; ++ky) {
         for (int kx = 0; kx < KW; ++kx) {
             __global const float *src[RM];
+            #pragma unroll
             for (int r = 0; r < RM; ++r) {
                 const int y = y0[r] + ky, xx = x0[r] + kx;
                 src[r] = (y >= 0 && y < H && xx >= 0 && xx < W)
@@ -64,17 +76,23 @@ __kernel void conv_direct(__global float * restrict out, __global const float * 
             }
             for (int c = 0; c < C; ++c, wrow += RN) {
                 floatV wv[VN];
+                #pragma unroll
                 for (int v = 0; v < VN; ++v) wv[v] = vloadV(v, wrow);
+                #pragma unroll
                 for (int r = 0; r < RM; ++r) {
                     const floatV av = (floatV)(src[r][c]);
-                    for (int v = 0; v < VN; ++v) acc[r][v] = mad(av, wv[v], acc[r][v]);
+                    #pragma unroll
+                    for (int v = 0; v < VN; ++v) acc[r][v] = MAD(av, wv[v], acc[r][v]);
                 }
             }
         }
     }
 
-    for (int r = 0; r < RM && i0 + r < rows; ++r) {
+    #pragma unroll
+    for (int r = 0; r < RM; ++r) {
+        if (i0 + r >= rows) break;
         __global float *orow = out + (size_t)(i0 + r) * F + j0;
+        #pragma unroll
         for (int v = 0; v < VN; ++v) {
             const int j = j0 + v * VW;
             if (j + VW <= F) {
