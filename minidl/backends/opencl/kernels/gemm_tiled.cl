@@ -6,6 +6,7 @@
 // Any M, N, K: tiles that stick out past C load zeros for the missing rows, columns and k and
 // store only what lies inside C.
 // Global size: (ceil(N / TSN) * RTSN, ceil(M / TSM) * RTSM); local size (RTSN, RTSM).
+// The loops over the WPTM x WPTN accumulators are unrolled so that they stay in registers.
 
 #ifndef TSM
 #define TSM 64      // rows of the C tile of a work-group
@@ -46,6 +47,13 @@
 #define STORE_B(v, p) CAT(vstore, VWN)(v, 0, p)
 #endif
 
+// fma where the device says it is fast, else mad
+#ifdef FP_FAST_FMAF
+#define MAD(a, b, c) fma(a, b, c)
+#else
+#define MAD(a, b, c) mad(a, b, c)
+#endif
+
 #if TRANS_A
 #define A_AT(i, k) a[(k) * lda + (i)]
 #else
@@ -65,7 +73,9 @@ void gemm_tiled(__global float *c, __global const float *a, __global const float
     __local float b_tile[TSK][TSN];   // b_tile[kk][n] = B(k0 + kk, j0 + n)
 
     float acc[WPTM][WPTN];
+    #pragma unroll
     for (int wm = 0; wm < WPTM; ++wm)
+        #pragma unroll
         for (int wn = 0; wn < WPTN; ++wn) acc[wm][wn] = 0.0f;
 
     for (int k0 = 0; k0 < K; k0 += TSK) {
@@ -91,19 +101,24 @@ void gemm_tiled(__global float *c, __global const float *a, __global const float
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int kk = 0; kk < TSK; ++kk) {
             float b_reg[WPTN];
+            #pragma unroll
             for (int wn = 0; wn < WPTN; ++wn) b_reg[wn] = b_tile[kk][tn + wn * RTSN];
+            #pragma unroll
             for (int wm = 0; wm < WPTM; ++wm) {
                 const float av = a_tile[kk][tm + wm * RTSM];
-                for (int wn = 0; wn < WPTN; ++wn) acc[wm][wn] = mad(av, b_reg[wn], acc[wm][wn]);
+                #pragma unroll
+                for (int wn = 0; wn < WPTN; ++wn) acc[wm][wn] = MAD(av, b_reg[wn], acc[wm][wn]);
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
+    #pragma unroll
     for (int wm = 0; wm < WPTM; ++wm) {
         const int i = i0 + tm + wm * RTSM;
         if (i >= M) break;
         __global float *crow = c + i * ldc;
+        #pragma unroll
         for (int wn = 0; wn < WPTN; ++wn) {
             const int j = j0 + tn + wn * RTSN;
             if (j >= N) break;
