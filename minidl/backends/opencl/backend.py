@@ -285,7 +285,7 @@ class OpenCLBackend(TrainingOps, Backend):
         if self._is_pointwise(plan):
             self.gemm(self.reshape(dx, (plan.n * plan.h * plan.w, plan.c)), dout2, w2, trans_b=True)
             return
-        if plan.sh == plan.sw == 1:
+        if plan.sh == plan.sw == 1 and plan.c >= IMPLICIT_CONV_MIN_CHANNELS:
             self._backward_data_as_convolution(dx, dout, weight, plan)
             return
         dcols = self._cols(plan)
@@ -296,8 +296,9 @@ class OpenCLBackend(TrainingOps, Backend):
     def _backward_data_as_convolution(self, dx, dout, weight, plan):
         """dx of a stride-1 convolution is itself a convolution: dout padded by (KH-1-top,
         KH-1-bottom, KW-1-left, KW-1-right), with the filters rotated by 180 degrees and C, F
-        swapped. One im2col + GEMM, the same cost as the forward pass, instead of a GEMM into
-        a large dcols matrix and a col2im pass over it."""
+        swapped: the cost of a forward pass (an implicit GEMM with no im2col matrix) instead of
+        a GEMM into a large dcols matrix and a col2im pass over it. Used when x has enough
+        channels (the rotated convolution's filters) to fill the GEMM's register blocks."""
         flipped_plan = plan.scratch.get("opencl_flipped_plan")
         if flipped_plan is None:
             flipped_plan = Window2D(plan.n, plan.oh, plan.ow, plan.oc, plan.kh, plan.kw, 1, 1,
