@@ -1,8 +1,19 @@
 """Access to the compiled C kernels (minidl._cpu_kernels), pointer helpers and argument checks."""
 
+import os
+
 import numpy as np
 
 from ..base import BackendUnavailable
+
+# libgomp, the OpenMP runtime of the kernels, reads its wait policy once, when the extension
+# loads it. Its default keeps idle threads spinning after every parallel region; on a machine
+# whose cores are shared with other jobs that spinning takes the core the other kernel thread
+# needs (the CIFAR-10 CNN step ran 1.5-3x slower than with passive waiting on the shared
+# 2-core EPYC). A user's own OMP_WAIT_POLICY is kept; minidl.bench restores torch's default
+# in its child processes when this line chose the policy.
+WAIT_POLICY_CHOSEN_HERE = "OMP_WAIT_POLICY" not in os.environ
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 try:
     from minidl._cpu_kernels import ffi, lib  # built by setup.py from csrc/ through cffi
