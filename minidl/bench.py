@@ -19,6 +19,8 @@ thread pools keep spinning after a call and would otherwise steal the cores from
 kernels measured next. Every contender gets the same thread count (--threads, default the
 cpu backend's: MINIDL_NUM_THREADS or all cores). On a machine shared with other jobs,
 `--threads 1 --clock cpu` times with the process CPU clock, which other jobs do not inflate.
+The cpu backend's OpenMP threads wait passively (minidl/backends/cpu/_ffi.py); torch's
+child processes run with torch's own default.
 """
 
 import argparse
@@ -109,11 +111,21 @@ def numpy_gemm_gflops(sizes=GEMM_SIZES, clock="wall"):
     return result
 
 
+def child_env(**overrides):
+    """The environment for a child process: ours, without the OpenMP wait policy the cpu
+    backend chose for itself (so torch runs with its own default), plus overrides."""
+    from minidl.backends.cpu import _ffi
+    env = dict(os.environ, **overrides)
+    if _ffi.WAIT_POLICY_CHOSEN_HERE:
+        env.pop("OMP_WAIT_POLICY", None)
+    return env
+
+
 def run_in_child(call, env=None):
     """The JSON printed by `call` (Python source using minidl.bench) run in a child process."""
     code = f"import json; from minidl import bench; print(json.dumps(bench.{call}))"
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                            timeout=3600)
+    result = subprocess.run([sys.executable, "-c", code], env=child_env() if env is None else env,
+                            capture_output=True, text=True, timeout=3600)
     if result.returncode != 0:
         raise RuntimeError(f"child benchmark {call} failed: {result.stderr.strip()[-2000:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -122,7 +134,7 @@ def run_in_child(call, env=None):
 def numpy_gemm_gflops_in_child(threads, clock, drop_coretype=False):
     """numpy's SGEMM rates measured in a child process using `threads` OpenBLAS threads,
     optionally without the OPENBLAS_CORETYPE override of this environment."""
-    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
+    env = child_env(OPENBLAS_NUM_THREADS=str(threads))
     if drop_coretype:
         env.pop("OPENBLAS_CORETYPE", None)
     return {int(k): v for k, v in run_in_child(f"numpy_gemm_gflops(clock={clock!r})", env).items()}
@@ -293,11 +305,11 @@ def torch_report(threads, steps, clock="wall"):
             "cnn_step_ms": step_ms(torch_cnn_step_runner(torch), steps)}
 
 
-def train_and_report_memory(kind, steps):
+def train_and_report_memory(kind, steps, threads):
     """Child-process entry point: run `steps` training steps of `kind` ("torch" or a minidl
-    backend name) and print the peak resident set size in MiB."""
-    if kind == "torch":
-        torch = _import_torch(kernel_threads())
+    backend name) with `threads` threads and print the peak resident set size in MiB."""
+    if kind == "torch":  # imported before anything loads the cpu backend's OpenMP settings
+        torch = _import_torch(threads)
         if torch is None:
             raise ImportError("torch is not installed")
         runner = torch_cnn_step_runner(torch)
@@ -308,9 +320,11 @@ def train_and_report_memory(kind, steps):
     print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
 
 
-def peak_memory_mib(kind, steps=200):
-    code = f"from minidl.bench import train_and_report_memory; train_and_report_memory({kind!r}, {steps})"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=3600)
+def peak_memory_mib(kind, threads, steps=200):
+    code = (f"from minidl.bench import train_and_report_memory; "
+            f"train_and_report_memory({kind!r}, {steps}, {threads})")
+    result = subprocess.run([sys.executable, "-c", code], env=child_env(), capture_output=True, text=True,
+                            timeout=3600)
     if result.returncode != 0:
         return None, result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "failed"
     return float(result.stdout.strip().splitlines()[-1]), None
@@ -413,7 +427,7 @@ def run(backend_names, steps, memory, threads, clock):
         mem = report["peak_memory_mib"] = {}
         rows = []
         for kind in [n for n in backends if n != "numpy"] + (["torch"] if torch else []):
-            mib, error = peak_memory_mib(kind)
+            mib, error = peak_memory_mib(kind, threads)
             mem[kind] = mib if error is None else {"error": error}
             rows.append([kind, f"{mib:.0f}" if error is None else error])
         _print_table("Peak RSS of a 200-step training run (child process)", ["run", "MiB"], rows)
