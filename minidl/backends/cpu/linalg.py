@@ -9,21 +9,9 @@ C-contiguous float32 numpy array; the C code reads and writes it in place.
 import numpy as np
 
 from ..base import make_window
-from ._ffi import ffi, fptr, require_lib
+from ._ffi import checked, ffi, fptr, require_lib
 
 _PLAN_KEY = "cpu_conv"  # where a Window2D plan keeps this backend's C shape and scratch
-
-
-def _check(op, name, array, shape):
-    """Raise a ValueError naming op and argument unless array is float32, C-contiguous, of shape."""
-    if not isinstance(array, np.ndarray):
-        raise TypeError(f"{op}: {name} must be a numpy float32 array, got {type(array).__name__}")
-    if array.dtype != np.float32:
-        raise ValueError(f"{op}: {name} must be float32, got {array.dtype} of shape {array.shape}")
-    if not array.flags.c_contiguous:
-        raise ValueError(f"{op}: {name} of shape {array.shape} must be C-contiguous")
-    if shape is not None and tuple(array.shape) != tuple(shape):
-        raise ValueError(f"{op}: {name} must have shape {tuple(shape)}, got {tuple(array.shape)}")
 
 
 class _ConvScratch:
@@ -63,8 +51,8 @@ class LinalgOps:
     def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False):
         """out = alpha * op(a) @ op(b) + beta * out, 2-D tensors, op(t) = t.T when trans_t."""
         lib = require_lib()
+        pa, pb, pout = checked("gemm", "a", a), checked("gemm", "b", b), checked("gemm", "out", out)
         for name, t in (("a", a), ("b", b), ("out", out)):
-            _check("gemm", name, t, None)
             if t.ndim != 2:
                 raise ValueError(f"gemm: {name} must be 2-D, got shape {t.shape}")
         m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
@@ -72,7 +60,7 @@ class LinalgOps:
         if k != kb or out.shape != (m, n):
             raise ValueError(f"gemm: op(a) {(m, k)} @ op(b) {(kb, n)} does not fit out {out.shape} "
                              f"(a {a.shape}, b {b.shape}, trans_a={trans_a}, trans_b={trans_b})")
-        lib.sgemm(fptr(out), fptr(a), fptr(b), m, n, k, int(bool(trans_a)), int(bool(trans_b)),
+        lib.sgemm(pout, pa, pb, m, n, k, int(bool(trans_a)), int(bool(trans_b)),
                   float(alpha), float(beta), max(a.shape[1], 1), max(b.shape[1], 1), max(n, 1))
 
     def conv2d_plan(self, in_shape, kernel_shape, strides, padding):
@@ -91,35 +79,28 @@ class LinalgOps:
     def conv2d_forward(self, out, x, weight, bias, plan):
         """out (N, OH, OW, F) = conv(x (N, H, W, C), weight (KH, KW, C, F)) + bias (F,) or None."""
         op = "conv2d_forward"
-        _check(op, "out", out, plan.out_shape)
-        _check(op, "x", x, plan.in_shape)
-        _check(op, "weight", weight, (plan.kh, plan.kw, plan.c, plan.oc))
-        if bias is not None:
-            _check(op, "bias", bias, (plan.oc,))
+        pout = checked(op, "out", out, plan.out_shape)
+        px = checked(op, "x", x, plan.in_shape)
+        pw = checked(op, "weight", weight, (plan.kh, plan.kw, plan.c, plan.oc))
+        pbias = ffi.NULL if bias is None else checked(op, "bias", bias, (plan.oc,))
         s = _scratch(plan)
-        _run(op, require_lib().conv2d_forward(
-            fptr(out), fptr(x), fptr(weight), fptr(bias) if bias is not None else ffi.NULL,
-            s.shape, s.ptr, s.floats, 0), plan)
+        _run(op, require_lib().conv2d_forward(pout, px, pw, pbias, s.shape, s.ptr, s.floats, 0), plan)
 
     def conv2d_backward_data(self, dx, dout, weight, plan):
         """dx (N, H, W, C) = gradient of the conv output dout (N, OH, OW, F) w.r.t. its input."""
         op = "conv2d_backward_data"
-        _check(op, "dx", dx, plan.in_shape)
-        _check(op, "dout", dout, plan.out_shape)
-        _check(op, "weight", weight, (plan.kh, plan.kw, plan.c, plan.oc))
+        pdx = checked(op, "dx", dx, plan.in_shape)
+        pdout = checked(op, "dout", dout, plan.out_shape)
+        pw = checked(op, "weight", weight, (plan.kh, plan.kw, plan.c, plan.oc))
         s = _scratch(plan)
-        _run(op, require_lib().conv2d_backward_data(
-            fptr(dx), fptr(dout), fptr(weight), s.shape, s.ptr, s.floats), plan)
+        _run(op, require_lib().conv2d_backward_data(pdx, pdout, pw, s.shape, s.ptr, s.floats), plan)
 
     def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
         """dweight (KH, KW, C, F) and dbias (F,) or None from dout and the forward input x."""
         op = "conv2d_backward_filter"
-        _check(op, "dweight", dweight, (plan.kh, plan.kw, plan.c, plan.oc))
-        if dbias is not None:
-            _check(op, "dbias", dbias, (plan.oc,))
-        _check(op, "dout", dout, plan.out_shape)
-        _check(op, "x", x, plan.in_shape)
+        pdw = checked(op, "dweight", dweight, (plan.kh, plan.kw, plan.c, plan.oc))
+        pdb = ffi.NULL if dbias is None else checked(op, "dbias", dbias, (plan.oc,))
+        pdout = checked(op, "dout", dout, plan.out_shape)
+        px = checked(op, "x", x, plan.in_shape)
         s = _scratch(plan)
-        _run(op, require_lib().conv2d_backward_filter(
-            fptr(dweight), fptr(dbias) if dbias is not None else ffi.NULL, fptr(dout), fptr(x),
-            s.shape, s.ptr, s.floats), plan)
+        _run(op, require_lib().conv2d_backward_filter(pdw, pdb, pdout, px, s.shape, s.ptr, s.floats), plan)
