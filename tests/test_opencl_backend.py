@@ -184,6 +184,7 @@ CONV_CASES = [
     ((2, 9, 8, 12), (3, 3, 10), (1, 1), "same"),
     ((3, 7, 9, 9), (2, 3, 40), (2, 2), "same"),
     ((1, 5, 6, 16), (5, 5, 33), (1, 1), "valid"),
+    ((8, 24, 24, 16), (3, 3, 32), (1, 1), "same"),  # 4608 pixels: filter gradient split in slices
 ]
 
 
@@ -208,7 +209,9 @@ def test_conv2d(cl_be, tiled_be, np_be, rng, family, in_shape, kernel, strides, 
         getattr(cl_be, op)(*cl_args, plan_cl)
         getattr(np_be, op)(*np_args, plan_np)
         for index, (c_arg, n_arg) in enumerate(zip(cl_args, np_args)):
-            np.testing.assert_allclose(cl_be.to_numpy(c_arg), n_arg, rtol=1e-4, atol=1e-4,
+            # float32 sums over thousands of pixels: allow for the largest value's rounding
+            atol = 1e-4 + 1e-5 * float(np.abs(n_arg).max())
+            np.testing.assert_allclose(cl_be.to_numpy(c_arg), n_arg, rtol=1e-4, atol=atol,
                                        err_msg=f"{op} argument {index}")
     # the scratch is made once per plan (and per backend for im2col) and reused by later calls
     scratch = dict(plan_cl.scratch)

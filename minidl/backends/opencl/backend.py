@@ -324,6 +324,11 @@ class OpenCLBackend(TrainingOps, Backend):
     def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
         self._check_conv("conv2d_backward_filter", plan, ("dweight", "dbias", "dout", "x"),
                          (dweight, dbias, dout, x))
+        if self._implicit_conv(plan):
+            self.gemm_engine.conv_backward_filter(dweight, x, dout, plan)
+            if dbias is not None:
+                self.bias_grad(dbias, self.reshape(dout, (plan.n * plan.oh * plan.ow, plan.oc)))
+            return
         cols = self._im2col(x, plan)
         dout2 = self.reshape(dout, (cols.shape[0], plan.oc))
         self.gemm(self.reshape(dweight, (cols.shape[1], plan.oc)), cols, dout2, trans_a=True)

@@ -131,6 +131,38 @@ class Gemm:
                        zeros, plan.h, plan.w, plan.c, plan.oh, plan.ow, plan.kh, plan.kw,
                        plan.sh, plan.sw, plan.pad_top, plan.pad_left, rows, f)
 
+    def conv_backward_filter(self, dweight, x, dout, plan):
+        """dweight (KH, KW, C, F) = the filter gradient of a convolution, from its input x
+        (N, H, W, C) and output gradient dout (N, OH, OW, F), as an implicit GEMM summed over
+        the output pixels in split-K slices (no im2col matrix)."""
+        kkc, f = plan.kh * plan.kw * plan.c, plan.oc
+        rows = plan.n * plan.oh * plan.ow
+        panels = -(-f // self.block_cols)
+        if f % self.block_cols == 0:
+            b, ldb, panel_stride = dout, f, self.block_cols
+        else:  # the last block would read past each row of dout: pack it into padded panels
+            b = self._scratch("b_panels", panels * rows * self.block_cols)
+            self.rt.launch(self._direct_kernel("pack_b_panels"), (rows,), None, b, dout, rows, f)
+            ldb, panel_stride = self.block_cols, rows * self.block_cols
+        row_blocks = -(-kkc // self.block_rows)
+        slices = split_k_slices(row_blocks * panels, rows)
+        rows_per_slice = -(-rows // slices)
+        target = dweight if slices == 1 else self._scratch("split_k", slices * kkc * f)
+        defines = {k: self.params[k] for k in DIRECT_KEYS}
+        kernel = self.rt.kernel("conv_direct.cl", "conv_filter_grad", defines)
+        self.rt.launch(kernel, (panels, row_blocks, slices), None, target, x, b, ldb,
+                       panel_stride, self._zeros(self.block_rows), plan.h, plan.w, plan.c,
+                       plan.oh, plan.ow, plan.kw, plan.sh, plan.sw, plan.pad_top, plan.pad_left,
+                       kkc, f, rows, rows_per_slice, kkc * f)
+        if slices > 1:
+            self._sum_into(dweight, target, slices, kkc * f, 1.0, 0.0)
+
+    def _sum_into(self, c, partial, slices, size, alpha, beta):
+        """c (size,) = alpha * the sum of `slices` consecutive (size,) slices of partial + beta * c."""
+        local = 64 if size >= 64 * 8 else 1
+        self.rt.launch(self._sum_slices, (-(-size // local) * local,), (local,),
+                       c, partial, slices, alpha, beta, size)
+
     def _zeros(self, size):
         """A scratch run of at least `size` zeros (padding taps of conv_forward read it)."""
         held = self._scratches.get("zeros")
@@ -183,10 +215,7 @@ class Gemm:
         k_slice = -(-k // slices)
         partial = self._scratch("split_k", slices * m * n)
         self._launch_direct(partial, a, b, m, n, k, trans_a, 1.0, 0.0, k_slice, m * n, slices)
-        size = m * n
-        local = 64 if size >= 64 * 8 else 1
-        self.rt.launch(self._sum_slices, (-(-size // local) * local,), (local,),
-                       c, partial, slices, alpha, beta, size)
+        self._sum_into(c, partial, slices, m * n, alpha, beta)
 
     def _launch_direct(self, c, a, b_panels, m, n, k, trans_a, alpha, beta, k_slice,
                        c_slice_stride, slices):
