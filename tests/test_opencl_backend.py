@@ -476,12 +476,12 @@ def test_tuner_picks_the_fastest_and_caches_it(cl_be, tmp_path, monkeypatch):
     monkeypatch.setenv("MINIDL_OPENCL_TUNE", "1")
     monkeypatch.setattr(tuner, "DIRECT_CANDIDATES", TINY_CANDIDATES[:1])
     monkeypatch.setattr(tuner, "TILED_CANDIDATES", TINY_CANDIDATES[1:])
-    monkeypatch.setattr(tuner, "TUNE_SIZE", 64)
+    monkeypatch.setattr(tuner, "TUNE_SHAPES", ((64, 64, 64), (96, 40, 20)))
     params = tuner.gemm_params(cl_be.rt)
     table = json.loads((tmp_path / "opencl_tuning.json").read_text())
     entry = table[cl_be.rt.device_key]
     timed = [r for r in entry["results"] if r["gflops"] is not None]
-    assert len(timed) == 2
+    assert len(timed) == 2 and all(len(r["gflops_by_shape"]) == 2 for r in timed)
     assert params == entry["params"] == max(timed, key=lambda r: r["gflops"])["params"]
     assert tuner.last_source(cl_be.rt) == "tuned"
 
@@ -522,7 +522,7 @@ def test_tuner_skips_a_candidate_that_computes_wrong_numbers(cl_be, monkeypatch)
         self.rt.write(c, np.zeros(c.shape, np.float32))
 
     monkeypatch.setattr(tuner.Gemm, "run", wrong_product)
-    entry = tuner.tune(cl_be.rt, candidates=TINY_CANDIDATES, size=64, repeats=1)
+    entry = tuner.tune(cl_be.rt, candidates=TINY_CANDIDATES, shapes=[(64, 64, 64)], repeats=1)
     assert all(r["gflops"] is None for r in entry["results"])
 
 

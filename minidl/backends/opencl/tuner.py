@@ -23,8 +23,10 @@ TUNE_ENV = "MINIDL_OPENCL_TUNE"
 HOME_ENV = "MINIDL_HOME"
 CACHE_FILE = "opencl_tuning.json"
 # Stored choices made by another version of the kernels or candidates are tuned again.
-TUNER_VERSION = 6
-TUNE_SIZE = 1024        # square problem timed for each candidate (the SGEMM benchmark size)
+TUNER_VERSION = 7
+# Products timed for each candidate, scored by their geometric mean: the SGEMM benchmark's
+# square, and the tall-skinny shapes of convolution layers (pixels x filters x taps*channels).
+TUNE_SHAPES = ((1024, 1024, 1024), (8192, 32, 288), (8192, 64, 576))
 TIME_BUDGET_S = 15.0    # candidates left untried once this much time has gone (build included)
 
 # Ordered so that the likeliest winners on each kind of device are tried first.
@@ -94,72 +96,96 @@ def gemm_params(runtime):
             return entry["params"]
         except (KeyError, TypeError, ValueError):
             pass  # a hand-edited entry that cannot run here: tune again
-    entry = tune(runtime)  # TUNE_SIZE is read at call time, so tests can shrink it
+    entry = tune(runtime)
     save_entry(runtime.device_key, entry)
     _sources[runtime.device_key] = "tuned"
     return entry["params"]
 
 
-def _prepare_candidate(runtime, params, size, a, b, c, reference):
-    """A Gemm for `params`, built and checked on a size^3 product; None if the driver cannot
-    build or run it, or it computes wrong numbers."""
+class _Problem:
+    """One (m, n, k) product with random operands on the device, for timing candidates."""
+
+    def __init__(self, runtime, shape, rng):
+        self.m, self.n, self.k = shape
+        self.host_a = rng.standard_normal((self.m, self.k), dtype=np.float32)
+        self.host_b = rng.standard_normal((self.k, self.n), dtype=np.float32)
+        self.a, self.b = runtime.alloc((self.m, self.k)), runtime.alloc((self.k, self.n))
+        self.c = runtime.alloc((self.m, self.n))
+        runtime.write(self.a, self.host_a)
+        runtime.write(self.b, self.host_b)
+
+    @property
+    def flops(self):
+        return 2.0 * self.m * self.n * self.k
+
+    def run(self, gemm):
+        gemm.run(self.c, self.a, self.b, self.m, self.n, self.k, False, 1.0, 0.0)
+
+
+def _prepare_candidate(runtime, params, problem):
+    """A Gemm for `params`, built and checked on `problem`; None if the driver cannot build or
+    run it, or it computes wrong numbers."""
     try:
         check_params(params, runtime)
         gemm = Gemm(runtime, params)
         gemm.prepare()
-        gemm.run(c, a, b, size, size, size, False, 1.0, 0.0)
+        problem.run(gemm)
         runtime.finish()
     except Exception:  # noqa: BLE001  a candidate this device cannot run is simply not chosen
         return None
-    if not np.allclose(runtime.read(c)[-64:, -64:], reference, rtol=1e-3, atol=1e-3):
+    # the corner where ragged blocks end up
+    reference = problem.host_a[-64:] @ problem.host_b[:, -64:]
+    if not np.allclose(runtime.read(problem.c)[-64:, -64:], reference, rtol=1e-3, atol=1e-3):
         return None
     return gemm
 
 
-def tune(runtime, candidates=None, size=None, repeats=3, budget_s=TIME_BUDGET_S):
-    """Time each valid candidate (both families by default) and return the table entry
-    {"params", "gflops", "size", "results"} of the fastest. The candidates are timed in
+def tune(runtime, candidates=None, shapes=None, repeats=3, budget_s=TIME_BUDGET_S):
+    """Time each valid candidate (both families by default) on each (m, n, k) of `shapes`
+    (default TUNE_SHAPES) and return the table entry {"params", "gflops", "shapes",
+    "results"} of the one with the best geometric-mean GFLOP/s. The candidates are timed in
     interleaved rounds, keeping each one's best, so that a burst of load from other
     processes does not single one out."""
-    size = size or TUNE_SIZE
+    shapes = [tuple(s) for s in (shapes or TUNE_SHAPES)]
     if candidates is None:
         # the likely winners for this kind of device go first, in case the budget runs out
         first, second = ((DIRECT_CANDIDATES, TILED_CANDIDATES) if runtime.is_cpu
                          else (TILED_CANDIDATES, DIRECT_CANDIDATES))
         candidates = first[:3] + second[:2] + first[3:] + second[2:]
     rng = np.random.default_rng(0)
-    host_a = rng.standard_normal((size, size), dtype=np.float32)
-    host_b = rng.standard_normal((size, size), dtype=np.float32)
-    reference = host_a[-64:] @ host_b[:, -64:]   # the corner where ragged blocks end up
-    a, b, c = runtime.alloc((size, size)), runtime.alloc((size, size)), runtime.alloc((size, size))
-    runtime.write(a, host_a)
-    runtime.write(b, host_b)
+    problems = [_Problem(runtime, shape, rng) for shape in shapes]
     start = time.perf_counter()
     prepared = []
     for params in candidates:
         if time.perf_counter() - start > budget_s / 2 and any(g for _, g in prepared):
             break
-        prepared.append((params, _prepare_candidate(runtime, params, size, a, b, c, reference)))
-    best = [float("inf")] * len(prepared)
+        prepared.append((params, _prepare_candidate(runtime, params, problems[0])))
+    best = [[float("inf")] * len(problems) for _ in prepared]
     for _ in range(repeats):
         for index, (_, gemm) in enumerate(prepared):
             if gemm is None:
                 continue
-            t0 = time.perf_counter()
-            gemm.run(c, a, b, size, size, size, False, 1.0, 0.0)
-            runtime.finish()
-            best[index] = min(best[index], time.perf_counter() - t0)
+            for p_index, problem in enumerate(problems):
+                t0 = time.perf_counter()
+                problem.run(gemm)
+                runtime.finish()
+                best[index][p_index] = min(best[index][p_index], time.perf_counter() - t0)
         if time.perf_counter() - start > budget_s:
             break
-    results = [{"params": params, "gflops": None if gemm is None else round(2.0 * size ** 3 / t / 1e9, 2)}
-               for (params, gemm), t in zip(prepared, best)]
+    results = []
+    for (params, gemm), times in zip(prepared, best):
+        if gemm is None:
+            results.append({"params": params, "gflops": None})
+            continue
+        rates = [p.flops / t / 1e9 for p, t in zip(problems, times)]
+        mean = float(np.exp(np.mean(np.log(rates))))
+        results.append({"params": params, "gflops": round(mean, 2),
+                        "gflops_by_shape": [round(r, 2) for r in rates]})
     timed = [r for r in results if r["gflops"] is not None]
-    if not timed:
-        return {"params": default_params(runtime), "gflops": None, "size": size,
-                "results": results, "version": TUNER_VERSION}
-    winner = max(timed, key=lambda r: r["gflops"])
-    return {"params": winner["params"], "gflops": winner["gflops"], "size": size,
-            "results": results, "version": TUNER_VERSION}
+    winner = max(timed, key=lambda r: r["gflops"]) if timed else None
+    return {"params": winner["params"] if winner else default_params(runtime),
+            "gflops": winner["gflops"] if winner else None,
+            "shapes": [list(s) for s in shapes], "results": results, "version": TUNER_VERSION}
 
 
 def main(argv=None):
@@ -168,7 +194,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--force", action="store_true", help="tune even if a result is stored")
     parser.add_argument("--size", type=int, default=None,
-                        help=f"square GEMM size to time (default {TUNE_SIZE})")
+                        help="time only this square size (default: the shapes in TUNE_SHAPES)")
     args = parser.parse_args(argv)
     runtime = Runtime()
     stored = load_cache().get(runtime.device_key)
@@ -176,10 +202,12 @@ def main(argv=None):
         print(f"{runtime.device_key}: stored choice {stored['params']} "
               f"({stored.get('gflops')} GFLOP/s); --force to tune again")
         return
-    entry = tune(runtime, size=args.size)
+    entry = tune(runtime, shapes=[(args.size,) * 3] if args.size else None)
     save_entry(runtime.device_key, entry)
+    print(f"GFLOP/s on (m, n, k) = {entry['shapes']}, and their geometric mean:")
     for result in entry["results"]:
-        print(f"{result['gflops']!s:>8} GFLOP/s  {result['params']}")
+        by_shape = " ".join(f"{r:7.1f}" for r in result.get("gflops_by_shape", []))
+        print(f"{by_shape:>24}  {result['gflops']!s:>7}  {result['params']}")
     print(f"chosen for {runtime.device_key}: {entry['params']} ({entry['gflops']} GFLOP/s), "
           f"saved in {cache_path()}")
 
