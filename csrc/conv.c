@@ -325,8 +325,9 @@ static void image_range(const conv2d_shape *s, int t, int nt, long *n0, long *n1
     *n1 = (long)s->n * (t + 1) / nt;
 }
 
-/* The implicit paths hand out images one at a time (schedule dynamic), so a thread that
- * loses its core to another job does not hold the others up at the closing barrier. */
+/* Forward and backward-data hand out images one at a time (schedule dynamic), so a thread
+ * that loses its core to another job does not hold the others up at the closing barrier;
+ * each image's result is the same whichever thread computes it. */
 static void forward_implicit(float *out, const float *x, const float *weight, const float *bias,
                              const conv2d_shape *s, float *scratch, int threads, int relu)
 {
@@ -402,8 +403,9 @@ static int backward_filter_implicit(float *dweight, float *dbias, const float *d
         int first = 1; // no image summed into dw yet
         if (db)
             memset(db, 0, sizeof(float) * f);
-#pragma omp for schedule(dynamic, 1) nowait
-        for (long n = 0; n < s->n; n++) {
+        long n0, n1; // a fixed share of the images, so the sums (and results) are reproducible
+        image_range(s, t, nt, &n0, &n1);
+        for (long n = n0; n < n1; n++) {
             const float *d = dout + n * out_image; // d is (OH, OW, F)
             for (long q = 0; q < rows; q++) {
                 int oy = (int)(q / g.wp), ox = (int)(q % g.wp);

@@ -224,6 +224,26 @@ def test_conv_with_one_thread_and_with_small_scratch(isa):
     assert lib.conv2d_forward(fptr(out), fptr(x), fptr(w), ffi.NULL, s.shape, s.ptr, 10, 0) == -1
 
 
+def test_conv_results_are_bitwise_reproducible():
+    """Same inputs, same bits: threads never change the order of a sum (Keras users rely on set_seed)."""
+    rng = np.random.default_rng(9)
+    plan = ops.conv2d_plan((6, 12, 12, 16), (3, 3, 16, 32), (1, 1), "same")
+    x = rng.standard_normal(plan.in_shape, dtype=np.float32)
+    w = rng.standard_normal((3, 3, 16, 32), dtype=np.float32)
+    dout = rng.standard_normal(plan.out_shape, dtype=np.float32)
+    runs = []
+    for _ in range(4):
+        out, dx = np.empty(plan.out_shape, np.float32), np.empty(plan.in_shape, np.float32)
+        dw, db = np.empty(w.shape, np.float32), np.empty(32, np.float32)
+        ops.conv2d_forward(out, x, w, None, plan)
+        ops.conv2d_backward_data(dx, dout, w, plan)
+        ops.conv2d_backward_filter(dw, db, dout, x, plan)
+        runs.append((out, dx, dw, db))
+    for run in runs[1:]:
+        for got, first in zip(run, runs[0]):
+            np.testing.assert_array_equal(got, first)
+
+
 def test_conv_accepts_a_plan_from_the_base_class():
     plan = make_window((2, 5, 5, 3), (3, 3), (1, 1), "same", out_channels=4)
     x = np.ones(plan.in_shape, np.float32)
