@@ -1,4 +1,5 @@
-"""SGEMM on the device: the two kernel families, their parameter sets and the launch logic.
+"""SGEMM on the device: the two kernel families, their parameter sets and the launch logic,
+and the implicit-GEMM convolutions that share the direct family's register blocking.
 
 A parameter set is a plain dict (it is stored as JSON by the tuner):
   {"family": "direct", "RM": 8, "VW": 16, "VN": 2, "local": [1, 4]}   (kernels/gemm_direct.cl)
@@ -85,7 +86,9 @@ def split_k_slices(blocks, k):
 
 class Gemm:
     """C = alpha * op(A) @ B + beta * C on the device with one parameter set (B not transposed:
-    the backend transposes a trans_b operand first)."""
+    the backend transposes a trans_b operand first). With the direct family it also runs the
+    convolution forward pass and filter gradient as implicit GEMMs (kernels/conv_direct.cl),
+    built with the same RM, VW, VN."""
 
     def __init__(self, runtime, params):
         check_params(params, runtime)
