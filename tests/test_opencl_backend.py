@@ -181,7 +181,13 @@ CONV_CASES = [
 @pytest.mark.parametrize("in_shape,kernel,strides,padding", CONV_CASES)
 @pytest.mark.parametrize("family", ["direct", "tiled"])
 def test_conv2d(cl_be, tiled_be, np_be, rng, family, in_shape, kernel, strides, padding):
-    cl_be = cl_be if family == "direct" else tiled_be
+    check_conv2d(cl_be if family == "direct" else tiled_be, np_be, rng, in_shape, kernel,
+                 strides, padding)
+
+
+def check_conv2d(cl_be, np_be, rng, in_shape, kernel, strides, padding):
+    """Forward, backward-data and backward-filter against the numpy backend; the scratch
+    buffers are made once and reused."""
     kh, kw, f = kernel
     c = in_shape[3]
     plan_cl = cl_be.conv2d_plan(in_shape, (kh, kw, c, f), strides, padding)
@@ -212,6 +218,28 @@ def test_conv2d(cl_be, tiled_be, np_be, rng, family, in_shape, kernel, strides, 
                                cl_be.from_numpy(weight), plan_cl)
     assert all(plan_cl.scratch[k] is v for k, v in scratch.items())
     assert cl_be._scratch.get("im2col") is im2col
+
+
+def _random_geometry(seed):
+    """A random convolution: odd sizes, batch from 1, kernel up to 4, stride up to 3, either padding."""
+    rng = np.random.default_rng(seed)
+    kh, kw = rng.integers(1, 5, 2)
+    sh, sw = rng.integers(1, 4, 2)
+    n, c, f = rng.integers(1, 4), rng.integers(1, 13), rng.integers(1, 40)
+    h, w = kh + rng.integers(0, 9), kw + rng.integers(0, 9)
+    padding = ("same", "valid")[seed % 2]
+    return (int(n), int(h), int(w), int(c)), (int(kh), int(kw), int(f)), (int(sh), int(sw)), padding
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_conv2d_random_geometries(cl_be, np_be, rng, seed):
+    in_shape, kernel, strides, padding = _random_geometry(seed)
+    check_conv2d(cl_be, np_be, rng, in_shape, kernel, strides, padding)
+    plan = make_window(in_shape, kernel[:2], strides, padding)
+    x = randn(rng, *in_shape)
+    run_both(cl_be, np_be, "avg_pool2d_forward", np.zeros(plan.out_shape, np.float32), x, plan)
+    run_both(cl_be, np_be, "avg_pool2d_backward", np.zeros(in_shape, np.float32),
+             randn(rng, *plan.out_shape), plan)
 
 
 def test_conv2d_rejects_wrong_input_shape(cl_be):
