@@ -1,7 +1,7 @@
 """Benchmarks of minidl's backends, side by side with numpy and PyTorch, in one run.
 
     python -m minidl.bench [--json out.json] [--backends cpu,opencl,numpy] [--steps N] [--memory]
-                           [--threads N] [--clock wall|cpu]
+                           [--threads N] [--clock wall|cpu] [--torch-passive]
 
 Reports:
   * the machine's peak FP32 rate, measured here with an FMA loop on every kernel thread;
@@ -115,9 +115,10 @@ def child_env(**overrides):
     """The environment for a child process: ours, without the OpenMP wait policy the cpu
     backend chose for itself (so torch runs with its own default), plus overrides."""
     from minidl.backends.cpu import _ffi
-    env = dict(os.environ, **overrides)
+    env = dict(os.environ)
     if _ffi.WAIT_POLICY_CHOSEN_HERE:
         env.pop("OMP_WAIT_POLICY", None)
+    env.update(overrides)
     return env
 
 
@@ -206,6 +207,19 @@ def torch_conv_ms(torch, in_shape, kernel_shape, padding):
 
 
 # ------------------------------------------------------ CNN training step
+
+def cnn_step_flops():
+    """Multiply-adds x 2 of one training step's convolutions and dense layers: forward,
+    backward-filter and backward-data (not for the first conv, whose input needs no gradient)."""
+    from minidl.backends.base import make_window
+    flops = 0.0
+    for i, (_, in_shape, kernel_shape, padding) in enumerate(CNN_CONVS):
+        plan = make_window(in_shape, kernel_shape[:2], (1, 1), padding, out_channels=kernel_shape[3])
+        flops += conv_flops(plan) * (2 if i == 0 else 3)
+    for fan_in, fan_out in ((64 * 6 * 6, 512), (512, 10)):
+        flops += 3 * 2.0 * CNN_BATCH * fan_in * fan_out
+    return flops
+
 
 def build_minidl_cnn(backend_name):
     """Keras's cifar10_cnn (without dropout) in minidl's Keras-style API, compiled with SGD."""
@@ -320,10 +334,10 @@ def train_and_report_memory(kind, steps, threads):
     print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
 
 
-def peak_memory_mib(kind, threads, steps=200):
+def peak_memory_mib(kind, threads, env, steps=200):
     code = (f"from minidl.bench import train_and_report_memory; "
             f"train_and_report_memory({kind!r}, {steps}, {threads})")
-    result = subprocess.run([sys.executable, "-c", code], env=child_env(), capture_output=True, text=True,
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                             timeout=3600)
     if result.returncode != 0:
         return None, result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "failed"
@@ -339,16 +353,19 @@ def _print_table(title, header, rows):
         print("  " + "  ".join(str(v).rjust(w) for v, w in zip(row, widths)))
 
 
-def run(backend_names, steps, memory, threads, clock):
+def run(backend_names, steps, memory, threads, clock, torch_passive=False):
     _kernels().minidl_set_num_threads(threads)
     os.environ["MINIDL_NUM_THREADS"] = str(threads)  # for the child processes
     set_clock(clock)
     report = {"machine": machine_info(), "clock": clock}
-    torch = run_in_child(f"torch_report({threads}, {steps}, {clock!r})")
+    torch_env = child_env(**({"OMP_WAIT_POLICY": "passive"} if torch_passive else {}))
+    report["torch_omp_wait_policy"] = torch_env.get("OMP_WAIT_POLICY", "torch default")
+    torch = run_in_child(f"torch_report({threads}, {steps}, {clock!r})", torch_env)
     report["machine"]["torch"] = torch["version"] if torch else None
     peak = report["peak_gflops"] = peak_gflops()
     print(f"machine: {report['machine']}")
-    print(f"clock: {clock}; load average before the run: {os.getloadavg()[0]:.2f}")
+    print(f"clock: {clock}; torch's OMP_WAIT_POLICY: {report['torch_omp_wait_policy']}; "
+          f"load average before the run: {os.getloadavg()[0]:.2f}")
     print(f"measured peak FP32: {peak:.1f} GFLOP/s ({threads} threads)")
 
     backends, unavailable = {}, {}
@@ -397,6 +414,8 @@ def run(backend_names, steps, memory, threads, clock):
                  ["layer", "backend", "fwd", "bwd-data", "bwd-filter", "fwd%", "data%", "filter%"], rows)
 
     # whole training step
+    step_flops = cnn_step_flops()
+    report["cnn_step_gflop"] = step_flops / 1e9
     cnn = report["cnn_step"] = {}
     rows = []
     for name in backends:
@@ -417,17 +436,21 @@ def run(backend_names, steps, memory, threads, clock):
             if "torch" in cnn:
                 r["vs_torch"] = r["ms"] / cnn["torch"]["ms"]
                 r["best_vs_torch"] = r["best_ms"] / cnn["torch"]["best_ms"]
+            r["fraction_of_peak"] = step_flops / (r["ms"] * 1e6) / peak
             rows.append([name, f"{r['ms']:.1f}", f"{r['best_ms']:.1f}", f"{r['images_per_s']:.0f}",
                          f"{r['vs_torch']:.2f}" if "vs_torch" in r else "",
-                         f"{r['best_vs_torch']:.2f}" if "best_vs_torch" in r else ""])
-    _print_table(f"CIFAR-10 CNN training step, batch {CNN_BATCH}, {steps} steps ({clock} clock)",
-                 ["backend", "median ms", "best ms", "images/s", "median vs torch", "best vs torch"], rows)
+                         f"{r['best_vs_torch']:.2f}" if "best_vs_torch" in r else "",
+                         f"{100 * r['fraction_of_peak']:.0f}%"])
+    _print_table(f"CIFAR-10 CNN training step, batch {CNN_BATCH}, {steps} steps ({clock} clock); "
+                 f"{step_flops / 1e9:.1f} GFLOP of conv and dense layers per step",
+                 ["backend", "median ms", "best ms", "images/s", "median vs torch", "best vs torch",
+                  "%peak (median)"], rows)
 
     if memory:
         mem = report["peak_memory_mib"] = {}
         rows = []
         for kind in [n for n in backends if n != "numpy"] + (["torch"] if torch else []):
-            mib, error = peak_memory_mib(kind, threads)
+            mib, error = peak_memory_mib(kind, threads, torch_env if kind == "torch" else child_env())
             mem[kind] = mib if error is None else {"error": error}
             rows.append([kind, f"{mib:.0f}" if error is None else error])
         _print_table("Peak RSS of a 200-step training run (child process)", ["run", "MiB"], rows)
@@ -444,12 +467,15 @@ def main(argv=None):
                         help="threads for every contender (default: MINIDL_NUM_THREADS or all cores)")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
                         help="wall clock, or process CPU time (only meaningful with --threads 1)")
+    parser.add_argument("--torch-passive", action="store_true",
+                        help="run torch with OMP_WAIT_POLICY=passive too (as the cpu backend), "
+                             "instead of torch's default spinning threads")
     args = parser.parse_args(argv)
     threads = args.threads if args.threads else kernel_threads()
     if args.clock == "cpu" and threads != 1:
         parser.error("--clock cpu counts every thread's time: use it with --threads 1")
     names = [n.strip() for n in args.backends.split(",") if n.strip()]
-    report = run(names, max(args.steps, 1), args.memory, threads, args.clock)
+    report = run(names, max(args.steps, 1), args.memory, threads, args.clock, args.torch_passive)
     if args.json:
         from minidl.io import atomic_write
         with atomic_write(args.json, "w") as f:
