@@ -79,16 +79,25 @@ void implicit_conv_forward_image(float *out, const float *xin, const float *pack
                               packed_weight + p.kk0 * f_pad + (size_t)jr * p.len, tile, nr, beta);
                 beta = 1.0f;
             }
-            for (int i = (int)(q0 - qs); i < mr; i++) {
-                const long q = qs + i;
-                const int oy = (int)(q / g->wp), ox = (int)(q % g->wp);
-                if (ox >= g->ow)
-                    continue; // a dropped output past the end of a row
-                float *o = out + ((size_t)oy * g->ow + ox) * f + jr; // o is (cols,)
-                const float *t = tile + i * nr;
-                for (int j = 0; j < cols; j++) {
-                    float v = t[j] + (bias ? bias[jr + j] : 0.0f);
-                    o[j] = relu && v < 0.0f ? 0.0f : v;
+            const int i0 = (int)(q0 - qs);
+            int oy = (int)((qs + i0) / g->wp), ox = (int)((qs + i0) % g->wp);
+            for (int i = i0; i < mr; i++) {
+                if (ox < g->ow) { // outputs past the end of a row are dropped
+                    float *o = out + ((size_t)oy * g->ow + ox) * f + jr; // o is (cols,)
+                    const float *t = tile + i * nr;
+                    if (bias)
+                        for (int j = 0; j < cols; j++)
+                            o[j] = t[j] + bias[jr + j];
+                    else
+                        for (int j = 0; j < cols; j++)
+                            o[j] = t[j];
+                    if (relu)
+                        for (int j = 0; j < cols; j++)
+                            o[j] = o[j] > 0.0f ? o[j] : 0.0f;
+                }
+                if (++ox == g->wp) {
+                    ox = 0;
+                    oy++;
                 }
             }
         }
