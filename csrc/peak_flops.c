@@ -12,7 +12,13 @@
 #include <omp.h>
 #endif
 
-#define PEAK_CHAINS 16      /* independent accumulators per loop iteration */
+/* Independent accumulators per loop iteration. With the two constants the FMA chains must
+   fit the register file (16 ymm registers, 32 zmm), or spills add store-load chains; the
+   generic loop's separate multiply and add make each chain twice as long, so it needs more
+   (16 measured fastest, spills and all). */
+#define PEAK_CHAINS_GENERIC 16
+#define PEAK_CHAINS_16_REGS 12
+#define PEAK_CHAINS_32_REGS 24
 #define PEAK_REPEATS 100000 /* iterations between clock reads */
 
 /* Each loop returns its multiply-adds performed (x2 = flops); sink defeats dead-code elimination. */
@@ -20,21 +26,22 @@ static volatile float peak_sink;
 
 static double fma_loop_generic(long repeats)
 {
-    float acc[PEAK_CHAINS][4];
-    for (int i = 0; i < PEAK_CHAINS; i++)
+    enum { CHAINS = PEAK_CHAINS_GENERIC };
+    float acc[CHAINS][4];
+    for (int i = 0; i < CHAINS; i++)
         for (int j = 0; j < 4; j++)
             acc[i][j] = (float)(i + j);
     const float x = 0.999999f, y = 1e-7f;
     for (long r = 0; r < repeats; r++)
-        for (int i = 0; i < PEAK_CHAINS; i++)
+        for (int i = 0; i < CHAINS; i++)
             for (int j = 0; j < 4; j++)
                 acc[i][j] = acc[i][j] * x + y;
     float s = 0.0f;
-    for (int i = 0; i < PEAK_CHAINS; i++)
+    for (int i = 0; i < CHAINS; i++)
         for (int j = 0; j < 4; j++)
             s += acc[i][j];
     peak_sink = s;
-    return (double)repeats * PEAK_CHAINS * 4;
+    return (double)repeats * CHAINS * 4;
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -42,38 +49,40 @@ static double fma_loop_generic(long repeats)
 
 __attribute__((target("avx2,fma"))) static double fma_loop_avx2(long repeats)
 {
-    __m256 acc[PEAK_CHAINS];
-    for (int i = 0; i < PEAK_CHAINS; i++)
+    enum { CHAINS = PEAK_CHAINS_16_REGS };
+    __m256 acc[CHAINS];
+    for (int i = 0; i < CHAINS; i++)
         acc[i] = _mm256_set1_ps((float)i);
     const __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
     for (long r = 0; r < repeats; r++) {
-#pragma GCC unroll 16
-        for (int i = 0; i < PEAK_CHAINS; i++)
+#pragma GCC unroll 24
+        for (int i = 0; i < CHAINS; i++)
             acc[i] = _mm256_fmadd_ps(acc[i], x, y);
     }
     __m256 s = _mm256_setzero_ps();
-    for (int i = 0; i < PEAK_CHAINS; i++)
+    for (int i = 0; i < CHAINS; i++)
         s = _mm256_add_ps(s, acc[i]);
     peak_sink = _mm256_cvtss_f32(s);
-    return (double)repeats * PEAK_CHAINS * 8;
+    return (double)repeats * CHAINS * 8;
 }
 
 __attribute__((target("avx512f"))) static double fma_loop_avx512(long repeats)
 {
-    __m512 acc[PEAK_CHAINS];
-    for (int i = 0; i < PEAK_CHAINS; i++)
+    enum { CHAINS = PEAK_CHAINS_32_REGS };
+    __m512 acc[CHAINS];
+    for (int i = 0; i < CHAINS; i++)
         acc[i] = _mm512_set1_ps((float)i);
     const __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
     for (long r = 0; r < repeats; r++) {
-#pragma GCC unroll 16
-        for (int i = 0; i < PEAK_CHAINS; i++)
+#pragma GCC unroll 24
+        for (int i = 0; i < CHAINS; i++)
             acc[i] = _mm512_fmadd_ps(acc[i], x, y);
     }
     __m512 s = _mm512_setzero_ps();
-    for (int i = 0; i < PEAK_CHAINS; i++)
+    for (int i = 0; i < CHAINS; i++)
         s = _mm512_add_ps(s, acc[i]);
     peak_sink = _mm512_reduce_add_ps(s);
-    return (double)repeats * PEAK_CHAINS * 16;
+    return (double)repeats * CHAINS * 16;
 }
 #endif
 
