@@ -19,6 +19,7 @@ typedef struct {
     const char *name;
     int mr, nr;     /* register tile of the micro-kernel */
     int mc, kc, nc; /* cache blocks: A block mc x kc stays in L2, B panel kc x nr in L1 */
+    int fast_row_gather; /* reading A's rows in place (cs_a == 1) is as fast as packed panels */
     sgemm_ukernel_fn ukernel;
 } sgemm_kernel_info;
 
