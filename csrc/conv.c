@@ -86,15 +86,23 @@ static int implicit_geometry_ok(const conv2d_shape *s)
 
 /* Which path each op takes. The thresholds come from timing the CIFAR-10 CNN's layers
  * on the AVX-512 EPYC (python -m minidl.bench --threads 1 --clock cpu). */
-static int implicit_forward(const conv2d_shape *s, int threads)
+static int implicit_possible(const conv2d_shape *s, int threads)
 {
     return implicit_geometry_ok(s) && s->n >= threads;
 }
 
-/* Backward-filter multiplies (KW * C)-long runs: shorter ones leave the micro-kernel idle. */
+/* The forward kernel reads the image's rows in place: worth it only where the micro-kernel
+ * gathers rows fast (AVX2's was 30% slower than im2col and packing for 64 filters). */
+static int implicit_forward(const conv2d_shape *s, int threads)
+{
+    return implicit_possible(s, threads) && sgemm_active_kernel()->fast_row_gather;
+}
+
+/* Backward-filter reads the image column-wise (like a packed panel), so every kernel runs it
+ * well; runs (KW * C) shorter than 32 floats leave the micro-kernel idle, though. */
 static int implicit_backward_filter(const conv2d_shape *s, int threads)
 {
-    return implicit_forward(s, threads) && s->kw * s->c >= 32;
+    return implicit_possible(s, threads) && s->kw * s->c >= 32;
 }
 
 /* Backward-data as a forward conv computes C outputs per pixel in NR-wide tiles (C well

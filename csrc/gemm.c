@@ -164,8 +164,7 @@ static void macro_kernel(const sgemm_kernel_info *kern, float *c, ptrdiff_t ldc,
 /* Whether the micro-kernels should read A in place rather than from a packed copy.
  * Row-contiguous A is read in place when the kernel gathers rows fast (its MR rows by
  * broadcasts from memory; on the AVX-512 EPYC faster than packing, even for 1024 x 1024
- * products with their 4 KiB row strides), or when at most two B panels would reuse a
- * packed copy. Column-contiguous A (a transposed operand) is read in place when packing
+ * products with their 4 KiB row strides), or when a single B panel would use a packed copy. Column-contiguous A (a transposed operand) is read in place when packing
  * would not pay off: few B panels reuse each A panel (small n), or its columns lie close
  * together. A scaled A (alpha != 1) is packed, since packing is where alpha is applied. */
 static int read_a_in_place(const sgemm_kernel_info *kern, ptrdiff_t rs_a, ptrdiff_t cs_a, int n, float alpha)
@@ -173,7 +172,7 @@ static int read_a_in_place(const sgemm_kernel_info *kern, ptrdiff_t rs_a, ptrdif
     if (alpha != 1.0f)
         return 0;
     if (cs_a == 1)
-        return kern->fast_row_gather || n <= 2 * kern->nr;
+        return kern->fast_row_gather || n <= kern->nr;
     return rs_a == 1 && (n <= 4 * kern->nr || cs_a <= 256);
 }
 
