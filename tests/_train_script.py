@@ -139,12 +139,18 @@ class _HalfThenWait:
 
     def __init__(self, f):
         self._f = f
+        self._waited = False
 
     def write(self, data):
-        if len(data) >= 64:
+        if len(data) >= 64 and not self._waited:
+            self._waited = True   # zipfile's clean-up writes after the interrupt pass through
             self._f.write(data[: len(data) // 2])
             print("SAVING", flush=True)
-            time.sleep(PAUSE_LIMIT_S)
+            # Short sleeps: the kernel may hand the signal to another thread (BLAS), and
+            # the main thread runs Python's handler only when it next executes bytecode.
+            deadline = time.monotonic() + PAUSE_LIMIT_S
+            while time.monotonic() < deadline:
+                time.sleep(0.005)
             print("SAVE WAIT TIMED OUT", flush=True)
         return self._f.write(data)
 
