@@ -5,20 +5,30 @@ Subprocess tests drive tests/_train_script.py, which holds the exact run (model,
 data order) that the in-process reference here repeats.
 """
 
+import contextlib
+import gc
+import io
+import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
+import tracemalloc
+import zipfile
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import minidl
 import _train_script as script
-from minidl.models import ModelFileError, load_model
+from minidl import callbacks, io as minidl_io, layers as L, optimizers as O
+from minidl.data import ArrayIterator, Augment
+from minidl.models import ModelFileError, Sequential, load_model, saving
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "tests", "_train_script.py")
@@ -283,11 +293,6 @@ class _DiskFull:
 @pytest.fixture
 def disk_full(monkeypatch):
     """From now on every file minidl writes fails half way through."""
-    import contextlib
-
-    from minidl import callbacks, io as minidl_io
-    from minidl.models import saving
-
     real = minidl_io.atomic_write
 
     @contextlib.contextmanager
@@ -305,7 +310,6 @@ def disk_full(monkeypatch):
 def test_write_errors_during_fit_keep_previous_checkpoint_and_log(tmp_path, disk_full, kind):
     """A full disk at the second epoch's ModelCheckpoint / CSVLogger write raises the
     OSError out of fit and leaves the first epoch's file complete, with no debris."""
-    from minidl import callbacks
     path = tmp_path / ("ckpt.minidl" if kind == "checkpoint" else "log.csv")
 
     class FailFromEpoch(callbacks.Callback):
@@ -362,9 +366,6 @@ def test_every_truncation_and_byte_flip_raises_model_file_error(tmp_path):
 def test_model_files_hold_no_pickles(tmp_path):
     """Every member is JSON or an npz of plain numeric arrays that loads with
     allow_pickle=False."""
-    import io
-    import json
-    import zipfile
     _, data = _saved_model_bytes(tmp_path)
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         assert sorted(z.namelist()) == ["minidl_model.json", "optimizer.npz", "weights.npz"]
@@ -377,8 +378,6 @@ def test_model_files_hold_no_pickles(tmp_path):
 
 def _rewrite(path, data, **replace):
     """A copy of the model file `data` with some members replaced, written to path."""
-    import io
-    import zipfile
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         files = {name: z.read(name) for name in z.namelist()}
     files.update(replace)
@@ -389,7 +388,6 @@ def _rewrite(path, data, **replace):
 
 
 def _npz(arrays):
-    import io
     buf = io.BytesIO()
     np.savez(buf, **arrays)   # allow_pickle defaults to True here: object arrays are pickled
     return buf.getvalue()
@@ -398,8 +396,6 @@ def _npz(arrays):
 def test_crafted_model_files_raise_model_file_error(tmp_path):
     """Object arrays (pickles), non-numeric weights, odd weight names and header fields of
     the wrong type are refused with ModelFileError naming the file and the problem."""
-    import io
-    import json
     _, data = _saved_model_bytes(tmp_path)
     path = tmp_path / "crafted.minidl"
     files = _rewrite(path, data)
@@ -432,15 +428,13 @@ def test_crafted_model_files_raise_model_file_error(tmp_path):
 def _diverging_run(backend, epochs, verbose, extra_callbacks=()):
     """A linear regression whose learning rate jumps to 1e20 in the second epoch: the loss
     overflows a few batches in. Returns (history, per-batch (epoch, batch, loss), model)."""
-    from minidl import callbacks, layers, optimizers
-    from minidl.models import Sequential
     minidl.set_backend(backend)
     minidl.set_seed(3)
     rng = np.random.default_rng(0)
     x = rng.normal(0, 10, size=(80, 4)).astype(np.float32)
     y = x @ rng.normal(size=(4, 2)).astype(np.float32)
-    model = Sequential([layers.Input((4,)), layers.Dense(2)])
-    model.compile(optimizer=optimizers.SGD(1e-3), loss="mse")
+    model = Sequential([L.Input((4,)), L.Dense(2)])
+    model.compile(optimizer=O.SGD(1e-3), loss="mse")
     seen = []
 
     class Record(callbacks.Callback):
@@ -458,7 +452,6 @@ def _diverging_run(backend, epochs, verbose, extra_callbacks=()):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_terminate_on_nan_stops_at_the_first_bad_batch_and_names_it(backend, capsys):
-    from minidl import callbacks
     history, seen, model = _diverging_run(backend, 4, 0, [callbacks.TerminateOnNaN()])
     bad = [(e, b) for e, b, loss in seen if not np.isfinite(loss)]
     assert bad, seen
@@ -487,11 +480,6 @@ def test_without_terminate_on_nan_training_continues_showing_nan(backend, capsys
 
 
 # ---------------------------------------------------------------- 5. malformed input
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
-
-from minidl import layers as L, optimizers as O  # noqa: E402
-from minidl.data import ArrayIterator, Augment  # noqa: E402
-
 N = 12
 X_OK = np.random.default_rng(0).random((N,) + script.IMAGE, dtype=np.float32)
 Y_OK = np.arange(N) % 3
@@ -686,7 +674,7 @@ def test_malformed_input_raises_value_or_type_error_naming_the_argument(models, 
     before = [w.copy() for w in model.get_weights()]
     with pytest.raises((ValueError, TypeError)) as info:
         call(model)
-    assert __import__("re").search(pattern, str(info.value)), \
+    assert re.search(pattern, str(info.value)), \
         f"message does not name {pattern!r}: {type(info.value).__name__}: {info.value}"
     for a, b in zip(model.get_weights(), before):  # a refused call trains nothing
         np.testing.assert_array_equal(a, b)
@@ -705,9 +693,6 @@ def test_memory_and_device_buffers_stay_flat_over_epochs(backend, monkeypatch):
     validation allocate no backend tensors (nor OpenCL buffers), Python/numpy allocations
     (tracemalloc) grow by less than 64 KiB and resident memory (which also sees C
     allocations, but only once freed heap space is used up) by less than 256 KiB."""
-    import gc
-    import tracemalloc
-    from minidl import callbacks
     model = script.build_model(backend)
     x, y = script.make_data()
     x = np.tile(x.astype(np.float32) / 255.0, (2, 1, 1, 1))   # 18 steps an epoch
@@ -774,8 +759,6 @@ def test_interrupted_save_fills_file_names_from_the_running_logs(tmp_path, capsy
     """A checkpoint name with {loss} is filled from the epoch's running loss when Ctrl-C
     arrives; a name that needs a val_ value cannot be, and fit says so instead of staying
     silent about it."""
-    from minidl import callbacks
-
     class CtrlC(callbacks.Callback):
         def on_train_batch_end(self, batch, logs=None):
             if batch == 2:
