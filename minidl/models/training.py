@@ -185,6 +185,8 @@ class TrainingLoops:
         cbs.on_train_begin()
         with _InterruptGuard() as guard:
             for epoch in range(initial_epoch, epochs):
+                if guard.signal is not None:  # it came during the previous epoch's end
+                    break
                 epoch_start = (train.state() if isinstance(train, _IteratorBatches) else None)
                 self.reset_metrics()
                 cbs.on_epoch_begin(epoch)
@@ -222,8 +224,8 @@ class TrainingLoops:
                 if self.stop_training:
                     break
             if guard.signal is not None:
-                # Signalled after the last step (validation, epoch-end callbacks): the
-                # Ctrl-C is not lost; the saved position is the end of the last epoch.
+                # Signalled after a step (validation, epoch-end callbacks): no further step
+                # runs and the Ctrl-C is not lost; the saved position is the epoch's end.
                 self._save_interrupted(cb_list, max(self.trained_epochs - 1, 0))
                 cbs.on_train_end()
                 raise KeyboardInterrupt(f"training interrupted after epoch {self.trained_epochs}")
