@@ -169,21 +169,26 @@ def test_signal_finishes_the_step_saves_then_raises_and_resumes_exactly(
     assert_same_weights(resumed.get_weights(), weights)
 
 
-def test_signal_at_the_end_of_the_last_epoch_still_raises(tmp_path):
-    """Ctrl-C after the last step (during the epoch-end callbacks or validation) is not
-    lost: fit saves and raises KeyboardInterrupt instead of returning as if nothing
-    happened."""
-    proc, checkpoint = start_training(tmp_path, "numpy", "arrays", (EPOCHS - 1, "end"),
-                                         wait_for_signal=True)
+@pytest.mark.parametrize("epoch", [0, EPOCHS - 1])
+def test_signal_at_an_epoch_end_stops_there(tmp_path, epoch):
+    """Ctrl-C during the epoch-end callbacks (or validation) stops before another step and
+    is not lost after the last epoch: fit saves the end-of-epoch position and raises
+    KeyboardInterrupt instead of returning as if nothing happened."""
+    proc, checkpoint = start_training(tmp_path, "numpy", "arrays", (epoch, "end"),
+                                      wait_for_signal=True)
     proc.send_signal(signal.SIGINT)
     out = finish(proc)
     assert proc.returncode == 3, out
     assert "FINISHED" not in out and f"Interrupted: saved the model to {checkpoint}" in out
+    assert f"KeyboardInterrupt: training interrupted after epoch {epoch + 1}" in out
     model = load_model(checkpoint)
-    assert model.trained_epochs == EPOCHS and model.fit_state["step"] == 0
+    assert (model.trained_epochs, model.fit_state["epoch"], model.fit_state["step"]) == \
+        (epoch + 1, epoch + 1, 0)
+    assert model.optimizer.iterations == (epoch + 1) * STEPS     # not one step more
+    resumed = resume(checkpoint, "numpy", "arrays")
     weights, iterations = reference("numpy", "arrays")
-    assert model.optimizer.iterations == iterations
-    assert_same_weights(model.get_weights(), weights)
+    assert resumed.optimizer.iterations == iterations
+    assert_same_weights(resumed.get_weights(), weights)
 
 
 def test_second_signal_while_saving_stops_at_once_leaving_the_previous_file(tmp_path):
