@@ -253,7 +253,8 @@ static void im2col(float *cols, const float *x, const conv2d_shape *s, long r0, 
     }
 }
 
-static void add_floats(float *dst, const float *src, int count)
+/* dst += src; the two never overlap (restrict lets the compiler vectorize). */
+static void add_floats(float *restrict dst, const float *restrict src, int count)
 {
     for (int i = 0; i < count; i++)
         dst[i] += src[i];
@@ -288,7 +289,7 @@ static void col2im(float *dx, const float *dcols, const conv2d_shape *s, long r0
 }
 
 /* out rows (rows, F) += bias, then max(0, .) when relu: done while the rows are still in cache. */
-static void bias_relu(float *out, const float *bias, long rows, int f, int relu)
+static void bias_relu(float *restrict out, const float *restrict bias, long rows, int f, int relu)
 {
     for (long r = 0; r < rows; r++) {
         float *o = out + r * f;

@@ -59,6 +59,22 @@ void implicit_conv_pack_weight(float *packed, const float *weight, const implici
         sgemm_pack_b_block(packed + p.kk0 * f_pad, weight + (size_t)p.kk0 * g->f, g->f, 1, p.len, g->f);
 }
 
+/* o (cols,) = t + bias (bias may be NULL), then max(0, .) when relu. restrict lets the
+ * compiler vectorize: without it this loop ran scalar and cost 40% of a 3-channel conv. */
+static void store_outputs(float *restrict o, const float *restrict t, const float *restrict bias,
+                          int cols, int relu)
+{
+    if (bias)
+        for (int j = 0; j < cols; j++)
+            o[j] = t[j] + bias[j];
+    else
+        for (int j = 0; j < cols; j++)
+            o[j] = t[j];
+    if (relu)
+        for (int j = 0; j < cols; j++)
+            o[j] = o[j] > 0.0f ? o[j] : 0.0f;
+}
+
 void implicit_conv_forward_image(float *out, const float *xin, const float *packed_weight,
                                  const float *bias, int relu, const implicit_conv_geom *g)
 {
@@ -82,19 +98,9 @@ void implicit_conv_forward_image(float *out, const float *xin, const float *pack
             const int i0 = (int)(q0 - qs);
             int oy = (int)((qs + i0) / g->wp), ox = (int)((qs + i0) % g->wp);
             for (int i = i0; i < mr; i++) {
-                if (ox < g->ow) { // outputs past the end of a row are dropped
-                    float *o = out + ((size_t)oy * g->ow + ox) * f + jr; // o is (cols,)
-                    const float *t = tile + i * nr;
-                    if (bias)
-                        for (int j = 0; j < cols; j++)
-                            o[j] = t[j] + bias[jr + j];
-                    else
-                        for (int j = 0; j < cols; j++)
-                            o[j] = t[j];
-                    if (relu)
-                        for (int j = 0; j < cols; j++)
-                            o[j] = o[j] > 0.0f ? o[j] : 0.0f;
-                }
+                if (ox < g->ow) // outputs past the end of a row are dropped
+                    store_outputs(out + ((size_t)oy * g->ow + ox) * f + jr, tile + i * nr,
+                                  bias ? bias + jr : NULL, cols, relu);
                 if (++ox == g->wp) {
                     ox = 0;
                     oy++;
