@@ -73,8 +73,8 @@ static float *pack_buffer(float **buf, size_t *cap, size_t need, const char *whe
 }
 
 /* dst (mc/MR panels of (kc, MR)) = alpha * A[0:mc, 0:kc]; rows past mc are zero. */
-static void pack_a(float *dst, const float *a, ptrdiff_t rs, ptrdiff_t cs, int mc, int kc, int mr,
-                   float alpha)
+static void pack_a(float *restrict dst, const float *restrict a, ptrdiff_t rs, ptrdiff_t cs, int mc,
+                   int kc, int mr, float alpha)
 {
     for (int ir = 0; ir < mc; ir += mr) {
         int rows = min_int(mr, mc - ir);
@@ -97,7 +97,8 @@ static void pack_a(float *dst, const float *a, ptrdiff_t rs, ptrdiff_t cs, int m
 }
 
 /* dst (nc/NR panels of (kc, NR)) = B[0:kc, 0:nc]; columns past nc are zero. */
-static void pack_b(float *dst, const float *b, ptrdiff_t rs, ptrdiff_t cs, int kc, int nc, int nr)
+static void pack_b(float *restrict dst, const float *restrict b, ptrdiff_t rs, ptrdiff_t cs, int kc,
+                   int nc, int nr)
 {
     for (int jr = 0; jr < nc; jr += nr) {
         int cols = min_int(nr, nc - jr);
