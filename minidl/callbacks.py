@@ -163,6 +163,26 @@ class CallbackList:
 
 
 # ------------------------------------------------------------------ helpers
+
+def _float_arg(value, argument, owner):
+    """float(value), or a TypeError/ValueError that names the argument."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{owner}: {argument} must be a number, got {value!r}")
+    if math.isnan(value):
+        raise ValueError(f"{owner}: {argument} must not be NaN")
+    return float(value)
+
+
+def _path_arg(value, argument, owner):
+    """os.fspath(value), or a TypeError that names the argument."""
+    try:
+        path = os.fspath(value)
+    except TypeError:
+        raise TypeError(f"{owner}: {argument} must be a file path, got {value!r}") from None
+    if not isinstance(path, str) or not path:
+        raise TypeError(f"{owner}: {argument} must be a non-empty str path, got {value!r}")
+    return path
+
 def _monitor_mode(monitor, mode, owner):
     """'min' or 'max'; mode "auto" reads the direction from the monitored name."""
     if mode not in ("auto", "min", "max"):
@@ -188,7 +208,7 @@ def _format_value(value):
         return "nan"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
-    if value == 0 or abs(value) >= 1e-3:
+    if value == 0 or 1e-3 <= abs(value) < 1e6:
         return f"{value:.4f}"
     return f"{value:.4e}"
 
@@ -367,7 +387,7 @@ class ModelCheckpoint(Callback):
                  save_weights_only=False, mode="auto", save_freq="epoch",
                  initial_value_threshold=None):
         super().__init__()
-        self.filepath = os.fspath(filepath)
+        self.filepath = _path_arg(filepath, "filepath", "ModelCheckpoint")
         self.monitor = monitor
         self.verbose = verbose
         self.save_best_only = bool(save_best_only)
@@ -379,7 +399,8 @@ class ModelCheckpoint(Callback):
                              f"batches, got {save_freq!r}")
         self.save_freq = save_freq
         if initial_value_threshold is not None:
-            initial_value_threshold = float(initial_value_threshold)
+            initial_value_threshold = _float_arg(initial_value_threshold,
+                                                 "initial_value_threshold", "ModelCheckpoint")
         self.initial_value_threshold = initial_value_threshold
         self.best = self._initial_best()
         self._current_epoch = 0
@@ -458,13 +479,14 @@ class EarlyStopping(Callback):
                  baseline=None, restore_best_weights=False, start_from_epoch=0):
         super().__init__()
         self.monitor = monitor
-        self.min_delta = abs(float(min_delta))
+        self.min_delta = abs(_float_arg(min_delta, "min_delta", "EarlyStopping"))
         if isinstance(patience, bool) or not isinstance(patience, int) or patience < 0:
             raise ValueError(f"EarlyStopping: patience must be an int >= 0, got {patience!r}")
         self.patience = patience
         self.verbose = verbose
         self.mode = _monitor_mode(monitor, mode, "EarlyStopping")
-        self.baseline = None if baseline is None else float(baseline)
+        self.baseline = None if baseline is None else _float_arg(baseline, "baseline",
+                                                                   "EarlyStopping")
         self.restore_best_weights = bool(restore_best_weights)
         self.start_from_epoch = int(start_from_epoch)
         self._reset()
@@ -570,7 +592,7 @@ class ReduceLROnPlateau(Callback):
                  min_delta=1e-4, cooldown=0, min_lr=0.0):
         super().__init__()
         self.monitor = monitor
-        self.factor = float(factor)
+        self.factor = _float_arg(factor, "factor", "ReduceLROnPlateau")
         if not 0.0 < self.factor < 1.0:
             raise ValueError(f"ReduceLROnPlateau: factor must be in (0, 1), got {factor!r}")
         if isinstance(patience, bool) or not isinstance(patience, int) or patience < 0:
@@ -580,9 +602,9 @@ class ReduceLROnPlateau(Callback):
         self.patience = patience
         self.verbose = verbose
         self.mode = _monitor_mode(monitor, mode, "ReduceLROnPlateau")
-        self.min_delta = abs(float(min_delta))
+        self.min_delta = abs(_float_arg(min_delta, "min_delta", "ReduceLROnPlateau"))
         self.cooldown = cooldown
-        self.min_lr = float(min_lr)
+        self.min_lr = _float_arg(min_lr, "min_lr", "ReduceLROnPlateau")
         if self.min_lr < 0:
             raise ValueError(f"ReduceLROnPlateau: min_lr must be >= 0, got {min_lr!r}")
         self._reset()
@@ -639,7 +661,7 @@ class CSVLogger(Callback):
 
     def __init__(self, filename, separator=",", append=False):
         super().__init__()
-        self.filename = os.fspath(filename)
+        self.filename = _path_arg(filename, "filename", "CSVLogger")
         if not isinstance(separator, str) or len(separator) != 1:
             raise ValueError(f"CSVLogger: separator must be one character, got {separator!r}")
         self.sep = separator

@@ -5,6 +5,12 @@ import os
 import tempfile
 
 
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_write(path, mode="wb"):
     """Open a temporary file beside `path`; on success flush, fsync and rename it over `path`.
@@ -20,6 +26,8 @@ def atomic_write(path, mode="wb"):
         with os.fdopen(fd, mode) as f:
             yield f
             f.flush()
+            # mkstemp creates the file 0600; give it the permissions open() would have.
+            os.fchmod(f.fileno(), 0o666 & ~_umask())
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:

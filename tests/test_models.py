@@ -257,3 +257,42 @@ def test_validation_without_metrics():
     model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
     history = model.fit(x, y, epochs=2, verbose=0, validation_data=(x, y))
     assert len(history.history["val_loss"]) == 2
+
+
+def test_saved_files_get_normal_permissions(tmp_path):
+    import os
+    model = small_cnn()
+    model.save(tmp_path / "m.minidl")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert (tmp_path / "m.minidl").stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_dropout_seed_argument_fixes_the_masks():
+    x, y = images(32)
+
+    def run(model_seed, dropout_seed):
+        minidl.set_seed(model_seed)
+        model = Sequential([layers.Input((8, 8, 2)), layers.Flatten(),
+                            layers.Dropout(0.5, seed=dropout_seed), layers.Dense(3)])
+        minidl.set_seed(0)
+        model.set_weights([np.ones((128, 3)) * 0.01, np.zeros(3)])
+        model.compile(optimizer="sgd", loss="mse")
+        model.train_on_batch(x, np.ones((32, 3)))
+        return model.get_weights()[0]
+
+    np.testing.assert_array_equal(run(1, 7), run(2, 7))       # same Dropout seed, same masks
+    assert not np.array_equal(run(1, None), run(2, None))     # else the model's seed decides
+    with pytest.raises(ValueError, match="seed"):
+        layers.Dropout(0.5, seed=-1)
+
+
+@pytest.mark.parametrize("make, argument", [
+    (lambda: callbacks.EarlyStopping(min_delta="x"), "min_delta"),
+    (lambda: callbacks.ModelCheckpoint(5), "filepath"),
+    (lambda: callbacks.CSVLogger(None), "filename"),
+    (lambda: callbacks.ReduceLROnPlateau(factor=float("nan")), "factor"),
+])
+def test_callback_arguments_are_checked(make, argument):
+    with pytest.raises((TypeError, ValueError), match=argument):
+        make()

@@ -202,6 +202,8 @@ class Dropout(Layer):
     def __init__(self, rate, seed=None, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
         self.rate = check_number(rate, "rate", self.describe(), low=0, high=1)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ValueError(f"{self.describe()}: seed must be None or an int >= 0, got {seed!r}")
         self.seed = seed
         self.step_seed = 0
 

@@ -220,7 +220,8 @@ class Model(TrainingLoops):
         # The layer's position, not hash(name): str hashes change from process to process
         # (PYTHONHASHSEED), and a run resumed in another process must draw the same masks.
         for position, layer in self._dropout_layers():
-            layer.step_seed = _mix_seed(self.seed, position, self.optimizer.iterations)
+            base = self.seed if layer.seed is None else layer.seed  # Dropout(seed=...) wins
+            layer.step_seed = _mix_seed(base, position, self.optimizer.iterations)
         output = self.graph.forward(x, training=True)
         pred = self._loss_and_metrics(bufs, y_batch, n, output)
         self.loss.backward(self.backend, bufs["dpred"], pred, bufs["y"], bufs["probs"], 1.0 / n)
