@@ -378,20 +378,21 @@ def run(backend_names, steps, memory, threads, clock, torch_passive=False):
     for name, why in unavailable.items():
         print(f"backend {name} not benchmarked: {why}")
 
-    # SGEMM
+    # SGEMM: each backend's gemm, then numpy's matmul (the columns the ratios divide by)
     gemm = report["sgemm_gflops"] = {name: backend_gemm_gflops(b) for name, b in backends.items()}
-    gemm["numpy"] = numpy_gemm_gflops_in_child(threads, clock)
-    columns = list(gemm)
+    matmul = ["numpy matmul"]
+    gemm["numpy matmul"] = numpy_gemm_gflops_in_child(threads, clock)
     if os.environ.get("OPENBLAS_CORETYPE"):
-        gemm["numpy (no OPENBLAS_CORETYPE)"] = numpy_gemm_gflops_in_child(threads, clock, drop_coretype=True)
-        columns.append("numpy (no OPENBLAS_CORETYPE)")
+        matmul.append("numpy matmul (no OPENBLAS_CORETYPE)")
+        gemm[matmul[-1]] = numpy_gemm_gflops_in_child(threads, clock, drop_coretype=True)
+    columns = list(backends) + matmul
     rows = []
     for n in GEMM_SIZES:
         row = [n] + [f"{gemm[c][n]:.1f}" for c in columns]
-        row += [f"{gemm[b][n] / gemm[c][n]:.2f}" for b in backends for c in columns if c.startswith("numpy")]
+        row += [f"{gemm[b][n] / gemm[c][n]:.2f}" for b in backends for c in matmul]
         row += [f"{100 * gemm[b][n] / peak:.0f}%" for b in backends]
         rows.append(row)
-    ratio_cols = [f"{b}/{c}" for b in backends for c in columns if c.startswith("numpy")]
+    ratio_cols = [f"{b}/{c}" for b in backends for c in matmul]
     _print_table("SGEMM GFLOP/s (n x n x n)", ["n"] + columns + ratio_cols + [f"{b} %peak" for b in backends], rows)
 
     # conv layers
