@@ -10,13 +10,14 @@ gradient checks: every float tensor it creates then uses float64, int32 stays in
 import numpy as np
 
 from .base import Backend
+from .host_memory import HostMemory
 from .numpy_ops import losses, optimizers, windows
-from .numpy_ops.checks import check_same_size, check_scalar_out, check_shape
+from .numpy_ops.checks import check_scalar_out, check_shape
 
 ACTIVATIONS = ("linear", "relu", "leaky_relu", "sigmoid", "tanh", "softmax")
 
 
-class NumpyBackend(Backend):
+class NumpyBackend(HostMemory, Backend):
     """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
 
     name = "numpy"
@@ -27,52 +28,7 @@ class NumpyBackend(Backend):
         self.dtype = dtype
         self._float = np.dtype(dtype)
 
-    # ----------------------------------------------------------- memory
-    def _resolve_dtype(self, dtype, op):
-        """Any float dtype means the backend's float type; integers mean int32."""
-        try:
-            kind = np.dtype(dtype).kind
-        except TypeError:
-            raise ValueError(f"{op}: unknown dtype {dtype!r}") from None
-        if kind == "f":
-            return self._float
-        if kind in "iu":
-            return np.dtype(np.int32)
-        raise ValueError(f"{op}: dtype must be a float or int32 type, got {dtype!r}")
-
-    def empty(self, shape, dtype="float32"):
-        return np.empty(shape, dtype=self._resolve_dtype(dtype, "empty"))
-
-    def zeros(self, shape, dtype="float32"):
-        return np.zeros(shape, dtype=self._resolve_dtype(dtype, "zeros"))
-
-    def from_numpy(self, array, dtype=None):
-        array = np.asarray(array)
-        if dtype is None:
-            dtype = np.int32 if array.dtype.kind in "iub" else self._float
-        return np.array(array, dtype=self._resolve_dtype(dtype, "from_numpy"), order="C", copy=True)
-
-    def copy_from_host(self, out, array):
-        array = np.asarray(array)
-        check_same_size("copy_from_host", "out", out, "array", array)
-        out[...] = array.reshape(out.shape)
-
-    def to_numpy(self, x):
-        return np.array(x, copy=True)
-
-    def reshape(self, x, shape):
-        try:
-            return np.reshape(x, shape, copy=False)
-        except ValueError as exc:
-            raise ValueError(f"reshape: cannot view x of shape {tuple(x.shape)} as {tuple(shape)}: "
-                             f"{exc}") from None
-
-    def copy(self, out, x):
-        check_same_size("copy", "out", out, "x", x)
-        out[...] = x.reshape(out.shape)
-
-    def fill(self, out, value):
-        out[...] = value
+    # memory ops: HostMemory
 
     def info(self):
         return {"name": self.name, "dtype": self.dtype}

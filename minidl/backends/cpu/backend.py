@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from ..base import Backend
+from ..host_memory import HostMemory
 from ._ffi import INT32, checked, ffi, fptr, require_lib
 from .linalg import LinalgOps
 
@@ -36,7 +37,7 @@ def _is_sparse(targets):
     return isinstance(targets, np.ndarray) and targets.dtype.kind in "iu"
 
 
-class CpuBackend(LinalgOps, Backend):
+class CpuBackend(LinalgOps, HostMemory, Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
 
     name = "cpu"
@@ -53,56 +54,8 @@ class CpuBackend(LinalgOps, Backend):
             self._scratch = np.empty(need, dtype=np.float32)
         return fptr(self._scratch)
 
-    # ----------------------------------------------------------- memory
-    @staticmethod
-    def _resolve_dtype(dtype, op):
-        try:
-            kind = np.dtype(dtype).kind
-        except TypeError:
-            raise ValueError(f"{op}: unknown dtype {dtype!r}") from None
-        if kind == "f":
-            return np.dtype(np.float32)
-        if kind in "iu":
-            return np.dtype(np.int32)
-        raise ValueError(f"{op}: dtype must be float32 or int32, got {dtype!r}")
+    # memory ops: HostMemory (float32 numpy arrays)
 
-    def empty(self, shape, dtype="float32"):
-        return np.empty(shape, dtype=self._resolve_dtype(dtype, "empty"))
-
-    def zeros(self, shape, dtype="float32"):
-        return np.zeros(shape, dtype=self._resolve_dtype(dtype, "zeros"))
-
-    def from_numpy(self, array, dtype=None):
-        array = np.asarray(array)
-        if dtype is None:
-            dtype = np.int32 if array.dtype.kind in "iub" else np.float32
-        return np.array(array, dtype=self._resolve_dtype(dtype, "from_numpy"), order="C", copy=True)
-
-    def copy_from_host(self, out, array):
-        array = np.asarray(array)
-        if array.size != out.size:
-            raise ValueError(f"copy_from_host: out of shape {tuple(out.shape)} and array of shape "
-                             f"{tuple(array.shape)} must hold the same number of elements")
-        out[...] = array.reshape(out.shape)
-
-    def to_numpy(self, x):
-        return np.array(x, copy=True)
-
-    def reshape(self, x, shape):
-        try:
-            return np.reshape(x, shape, copy=False)
-        except ValueError as exc:
-            raise ValueError(f"reshape: cannot view x of shape {tuple(x.shape)} as {tuple(shape)}: "
-                             f"{exc}") from None
-
-    def copy(self, out, x):
-        if x.size != out.size:
-            raise ValueError(f"copy: out of shape {tuple(out.shape)} and x of shape {tuple(x.shape)} "
-                             f"must hold the same number of elements")
-        np.copyto(out, x.reshape(out.shape))
-
-    def fill(self, out, value):
-        out.fill(value)
 
     def info(self):
         return {"name": self.name, "isa": ffi.string(self._lib.minidl_cpu_isa_name()).decode(),

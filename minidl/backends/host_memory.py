@@ -1,0 +1,60 @@
+"""Memory ops shared by the backends whose tensors are host numpy arrays (numpy and cpu)."""
+
+import numpy as np
+
+from .numpy_ops.checks import check_same_size
+
+
+class HostMemory:
+    """empty/zeros/from_numpy/copy_from_host/to_numpy/reshape/copy/fill on numpy arrays.
+
+    `_float` is the backend's float dtype: any float dtype asked for means that one,
+    and integer dtypes mean int32.
+    """
+
+    _float = np.dtype(np.float32)
+
+    def _resolve_dtype(self, dtype, op):
+        try:
+            kind = np.dtype(dtype).kind
+        except TypeError:
+            raise ValueError(f"{op}: unknown dtype {dtype!r}") from None
+        if kind == "f":
+            return self._float
+        if kind in "iu":
+            return np.dtype(np.int32)
+        raise ValueError(f"{op}: dtype must be a float or int32 type, got {dtype!r}")
+
+    def empty(self, shape, dtype="float32"):
+        return np.empty(shape, dtype=self._resolve_dtype(dtype, "empty"))
+
+    def zeros(self, shape, dtype="float32"):
+        return np.zeros(shape, dtype=self._resolve_dtype(dtype, "zeros"))
+
+    def from_numpy(self, array, dtype=None):
+        array = np.asarray(array)
+        if dtype is None:
+            dtype = np.int32 if array.dtype.kind in "iub" else self._float
+        return np.array(array, dtype=self._resolve_dtype(dtype, "from_numpy"), order="C", copy=True)
+
+    def copy_from_host(self, out, array):
+        array = np.asarray(array)
+        check_same_size("copy_from_host", "out", out, "array", array)
+        out[...] = array.reshape(out.shape)
+
+    def to_numpy(self, x):
+        return np.array(x, copy=True)
+
+    def reshape(self, x, shape):
+        try:
+            return np.reshape(x, shape, copy=False)
+        except ValueError as exc:
+            raise ValueError(f"reshape: cannot view x of shape {tuple(x.shape)} as {tuple(shape)}: "
+                             f"{exc}") from None
+
+    def copy(self, out, x):
+        check_same_size("copy", "out", out, "x", x)
+        out[...] = x.reshape(out.shape)
+
+    def fill(self, out, value):
+        out[...] = value
