@@ -331,7 +331,21 @@ def train_and_report_memory(kind, steps, threads):
         runner = minidl_cnn_step_runner(kind)
     for _ in range(steps):
         runner()
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
+    print(_peak_rss_mib())
+
+
+def _peak_rss_mib():
+    """This process's peak resident set size. VmHWM belongs to the process's own memory map;
+    getrusage's ru_maxrss is not usable here, since Linux carries it across exec from the
+    parent (every child would report at least the benchmark's own peak)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def peak_memory_mib(kind, threads, env, steps=200):
