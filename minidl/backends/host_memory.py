@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .numpy_ops.checks import check_same_size
+from .checks import check_same_size
 
 
 class HostMemory:

@@ -12,7 +12,7 @@ import numpy as np
 from .base import Backend
 from .host_memory import HostMemory
 from .numpy_ops import losses, optimizers, windows
-from .numpy_ops.checks import check_scalar_out, check_shape
+from .checks import check_concat, check_scalar_out, check_shape
 
 ACTIVATIONS = ("linear", "relu", "leaky_relu", "sigmoid", "tanh", "softmax")
 
@@ -163,23 +163,12 @@ class NumpyBackend(HostMemory, Backend):
         dx[...] = dout[:, top:top + h, left:left + w, :]
 
     # ------------------------------------------------------ concatenate
-    def _check_concat(self, op, parts, whole, parts_name, whole_name):
-        lead = tuple(whole.shape[:-1])
-        for index, part in enumerate(parts):
-            if tuple(part.shape[:-1]) != lead:
-                raise ValueError(f"{op}: {parts_name}[{index}] of shape {tuple(part.shape)} does not "
-                                 f"match {whole_name} of shape {tuple(whole.shape)} but in the last axis")
-        total = sum(part.shape[-1] for part in parts)
-        if total != whole.shape[-1]:
-            raise ValueError(f"{op}: last axes of {parts_name} add up to {total}, "
-                             f"{whole_name} has {whole.shape[-1]}")
-
     def concat_forward(self, out, xs):
-        self._check_concat("concat_forward", xs, out, "xs", "out")
+        check_concat("concat_forward", xs, out, "xs", "out")
         np.concatenate(xs, axis=-1, out=out)
 
     def concat_backward(self, dxs, dout):
-        self._check_concat("concat_backward", dxs, dout, "dxs", "dout")
+        check_concat("concat_backward", dxs, dout, "dxs", "dout")
         start = 0
         for dx in dxs:
             dx[...] = dout[..., start:start + dx.shape[-1]]

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..base import Backend
 from ..host_memory import HostMemory
+from ..checks import check_concat
 from ._ffi import INT32, checked, ffi, fptr, require_lib
 from .linalg import LinalgOps
 
@@ -189,21 +190,9 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         self._lib.minidl_pad2d_backward(checked(op, "dx", dx), pdout, n, h, w, c, top, bottom, left, right)
 
     # ------------------------------------------------------ concatenate
-    @staticmethod
-    def _check_concat(op, parts, whole, parts_name, whole_name):
-        lead = tuple(whole.shape[:-1])
-        for index, part in enumerate(parts):
-            if tuple(part.shape[:-1]) != lead:
-                raise ValueError(f"{op}: {parts_name}[{index}] of shape {tuple(part.shape)} does not "
-                                 f"match {whole_name} of shape {tuple(whole.shape)} but in the last axis")
-        total = sum(part.shape[-1] for part in parts)
-        if total != whole.shape[-1]:
-            raise ValueError(f"{op}: last axes of {parts_name} add up to {total}, "
-                             f"{whole_name} has {whole.shape[-1]}")
-
     def concat_forward(self, out, xs):
         op = "concat_forward"
-        self._check_concat(op, xs, out, "xs", "out")
+        check_concat(op, xs, out, "xs", "out")
         rows, total = _rows_cols(out.shape)
         pout = checked(op, "out", out)
         offset = 0
@@ -215,7 +204,7 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
 
     def concat_backward(self, dxs, dout):
         op = "concat_backward"
-        self._check_concat(op, dxs, dout, "dxs", "dout")
+        check_concat(op, dxs, dout, "dxs", "dout")
         rows, total = _rows_cols(dout.shape)
         pdout = checked(op, "dout", dout)
         offset = 0

@@ -6,7 +6,7 @@ works on the last axis of its (N, K) inputs and writes one value per sample into
 
 import numpy as np
 
-from .checks import check_shape
+from ..checks import check_shape
 
 # Keras' backend.epsilon(): probabilities are clipped to [EPSILON, 1 - EPSILON]
 EPSILON = 1e-7

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .checks import check_shape
+from ..checks import check_shape
 
 
 def _check_state(op, w, **tensors):

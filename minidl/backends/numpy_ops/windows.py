@@ -13,7 +13,7 @@ the winning position inside its window.
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .checks import check_shape
+from ..checks import check_shape
 
 
 def _check_plan_shapes(op, plan, **tensors):

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ..base import Backend, Window2D
+from ..checks import check_concat
 from .gemm import Gemm
 from .runtime import Runtime
 from .tensor import CLTensor
@@ -392,14 +393,8 @@ class OpenCLBackend(TrainingOps, Backend):
                     dout.shape[1], dout.shape[2], top, left, n * h)
 
     # ------------------------------------------------------ concatenate
-    def _check_concat(self, op, out, xs):
-        if sum(x.shape[-1] for x in xs) != out.shape[-1] or any(
-                x.shape[:-1] != out.shape[:-1] for x in xs):
-            raise ValueError(f"opencl {op}: pieces {[x.shape for x in xs]} do not concatenate "
-                             f"along the last axis to {out.shape}")
-
     def concat_forward(self, out, xs):
-        self._check_concat("concat_forward", out, xs)
+        check_concat("opencl concat_forward", xs, out, "xs", "out")
         offset = 0
         for x in xs:
             c_in = x.shape[-1]
@@ -409,7 +404,7 @@ class OpenCLBackend(TrainingOps, Backend):
             offset += c_in
 
     def concat_backward(self, dxs, dout):
-        self._check_concat("concat_backward", dout, dxs)
+        check_concat("opencl concat_backward", dxs, dout, "dxs", "dout")
         offset = 0
         for dx in dxs:
             c_in = dx.shape[-1]

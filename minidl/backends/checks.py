@@ -1,4 +1,4 @@
-"""Argument checks shared by the numpy kernels: every error names the op, the argument and the shapes."""
+"""Argument checks shared by the backends: every error names the op, the argument and the shapes."""
 
 
 def check_shape(op, name, array, shape):
@@ -19,3 +19,16 @@ def check_scalar_out(op, out):
     if tuple(out.shape) != (1,):
         raise ValueError(f"{op}: out must have shape (1,), got {tuple(out.shape)}")
 
+
+
+def check_concat(op, parts, whole, parts_name, whole_name):
+    """parts must match whole in every axis but the last, and their last axes add up to its."""
+    lead = tuple(whole.shape[:-1])
+    for index, part in enumerate(parts):
+        if tuple(part.shape[:-1]) != lead:
+            raise ValueError(f"{op}: {parts_name}[{index}] of shape {tuple(part.shape)} does not "
+                             f"match {whole_name} of shape {tuple(whole.shape)} but in the last axis")
+    total = sum(part.shape[-1] for part in parts)
+    if total != whole.shape[-1]:
+        raise ValueError(f"{op}: last axes of {parts_name} add up to {total}, "
+                         f"{whole_name} has {whole.shape[-1]}")
