@@ -296,3 +296,12 @@ def test_dropout_seed_argument_fixes_the_masks():
 def test_callback_arguments_are_checked(make, argument):
     with pytest.raises((TypeError, ValueError), match=argument):
         make()
+
+
+def test_fit_with_iterator_refuses_a_batch_size():
+    from minidl.data import ArrayIterator
+    x, y = images(32)
+    model = small_cnn()
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    with pytest.raises(ValueError, match="batch_size must be None"):
+        model.fit(ArrayIterator(x, y, batch_size=8), batch_size=8, verbose=0)

@@ -267,6 +267,9 @@ class TrainingLoops:
             if y is not None:
                 raise ValueError(f"{owner}: y must be None when x is a data iterator "
                                  "(it yields the targets)")
+            if batch_size is not None:
+                raise ValueError(f"{owner}: batch_size must be None when x is a data iterator "
+                                 "(the iterator sets the batch size)")
             if validation_split:
                 raise ValueError(f"{owner}: validation_split needs arrays; pass "
                                  "validation_data with a data iterator")
