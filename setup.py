@@ -10,7 +10,7 @@ setup(
     include_package_data=True,
     setup_requires=["cffi>=1.15"],
     cffi_modules=["csrc/build_cpu.py:ffibuilder"],
-    install_requires=["numpy>=1.22", "cffi>=1.15", "tqdm>=4.60"],
+    install_requires=["numpy>=1.26", "cffi>=1.15", "tqdm>=4.60"],
     extras_require={
         "opencl": ["pyopencl>=2022.1"],
         "test": ["pytest>=7", "hypothesis>=6", "pyopencl>=2022.1"],

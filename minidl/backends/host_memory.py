@@ -47,10 +47,14 @@ class HostMemory:
 
     def reshape(self, x, shape):
         try:
-            return np.reshape(x, shape, copy=False)
+            view = x.reshape(shape)
         except ValueError as exc:
             raise ValueError(f"reshape: cannot view x of shape {tuple(x.shape)} as {tuple(shape)}: "
                              f"{exc}") from None
+        if view.size and not np.may_share_memory(view, x):  # numpy copied: not a view
+            raise ValueError(f"reshape: x of shape {tuple(x.shape)} is not contiguous, so it "
+                             f"cannot be viewed as {tuple(shape)}")
+        return view
 
     def copy(self, out, x):
         check_same_size("copy", "out", out, "x", x)
