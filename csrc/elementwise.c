@@ -12,18 +12,26 @@ int64_t minidl_column_scratch_floats(int64_t c)
     return (2 * MINIDL_COLUMN_CHUNKS + 6) * c;
 }
 
-void minidl_add(float *out, const float *a, const float *b, int64_t n)
+/* The elementwise ops a (op) b on n floats: below MINIDL_PARALLEL_MIN one call, otherwise
+ * MINIDL_BLOCK-sized blocks shared among the threads. */
+typedef void (*binary_kernel)(float *out, const float *a, const float *b, int64_t n);
+
+static void run_binary(binary_kernel kernel, float *out, const float *a, const float *b, int64_t n)
 {
-    const struct vector_kernels *vk = minidl_active_kernels();
     if (n < MINIDL_PARALLEL_MIN) {
-        vk->add(out, a, b, n);
+        kernel(out, a, b, n);
         return;
     }
 #pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t k = 0; k < minidl_blocks(n); k++) {
         int64_t lo = k * MINIDL_BLOCK;
-        vk->add(out + lo, a + lo, b + lo, minidl_block_len(n, k));
+        kernel(out + lo, a + lo, b + lo, minidl_block_len(n, k));
     }
+}
+
+void minidl_add(float *out, const float *a, const float *b, int64_t n)
+{
+    run_binary(minidl_active_kernels()->add, out, a, b, n);
 }
 
 void minidl_axpby(float *out, float alpha, const float *x, float beta, const float *y, int64_t n)
@@ -42,16 +50,7 @@ void minidl_axpby(float *out, float alpha, const float *x, float beta, const flo
 
 void minidl_multiply(float *out, const float *a, const float *b, int64_t n)
 {
-    const struct vector_kernels *vk = minidl_active_kernels();
-    if (n < MINIDL_PARALLEL_MIN) {
-        vk->multiply(out, a, b, n);
-        return;
-    }
-#pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
-    for (int64_t k = 0; k < minidl_blocks(n); k++) {
-        int64_t lo = k * MINIDL_BLOCK;
-        vk->multiply(out + lo, a + lo, b + lo, minidl_block_len(n, k));
-    }
+    run_binary(minidl_active_kernels()->multiply, out, a, b, n);
 }
 
 void minidl_bias_add(float *out, const float *x, const float *bias, int64_t rows, int64_t c)
