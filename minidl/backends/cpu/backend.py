@@ -276,32 +276,32 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
             raise ValueError(f"{op}: sparse targets must lie in [0, {k}), got {int(targets[status])} "
                              f"in row {status}")
 
+    def _with_targets(self, op, targets, n, k, sparse_fn, dense_fn, head, tail=()):
+        """Call sparse_fn(*head, int32 targets (n,), *tail, n, k) or dense_fn with float targets
+        (n, k), by the targets' dtype; an out-of-range sparse label raises naming its row."""
+        if _is_sparse(targets):
+            status = sparse_fn(*head, checked(op, "targets (sparse)", targets, (n,), INT32),
+                               *tail, n, k)
+            self._sparse_status(op, status, targets, k)
+        else:
+            dense_fn(*head, checked(op, "targets (dense)", targets, (n, k)), *tail, n, k)
+
     def softmax_cross_entropy_forward(self, probs, loss, logits, targets):
         op = "softmax_cross_entropy_forward"
         plogits = self._scores(op, "logits", logits)
         n, k = logits.shape
         pprobs = checked(op, "probs", probs, logits.shape)
         ploss = checked(op, "loss", loss, (n,))
-        if _is_sparse(targets):
-            status = self._lib.minidl_softmax_xent_forward_sparse(
-                pprobs, ploss, plogits, checked(op, "targets (sparse)", targets, (n,), INT32), n, k)
-            self._sparse_status(op, status, targets, k)
-        else:
-            self._lib.minidl_softmax_xent_forward_dense(
-                pprobs, ploss, plogits, checked(op, "targets (dense)", targets, (n, k)), n, k)
+        self._with_targets(op, targets, n, k, self._lib.minidl_softmax_xent_forward_sparse,
+                           self._lib.minidl_softmax_xent_forward_dense, (pprobs, ploss, plogits,))
 
     def softmax_cross_entropy_backward(self, dlogits, probs, targets, scale):
         op = "softmax_cross_entropy_backward"
         pprobs = self._scores(op, "probs", probs)
         n, k = probs.shape
         pd = checked(op, "dlogits", dlogits, probs.shape)
-        if _is_sparse(targets):
-            status = self._lib.minidl_softmax_xent_backward_sparse(
-                pd, pprobs, checked(op, "targets (sparse)", targets, (n,), INT32), float(scale), n, k)
-            self._sparse_status(op, status, targets, k)
-        else:
-            self._lib.minidl_softmax_xent_backward_dense(
-                pd, pprobs, checked(op, "targets (dense)", targets, (n, k)), float(scale), n, k)
+        self._with_targets(op, targets, n, k, self._lib.minidl_softmax_xent_backward_sparse,
+                           self._lib.minidl_softmax_xent_backward_dense, (pd, pprobs,), tail=(float(scale),))
 
     def sigmoid_cross_entropy_forward(self, probs, loss, logits, targets):
         op = "sigmoid_cross_entropy_forward"
@@ -331,13 +331,8 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         pprobs = self._scores(op, "probs", probs)
         n, k = probs.shape
         ploss = checked(op, "loss", loss, (n,))
-        if _is_sparse(targets):
-            status = self._lib.minidl_xent_forward_sparse(
-                ploss, pprobs, checked(op, "targets (sparse)", targets, (n,), INT32), n, k)
-            self._sparse_status(op, status, targets, k)
-        else:
-            self._lib.minidl_xent_forward_dense(
-                ploss, pprobs, checked(op, "targets (dense)", targets, (n, k)), n, k)
+        self._with_targets(op, targets, n, k, self._lib.minidl_xent_forward_sparse,
+                           self._lib.minidl_xent_forward_dense, (ploss, pprobs,))
 
     def cross_entropy_backward(self, dprobs, probs, targets, binary, scale):
         op = "cross_entropy_backward"
@@ -351,13 +346,8 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         pprobs = self._scores(op, "probs", probs)
         n, k = probs.shape
         pd = checked(op, "dprobs", dprobs, probs.shape)
-        if _is_sparse(targets):
-            status = self._lib.minidl_xent_backward_sparse(
-                pd, pprobs, checked(op, "targets (sparse)", targets, (n,), INT32), float(scale), n, k)
-            self._sparse_status(op, status, targets, k)
-        else:
-            self._lib.minidl_xent_backward_dense(
-                pd, pprobs, checked(op, "targets (dense)", targets, (n, k)), float(scale), n, k)
+        self._with_targets(op, targets, n, k, self._lib.minidl_xent_backward_sparse,
+                           self._lib.minidl_xent_backward_dense, (pd, pprobs,), tail=(float(scale),))
 
     def mean_squared_error_forward(self, loss, pred, targets):
         op = "mean_squared_error_forward"
