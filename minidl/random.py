@@ -21,3 +21,13 @@ def generator():
 def new_seed():
     """A fresh 62-bit integer seed drawn from the global generator."""
     return int(_generator.integers(0, 2**62))
+
+
+def mix_seed(*values):
+    """A 64-bit integer mixed from integers (splitmix64 steps): the seed of one epoch's data
+    order or one step's dropout masks, the same in every process for the same values."""
+    h = 0x9E3779B97F4A7C15
+    for v in values:
+        h = (h ^ (int(v) & 0xFFFFFFFFFFFFFFFF)) * 0xBF58476D1CE4E5B9 & 0xFFFFFFFFFFFFFFFF
+        h ^= h >> 31
+    return h

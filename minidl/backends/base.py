@@ -130,6 +130,11 @@ class Backend:
         """A view of `x` with a new shape of the same size, sharing storage (no copy)."""
         raise NotImplementedError
 
+    def view(self, x, shape):
+        """A tensor of `shape` on the first prod(shape) elements of `x` (which holds at least
+        that many), sharing storage (no copy): one allocation serves every smaller batch."""
+        raise NotImplementedError
+
     def shape(self, x):
         """The shape of tensor `x` as a tuple."""
         return tuple(x.shape)

@@ -1,5 +1,7 @@
 """Memory ops shared by the backends whose tensors are host numpy arrays (numpy and cpu)."""
 
+import math
+
 import numpy as np
 
 from .checks import check_same_size
@@ -55,6 +57,13 @@ class HostMemory:
             raise ValueError(f"reshape: x of shape {tuple(x.shape)} is not contiguous, so it "
                              f"cannot be viewed as {tuple(shape)}")
         return view
+
+    def view(self, x, shape):
+        size = math.prod(shape)
+        if size > x.size:
+            raise ValueError(f"view: x of shape {tuple(x.shape)} holds {x.size} elements, "
+                             f"fewer than the {size} of {tuple(shape)}")
+        return self.reshape(x, (x.size,))[:size].reshape(shape)
 
     def copy(self, out, x):
         check_same_size("copy", "out", out, "x", x)

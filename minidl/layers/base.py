@@ -6,7 +6,8 @@ A layer's life follows Neon's fixed lifecycle:
 2. `build(input_shape)` checks shapes and declares weights (shapes without the batch axis);
 3. `attach(backend)` uploads the initial weights and allocates their gradients, once;
 4. `forward(inputs, training)` / `backward(dout)` run every step on per-batch-size buffers
-   obtained through `self.buffer(...)`, allocated on first use and reused afterwards.
+   obtained through `self.buffer(role, shape)`: one storage per role, sized for the largest
+   batch seen and viewed for smaller ones (see buffers.py), reused afterwards.
 
 A layer never computes with numpy: all math goes through `self.backend`.
 """
@@ -14,24 +15,8 @@ A layer never computes with numpy: all math goes through `self.backend`.
 import numpy as np
 
 from .. import initializers
-
-_name_counters = {}
-
-
-def _auto_name(prefix):
-    count = _name_counters.get(prefix, 0)
-    _name_counters[prefix] = count + 1
-    return prefix if count == 0 else f"{prefix}_{count}"
-
-
-def _snake_case(name):
-    out = []
-    for i, ch in enumerate(name):
-        if ch.isupper() and i > 0 and (not name[i - 1].isupper() or
-                                       (i + 1 < len(name) and name[i + 1].islower())):
-            out.append("_")
-        out.append(ch.lower())
-    return "".join(out).replace("2_d", "2d")
+from ..naming import auto_name, snake_case
+from .buffers import BufferSet
 
 
 def int_tuple(value, argument, owner, allow_minus_one=False):
@@ -48,25 +33,6 @@ def int_tuple(value, argument, owner, allow_minus_one=False):
         extra = " and at most one -1" if allow_minus_one else ""
         raise ValueError(f"{owner}: {argument} must hold positive ints{extra}, got {items}")
     return items
-
-
-def check_number(value, argument, owner, low=None, high=None, low_inclusive=True):
-    """A finite float within [low, high) (or (low, ...) when not low_inclusive), else an error
-    naming the argument."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{owner}: {argument} must be a number, got {value!r}")
-    value = float(value)
-    bad = not np.isfinite(value)
-    if low is not None:
-        bad = bad or (value < low if low_inclusive else value <= low)
-    if high is not None:
-        bad = bad or value >= high
-    if bad:
-        lo = "" if low is None else f"{'>=' if low_inclusive else '>'} {low}"
-        hi = "" if high is None else f"< {high}"
-        rule = " and ".join(r for r in (lo, hi) if r) or "finite"
-        raise ValueError(f"{owner}: {argument} must be finite and {rule}, got {value!r}")
-    return value
 
 
 def format_shape(shape):
@@ -102,11 +68,15 @@ class Layer:
 
     # Layers whose forward takes a list of tensors (Add, Concatenate) set this.
     multiple_inputs = False
+    # Layers that draw random numbers in training (Dropout) set this: before every training
+    # step the model sets their `step_seed` from the model's (or their own `seed`), the
+    # layer's position and the step count, so that a resumed run draws the same numbers.
+    needs_step_seed = False
 
     def __init__(self, name=None, trainable=True):
         if name is not None and (not isinstance(name, str) or not name):
             raise ValueError(f"{type(self).__name__}: name must be a non-empty string, got {name!r}")
-        self.name = name or _auto_name(_snake_case(type(self).__name__))
+        self.name = name or auto_name(snake_case(type(self).__name__))
         self.trainable = trainable
         self.built = False
         self.backend = None
@@ -115,7 +85,7 @@ class Layer:
         self.weights_by_name = {}
         self.inbound = []      # KerasTensors this layer was called on (functional graphs)
         self.output = None     # the KerasTensor it produced
-        self._buffers = {}
+        self._buffers = BufferSet()
         # The model clears this for layers fed only by model inputs: their dx is never used.
         self.input_grad_needed = True
 
@@ -198,7 +168,7 @@ class Layer:
     def attach(self, backend, initial_values=None):
         """Upload initial weights to `backend` and allocate gradients (once per model)."""
         self.backend = backend
-        self._buffers = {}
+        self._buffers.reset(backend)
         for w in self.weights:
             value = w.initializer(w.shape)
             w.value = backend.from_numpy(np.asarray(value))
@@ -223,14 +193,10 @@ class Layer:
             self.backend.copy_from_host(w.value, np.asarray(v, dtype=np.float64))
 
     # ---------------------------------------------------------- buffers
-    def buffer(self, key, shape, dtype="float32"):
-        """A backend tensor owned by this layer, allocated on first use for this shape."""
-        shape = tuple(shape)
-        slot = (key, shape, dtype)
-        buf = self._buffers.get(slot)
-        if buf is None:
-            buf = self._buffers[slot] = self.backend.empty(shape, dtype)
-        return buf
+    def buffer(self, role, shape, dtype="float32"):
+        """A backend tensor of `shape` owned by this layer for `role` ("z", "dx", ...), valid
+        until the layer asks for that role again (the next step)."""
+        return self._buffers.get(role, tuple(shape), dtype)
 
     # --------------------------------------------------------- compute
     def forward(self, inputs, training):
@@ -247,7 +213,10 @@ class InputLayer(Layer):
     """The graph's entry point; Input(shape) returns its output tensor."""
 
     def __init__(self, shape, name=None, dtype="float32"):
-        super().__init__(name=name or _auto_name("input_layer"))
+        if dtype is not None and not _is_float32(dtype):
+            raise TypeError(f"Input: dtype must be 'float32' (or None), the one dtype minidl "
+                            f"models compute in; got {dtype!r}")
+        super().__init__(name=name or auto_name("input_layer"))
         self.shape = int_tuple(shape, "shape (without the batch axis)", "Input")
         self.build_once(shape)
         self.output = KerasTensor(shape, self)
@@ -260,6 +229,13 @@ class InputLayer(Layer):
 
     def backward(self, dout):
         return None
+
+
+def _is_float32(dtype):
+    try:
+        return np.dtype(dtype) == np.float32
+    except TypeError:
+        return False
 
 
 def Input(shape, name=None, dtype="float32"):

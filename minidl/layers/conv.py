@@ -25,7 +25,27 @@ def normalize_padding(padding, owner):
     return padding.lower()
 
 
-class Conv2D(ActivationMixin, Layer):
+class WindowPlanMixin:
+    """For layers whose backend ops take a Window2D plan (Conv2D, the poolings): the plan of
+    the latest batch size, rebuilt when the batch size changes. A plan may hold scratch sized
+    for its batch (the numpy backend's padded input), so keeping one per batch size ever used
+    would let memory grow with the number of sizes."""
+
+    _plan = None
+
+    def plan(self, batch):
+        plan = self._plan
+        if plan is None or plan.n != batch or plan.backend is not self.backend:
+            plan = self._make_plan((batch,) + tuple(self.input_shape))
+            plan.backend = self.backend
+            self._plan = plan
+        return plan
+
+    def _make_plan(self, in_shape):
+        raise NotImplementedError
+
+
+class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
     """2-D convolution; kernel (kh, kw, in_channels, filters), bias (filters,).
 
     padding "same" pads as TensorFlow does (the odd pixel at the bottom/right).
@@ -45,7 +65,6 @@ class Conv2D(ActivationMixin, Layer):
         self.use_bias = bool(use_bias)
         self.kernel_initializer = kernel_initializer
         self.bias_initializer = bias_initializer
-        self._plans = {}
 
     def get_config(self):
         return dict(super().get_config(), filters=self.filters, kernel_size=list(self.kernel_size),
@@ -69,22 +88,15 @@ class Conv2D(ActivationMixin, Layer):
                        self.filters)
         return plan.out_shape[1:]
 
-    def plan(self, batch):
-        """The backend's conv plan for this batch size (built once, scratch kept)."""
-        plan = self._plans.get(batch)
-        if plan is None or plan.backend is not self.backend:
-            plan = self.backend.conv2d_plan((batch,) + self.input_shape,
-                                            self.kernel.shape, self.strides, self.padding)
-            plan.backend = self.backend
-            self._plans[batch] = plan
-        return plan
+    def _make_plan(self, in_shape):
+        return self.backend.conv2d_plan(in_shape, self.kernel.shape, self.strides, self.padding)
 
     def forward(self, x, training):
         self._x = x
-        self._plan = self.plan(self.backend.shape(x)[0])
-        z = self.buffer("z", self._plan.out_shape)
+        plan = self.plan(self.backend.shape(x)[0])
+        z = self.buffer("z", plan.out_shape)
         self.backend.conv2d_forward(z, x, self.kernel.value,
-                                    self.bias.value if self.use_bias else None, self._plan)
+                                    self.bias.value if self.use_bias else None, plan)
         return self._activate(z)
 
     def backward_preactivation(self, dz):

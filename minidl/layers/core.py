@@ -1,7 +1,8 @@
 """Dense, activations, Flatten, Reshape and Dropout."""
 
 from .. import activations
-from .base import Layer, check_number, count_elements, format_shape, int_tuple
+from ..arguments import number
+from .base import Layer, count_elements, format_shape, int_tuple
 
 
 class ActivationMixin:
@@ -127,7 +128,7 @@ class ReLU(Activation):
     def __init__(self, negative_slope=0.0, name=None, trainable=True):
         super().__init__("relu" if negative_slope == 0 else "leaky_relu", name=name,
                          trainable=trainable)
-        self.alpha = check_number(negative_slope, "negative_slope", self.describe(), low=0)
+        self.alpha = number(negative_slope, "negative_slope", self.describe(), low=0)
 
     def get_config(self):
         return {"negative_slope": self.alpha, "name": self.name, "trainable": self.trainable}
@@ -139,7 +140,7 @@ class LeakyReLU(Activation):
     def __init__(self, negative_slope=0.3, name=None, trainable=True, alpha=None):
         super().__init__("leaky_relu", name=name, trainable=trainable)
         slope = negative_slope if alpha is None else alpha
-        self.alpha = check_number(slope, "negative_slope", self.describe(), low=0)
+        self.alpha = number(slope, "negative_slope", self.describe(), low=0)
 
     def get_config(self):
         return {"negative_slope": self.alpha, "name": self.name, "trainable": self.trainable}
@@ -199,9 +200,11 @@ class Dropout(Layer):
     before every training step so that a resumed run draws the same masks.
     """
 
+    needs_step_seed = True
+
     def __init__(self, rate, seed=None, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
-        self.rate = check_number(rate, "rate", self.describe(), low=0, high=1)
+        self.rate = number(rate, "rate", self.describe(), low=0, high=1)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise ValueError(f"{self.describe()}: seed must be None or an int >= 0, got {seed!r}")
         self.seed = seed

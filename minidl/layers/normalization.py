@@ -1,6 +1,7 @@
 """BatchNormalization over the last (channel) axis."""
 
-from .base import Layer, check_number, count_elements
+from ..arguments import number
+from .base import Layer, count_elements
 
 
 class BatchNormalization(Layer):
@@ -16,8 +17,8 @@ class BatchNormalization(Layer):
             raise ValueError(f"{self.describe()}: only axis=-1 (channels_last) is supported, "
                              f"got axis={axis!r}")
         self.axis = axis
-        self.momentum = check_number(momentum, "momentum", self.describe(), low=0, high=1)
-        self.epsilon = check_number(epsilon, "epsilon", self.describe(), low=0,
+        self.momentum = number(momentum, "momentum", self.describe(), low=0, high=1)
+        self.epsilon = number(epsilon, "epsilon", self.describe(), low=0,
                                     low_inclusive=False)
 
     def get_config(self):

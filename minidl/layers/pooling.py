@@ -1,17 +1,16 @@
 """Max, average and global average pooling (channels_last)."""
 
 from .base import Layer, format_shape
-from .conv import normalize_padding, normalize_pair, _window
+from .conv import WindowPlanMixin, normalize_padding, normalize_pair, _window
 
 
-class _Pooling2D(Layer):
+class _Pooling2D(WindowPlanMixin, Layer):
     def __init__(self, pool_size=(2, 2), strides=None, padding="valid", name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
         self.pool_size = normalize_pair(pool_size, "pool_size", self.describe())
         self.strides = normalize_pair(strides if strides is not None else self.pool_size,
                                       "strides", self.describe())
         self.padding = normalize_padding(padding, self.describe())
-        self._plans = {}
 
     def get_config(self):
         return dict(super().get_config(), pool_size=list(self.pool_size),
@@ -28,19 +27,13 @@ class _Pooling2D(Layer):
         return _window((1,) + tuple(input_shape), self.pool_size, self.strides, self.padding,
                        input_shape[2]).out_shape[1:]
 
-    def plan(self, batch):
-        plan = self._plans.get(batch)
-        if plan is None or plan.backend is not self.backend:
-            plan = self.backend.pool2d_plan((batch,) + self.input_shape, self.pool_size,
-                                            self.strides, self.padding)
-            plan.backend = self.backend
-            self._plans[batch] = plan
-        return plan
+    def _make_plan(self, in_shape):
+        return self.backend.pool2d_plan(in_shape, self.pool_size, self.strides, self.padding)
 
 
 class MaxPooling2D(_Pooling2D):
     def forward(self, x, training):
-        self._plan = self.plan(self.backend.shape(x)[0])
+        self.plan(self.backend.shape(x)[0])
         out = self.buffer("out", self._plan.out_shape)
         self._argmax = self.buffer("argmax", self._plan.out_shape, "int32")
         self.backend.max_pool2d_forward(out, self._argmax, x, self._plan)
@@ -54,7 +47,7 @@ class MaxPooling2D(_Pooling2D):
 
 class AveragePooling2D(_Pooling2D):
     def forward(self, x, training):
-        self._plan = self.plan(self.backend.shape(x)[0])
+        self.plan(self.backend.shape(x)[0])
         out = self.buffer("out", self._plan.out_shape)
         self.backend.avg_pool2d_forward(out, x, self._plan)
         return out

@@ -7,6 +7,7 @@ the graph owns.
 
 from ..backends import get_backend
 from ..layers.base import InputLayer, KerasTensor, format_shape
+from ..layers.buffers import BufferSet
 
 
 class Graph:
@@ -32,7 +33,7 @@ class Graph:
         if dup:
             raise ValueError(f"{owner}: layer names must be unique, repeated: {sorted(dup)}")
         self.backend = None
-        self._grad_buffers = {}
+        self._grad_buffers = BufferSet()   # summed gradients of tensors used twice, by layer
         self._mark_gradient_needs()
 
     def _single(self, tensors, what):
@@ -76,7 +77,7 @@ class Graph:
     def attach(self, backend=None):
         """Upload every layer's initial weights to the backend (the active one by default)."""
         self.backend = backend or get_backend()
-        self._grad_buffers = {}
+        self._grad_buffers.reset(self.backend)
         for layer in self.layers:
             layer.attach(self.backend)
 
@@ -130,9 +131,7 @@ class Graph:
                 if key not in grads:
                     grads[key] = d
                     continue
-                acc = self._grad_buffers.get((key, b.shape(d)))
-                if acc is None:
-                    acc = self._grad_buffers[(key, b.shape(d))] = b.empty(b.shape(d))
+                acc = self._grad_buffers.get(key, b.shape(d))
                 b.add(acc, grads[key], d)
                 grads[key] = acc
 

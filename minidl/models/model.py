@@ -6,31 +6,31 @@ summary table in summary.py; this file holds what runs every step.
 
 import numpy as np
 
+from .. import layers as layers_mod
 from .. import losses as losses_mod
 from .. import metrics as metrics_mod
 from .. import optimizers as optimizers_mod
 from .. import random as mrandom
 from ..layers.base import format_shape
+from ..layers.buffers import BufferSet
+from ..naming import auto_name, snake_case
+from . import saving
 from .graph import Graph
+from .registry import register
+from .summary import summary_lines
 from .training import TrainingLoops
 
 
-def _mix_seed(*values):
-    """A 62-bit seed from integers (splitmix64 steps), for per-step dropout seeds."""
-    h = 0x9E3779B97F4A7C15
-    for v in values:
-        h = (h ^ (int(v) & 0xFFFFFFFFFFFFFFFF)) * 0xBF58476D1CE4E5B9 & 0xFFFFFFFFFFFFFFFF
-        h ^= h >> 31
-    return h >> 2
-
-
+@register
 class Model(TrainingLoops):
     """A model from an input tensor to an output tensor: Model(inputs, outputs)."""
 
     def __init__(self, inputs=None, outputs=None, name=None):
         if name is not None and (not isinstance(name, str) or not name):
-            raise ValueError(f"Model: name must be a non-empty string, got {name!r}")
-        self.name = name or type(self).__name__.lower()
+            raise ValueError(f"{type(self).__name__}: name must be a non-empty string, got {name!r}")
+        # Keras 3's automatic names: "functional", "functional_1", ...; "sequential", ...
+        cls = type(self)
+        self.name = name or auto_name("functional" if cls is Model else snake_case(cls.__name__))
         self.graph = None
         self.optimizer = None
         self.loss = None
@@ -40,7 +40,8 @@ class Model(TrainingLoops):
         self.trained_epochs = 0       # epochs completed (saved with the model)
         self.fit_state = {}           # data-order state saved in checkpoints (see training.py)
         self.seed = mrandom.new_seed()
-        self._step_buffers = {}
+        self._buffers = BufferSet()   # inputs, targets, losses (see layers/buffers.py)
+        self._step_views = None       # (batch size, the step's buffers) of the last step
         if inputs is not None or outputs is not None:
             self._set_graph(inputs, outputs)
 
@@ -50,6 +51,8 @@ class Model(TrainingLoops):
     def _set_graph(self, inputs, outputs):
         self.graph = Graph(inputs, outputs, self.describe())
         self.graph.attach()
+        self._buffers.reset(self.graph.backend)
+        self._step_views = None
 
     def _require_built(self, what):
         if self.graph is None:
@@ -104,7 +107,6 @@ class Model(TrainingLoops):
             i += n
 
     def summary(self, print_fn=print):
-        from .summary import summary_lines
         self._require_built("summary")
         for line in summary_lines(self):
             print_fn(line)
@@ -133,7 +135,11 @@ class Model(TrainingLoops):
                              f"output classes, the model outputs {format_shape(self.graph.output_shape)}")
         optimizer.build(self.backend, [w.value for w in self.graph.trainable_weights()])
         self.optimizer, self.loss, self.metrics, self._fused = optimizer, loss, metrics, fused
-        self._step_buffers = {}
+        self._buffers.reset(self.backend)
+        self._step_views = None
+        # The position, not hash(name): str hashes change from process to process
+        # (PYTHONHASHSEED), and a run resumed in another process must draw the same numbers.
+        self._seeded_layers = [(i, l) for i, l in enumerate(self.layers) if l.needs_step_seed]
         b = self.backend
         self._loss_sum = b.zeros((1,))
         self._metric_counts = [b.zeros((1,)) for _ in self.metrics]
@@ -153,19 +159,16 @@ class Model(TrainingLoops):
 
     # ------------------------------------------------------------ buffers
     def _buffers_for(self, n):
-        """Input, target, loss and gradient buffers for batch size n, allocated once."""
-        bufs = self._step_buffers.get(n)
-        if bufs is None:
-            b = self.backend
-            out_shape = (n,) + self.graph.output_shape
-            bufs = {
-                "y": b.empty(self.loss.target_shape(n, self.graph.output_shape),
-                             self.loss.target_dtype),
-                "loss": b.empty((n,)),
-                "probs": b.empty(out_shape),
-                "dpred": b.empty(out_shape),
-            }
-            self._step_buffers[n] = bufs
+        """Target, loss and gradient buffers for a batch of n (views of the largest batch's)."""
+        if self._step_views is not None and self._step_views[0] == n:
+            return self._step_views[1]
+        get = self._buffers.get
+        out_shape = (n,) + self.graph.output_shape
+        bufs = {"y": get("y", self.loss.target_shape(n, self.graph.output_shape),
+                         self.loss.target_dtype),
+                "loss": get("loss", (n,)), "probs": get("probs", out_shape),
+                "dpred": get("dpred", out_shape)}
+        self._step_views = (n, bufs)
         return bufs
 
     def _upload_inputs(self, x_batch):
@@ -174,11 +177,7 @@ class Model(TrainingLoops):
         return bufs_x
 
     def _input_buffer(self, n):
-        key = ("x", n)
-        buf = self._step_buffers.get(key)
-        if buf is None:
-            buf = self._step_buffers[key] = self.backend.empty((n,) + self.graph.input_shape)
-        return buf
+        return self._buffers.get("x", (n,) + self.graph.input_shape)
 
     # ------------------------------------------------------------ metrics
     def reset_metrics(self):
@@ -217,11 +216,10 @@ class Model(TrainingLoops):
         n = len(x_batch)
         bufs = self._buffers_for(n)
         x = self._upload_inputs(x_batch)
-        # The layer's position, not hash(name): str hashes change from process to process
-        # (PYTHONHASHSEED), and a run resumed in another process must draw the same masks.
-        for position, layer in self._dropout_layers():
+        for position, layer in self._seeded_layers:
             base = self.seed if layer.seed is None else layer.seed  # Dropout(seed=...) wins
-            layer.step_seed = _mix_seed(base, position, self.optimizer.iterations)
+            # 62 bits: the backends' generators take a non-negative int64
+            layer.step_seed = mrandom.mix_seed(base, position, self.optimizer.iterations) >> 2
         output = self.graph.forward(x, training=True)
         pred = self._loss_and_metrics(bufs, y_batch, n, output)
         self.loss.backward(self.backend, bufs["dpred"], pred, bufs["y"], bufs["probs"], 1.0 / n)
@@ -238,10 +236,6 @@ class Model(TrainingLoops):
     def _predict_step(self, x_batch):
         output = self.graph.forward(self._upload_inputs(x_batch), training=False)
         return self.backend.to_numpy(output)
-
-    def _dropout_layers(self):
-        from ..layers.core import Dropout
-        return [(i, l) for i, l in enumerate(self.layers) if isinstance(l, Dropout)]
 
     # ------------------------------------------------------ batch-level API
     def train_on_batch(self, x, y):
@@ -298,18 +292,33 @@ class Model(TrainingLoops):
 
     # ------------------------------------------------------------ saving
     def save(self, filepath, overwrite=True, include_optimizer=True):
-        from .saving import save_model
-        save_model(self, filepath, overwrite=overwrite, include_optimizer=include_optimizer)
+        saving.save_model(self, filepath, overwrite=overwrite, include_optimizer=include_optimizer)
 
     def save_weights(self, filepath, overwrite=True):
-        from .saving import save_weights
-        save_weights(self, filepath, overwrite=overwrite)
+        saving.save_weights(self, filepath, overwrite=overwrite)
 
     def load_weights(self, filepath):
-        from .saving import load_weights
-        load_weights(self, filepath)
+        saving.load_weights(self, filepath)
 
     # ------------------------------------------------------------ config
     def get_config(self):
-        from .saving import model_config
-        return model_config(self)
+        """The architecture as save() writes it: each layer's class, config and inputs."""
+        self._require_built("get_config")
+        layers = [{"class_name": type(layer).__name__, "config": layer.get_config(),
+                   "inbound": [t.layer.name for t in layer.inbound]}
+                  for layer in self.graph.layers]
+        return {"class_name": type(self).__name__, "name": self.name, "layers": layers,
+                "input": self.graph.input_layer.name, "output": self.graph.output_layer.name}
+
+    @classmethod
+    def from_config(cls, config):
+        """A new model (fresh weights, on the active backend) from get_config()'s dict."""
+        built = {}
+        for spec in config["layers"]:
+            layer = layers_mod.deserialize(spec["class_name"], spec["config"])
+            if isinstance(layer, layers_mod.InputLayer):
+                built[layer.name] = layer.output
+                continue
+            inbound = [built[name] for name in spec["inbound"]]
+            built[layer.name] = layer(inbound if layer.multiple_inputs else inbound[0])
+        return cls(built[config["input"]], built[config["output"]], name=config["name"])

@@ -16,10 +16,10 @@ import zipfile
 
 import numpy as np
 
-from .. import layers as layers_mod
 from .. import losses as losses_mod
 from .. import optimizers as optimizers_mod
 from ..io import atomic_write
+from .registry import model_class
 
 FORMAT = "minidl-model"
 WEIGHTS_FORMAT = "minidl-weights"
@@ -28,35 +28,6 @@ VERSION = 1
 
 class ModelFileError(ValueError):
     """A model or weights file that cannot be read: missing, truncated, corrupted or foreign."""
-
-
-def model_config(model):
-    layers = []
-    for layer in model.graph.layers:
-        layers.append({"class_name": type(layer).__name__, "config": layer.get_config(),
-                       "inbound": [t.layer.name for t in layer.inbound]})
-    return {"class_name": type(model).__name__, "name": model.name, "layers": layers,
-            "input": model.graph.input_layer.name, "output": model.graph.output_layer.name}
-
-
-def model_from_config(config):
-    from .model import Model
-    from .sequential import Sequential
-    built = {}
-    for spec in config["layers"]:
-        layer = layers_mod.deserialize(spec["class_name"], spec["config"])
-        if isinstance(layer, layers_mod.InputLayer):
-            built[layer.name] = layer.output
-            continue
-        if config["class_name"] == "Sequential":
-            built[layer.name] = layer
-            continue
-        inbound = [built[name] for name in spec["inbound"]]
-        built[layer.name] = layer(inbound if layer.multiple_inputs else inbound[0])
-    if config["class_name"] == "Sequential":
-        return Sequential([built[s["config"]["name"]] for s in config["layers"]],
-                          name=config["name"])
-    return Model(built[config["input"]], built[config["output"]], name=config["name"])
 
 
 def _npz_bytes(arrays):
@@ -92,7 +63,7 @@ def _check_target(filepath, overwrite):
 def save_model(model, filepath, overwrite=True, include_optimizer=True):
     model._require_built("save")
     filepath = _check_target(filepath, overwrite)
-    header = {"format": FORMAT, "version": VERSION, "model": model_config(model),
+    header = {"format": FORMAT, "version": VERSION, "model": model.get_config(),
               "trained_epochs": model.trained_epochs, "seed": model.seed,
               "fit_state": model.fit_state, "compile": None}
     files = {"weights.npz": _npz_bytes(_weights_dict(model))}
@@ -221,7 +192,7 @@ def load_model(filepath, compile=True):
     header, arrays = _read_zip(filepath, (FORMAT,))
     _check_header(header, filepath)
     try:
-        model = model_from_config(header["model"])
+        model = model_class(header["model"]["class_name"]).from_config(header["model"])
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelFileError(f"{filepath}: the model architecture cannot be rebuilt: {exc}") from None
     _apply_weights(model, arrays.get("weights.npz", {}), filepath)

@@ -1,9 +1,12 @@
 """Sequential: a plain stack of layers, each feeding the next."""
 
+from .. import layers as layers_mod
 from ..layers.base import InputLayer, KerasTensor, Layer
 from .model import Model
+from .registry import register
 
 
+@register
 class Sequential(Model):
     """Sequential([layers.Input(shape), layer, layer, ...]).
 
@@ -13,7 +16,7 @@ class Sequential(Model):
     """
 
     def __init__(self, layers=None, name=None):
-        super().__init__(name=name or _sequential_name())
+        super().__init__(name=name)
         self._stack = []
         self._input = None
         self._output = None
@@ -61,10 +64,8 @@ class Sequential(Model):
     def layers(self):
         return list(self._stack)
 
-
-_count = [0]
-
-
-def _sequential_name():
-    _count[0] += 1
-    return "sequential" if _count[0] == 1 else f"sequential_{_count[0] - 1}"
+    @classmethod
+    def from_config(cls, config):
+        """A new Sequential from get_config()'s dict (its first layer is the InputLayer)."""
+        return cls([layers_mod.deserialize(spec["class_name"], spec["config"])
+                    for spec in config["layers"]], name=config["name"])

@@ -117,6 +117,12 @@ class OpenCLBackend(TrainingOps, Backend):
             raise ValueError(f"opencl reshape: cannot view {x.shape} ({x.size} elements) as {shape}")
         return CLTensor(x.buffer, shape, x.dtype, x.offset)
 
+    def view(self, x, shape):
+        shape = tuple(int(s) for s in shape)
+        if math.prod(shape) > x.size:
+            raise ValueError(f"opencl view: {x.shape} ({x.size} elements) is too small for {shape}")
+        return CLTensor(x.buffer, shape, x.dtype, x.offset)
+
     def copy(self, out, x):
         self._check_same_size("copy", ("out", "x"), (out, x))
         self.rt.copy(out, x)

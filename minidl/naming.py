@@ -1,0 +1,24 @@
+"""Automatic names, as Keras gives them: "dense", "dense_1", ...; "functional", "sequential".
+
+One counter per prefix for the whole process, shared by layers and models.
+"""
+
+_counters = {}
+
+
+def auto_name(prefix):
+    """`prefix` the first time, then `prefix_1`, `prefix_2`, ..."""
+    count = _counters.get(prefix, 0)
+    _counters[prefix] = count + 1
+    return prefix if count == 0 else f"{prefix}_{count}"
+
+
+def snake_case(name):
+    """'BatchNormalization' -> 'batch_normalization', 'Conv2D' -> 'conv2d'."""
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i > 0 and (not name[i - 1].isupper() or
+                                       (i + 1 < len(name) and name[i + 1].islower())):
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out).replace("2_d", "2d")
