@@ -1,5 +1,7 @@
 """Metrics computed on the backend as running counts (kept on the device until read)."""
 
+import math
+
 
 class Metric:
     """Counts correct predictions of a batch into a (1,) backend tensor."""
@@ -19,12 +21,7 @@ class Metric:
 
     def per_sample(self, output_shape):
         """How many counted items one sample contributes (binary accuracy counts elements)."""
-        if self.kind == "binary":
-            size = 1
-            for d in output_shape:
-                size *= d
-            return size
-        return 1
+        return math.prod(output_shape) if self.kind == "binary" else 1
 
 
 def get(identifier, loss, output_shape):

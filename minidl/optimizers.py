@@ -16,25 +16,7 @@ import numbers
 import numpy as np
 
 from . import schedules
-
-
-def _number(value, argument, owner, *, low=None, low_inclusive=True, high=None,
-            high_inclusive=False, allow_none=False):
-    """Validate a real hyperparameter and return it as a float (or None when allowed)."""
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{owner}: {argument} must be a number, got {type(value).__name__} {value!r}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{owner}: {argument} must be finite, got {value}")
-    if low is not None and (value < low or (value == low and not low_inclusive)):
-        raise ValueError(f"{owner}: {argument} must be {'>=' if low_inclusive else '>'} {low}, "
-                         f"got {value}")
-    if high is not None and (value > high or (value == high and not high_inclusive)):
-        raise ValueError(f"{owner}: {argument} must be {'<=' if high_inclusive else '<'} {high}, "
-                         f"got {value}")
-    return value
+from .arguments import number as _number
 
 
 class Optimizer:

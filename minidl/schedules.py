@@ -8,18 +8,7 @@ count (0 for the first step), exactly as Keras does. Schedules are plain Python
 import math
 import numbers
 
-
-def _check_number(value, argument, owner, *, positive=False, non_negative=False):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{owner}: {argument} must be a number, got {type(value).__name__} {value!r}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{owner}: {argument} must be finite, got {value}")
-    if positive and value <= 0:
-        raise ValueError(f"{owner}: {argument} must be > 0, got {value}")
-    if non_negative and value < 0:
-        raise ValueError(f"{owner}: {argument} must be >= 0, got {value}")
-    return value
+from .arguments import number
 
 
 def _check_step(step, owner):
@@ -52,10 +41,10 @@ class ExponentialDecay(LearningRateSchedule):
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None):
         owner = "ExponentialDecay"
-        self.initial_learning_rate = _check_number(initial_learning_rate, "initial_learning_rate",
-                                                   owner, positive=True)
-        self.decay_steps = _check_number(decay_steps, "decay_steps", owner, positive=True)
-        self.decay_rate = _check_number(decay_rate, "decay_rate", owner, positive=True)
+        self.initial_learning_rate = number(initial_learning_rate, "initial_learning_rate",
+                                            owner, low=0.0, low_inclusive=False)
+        self.decay_steps = number(decay_steps, "decay_steps", owner, low=0.0, low_inclusive=False)
+        self.decay_rate = number(decay_rate, "decay_rate", owner, low=0.0, low_inclusive=False)
         if not isinstance(staircase, bool):
             raise TypeError(f"{owner}: staircase must be a bool, got {staircase!r}")
         self.staircase = staircase
@@ -83,10 +72,10 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         if len(values) != len(boundaries) + 1:
             raise ValueError(f"{owner}: values must hold one more element than boundaries, got "
                              f"{len(boundaries)} boundaries and {len(values)} values")
-        self.boundaries = [_check_number(b, f"boundaries[{i}]", owner) for i, b in enumerate(boundaries)]
+        self.boundaries = [number(b, f"boundaries[{i}]", owner) for i, b in enumerate(boundaries)]
         if any(lower >= upper for lower, upper in zip(self.boundaries, self.boundaries[1:])):
             raise ValueError(f"{owner}: boundaries must be strictly increasing, got {self.boundaries}")
-        self.values = [_check_number(v, f"values[{i}]", owner, non_negative=True)
+        self.values = [number(v, f"values[{i}]", owner, low=0.0)
                        for i, v in enumerate(values)]
         self.name = name
 
@@ -108,15 +97,15 @@ class CosineDecay(LearningRateSchedule):
     def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, name=None,
                  warmup_target=None, warmup_steps=0):
         owner = "CosineDecay"
-        self.initial_learning_rate = _check_number(initial_learning_rate, "initial_learning_rate",
-                                                   owner, non_negative=True)
-        self.decay_steps = _check_number(decay_steps, "decay_steps", owner, positive=True)
-        self.alpha = _check_number(alpha, "alpha", owner, non_negative=True)
+        self.initial_learning_rate = number(initial_learning_rate, "initial_learning_rate",
+                                            owner, low=0.0)
+        self.decay_steps = number(decay_steps, "decay_steps", owner, low=0.0, low_inclusive=False)
+        self.alpha = number(alpha, "alpha", owner, low=0.0)
         if self.alpha > 1:
             raise ValueError(f"{owner}: alpha must be in [0, 1], got {self.alpha}")
         self.warmup_target = (None if warmup_target is None else
-                              _check_number(warmup_target, "warmup_target", owner, positive=True))
-        self.warmup_steps = _check_number(warmup_steps, "warmup_steps", owner, non_negative=True)
+                              number(warmup_target, "warmup_target", owner, low=0.0, low_inclusive=False))
+        self.warmup_steps = number(warmup_steps, "warmup_steps", owner, low=0.0)
         if self.warmup_target is not None and self.warmup_steps == 0:
             raise ValueError(f"{owner}: warmup_target={self.warmup_target} needs warmup_steps > 0")
         self.name = name

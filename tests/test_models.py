@@ -305,3 +305,40 @@ def test_fit_with_iterator_refuses_a_batch_size():
     model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
     with pytest.raises(ValueError, match="batch_size must be None"):
         model.fit(ArrayIterator(x, y, batch_size=8), batch_size=8, verbose=0)
+
+
+def test_automatic_names_follow_keras_3():
+    from minidl import naming
+    saved = dict(naming._counters)
+    naming._counters.clear()
+    try:
+        inp = layers.Input((4,))
+        functional = [Model(inp, layers.Dense(2)(inp)) for _ in range(2)]
+        stacks = [Sequential([layers.Input((4,)), layers.Dense(2)]) for _ in range(2)]
+        assert [m.name for m in functional] == ["functional", "functional_1"]
+        assert [m.name for m in stacks] == ["sequential", "sequential_1"]
+        assert [l.name for m in functional + stacks for l in m.layers] == \
+            ["dense", "dense_1", "dense_2", "dense_3"]
+        assert inp.layer.name == "input_layer"
+    finally:
+        naming._counters.clear()
+        naming._counters.update(saved)
+
+
+def test_input_accepts_float32_only():
+    assert layers.Input((3,), dtype=np.float32).shape == (3,)
+    assert layers.Input((3,), dtype=None).shape == (3,)
+    for dtype in ("int32", "float64", "bogus"):
+        with pytest.raises(TypeError, match=f"Input: dtype must be 'float32'.*{dtype}"):
+            layers.Input((3,), dtype=dtype)
+
+
+def test_models_rebuild_from_their_config():
+    model = small_cnn()
+    rebuilt = Sequential.from_config(model.get_config())
+    assert [type(l) for l in rebuilt.layers] == [type(l) for l in model.layers]
+    inp = layers.Input((4,))
+    h = layers.Dense(3)(inp)
+    functional = Model(inp, layers.Add()([h, layers.Dense(3)(h)]), name="res")
+    again = Model.from_config(functional.get_config())
+    assert again.name == "res" and again.get_config()["layers"] == functional.get_config()["layers"]

@@ -183,7 +183,7 @@ class Backend:
         raise NotImplementedError
 
     # ------------------------------------------------------ activations
-    # name is one of "linear", "relu", "leaky_relu", "sigmoid", "tanh", "softmax".
+    # name is one of minidl.activations.ACTIVATIONS (linear, relu, leaky_relu, sigmoid, ...).
     # softmax works along the last axis; leaky_relu uses `alpha` as its negative slope.
     def activation_forward(self, out, x, name, alpha=0.0):
         """out = f(x). out may alias x."""

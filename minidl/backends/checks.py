@@ -14,11 +14,15 @@ def check_same_size(op, name, array, other_name, other):
                          f"{tuple(other.shape)} must hold the same number of elements")
 
 
+def is_sparse(targets):
+    """True for class-index targets (an integer dtype: int32 (N,)), False for float targets
+    shaped like the predictions: how every backend tells the two apart."""
+    return getattr(getattr(targets, "dtype", None), "kind", None) in ("i", "u")
+
+
 def check_scalar_out(op, out):
     """The (1,) tensors that receive loss sums and metric counts."""
-    if tuple(out.shape) != (1,):
-        raise ValueError(f"{op}: out must have shape (1,), got {tuple(out.shape)}")
-
+    check_shape(op, "out", out, (1,))
 
 
 def check_concat(op, parts, whole, parts_name, whole_name):

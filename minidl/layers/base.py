@@ -12,6 +12,8 @@ A layer's life follows Neon's fixed lifecycle:
 A layer never computes with numpy: all math goes through `self.backend`.
 """
 
+import math
+
 import numpy as np
 
 from .. import initializers
@@ -244,7 +246,7 @@ def Input(shape, name=None, dtype="float32"):
 
 
 def count_elements(shape):
-    return int(np.prod(shape)) if shape else 1
+    return math.prod(shape)
 
 
 __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Weight", "format_shape"]

@@ -1,5 +1,7 @@
 """model.summary(): the Keras 2 table of layers, output shapes and parameter counts."""
 
+import math
+
 from ..layers.base import format_shape
 
 
@@ -24,16 +26,9 @@ def summary_lines(model):
     if not functional:
         lines = [l for l in lines if l != ""]
         lines.append("=" * total)
-    trainable = sum(int(sum(_size(w.shape) for w in l.trainable_weights)) for l in model.layers)
+    trainable = sum(math.prod(w.shape) for l in model.layers for w in l.trainable_weights)
     count = model.count_params()
     lines += [f"Total params: {count:,}", f"Trainable params: {trainable:,}",
               f"Non-trainable params: {count - trainable:,}", "_" * total]
     return lines
-
-
-def _size(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 

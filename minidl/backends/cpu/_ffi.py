@@ -5,6 +5,7 @@ import os
 import numpy as np
 
 from ..base import BackendUnavailable
+from ..checks import check_shape
 
 # libgomp, the OpenMP runtime of the kernels, reads its wait policy once, when the extension
 # loads it. Its default keeps idle threads spinning after every parallel region; on a machine
@@ -72,5 +73,5 @@ def _check_slowly(op, name, array, shape, dtype):
     if array.dtype != dtype:
         raise ValueError(f"{op}: {name} must be {dtype.name}, got {array.dtype} "
                          f"of shape {tuple(array.shape)}")
-    if shape is not None and tuple(array.shape) != tuple(shape):
-        raise ValueError(f"{op}: {name} must have shape {tuple(shape)}, got {tuple(array.shape)}")
+    if shape is not None:
+        check_shape(op, name, array, shape)

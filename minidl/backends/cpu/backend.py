@@ -14,14 +14,14 @@ import math
 
 import numpy as np
 
+from ... import activations
 from ..base import Backend
 from ..host_memory import HostMemory
-from ..checks import check_concat
+from ..checks import check_concat, is_sparse
 from ._ffi import INT32, checked, ffi, fptr, require_lib
 from .linalg import LinalgOps
 
 # Activation ids of csrc/internal/vector_kernels.h (enum minidl_activation).
-ACTIVATIONS = {"linear": 0, "relu": 1, "leaky_relu": 2, "sigmoid": 3, "tanh": 4, "softmax": 5}
 
 _POOL_KEY = "cpu_pool"  # where a pooling Window2D keeps its C geometry struct
 
@@ -32,10 +32,6 @@ def _rows_cols(shape):
         return 1, 1
     c = shape[-1]
     return (math.prod(shape[:-1]), c)
-
-
-def _is_sparse(targets):
-    return isinstance(targets, np.ndarray) and targets.dtype.kind in "iu"
 
 
 class CpuBackend(LinalgOps, HostMemory, Backend):
@@ -92,23 +88,16 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         self._lib.minidl_bias_grad(checked(op, "dbias", dbias, (c,)), pd, rows, c, self._column_scratch(c))
 
     # ------------------------------------------------------ activations
-    @staticmethod
-    def _activation_id(op, name):
-        try:
-            return ACTIVATIONS[name]
-        except (KeyError, TypeError):
-            raise ValueError(f"{op}: unknown activation {name!r}; known: {list(ACTIVATIONS)}") from None
-
     def activation_forward(self, out, x, name, alpha=0.0):
         op = "activation_forward"
-        kind = self._activation_id(op, name)
+        kind = activations.code(op, name)
         px = checked(op, "x", x)
         rows, c = _rows_cols(x.shape)
         self._lib.minidl_activation_forward(checked(op, "out", out, x.shape), px, kind, float(alpha), rows, c)
 
     def activation_backward(self, dx, dout, y, name, alpha=0.0):
         op = "activation_backward"
-        kind = self._activation_id(op, name)
+        kind = activations.code(op, name)
         py = checked(op, "y", y)
         rows, c = _rows_cols(y.shape)
         self._lib.minidl_activation_backward(checked(op, "dx", dx, y.shape), checked(op, "dout", dout, y.shape),
@@ -279,7 +268,7 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
     def _with_targets(self, op, targets, n, k, sparse_fn, dense_fn, head, tail=()):
         """Call sparse_fn(*head, int32 targets (n,), *tail, n, k) or dense_fn with float targets
         (n, k), by the targets' dtype; an out-of-range sparse label raises naming its row."""
-        if _is_sparse(targets):
+        if is_sparse(targets):
             status = sparse_fn(*head, checked(op, "targets (sparse)", targets, (n,), INT32),
                                *tail, n, k)
             self._sparse_status(op, status, targets, k)
@@ -373,7 +362,7 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         pout = checked(op, "out", out, (1,))
         ppred = self._scores(op, "pred", pred)
         n, k = pred.shape
-        if _is_sparse(targets):
+        if is_sparse(targets):
             status = self._lib.minidl_categorical_accuracy_sparse(
                 pout, ppred, checked(op, "targets (sparse)", targets, (n,), INT32), n, k,
                 int(bool(accumulate)))
@@ -396,7 +385,7 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         pout = checked(op, "out", out, (1,))
         ppred = self._scores(op, "pred", pred)
         n, classes = pred.shape
-        if _is_sparse(targets):
+        if is_sparse(targets):
             status = self._lib.minidl_top_k_accuracy_sparse(
                 pout, ppred, checked(op, "targets (sparse)", targets, (n,), INT32), n, classes, int(k),
                 int(bool(accumulate)))

@@ -6,15 +6,10 @@ works on the last axis of its (N, K) inputs and writes one value per sample into
 
 import numpy as np
 
-from ..checks import check_shape
+from ..checks import check_shape, is_sparse
 
 # Keras' backend.epsilon(): probabilities are clipped to [EPSILON, 1 - EPSILON]
 EPSILON = 1e-7
-
-
-def is_sparse(targets):
-    """True for integer class-index targets, False for float (one-hot or soft) targets."""
-    return np.issubdtype(targets.dtype, np.integer)
 
 
 def check_targets(op, targets, scores):

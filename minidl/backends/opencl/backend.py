@@ -10,16 +10,14 @@ import math
 
 import numpy as np
 
+from ... import activations
 from ..base import Backend, Window2D
-from ..checks import check_concat
+from ..checks import check_concat, check_shape
 from .gemm import Gemm
 from .runtime import Runtime
 from .tensor import CLTensor
 from .training_ops import TrainingOps
 from . import tuner
-
-# activation name -> code understood by elementwise.cl (softmax has its own row kernels)
-ACTIVATION_CODES = {"linear": 0, "relu": 1, "leaky_relu": 2, "sigmoid": 3, "tanh": 4}
 
 LOCAL_1D = 64          # work-group size of the one-dimensional kernels ...
 MIN_GROUPS = 8         # ... shrunk so that a small launch still spreads over several groups
@@ -27,10 +25,6 @@ COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 # Convolutions with at least this many filters skip im2col (an implicit GEMM reads the patches
 # from x; measured 2-3x faster on PoCL): with fewer, most of its RN-filter blocks is padding.
 IMPLICIT_CONV_MIN_FILTERS = 8
-
-
-def _shape_error(op, arg, tensor, expected):
-    return ValueError(f"opencl {op}: {arg} must have shape {tuple(expected)}, got {tensor.shape}")
 
 
 class OpenCLBackend(TrainingOps, Backend):
@@ -75,8 +69,8 @@ class OpenCLBackend(TrainingOps, Backend):
 
     @staticmethod
     def _check(op, arg, tensor, shape):
-        if tuple(tensor.shape) != tuple(shape):
-            raise _shape_error(op, arg, tensor, shape)
+        if tuple(tensor.shape) != tuple(shape):  # the message is built on failure only
+            check_shape(f"opencl {op}", arg, tensor, shape)
 
     @staticmethod
     def _check_same_size(op, names, tensors):
@@ -205,10 +199,8 @@ class OpenCLBackend(TrainingOps, Backend):
 
     @staticmethod
     def _activation_code(name):
-        if name not in ACTIVATION_CODES:
-            raise ValueError(f"opencl activation: unknown activation {name!r}; "
-                             f"known: {sorted(ACTIVATION_CODES) + ['softmax']}")
-        return ACTIVATION_CODES[name]
+        # elementwise.cl's codes (softmax, code 5, has its own row kernels above)
+        return activations.code("opencl activation", name)
 
     # ------------------------------------------------------------- gemm
     def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False):

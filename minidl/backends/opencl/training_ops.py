@@ -7,7 +7,7 @@ Every result stays on the device: per-sample losses (N,), counts and sums (1,).
 
 import math
 
-import numpy as np
+from ..checks import is_sparse
 
 REDUCE_PARTS = 256       # at most this many partial sums in the first pass of a whole-tensor reduction
 REDUCE_MIN_CHUNK = 1024  # elements per partial sum at the least
@@ -17,13 +17,9 @@ class TrainingOps:
     """Losses, metrics, reductions and optimizer updates of OpenCLBackend."""
 
     # ----------------------------------------------------------- losses
-    @staticmethod
-    def _is_sparse(targets):
-        return targets.dtype == np.int32
-
     def _check_targets(self, op, pred, targets):
         rows = pred.size // pred.shape[-1]
-        expected = (rows,) if self._is_sparse(targets) else pred.shape
+        expected = (rows,) if is_sparse(targets) else pred.shape
         if targets.size != math.prod(expected):
             raise ValueError(f"opencl {op}: targets {targets.shape} ({targets.dtype}) do not match "
                              f"predictions {pred.shape}")
@@ -32,12 +28,12 @@ class TrainingOps:
     def softmax_cross_entropy_forward(self, probs, loss, logits, targets):
         rows, k = self._check_targets("softmax_cross_entropy_forward", logits, targets)
         self._check("softmax_cross_entropy_forward", "loss", loss, (rows,))
-        name = "softmax_ce_forward_sparse" if self._is_sparse(targets) else "softmax_ce_forward_dense"
+        name = "softmax_ce_forward_sparse" if is_sparse(targets) else "softmax_ce_forward_dense"
         self._run1d("loss.cl", name, rows, probs, loss, logits, targets, rows, k)
 
     def softmax_cross_entropy_backward(self, dlogits, probs, targets, scale):
         rows, k = self._check_targets("softmax_cross_entropy_backward", probs, targets)
-        if self._is_sparse(targets):
+        if is_sparse(targets):
             self._run1d("loss.cl", "softmax_ce_backward_sparse", probs.size, dlogits, probs,
                         targets, float(scale), k, probs.size)
         else:
@@ -55,7 +51,7 @@ class TrainingOps:
         rows, k = self._check_targets("cross_entropy_forward", probs, targets)
         if binary:
             name = "cross_entropy_forward_binary"
-        elif self._is_sparse(targets):
+        elif is_sparse(targets):
             name = "cross_entropy_forward_sparse"
         else:
             name = "cross_entropy_forward_dense"
@@ -67,7 +63,7 @@ class TrainingOps:
         if binary:
             self._run1d("loss.cl", "cross_entropy_backward_binary", n, dprobs, probs, targets,
                         float(scale) / k, n)
-        elif self._is_sparse(targets):
+        elif is_sparse(targets):
             self._run1d("loss.cl", "cross_entropy_backward_sparse", n, dprobs, probs, targets,
                         float(scale), k, n)
         else:
@@ -106,7 +102,7 @@ class TrainingOps:
         self._check("categorical_accuracy", "out", out, (1,))
         rows, k = self._check_targets("categorical_accuracy", pred, targets)
         flags = self._scratch_tensor("row_flags", (rows,))
-        name = "categorical_accuracy_sparse" if self._is_sparse(targets) else "categorical_accuracy_dense"
+        name = "categorical_accuracy_sparse" if is_sparse(targets) else "categorical_accuracy_dense"
         self._run1d("reduce.cl", name, rows, flags, pred, targets, rows, k)
         self._count_rows(out, flags, accumulate)
 
@@ -120,7 +116,7 @@ class TrainingOps:
         self._check("top_k_accuracy", "out", out, (1,))
         rows, classes = self._check_targets("top_k_accuracy", pred, targets)
         flags = self._scratch_tensor("row_flags", (rows,))
-        name = "top_k_accuracy_sparse" if self._is_sparse(targets) else "top_k_accuracy_dense"
+        name = "top_k_accuracy_sparse" if is_sparse(targets) else "top_k_accuracy_dense"
         self._run1d("reduce.cl", name, rows, flags, pred, targets, rows, classes, int(k))
         self._count_rows(out, flags, accumulate)
 

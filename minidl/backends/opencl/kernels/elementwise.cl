@@ -1,7 +1,7 @@
 // Elementwise kernels: one work-item per element, n elements in all.
 // Outputs may alias inputs where the backend contract allows it, so no pointer is restrict.
 
-// Activation codes, shared with backend.py (ACTIVATION_CODES).
+// Activation codes: positions in minidl/activations.py (ACTIVATIONS).
 #define ACT_LINEAR 0
 #define ACT_RELU 1
 #define ACT_LEAKY_RELU 2
