@@ -12,8 +12,9 @@ Conventions used by every op:
 - Argument order is outputs, then inputs, then weights, then sizes / options
   (`conv2d_forward(out, x, weight, bias, plan)`).
 - Outputs are pre-allocated by the caller with `empty`/`zeros`; ops never
-  allocate tensors that outlive the call. Layers allocate once per batch size
-  and reuse the buffers every step.
+  allocate tensors that outlive the call. Layers allocate once, for the largest
+  batch seen, take `view`s of those buffers for smaller batches, and reuse them
+  every step.
 - Tensors are dense and C-contiguous; images are channels-last (N, H, W, C).
   Float tensors are float32 (the numpy backend may also run in float64 for
   gradient checks: its `dtype` attribute says which). Labels are int32.
