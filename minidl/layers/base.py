@@ -5,9 +5,9 @@ A layer's life follows Neon's fixed lifecycle:
 1. `__init__` stores hyperparameters (`get_config` returns exactly them);
 2. `build(input_shape)` checks shapes and declares weights (shapes without the batch axis);
 3. `attach(backend)` uploads the initial weights and allocates their gradients, once;
-4. `forward(inputs, training)` / `backward(dout)` run every step on per-batch-size buffers
-   obtained through `self.buffer(role, shape)`: one storage per role, sized for the largest
-   batch seen and viewed for smaller ones (see buffers.py), reused afterwards.
+4. `forward(inputs, training)` / `backward(dout)` run every step on buffers obtained
+   through `self.buffer(role, shape)`: one storage per role, sized for the largest batch
+   seen and viewed for smaller ones (see buffers.py), reused from step to step.
 
 A layer never computes with numpy: all math goes through `self.backend`.
 """
