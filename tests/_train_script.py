@@ -239,7 +239,7 @@ def crash_save_main(kind, path):
             yield _HalfThenKill(f, threshold=64)
 
     saving.atomic_write = killing_atomic_write
-    callbacks.atomic_write = killing_atomic_write
+    callbacks.csv_logger.atomic_write = killing_atomic_write
     model.fit(x.astype(np.float32) / 255.0, y, batch_size=BATCH, epochs=1, verbose=0)
     save(1)
     print("SECOND SAVE RETURNED", flush=True)  # the kill above makes this unreachable

@@ -307,7 +307,7 @@ def disk_full(monkeypatch):
 
     def start():
         monkeypatch.setattr(saving, "atomic_write", failing)
-        monkeypatch.setattr(callbacks, "atomic_write", failing)
+        monkeypatch.setattr(callbacks.csv_logger, "atomic_write", failing)
     return start
 
 

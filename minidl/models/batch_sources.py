@@ -1,0 +1,100 @@
+"""Where fit/evaluate/predict take their batches from: host arrays (ArrayBatches) or a
+data iterator such as minidl.data.ArrayIterator (IteratorBatches).
+
+Both yield (x, y) batches of one epoch, optionally skipping its first steps (a resumed
+run), and describe themselves by a `signature` that a saved training position records,
+so that a later fit resumes only on data arranged the same way.
+"""
+
+from collections.abc import Mapping
+
+import numpy as np
+
+
+def mix(*values):
+    """A 64-bit hash of integers (splitmix64 steps): the shuffling seed of an epoch."""
+    h = 0x9E3779B97F4A7C15
+    for v in values:
+        h = (h ^ (int(v) & 0xFFFFFFFFFFFFFFFF)) * 0xBF58476D1CE4E5B9 & 0xFFFFFFFFFFFFFFFF
+        h ^= h >> 31
+    return h
+
+
+def is_iterator(x):
+    # str, bytes and dicts have __iter__ and __len__ too, but are malformed data, not iterators.
+    return (not isinstance(x, (np.ndarray, list, tuple, str, bytes, Mapping))
+            and hasattr(x, "__iter__") and hasattr(x, "__len__"))
+
+
+def _plain(value):
+    """A JSON-safe int or bool (a file records it), or None for anything else."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    return None
+
+
+class ArrayBatches:
+    """Batches of validated host arrays in an order fixed by (seed, epoch)."""
+
+    def __init__(self, x, y, batch_size, shuffle, seed):
+        self.x, self.y, self.batch_size = x, y, batch_size
+        self.shuffle, self.seed = shuffle, seed
+
+    def __len__(self):
+        return -(-len(self.x) // self.batch_size)
+
+    def signature(self):
+        return {"samples": len(self.x), "batch_size": self.batch_size,
+                "shuffle": bool(self.shuffle), "steps": len(self)}
+
+    def state(self):
+        return None   # the order is a function of (seed, epoch): nothing to record
+
+    def restore(self, state):
+        pass
+
+    def epoch(self, epoch, skip=0):
+        n = len(self.x)
+        order = (np.random.default_rng(mix(self.seed, epoch)).permutation(n)
+                 if self.shuffle else None)
+        for i in range(skip, len(self)):
+            lo, hi = i * self.batch_size, min(n, (i + 1) * self.batch_size)
+            if order is None:
+                yield self.x[lo:hi], (None if self.y is None else self.y[lo:hi])
+            else:
+                idx = order[lo:hi]
+                yield self.x[idx], (None if self.y is None else self.y[idx])
+
+
+class IteratorBatches:
+    """Batches from a data iterator (e.g. minidl.data.ArrayIterator)."""
+
+    def __init__(self, iterator):
+        self.iterator = iterator
+
+    def __len__(self):
+        return len(self.iterator)
+
+    def signature(self):
+        it = self.iterator
+        return {"samples": _plain(getattr(it, "num_samples", None)),
+                "batch_size": _plain(getattr(it, "batch_size", None)),
+                "shuffle": _plain(getattr(it, "shuffle", None)), "steps": len(it)}
+
+    def state(self):
+        get_state = getattr(self.iterator, "get_state", None)
+        return get_state() if get_state else None
+
+    def restore(self, state):
+        if state is not None and hasattr(self.iterator, "set_state"):
+            self.iterator.set_state(state)
+
+    def epoch(self, epoch, skip=0):
+        begin = getattr(self.iterator, "on_epoch_begin", None)
+        if begin is not None:
+            begin(epoch)
+        for i, batch in enumerate(self.iterator):
+            if i >= skip:
+                yield batch
