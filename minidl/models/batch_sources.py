@@ -10,14 +10,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-
-def mix(*values):
-    """A 64-bit hash of integers (splitmix64 steps): the shuffling seed of an epoch."""
-    h = 0x9E3779B97F4A7C15
-    for v in values:
-        h = (h ^ (int(v) & 0xFFFFFFFFFFFFFFFF)) * 0xBF58476D1CE4E5B9 & 0xFFFFFFFFFFFFFFFF
-        h ^= h >> 31
-    return h
+from ..random import mix_seed
 
 
 def is_iterator(x):
@@ -57,7 +50,7 @@ class ArrayBatches:
 
     def epoch(self, epoch, skip=0):
         n = len(self.x)
-        order = (np.random.default_rng(mix(self.seed, epoch)).permutation(n)
+        order = (np.random.default_rng(mix_seed(self.seed, epoch)).permutation(n)
                  if self.shuffle else None)
         for i in range(skip, len(self)):
             lo, hi = i * self.batch_size, min(n, (i + 1) * self.batch_size)

@@ -15,6 +15,7 @@ from ..layers.base import format_shape
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
 from . import saving
+from .concurrency import UseGuard, one_thread_at_a_time
 from .graph import Graph
 from .registry import register
 from .summary import summary_lines
@@ -42,6 +43,7 @@ class Model(TrainingLoops):
         self.seed = mrandom.new_seed()
         self._buffers = BufferSet()   # inputs, targets, losses (see layers/buffers.py)
         self._step_views = None       # (batch size, the step's buffers) of the last step
+        self._use_guard = UseGuard()  # one thread at a time (concurrency.py)
         if inputs is not None or outputs is not None:
             self._set_graph(inputs, outputs)
 
@@ -86,11 +88,13 @@ class Model(TrainingLoops):
     def count_params(self):
         return sum(layer.count_params() for layer in self.layers)
 
+    @one_thread_at_a_time
     def get_weights(self):
         """Every weight as a numpy array, layer by layer in Keras order."""
         self._require_built("get_weights")
         return [w for layer in self.layers for w in layer.get_weights()]
 
+    @one_thread_at_a_time
     def set_weights(self, weights):
         self._require_built("set_weights")
         if isinstance(weights, np.ndarray) or not isinstance(weights, (list, tuple)):
@@ -112,6 +116,7 @@ class Model(TrainingLoops):
             print_fn(line)
 
     # ----------------------------------------------------------- compile
+    @one_thread_at_a_time
     def compile(self, optimizer="rmsprop", loss=None, metrics=None):
         """Configure training: an optimizer, a loss and metrics (names or objects)."""
         self._require_built("compile")
@@ -238,6 +243,7 @@ class Model(TrainingLoops):
         return self.backend.to_numpy(output)
 
     # ------------------------------------------------------ batch-level API
+    @one_thread_at_a_time
     def train_on_batch(self, x, y):
         """One update on one batch; returns the loss, or [loss, *metrics] when compiled with
         metrics (values of this batch)."""
@@ -247,6 +253,7 @@ class Model(TrainingLoops):
         self._train_step(x, y)
         return self._batch_result()
 
+    @one_thread_at_a_time
     def test_on_batch(self, x, y):
         self._require_compiled("test_on_batch")
         x, y = self._validate_xy(x, y)
@@ -254,6 +261,7 @@ class Model(TrainingLoops):
         self._test_step(x, y)
         return self._batch_result()
 
+    @one_thread_at_a_time
     def predict_on_batch(self, x):
         self._require_built("predict_on_batch")
         return self._predict_step(self._validate_x(x))
@@ -271,6 +279,9 @@ class Model(TrainingLoops):
             raise TypeError(f"{argument}: expected a numpy array, got {type(x).__name__}")
         if x.dtype == object or not (np.issubdtype(x.dtype, np.number) or x.dtype == bool):
             raise TypeError(f"{argument}: expected numeric data, got dtype {x.dtype}")
+        if np.iscomplexobj(x):
+            raise TypeError(f"{argument}: complex values (dtype {x.dtype}) are not supported; "
+                            "pass the part you mean, e.g. x.real or np.abs(x)")
         if x.ndim == 0 or len(x) == 0:
             raise ValueError(f"{argument}: expected a non-empty batch of samples, got shape "
                              f"{tuple(x.shape)}")
@@ -291,12 +302,15 @@ class Model(TrainingLoops):
         return x, y
 
     # ------------------------------------------------------------ saving
+    @one_thread_at_a_time
     def save(self, filepath, overwrite=True, include_optimizer=True):
         saving.save_model(self, filepath, overwrite=overwrite, include_optimizer=include_optimizer)
 
+    @one_thread_at_a_time
     def save_weights(self, filepath, overwrite=True):
         saving.save_weights(self, filepath, overwrite=overwrite)
 
+    @one_thread_at_a_time
     def load_weights(self, filepath):
         saving.load_weights(self, filepath)
 

@@ -1,25 +1,30 @@
-"""fit / evaluate / predict: batching, callbacks, interruption and resumable data order.
+"""fit / evaluate / predict: the training loop, its callbacks and interruption.
 
 Data order is a pure function of the model's seed and the epoch number (arrays), or of
 the data iterator's saved state, so a run resumed from a checkpoint sees the same
-batches as an uninterrupted one. `fit_state` records where training stands
-({"epoch", "step", "iterator_state"}) and travels inside every saved model.
+batches as an uninterrupted one (batch_sources.py). `fit_state` records where training
+stands and travels inside every saved model (fit_state.py): a fit resumes inside an
+epoch only from such a saved position, and only on data arranged the same way.
 
-Ctrl-C (SIGINT) or SIGTERM during fit(): the current step finishes, every
-ModelCheckpoint callback (except save_best_only ones) writes the model with its
-position inside the epoch, and fit() raises KeyboardInterrupt. Resuming with
-`fit(..., initial_epoch=model.trained_epochs)` after load_model continues exactly
-where it stopped.
+Ctrl-C (SIGINT) or SIGTERM during fit() (interrupts.py): the current step finishes,
+every callback's on_interrupt runs (each ModelCheckpoint except save_best_only ones
+writes the model with its position inside the epoch), and fit() raises
+KeyboardInterrupt. Resuming with `fit(..., initial_epoch=model.trained_epochs)` after
+load_model continues exactly where it stopped.
+
+A model runs one of these calls at a time (concurrency.py): a second thread gets
+ModelInUseError instead of wrong outputs or lost steps.
 """
 
-import signal
-import threading
 from collections.abc import Mapping
 
 import numpy as np
 
 from .. import callbacks as callbacks_mod
-from ..random import mix_seed
+from .batch_sources import ArrayBatches, IteratorBatches, is_iterator
+from .concurrency import one_thread_at_a_time
+from .fit_state import forget_position, position, resume_point
+from .interrupts import InterruptGuard
 
 
 class LazyLogs(Mapping):
@@ -47,12 +52,6 @@ class LazyLogs(Mapping):
         return len(self._model.metrics_names) + len(self._extra)
 
 
-def _is_iterator(x):
-    # str, bytes and dicts have __iter__ and __len__ too, but are malformed data, not iterators.
-    return (not isinstance(x, (np.ndarray, list, tuple, str, bytes, Mapping))
-            and hasattr(x, "__iter__") and hasattr(x, "__len__"))
-
-
 def _positive_int(value, argument, owner, allow_none=False):
     if value is None and allow_none:
         return None
@@ -61,89 +60,20 @@ def _positive_int(value, argument, owner, allow_none=False):
     return int(value)
 
 
-class _ArrayBatches:
-    """Batches of validated host arrays in an order fixed by (seed, epoch)."""
-
-    def __init__(self, x, y, batch_size, shuffle, seed):
-        self.x, self.y, self.batch_size = x, y, batch_size
-        self.shuffle, self.seed = shuffle, seed
-
-    def __len__(self):
-        return -(-len(self.x) // self.batch_size)
-
-    def epoch(self, epoch, skip=0):
-        n = len(self.x)
-        order = (np.random.default_rng(mix_seed(self.seed, epoch)).permutation(n)
-                 if self.shuffle else None)
-        for i in range(skip, len(self)):
-            lo, hi = i * self.batch_size, min(n, (i + 1) * self.batch_size)
-            if order is None:
-                yield self.x[lo:hi], (None if self.y is None else self.y[lo:hi])
-            else:
-                idx = order[lo:hi]
-                yield self.x[idx], (None if self.y is None else self.y[idx])
-
-
-class _IteratorBatches:
-    """Batches from a data iterator (e.g. minidl.data.ArrayIterator)."""
-
-    def __init__(self, iterator):
-        self.iterator = iterator
-
-    def __len__(self):
-        return len(self.iterator)
-
-    def state(self):
-        get_state = getattr(self.iterator, "get_state", None)
-        return get_state() if get_state else None
-
-    def restore(self, state):
-        if state is not None and hasattr(self.iterator, "set_state"):
-            self.iterator.set_state(state)
-
-    def epoch(self, epoch, skip=0):
-        begin = getattr(self.iterator, "on_epoch_begin", None)
-        if begin is not None:
-            begin(epoch)
-        for i, batch in enumerate(self.iterator):
-            if i >= skip:
-                yield batch
-
-
-class _InterruptGuard:
-    """Turns SIGINT/SIGTERM into a flag checked between steps (main thread only)."""
-
-    def __init__(self):
-        self.signal = None
-        self._previous = {}
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self._previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def _handle(self, signum, frame):
-        if self.signal is not None:  # a second Ctrl-C while saving: stop at once
-            raise KeyboardInterrupt
-        self.signal = signum
-
-    def __exit__(self, *exc):
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-        return False
-
-
 class TrainingLoops:
     """fit, evaluate and predict for Model."""
 
+    @one_thread_at_a_time
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
             validation_split=0.0, validation_data=None, shuffle=True, initial_epoch=0,
             steps_per_epoch=None):
         """Train for `epochs` epochs (Keras semantics); returns a History.
 
         x may be a numpy array (with targets y) or a data iterator yielding (x, y)
-        batches (minidl.data.ArrayIterator). See the module docstring for what Ctrl-C does.
+        batches (minidl.data.ArrayIterator). The first epoch starts at its first batch,
+        unless the model holds a saved position inside epoch `initial_epoch` (a checkpoint
+        written inside an epoch) on data like this: then it resumes after the steps done,
+        and the progress display says so. See the module docstring for what Ctrl-C does.
         """
         self._require_compiled("fit")
         owner = f"{self.describe()}.fit"
@@ -151,96 +81,83 @@ class TrainingLoops:
         if isinstance(initial_epoch, bool) or not isinstance(initial_epoch, (int, np.integer)) \
                 or initial_epoch < 0:
             raise ValueError(f"{owner}: initial_epoch must be an int >= 0, got {initial_epoch!r}")
+        initial_epoch = int(initial_epoch)
         steps_per_epoch = _positive_int(steps_per_epoch, "steps_per_epoch", owner, allow_none=True)
         if verbose not in (0, 1, 2, "auto"):
             raise ValueError(f"{owner}: verbose must be 0, 1, 2 or 'auto', got {verbose!r}")
         verbose = 1 if verbose == "auto" else verbose
         train, val = self._fit_data(x, y, batch_size, shuffle, validation_split,
                                     validation_data, owner)
+        steps = len(train) if steps_per_epoch is None else min(steps_per_epoch, len(train))
+        # Also when initial_epoch is 0: a run interrupted inside its first epoch resumes there.
+        skip, iterator_state = resume_point(self.fit_state, train, initial_epoch, steps, owner)
+        train.restore(iterator_state)
 
         history = callbacks_mod.History()
         cb_list = [history] + ([callbacks_mod.ProgressBar(verbose)] if verbose else [])
         cb_list += self._check_callbacks(callbacks, owner)
-        steps = len(train) if steps_per_epoch is None else min(steps_per_epoch, len(train))
-        cbs = callbacks_mod.CallbackList(cb_list, model=self,
-                                         params={"epochs": epochs, "steps": steps,
-                                                 "verbose": verbose})
-        skip = 0
-        state = self.fit_state or {}
-        # Also when initial_epoch is 0: a run interrupted inside its first epoch resumes there.
-        if state.get("epoch") == initial_epoch:
-            skip = int(state.get("step", 0))
-            if isinstance(train, _IteratorBatches):
-                train.restore(state.get("iterator_state"))
-
+        cbs = callbacks_mod.CallbackList(
+            cb_list, model=self, params={"epochs": epochs, "steps": steps, "verbose": verbose,
+                                         "initial_epoch": initial_epoch, "initial_step": skip})
         self.stop_training = False
         self.history = history
         cbs.on_train_begin()
-        with _InterruptGuard() as guard:
-            for epoch in range(initial_epoch, epochs):
-                if guard.signal is not None:  # it came during the previous epoch's end
-                    break
-                epoch_start = (train.state() if isinstance(train, _IteratorBatches) else None)
-                self.reset_metrics()
-                cbs.on_epoch_begin(epoch)
-                step = skip
-                for step_i, (xb, yb) in enumerate(train.epoch(epoch, skip), start=skip):
-                    if step_i >= steps:
-                        break
-                    xb, yb = self._validate_batch(xb, yb, owner)
-                    cbs.on_train_batch_begin(step_i)
-                    self._train_step(xb, yb)
-                    step = step_i + 1
-                    # Current before the callbacks run: a ModelCheckpoint saving every few
-                    # batches records this position, and a resumed run skips these steps.
-                    self.fit_state = {"epoch": epoch, "step": step, "iterator_state": epoch_start}
-                    cbs.on_train_batch_end(step_i, LazyLogs(self, {"batch": step_i, "size": len(xb)}))
-                    if guard.signal is not None:
-                        self._save_interrupted(cb_list, epoch)
-                        cbs.on_train_end()
-                        raise KeyboardInterrupt(
-                            f"training interrupted in epoch {epoch + 1} after step {step}")
-                    if self.stop_training:
-                        break
-                skip = 0
-                logs = self._metric_values() if self._seen else {}
-                if val is not None and not self.stop_training:
-                    val_logs = self._evaluate_batches(val, owner, cbs=None)
-                    logs.update({"val_" + k: v for k, v in val_logs.items()})
-                logs["learning_rate"] = self.optimizer.current_learning_rate()
-                self.trained_epochs = epoch + 1
-                self.fit_state = {"epoch": epoch + 1, "step": 0,
-                                  "iterator_state": (train.state()
-                                                     if isinstance(train, _IteratorBatches)
-                                                     else None)}
-                cbs.on_epoch_end(epoch, logs)
-                if self.stop_training:
-                    break
-            if guard.signal is not None:
-                # Signalled after a step (validation, epoch-end callbacks): no further step
-                # runs and the Ctrl-C is not lost; the saved position is the epoch's end.
-                self._save_interrupted(cb_list, max(self.trained_epochs - 1, 0))
-                cbs.on_train_end()
-                raise KeyboardInterrupt(f"training interrupted after epoch {self.trained_epochs}")
+        try:
+            with InterruptGuard() as guard:
+                self._train_epochs(train, val, cbs, guard, range(initial_epoch, epochs), steps,
+                                   skip, owner)
+        except BaseException:
+            forget_position(self)
+            raise
         cbs.on_train_end()
         return history
 
-    def _save_interrupted(self, cb_list, epoch):
-        # The epoch's running loss and metrics fill file names such as "{epoch}-{loss:.2f}".
-        logs = self._metric_values() if self._seen else {}
-        for cb in cb_list:
-            if isinstance(cb, callbacks_mod.ModelCheckpoint) and not cb.save_best_only:
-                try:
-                    path = cb._file_path(epoch, None, logs)
-                except KeyError as exc:  # e.g. a val_ value, which only an epoch end provides
-                    print(f"\nInterrupted: nothing saved for {exc.args[0]}")
-                    continue
-                if cb.save_weights_only:
-                    self.save_weights(path)
-                else:
-                    self.save(path)
-                print(f"\nInterrupted: saved the model to {path}; resume with "
-                      f"load_model({path!r}) then fit(..., initial_epoch=model.trained_epochs)")
+    def _train_epochs(self, train, val, cbs, guard, epochs, steps, skip, owner):
+        """The epochs of fit; the first one starts after `skip` steps."""
+        signature = train.signature()
+        for epoch in epochs:
+            if guard.signal is not None:  # it came during the previous epoch's end
+                break
+            epoch_start = train.state()
+            self.reset_metrics()
+            cbs.on_epoch_begin(epoch)
+            for step, (xb, yb) in enumerate(train.epoch(epoch, skip), start=skip):
+                if step >= steps:
+                    break
+                xb, yb = self._validate_batch(xb, yb, owner)
+                cbs.on_train_batch_begin(step)
+                self._train_step(xb, yb)
+                # Current before the callbacks run: a ModelCheckpoint saving every few
+                # batches records this position, and a resumed run skips these steps.
+                self.fit_state = position(epoch, step + 1, epoch_start, signature)
+                cbs.on_train_batch_end(step, LazyLogs(self, {"batch": step, "size": len(xb)}))
+                if guard.signal is not None:
+                    self._interrupted(cbs, epoch, f"training interrupted in epoch {epoch + 1} "
+                                                  f"after step {step + 1}")
+                if self.stop_training:
+                    break
+            skip = 0
+            logs = self._metric_values() if self._seen else {}
+            if val is not None and not self.stop_training:
+                val_logs = self._evaluate_batches(val, owner, cbs=None)
+                logs.update({"val_" + k: v for k, v in val_logs.items()})
+            logs["learning_rate"] = self.optimizer.current_learning_rate()
+            self.trained_epochs = epoch + 1
+            self.fit_state = position(epoch + 1, 0, train.state(), signature)
+            cbs.on_epoch_end(epoch, logs)
+            if self.stop_training:
+                break
+        if guard.signal is not None:
+            # Signalled after a step (validation, epoch-end callbacks): no further step
+            # runs and the Ctrl-C is not lost; the saved position is the epoch's end.
+            self._interrupted(cbs, max(self.trained_epochs - 1, 0),
+                              f"training interrupted after epoch {self.trained_epochs}")
+
+    def _interrupted(self, cbs, epoch, message):
+        """Let the callbacks save (on_interrupt), end training and raise KeyboardInterrupt."""
+        cbs.on_interrupt(epoch, self._metric_values() if self._seen else {})
+        cbs.on_train_end()
+        raise KeyboardInterrupt(message)
 
     @staticmethod
     def _check_callbacks(callbacks, owner):
@@ -256,7 +173,7 @@ class TrainingLoops:
         return list(callbacks)
 
     def _fit_data(self, x, y, batch_size, shuffle, validation_split, validation_data, owner):
-        if _is_iterator(x):
+        if is_iterator(x):
             if y is not None:
                 raise ValueError(f"{owner}: y must be None when x is a data iterator "
                                  "(it yields the targets)")
@@ -268,7 +185,7 @@ class TrainingLoops:
                                  "validation_data with a data iterator")
             if len(x) == 0:
                 raise ValueError(f"{owner}: the data iterator x yields no batches")
-            train = _IteratorBatches(x)
+            train = IteratorBatches(x)
         else:
             batch_size = 32 if batch_size is None else _positive_int(batch_size, "batch_size", owner)
             x, y = self._validate_xy(x, y)
@@ -283,24 +200,27 @@ class TrainingLoops:
                                      f"training or no validation samples out of {len(x)}")
                 validation_data = (x[cut:], y[cut:])
                 x, y = x[:cut], y[:cut]
-            train = _ArrayBatches(x, y, batch_size, bool(shuffle), self.seed)
+            train = ArrayBatches(x, y, batch_size, bool(shuffle), self.seed)
         val = None
         if validation_data is not None:
             val = self._eval_source(validation_data, batch_size or 32, owner, "validation_data")
         return train, val
 
     def _eval_source(self, data, batch_size, owner, argument):
-        if _is_iterator(data):
-            return _IteratorBatches(data)
+        if is_iterator(data):
+            return IteratorBatches(data)
         if not isinstance(data, (tuple, list)) or len(data) != 2:
             raise ValueError(f"{owner}: {argument} must be (x, y) or a data iterator")
         xv, yv = self._validate_xy(data[0], data[1], f"{argument}[0]", f"{argument}[1]")
-        return _ArrayBatches(xv, yv, batch_size, False, 0)
+        return ArrayBatches(xv, yv, batch_size, False, 0)
 
     def _validate_batch(self, xb, yb, owner):
         """Check a batch that came from an iterator (arrays were validated once up front)."""
         if yb is None:
             raise ValueError(f"{owner}: the data iterator yielded a batch without targets")
+        if np.iscomplexobj(xb):
+            raise TypeError(f"{owner}: the data iterator's x batch is complex ({xb.dtype}); "
+                            "minidl trains on real numbers only")
         xb = np.ascontiguousarray(xb, dtype=np.float32)
         if xb.shape[1:] != self.graph.input_shape or len(xb) == 0:
             self.graph.check_input(xb.shape, "the data iterator's x batch")
@@ -312,6 +232,7 @@ class TrainingLoops:
         return xb, yb
 
     # ---------------------------------------------------------- evaluate
+    @one_thread_at_a_time
     def evaluate(self, x=None, y=None, batch_size=None, verbose=0, steps=None, callbacks=None,
                  return_dict=False):
         """Loss and metrics over the data: a float, a list [loss, *metrics], or a dict."""
@@ -319,8 +240,8 @@ class TrainingLoops:
         owner = f"{self.describe()}.evaluate"
         batch_size = 32 if batch_size is None else _positive_int(batch_size, "batch_size", owner)
         steps = _positive_int(steps, "steps", owner, allow_none=True)
-        source = (_IteratorBatches(x) if _is_iterator(x)
-                  else _ArrayBatches(*self._validate_xy(x, y), batch_size, False, 0))
+        source = (IteratorBatches(x) if is_iterator(x)
+                  else ArrayBatches(*self._validate_xy(x, y), batch_size, False, 0))
         cbs = callbacks_mod.CallbackList(
             ([callbacks_mod.ProgressBar(verbose)] if verbose else [])
             + self._check_callbacks(callbacks, owner), model=self,
@@ -361,18 +282,19 @@ class TrainingLoops:
             self._loss_sum, self._metric_counts, self._seen = saved
 
     # ----------------------------------------------------------- predict
+    @one_thread_at_a_time
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None):
         """Model outputs for x (an array, or an iterator whose batches are x or (x, y))."""
         self._require_built("predict")
         owner = f"{self.describe()}.predict"
         batch_size = 32 if batch_size is None else _positive_int(batch_size, "batch_size", owner)
         steps = _positive_int(steps, "steps", owner, allow_none=True)
-        if _is_iterator(x):
-            source = _IteratorBatches(x)
+        if is_iterator(x):
+            source = IteratorBatches(x)
             n_steps = len(x)
         else:
             x = self._validate_x(x)
-            source = _ArrayBatches(x, None, batch_size, False, 0)
+            source = ArrayBatches(x, None, batch_size, False, 0)
             n_steps = len(source)
         cbs = callbacks_mod.CallbackList(
             ([callbacks_mod.ProgressBar(verbose)] if verbose else [])
