@@ -31,7 +31,8 @@ class Loss:
 
     # ------------------------------------------------------------ targets
     def target_shape(self, batch, output_shape):
-        return (batch,) if self.sparse else (batch,) + tuple(output_shape)
+        """Sparse targets hold one class index per position: (batch,) + output_shape[:-1]."""
+        return (batch,) + tuple(output_shape[:-1] if self.sparse else output_shape)
 
     @property
     def target_dtype(self):
@@ -43,6 +44,8 @@ class Loss:
         if y.dtype == object or not (np.issubdtype(y.dtype, np.number) or y.dtype == bool):
             raise TypeError(f"{argument}: targets for loss {self.name!r} must be numeric, "
                             f"got dtype {y.dtype}")
+        if np.iscomplexobj(y):
+            raise TypeError(f"{argument}: complex targets (dtype {y.dtype}) are not supported")
         if self.sparse:
             return self._prepare_sparse(y, output_shape, argument)
         want = tuple(output_shape)
@@ -59,11 +62,13 @@ class Loss:
         return y
 
     def _prepare_sparse(self, y, output_shape, argument):
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y[:, 0]
-        if y.ndim != 1:
+        positions = tuple(output_shape[:-1])   # one label per position, e.g. (H, W)
+        if tuple(y.shape[1:]) == positions + (1,):
+            y = y[..., 0]
+        if y.ndim == 0 or tuple(y.shape[1:]) != positions:
+            want = ", ".join(["N"] + [str(d) for d in positions])
             raise ValueError(f"{argument}: loss {self.name!r} expects integer class labels of "
-                             f"shape (N,) or (N, 1), got shape {tuple(y.shape)}")
+                             f"shape ({want}) or ({want}, 1), got shape {tuple(y.shape)}")
         classes = output_shape[-1]
         if y.size:
             if np.issubdtype(y.dtype, np.floating) and not np.all(np.floor(y) == y):

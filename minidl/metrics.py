@@ -20,8 +20,9 @@ class Metric:
             b.top_k_accuracy(count, pred, targets, self.k, accumulate)
 
     def per_sample(self, output_shape):
-        """How many counted items one sample contributes (binary accuracy counts elements)."""
-        return math.prod(output_shape) if self.kind == "binary" else 1
+        """How many counted items one sample contributes: binary accuracy counts elements,
+        the others one row per position (an output (H, W, K) has H * W positions)."""
+        return math.prod(output_shape if self.kind == "binary" else output_shape[:-1])
 
 
 def get(identifier, loss, output_shape):

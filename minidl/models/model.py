@@ -4,6 +4,8 @@ The loops (fit, evaluate, predict) live in training.py, saving in saving.py and 
 summary table in summary.py; this file holds what runs every step.
 """
 
+import math
+
 import numpy as np
 
 from .. import layers as layers_mod
@@ -145,6 +147,9 @@ class Model(TrainingLoops):
         # The position, not hash(name): str hashes change from process to process
         # (PYTHONHASHSEED), and a run resumed in another process must draw the same numbers.
         self._seeded_layers = [(i, l) for i, l in enumerate(self.layers) if l.needs_step_seed]
+        # Outputs (N, ..., K) have P positions a sample, each scored over its last axis (as
+        # Keras does); the loss and metrics see them as N * P rows of K values.
+        self._positions = math.prod(self.graph.output_shape[:-1])
         b = self.backend
         self._loss_sum = b.zeros((1,))
         self._metric_counts = [b.zeros((1,)) for _ in self.metrics]
@@ -164,15 +169,20 @@ class Model(TrainingLoops):
 
     # ------------------------------------------------------------ buffers
     def _buffers_for(self, n):
-        """Target, loss and gradient buffers for a batch of n (views of the largest batch's)."""
+        """Target, loss and gradient buffers for a batch of n (views of the largest batch's),
+        and their views of one row per position, as the loss and metric ops take them."""
         if self._step_views is not None and self._step_views[0] == n:
             return self._step_views[1]
-        get = self._buffers.get
+        get, b = self._buffers.get, self.backend
         out_shape = (n,) + self.graph.output_shape
+        rows = n * self._positions
         bufs = {"y": get("y", self.loss.target_shape(n, self.graph.output_shape),
                          self.loss.target_dtype),
-                "loss": get("loss", (n,)), "probs": get("probs", out_shape),
+                "loss": get("loss", (rows,)), "probs": get("probs", out_shape),
                 "dpred": get("dpred", out_shape)}
+        bufs["y_rows"] = b.reshape(bufs["y"], self.loss.target_shape(rows, out_shape[-1:]))
+        bufs["probs_rows"] = b.reshape(bufs["probs"], (rows, out_shape[-1]))
+        bufs["dpred_rows"] = b.reshape(bufs["dpred"], (rows, out_shape[-1]))
         self._step_views = (n, bufs)
         return bufs
 
@@ -196,7 +206,7 @@ class Model(TrainingLoops):
         """The running loss and metrics since the last reset (reads the device)."""
         b = self.backend
         seen = max(self._seen, 1)
-        values = {"loss": float(b.to_numpy(self._loss_sum)[0]) / seen}
+        values = {"loss": float(b.to_numpy(self._loss_sum)[0]) / (seen * self._positions)}
         for m, c in zip(self.metrics, self._metric_counts):
             values[m.name] = float(b.to_numpy(c)[0]) / (seen * m.per_sample(self.graph.output_shape))
         return values
@@ -206,15 +216,22 @@ class Model(TrainingLoops):
         """Forward of the loss and metrics for one batch already run through the graph."""
         b = self.backend
         b.copy_from_host(bufs["y"], y_host)
-        pred = self.graph.output_layer.preactivation if self._fused else output
-        self.loss.forward(b, bufs["loss"], pred, bufs["y"], bufs["probs"])
+        pred = self._rows(self.graph.output_layer.preactivation if self._fused else output, n)
+        self.loss.forward(b, bufs["loss"], pred, bufs["y_rows"], bufs["probs_rows"])
         b.sum(self._loss_sum, bufs["loss"], accumulate=True)
         # With logits (from_logits=True), metrics look at the probabilities the loss computed.
-        scored = bufs["probs"] if (self.loss.produces_probs and not self._fused) else output
+        scored = (bufs["probs_rows"] if (self.loss.produces_probs and not self._fused)
+                  else self._rows(output, n))
         for m, c in zip(self.metrics, self._metric_counts):
-            m.update(b, c, scored, bufs["y"], accumulate=True)
+            m.update(b, c, scored, bufs["y_rows"], accumulate=True)
         self._seen += n
         return pred
+
+    def _rows(self, tensor, n):
+        """tensor (n, ..., K) as (n * positions, K); itself for outputs (n, K)."""
+        if self._positions == 1:
+            return tensor
+        return self.backend.reshape(tensor, (n * self._positions, self.graph.output_shape[-1]))
 
     def _train_step(self, x_batch, y_batch):
         """One forward + backward + update on host arrays already validated."""
@@ -227,7 +244,8 @@ class Model(TrainingLoops):
             layer.step_seed = mrandom.mix_seed(base, position, self.optimizer.iterations) >> 2
         output = self.graph.forward(x, training=True)
         pred = self._loss_and_metrics(bufs, y_batch, n, output)
-        self.loss.backward(self.backend, bufs["dpred"], pred, bufs["y"], bufs["probs"], 1.0 / n)
+        self.loss.backward(self.backend, bufs["dpred_rows"], pred, bufs["y_rows"],
+                           bufs["probs_rows"], 1.0 / (n * self._positions))
         self.graph.backward(bufs["dpred"], from_preactivation=self._fused)
         self.optimizer.apply_gradients([(w.grad, w.value)
                                         for w in self.graph.trainable_weights()])
