@@ -143,7 +143,8 @@ class EpochReport(callbacks.Callback):
         record.update({key: float(value) for key, value in logs.items()})
         self.log["epochs"].append(record)
         write_log(self.args.log, self.log)
-        print(f"epoch {epoch + 1}/{self.args.epochs}: {train_seconds:.1f} s, "
+        print(f"epoch {epoch + 1}/{self.args.epochs}: train {train_seconds:.1f} s + validation "
+              f"{record['epoch_seconds'] - train_seconds:.1f} s, "
               f"{record['images_per_second']:.0f} images/s, loss {logs.get('loss', float('nan')):.4f}, "
               f"accuracy {logs.get('accuracy', float('nan')):.4f}, "
               f"test accuracy {logs.get('val_accuracy', float('nan')):.4f}", flush=True)

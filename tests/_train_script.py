@@ -96,7 +96,7 @@ def reference_weights(backend, source, epochs):
 
 
 def fit_signal_recorded():
-    """Whether fit's SIGINT/SIGTERM handler (training._InterruptGuard) has seen a signal."""
+    """Whether fit's SIGINT/SIGTERM handler (minidl.models.interrupts.InterruptGuard) has seen a signal."""
     owner = getattr(signal.getsignal(signal.SIGINT), "__self__", None)
     return getattr(owner, "signal", None) is not None
 

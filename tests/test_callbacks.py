@@ -2,6 +2,7 @@
 
 import csv
 import io
+import re
 from collections.abc import Mapping
 
 import numpy as np
@@ -176,6 +177,60 @@ def test_mode_validation():
         callbacks.EarlyStopping(mode="up")
     with pytest.raises(ValueError, match="ModelCheckpoint: mode"):
         callbacks.ModelCheckpoint("x", mode="lowest")
+    # Keras 3: "auto" knows the loss (down) and the accuracies (up), nothing else.
+    for name, mode in [("loss", "min"), ("val_loss", "min"), ("acc", "max"),
+                       ("val_sparse_categorical_accuracy", "max")]:
+        assert callbacks.ReduceLROnPlateau(monitor=name).mode == mode
+    with pytest.raises(ValueError, match="ReduceLROnPlateau: cannot tell.*'learning_rate'.*mode='min'"):
+        callbacks.ReduceLROnPlateau(monitor="learning_rate")
+    assert callbacks.EarlyStopping(monitor="learning_rate", mode="max").mode == "max"
+
+
+# ------------------------------------------------------ MonitorCallback
+def _improvements(cb, values):
+    """Which of values each improve on the best so far, by cb's rule."""
+    cb.best = cb._initial_best()
+    marks = []
+    for value in values:
+        better = cb._is_improvement(value, cb.best)
+        if better:
+            cb.best = value
+        marks.append(better)
+    return marks
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: callbacks.EarlyStopping(**kw),
+    lambda **kw: callbacks.ReduceLROnPlateau(**kw),
+    lambda **kw: callbacks.ModelCheckpoint("m", save_best_only=True, **kw),
+], ids=["EarlyStopping", "ReduceLROnPlateau", "ModelCheckpoint"])
+def test_one_improvement_rule_for_every_monitoring_callback(make):
+    """The three monitoring callbacks share MonitorCallback's rule (Keras 3): in "min"
+    mode value + min_delta < best, in "max" mode value - min_delta > best, equal values
+    and NaN never improve."""
+    nan = float("nan")
+    low = make(monitor="val_loss")
+    assert isinstance(low, callbacks.MonitorCallback) and low.mode == "min"
+    low.min_delta = 0.0
+    assert _improvements(low, [1.0, 1.0, nan, 0.5, 0.7]) == [True, False, False, True, False]
+    high = make(monitor="val_accuracy", mode="auto")
+    high.min_delta = 0.1
+    assert high.mode == "max"
+    assert _improvements(high, [0.5, 0.55, 0.61, nan, 0.75]) == [True, False, True, False, True]
+
+
+def test_min_delta_counts_the_same_in_early_stopping_and_reduce_lr():
+    """The same values and min_delta: EarlyStopping stops, and ReduceLROnPlateau lowers the
+    learning rate, after the same epoch."""
+    values = [1.0, 0.95, 0.92, 0.5]
+    stop = callbacks.EarlyStopping(monitor="loss", min_delta=0.1, patience=2)
+    fit([stop], FakeModel(), [{"loss": v} for v in values])
+    reduce = callbacks.ReduceLROnPlateau(monitor="loss", min_delta=0.1, patience=2, factor=0.5)
+    model = FakeModel(optimizers.SGD(learning_rate=1.0))
+    history = callbacks.History()
+    fit([reduce, history], model, [{"loss": v} for v in values])
+    assert stop.stopped_epoch == 2
+    assert history.history["learning_rate"] == [1.0, 1.0, 1.0, 0.5]
 
 
 # ----------------------------------------------------- ReduceLROnPlateau
@@ -279,6 +334,48 @@ def test_model_checkpoint_missing_fields():
     assert model.saved == []
 
 
+def test_model_checkpoint_never_saves_weights_that_would_not_load():
+    """NaN or infinite weights would make load_model refuse the file: the save is skipped
+    with a warning, so the previous (loadable) file stays."""
+    model = FakeModel()
+    ckpt = callbacks.ModelCheckpoint("m-{epoch}")
+    cb_list = callbacks.CallbackList([ckpt], model=model)
+    cb_list.on_epoch_end(0, {"loss": 1.0})
+    model.weights[1][0] = float("nan")
+    with pytest.warns(UserWarning, match="not saving m-2.*NaN or infinite.*previous file stays"):
+        cb_list.on_epoch_end(1, {"loss": float("nan")})
+    model.weights[1][0] = float("inf")
+    with pytest.warns(UserWarning, match="not saving m-3"):
+        cb_list.on_interrupt(2, {"loss": 1.0})
+    assert model.saved == [("model", "m-1")]
+    best = callbacks.ModelCheckpoint("best", monitor="loss", save_best_only=True)
+    best.set_model(model)
+    with pytest.warns(UserWarning, match="not saving best"):
+        best.on_epoch_end(0, {"loss": 0.5})
+    assert best.best == float("inf")     # a value not saved is no best to beat
+
+
+def test_on_interrupt_saves_every_checkpoint_but_the_best_only_ones(capsys):
+    model = FakeModel()
+    every = callbacks.ModelCheckpoint("ck-{epoch}-{loss:.1f}", save_weights_only=True)
+    best = callbacks.ModelCheckpoint("best", save_best_only=True)
+    needs_val = callbacks.ModelCheckpoint("v-{val_loss}")
+    calls = []
+
+    class Listener(callbacks.Callback):
+        def on_interrupt(self, epoch, logs=None):
+            calls.append((epoch, dict(logs)))
+
+    cb_list = callbacks.CallbackList([every, best, needs_val, Listener()], model=model)
+    cb_list.on_interrupt(1, {"loss": 0.25})
+    assert model.saved == [("weights", "ck-2-0.2")]
+    assert calls == [(1, {"loss": 0.25})]
+    out = capsys.readouterr().out
+    assert "Interrupted: saved the model to ck-2-0.2" in out
+    assert "nothing saved" in out and "v-{val_loss}" in out
+    callbacks.Callback().on_interrupt(0, {})          # the base hook does nothing
+
+
 # ------------------------------------------------------------- CSVLogger
 def read_csv(path, sep=","):
     with open(path, newline="") as f:
@@ -377,6 +474,50 @@ def test_progress_bar_verbose_2_prints_one_line_per_epoch():
     assert len(lines) == 2
     assert lines[0].startswith("Epoch 1/2 - ") and lines[0].endswith("loss: 0.5000 - val_loss: nan")
     assert "s/step - " in lines[1] and lines[1].endswith("loss: 0.2500 - val_loss: 0.1250")
+
+
+def test_progress_bar_labels_training_and_validation_time():
+    """The epoch line says which time is training and which validation; the time per step
+    counts training only."""
+    out = io.StringIO()
+    bar = callbacks.ProgressBar(file=out)
+    logs = [{"loss": 0.5}, {"loss": 0.25, "val_loss": 0.125}]
+    fit([bar], FakeModel(), logs, steps=3, params={"epochs": 2, "steps": 3, "verbose": 2})
+    first, second = out.getvalue().splitlines()
+    assert re.match(r"Epoch 1/2 - train \d+\.\ds - \d+us/step - loss: 0.5000$", first), first
+    assert re.match(r"Epoch 2/2 - train \d+\.\ds \+ validation \d+\.\ds - \d+us/step - ", second), \
+        second
+    out = io.StringIO()
+    fit([callbacks.ProgressBar(file=out, refresh_interval=3600)], FakeModel(), logs[1:], steps=3)
+    assert re.search(r"val_loss: 0.1250 - train \d+\.\ds \+ validation \d+\.\ds", out.getvalue())
+
+
+def test_progress_bar_starts_a_resumed_epoch_at_its_step():
+    """fit resuming after 14 of 16 steps: the bar starts at 14 and ends at 16/16, and says
+    where it resumed; the next epoch starts at 0."""
+    out = io.StringIO()
+    bar = callbacks.ProgressBar(file=out, refresh_interval=0.0)
+    params = {"epochs": 4, "steps": 16, "verbose": 1, "initial_epoch": 2, "initial_step": 14}
+    cb_list = callbacks.CallbackList([bar], model=FakeModel(), params=params)
+    cb_list.on_train_begin()
+    for epoch, first in [(2, 14), (3, 0)]:
+        cb_list.on_epoch_begin(epoch)
+        for batch in range(first, 16):
+            cb_list.on_train_batch_end(batch, {"loss": 1.0})
+        cb_list.on_epoch_end(epoch, {"loss": 1.0})
+    cb_list.on_train_end()
+    text = out.getvalue()
+    assert "Epoch 3/4 (resumed at step 14 of 16)" in text and "14/16" in text
+    assert "Epoch 4/4:" in text and "resumed" not in text.split("Epoch 4/4")[1]
+    assert "0/16" in text.split("Epoch 4/4")[1]
+    assert text.count("16/16") >= 2
+    out = io.StringIO()
+    bar = callbacks.ProgressBar(verbose=2, file=out)
+    bar.set_params(dict(params, verbose=2))
+    bar.on_epoch_begin(2)
+    bar.on_train_batch_end(14, {})
+    bar.on_epoch_end(2, {"loss": 1.0})
+    assert out.getvalue().startswith("Epoch 3/4 (resumed at step 14 of 16) - train ")
 
 
 def test_progress_bar_verbose_0_is_silent():

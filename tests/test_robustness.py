@@ -471,6 +471,23 @@ def test_terminate_on_nan_stops_at_the_first_bad_batch_and_names_it(backend, cap
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_a_diverged_epoch_never_replaces_the_last_loadable_checkpoint(backend, tmp_path):
+    """TerminateOnNaN stops epoch 2 at its first NaN batch, and its epoch end still runs:
+    ModelCheckpoint does not replace epoch 1's file with NaN weights (which load_model
+    would refuse), it warns and keeps it."""
+    path = tmp_path / "ckpt.minidl"
+    with pytest.warns(UserWarning, match="not saving.*NaN or infinite"):
+        history, seen, model = _diverging_run(
+            backend, 4, 0, [callbacks.TerminateOnNaN(), callbacks.ModelCheckpoint(str(path))])
+    assert len(history.history["loss"]) == 2 and not np.isfinite(history.history["loss"][-1])
+    minidl.set_backend(backend)
+    saved = load_model(path)
+    assert saved.trained_epochs == 1
+    assert all(np.all(np.isfinite(w)) for w in saved.get_weights())
+    assert no_temporary_files(tmp_path)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_without_terminate_on_nan_training_continues_showing_nan(backend, capsys):
     """Keras behaviour: the progress bar shows the non-finite loss as it is and every
     epoch runs."""
@@ -516,10 +533,11 @@ def _case(pattern, call, *strategies):
 
 
 _not_arrays = st.sampled_from([None, 5, "images", {"x": 1}, object()])
-_bad_dtype_x = st.sampled_from(["str", "object", "datetime"]).map(
+_bad_dtype_x = st.sampled_from(["str", "object", "datetime", "complex"]).map(
     lambda kind: {"str": np.full((N,) + script.IMAGE, "a"),
                   "object": np.empty((N,) + script.IMAGE, dtype=object),
-                  "datetime": np.zeros((N,) + script.IMAGE, dtype="datetime64[s]")}[kind])
+                  "datetime": np.zeros((N,) + script.IMAGE, dtype="datetime64[s]"),
+                  "complex": X_OK + 1j}[kind])
 _bad_shape_x = st.lists(st.integers(0, 9), min_size=0, max_size=5).filter(
     lambda s: tuple(s[1:]) != script.IMAGE or (s and s[0] == 0)).map(
     lambda s: np.zeros(s, dtype=np.float32))
@@ -528,6 +546,7 @@ _non_finite_x = st.tuples(st.integers(0, 10**6), st.sampled_from([np.nan, np.inf
 _bad_x = st.one_of(_not_arrays, _bad_dtype_x, _bad_shape_x, _non_finite_x)
 
 _bad_labels = st.one_of(
+    st.just(Y_OK + 0j),                                                           # complex
     st.integers(3, 10**6).map(lambda v: np.where(Y_OK == 0, v, Y_OK)),            # too large
     st.integers(-10**6, -1).map(lambda v: np.where(Y_OK == 0, v, Y_OK)),           # negative
     st.floats(0.01, 1.99).filter(lambda v: v != 1.0).map(lambda v: Y_OK + v - 1 + (Y_OK == 0)),
@@ -684,6 +703,17 @@ def test_malformed_input_raises_value_or_type_error_naming_the_argument(models, 
     for a, b in zip(model.get_weights(), before):  # a refused call trains nothing
         np.testing.assert_array_equal(a, b)
     assert model.compiled and model.optimizer.built      # and leaves the model usable
+
+
+def test_complex_inputs_are_refused_not_truncated(models):
+    """fit(X + 1j, Y) used to train on the real part with only a ComplexWarning."""
+    model = models["numpy"]
+    for call in (lambda: model.fit(X_OK + 1j, Y_OK, verbose=0), lambda: model.predict(X_OK + 1j),
+                 lambda: model.train_on_batch(X_OK.astype(np.complex64), Y_OK)):
+        with pytest.raises(TypeError, match=r"^x: complex values \(dtype complex"):
+            call()
+    with pytest.raises(TypeError, match=r"^y: complex targets"):
+        model.fit(X_OK, Y_OK + 0j, verbose=0)
 
 
 # ---------------------------------------------------------------- 6. flat memory
