@@ -37,7 +37,7 @@ def resume_point(state, source, initial_epoch, steps, owner):
         warnings.warn(f"{owner}: the saved position (epoch {initial_epoch + 1}, {step} steps done, "
                       f"on {_describe(recorded)}) does not match this data ({_describe(signature)}, "
                       f"{steps} steps an epoch); epoch {initial_epoch + 1} starts at its first batch",
-                      stacklevel=3)
+                      stacklevel=4)   # resume_point < fit < its thread guard < the caller
     return 0, None
 
 
