@@ -134,7 +134,9 @@ def _load_folder(folder):
     def read(name):
         file_path = os.path.join(folder, name)
         try:
-            with open(file_path, "rb") as f:
+            # O_NONBLOCK: opening a named pipe must not wait for a writer; fstat then refuses it
+            fd = os.open(file_path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            with open(fd, "rb") as f:
                 info = os.fstat(f.fileno())
                 _check_batch_size(info.st_size, file_path, stat.S_ISREG(info.st_mode))
                 raw = f.read(info.st_size + 1)  # one more, to see a file that grew since
