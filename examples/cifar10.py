@@ -182,6 +182,18 @@ def summary_line(args, log):
             f"{log['wall_seconds']:.0f} s in all")
 
 
+def data_not_found(exc):
+    """One paragraph, no traceback: where the data was looked for and how to point at it."""
+    places = ", ".join(exc.searched) or "(nowhere)"
+    folder = exc.download_folder or "the cache folder"
+    tried = (f"Downloading {exc.url} into {folder} failed ({exc.reason})." if exc.url
+             else str(exc))
+    return (f"cifar10.py: CIFAR-10 was not found. Looked in: {places}. {tried} Pass the folder "
+            f"that holds cifar-10-batches-py/ (data_batch_1..5, test_batch) or "
+            f"{cifar10.TARBALL_NAME} with --data-dir DIR, or set MINIDL_DATA_DIR=DIR; or copy "
+            f"either into {folder}.")
+
+
 def main(argv=None):
     args = parse_args(argv)
     started = time.perf_counter()
@@ -191,7 +203,12 @@ def main(argv=None):
     backend_name = getattr(backend, "name", type(backend).__name__)
     minidl.set_seed(args.seed)
 
-    (x_train, y_train), (x_test, y_test) = cifar10.load_data(args.data_dir)
+    try:
+        (x_train, y_train), (x_test, y_test) = cifar10.load_data(args.data_dir)
+    except cifar10.DatasetNotFoundError as exc:
+        sys.exit(data_not_found(exc))
+    except cifar10.CorruptDatasetError as exc:
+        sys.exit(f"cifar10.py: {exc}")
     x_train, y_train = x_train[:args.train_limit], y_train[:args.train_limit]
     x_test, y_test = x_test[:args.test_limit], y_test[:args.test_limit]
     train, test = make_iterators(args, x_train, y_train, x_test, y_test)

@@ -24,6 +24,8 @@ class Optimizer:
     `_update(backend, weight, grad, state, lr)` with one fused backend op."""
 
     _slots = ()
+    # slots that hold running averages of squared gradients (never negative)
+    _non_negative_slots = ()
 
     def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None, name=None):
         owner = type(self).__name__
@@ -152,8 +154,7 @@ class Optimizer:
             self._pending_state = dict(state)
             self.iterations = int(iterations.reshape(()))
             return
-        expected = {f"{slot}/{index}": shape for slot in self._state
-                    for index, shape in enumerate(self._shapes)}
+        expected = self.state_shapes()
         given = set(state) - {"iterations"}
         if given != set(expected):
             missing = sorted(set(expected) - given)
@@ -161,16 +162,33 @@ class Optimizer:
             raise ValueError(f"{owner}.set_state: the state does not match this optimizer built for "
                              f"{len(self._shapes)} weights; missing {missing[:6]}, unexpected {extra[:6]}")
         arrays = {}
+        dtype = getattr(backend, "dtype", "float32")
         for key, shape in expected.items():
             array = np.asarray(state[key])
             if array.shape != shape:
                 raise ValueError(f"{owner}.set_state: state {key!r} has shape {array.shape}, but its "
                                  f"weight has shape {shape}")
-            arrays[key] = np.ascontiguousarray(array, dtype=getattr(backend, "dtype", "float32"))
+            if array.dtype.kind not in "biuf":
+                raise ValueError(f"{owner}.set_state: state {key!r} must be numbers, got {array.dtype}")
+            with np.errstate(over="ignore"):
+                array = np.ascontiguousarray(array, dtype=dtype)
+            if not np.all(np.isfinite(array)):
+                raise ValueError(f"{owner}.set_state: state {key!r} has values that are not finite "
+                                 f"in {dtype}")
+            if key.rsplit("/", 1)[0] in self._non_negative_slots and np.any(array < 0):
+                raise ValueError(f"{owner}.set_state: state {key!r} holds averages of squares, "
+                                 f"which cannot be negative; got {array.min()}")
+            arrays[key] = array
         for key, array in arrays.items():
             slot, index = key.rsplit("/", 1)
             backend.copy_from_host(self._state[slot][int(index)], array)
         self.iterations = int(iterations.reshape(()))
+
+    def state_shapes(self):
+        """The shape of every state array set_state() expects once built, keyed as get_state()'s
+        (without "iterations")."""
+        return {f"{slot}/{index}": shape for slot in self._state
+                for index, shape in enumerate(self._shapes)}
 
     # -------------------------------------------------------------- config
     def get_config(self):
@@ -225,6 +243,7 @@ class RMSprop(Optimizer):
     momentum accumulator when momentum > 0)."""
 
     _slots = ("velocity", "momentum")
+    _non_negative_slots = ("velocity",)
 
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, weight_decay=None,
                  clipnorm=None, clipvalue=None, name=None):
@@ -250,6 +269,7 @@ class Adam(Optimizer):
     """Adam with Keras's bias correction folded into the step size at 1-based step t."""
 
     _slots = ("momentum", "velocity")
+    _non_negative_slots = ("velocity",)
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                  weight_decay=None, clipnorm=None, clipvalue=None, name=None):
@@ -272,6 +292,7 @@ class Adagrad(Optimizer):
     """acc += g^2; w -= lr * g / sqrt(acc + epsilon); acc starts at initial_accumulator_value."""
 
     _slots = ("accumulator",)
+    _non_negative_slots = ("accumulator",)
 
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7,
                  weight_decay=None, clipnorm=None, clipvalue=None, name=None):

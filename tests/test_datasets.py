@@ -5,13 +5,18 @@ import io
 import os
 import pickle
 import struct
+import subprocess
+import sys
 import tarfile
 from urllib.error import URLError
 
 import numpy as np
 import pytest
 
-from minidl.datasets import _safe_pickle, cifar10
+from minidl import settings
+from minidl.datasets import _batch_pickle, cifar10
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 PER_BATCH = 20
 TEST_IMAGES = 10
@@ -29,18 +34,19 @@ def make_images(n, seed):
     return rng.integers(0, 256, size=(n, 32, 32, 3), dtype=np.uint8), rng.integers(0, 10, size=n)
 
 
-def write_official(root, per_batch=PER_BATCH, test=TEST_IMAGES):
+def write_official(root, per_batch=PER_BATCH, test=TEST_IMAGES, protocol=4):
     """root/cifar-10-batches-py/ in the official layout; returns the expected arrays."""
     folder = root / cifar10.FOLDER_NAME
     folder.mkdir(parents=True)
     xs, ys = [], []
     for b, name in enumerate(cifar10.TRAIN_FILES):
         images, labels = make_images(per_batch, seed=b)
-        (folder / name).write_bytes(pickle.dumps(batch_dict(images, labels), protocol=4))
+        (folder / name).write_bytes(pickle.dumps(batch_dict(images, labels), protocol=protocol))
         xs.append(images)
         ys.append(labels)
     images, labels = make_images(test, seed=99)
-    (folder / cifar10.TEST_FILE).write_bytes(pickle.dumps(batch_dict(images, labels), protocol=4))
+    (folder / cifar10.TEST_FILE).write_bytes(pickle.dumps(batch_dict(images, labels),
+                                                          protocol=protocol))
     (folder / "batches.meta").write_bytes(pickle.dumps({b"label_names": [b"airplane"]}, protocol=4))
     return (np.concatenate(xs), np.concatenate(ys)), (images, labels)
 
@@ -66,16 +72,27 @@ def check_loaded(loaded, expected):
     np.testing.assert_array_equal(y_test[:, 0], ey_test)
 
 
+def set_env(monkeypatch, name, value):
+    if value is None:
+        monkeypatch.delenv(name, raising=False)
+    else:
+        monkeypatch.setenv(name, value)
+    settings.reload()
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path, monkeypatch):
     """Keep every test away from the real ~/.minidl and from the network."""
     monkeypatch.setenv("MINIDL_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("MINIDL_DATA_DIR", raising=False)
+    set_env(monkeypatch, "MINIDL_DATA_DIR", None)
 
     def no_network(*args, **kwargs):
         raise URLError("network disabled in tests")
 
     monkeypatch.setattr(cifar10, "urlopen", no_network)
+    yield
+    monkeypatch.undo()
+    settings.reload()
 
 
 def test_planar_rows_become_height_width_channels(tmp_path):
@@ -92,9 +109,9 @@ def test_loads_folder_from_path_data_dir_and_cache(tmp_path, monkeypatch):
     expected = write_official(tmp_path / "data")
     check_loaded(cifar10.load_data(tmp_path / "data"), expected)
     check_loaded(cifar10.load_data(tmp_path / "data" / cifar10.FOLDER_NAME), expected)
-    monkeypatch.setenv("MINIDL_DATA_DIR", str(tmp_path / "data"))
+    set_env(monkeypatch, "MINIDL_DATA_DIR", str(tmp_path / "data"))
     check_loaded(cifar10.load_data(), expected)
-    monkeypatch.delenv("MINIDL_DATA_DIR")
+    set_env(monkeypatch, "MINIDL_DATA_DIR", None)
     cache_expected = write_official(tmp_path / "home" / "datasets")
     check_loaded(cifar10.load_data(), cache_expected)
 
@@ -197,7 +214,7 @@ class RunsCode:
 
 def test_malicious_pickle_runs_nothing(tmp_path):
     marker = tmp_path / "marker"
-    evil = pickle.dumps({b"data": RunsCode(marker), b"labels": [1]}, protocol=4)
+    evil = pickle.dumps({b"pad": bytes(4000), b"data": RunsCode(marker), b"labels": [1]}, protocol=4)
     # the check itself: plain pickle would run the command
     write_official(tmp_path / "data")
     (tmp_path / "data" / cifar10.FOLDER_NAME / "data_batch_1").write_bytes(evil)
@@ -209,25 +226,172 @@ def test_malicious_pickle_runs_nothing(tmp_path):
 
 
 @pytest.mark.parametrize("payload", [
-    pickle.dumps(eval, protocol=4),
-    pickle.dumps(np.load, protocol=4),
-    pickle.dumps(list, protocol=4),
-    b"cbuiltins\neval\n(S'1+1'\ntR.",
-    b"cos\nsystem\n(S'true'\ntR.",
+    pickle.dumps({b"f": eval}, protocol=4),
+    pickle.dumps({b"f": np.load}, protocol=2),
+    pickle.dumps({b"f": list}, protocol=5),
+    b"\x80\x02cbuiltins\neval\n(S'1+1'\ntR.",
+    b"\x80\x02cos\nsystem\n(S'true'\ntR.",
 ])
-def test_restricted_unpickler_refuses_other_globals(payload):
-    with pytest.raises(_safe_pickle.UnsafePickleError, match="refusing"):
-        _safe_pickle.loads(payload)
+def test_batch_reader_refuses_other_globals(payload):
+    with pytest.raises(_batch_pickle.PickleFormatError, match="refusing"):
+        _batch_pickle.loads(payload)
 
 
-def test_restricted_unpickler_loads_arrays_and_plain_values():
+@pytest.mark.parametrize("protocol", [2, 3, 4, 5])
+def test_batch_reader_loads_arrays_and_plain_values(protocol):
     value = {b"a": np.arange(6, dtype=np.uint8).reshape(2, 3), "b": [1, 2.5, "s", b"t", None, True],
-             "c": np.array([1.5, -2.0])}
-    for protocol in (3, 4):
-        got = _safe_pickle.loads(pickle.dumps(value, protocol=protocol))
-        np.testing.assert_array_equal(got[b"a"], value[b"a"])
-        np.testing.assert_array_equal(got["c"], value["c"])
-        assert got["b"] == value["b"]
+             "c": np.array([1, -2], dtype=">i4"), "d": np.arange(4, dtype=np.int64).reshape(2, 2).T,
+             b"e": b"", b"f": 2 ** 40, b"g": b"\xff\x00" * 300}
+    got = _batch_pickle.loads(pickle.dumps(value, protocol=protocol))
+    assert got.keys() == value.keys()
+    for key in (b"a", "c", "d"):
+        assert got[key].dtype.kind == value[key].dtype.kind and got[key].shape == value[key].shape
+        np.testing.assert_array_equal(got[key], value[key])
+    assert [got[k] for k in ("b", b"e", b"f", b"g")] == [value[k] for k in ("b", b"e", b"f", b"g")]
+
+
+def test_loads_python3_protocol2_batches(tmp_path):
+    """Python 3's protocol 2 writes bytes as _codecs.encode(text, 'latin1') calls."""
+    expected = write_official(tmp_path, protocol=2)
+    assert b"_codecs\nencode" in (tmp_path / cifar10.FOLDER_NAME / "test_batch").read_bytes()
+    check_loaded(cifar10.load_data(tmp_path), expected)
+
+
+# Hand-written pickles of the shapes attacks take, built from opcodes.
+def _text(value):
+    data = value.encode()
+    return b"X" + struct.pack("<I", len(data)) + data
+
+
+def _raw(data):
+    return b"B" + struct.pack("<I", len(data)) + data
+
+
+def _int(value):
+    return b"J" + struct.pack("<i", value)
+
+
+def _global(module, name):
+    return f"c{module}\n{name}\n".encode()
+
+
+def _dtype(name, state_flags=0, elsize=-1):
+    return (_global("numpy", "dtype") + _text(name) + b"\x89\x88\x87R(" + _int(3) + _text("|")
+            + b"NNN" + _int(elsize) + _int(-1) + _int(state_flags) + b"tb")
+
+
+def _array(shape, code=b"b", state=None):
+    """_reconstruct(ndarray, shape, code), then BUILD with `state` (opcodes) when given."""
+    head = (_global("numpy.core.multiarray", "_reconstruct") + _global("numpy", "ndarray")
+            + b"(" + b"".join(_int(d) for d in shape) + b"t" + _raw(code) + b"\x87R")
+    return head + (b"(" + state + b"tb" if state is not None else b"")
+
+
+def _batch(*entries, pad=4000):
+    """A pickled dict with bytes keys, padded past the loader's minimum batch size."""
+    items = b"".join(_raw(key) + value for key, value in entries)
+    return b"\x80\x02}(" + _raw(b"pad") + _raw(bytes(pad)) + items + b"u."
+
+
+OBJECT_POINTERS = _array((0,), state=_int(1) + _int(1) + b"\x85" + _dtype("O8") + b"\x89"
+                         + _raw(b"A" * 8))
+ATTACKS = {
+    # an object dtype whose flags the state clears: its 8 raw bytes become a PyObject pointer
+    # (numpy reads them when it converts the labels list)
+    "object_pointers": _batch((b"data", _array((0,), state=_int(1) + _int(1) + _int(3072)
+                                                         + b"\x86" + _dtype("u1") + b"\x89"
+                                                         + _raw(bytes(3072)))),
+                                        (b"labels", b"](" + OBJECT_POINTERS + b"e")),
+    # 60M-element object array (480 MB of None pointers) from a few bytes
+    "object_array": _batch((b"data", _array((60_000_000,), b"O")), (b"labels", b"]")),
+    # 8 GiB asked for by the shape alone
+    "huge_shape": _batch((b"data", _array((1 << 16, 1 << 17))), (b"labels", b"]")),
+    # a dict key nested a million deep: hashing it overflows the C stack
+    "deep_key": _batch((b"labels", b"]")).replace(b"u.", b")" + b"\x85" * 1_000_000 + _raw(b"v") + b"u."),
+}
+
+
+def run_bounded(code, extra_mb=300):
+    """Run `code` in a child allowed `extra_mb` MiB of address space more than it has after
+    importing minidl, so that a crash or a runaway read fails the test, not the test run.
+    The child prints the peak of what numpy and Python allocated (tracemalloc sees even the
+    untouched pages of a calloc'd array) as 'peak: <bytes>'."""
+    prelude = ("import atexit, resource, sys, tracemalloc\n"
+               "from minidl.datasets import cifar10\n"
+               "vm = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
+               f"resource.setrlimit(resource.RLIMIT_AS, (vm + {extra_mb} << 20, vm + {extra_mb} << 20))\n"
+               "tracemalloc.start()\n"
+               "atexit.register(lambda: print('peak:', tracemalloc.get_traced_memory()[1]))\n")
+    env = dict(os.environ, PYTHONPATH=REPO, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    return subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True,
+                          env=env, timeout=60)
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_crafted_batch_is_refused_without_crash_or_allocation(tmp_path, attack):
+    write_official(tmp_path)
+    (tmp_path / cifar10.FOLDER_NAME / "data_batch_1").write_bytes(ATTACKS[attack])
+    done = run_bounded("try:\n"
+                       f"    cifar10.load_data({str(tmp_path)!r})\n"
+                       "except cifar10.CorruptDatasetError as exc:\n"
+                       "    print('refused:', exc)\n")
+    assert done.returncode == 0, f"child died with {done.returncode}: {done.stderr[-800:]}"
+    assert "refused:" in done.stdout and "data_batch_1" in done.stdout, done.stdout + done.stderr
+    assert "MemoryError" not in done.stdout
+    peak = int(done.stdout.rsplit("peak:", 1)[1])
+    assert peak < 2 * len(ATTACKS[attack]) + (4 << 20), f"the loader allocated {peak} bytes"
+
+
+@pytest.mark.parametrize("kind", ["symlink to /dev/zero", "named pipe"])
+def test_batch_that_is_a_device_is_refused_unread(tmp_path, kind):
+    write_official(tmp_path)
+    path = tmp_path / cifar10.FOLDER_NAME / "data_batch_4"
+    path.unlink()
+    if kind == "named pipe":
+        os.mkfifo(path)  # opening it without O_NONBLOCK would wait for a writer forever
+    else:
+        path.symlink_to("/dev/zero")
+    done = run_bounded("try:\n"
+                       f"    cifar10.load_data({str(tmp_path)!r})\n"
+                       "except cifar10.CorruptDatasetError as exc:\n"
+                       "    print('refused:', exc)\n")
+    assert done.returncode == 0, done.stderr[-800:]
+    assert "data_batch_4 is not a regular file" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("size", [10, cifar10.MAX_BATCH_BYTES + 1])
+def test_batch_of_impossible_size_is_refused_before_parsing(tmp_path, monkeypatch, size):
+    write_official(tmp_path)
+    path = tmp_path / cifar10.FOLDER_NAME / "data_batch_1"  # the first one read
+    with open(path, "r+b") as f:
+        f.truncate(size)  # sparse: the big file costs no disk
+
+    def must_not_parse(raw):
+        raise AssertionError("parsed a file of impossible size")
+
+    monkeypatch.setattr(_batch_pickle, "loads", must_not_parse)
+    with pytest.raises(cifar10.CorruptDatasetError, match=f"data_batch_1 has {size} bytes"):
+        cifar10.load_data(tmp_path)
+
+
+@pytest.mark.parametrize("payload, message", [
+    (b"\x80\x02}" + b"(" * 9, "MARKs nested"),
+    (b"\x80\x02" + b"N0" * (_batch_pickle.MAX_OPCODES // 2 + 1), "opcodes"),
+    (b"\x80\x02]]a.", "a list may hold only plain values"),
+    (b"\x80\x02}" + _raw(b"k") + b"}s.", "may not hold a dict"),
+    (b"\x80\x02N.", "not a dict"),
+    (b"\x80\x02}.junk", "STOP"),
+    (b"\x80\x02}h\x07.", "memo entry 7"),
+    (b"\x80\x02" + _global("numpy", "dtype") + b")R.", "refusing the call"),
+    (b"\x80\x02" + _dtype("u1", elsize=0) + b".", "refusing the state"),  # dtype state from the file
+    (b"\x80\x02" + _dtype("u1", state_flags=63) + b".", "refusing the state"),
+    (b"\x80\x02" + OBJECT_POINTERS + b".", "dtype 'O8'"),
+    (b"\x80\x02}" + _raw(b"d") + _array((0,), state=_int(1) + _int(3) + b"\x85" + _dtype("u1")
+                                          + b"\x89" + _raw(b"ab")) + b"s.", "needs 3 bytes"),
+])
+def test_batch_reader_refuses_malformed_structure(payload, message):
+    with pytest.raises(_batch_pickle.PickleFormatError, match=message):
+        _batch_pickle.loads(payload)
 
 
 class FakeResponse:
@@ -300,5 +464,7 @@ def test_no_network_says_where_to_put_the_files(tmp_path):
     cache = str(tmp_path / "home" / "datasets")
     assert os.path.join(cache, cifar10.FOLDER_NAME) in message
     assert os.path.join(cache, cifar10.TARBALL_NAME) in message
-    assert "MINIDL_DATA_DIR" in message and "to_official.py" in message
+    assert "MINIDL_DATA_DIR" in message and "to_official.py" not in message
     assert "network disabled in tests" in message
+    assert info.value.searched == [cache] and info.value.download_folder == cache
+    assert info.value.url == cifar10.URL and "network disabled" in info.value.reason

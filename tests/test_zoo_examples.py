@@ -107,3 +107,39 @@ def test_cifar10_example_argument_errors(tmp_path):
     assert done.returncode == 2 and "--resume needs --checkpoint" in done.stderr
     done = run_example(["--epochs", "0"], tmp_path)
     assert done.returncode == 2 and "--epochs must be positive" in done.stderr
+
+
+def test_cifar10_example_without_data_prints_one_paragraph(tmp_path):
+    """Offline (a proxy that refuses every connection) and without data: no traceback, but
+    where it looked, the download it tried, and the flag and variable that point at data."""
+    env = dict(os.environ, PYTHONPATH=REPO, MINIDL_HOME=str(tmp_path / "home"),
+               https_proxy="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9")
+    env.pop("MINIDL_DATA_DIR", None)
+    done = subprocess.run([sys.executable, os.path.join(REPO, "examples", "cifar10.py"),
+                           "--backend", "numpy", "--epochs", "1"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert done.returncode == 1
+    message = done.stderr.strip()
+    assert "Traceback" not in message and len(message.splitlines()) == 1, message
+    cache = str(tmp_path / "home" / "datasets")
+    for part in (f"Looked in: {cache}", cifar10.URL, "--data-dir", "MINIDL_DATA_DIR"):
+        assert part in message, part
+    assert "to_official.py" not in message
+
+
+def test_benchmark_runners_live_in_benchmarks_and_run(tmp_path):
+    """The smallest run of benchmarks/bench_zoo.py, and `python -m minidl.bench` reaching
+    benchmarks/bench_backends.py (its --help: a real run takes minutes)."""
+    env = dict(os.environ, PYTHONPATH=REPO, MINIDL_HOME=str(tmp_path / "home"))
+    zoo_run = subprocess.run(
+        [sys.executable, os.path.join(REPO, "benchmarks", "bench_zoo.py"), "--backends", "numpy",
+         "--models", "tf_tutorial", "--steps", "1", "--warmup", "1", "--batch-size", "4",
+         "--no-torch", "--json", str(tmp_path / "zoo.json")],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert zoo_run.returncode == 0, zoo_run.stderr[-2000:]
+    assert "| tf_tutorial | numpy |" in zoo_run.stdout and (tmp_path / "zoo.json").exists()
+    entry = subprocess.run([sys.executable, "-m", "minidl.bench", "--help"], capture_output=True,
+                           text=True, cwd=tmp_path, env=env, timeout=120)
+    assert entry.returncode == 0, entry.stderr[-2000:]
+    assert "bench_backends.py" in entry.stdout and "--memory" in entry.stdout
+    assert not os.path.exists(os.path.join(REPO, "examples", "benchmark.py"))

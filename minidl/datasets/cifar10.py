@@ -8,26 +8,30 @@ y uint8 (N, 1).
 Where it looks, in order:
   1. the `path` argument, when given (and only there: a folder that holds
      cifar-10-batches-py/ or the tarball, the cifar-10-batches-py/ folder itself, or the tarball);
-  2. the folder named by the MINIDL_DATA_DIR environment variable;
-  3. the cache folder ~/.minidl/datasets (MINIDL_HOME replaces ~/.minidl).
+  2. the folder named by the MINIDL_DATA_DIR environment variable (settings.data_dir);
+  3. the cache folder ~/.minidl/datasets (settings.cache_dir; MINIDL_HOME replaces ~/.minidl).
 When none holds the data it downloads the official tarball into the cache folder (or into
 `path`), checks its md5 and only then moves it into place.
 
-The batches are pickles; they are read with a restricted unpickler (_safe_pickle) that admits
-numpy arrays and plain values only, so a tampered file cannot run code.
+The batches are pickles. They are never unpickled: _batch_pickle interprets the few opcodes
+a batch is made of and builds plain values and uint8/integer arrays only, so a tampered file
+can neither run code nor make the loader build object arrays. A file larger than a batch of
+MAX_BATCH_IMAGES images can be, or one that is not a regular file, is refused unread.
 """
 
 import hashlib
 import http.client
 import os
+import stat
 import tarfile
 from urllib.error import URLError
 from urllib.request import urlopen
 
 import numpy as np
 
+from .. import settings
 from ..io import atomic_write
-from . import _safe_pickle
+from . import _batch_pickle
 
 URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
 TARBALL_NAME = "cifar-10-python.tar.gz"
@@ -40,10 +44,28 @@ CLASS_NAMES = ("airplane", "automobile", "bird", "cat", "deer",
 NUM_CLASSES = 10
 IMAGE_SHAPE = (32, 32, 3)
 _ROW_LENGTH = 3 * 32 * 32  # one image: the red, then green, then blue 32x32 plane
+# The official batches hold 10,000 images each. Python 3's protocol 2 writes the pixels as
+# latin-1 text in UTF-8 (up to 2 bytes a pixel); 512 bytes an image leave room for a label
+# and a filename.
+MAX_BATCH_IMAGES = 10_000
+MAX_BATCH_BYTES = MAX_BATCH_IMAGES * (2 * _ROW_LENGTH + 512) + (1 << 16)
+MIN_BATCH_BYTES = _ROW_LENGTH  # at least one image
 
 
 class DatasetNotFoundError(FileNotFoundError):
-    """The data set is in none of the places searched and could not be downloaded."""
+    """The data set is in none of the places searched and could not be downloaded.
+
+    `searched` lists the places looked in, `download_folder` where the download would have
+    gone, `url` the download tried and `reason` why it failed, for callers that word their
+    own message (examples/cifar10.py names its --data-dir flag).
+    """
+
+    def __init__(self, message, searched=(), download_folder=None, url=None, reason=None):
+        super().__init__(message)
+        self.searched = list(searched)
+        self.download_folder = download_folder
+        self.url = url
+        self.reason = reason
 
 
 class CorruptDatasetError(ValueError):
@@ -54,14 +76,9 @@ class DownloadError(OSError):
     """A download failed or did not match its md5; nothing was saved."""
 
 
-def minidl_home():
-    """~/.minidl, or the folder named by MINIDL_HOME."""
-    return os.environ.get("MINIDL_HOME") or os.path.join(os.path.expanduser("~"), ".minidl")
-
-
 def cache_dir():
-    """The folder data sets are downloaded into: <minidl_home()>/datasets."""
-    return os.path.join(minidl_home(), "datasets")
+    """The folder data sets are downloaded into: settings.current().cache_dir."""
+    return settings.current().cache_dir
 
 
 def load_data(path=None):
@@ -76,7 +93,7 @@ def load_data(path=None):
         places = [os.path.expanduser(os.fspath(path))]
         download_folder = places[0]
     else:
-        places = [p for p in (os.environ.get("MINIDL_DATA_DIR"), cache_dir()) if p]
+        places = [p for p in (settings.current().data_dir, cache_dir()) if p]
         download_folder = cache_dir()
 
     for place in places:
@@ -117,12 +134,18 @@ def _load_folder(folder):
     def read(name):
         file_path = os.path.join(folder, name)
         try:
-            with open(file_path, "rb") as f:
-                raw = f.read()
+            # O_NONBLOCK: opening a named pipe must not wait for a writer; fstat then refuses it
+            fd = os.open(file_path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            with open(fd, "rb") as f:
+                info = os.fstat(f.fileno())
+                _check_batch_size(info.st_size, file_path, stat.S_ISREG(info.st_mode))
+                raw = f.read(info.st_size + 1)  # one more, to see a file that grew since
         except FileNotFoundError:
             raise CorruptDatasetError(
                 f"CIFAR-10: {file_path} is missing; {folder} must hold "
                 f"{', '.join(TRAIN_FILES)} and {TEST_FILE}") from None
+        if len(raw) != info.st_size:
+            raise CorruptDatasetError(f"CIFAR-10: {file_path} changed while it was read")
         return _parse_batch(raw, file_path)
 
     return _assemble([read(name) for name in TRAIN_FILES], read(TEST_FILE))
@@ -139,6 +162,7 @@ def _load_tarball(tarball, verified):
                 name = wanted.get(member.name.lstrip("./"))
                 if name is None or not member.isfile():
                     continue
+                _check_batch_size(member.size, f"{tarball}:{member.name}", True)
                 raw = archive.extractfile(member).read()
                 batches[name] = _parse_batch(raw, f"{tarball}:{member.name}")
     except (tarfile.TarError, EOFError, OSError) as exc:
@@ -167,18 +191,23 @@ def _md5_of(file_path):
     return digest.hexdigest()
 
 
+def _check_batch_size(size, where, regular):
+    """Refuse, before reading it, what cannot be a batch: a device, a pipe, a huge file."""
+    if not regular:
+        raise CorruptDatasetError(f"CIFAR-10: {where} is not a regular file")
+    if not MIN_BATCH_BYTES <= size <= MAX_BATCH_BYTES:
+        raise CorruptDatasetError(
+            f"CIFAR-10: {where} has {size} bytes; a batch of 1 to {MAX_BATCH_IMAGES} images has "
+            f"{MIN_BATCH_BYTES} to {MAX_BATCH_BYTES} (truncated, or not a batch file?)")
+
+
 def _parse_batch(raw, where):
     """(images uint8 (n, 32, 32, 3), labels uint8 (n,)) from the bytes of one pickled batch."""
     try:
-        batch = _safe_pickle.loads(raw, encoding="bytes")
-    except _safe_pickle.UnsafePickleError as exc:
-        raise CorruptDatasetError(f"CIFAR-10: {where}: {exc}") from None
-    except Exception as exc:  # truncated or garbled pickles raise many different types
+        batch = _batch_pickle.loads(raw)
+    except _batch_pickle.PickleFormatError as exc:
         raise CorruptDatasetError(
-            f"CIFAR-10: {where} is not a readable batch file (truncated or damaged?): "
-            f"{type(exc).__name__}: {exc}") from None
-    if not isinstance(batch, dict):
-        raise CorruptDatasetError(f"CIFAR-10: {where} holds a {type(batch).__name__}, expected a dict")
+            f"CIFAR-10: {where} is not a readable batch file: {exc}") from None
     data = batch.get(b"data", batch.get("data"))
     labels = batch.get(b"labels", batch.get("labels"))
     if data is None or labels is None:
@@ -191,10 +220,13 @@ def _parse_batch(raw, where):
         raise CorruptDatasetError(
             f"CIFAR-10: {where}: b'data' must be a uint8 array of shape (n, {_ROW_LENGTH}), "
             f"got {dtype} of shape {shape}")
-    try:
-        labels = np.asarray(labels)
-    except Exception as exc:
-        raise CorruptDatasetError(f"CIFAR-10: {where}: b'labels' is not a list of ints: {exc}") from None
+    if isinstance(labels, list):
+        if not all(type(v) is int for v in labels):  # the reader makes ints of at most 64 bits
+            raise CorruptDatasetError(f"CIFAR-10: {where}: b'labels' must be a list of ints")
+        labels = np.array(labels, dtype=np.int64)
+    elif not isinstance(labels, np.ndarray):
+        raise CorruptDatasetError(f"CIFAR-10: {where}: b'labels' must be a list of ints, "
+                                  f"got {type(labels).__name__}")
     if labels.ndim != 1 or labels.shape[0] != data.shape[0] or labels.dtype.kind not in "iu":
         raise CorruptDatasetError(
             f"CIFAR-10: {where}: b'labels' must be {data.shape[0]} ints (one per row of b'data'), "
@@ -230,7 +262,9 @@ def _download(folder, searched):
     try:
         response = urlopen(URL, timeout=60)
     except (URLError, OSError, http.client.HTTPException) as exc:
-        raise DatasetNotFoundError(_not_found_message(searched, folder, exc)) from None
+        reason = f"{type(exc).__name__}: {exc}"
+        raise DatasetNotFoundError(_not_found_message(searched, folder, reason), searched=searched,
+                                   download_folder=folder, url=URL, reason=reason) from None
     from tqdm import tqdm
 
     received = 0
@@ -264,14 +298,11 @@ def _download(folder, searched):
     return target
 
 
-def _not_found_message(searched, folder, exc):
-    places = ", ".join(searched)
+def _not_found_message(searched, folder, reason):
     return (
-        f"CIFAR-10 was not found (looked in: {places}) and downloading {URL} failed "
-        f"({type(exc).__name__}: {exc}).\n"
-        f"Without internet access, put the official 'CIFAR-10 python version' in {folder}, either "
-        f"as the extracted folder {os.path.join(folder, FOLDER_NAME)}/ (data_batch_1..5, test_batch) "
-        f"or as the tarball {os.path.join(folder, TARBALL_NAME)} (md5 {TARBALL_MD5}), copied from a "
-        f"machine that has it; or set MINIDL_DATA_DIR (or pass path=) to the folder that holds them. "
-        f"A copy in another format can be rebuilt into that layout offline "
-        f"(e.g. `python shared/datasets/cifar10/to_official.py {folder}` from the JPEG copy).")
+        f"CIFAR-10 was not found (looked in: {', '.join(searched)}) and downloading {URL} failed "
+        f"({reason}). Without internet access, put the official 'CIFAR-10 python version' in "
+        f"{folder}, either as the extracted folder {os.path.join(folder, FOLDER_NAME)}/ "
+        f"(data_batch_1..5, test_batch) or as the tarball {os.path.join(folder, TARBALL_NAME)} "
+        f"(md5 {TARBALL_MD5}), copied from a machine that has it; or set MINIDL_DATA_DIR (or pass "
+        f"path=) to the folder that holds them.")

@@ -180,19 +180,37 @@ class Layer:
         return [self.backend.to_numpy(w.value) if self.backend else None for w in self.weights]
 
     def set_weights(self, values):
+        self.assign_weights(self.check_weights(values))
+
+    def check_weights(self, values):
+        """`values` converted to the backend's dtype, once each is known to fit its weight
+        (shape, and finite after the conversion: 1e300 becomes inf in float32)."""
         weights = self.weights
         if len(values) != len(weights):
             raise ValueError(f"{self.describe()} has {len(weights)} weights "
                              f"({[w.name for w in weights]}), got {len(values)} arrays")
+        dtype = getattr(self.backend, "dtype", "float32")
+        converted = []
         for w, v in zip(weights, values):
             v = np.asarray(v)
             if tuple(v.shape) != w.shape:
                 raise ValueError(f"{self.describe()}: weight {w.name!r} has shape {w.shape}, "
                                  f"got an array of shape {tuple(v.shape)}")
+            if v.dtype.kind not in "biuf":
+                raise ValueError(f"{self.describe()}: weight {w.name!r} must be numbers, got "
+                                 f"dtype {v.dtype}")
+            with np.errstate(over="ignore"):
+                v = np.ascontiguousarray(v, dtype=dtype)
             if not np.all(np.isfinite(v)):
-                raise ValueError(f"{self.describe()}: weight {w.name!r} has non-finite values")
-        for w, v in zip(weights, values):
-            self.backend.copy_from_host(w.value, np.asarray(v, dtype=np.float64))
+                raise ValueError(f"{self.describe()}: weight {w.name!r} has values that are not "
+                                 f"finite in {dtype}")
+            converted.append(v)
+        return converted
+
+    def assign_weights(self, arrays):
+        """Copy arrays that check_weights returned into the weights."""
+        for w, v in zip(self.weights, arrays):
+            self.backend.copy_from_host(w.value, v)
 
     # ---------------------------------------------------------- buffers
     def buffer(self, role, shape, dtype="float32"):

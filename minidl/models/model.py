@@ -106,11 +106,14 @@ class Model(TrainingLoops):
         expected = sum(len(layer.weights) for layer in self.layers)
         if len(weights) != expected:
             raise ValueError(f"{self.describe()} has {expected} weight arrays, got {len(weights)}")
-        i = 0
+        # every array is checked before any weight changes: a bad one leaves the model as it was
+        checked, i = [], 0
         for layer in self.layers:
             n = len(layer.weights)
-            layer.set_weights(weights[i:i + n])
+            checked.append(layer.check_weights(weights[i:i + n]))
             i += n
+        for layer, arrays in zip(self.layers, checked):
+            layer.assign_weights(arrays)
 
     def summary(self, print_fn=print):
         self._require_built("summary")

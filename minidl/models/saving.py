@@ -4,9 +4,12 @@
     weights.npz         every layer weight, named "<layer>/<weight>"
     optimizer.npz       the optimizer state (slots and iteration count), when compiled
 
-Nothing is pickled (np.load runs with allow_pickle=False), so loading a downloaded
-model file cannot execute code. Files are written through atomic_write, so a crash
-never leaves half a model; a truncated or corrupted file raises ModelFileError naming it.
+Nothing is pickled, so loading a downloaded model file cannot execute code. Reading is
+bounded: only the three members above are accepted, each refused unread when the zip
+directory gives it more bytes than the architecture's weights need, and every array's .npy
+header is checked before its data is read. A failed load changes no weight. Files are
+written through atomic_write, so a crash never leaves half a model; any bad file raises
+ModelFileError naming it.
 """
 
 import io
@@ -18,7 +21,8 @@ import numpy as np
 
 from .. import losses as losses_mod
 from .. import optimizers as optimizers_mod
-from ..io import atomic_write
+from .. import layers as layers_mod
+from ..io import ArchiveError, NpzArchive, ZipArchive, atomic_write, element_count
 from .registry import model_class
 
 FORMAT = "minidl-model"
@@ -28,6 +32,53 @@ VERSION = 1
 
 class ModelFileError(ValueError):
     """A model or weights file that cannot be read: missing, truncated, corrupted or foreign."""
+
+
+def _check_architecture(config):
+    """The parts of a model config that from_config indexes, checked for type first."""
+    if not isinstance(config, dict) or not isinstance(config.get("layers"), list) \
+            or not config["layers"]:
+        raise ValueError("the model config must be an object with a non-empty 'layers' list")
+    seen = set()
+    for i, spec in enumerate(config["layers"]):
+        if not isinstance(spec, dict) or not isinstance(spec.get("class_name"), str) \
+                or not isinstance(spec.get("config"), dict):
+            raise ValueError(f"layer {i} must be an object with a class_name string and a config "
+                             f"object, got {spec!r:.200}")
+        inbound = spec.get("inbound", [])
+        if not isinstance(inbound, list) or not all(isinstance(n, str) for n in inbound):
+            raise ValueError(f"layer {i}: inbound must be a list of layer names, got {inbound!r:.200}")
+        unknown = [n for n in inbound if n not in seen]
+        if unknown:
+            raise ValueError(f"layer {i} is fed by {unknown}, which no earlier layer is named")
+        if spec["class_name"] != "InputLayer" and config.get("class_name") != "Sequential" \
+                and not inbound:
+            raise ValueError(f"layer {i} ({spec['class_name']}) has no inbound layers")
+        seen.add(spec["config"].get("name"))
+
+
+def _declared_weights(config):
+    """(weight arrays, parameters) that a checked architecture declares, from its layers
+    built for shapes only: nothing is allocated, so a huge layer is refused before it is."""
+    shapes, arrays, params, previous = {}, 0, 0, None
+    for spec in config["layers"]:
+        layer = layers_mod.deserialize(spec["class_name"], spec["config"])
+        if isinstance(layer, layers_mod.InputLayer):
+            shapes[layer.name] = previous = layer.shape
+            continue
+        if config["class_name"] == "Sequential":
+            inputs = [previous]
+        else:
+            inputs = [shapes[name] for name in spec["inbound"]]
+        if previous is None or (not layer.multiple_inputs and len(inputs) != 1):
+            raise ValueError(f"{layer.describe()} takes one input, the config feeds it "
+                             f"{len(inputs)}" if previous is not None else
+                             f"{layer.describe()} comes before the InputLayer")
+        layer.build_once(inputs if layer.multiple_inputs else inputs[0])
+        shapes[layer.name] = previous = layer.output_shape
+        arrays += len(layer.weights)
+        params += layer.count_params()
+    return arrays, params
 
 
 def _npz_bytes(arrays):
@@ -92,52 +143,71 @@ def _write_zip(filepath, files):
                 z.writestr(name, data)
 
 
-def _read_zip(filepath, expected_format):
-    filepath = _path(filepath, "load")
-    if not os.path.isfile(filepath):
-        raise FileNotFoundError(f"no model file at {filepath}")
-    try:
-        with zipfile.ZipFile(filepath) as z:
-            files = {name: z.read(name) for name in z.namelist()}
-        header = json.loads(files["minidl_model.json"])
-        if not isinstance(header, dict):
-            raise ModelFileError(f"{filepath}: minidl_model.json holds a {type(header).__name__}, "
-                                 "expected an object")
-        if header.get("format") not in expected_format:
-            raise ModelFileError(f"{filepath} is a {header.get('format')!r} file, expected "
-                                 f"{' or '.join(expected_format)}")
-        if header.get("version") != VERSION:
-            raise ModelFileError(f"{filepath} has format version {header.get('version')}, this "
-                                 f"minidl reads version {VERSION}")
-        arrays = {}
-        for name in ("weights.npz", "optimizer.npz"):
-            if name in files:
-                arrays[name] = _read_npz(files[name], filepath, name)
-        return header, arrays
-    except ModelFileError:
-        raise
-    except (zipfile.BadZipFile, KeyError, ValueError, EOFError, OSError, zipfile.LargeZipFile,
-            UnicodeDecodeError) as exc:
-        raise ModelFileError(f"{filepath} is not a readable minidl model file (truncated or "
-                             f"corrupted?): {type(exc).__name__}: {exc}") from None
+HEADER = "minidl_model.json"
+MEMBERS = (HEADER, "weights.npz", "optimizer.npz")
+MAX_HEADER_BYTES = 16 << 20
+# Room an npz needs besides its data: per array the .npy header, two zip headers and the name.
+_NPZ_ENTRY_BYTES = 4096
+_NPZ_BYTES = 1 << 16
 
 
-def _read_npz(data, filepath, member):
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-    except ValueError as exc:
-        if "allow_pickle" not in str(exc):
+class _ModelFile:
+    """An open model file: the checked header, and its npz members read on request, each
+    refused unread when the zip directory says it is larger than what it must hold."""
+
+    def __init__(self, filepath, formats):
+        self.path = _path(filepath, "load")
+        if not os.path.isfile(self.path):
+            raise FileNotFoundError(f"no model file at {self.path}")
+        self._archive = _checked(lambda: ZipArchive(self.path, MEMBERS), self.path)
+        try:
+            self.header = self._read_header(formats)
+        except BaseException:
+            self._archive.close()
             raise
-        # np.load refuses object arrays: unpickling them could run code from the file.
-        raise ModelFileError(f"{filepath}: {member} holds an object (pickled) array; minidl "
-                             "model files never contain pickles, so this file was not written "
-                             "by minidl and is not loaded") from None
-    for key, value in arrays.items():
-        if not (np.issubdtype(value.dtype, np.number) or value.dtype == bool):
-            raise ModelFileError(f"{filepath}: {member} entry {key!r} has dtype {value.dtype}, "
-                                 "expected numbers")
-    return arrays
+
+    def _read_header(self, formats):
+        if HEADER not in self._archive.members:
+            raise ModelFileError(f"{self.path} is not a minidl model file: it has no {HEADER}")
+        data = _checked(lambda: self._archive.read(HEADER, MAX_HEADER_BYTES), self.path)
+        try:
+            header = json.loads(data)
+        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+            raise ModelFileError(f"{self.path}: {HEADER} is not readable JSON: "
+                                 f"{type(exc).__name__}: {str(exc)[:200]}") from None
+        if not isinstance(header, dict):
+            raise ModelFileError(f"{self.path}: {HEADER} holds a {type(header).__name__}, "
+                                 "expected an object")
+        if header.get("format") not in formats:
+            raise ModelFileError(f"{self.path} is a {header.get('format')!r:.100} file, expected "
+                                 f"{' or '.join(formats)}")
+        if header.get("version") != VERSION:
+            raise ModelFileError(f"{self.path} has format version {header.get('version')!r:.100}, "
+                                 f"this minidl reads version {VERSION}")
+        return header
+
+    def npz(self, name, arrays, elements):
+        """Member `name` as an NpzArchive (None when absent), read only if its size fits
+        `arrays` arrays of `elements` numbers in all (8 bytes each at most)."""
+        if name not in self._archive.members:
+            return None
+        limit = _NPZ_BYTES + arrays * _NPZ_ENTRY_BYTES + 8 * elements
+        data = _checked(lambda: self._archive.read(name, limit), self.path)
+        return _checked(lambda: NpzArchive(data, f"{self.path}: {name}"), self.path)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._archive.close()
+
+
+def _checked(read, filepath):
+    """read(), with an ArchiveError turned into a ModelFileError (its message names the file)."""
+    try:
+        return read()
+    except ArchiveError as exc:
+        raise ModelFileError(str(exc)) from None
 
 
 def _non_negative_int(value):
@@ -148,74 +218,135 @@ def _check_header(header, filepath):
     """The training position and compile settings of a model file, checked before use."""
     for field in ("trained_epochs", "seed"):
         if field in header and not _non_negative_int(header[field]):
-            raise ModelFileError(f"{filepath}: {field} must be an int >= 0, got {header[field]!r}")
+            raise ModelFileError(f"{filepath}: {field} must be an int >= 0, got {header[field]!r:.100}")
     state = header.get("fit_state") or {}
     if not isinstance(state, dict) or not all(_non_negative_int(state.get(k, 0))
                                               for k in ("epoch", "step")):
         raise ModelFileError(f"{filepath}: fit_state must be an object with int epoch and step "
-                             f">= 0, got {state!r}")
+                             f">= 0, got {state!r:.200}")
     c = header.get("compile")
     if c is not None and (not isinstance(c, dict)
                           or not {"optimizer", "loss", "metrics"} <= set(c)):
         raise ModelFileError(f"{filepath}: compile must be null or an object with optimizer, "
-                             f"loss and metrics, got {c!r}")
+                             f"loss and metrics, got {c!r:.200}")
+    if not isinstance(header.get("model"), dict):
+        raise ModelFileError(f"{filepath}: model must be an object (the architecture)")
 
 
-def _apply_weights(model, weights, filepath):
+def _weight_keys(npz, filepath):
+    """(layer index, weight name) -> npz key, for keys "<layer index>/<layer name>/<weight>"."""
     by_position = {}
-    for key, value in weights.items():
-        parts = key.split("/", 2)   # "<layer index>/<layer name>/<weight name>"
+    for key in (npz.entries if npz is not None else {}):
+        parts = key.split("/", 2)
         if len(parts) != 3 or not parts[0].isdigit():
             raise ModelFileError(f"{filepath}: weight entry {key!r} is not named "
                                  "'<layer index>/<layer name>/<weight name>'")
-        by_position[(int(parts[0]), parts[2])] = value
+        by_position[(int(parts[0]), parts[2])] = key
+    return by_position
+
+
+def _apply_weights(model, npz, filepath):
+    """Check every array of `npz` against the model (shapes from the .npy headers before any
+    is read, values after conversion to the backend dtype), then assign them all."""
+    by_position = _weight_keys(npz, filepath)
     expected = sum(len(layer.weights) for layer in model.layers)
-    if len(by_position) != expected:
+    if len(by_position) != expected or (npz is not None and len(npz.entries) != expected):
         raise ModelFileError(f"{filepath} holds {len(by_position)} weight arrays, "
                              f"{model.describe()} has {expected}")
     for i, layer in enumerate(model.layers):
-        values = []
         for w in layer.weights:
-            if (i, w.name) not in by_position:
+            key = by_position.get((i, w.name))
+            if key is None:
                 raise ModelFileError(f"{filepath} has no weight {w.name!r} for layer {i} "
                                      f"({layer.describe()})")
-            values.append(by_position[(i, w.name)])
-        if values:
-            try:
-                layer.set_weights(values)
-            except (TypeError, ValueError) as exc:
-                raise ModelFileError(f"{filepath}: {exc}") from None
+            if npz.entries[key][0] != w.shape:
+                raise ModelFileError(f"{filepath}: {layer.describe()}: weight {w.name!r} has shape "
+                                     f"{w.shape}, the file's has {npz.entries[key][0]}")
+    checked = []
+    for i, layer in enumerate(model.layers):
+        values = [npz.array(by_position[(i, w.name)]) for w in layer.weights]
+        try:
+            checked.append(layer.check_weights(values))
+        except (TypeError, ValueError) as exc:
+            raise ModelFileError(f"{filepath}: {exc}") from None
+    for layer, arrays in zip(model.layers, checked):
+        layer.assign_weights(arrays)
+
+
+def _optimizer_state(model, npz, filepath):
+    """The optimizer state arrays of `npz`, their keys and shapes checked before any is read."""
+    expected = model.optimizer.state_shapes()
+    given = set(npz.entries) - {"iterations"}
+    if given != set(expected) or "iterations" not in npz.entries:
+        raise ModelFileError(f"{filepath}: optimizer.npz does not match {model.describe()}'s "
+                             f"optimizer: missing {sorted(set(expected) - given)[:6]}, "
+                             f"unexpected {sorted(given - set(expected))[:6]}")
+    for key, shape in expected.items():
+        if npz.entries[key][0] != shape:
+            raise ModelFileError(f"{filepath}: optimizer state {key!r} has shape "
+                                 f"{npz.entries[key][0]}, its weight has shape {shape}")
+    if npz.entries["iterations"][0] not in ((), (1,)):
+        raise ModelFileError(f"{filepath}: optimizer iterations must be one integer")
+    return {key: npz.array(key) for key in npz.entries}
 
 
 def load_model(filepath, compile=True):
-    """Rebuild a model saved with model.save(), on the active backend, ready to resume."""
-    header, arrays = _read_zip(filepath, (FORMAT,))
-    _check_header(header, filepath)
-    try:
-        model = model_class(header["model"]["class_name"]).from_config(header["model"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ModelFileError(f"{filepath}: the model architecture cannot be rebuilt: {exc}") from None
-    _apply_weights(model, arrays.get("weights.npz", {}), filepath)
-    model.trained_epochs = int(header.get("trained_epochs", 0))
-    model.seed = int(header.get("seed", model.seed))
-    model.fit_state = header.get("fit_state") or {}
-    if compile and header.get("compile"):
-        c = header["compile"]
+    """Rebuild a model saved with model.save(), on the active backend, ready to resume.
+
+    Everything is checked before it is used: the zip directory (known members, sizes), the
+    architecture against the weights (their count and total size, before any weight is
+    allocated), each array's header before its data is read, then values.
+    """
+    with _ModelFile(filepath, (FORMAT,)) as f:
+        header, path = f.header, f.path
+        _check_header(header, path)
+        config = header["model"]
         try:
-            model.compile(optimizer=optimizers_mod.deserialize(c["optimizer"]),
-                          loss=losses_mod.get(c["loss"]), metrics=c["metrics"])
+            _check_architecture(config)
+            cls = model_class(config.get("class_name"))
+            arrays, params = _declared_weights(config)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+            raise ModelFileError(f"{path}: the model architecture cannot be rebuilt: "
+                                 f"{type(exc).__name__}: {str(exc)[:300]}") from None
+        weights = f.npz("weights.npz", arrays, params)
+        held = _weight_keys(weights, path)
+        entries = weights.entries.values() if weights is not None else ()
+        numbers = sum(element_count(shape) for shape, _ in entries)
+        if (len(held), numbers) != (arrays, params):
+            raise ModelFileError(f"{path}: the architecture declares {arrays} weight arrays of "
+                                 f"{params} parameters, the file holds {len(held)} of {numbers}")
+        try:
+            model = cls.from_config(config)
         except (KeyError, TypeError, ValueError) as exc:
-            raise ModelFileError(f"{filepath}: the compile settings cannot be restored: "
-                                 f"{exc}") from None
-        if "optimizer.npz" in arrays:
-            try:
-                model.optimizer.set_state(model.backend, arrays["optimizer.npz"])
-            except ValueError as exc:
-                raise ModelFileError(f"{filepath}: {exc}") from None
+            raise ModelFileError(f"{path}: the model architecture cannot be rebuilt: {exc}") from None
+        _apply_weights(model, weights, path)
+        model.trained_epochs = int(header.get("trained_epochs", 0))
+        model.seed = int(header.get("seed", model.seed))
+        model.fit_state = header.get("fit_state") or {}
+        if compile and header.get("compile"):
+            _compile_from(model, header["compile"], f, path)
     return model
+
+
+def _compile_from(model, c, f, path):
+    try:
+        model.compile(optimizer=optimizers_mod.deserialize(c["optimizer"]),
+                      loss=losses_mod.get(c["loss"]), metrics=c["metrics"])
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ModelFileError(f"{path}: the compile settings cannot be restored: {exc}") from None
+    shapes = model.optimizer.state_shapes()
+    state = f.npz("optimizer.npz", len(shapes) + 1,
+                  sum(element_count(s) for s in shapes.values()) + 1)
+    if state is not None:
+        try:
+            model.optimizer.set_state(model.backend, _optimizer_state(model, state, path))
+        except ValueError as exc:
+            raise ModelFileError(f"{path}: {exc}") from None
 
 
 def load_weights(model, filepath):
     model._require_built("load_weights")
-    header, arrays = _read_zip(filepath, (FORMAT, WEIGHTS_FORMAT))
-    _apply_weights(model, arrays.get("weights.npz", {}), filepath)
+    with _ModelFile(filepath, (FORMAT, WEIGHTS_FORMAT)) as f:
+        weights = f.npz("weights.npz", sum(len(layer.weights) for layer in model.layers),
+                        model.count_params())
+        _apply_weights(model, weights, f.path)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Training speed of the minidl.zoo models on each backend, next to PyTorch's for the same networks.
 
-    python examples/benchmark.py                                   # every usable backend, every model
-    python examples/benchmark.py --backends cpu --models resnet20 --steps 20 --json out.json
+    python benchmarks/bench_zoo.py                                  # every usable backend, every model
+    python benchmarks/bench_zoo.py --backends cpu --models resnet20 --steps 20 --json out.json
 
 Method: for each (backend, model) a fresh child process trains the model with model.fit on
 random CIFAR-shaped uint8 images fed through minidl.data.ArrayIterator (random crops and flips,
