@@ -14,6 +14,7 @@ A layer never computes with numpy: all math goes through `self.backend`.
 import numpy as np
 
 from .. import initializers
+from .input_arguments import LayerMeta
 
 _name_counters = {}
 
@@ -97,8 +98,8 @@ class Weight:
         self.grad = None    # backend tensor (trainable weights only)
 
 
-class Layer:
-    """Base class of every layer."""
+class Layer(metaclass=LayerMeta):
+    """Base class of every layer (input_shape= and the like are taken by LayerMeta)."""
 
     # Layers whose forward takes a list of tensors (Add, Concatenate) set this.
     multiple_inputs = False
@@ -246,7 +247,14 @@ class Layer:
 class InputLayer(Layer):
     """The graph's entry point; Input(shape) returns its output tensor."""
 
-    def __init__(self, shape, name=None, dtype="float32"):
+    _shape_argument = "shape"   # input_shape= / batch_input_shape= land here (LayerMeta)
+
+    def __init__(self, shape=None, name=None, dtype="float32", batch_size=None, batch_shape=None):
+        if shape is None and batch_shape is not None:
+            shape = tuple(batch_shape)[1:]  # minidl's batch axis is free: batch_size too
+        if shape is None:
+            raise ValueError("Input: shape (without the batch axis) is required, e.g. "
+                             "Input(shape=(32, 32, 3))")
         super().__init__(name=name or _auto_name("input_layer"))
         self.shape = int_tuple(shape, "shape (without the batch axis)", "Input")
         self.build_once(shape)
@@ -262,9 +270,10 @@ class InputLayer(Layer):
         return None
 
 
-def Input(shape, name=None, dtype="float32"):
+def Input(shape=None, batch_size=None, dtype="float32", batch_shape=None, name=None):
     """A symbolic model input of `shape` (without the batch axis), as keras.Input."""
-    return InputLayer(shape, name=name, dtype=dtype).output
+    return InputLayer(shape, name=name, dtype=dtype, batch_size=batch_size,
+                      batch_shape=batch_shape).output
 
 
 def count_elements(shape):

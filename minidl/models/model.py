@@ -12,6 +12,7 @@ from .. import optimizers as optimizers_mod
 from .. import random as mrandom
 from ..layers.base import format_shape
 from .graph import Graph
+from .keras_api import KerasModelAPI, check_compile_extras
 from .training import TrainingLoops
 
 
@@ -24,7 +25,7 @@ def _mix_seed(*values):
     return h >> 2
 
 
-class Model(TrainingLoops):
+class Model(KerasModelAPI, TrainingLoops):
     """A model from an input tensor to an output tensor: Model(inputs, outputs)."""
 
     def __init__(self, inputs=None, outputs=None, name=None):
@@ -65,13 +66,6 @@ class Model(TrainingLoops):
     def layers(self):
         return list(self.graph.layers[1:]) if self.graph else []
 
-    def get_layer(self, name):
-        for layer in self.layers:
-            if layer.name == name:
-                return layer
-        raise ValueError(f"{self.describe()} has no layer named {name!r}; layers: "
-                         f"{[l.name for l in self.layers]}")
-
     @property
     def input_shape(self):
         return (None,) + self.graph.input_shape
@@ -110,8 +104,12 @@ class Model(TrainingLoops):
             print_fn(line)
 
     # ----------------------------------------------------------- compile
-    def compile(self, optimizer="rmsprop", loss=None, metrics=None):
-        """Configure training: an optimizer, a loss and metrics (names or objects)."""
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, run_eagerly=False,
+                steps_per_execution=1, jit_compile="auto", auto_scale_loss=True):
+        """Configure training: an optimizer, a loss and metrics (names or objects). The
+        Keras-only arguments after metrics are checked and have no effect (keras_api.py)."""
+        check_compile_extras(f"{self.describe()}.compile", run_eagerly, steps_per_execution,
+                             jit_compile, auto_scale_loss)
         self._require_built("compile")
         if loss is None:
             raise ValueError(f"{self.describe()}.compile: a loss is required, e.g. "

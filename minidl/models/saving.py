@@ -19,6 +19,7 @@ import numpy as np
 from .. import layers as layers_mod
 from .. import losses as losses_mod
 from .. import optimizers as optimizers_mod
+from ..custom_objects import custom_object_scope, get_registered_name
 from ..io import atomic_write
 
 FORMAT = "minidl-model"
@@ -33,7 +34,7 @@ class ModelFileError(ValueError):
 def model_config(model):
     layers = []
     for layer in model.graph.layers:
-        layers.append({"class_name": type(layer).__name__, "config": layer.get_config(),
+        layers.append({"class_name": get_registered_name(layer), "config": layer.get_config(),
                        "inbound": [t.layer.name for t in layer.inbound]})
     return {"class_name": type(model).__name__, "name": model.name, "layers": layers,
             "input": model.graph.input_layer.name, "output": model.graph.output_layer.name}
@@ -216,12 +217,15 @@ def _apply_weights(model, weights, filepath):
                 raise ModelFileError(f"{filepath}: {exc}") from None
 
 
-def load_model(filepath, compile=True):
-    """Rebuild a model saved with model.save(), on the active backend, ready to resume."""
+def load_model(filepath, compile=True, custom_objects=None, safe_mode=True):
+    """Rebuild a model saved with model.save(), on the active backend, ready to resume.
+    custom_objects ({name: class}) names classes of your own; a file never runs code, so
+    safe_mode is always on."""
     header, arrays = _read_zip(filepath, (FORMAT,))
     _check_header(header, filepath)
     try:
-        model = model_from_config(header["model"])
+        with custom_object_scope(custom_objects):
+            model = model_from_config(header["model"])
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelFileError(f"{filepath}: the model architecture cannot be rebuilt: {exc}") from None
     _apply_weights(model, arrays.get("weights.npz", {}), filepath)

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import callbacks as callbacks_mod
+from .keras_api import check_fit_extras
 
 
 def _mix(*values):
@@ -146,14 +147,16 @@ class TrainingLoops:
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
             validation_split=0.0, validation_data=None, shuffle=True, initial_epoch=0,
-            steps_per_epoch=None):
+            steps_per_epoch=None, workers=1, use_multiprocessing=False, max_queue_size=10):
         """Train for `epochs` epochs (Keras semantics); returns a History.
 
         x may be a numpy array (with targets y) or a data iterator yielding (x, y)
         batches (minidl.data.ArrayIterator). See the module docstring for what Ctrl-C does.
+        Keras 2's workers, use_multiprocessing and max_queue_size are checked and ignored.
         """
         self._require_compiled("fit")
         owner = f"{self.describe()}.fit"
+        check_fit_extras(owner, workers, use_multiprocessing, max_queue_size)
         epochs = _positive_int(epochs, "epochs", owner)
         if isinstance(initial_epoch, bool) or not isinstance(initial_epoch, (int, np.integer)) \
                 or initial_epoch < 0:
