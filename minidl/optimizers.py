@@ -334,6 +334,9 @@ class Adagrad(Optimizer):
 
 _OPTIMIZERS = {cls.__name__.lower(): cls for cls in (SGD, RMSprop, Adam, Adagrad)}
 
+# Keras 2's lower-case aliases, as its examples use them: keras.optimizers.rmsprop(lr=1e-4, decay=1e-6)
+sgd, rmsprop, adam, adagrad = SGD, RMSprop, Adam, Adagrad
+
 
 def serialize(optimizer):
     """{"class_name": ..., "config": ...} describing `optimizer` (its state is not included)."""

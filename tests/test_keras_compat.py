@@ -62,6 +62,11 @@ def test_top_level_names_are_the_keras_ones():
     for name in ("to_categorical", "normalize", "set_random_seed", "plot_model",
                  "model_to_dot", "get_file"):
         assert callable(getattr(minidl.utils, name))
+    # Keras 2 spellings of its examples
+    from minidl.utils import np_utils
+    assert np_utils.to_categorical is minidl.utils.to_categorical
+    assert minidl.optimizers.rmsprop is minidl.optimizers.RMSprop
+    assert minidl.Input((3,)).dtype == "float32"
 
 
 def test_backend_namespace():
@@ -394,8 +399,11 @@ def test_weights_inputs_outputs_and_get_layer(numpy_backend):
                                layers.Dense(2, name="head")])
     assert len(model.weights) == 2 + 4 + 2
     assert len(model.trainable_weights) == 6 and len(model.non_trainable_weights) == 2
+    assert [w.name for w in model.get_layer("bn").non_trainable_weights] == \
+        [w.name for w in model.get_layer("bn").weights[2:]]
     model.get_layer("conv").trainable = False
     assert len(model.trainable_weights) == 4 and len(model.non_trainable_weights) == 4
+    assert len(model.get_layer("conv").non_trainable_weights) == 2
     assert model.inputs == [inp] and model.input is inp
     assert model.outputs == [model.get_layer("head").output] and model.output.shape == (2,)
     assert model.get_layer(index=0).name == "conv" and model.get_layer(index=-1).name == "head"

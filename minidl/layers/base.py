@@ -78,6 +78,8 @@ def format_shape(shape):
 class KerasTensor:
     """A symbolic tensor: the output of a layer in a model graph (shape without batch axis)."""
 
+    dtype = "float32"
+
     def __init__(self, shape, layer):
         self.shape = tuple(int(d) for d in shape)
         self.layer = layer
@@ -192,6 +194,11 @@ class Layer(metaclass=LayerMeta):
     @property
     def trainable_weights(self):
         return [w for w in self.weights if w.trainable and self.trainable]
+
+    @property
+    def non_trainable_weights(self):
+        trainable = self.trainable_weights
+        return [w for w in self.weights if not any(w is t for t in trainable)]
 
     def count_params(self):
         return int(sum(np.prod(w.shape) for w in self.weights))

@@ -93,8 +93,7 @@ class KerasModelAPI:
 
     @property
     def non_trainable_weights(self):
-        trainable = {id(w) for w in self.trainable_weights}
-        return [w for w in self.weights if id(w) not in trainable]
+        return [w for layer in self.layers for w in layer.non_trainable_weights]
 
     # ------------------------------------------------------------ tensors
     def _graph_or_attribute_error(self, what):
