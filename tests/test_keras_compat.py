@@ -522,3 +522,19 @@ def test_registered_layers_load_and_unregistered_ones_are_refused(numpy_backend,
     finally:
         _GLOBAL.pop("mine>Swish", None)
         _NAMES.pop(Swish, None)
+
+
+def test_models_built_from_input_shape_or_data_save_and_load(backend, tmp_path):
+    x, y = blobs(n=32)
+    from_arg = quiet(lambda: minidl.Sequential([layers.Dense(3, activation="softmax",
+                                                             input_dim=4)]))
+    from_data = minidl.Sequential([layers.Dense(3, activation="softmax")])
+    for i, model in enumerate((from_arg, from_data)):
+        model.compile(optimizer=optimizers.SGD(lr=0.1, decay=0.01),
+                      loss="sparse_categorical_crossentropy", metrics=["acc"])
+        model.fit(x, y, epochs=2, verbose=0)
+        path = str(tmp_path / f"m{i}.minidl")
+        model.save(path)
+        loaded = minidl.saving.load_model(path)
+        assert loaded.optimizer.decay == 0.01 and loaded.metrics_names == ["loss", "acc"]
+        np.testing.assert_allclose(loaded.predict(x), model.predict(x), rtol=1e-6)
