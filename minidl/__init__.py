@@ -1,12 +1,20 @@
-"""minidl: a small, fast, Keras-style deep-learning framework for CPUs and OpenCL devices."""
+"""minidl: a small, fast, Keras-style deep-learning framework for CPUs and OpenCL devices.
+
+The top-level names follow `keras`: minidl.Sequential, minidl.Model, minidl.Input and the
+namespaces layers, models, optimizers, losses, metrics, callbacks, initializers, utils,
+saving and backend (Keras's configuration questions; the compute backends are
+minidl.backends, chosen with set_backend).
+"""
 
 from . import activations, callbacks, initializers, layers, losses, metrics, models, optimizers
-from . import schedules
+from . import backend, saving, schedules, utils
 from .backends import available_backends, get_backend, set_backend
+from .layers import Input
+from .models import Model, Sequential
 from .random import set_seed
 
 __version__ = "0.1.0"
 
-__all__ = ["activations", "available_backends", "callbacks", "get_backend", "initializers",
-           "layers", "losses", "metrics", "models", "optimizers", "schedules", "set_backend",
-           "set_seed"]
+__all__ = ["Input", "Model", "Sequential", "activations", "available_backends", "backend",
+           "callbacks", "get_backend", "initializers", "layers", "losses", "metrics", "models",
+           "optimizers", "saving", "schedules", "set_backend", "set_seed", "utils"]

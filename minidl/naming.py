@@ -13,6 +13,11 @@ def auto_name(prefix):
     return prefix if count == 0 else f"{prefix}_{count}"
 
 
+def reset():
+    """Start every counter again (backend.clear_session)."""
+    _counters.clear()
+
+
 def snake_case(name):
     """'BatchNormalization' -> 'batch_normalization', 'Conv2D' -> 'conv2d'."""
     out = []

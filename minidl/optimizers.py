@@ -19,6 +19,18 @@ from . import schedules
 from .arguments import number as _number
 
 
+def _keras2_arguments(owner, learning_rate, keras2):
+    """Keras 2's spellings: lr= for learning_rate (it wins, as in tf.keras 2) and decay=,
+    the inverse-time decay lr / (1 + decay * iterations). Anything else is an error."""
+    unknown = sorted(set(keras2) - {"lr", "decay"})
+    if unknown:
+        raise TypeError(f"{owner}: unexpected keyword argument(s) {unknown}")
+    if keras2.get("lr") is not None:
+        learning_rate = keras2["lr"]
+    decay = _number(keras2.get("decay") or 0.0, "decay", owner, low=0.0)
+    return learning_rate, decay
+
+
 class Optimizer:
     """Base class. Subclasses name their per-weight state slots in `_slots` and implement
     `_update(backend, weight, grad, state, lr)` with one fused backend op."""
@@ -27,8 +39,10 @@ class Optimizer:
     # slots that hold running averages of squared gradients (never negative)
     _non_negative_slots = ()
 
-    def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None, name=None):
+    def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None, name=None,
+                 **keras2):
         owner = type(self).__name__
+        learning_rate, self.decay = _keras2_arguments(owner, learning_rate, keras2)
         self.learning_rate = learning_rate
         self.weight_decay = _number(weight_decay, "weight_decay", owner, low=0.0, allow_none=True)
         self.clipnorm = _number(clipnorm, "clipnorm", owner, low=0.0, low_inclusive=False,
@@ -107,6 +121,8 @@ class Optimizer:
                              f"weights but apply_gradients got {len(grads_and_vars)} (grad, weight) pairs")
         backend = self._backend
         lr = self.current_learning_rate()
+        if self.decay:  # Keras 2's decay, applied under the rate that callbacks see and set
+            lr = lr / (1.0 + self.decay * self.iterations)
         for index, (grad, weight) in enumerate(grads_and_vars):
             shape = tuple(backend.shape(weight))
             if shape != self._shapes[index] or tuple(backend.shape(grad)) != shape:
@@ -196,8 +212,11 @@ class Optimizer:
         lr = self._learning_rate
         if isinstance(lr, schedules.LearningRateSchedule):
             lr = schedules.serialize(lr)
-        return {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay,
-                "clipnorm": self.clipnorm, "clipvalue": self.clipvalue}
+        config = {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay,
+                  "clipnorm": self.clipnorm, "clipvalue": self.clipvalue}
+        if self.decay:  # only when given, so that configs without it stay as Keras 3 writes them
+            config["decay"] = self.decay
+        return config
 
     @classmethod
     def from_config(cls, config):
@@ -217,8 +236,8 @@ class SGD(Optimizer):
     _slots = ("momentum",)
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=None,
-                 clipnorm=None, clipvalue=None, name=None):
-        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, name)
+                 clipnorm=None, clipvalue=None, name=None, **keras2):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, name, **keras2)
         self.momentum = _number(momentum, "momentum", "SGD", low=0.0, high=1.0)
         if not isinstance(nesterov, bool):
             raise TypeError(f"SGD: nesterov must be a bool, got {nesterov!r}")
@@ -246,8 +265,8 @@ class RMSprop(Optimizer):
     _non_negative_slots = ("velocity",)
 
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, weight_decay=None,
-                 clipnorm=None, clipvalue=None, name=None):
-        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, name)
+                 clipnorm=None, clipvalue=None, name=None, **keras2):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, name, **keras2)
         self.rho = _number(rho, "rho", "RMSprop", low=0.0, high=1.0)
         self.momentum = _number(momentum, "momentum", "RMSprop", low=0.0, high=1.0)
         self.epsilon = _number(epsilon, "epsilon", "RMSprop", low=0.0)
@@ -272,8 +291,8 @@ class Adam(Optimizer):
     _non_negative_slots = ("velocity",)
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
-                 weight_decay=None, clipnorm=None, clipvalue=None, name=None):
-        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, name)
+                 weight_decay=None, clipnorm=None, clipvalue=None, name=None, **keras2):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, name, **keras2)
         self.beta_1 = _number(beta_1, "beta_1", "Adam", low=0.0, high=1.0)
         self.beta_2 = _number(beta_2, "beta_2", "Adam", low=0.0, high=1.0)
         self.epsilon = _number(epsilon, "epsilon", "Adam", low=0.0)
@@ -295,8 +314,8 @@ class Adagrad(Optimizer):
     _non_negative_slots = ("accumulator",)
 
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7,
-                 weight_decay=None, clipnorm=None, clipvalue=None, name=None):
-        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, name)
+                 weight_decay=None, clipnorm=None, clipvalue=None, name=None, **keras2):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, name, **keras2)
         self.initial_accumulator_value = _number(initial_accumulator_value,
                                                  "initial_accumulator_value", "Adagrad", low=0.0)
         self.epsilon = _number(epsilon, "epsilon", "Adagrad", low=0.0)
@@ -317,6 +336,9 @@ class Adagrad(Optimizer):
 
 
 _OPTIMIZERS = {cls.__name__.lower(): cls for cls in (SGD, RMSprop, Adam, Adagrad)}
+
+# Keras 2's lower-case aliases, as its examples use them: keras.optimizers.rmsprop(lr=1e-4, decay=1e-6)
+sgd, rmsprop, adam, adagrad = SGD, RMSprop, Adam, Adagrad
 
 
 def serialize(optimizer):

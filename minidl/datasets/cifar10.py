@@ -19,7 +19,6 @@ can neither run code nor make the loader build object arrays. A file larger than
 MAX_BATCH_IMAGES images can be, or one that is not a regular file, is refused unread.
 """
 
-import hashlib
 import http.client
 import os
 import stat
@@ -30,7 +29,7 @@ from urllib.request import urlopen
 import numpy as np
 
 from .. import settings
-from ..io import atomic_write
+from ..utils.file_utils import DownloadError, file_digest, save_response
 from . import _batch_pickle
 
 URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
@@ -70,10 +69,6 @@ class DatasetNotFoundError(FileNotFoundError):
 
 class CorruptDatasetError(ValueError):
     """A data file exists but does not hold what the official release holds."""
-
-
-class DownloadError(OSError):
-    """A download failed or did not match its md5; nothing was saved."""
 
 
 def cache_dir():
@@ -175,20 +170,12 @@ def _load_tarball(tarball, verified):
 
 
 def _check_md5(tarball):
-    digest = _md5_of(tarball)
+    digest = file_digest(tarball, "md5")
     if digest != TARBALL_MD5:
         raise CorruptDatasetError(
             f"CIFAR-10: {tarball} has md5 {digest}, the official {TARBALL_NAME} has {TARBALL_MD5}; "
             f"the file is damaged or incomplete (delete it to download it again), or it is not the "
             f"official release (then extract it: a {FOLDER_NAME}/ folder is read without an md5 check)")
-
-
-def _md5_of(file_path):
-    digest = hashlib.md5()
-    with open(file_path, "rb") as f:
-        while chunk := f.read(1 << 22):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _check_batch_size(size, where, regular):
@@ -265,36 +252,7 @@ def _download(folder, searched):
         reason = f"{type(exc).__name__}: {exc}"
         raise DatasetNotFoundError(_not_found_message(searched, folder, reason), searched=searched,
                                    download_folder=folder, url=URL, reason=reason) from None
-    from tqdm import tqdm
-
-    received = 0
-    with response:
-        length = response.headers.get("Content-Length")
-        expected = int(length) if length and length.isdigit() else None
-        digest = hashlib.md5()
-        try:
-            with atomic_write(target) as f, tqdm(total=expected, unit="B", unit_scale=True,
-                                                 desc=f"CIFAR-10 {TARBALL_NAME}") as bar:
-                while chunk := response.read(1 << 20):
-                    f.write(chunk)
-                    digest.update(chunk)
-                    received += len(chunk)
-                    bar.update(len(chunk))
-                if expected is not None and received != expected:
-                    raise DownloadError(
-                        f"CIFAR-10: the download of {URL} stopped after {received} of {expected} "
-                        f"bytes; nothing was saved in {folder}")
-                if digest.hexdigest() != TARBALL_MD5:
-                    raise DownloadError(
-                        f"CIFAR-10: the download of {URL} has md5 {digest.hexdigest()}, expected "
-                        f"{TARBALL_MD5}; nothing was saved in {folder}")
-        except DownloadError:
-            raise
-        except (OSError, http.client.HTTPException) as exc:
-            raise DownloadError(
-                f"CIFAR-10: the download of {URL} failed after {received} bytes "
-                f"({type(exc).__name__}: {exc}); the partial file was removed, nothing was saved "
-                f"in {folder}") from exc
+    save_response(response, target, URL, "md5", TARBALL_MD5, "CIFAR-10")
     return target
 
 

@@ -1,5 +1,6 @@
 """Keras-style layers (channels_last)."""
 
+from ..custom_objects import get_registered_object
 from .base import Input, InputLayer, KerasTensor, Layer
 from .conv import Conv2D, ZeroPadding2D
 from .core import Activation, Dense, Dropout, Flatten, LeakyReLU, ReLU, Reshape
@@ -18,11 +19,15 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     MaxPooling2D)}
 
 
-def deserialize(class_name, config):
-    """A layer from its class name and get_config() dict."""
-    if class_name not in LAYER_CLASSES:
-        raise ValueError(f"unknown layer class {class_name!r}; known: {sorted(LAYER_CLASSES)}")
-    return LAYER_CLASSES[class_name].from_config(config)
+def deserialize(class_name, config, custom_objects=None):
+    """A layer from its class name and get_config() dict. Classes of your own are found
+    through custom_objects, a custom_object_scope or @register_keras_serializable."""
+    cls = get_registered_object(class_name, custom_objects, LAYER_CLASSES)
+    if cls is None:
+        raise ValueError(f"unknown layer class {class_name!r}; known: {sorted(LAYER_CLASSES)} "
+                         "(register a class of your own with "
+                         "@minidl.saving.register_keras_serializable or pass custom_objects)")
+    return cls.from_config(config)
 
 
 __all__ = sorted(LAYER_CLASSES) + ["Input", "KerasTensor", "Layer", "MaxPool2D", "AvgPool2D",

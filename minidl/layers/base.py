@@ -17,24 +17,10 @@ import math
 import numpy as np
 
 from .. import initializers
+from ..arguments import int_tuple
 from ..naming import auto_name, snake_case
 from .buffers import BufferSet
-
-
-def int_tuple(value, argument, owner, allow_minus_one=False):
-    """A tuple of positive ints (one -1 allowed when asked) or a TypeError/ValueError naming it."""
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-        raise TypeError(f"{owner}: {argument} must be a tuple of ints, got {value!r}")
-    items = tuple(value)
-    if not items or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool)
-                            for d in items):
-        raise TypeError(f"{owner}: {argument} must be a non-empty tuple of ints, got {value!r}")
-    items = tuple(int(d) for d in items)
-    minus_ones = sum(d == -1 for d in items)
-    if any(d <= 0 and not (d == -1 and allow_minus_one) for d in items) or minus_ones > 1:
-        extra = " and at most one -1" if allow_minus_one else ""
-        raise ValueError(f"{owner}: {argument} must hold positive ints{extra}, got {items}")
-    return items
+from .input_arguments import LayerMeta
 
 
 def format_shape(shape):
@@ -44,6 +30,8 @@ def format_shape(shape):
 
 class KerasTensor:
     """A symbolic tensor: the output of a layer in a model graph (shape without batch axis)."""
+
+    dtype = "float32"
 
     def __init__(self, shape, layer):
         self.shape = tuple(int(d) for d in shape)
@@ -65,8 +53,8 @@ class Weight:
         self.grad = None    # backend tensor (trainable weights only)
 
 
-class Layer:
-    """Base class of every layer."""
+class Layer(metaclass=LayerMeta):
+    """Base class of every layer (input_shape= and the like are taken by LayerMeta)."""
 
     # Layers whose forward takes a list of tensors (Add, Concatenate) set this.
     multiple_inputs = False
@@ -164,6 +152,11 @@ class Layer:
     def trainable_weights(self):
         return [w for w in self.weights if w.trainable and self.trainable]
 
+    @property
+    def non_trainable_weights(self):
+        trainable = self.trainable_weights
+        return [w for w in self.weights if not any(w is t for t in trainable)]
+
     def count_params(self):
         return int(sum(np.prod(w.shape) for w in self.weights))
 
@@ -232,7 +225,14 @@ class Layer:
 class InputLayer(Layer):
     """The graph's entry point; Input(shape) returns its output tensor."""
 
-    def __init__(self, shape, name=None, dtype="float32"):
+    _shape_argument = "shape"   # input_shape= / batch_input_shape= land here (LayerMeta)
+
+    def __init__(self, shape=None, name=None, dtype="float32", batch_size=None, batch_shape=None):
+        if shape is None and batch_shape is not None:
+            shape = tuple(batch_shape)[1:]  # minidl's batch axis is free: batch_size too
+        if shape is None:
+            raise ValueError("Input: shape (without the batch axis) is required, e.g. "
+                             "Input(shape=(32, 32, 3))")
         if dtype is not None and not _is_float32(dtype):
             raise TypeError(f"Input: dtype must be 'float32' (or None), the one dtype minidl "
                             f"models compute in; got {dtype!r}")
@@ -258,9 +258,10 @@ def _is_float32(dtype):
         return False
 
 
-def Input(shape, name=None, dtype="float32"):
+def Input(shape=None, batch_size=None, dtype="float32", batch_shape=None, name=None):
     """A symbolic model input of `shape` (without the batch axis), as keras.Input."""
-    return InputLayer(shape, name=name, dtype=dtype).output
+    return InputLayer(shape, name=name, dtype=dtype, batch_size=batch_size,
+                      batch_shape=batch_shape).output
 
 
 def count_elements(shape):

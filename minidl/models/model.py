@@ -13,19 +13,21 @@ from .. import losses as losses_mod
 from .. import metrics as metrics_mod
 from .. import optimizers as optimizers_mod
 from .. import random as mrandom
+from ..custom_objects import get_registered_name
 from ..layers.base import format_shape
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
 from . import saving
 from .concurrency import UseGuard, one_thread_at_a_time
 from .graph import Graph
+from .keras_api import KerasModelAPI, check_compile_extras
 from .registry import register
 from .summary import summary_lines
 from .training import TrainingLoops
 
 
 @register
-class Model(TrainingLoops):
+class Model(KerasModelAPI, TrainingLoops):
     """A model from an input tensor to an output tensor: Model(inputs, outputs)."""
 
     def __init__(self, inputs=None, outputs=None, name=None):
@@ -72,13 +74,6 @@ class Model(TrainingLoops):
     def layers(self):
         return list(self.graph.layers[1:]) if self.graph else []
 
-    def get_layer(self, name):
-        for layer in self.layers:
-            if layer.name == name:
-                return layer
-        raise ValueError(f"{self.describe()} has no layer named {name!r}; layers: "
-                         f"{[l.name for l in self.layers]}")
-
     @property
     def input_shape(self):
         return (None,) + self.graph.input_shape
@@ -122,8 +117,12 @@ class Model(TrainingLoops):
 
     # ----------------------------------------------------------- compile
     @one_thread_at_a_time
-    def compile(self, optimizer="rmsprop", loss=None, metrics=None):
-        """Configure training: an optimizer, a loss and metrics (names or objects)."""
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, run_eagerly=False,
+                steps_per_execution=1, jit_compile="auto", auto_scale_loss=True):
+        """Configure training: an optimizer, a loss and metrics (names or objects). The
+        Keras-only arguments after metrics are checked and have no effect (keras_api.py)."""
+        check_compile_extras(f"{self.describe()}.compile", run_eagerly, steps_per_execution,
+                             jit_compile, auto_scale_loss)
         self._require_built("compile")
         if loss is None:
             raise ValueError(f"{self.describe()}.compile: a loss is required, e.g. "
@@ -339,7 +338,7 @@ class Model(TrainingLoops):
     def get_config(self):
         """The architecture as save() writes it: each layer's class, config and inputs."""
         self._require_built("get_config")
-        layers = [{"class_name": type(layer).__name__, "config": layer.get_config(),
+        layers = [{"class_name": get_registered_name(layer), "config": layer.get_config(),
                    "inbound": [t.layer.name for t in layer.inbound]}
                   for layer in self.graph.layers]
         return {"class_name": type(self).__name__, "name": self.name, "layers": layers,

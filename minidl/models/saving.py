@@ -22,6 +22,7 @@ import numpy as np
 from .. import losses as losses_mod
 from .. import optimizers as optimizers_mod
 from .. import layers as layers_mod
+from ..custom_objects import custom_object_scope
 from ..io import ArchiveError, NpzArchive, ZipArchive, atomic_write, element_count
 from .registry import model_class
 
@@ -290,13 +291,20 @@ def _optimizer_state(model, npz, filepath):
     return {key: npz.array(key) for key in npz.entries}
 
 
-def load_model(filepath, compile=True):
+def load_model(filepath, compile=True, custom_objects=None, safe_mode=True):
     """Rebuild a model saved with model.save(), on the active backend, ready to resume.
 
     Everything is checked before it is used: the zip directory (known members, sizes), the
     architecture against the weights (their count and total size, before any weight is
     allocated), each array's header before its data is read, then values.
+    custom_objects ({name: class}) names classes of your own; a file never runs code, so
+    safe_mode is always on.
     """
+    with custom_object_scope(custom_objects):
+        return _load_model(filepath, compile)
+
+
+def _load_model(filepath, compile):
     with _ModelFile(filepath, (FORMAT,)) as f:
         header, path = f.header, f.path
         _check_header(header, path)

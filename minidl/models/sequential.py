@@ -1,18 +1,29 @@
-"""Sequential: a plain stack of layers, each feeding the next."""
+"""Sequential: a plain stack of layers, each feeding the next.
+
+As in Keras, the input shape comes from the first of:
+  1. a layers.Input(shape) (or InputLayer) as the first entry;
+  2. input_shape= / batch_input_shape= / input_dim= on the first layer (Keras 2 style);
+  3. model.build(input_shape), or the first fit / evaluate / predict / train_on_batch /
+     model(x), which take it from the data.
+Until then the model holds its layers unbuilt: compile() is remembered and applied once it
+is built; summary(), save() and weight access raise a "not built" error.
+"""
+
+import numpy as np
 
 from .. import layers as layers_mod
-from ..layers.base import InputLayer, KerasTensor, Layer
+from ..layers.base import InputLayer, Input, KerasTensor, Layer, int_tuple
+from .graph import Graph
 from .model import Model
 from .registry import register
 
 
 @register
 class Sequential(Model):
-    """Sequential([layers.Input(shape), layer, layer, ...]).
+    """Sequential([layers.Input(shape), layer, layer, ...]), or layers alone (see above).
 
-    The first entry must be layers.Input(shape) (or an InputLayer); layers may also be
-    appended with add(). The model is built and its weights uploaded once its input
-    shape is known, on the backend active at that moment.
+    The model's weights are uploaded on the backend active when it is built. add() and
+    pop() keep the weights of the layers that stay.
     """
 
     def __init__(self, layers=None, name=None):
@@ -20,6 +31,7 @@ class Sequential(Model):
         self._stack = []
         self._input = None
         self._output = None
+        self._pending_compile = None
         if layers is not None:
             if not isinstance(layers, (list, tuple)):
                 raise TypeError(f"{self.describe()}: layers must be a list, got "
@@ -28,6 +40,7 @@ class Sequential(Model):
                 self._add(layer, rebuild=False)
             self._rebuild()
 
+    # --------------------------------------------------------- structure
     def add(self, layer):
         """Append a layer (or set the input with layers.Input(shape) first)."""
         self._add(layer, rebuild=True)
@@ -36,29 +49,58 @@ class Sequential(Model):
         if isinstance(layer, InputLayer):
             layer = layer.output
         if isinstance(layer, KerasTensor):
-            if self._input is not None:
+            if self._input is not None or self._stack:
                 raise ValueError(f"{self.describe()}: Input must be the first entry only")
             if not isinstance(layer.layer, InputLayer):
                 raise ValueError(f"{self.describe()}: only Input() tensors can start a Sequential")
             self._input = self._output = layer
         elif isinstance(layer, Layer):
-            if self._input is None:
-                raise ValueError(f"{self.describe()}: start with layers.Input(shape) so that "
-                                 f"{layer.describe()} knows its input shape")
             if layer.multiple_inputs:
                 raise ValueError(f"{self.describe()}: {layer.describe()} merges several inputs; "
                                  "use the functional Model for it")
-            self._output = layer(self._output)
+            if any(layer is other for other in self._stack):
+                raise ValueError(f"{self.describe()}: {layer.describe()} is already in the model")
+            shape = getattr(layer, "_input_shape_arg", None)
+            if self._input is None and not self._stack and shape is not None:
+                self._input = self._output = Input(shape)
+            if self._input is not None:
+                self._output = layer(self._output)
             self._stack.append(layer)
         else:
             raise TypeError(f"{self.describe()}: expected a layer, got {type(layer).__name__}")
         if rebuild:
             self._rebuild()
 
+    def pop(self):
+        """Remove the last layer; the remaining layers keep their weights."""
+        if not self._stack:
+            raise IndexError(f"{self.describe()}.pop: there are no layers to remove")
+        self._stack.pop()
+        if self._input is not None:
+            self._output = self._stack[-1].output if self._stack else self._input
+            if not self._stack:
+                self.graph = None
+                self.compiled = False
+        self._rebuild()
+
     def _rebuild(self):
-        if self._stack:
-            self._set_graph(self._input, self._output)
-            self.compiled = False
+        if self._input is None or not self._stack:
+            return
+        # A new graph over the same layers; the layers already on a backend keep their
+        # weights (Graph.attach gives every layer fresh initial values).
+        backend = self.graph.backend if self.graph is not None else None
+        kept = {id(l): l.get_weights() for l in self._stack
+                if backend is not None and l.backend is backend and l.weights}
+        self.graph = Graph(self._input, self._output, self.describe())
+        self.graph.attach(backend)
+        self._buffers.reset(self.graph.backend)
+        for layer in self._stack:
+            if id(layer) in kept:
+                layer.set_weights(kept[id(layer)])
+        self.compiled = False
+        if self._pending_compile is not None:
+            pending, self._pending_compile = self._pending_compile, None
+            self.compile(**pending)
 
     @property
     def layers(self):
@@ -69,3 +111,106 @@ class Sequential(Model):
         """A new Sequential from get_config()'s dict (its first layer is the InputLayer)."""
         return cls([layers_mod.deserialize(spec["class_name"], spec["config"])
                     for spec in config["layers"]], name=config["name"])
+    # ----------------------------------------------------------- building
+    @property
+    def built(self):
+        return self.graph is not None
+
+    def build(self, input_shape=None):
+        """Build for inputs of `input_shape`, batch axis included: build((None, 28, 28, 1))."""
+        if input_shape is None:
+            if self.graph is not None:
+                return
+            raise ValueError(f"{self.describe()}.build: pass input_shape (batch axis first, "
+                             "e.g. (None, 784)); the layers do not say their input shape")
+        if isinstance(input_shape, (str, bytes)) or not hasattr(input_shape, "__len__") \
+                or len(input_shape) < 2:
+            raise ValueError(f"{self.describe()}.build: input_shape must be (batch, *shape), "
+                             f"e.g. (None, 784), got {input_shape!r}")
+        shape = int_tuple(tuple(input_shape)[1:], "input_shape (after the batch axis)",
+                          f"{self.describe()}.build")
+        if self._input is not None:
+            if shape != self._input.shape:
+                raise ValueError(f"{self.describe()} was built for inputs of shape "
+                                 f"{(None,) + self._input.shape}, build() got {tuple(input_shape)}")
+            return
+        if not self._stack:
+            raise ValueError(f"{self.describe()}.build: the model has no layers")
+        inp = Input(shape)
+        called = []
+        try:
+            out = inp
+            for layer in self._stack:
+                out = layer(out)
+                called.append(layer)
+        except Exception:
+            for layer in called:  # leave the layers as they were, ready for another shape
+                layer.output, layer.inbound, layer.built = None, [], False
+                layer.weights_by_name = {}
+            raise
+        self._input, self._output = inp, out
+        self._rebuild()
+
+    def _build_from_data(self, x):
+        """Build from the shape of a batch (an array or a data iterator) when not built."""
+        if self.graph is not None or self._input is not None or not self._stack:
+            return
+        sample = getattr(x, "output_shape", None)   # minidl.data.ArrayIterator's sample shape
+        if isinstance(x, (np.ndarray, list, tuple)):
+            shape = np.shape(x)
+            if len(shape) < 2:
+                raise ValueError(f"{self.describe()}: x must be a batch of samples (batch axis "
+                                 f"first), got shape {tuple(shape)}")
+            self.build((None,) + tuple(shape[1:]))
+        elif isinstance(sample, tuple):
+            self.build((None,) + sample)
+
+    def _require_built(self, what):
+        if self.graph is None:
+            raise ValueError(f"{self.describe()} has not yet been built, so {what}() cannot "
+                             "run. Build it first: start it with layers.Input(shape), give its "
+                             "first layer input_shape=, call build(input_shape), or call fit() "
+                             "or predict() on data")
+
+    # --------------------------------------------------- built from data
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, **kwargs):
+        """As Model.compile; before the model is built the settings are checked as far as
+        they can be and applied when it is built."""
+        if self.graph is None and self._stack:
+            from .. import losses, optimizers
+            if loss is None:
+                raise ValueError(f"{self.describe()}.compile: a loss is required, e.g. "
+                                 "loss='sparse_categorical_crossentropy'")
+            optimizers.get(optimizer)   # unknown names fail now, not at the first fit()
+            losses.get(loss)
+            if metrics is not None and (isinstance(metrics, str)
+                                        or not isinstance(metrics, (list, tuple))):
+                raise TypeError(f"{self.describe()}.compile: metrics must be a list of names, "
+                                f"got {metrics!r}")
+            self._pending_compile = dict(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+            return
+        super().compile(optimizer, loss, metrics, **kwargs)
+
+    def fit(self, x=None, y=None, *args, **kwargs):
+        self._build_from_data(x)
+        return super().fit(x, y, *args, **kwargs)
+
+    def evaluate(self, x=None, y=None, *args, **kwargs):
+        self._build_from_data(x)
+        return super().evaluate(x, y, *args, **kwargs)
+
+    def predict(self, x, *args, **kwargs):
+        self._build_from_data(x)
+        return super().predict(x, *args, **kwargs)
+
+    def train_on_batch(self, x, y):
+        self._build_from_data(x)
+        return super().train_on_batch(x, y)
+
+    def test_on_batch(self, x, y):
+        self._build_from_data(x)
+        return super().test_on_batch(x, y)
+
+    def predict_on_batch(self, x):
+        self._build_from_data(x)
+        return super().predict_on_batch(x)

@@ -25,6 +25,7 @@ from .batch_sources import ArrayBatches, IteratorBatches, is_iterator
 from .concurrency import one_thread_at_a_time
 from .fit_state import forget_position, position, resume_point
 from .interrupts import InterruptGuard
+from .keras_api import check_fit_extras
 
 
 class LazyLogs(Mapping):
@@ -66,7 +67,7 @@ class TrainingLoops:
     @one_thread_at_a_time
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
             validation_split=0.0, validation_data=None, shuffle=True, initial_epoch=0,
-            steps_per_epoch=None):
+            steps_per_epoch=None, workers=1, use_multiprocessing=False, max_queue_size=10):
         """Train for `epochs` epochs (Keras semantics); returns a History.
 
         x may be a numpy array (with targets y) or a data iterator yielding (x, y)
@@ -74,9 +75,11 @@ class TrainingLoops:
         unless the model holds a saved position inside epoch `initial_epoch` (a checkpoint
         written inside an epoch) on data like this: then it resumes after the steps done,
         and the progress display says so. See the module docstring for what Ctrl-C does.
+        Keras 2's workers, use_multiprocessing and max_queue_size are checked and ignored.
         """
         self._require_compiled("fit")
         owner = f"{self.describe()}.fit"
+        check_fit_extras(owner, workers, use_multiprocessing, max_queue_size)
         epochs = _positive_int(epochs, "epochs", owner)
         if isinstance(initial_epoch, bool) or not isinstance(initial_epoch, (int, np.integer)) \
                 or initial_epoch < 0:

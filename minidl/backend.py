@@ -1,0 +1,64 @@
+"""The `keras.backend` namespace as far as it means something here.
+
+Not to be confused with `minidl.backends` (the numpy / cpu / opencl compute backends):
+this module answers the configuration questions Keras scripts ask through `keras.backend`
+(often imported as `K`). minidl computes in float32, channels_last, with Keras's fuzz
+factor 1e-7; the setters accept exactly those values, and say so for any other, rather
+than pretending to switch.
+"""
+
+from . import naming
+from .backends import get_backend
+
+_EPSILON = [1e-7]
+
+
+def image_data_format():
+    """'channels_last': images are (batch, height, width, channels), as Keras's default."""
+    return "channels_last"
+
+
+def set_image_data_format(data_format):
+    """Accepts 'channels_last' only: minidl's layers have no channels_first kernels."""
+    if data_format != "channels_last":
+        raise ValueError(f"backend.set_image_data_format: minidl supports only "
+                         f"'channels_last' (batch, height, width, channels), got {data_format!r}")
+
+
+def floatx():
+    """'float32': every tensor minidl computes with."""
+    return "float32"
+
+
+def set_floatx(value):
+    if value != "float32":
+        raise ValueError(f"backend.set_floatx: minidl computes in float32 only, got {value!r}")
+
+
+def epsilon():
+    """The fuzz factor that scripts add to avoid dividing by zero (Keras's default 1e-7)."""
+    return _EPSILON[0]
+
+
+def set_epsilon(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"backend.set_epsilon: value must be a positive number, got {value!r}")
+    _EPSILON[0] = float(value)
+
+
+def backend():
+    """The name of the active compute backend ('numpy', 'cpu' or 'opencl'); Keras returns
+    its framework's name here ('tensorflow', 'torch', ...)."""
+    return get_backend().name
+
+
+def clear_session(free_memory=True):
+    """Forget the automatic layer and model names, as Keras does: the next Dense is 'dense'
+    again and the next Sequential 'sequential'. Models already made keep their names and
+    weights (minidl has no global graph to drop). `free_memory` is accepted for Keras
+    compatibility."""
+    naming.reset()
+
+
+__all__ = ["backend", "clear_session", "epsilon", "floatx", "image_data_format",
+           "set_epsilon", "set_floatx", "set_image_data_format"]

@@ -1,0 +1,29 @@
+"""keras.saving's names: load and save models and weights, and register your own classes.
+
+`minidl.saving.load_model` is `minidl.models.load_model`; `custom_objects=` and
+@register_keras_serializable let a file name layer classes of your own (see
+minidl/custom_objects.py).
+"""
+
+from .custom_objects import (CustomObjectScope, custom_object_scope, get_custom_objects,
+                             get_registered_name, get_registered_object,
+                             register_keras_serializable)
+from .models.saving import ModelFileError, load_model
+
+
+def save_model(model, filepath, overwrite=True, include_optimizer=True):
+    """model.save(filepath, ...) as a function, as keras.saving.save_model."""
+    model.save(filepath, overwrite=overwrite, include_optimizer=include_optimizer)
+
+
+def save_weights(model, filepath, overwrite=True):
+    model.save_weights(filepath, overwrite=overwrite)
+
+
+def load_weights(model, filepath):
+    model.load_weights(filepath)
+
+
+__all__ = ["CustomObjectScope", "ModelFileError", "custom_object_scope", "get_custom_objects",
+           "get_registered_name", "get_registered_object", "load_model", "load_weights",
+           "register_keras_serializable", "save_model", "save_weights"]
