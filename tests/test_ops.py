@@ -394,8 +394,9 @@ def conv_cases():
     cases += [conv_case(*random_conv_geometry(seed)) for seed in range(16)]
     for geometry in (CONV_GEOMETRIES[0], CONV_GEOMETRIES[2], ((2, 9, 9, 16), (3, 3), 16, (1, 1), "same")):
         cases.append(conv_case(*geometry, specials="input"))
-    # NaN and inf weights with "valid" padding only: with "same" padding numpy multiplies them with
-    # the zero padding (0 * inf is NaN), which kernels that skip the padding rightly do not
+    # NaN and inf weights with "valid" padding only: with "same" padding numpy (and any im2col path)
+    # multiplies them with the zero padding, 0 * inf = NaN, where a kernel that skips the padding
+    # does not; the contract does not say whether padding takes part in the products
     cases.append(conv_case(*CONV_GEOMETRIES[1], specials="weight"))
     return cases
 
