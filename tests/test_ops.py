@@ -21,6 +21,7 @@ from typing import Callable, NamedTuple, Optional
 import numpy as np
 import pytest
 
+from minidl.activations import ACTIVATIONS
 from minidl.backends.base import Backend, conv_output_length
 from minidl.backends.numpy_backend import NumpyBackend
 
@@ -148,6 +149,11 @@ def memory_cases():
         return [call("reshape", x, (24,)), call("reshape", x, (2, 3, 4)),
                 call("fill", Result(0), 2.0), call("copy", Result(1), randn(rng, 24))]
 
+    def prefix_views(rng):
+        x = randn(rng, 24)
+        return [call("view", x, (2, 3)), call("fill", Result(0), 2.0),
+                call("view", x, (4, 5)), call("copy", Result(2), randn(rng, 20))]
+
     def counters(rng):
         return [call("add", out(5), randn(rng, 5), randn(rng, 5)),
                 call("reset_stats"), call("stats")]
@@ -162,6 +168,7 @@ def memory_cases():
             Case("empty", "empty-zeros", allocate, rtol=0, atol=0),
             Case("from_numpy", "transfers", transfers, rtol=0, atol=0),
             Case("reshape", "reshape-is-a-view", views, rtol=0, atol=0),
+            Case("view", "view-of-a-prefix", prefix_views, rtol=0, atol=0),
             Case("stats", "reset-stats", counters),
             Case("info", "info", info, ref=None)]
 
@@ -232,7 +239,6 @@ def elementwise_cases():
 
 
 # ------------------------------------------------------------------ activations
-ACTIVATIONS = ["linear", "relu", "leaky_relu", "sigmoid", "tanh", "softmax"]
 
 
 def activation_cases():
