@@ -802,7 +802,8 @@ def clip_case(op, n, value, specials=False):
         elif specials == "inf":
             g[n // 3] = np.inf
         return [call(op, g, value)]
-    return Case(op, f"{op}-{n}-{value:g}" + (f"-{specials}-nan" if specials else ""), build)
+    suffix = {None: "", "nan": "-nan", "inf": "-inf-nan"}[specials or None]
+    return Case(op, f"{op}-{n}-{value:g}{suffix}", build)
 
 
 def optimizer_cases():
