@@ -1,5 +1,6 @@
 """Tests of the numpy reference backend against independent loop implementations,
-finite differences in float64 and hand-written formulas."""
+finite differences in float64 and hand-written formulas. (tests/test_ops.py then compares
+every other backend, and this one in float32, with it in float64.)"""
 
 import math
 
@@ -358,19 +359,6 @@ def test_conv2d_shape_errors_name_the_argument(be32):
                             be32.zeros((3, 3, 2, 4)), None, plan)
 
 
-def test_float32_conv_matches_float64(be32, be64, rng):
-    x = rng.standard_normal((2, 6, 6, 3))
-    weight = rng.standard_normal((3, 3, 3, 4))
-    outs = []
-    for backend in (be32, be64):
-        plan = backend.conv2d_plan(x.shape, weight.shape, (1, 1), "same")
-        out = backend.empty(plan.out_shape)
-        backend.conv2d_forward(out, backend.from_numpy(x), backend.from_numpy(weight), None, plan)
-        outs.append(out)
-    assert outs[0].dtype == np.float32
-    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-5)
-
-
 window_geometry = st.tuples(
     st.integers(1, 2),                      # n
     st.integers(1, 7), st.integers(1, 7),   # h, w
@@ -583,32 +571,14 @@ def test_batchnorm_backward_finite_differences(be64, rng):
 
 
 # ------------------------------------------------------------------------------ dropout
-def test_dropout_is_deterministic_per_seed(be32, be64, rng):
+def test_dropout_drops_the_same_units_in_float32_and_float64(be32, be64, rng):
+    # the mask's own properties (seeded, keep rate, values) are checked on every backend in test_ops.py
     x = rng.standard_normal((64, 50)).astype(np.float32)
-    masks = []
-    for seed in (7, 7, 8):
-        out, mask = be32.empty(x.shape), be32.empty(x.shape)
-        be32.dropout_forward(out, mask, x, 0.25, seed)
-        np.testing.assert_array_equal(out, x * mask)
-        masks.append(mask)
-    np.testing.assert_array_equal(masks[0], masks[1])
-    assert (masks[0] != masks[2]).any()
-    assert set(np.unique(masks[0])) == {0.0, np.float32(1 / 0.75)}
+    out, mask = be32.empty(x.shape), be32.empty(x.shape)
+    be32.dropout_forward(out, mask, x, 0.25, 7)
     out64, mask64 = be64.empty(x.shape), be64.empty(x.shape)
     be64.dropout_forward(out64, mask64, x.astype(np.float64), 0.25, 7)
-    np.testing.assert_array_equal(mask64 > 0, masks[0] > 0)
-
-
-def test_dropout_keep_rate(be32):
-    x = np.ones((200, 500), dtype=np.float32)
-    out, mask = be32.empty(x.shape), be32.empty(x.shape)
-    for rate in (0.1, 0.5, 0.8):
-        be32.dropout_forward(out, mask, x, rate, 3)
-        # 100k Bernoulli draws: the standard deviation of the keep rate is below 0.0016
-        assert abs(np.count_nonzero(mask) / mask.size - (1 - rate)) < 0.01
-        assert abs(out.mean() - 1.0) < 0.05        # inverted dropout keeps the expectation
-    be32.dropout_forward(out, mask, x, 0.0, 3)
-    assert (mask == 1).all()
+    np.testing.assert_array_equal(mask64 > 0, mask > 0)
     with pytest.raises(ValueError, match="rate"):
         be32.dropout_forward(out, mask, x, 1.0, 3)
 
@@ -866,9 +836,3 @@ def test_adagrad_keras_defaults(be64):
     acc_ref = 0.1 + g ** 2
     np.testing.assert_allclose(acc, acc_ref)
     np.testing.assert_allclose(w, [1.0, 2.0] - 0.001 * g / np.sqrt(acc_ref + 1e-7))
-
-
-def test_float32_optimizers_stay_float32(be32):
-    w, g, m, v = (np.ones(3, np.float32) for _ in range(4))
-    be32.adam_update(w, g, m, v, 0.001, 0.9, 0.999, 1e-7, 1, 0.01)
-    assert w.dtype == m.dtype == v.dtype == np.float32

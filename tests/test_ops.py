@@ -1,0 +1,967 @@
+"""Every op of the backend contract on every backend, against the numpy reference backend.
+
+One table, CASES, holds a row per op case: the op (or forward/backward pair) it runs, how its
+inputs are built, and its tolerance. test_op runs each row on every backend variant of the
+`backend` fixture (tests/conftest.py: numpy in float32, cpu once per ISA path, opencl) and on
+NumpyBackend("float64"), the reference, and compares every tensor the calls touched: outputs,
+in-place updates, the inputs themselves, and returned tensors. Outputs start out as NaN, so an
+element an op forgets to write shows up. Adding an op to the contract means adding a row here;
+test_every_contract_op_has_a_row fails until there is one.
+
+Rows whose id ends in "-nan" feed NaN and +-inf: each backend must propagate them exactly as the
+numpy backend (IEEE arithmetic) does, NaN for NaN and the same infinities in the same places.
+"""
+
+import inspect
+import math
+import zlib
+from dataclasses import dataclass
+from typing import Callable, NamedTuple, Optional
+
+import numpy as np
+import pytest
+
+from minidl.activations import ACTIVATIONS
+from minidl.backends.base import Backend, conv_output_length
+from minidl.backends.numpy_backend import NumpyBackend
+
+
+# ------------------------------------------------------------------ how a row is written
+class Call(NamedTuple):
+    op: str
+    args: tuple
+    kwargs: dict
+
+
+def call(op, *args, **kwargs):
+    """One op call. Array arguments are templates: each backend gets its own copy of each
+    (the same array in two calls, or twice in one call, is the same tensor there)."""
+    return Call(op, args, kwargs)
+
+
+@dataclass(eq=False)
+class Opaque:
+    """A tensor whose contents are backend-defined (max-pool argmax): passed on, never compared."""
+    array: np.ndarray
+
+
+@dataclass(eq=False)
+class Host:
+    """A host numpy array handed to the op as it is (the source of from_numpy, copy_from_host)."""
+    array: np.ndarray
+
+
+@dataclass(eq=False)
+class Plan:
+    """A window plan, made by each backend with `builder` ("conv2d_plan" or "pool2d_plan")."""
+    builder: str
+    args: tuple
+
+
+def conv_plan(in_shape, kernel_shape, strides, padding):
+    return Plan("conv2d_plan", (in_shape, kernel_shape, strides, padding))
+
+
+def pool_plan(in_shape, pool, strides, padding):
+    return Plan("pool2d_plan", (in_shape, pool, strides, padding))
+
+
+@dataclass(frozen=True)
+class Result:
+    """The value returned by call number `index` of the row (reshape's view, zeros' tensor)."""
+    index: int
+
+
+@dataclass(frozen=True)
+class Case:
+    op: str                      # the op, or the family of a forward/backward pair
+    id: str
+    build: Callable              # rng -> [Call]; or (calls, check) for rows without a reference
+    rtol: float = 1e-5
+    atol: float = 1e-6           # times max(1, the largest finite |value|) of each reference tensor
+    ref: Optional[str] = "float64"   # the reference's dtype; "float32" where float64 changes the answer
+
+
+def randn(rng, *shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def out(*shape):
+    """An output buffer: NaN everywhere, so that every element must be written."""
+    return np.full(shape, np.nan, np.float32)
+
+
+def with_specials(x, stride=9):
+    """x (changed in place) with a NaN, a +inf and a -inf in every `stride` elements of its flat
+    order, so that they land in vector bodies, vector tails and every thread's share."""
+    flat = x.reshape(-1)
+    flat[1::stride] = np.nan
+    flat[stride // 2::stride] = np.inf
+    flat[stride - 2::stride] = -np.inf
+    return x
+
+
+def row_specials(x):
+    """x (changed in place) seen as rows of its last axis: rows 0, 4, ... get a NaN, rows 1, 5, ...
+    a +inf, rows 2, 6, ... a -inf, rows 3, 7, ... stay finite (row ops must keep those exact)."""
+    rows = x.reshape(-1, x.shape[-1])
+    for r in range(rows.shape[0]):
+        value = (np.nan, np.inf, -np.inf, None)[r % 4]
+        if value is not None:
+            rows[r, (7 * r + 1) % rows.shape[1]] = value
+    return x
+
+
+def special_pair(rng, shape):
+    """(a, b) with NaN and +-inf in both, placed so that inf + -inf, inf * -inf and inf * 0 occur."""
+    a = with_specials(randn(rng, *shape))
+    b = randn(rng, *shape)
+    fb = b.reshape(-1)
+    fb[3::9] = np.nan           # where a is finite
+    fb[4::18] = -np.inf         # a is +inf there
+    fb[13::18] = 0.0            # a is +inf there
+    fb[7::18] = np.inf          # a is -inf there
+    return a, b
+
+
+# ------------------------------------------------------------------ memory
+def memory_cases():
+    def copy_fill(rng):
+        x = with_specials(randn(rng, 3, 5), stride=5)
+        return [call("copy", out(15), x), call("fill", np.zeros(9, np.int32), 4),
+                call("fill", randn(rng, 2, 7), -2.5), call("copy", np.zeros(9, np.int32), np.arange(9, dtype=np.int32))]
+
+    def allocate(rng):
+        return [call("zeros", (2, 3)), call("zeros", (4,), "int32"),
+                call("empty", (3, 5)), call("fill", Result(2), 1.5),
+                call("empty", (6,), "int32"), call("fill", Result(4), 3)]
+
+    def transfers(rng):
+        x = randn(rng, 4, 6)
+        return [call("from_numpy", Host(np.array([3, 1, 2]))),
+                call("from_numpy", Host(np.linspace(-1, 1, 6).reshape(2, 3))),
+                call("from_numpy", Host(np.arange(4.0)), "float32"),
+                call("copy_from_host", out(24), Host(randn(rng, 4, 6))),
+                call("to_numpy", x), call("shape", x), call("synchronize")]
+
+    def views(rng):
+        x = randn(rng, 4, 6)
+        return [call("reshape", x, (24,)), call("reshape", x, (2, 3, 4)),
+                call("fill", Result(0), 2.0), call("copy", Result(1), randn(rng, 24))]
+
+    def prefix_views(rng):
+        x = randn(rng, 24)
+        return [call("view", x, (2, 3)), call("fill", Result(0), 2.0),
+                call("view", x, (4, 5)), call("copy", Result(2), randn(rng, 20))]
+
+    def counters(rng):
+        return [call("add", out(5), randn(rng, 5), randn(rng, 5)),
+                call("reset_stats"), call("stats")]
+
+    def info(rng):
+        def check(get, backend):
+            described = get(Result(0))
+            assert isinstance(described, dict) and described["name"] == backend.name
+        return [call("info")], check
+
+    return [Case("copy", "copy-fill", copy_fill, rtol=0, atol=0),
+            Case("empty", "empty-zeros", allocate, rtol=0, atol=0),
+            Case("from_numpy", "transfers", transfers, rtol=0, atol=0),
+            Case("reshape", "reshape-is-a-view", views, rtol=0, atol=0),
+            Case("view", "view-of-a-prefix", prefix_views, rtol=0, atol=0),
+            Case("stats", "reset-stats", counters),
+            Case("info", "info", info, ref=None)]
+
+
+# ------------------------------------------------------------------ elementwise
+SIZES = [1, 7, 16, 33, 1000, 70001]          # 70001 crosses the cpu threading threshold
+ROW_SHAPES = [(1, 1), (1, 17), (5, 3, 7), (64, 10), (33, 129), (700, 101), (9, 17)]
+
+
+def random_row_shape(seed):
+    """(rows, channels) for the row ops (bias_grad, softmax, batchnorm): 1..300 by 1..150."""
+    rng = np.random.default_rng(3000 + seed)
+    return int(rng.integers(1, 301)), int(rng.integers(1, 151))
+
+
+RANDOM_ROW_SHAPES = [random_row_shape(seed) for seed in range(8)]
+
+
+def elementwise_cases():
+    def add(n):
+        def build(rng):
+            a, b, c = randn(rng, n), randn(rng, n), randn(rng, n)
+            return [call("add", out(n), a, b), call("add", c, c, b)]      # out may alias a or b
+        return build
+
+    def axpby(n):
+        def build(rng):
+            x, y, c, d = randn(rng, n), randn(rng, n), randn(rng, n), randn(rng, n)
+            return [call("axpby", out(n), 0.3, x, -1.7, y), call("axpby", c, 2.0, x, 0.5, c),
+                    call("axpby", d, 0.5, d, 4.0, y)]
+        return build
+
+    def multiply(n):
+        def build(rng):
+            a, b, c = randn(rng, n), randn(rng, n), randn(rng, n)
+            return [call("multiply", out(n), a, b), call("multiply", c, b, c)]
+        return build
+
+    def bias(shape):
+        def build(rng):
+            x, y, b = randn(rng, *shape), randn(rng, *shape), randn(rng, shape[-1])
+            return [call("bias_add", out(*shape), x, b), call("bias_add", y, y, b),
+                    call("bias_grad", out(shape[-1]), x)]
+        return build
+
+    def special_binary(op, n):
+        def build(rng):
+            a, b = special_pair(rng, (n,))
+            extra = (0.5, a, -2.0, b) if op == "axpby" else (a, b)
+            return [call(op, out(n), *extra)]
+        return build
+
+    def bias_nan(rng):
+        x, dout = with_specials(randn(rng, 6, 37)), row_specials(randn(rng, 9, 37))
+        b = randn(rng, 37)
+        b[[2, 4, 7]] = [np.nan, -np.inf, np.inf]    # x[0, 4] is +inf, x[0, 7] is -inf
+        return [call("bias_add", out(6, 37), x, b), call("bias_grad", out(37), dout)]
+
+    cases = []
+    for n in SIZES:
+        cases += [Case("add", f"add-{n}", add(n)), Case("axpby", f"axpby-{n}", axpby(n)),
+                  Case("multiply", f"multiply-{n}", multiply(n))]
+    cases += [Case("bias_add", "bias-" + "x".join(map(str, s)), bias(s)) for s in ROW_SHAPES + RANDOM_ROW_SHAPES]
+    for n in (37, 70001):
+        cases += [Case(op, f"{op}-{n}-nan", special_binary(op, n)) for op in ("add", "axpby", "multiply")]
+    cases.append(Case("bias_add", "bias-nan", bias_nan))
+    return cases
+
+
+# ------------------------------------------------------------------ activations
+
+
+def activation_cases():
+    def build(name, shape, specials):
+        def make(rng):
+            x = randn(rng, *shape, scale=4.0)
+            if specials:
+                (row_specials if len(shape) > 1 else with_specials)(x)
+            else:
+                x.flat[:3] = [0.0, -1e-4, 3e-5][:x.size]       # near 0, where tanh cancels
+                if x.size > 5:
+                    x.flat[3:6] = [-95.0, 95.0, 20.0]         # saturation, exp clamping
+            y, dout, inplace = out(*shape), randn(rng, *shape), randn(rng, *shape)
+            if specials:
+                dout.flat[[3, dout.size - 1]] = [np.nan, np.inf]
+            return [call("activation_forward", y, x, name, alpha=0.2),
+                    call("activation_backward", out(*shape), dout, y, name, alpha=0.2),
+                    call("activation_backward", inplace, inplace, y, name, alpha=0.2),  # dx aliases dout
+                    call("activation_forward", x, x, name, alpha=0.2)]                 # out aliases x
+        return make
+
+    cases = []
+    for name in ACTIVATIONS:
+        for shape in ROW_SHAPES + (RANDOM_ROW_SHAPES if name == "softmax" else []):
+            cases.append(Case("activation", f"{name}-" + "x".join(map(str, shape)),
+                              build(name, shape, False), rtol=1e-5, atol=1e-6))
+        for shape in ((8, 37), (301,)):
+            cases.append(Case("activation", f"{name}-" + "x".join(map(str, shape)) + "-nan",
+                              build(name, shape, True), rtol=1e-5, atol=1e-6))
+    return cases
+
+
+# ------------------------------------------------------------------ gemm
+GEMM_SIZES = [(1, 1, 1), (7, 13, 5), (13, 7, 129), (129, 33, 17), (64, 64, 64), (97, 300, 258),
+              (2, 517, 3), (300, 1, 1000), (8, 32, 5), (37, 53, 29), (70, 97, 130), (16, 64, 0)]
+
+
+TRANSPOSES = ((False, False), (True, False), (False, True), (True, True))
+
+
+def gemm_case(m, n, k, alpha, beta, transposes=TRANSPOSES, specials=False):
+    """One call per (trans_a, trans_b), each into its own output."""
+    def build(rng):
+        calls = []
+        for trans_a, trans_b in transposes:
+            a = randn(rng, *((k, m) if trans_a else (m, k)))
+            b = randn(rng, *((n, k) if trans_b else (k, n)))
+            c = out(m, n) if beta == 0 else randn(rng, m, n)      # beta 0 never reads out
+            if specials:
+                a.flat[[3, a.size // 2]] = [np.nan, np.inf]
+                b.flat[[1, b.size - 2]] = [-np.inf, np.nan]
+                if beta != 0:
+                    c.flat[[0, c.size - 1]] = [np.nan, np.inf]
+            calls.append(call("gemm", c, a, b, alpha, beta, trans_a, trans_b))
+        return calls
+    return Case("gemm", f"gemm-{m}x{n}x{k}-a{alpha:g}b{beta:g}" + ("-nan" if specials else ""), build,
+                rtol=1e-4, atol=3e-5)
+
+
+def gemm_cases():
+    cases = [gemm_case(m, n, k, alpha, beta) for m, n, k in GEMM_SIZES
+             for alpha, beta in ((1.0, 0.0), (0.7, -1.3))]     # alpha 1 reads A in place, else packs it
+    # few blocks of C and a long k axis: the opencl GEMM cuts the product into k slices
+    cases.append(gemm_case(27, 37, 5000, 0.5, -1.0, transposes=TRANSPOSES[:2]))
+    cases += [gemm_case(m, n, k, alpha, beta, transposes=(TRANSPOSES[0], TRANSPOSES[3]), specials=True)
+              for m, n, k in ((13, 17, 29), (37, 53, 29)) for alpha, beta in ((1.0, 0.0), (0.7, -1.3))]
+    return cases
+
+
+# ------------------------------------------------------------------ convolution
+# (N, H, W, C), (KH, KW), F, strides, padding. On the cpu, two or more images at stride 1 take
+# the implicit (no im2col) path unless channels or areas make im2col cheaper; the last cpu cases
+# take it for all three ops (one cuts each 3 x 96-float run into pieces of at most KC floats).
+# On opencl, 8 channels or more take the direct family's implicit GEMM (forward, and
+# backward-data when F >= 8); 4608 pixels split the filter gradient into slices.
+CONV_GEOMETRIES = [
+    ((1, 7, 9, 3), (3, 3), 5, (1, 1), "same"),
+    ((2, 8, 8, 4), (3, 3), 8, (1, 1), "valid"),
+    ((3, 11, 6, 2), (5, 5), 3, (2, 2), "same"),
+    ((2, 13, 13, 5), (5, 5), 7, (3, 3), "valid"),
+    ((1, 9, 10, 6), (1, 1), 4, (1, 1), "same"),
+    ((4, 5, 5, 16), (1, 1), 33, (1, 1), "valid"),
+    ((2, 9, 7, 3), (1, 1), 6, (2, 3), "valid"),
+    ((3, 10, 12, 4), (3, 1), 5, (2, 1), "same"),
+    ((1, 6, 5, 2), (3, 5), 3, (3, 2), "same"),
+    ((1, 4, 4, 1), (5, 5), 1, (1, 1), "same"),        # kernel larger than the image
+    ((5, 17, 17, 32), (3, 3), 32, (1, 1), "same"),
+    ((2, 30, 30, 32), (3, 3), 8, (1, 1), "valid"),
+    ((2, 16, 16, 32), (5, 5), 16, (1, 1), "same"),
+    ((2, 9, 9, 96), (3, 3), 40, (1, 1), "same"),
+    ((2, 9, 7, 3), (3, 3), 5, (1, 1), "same"),
+    ((1, 8, 8, 2), (3, 3), 4, (2, 2), "same"),        # asymmetric: the odd pixel goes after
+    ((3, 10, 9, 4), (5, 2), 33, (2, 3), "valid"),
+    ((2, 6, 5, 7), (1, 1), 6, (1, 1), "valid"),       # pointwise: no im2col
+    ((2, 7, 7, 1), (4, 4), 8, (3, 2), "same"),
+    ((2, 7, 6, 3), (4, 2), 5, (1, 1), "same"),        # stride 1, even kernel: asymmetric padding
+    ((1, 6, 7, 2), (3, 2), 3, (1, 1), "valid"),
+    ((2, 9, 8, 12), (3, 3), 10, (1, 1), "same"),
+    ((3, 7, 9, 9), (2, 3), 40, (2, 2), "same"),
+    ((1, 5, 6, 16), (5, 5), 33, (1, 1), "valid"),
+    ((8, 24, 24, 16), (3, 3), 32, (1, 1), "same"),
+    ((2, 5, 5, 2), (3, 3), 3, (1, 1), "same"),
+    ((2, 6, 6, 2), (2, 2), 3, (1, 1), "same"),        # even kernel: the odd pad pixel goes after
+    ((1, 7, 5, 3), (3, 2), 2, (2, 1), "same"),
+    ((2, 8, 7, 1), (4, 4), 2, (2, 2), "same"),
+    ((1, 9, 6, 2), (2, 3), 3, (3, 2), "valid"),       # strides leave rows unused
+    ((2, 6, 5, 3), (1, 1), 2, (2, 2), "same"),
+]
+
+
+def random_conv_geometry(seed):
+    """A random convolution: odd sizes, batch from 1, kernel up to 4, stride up to 3, either padding."""
+    rng = np.random.default_rng(seed)
+    kh, kw = (int(v) for v in rng.integers(1, 5, 2))
+    sh, sw = (int(v) for v in rng.integers(1, 4, 2))
+    n, c, f = (int(v) for v in (rng.integers(1, 4), rng.integers(1, 13), rng.integers(1, 40)))
+    h, w = kh + int(rng.integers(0, 9)), kw + int(rng.integers(0, 9))
+    return (n, h, w, c), (kh, kw), f, (sh, sw), ("same", "valid")[seed % 2]
+
+
+def window_out_shape(in_shape, window, strides, padding, channels=None):
+    n, h, w, c = in_shape
+    return (n, conv_output_length(h, window[0], strides[0], padding),
+            conv_output_length(w, window[1], strides[1], padding), c if channels is None else channels)
+
+
+def geometry_id(in_shape, window, strides, padding, filters=None):
+    f = "" if filters is None else f"x{filters}"
+    return (f"{'x'.join(map(str, in_shape))}-k{window[0]}x{window[1]}{f}-s{strides[0]}x{strides[1]}"
+            f"-{padding}")
+
+
+def conv_case(in_shape, kernel, filters, strides, padding, use_bias=True, specials=None):
+    kh, kw = kernel
+    kernel_shape = (kh, kw, in_shape[3], filters)
+
+    def build(rng):
+        plan = conv_plan(in_shape, kernel_shape, strides, padding)
+        x, w = randn(rng, *in_shape), randn(rng, *kernel_shape)
+        bias = randn(rng, filters) if use_bias else None
+        out_shape = window_out_shape(in_shape, kernel, strides, padding, filters)
+        dout = randn(rng, *out_shape)
+        if specials == "input":
+            with_specials(x, stride=97)
+            with_specials(dout, stride=89)
+        elif specials == "weight":
+            w.flat[[5, w.size - 3]] = [np.nan, np.inf]
+        return [call("conv2d_forward", out(*out_shape), x, w, bias, plan),
+                call("conv2d_backward_data", out(*in_shape), dout, w, plan),
+                call("conv2d_backward_filter", out(*kernel_shape), out(filters) if use_bias else None,
+                     dout, x, plan)]
+    suffix = ("" if use_bias else "-nobias") + ("" if specials is None else f"-{specials}-nan")
+    return Case("conv2d", "conv2d-" + geometry_id(in_shape, kernel, strides, padding, filters) + suffix,
+                build, rtol=1e-4, atol=2e-5)
+
+
+def conv_cases():
+    cases = [conv_case(*g, use_bias=i % 3 != 2) for i, g in enumerate(CONV_GEOMETRIES)]
+    cases += [conv_case(*random_conv_geometry(seed)) for seed in range(16)]
+    for geometry in (CONV_GEOMETRIES[0], CONV_GEOMETRIES[2], ((2, 9, 9, 16), (3, 3), 16, (1, 1), "same")):
+        cases.append(conv_case(*geometry, specials="input"))
+    # NaN and inf weights with "valid" padding only: with "same" padding numpy (and any im2col path)
+    # multiplies them with the zero padding, 0 * inf = NaN, where a kernel that skips the padding
+    # does not; the contract does not say whether padding takes part in the products
+    cases.append(conv_case(*CONV_GEOMETRIES[1], specials="weight"))
+    return cases
+
+
+# ------------------------------------------------------------------ pooling, padding, concat
+POOL_GEOMETRIES = [
+    ((1, 5, 5, 1), (2, 2), (2, 2), "valid"),
+    ((2, 7, 9, 3), (3, 3), (2, 2), "same"),
+    ((1, 8, 8, 17), (2, 2), (1, 1), "same"),
+    ((3, 6, 11, 5), (3, 2), (1, 3), "valid"),
+    ((2, 9, 7, 16), (5, 5), (2, 1), "same"),
+    ((1, 4, 4, 2), (4, 4), (4, 4), "same"),
+    ((4, 32, 32, 8), (3, 3), (2, 2), "same"),
+    ((2, 7, 9, 3), (2, 2), (2, 2), "valid"),
+    ((1, 7, 8, 2), (3, 3), (2, 2), "same"),            # overlapping windows, asymmetric padding
+    ((3, 5, 6, 4), (3, 2), (1, 1), "same"),
+    ((2, 4, 4, 1), (4, 4), (4, 4), "valid"),
+    ((2, 6, 6, 2), (2, 2), (2, 2), "valid"),
+    ((1, 5, 5, 3), (2, 2), (2, 2), "same"),
+    ((2, 5, 7, 2), (3, 3), (2, 2), "same"),
+    ((1, 7, 6, 2), (3, 2), (1, 2), "same"),            # overlapping, non-square windows
+    ((2, 4, 4, 1), (3, 3), (1, 1), "same"),
+    ((1, 7, 7, 2), (3, 3), (2, 2), "valid"),
+]
+
+
+def random_pool_geometry(seed):
+    rng = np.random.default_rng(1000 + seed)
+    n, c = int(rng.integers(1, 4)), int(rng.integers(1, 21))
+    kh, kw, sh, sw = (int(v) for v in (*rng.integers(1, 5, 2), *rng.integers(1, 4, 2)))
+    padding = ("same", "valid")[seed % 2]
+    low = (kh, kw) if padding == "valid" else (1, 1)
+    h, w = int(rng.integers(low[0], 10)), int(rng.integers(low[1], 10))
+    return (n, h, w, c), (kh, kw), (sh, sw), padding
+
+
+def pool_cases():
+    def max_pool(in_shape, pool, strides, padding, fill):
+        def build(rng):
+            plan = pool_plan(in_shape, pool, strides, padding)
+            x = randn(rng, *in_shape)
+            if fill == "ties":
+                x[..., 0] = np.round(x[..., 0])          # ties: the lowest window index wins
+            elif fill == "coarse":
+                x = np.round(x * 2) / 2                  # plenty of ties everywhere
+            elif fill == "-inf":
+                x[...] = -np.inf                         # padding never wins, even against -inf
+                x[0, 1, 1, -1] = -5.0
+            elif fill == "nan":
+                with_specials(x, stride=41)
+            out_shape = window_out_shape(in_shape, pool, strides, padding)
+            argmax, dout = Opaque(np.zeros(out_shape, np.int32)), randn(rng, *out_shape)
+            return [call("max_pool2d_forward", out(*out_shape), argmax, x, plan),
+                    call("max_pool2d_backward", out(*in_shape), dout, argmax, plan)]
+        return build
+
+    def avg_pool(in_shape, pool, strides, padding, fill):
+        def build(rng):
+            plan = pool_plan(in_shape, pool, strides, padding)
+            out_shape = window_out_shape(in_shape, pool, strides, padding)
+            x, dout = randn(rng, *in_shape), randn(rng, *out_shape)
+            if fill == "nan":
+                with_specials(x, stride=41)
+                with_specials(dout, stride=37)
+            return [call("avg_pool2d_forward", out(*out_shape), x, plan),
+                    call("avg_pool2d_backward", out(*in_shape), dout, plan)]
+        return build
+
+    def rows(geometry, fill, tag=""):
+        gid = geometry_id(*geometry) + tag
+        return [Case("max_pool2d", f"max_pool2d-{gid}", max_pool(*geometry, fill), rtol=2.5e-7, atol=1e-7),
+                Case("avg_pool2d", f"avg_pool2d-{gid}", avg_pool(*geometry, fill), rtol=1e-5, atol=1e-6)]
+
+    cases = []
+    for geometry in POOL_GEOMETRIES:
+        cases += rows(geometry, "ties")
+    for seed in range(24):
+        cases += rows(random_pool_geometry(seed), "coarse", f"-seed{seed}")
+    for geometry in (((1, 3, 3, 2), (3, 3), (1, 1), "same"), ((1, 4, 4, 1), (3, 3), (1, 1), "same")):
+        cases.append(Case("max_pool2d", f"max_pool2d-{geometry_id(*geometry)}-minus-inf",
+                          max_pool(*geometry, "-inf"), rtol=2.5e-7, atol=1e-7))
+    for geometry in (POOL_GEOMETRIES[1], POOL_GEOMETRIES[2], POOL_GEOMETRIES[4]):
+        cases += rows(geometry, "nan", "-nan")
+    return cases
+
+
+def layout_cases():
+    def global_pool(shape, specials):
+        def build(rng):
+            n, h, w, c = shape
+            x, dout = randn(rng, *shape), randn(rng, n, c)
+            if specials:
+                with_specials(x, stride=23)
+                row_specials(dout)
+            return [call("global_avg_pool_forward", out(n, c), x),
+                    call("global_avg_pool_backward", out(*shape), dout)]
+        return build
+
+    def pad(shape, pads, specials):
+        def build(rng):
+            t, b, l, r = pads
+            padded = (shape[0], shape[1] + t + b, shape[2] + l + r, shape[3])
+            x, dout = randn(rng, *shape), randn(rng, *padded)
+            if specials:
+                with_specials(x, stride=5)
+                with_specials(dout, stride=7)
+            return [call("pad2d_forward", out(*padded), x, pads),    # the border must be written too
+                    call("pad2d_backward", out(*shape), dout, pads)]
+        return build
+
+    def concat(lead, widths, specials):
+        def build(rng):
+            xs = [randn(rng, *lead, w) for w in widths]
+            dout = randn(rng, *lead, sum(widths))
+            if specials:
+                for x in xs:
+                    with_specials(x, stride=5)
+                with_specials(dout, stride=7)
+            return [call("concat_forward", out(*lead, sum(widths)), xs),
+                    call("concat_backward", [out(*x.shape) for x in xs], dout)]
+        return build
+
+    cases = [Case("global_avg_pool", "global_avg_pool-" + "x".join(map(str, s)), global_pool(s, False))
+             for s in ((1, 1, 1, 1), (2, 3, 5, 7), (4, 8, 8, 33), (8, 16, 16, 64), (3, 5, 4, 6))]
+    cases.append(Case("global_avg_pool", "global_avg_pool-2x3x5x7-nan", global_pool((2, 3, 5, 7), True)))
+    pad_rows = [((1, 3, 4, 2), (1, 2, 0, 3)), ((2, 5, 5, 3), (0, 0, 0, 0)), ((3, 8, 6, 16), (2, 1, 1, 2)),
+                ((3, 5, 4, 6), (1, 2, 0, 3))]
+    cases += [Case("pad2d", "pad2d-" + "x".join(map(str, s)) + "-" + "".join(map(str, p)),
+                   pad(s, p, False), rtol=0, atol=0) for s, p in pad_rows]
+    cases.append(Case("pad2d", "pad2d-nan", pad(*pad_rows[2], True), rtol=0, atol=0))
+    concat_rows = [((1,), (1, 7, 16)), ((3, 4), (1, 7, 16)), ((2, 5, 5), (1, 7, 16)), ((2, 3), (4, 1, 5))]
+    cases += [Case("concat", "concat-" + "x".join(map(str, lead)) + "-" + "-".join(map(str, widths)),
+                   concat(lead, widths, False), rtol=0, atol=0) for lead, widths in concat_rows]
+    cases.append(Case("concat", "concat-nan", concat((3, 4), (1, 7, 16), True), rtol=0, atol=0))
+    return cases
+
+
+# ------------------------------------------------------------------ batchnorm
+def batchnorm_case(shape, specials=False):
+    def build(rng):
+        c = shape[-1]
+        x = randn(rng, *shape, scale=3.0) + 2.0
+        gamma, beta = randn(rng, c), randn(rng, c)
+        mean, invstd = out(c), out(c)
+        moving_mean, moving_var = randn(rng, c), np.abs(randn(rng, c)) + 0.1
+        infer_mean, infer_var = randn(rng, c), np.abs(randn(rng, c)) + 0.1
+        dout = randn(rng, *shape)
+        if specials:                      # one channel each: NaN, +inf, -inf, +inf with -inf
+            rows = x.reshape(-1, c)
+            rows[2, 0], rows[4, 1], rows[1, 2], rows[3, 3], rows[0, 3] = np.nan, np.inf, -np.inf, np.inf, -np.inf
+            dout.reshape(-1, c)[5, 4] = np.nan
+            infer_var[5], infer_mean[6] = np.nan, np.inf
+        return [call("batchnorm_forward_train", out(*shape), mean, invstd, x, gamma, beta,
+                     moving_mean, moving_var, 0.9, 1e-3),
+                call("batchnorm_forward_infer", out(*shape), x, gamma, beta, infer_mean, infer_var, 1e-3),
+                call("batchnorm_backward", out(*shape), out(c), out(c), dout, x, mean, invstd, gamma)]
+    return Case("batchnorm", "batchnorm-" + "x".join(map(str, shape)) + ("-nan" if specials else ""), build,
+                rtol=2e-4, atol=2e-5)
+
+
+def batchnorm_cases():
+    shapes = [(1, 1), (7, 3), (2, 5, 5, 17), (16, 8, 8, 32), (64, 100), (5, 3, 4, 7), (130, 3), (1, 1, 1, 2)]
+    shapes += RANDOM_ROW_SHAPES
+    return [batchnorm_case(shape) for shape in shapes] + [batchnorm_case((12, 8), specials=True)]
+
+
+# ------------------------------------------------------------------ dropout
+def dropout_case(shape, rate, seed, specials=False):
+    """No reference (each backend draws its own mask): the properties the contract promises."""
+    def build(rng):
+        x = randn(rng, *shape)
+        if specials:
+            with_specials(x)
+        seeds, rates = (seed, seed, seed + 2 ** 40, seed), (rate, rate, rate, 0.0)
+        buffers = [(out(*shape), out(*shape)) for _ in seeds]
+        calls = [call("dropout_forward", o, m, x, r, s) for (o, m), r, s in zip(buffers, rates, seeds)]
+
+        def check(get, backend):
+            masks = [get(m) for _, m in buffers]
+            for (o, m), r, mask in zip(buffers, rates, masks):
+                assert set(np.unique(mask)) <= {0.0, np.float32(1 / (1 - r))}
+                with np.errstate(invalid="ignore"):                    # inf * 0 is NaN, as it must be
+                    np.testing.assert_allclose(get(o), x * mask, rtol=1e-6, atol=0)
+            np.testing.assert_array_equal(masks[0], masks[1])       # same seed, same mask
+            np.testing.assert_array_equal(masks[3], 1.0)            # rate 0 keeps everything
+            n, p = x.size, 1 - rate
+            kept = masks[0] > 0
+            assert abs(kept.mean() - p) < 5 * math.sqrt(p * (1 - p) / n) + 1 / n    # 5 sigma
+            differ, q = (masks[2] != masks[0]).mean(), 2 * p * (1 - p)
+            assert differ > q - 5 * math.sqrt(q * (1 - q) / n)      # the seed's high half counts
+            if n > 2:                                               # neighbours are independent
+                flat = kept.astype(np.float64).ravel()
+                if flat[:-1].std() and flat[1:].std():
+                    assert abs(np.corrcoef(flat[:-1], flat[1:])[0, 1]) < 5 / math.sqrt(n)
+        return calls, check
+    name = "x".join(map(str, shape)) + ("-nan" if specials else "")
+    return Case("dropout", f"dropout-{name}", build, ref=None)
+
+
+def dropout_cases():
+    return [dropout_case((300, 1001), 0.3, 1234), dropout_case((301, 67), 0.3, 12345),
+            dropout_case((77,), 0.5, 2 ** 40 + 3), dropout_case((64 * 300 + 37,), 0.25, 987654321012),
+            dropout_case((9, 37), 0.5, 99, specials=True)]
+
+
+# ------------------------------------------------------------------ losses
+LOSS_SHAPES = [(1, 1), (1, 10), (7, 3), (64, 10), (33, 1000), (13, 9)]
+
+
+def make_targets(rng, shape, kind):
+    if kind == "sparse":
+        return rng.integers(0, shape[-1], shape[0]).astype(np.int32)
+    if kind == "binary":
+        return (rng.random(shape) > 0.5).astype(np.float32)
+    t = rng.random(shape)
+    return (t / t.sum(axis=-1, keepdims=True)).astype(np.float32)
+
+
+def loss_cases():
+    def softmax_ce(shape, kind, specials):
+        def build(rng):
+            logits, t = randn(rng, *shape, scale=5.0), make_targets(rng, shape, kind)
+            if specials:
+                row_specials(logits)
+                if kind == "dense":
+                    t[3, 2] = np.nan                     # a finite row of logits
+            probs = out(*shape)
+            return [call("softmax_cross_entropy_forward", probs, out(shape[0]), logits, t),
+                    call("softmax_cross_entropy_backward", out(*shape), probs, t, 0.25)]
+        return build
+
+    def sigmoid_ce(shape, kind, specials):
+        def build(rng):
+            logits = randn(rng, *shape, scale=6.0)
+            t = make_targets(rng, shape, kind) if kind == "binary" else rng.random(shape).astype(np.float32)
+            if specials:
+                row_specials(logits)
+                t[3, 4] = np.nan
+            probs = out(*shape)
+            return [call("sigmoid_cross_entropy_forward", probs, out(*shape[:-1]), logits, t),
+                    call("sigmoid_cross_entropy_backward", out(*shape), probs, t, 0.5)]
+        return build
+
+    def cross_entropy(shape, kind, clip, specials):
+        def build(rng):
+            probs = rng.uniform(0.05, 0.95, shape).astype(np.float32)
+            if clip:
+                probs.flat[::5] = 0.0                    # the clip is active here ...
+                probs.flat[1::7] = 1.0                   # ... and here
+            t = make_targets(rng, shape, kind)
+            if specials:
+                probs[0, 1], probs[1, 2], probs[2, 0] = np.nan, -np.inf, np.nan
+                if kind != "sparse":
+                    t[3, 4] = np.nan
+            binary = kind == "binary"
+            return [call("cross_entropy_forward", out(*shape[:-1]), probs, t, binary),
+                    call("cross_entropy_backward", out(*shape), probs, t, binary, 0.5)]
+        return build
+
+    def mse(shape, specials):
+        def build(rng):
+            pred, t = randn(rng, *shape), randn(rng, *shape)
+            if specials:
+                row_specials(pred)
+                t[3, 4] = np.nan
+            return [call("mean_squared_error_forward", out(*shape[:-1]), pred, t),
+                    call("mean_squared_error_backward", out(*shape), pred, t, 0.5)]
+        return build
+
+    def sid(shape):
+        return "x".join(map(str, shape))
+
+    cases = []
+    for shape in LOSS_SHAPES:
+        for kind in ("sparse", "dense"):
+            cases.append(Case("softmax_cross_entropy", f"softmax_ce-{sid(shape)}-{kind}",
+                              softmax_ce(shape, kind, False), atol=1e-6))
+        for kind in ("sparse", "dense", "binary"):
+            # float32 and float64 clip at different 1 - 1e-7: the reference clips in float32
+            cases.append(Case("cross_entropy", f"cross_entropy-{sid(shape)}-{kind}-clipped",
+                              cross_entropy(shape, kind, True, False), atol=1e-5, ref="float32"))
+    for kind in ("sparse", "dense", "binary"):
+        cases.append(Case("cross_entropy", f"cross_entropy-13x9-{kind}", cross_entropy((13, 9), kind, False, False),
+                          atol=1e-5))
+    for shape in ((1, 1), (7, 3), (5, 4, 9), (64, 100), (11, 3)):
+        cases.append(Case("sigmoid_cross_entropy", f"sigmoid_ce-{sid(shape)}", sigmoid_ce(shape, "soft", False)))
+        cases.append(Case("mean_squared_error", f"mse-{sid(shape)}", mse(shape, False)))
+    cases.append(Case("sigmoid_cross_entropy", "sigmoid_ce-11x3-binary", sigmoid_ce((11, 3), "binary", False)))
+    for kind in ("sparse", "dense"):
+        cases.append(Case("softmax_cross_entropy", f"softmax_ce-{kind}-nan", softmax_ce((8, 10), kind, True)))
+    for kind in ("sparse", "dense", "binary"):
+        cases.append(Case("cross_entropy", f"cross_entropy-{kind}-nan", cross_entropy((8, 10), kind, False, True),
+                          atol=1e-5))
+    cases += [Case("sigmoid_cross_entropy", "sigmoid_ce-nan", sigmoid_ce((8, 10), "soft", True)),
+              Case("mean_squared_error", "mse-nan", mse((8, 10), True))]
+    return cases
+
+
+# ------------------------------------------------------------------ reductions and metrics
+def metric_cases():
+    def total(n, specials):
+        def build(rng):
+            x = randn(rng, *n)
+            calls = [call("sum", out(1), x), call("sum", np.full(1, 5.0, np.float32), x, accumulate=True)]
+            if specials:
+                plus, minus = randn(rng, *n), randn(rng, *n)
+                plus.flat[-1], minus.flat[0] = np.inf, -np.inf
+                calls = [call("sum", out(1), with_specials(x)), call("sum", out(1), plus),
+                         call("sum", out(1), minus),
+                         call("sum", np.full(1, np.nan, np.float32), plus[::-1].copy(), accumulate=True)]
+            return calls
+        return build
+
+    def finite(n):
+        def build(rng):
+            x = randn(rng, n)
+            calls = [call("all_finite", out(1), x)]
+            for bad in (np.inf, -np.inf, np.nan):
+                y = x.copy()
+                y[-1 if n < 1000 else n // 2 + 17] = bad      # in the vector tail, mid-thread
+                calls.append(call("all_finite", out(1), y))
+            return calls
+        return build
+
+    def accuracies(shape, dense, specials):
+        def build(rng):
+            pred = np.round(rng.random(shape) * 4).astype(np.float32)       # many ties
+            t = (np.round(randn(rng, *shape)) if dense else make_targets(rng, shape, "sparse"))
+            probs, labels = rng.random(shape).astype(np.float32), make_targets(rng, shape, "binary")
+            if specials:
+                row_specials(pred)
+                with_specials(probs, stride=7)
+                labels.flat[3::11] = np.nan
+            calls = [call("categorical_accuracy", np.full(1, 2.0, np.float32), pred, t, accumulate=True),
+                     call("binary_accuracy", out(1), probs, labels)]
+            calls += [call("top_k_accuracy", out(1), pred, t, k) for k in (1, 2, 3, 5) if k <= shape[-1]]
+            return calls
+        return build
+
+    def sid(shape):
+        return "x".join(map(str, shape))
+
+    cases = [Case("sum", f"sum-{n}", total((n,), False), atol=1e-5) for n in SIZES]
+    cases.append(Case("sum", "sum-1000x37", total((1000, 37), False), atol=1e-5))
+    cases += [Case("sum", f"sum-{n}-nan", total((n,), True), atol=1e-5) for n in (37, 70001)]
+    cases += [Case("all_finite", f"all_finite-{n}", finite(n), rtol=0, atol=0) for n in SIZES + [999]]
+    for shape in ((1, 1), (9, 5), (100, 10), (33, 1000), (50, 6)):
+        for dense in (False, True):
+            cases.append(Case("accuracy", f"accuracy-{sid(shape)}-{'dense' if dense else 'sparse'}",
+                              accuracies(shape, dense, False), rtol=0, atol=0))
+    cases += [Case("accuracy", f"accuracy-{kind}-nan", accuracies((12, 10), kind == "dense", True), rtol=0, atol=0)
+              for kind in ("sparse", "dense")]
+    return cases
+
+
+# ------------------------------------------------------------------ optimizers
+OPTIMIZERS = [   # (id, op, hyperparameters)
+    ("sgd", "sgd_update", dict(lr=0.1, momentum=0.0, nesterov=False, weight_decay=0.0)),
+    ("sgd-momentum", "sgd_update", dict(lr=0.05, momentum=0.9, nesterov=False, weight_decay=0.01)),
+    ("sgd-nesterov", "sgd_update", dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.0)),
+    ("adam", "adam_update", dict(lr=1e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-7, weight_decay=0.004)),
+    ("rmsprop", "rmsprop_update", dict(lr=1e-3, rho=0.9, momentum=0.0, epsilon=1e-7, weight_decay=0.0)),
+    ("rmsprop-momentum", "rmsprop_update", dict(lr=1e-3, rho=0.9, momentum=0.5, epsilon=1e-7,
+                                                weight_decay=0.1)),
+    ("adagrad", "adagrad_update", dict(lr=0.01, epsilon=1e-7, weight_decay=0.0)),
+]
+
+
+def optimizer_case(name, op, hyper, n, specials=False):
+    """Five steps from random (non-negative where it must be) state; NaN rows poison the first gradient."""
+    def build(rng):
+        w = randn(rng, n)
+        if op == "sgd_update":
+            state = (randn(rng, n) if hyper["momentum"] else None,)
+        elif op == "adam_update":
+            state = (randn(rng, n), np.abs(randn(rng, n)))
+        elif op == "rmsprop_update":
+            state = (np.abs(randn(rng, n)), randn(rng, n) if hyper["momentum"] else None)
+        else:
+            state = (np.abs(randn(rng, n)) + 0.1,)
+        calls = []
+        for step in range(1, 6 if not specials else 3):
+            g = randn(rng, n)
+            if specials and step == 1:
+                with_specials(g)
+            kwargs = dict(hyper, step=step) if op == "adam_update" else hyper
+            calls.append(call(op, w, g, *state, **kwargs))
+        return calls
+    return Case(op, f"{name}-{n}" + ("-nan" if specials else ""), build, rtol=1e-5, atol=1e-6)
+
+
+def clip_case(op, n, value, specials=False):
+    def build(rng):
+        g = randn(rng, n, scale=3.0)
+        if specials == "nan":
+            with_specials(g)
+        elif specials == "inf":
+            g[n // 3] = np.inf
+        return [call(op, g, value)]
+    suffix = {None: "", "nan": "-nan", "inf": "-inf-nan"}[specials or None]
+    return Case(op, f"{op}-{n}-{value:g}{suffix}", build)
+
+
+def optimizer_cases():
+    cases = [optimizer_case(name, op, hyper, n) for name, op, hyper in OPTIMIZERS for n in (1, 31, 77, 70001)]
+    cases += [optimizer_case(name, op, hyper, 37, specials=True) for name, op, hyper in OPTIMIZERS]
+    for n in (1, 17, 1001, 70001):
+        cases += [clip_case("clip_by_value", n, 1.5), clip_case("clip_by_norm", n, 2.0),
+                  clip_case("clip_by_norm", n, 0.5), clip_case("clip_by_norm", n, 1e6)]
+    for n in (37, 70001):
+        cases += [clip_case("clip_by_value", n, 1.5, "nan"), clip_case("clip_by_norm", n, 2.0, "nan"),
+                  clip_case("clip_by_norm", n, 2.0, "inf")]
+    return cases
+
+
+CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases() + conv_cases()
+         + pool_cases() + layout_cases() + batchnorm_cases() + dropout_cases() + loss_cases()
+         + metric_cases() + optimizer_cases())
+GEMM_FAMILY_OPS = ("gemm", "conv2d")          # the rows that run through the opencl GEMM kernels
+
+
+# ------------------------------------------------------------------ running a row
+_built, _references = {}, {}
+
+
+def build_calls(case):
+    """(calls, check) of a row, built once: every backend variant gets the same inputs."""
+    if case.id not in _built:
+        built = case.build(np.random.default_rng(zlib.crc32(case.id.encode())))
+        _built[case.id] = built if isinstance(built, tuple) else (built, None)
+    return _built[case.id]
+
+
+def reference(case, calls):
+    """The reference's get() for a row, computed once per row."""
+    if case.id not in _references:
+        _references[case.id] = run_calls(NumpyBackend(case.ref), calls)
+    return _references[case.id]
+
+
+def run_calls(backend, calls):
+    """Run `calls` on `backend`; returns get(template or Result) -> its final host value."""
+    tensors, plans, results = {}, {}, []
+
+    def resolve(arg):
+        if isinstance(arg, (np.ndarray, Opaque)):
+            key = id(arg)
+            if key not in tensors:
+                array = arg.array if isinstance(arg, Opaque) else arg
+                tensors[key] = (arg, backend.from_numpy(array, dtype=array.dtype))
+            return tensors[key][1]
+        if isinstance(arg, Host):
+            return arg.array.copy()
+        if isinstance(arg, list):
+            return [resolve(a) for a in arg]
+        if isinstance(arg, Plan):
+            if id(arg) not in plans:
+                plans[id(arg)] = getattr(backend, arg.builder)(*arg.args)
+            return plans[id(arg)]
+        if isinstance(arg, Result):
+            return results[arg.index]
+        return arg
+
+    with np.errstate(all="ignore"):           # NaN rows make numpy warn on the host backends
+        for c in calls:
+            results.append(getattr(backend, c.op)(*map(resolve, c.args), **c.kwargs))
+
+    def get(template):
+        if isinstance(template, Result):
+            value = results[template.index]
+        else:
+            value = tensors[id(template)][1]
+        if value is None or isinstance(value, (tuple, dict, np.ndarray)):
+            return np.array(value, copy=True) if isinstance(value, np.ndarray) else value
+        return backend.to_numpy(value)
+
+    return get, tensors, results
+
+
+def assert_matches(got, want, rtol, atol, what):
+    if not isinstance(want, np.ndarray):
+        assert got == want, what
+        return
+    expected_dtype = np.int32 if want.dtype.kind in "iu" else np.float32
+    assert got.dtype == expected_dtype, f"{what}: dtype {got.dtype}, expected {np.dtype(expected_dtype)}"
+    assert got.shape == want.shape, f"{what}: shape {got.shape}, expected {want.shape}"
+    want = want.astype(expected_dtype)        # the float64 answer, correctly rounded to float32
+    finite = np.abs(want[np.isfinite(want)]) if want.dtype.kind == "f" else np.abs(want)
+    scale = max(1.0, float(finite.max())) if finite.size else 1.0
+    # NaN where the reference has NaN, the same infinities, the values elsewhere within tolerance
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol * scale, equal_nan=True, err_msg=what)
+
+
+def describe(c):
+    """op(shapes and scalars) of a call, for failure messages."""
+    def show(a):
+        if isinstance(a, (np.ndarray, Opaque, Host)):
+            return "x".join(map(str, getattr(a, "array", a).shape)) or "scalar"
+        if isinstance(a, list):
+            return "[" + ", ".join(map(show, a)) + "]"
+        return type(a).__name__ if isinstance(a, (Plan, Result)) else repr(a)
+    args = [show(a) for a in c.args] + [f"{k}={v!r}" for k, v in c.kwargs.items()]
+    return f"{c.op}({', '.join(args)})"
+
+
+def check_case(backend, case):
+    if case.ref is not None and backend.name == "numpy" and backend.dtype == case.ref:
+        pytest.skip(f"the {case.ref} numpy backend is this row's reference")
+    calls, check = build_calls(case)
+    get, tensors, results = run_calls(backend, calls)
+    if case.ref is None:
+        check(get, backend)
+        return
+    want_get, want_tensors, want_results = reference(case, calls)
+    for key, (template, _) in want_tensors.items():
+        if isinstance(template, Opaque):
+            continue
+        where = next(f"call {i} {describe(c)} argument {j}" for i, c in enumerate(calls)
+                     for j, a in enumerate(c.args) if a is template or (isinstance(a, list) and
+                                                                         any(t is template for t in a)))
+        assert_matches(get(template), want_get(template), case.rtol, case.atol, f"{case.id}: {where}")
+    for index, value in enumerate(want_results):
+        if value is not None:
+            assert_matches(get(Result(index)), want_get(Result(index)), case.rtol, case.atol,
+                           f"{case.id}: the result of call {index} {describe(calls[index])}")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_op(backend, case):
+    check_case(backend, case)
+
+
+GEMM_FAMILY_CASES = [case for case in CASES if case.op in GEMM_FAMILY_OPS]
+
+
+@pytest.mark.parametrize("case", GEMM_FAMILY_CASES, ids=[case.id for case in GEMM_FAMILY_CASES])
+def test_gemm_op_on_the_tiled_opencl_family(opencl_tiled, case):
+    check_case(opencl_tiled, case)
+
+
+# ------------------------------------------------------------------ the table itself
+def test_case_ids_are_unique():
+    ids = [case.id for case in CASES]
+    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
+
+
+def test_every_contract_op_has_a_row():
+    contract = {name for name, _ in inspect.getmembers(Backend, inspect.isfunction) if not name.startswith("_")}
+    covered = set()
+    for case in CASES:
+        calls, _ = build_calls(case)
+        for c in calls:
+            covered.add(c.op)
+            covered.update(a.builder for a in c.args if isinstance(a, Plan))
+    assert contract - covered == set(), "ops of minidl/backends/base.py without a row in CASES"
+    with_specials_rows = {c.op for c in CASES if c.id.endswith("-nan")}
+    assert with_specials_rows >= {"add", "axpby", "multiply", "bias_add", "activation", "gemm", "conv2d",
+                                  "max_pool2d", "avg_pool2d", "global_avg_pool", "pad2d", "concat",
+                                  "batchnorm", "dropout", "softmax_cross_entropy", "sigmoid_cross_entropy",
+                                  "cross_entropy", "mean_squared_error", "sum", "accuracy", "clip_by_value",
+                                  "clip_by_norm", "sgd_update", "adam_update", "rmsprop_update",
+                                  "adagrad_update"}
