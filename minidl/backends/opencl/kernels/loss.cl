@@ -53,7 +53,7 @@ __kernel void softmax_backward(__global float *dx, __global const float *dout,
 
 // ------------------------------------------------------------------------ softmax cross-entropy
 // loss (rows,) = logsumexp(logits) - logits[target]; probs (rows, k) = softmax(logits)
-__kernel void softmax_ce_forward_sparse(__global float *probs, __global float *loss,
+__kernel void softmax_cross_entropy_forward_sparse(__global float *probs, __global float *loss,
                                         __global const float *logits, __global const int *targets,
                                         const int rows, const int k)
 {
@@ -67,7 +67,7 @@ __kernel void softmax_ce_forward_sparse(__global float *probs, __global float *l
 }
 
 // loss (rows,) = sum_j t_j * (logsumexp(logits) - logits_j)
-__kernel void softmax_ce_forward_dense(__global float *probs, __global float *loss,
+__kernel void softmax_cross_entropy_forward_dense(__global float *probs, __global float *loss,
                                        __global const float *logits, __global const float *targets,
                                        const int rows, const int k)
 {
@@ -82,7 +82,7 @@ __kernel void softmax_ce_forward_dense(__global float *probs, __global float *lo
 }
 
 // dlogits (n,) = (probs - onehot(target)) * scale  (the dense case is an axpby)
-__kernel void softmax_ce_backward_sparse(__global float *dlogits, __global const float *probs,
+__kernel void softmax_cross_entropy_backward_sparse(__global float *dlogits, __global const float *probs,
                                          __global const int *targets, const float scale,
                                          const int k, const int n)
 {
@@ -94,7 +94,7 @@ __kernel void softmax_ce_backward_sparse(__global float *dlogits, __global const
 
 // ------------------------------------------------------------------------ sigmoid cross-entropy
 // probs = sigmoid(logits); loss (rows,) = mean_j of max(x, 0) - x t + log(1 + exp(-|x|))
-__kernel void sigmoid_ce_forward(__global float *probs, __global float *loss,
+__kernel void sigmoid_cross_entropy_forward(__global float *probs, __global float *loss,
                                  __global const float *logits, __global const float *targets,
                                  const int rows, const int k)
 {

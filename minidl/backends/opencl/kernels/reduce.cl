@@ -73,7 +73,7 @@ __kernel void all_finite_finish(__global float *out, __global const float *parti
 }
 
 // g *= clipnorm / max(||g||, clipnorm), the squared norm read from sumsq (1,) on the device
-__kernel void scale_by_norm(__global float *g, __global const float *sumsq, const float clipnorm,
+__kernel void clip_by_norm_scale(__global float *g, __global const float *sumsq, const float clipnorm,
                             const int n)
 {
     const int i = get_global_id(0);
