@@ -17,7 +17,8 @@ int last_window(const int i, const int pad, const int s, const int out_len)
 }
 
 // argmax holds the winner's flat spatial index y * W + x in the input image (padding never wins;
-// the first maximum in row-major window order wins ties). n = N*OH*OW output pixels.
+// the first maximum in row-major window order wins ties, and the first NaN wins over any
+// number, as numpy's max and argmax). n = N*OH*OW output pixels.
 __kernel void max_pool2d_forward(__global float *out, __global int *argmax, __global const float *x,
                                const int H, const int W, const int C, const int OH, const int OW,
                                const int KH, const int KW, const int SH, const int SW,
@@ -38,7 +39,10 @@ __kernel void max_pool2d_forward(__global float *out, __global int *argmax, __gl
             __global const float *src = x + ((size_t)b * H * W + pos) * C;
             for (int c = 0; c < C; ++c) {
                 const float v = src[c];
-                if (v > best[c] || where[c] < 0) { best[c] = v; where[c] = pos; }
+                if (where[c] < 0 || v > best[c] || (isnan(v) && !isnan(best[c]))) {
+                    best[c] = v;
+                    where[c] = pos;
+                }
             }
         }
     }
