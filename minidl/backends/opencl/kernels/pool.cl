@@ -39,7 +39,7 @@ __kernel void max_pool2d_forward(__global float *out, __global int *argmax, __gl
             __global const float *src = x + ((size_t)b * H * W + pos) * C;
             for (int c = 0; c < C; ++c) {
                 const float v = src[c];
-                if (where[c] < 0 || v > best[c] || (isnan(v) && !isnan(best[c]))) {
+                if (where[c] < 0 || v > best[c] || (is_nan(v) && !is_nan(best[c]))) {
                     best[c] = v;
                     where[c] = pos;
                 }

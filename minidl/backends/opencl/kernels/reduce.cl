@@ -51,7 +51,7 @@ __kernel void binary_accuracy_partial(__global float *partial, __global const fl
     const int end = min(n, (part + 1) * chunk);
     float s = 0.0f;
     for (int i = part * chunk; i < end; ++i)
-        s += (!isnan(pred[i]) && (pred[i] > 0.5f) == (targets[i] > 0.5f)) ? 1.0f : 0.0f;
+        s += (!is_nan(pred[i]) && (pred[i] > 0.5f) == (targets[i] > 0.5f)) ? 1.0f : 0.0f;
     partial[part] = s;
 }
 
@@ -124,7 +124,7 @@ int row_argmax(__global const float *row, const int k)
 {
     int best = 0;
     for (int j = 0; j < k; ++j) {
-        if (isnan(row[j])) return -1;
+        if (is_nan(row[j])) return -1;
         if (row[j] > row[best]) best = j;
     }
     return best;
@@ -159,7 +159,7 @@ float in_top_k(__global const float *row, const int k, const int target, const i
     const float score = row[target];
     int larger = 0;
     for (int j = 0; j < k; ++j) {
-        if (isnan(row[j])) return 0.0f;
+        if (is_nan(row[j])) return 0.0f;
         larger += row[j] > score;
     }
     return larger < top_k ? 1.0f : 0.0f;
