@@ -169,7 +169,8 @@ class ConvOps:
         kernel = self.rt.kernel("conv_implicit.cl", "conv2d_backward_filter_implicit",
                                 engine.direct_defines())
         self.rt.launch(kernel, (panels, row_blocks, slices), None, target, b, ldb, panel_stride,
-                       x, engine.zeros(engine.block_rows), *window_args(plan), kkc, f, rows,
-                       rows_per_slice, kkc * f)
+                       x, engine.zeros(engine.block_rows), plan.h, plan.w, plan.c, plan.oh,
+                       plan.ow, plan.kw, plan.sh, plan.sw, plan.pad_top, plan.pad_left, kkc, f,
+                       rows, rows_per_slice, kkc * f)
         if slices > 1:
             engine.sum_slices(dweight, target, slices, kkc * f, 1.0, 0.0)

@@ -101,7 +101,9 @@ __kernel void conv2d_forward_implicit(__global float * restrict out,
 // dweight + z * slice_stride (gemm_util.cl's gemm_sum_slices adds the slices up).
 // dout(pixel, j) = b[panel * b_panel_stride + pixel * ldb + j - panel * RN]: dout itself
 // (ldb = F, b_panel_stride = RN) when F is a multiple of RN, else dout packed by pack_b_panels.
-// x is (N, H, W, C); zeros holds at least RM zeros; kkc = KH*KW*C.
+// x is (N, H, W, C); zeros holds at least RM zeros; kkc = KH*KW*C. KH is not passed: an unused
+// argument measurably slowed this kernel on PoCL (2%), as did a store helper shared with the
+// forward pass, so the two keep their own stores.
 // Global size: (ceil(F / RN), ceil(KH*KW*C / RM), slices).
 __kernel void conv2d_backward_filter_implicit(__global float * restrict dweight,
                                               __global const float * restrict b, const int ldb,
@@ -109,9 +111,9 @@ __kernel void conv2d_backward_filter_implicit(__global float * restrict dweight,
                                               __global const float * restrict x,
                                               __global const float * restrict zeros,
                                               const int H, const int W, const int C,
-                                              const int OH, const int OW, const int KH,
-                                              const int KW, const int SH, const int SW,
-                                              const int PT, const int PL, const int kkc,
+                                              const int OH, const int OW, const int KW,
+                                              const int SH, const int SW, const int PT,
+                                              const int PL, const int kkc,
                                               const int F, const int rows,
                                               const int rows_per_slice, const int slice_stride)
 {
