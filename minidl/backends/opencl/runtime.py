@@ -21,7 +21,8 @@ DEVICE_ENV = "MINIDL_OPENCL_DEVICE"
 COMMON_SOURCE = "common.cl"
 # PoCL's CPU device takes its thread count from these when the platform starts (3.x, 4.x and later)
 POCL_THREAD_ENVS = ("POCL_MAX_PTHREAD_COUNT", "POCL_CPU_MAX_CU_COUNT")
-# Options every program is built with. No -cl-fast-relaxed-math: all_finite must see inf and nan.
+# Options every program is built with. No -cl-fast-relaxed-math: all_finite and the NaN checks
+# of common.cl (is_nan is x != x) must see inf and nan.
 BASE_BUILD_OPTIONS = ("-cl-mad-enable",)
 
 
