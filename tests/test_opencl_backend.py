@@ -164,6 +164,14 @@ def test_no_platform_raises_backend_unavailable(monkeypatch):
 
 
 # ----------------------------------------------------------------------------- tuner
+def tuner_settings(monkeypatch, home, tune):
+    """MINIDL_HOME and MINIDL_OPENCL_TUNE for this test only (minidl.settings re-read)."""
+    from minidl import settings
+    monkeypatch.setenv("MINIDL_HOME", str(home))
+    monkeypatch.setenv("MINIDL_OPENCL_TUNE", tune)
+    monkeypatch.setattr(settings, "_current", settings.read())
+
+
 TINY_CANDIDATES = [
     {"family": "direct", "RM": 2, "VW": 4, "VN": 1, "local": None},
     {"family": "tiled", "TSM": 16, "TSN": 16, "TSK": 8, "WPTM": 2, "WPTN": 2, "VWN": 4},
@@ -172,8 +180,7 @@ TINY_CANDIDATES = [
 
 def test_tuner_picks_the_fastest_and_caches_it(cl_be, tmp_path, monkeypatch):
     from minidl.backends.opencl import tuner
-    monkeypatch.setenv("MINIDL_HOME", str(tmp_path))
-    monkeypatch.setenv("MINIDL_OPENCL_TUNE", "1")
+    tuner_settings(monkeypatch, tmp_path, "1")
     monkeypatch.setattr(tuner, "DIRECT_CANDIDATES", TINY_CANDIDATES[:1])
     monkeypatch.setattr(tuner, "TILED_CANDIDATES", TINY_CANDIDATES[1:])
     monkeypatch.setattr(tuner, "TUNE_SHAPES", ((64, 64, 64), (96, 40, 20)))
@@ -195,8 +202,7 @@ def test_tuner_picks_the_fastest_and_caches_it(cl_be, tmp_path, monkeypatch):
 
 def test_tuning_disabled_uses_the_default(cl_be, tmp_path, monkeypatch):
     from minidl.backends.opencl import gemm, tuner
-    monkeypatch.setenv("MINIDL_HOME", str(tmp_path))
-    monkeypatch.setenv("MINIDL_OPENCL_TUNE", "0")
+    tuner_settings(monkeypatch, tmp_path, "0")
     assert tuner.gemm_params(cl_be.rt) == gemm.default_params(cl_be.rt)
     assert not (tmp_path / "opencl_tuning.json").exists()
     # disabled tuning ignores stored choices too
@@ -207,8 +213,7 @@ def test_tuning_disabled_uses_the_default(cl_be, tmp_path, monkeypatch):
 
 def test_a_choice_stored_by_another_tuner_version_is_tuned_again(cl_be, tmp_path, monkeypatch):
     from minidl.backends.opencl import tuner
-    monkeypatch.setenv("MINIDL_HOME", str(tmp_path))
-    monkeypatch.setenv("MINIDL_OPENCL_TUNE", "1")
+    tuner_settings(monkeypatch, tmp_path, "1")
     tuner.save_entry(cl_be.rt.device_key, {"params": TINY_CANDIDATES[0], "version": -1})
     fresh = {"params": TINY_CANDIDATES[1], "gflops": 1.0, "version": tuner.TUNER_VERSION}
     monkeypatch.setattr(tuner, "tune", lambda runtime: fresh)

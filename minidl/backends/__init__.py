@@ -1,17 +1,22 @@
 """Backend registry: which backends exist, which one is active, and why one is not usable.
 
 The active backend is chosen by `set_backend(name)`, else by the MINIDL_BACKEND
-environment variable, else the first usable of DEFAULT_ORDER. Models take the
-active backend when they are built, so switching backends affects models built
-afterwards.
+environment variable, else the first usable of DEFAULT_ORDER. Names are matched without
+regard to case or surrounding spaces ("OpenCL " is "opencl"). Models take the active
+backend when they are built, so switching backends affects models built afterwards.
+
+Listing the backends is cheap: a backend module may define unavailable_reason(), a check
+that opens no device and builds no kernel (the opencl one lists the OpenCL devices); the
+others are created, which costs them nothing worth mentioning.
 """
 
 import importlib
-import os
 
+from .. import settings
 from .base import Backend, BackendUnavailable
 
-# name -> module that defines create(**options) -> Backend (raising BackendUnavailable)
+# name -> module that defines create(**options) -> Backend (raising BackendUnavailable),
+# and optionally unavailable_reason() -> None or a sentence
 _MODULES = {
     "cpu": "minidl.backends.cpu",
     "opencl": "minidl.backends.opencl",
@@ -23,22 +28,39 @@ _instances = {}
 _active = None
 
 
-def _create(name):
+def _normalize(name):
+    return name.strip().lower()
+
+
+def _module(name):
     if name not in _MODULES:
         raise ValueError(f"unknown backend {name!r}; known backends: {sorted(_MODULES)}, "
                          f"usable here: {available_backends()}")
+    try:
+        return importlib.import_module(_MODULES[name])
+    except ImportError as exc:
+        raise BackendUnavailable(f"backend {name!r} cannot be imported: {exc}") from exc
+
+
+def _create(name):
+    name = _normalize(name)
     if name not in _instances:
-        try:
-            module = importlib.import_module(_MODULES[name])
-        except ImportError as exc:
-            raise BackendUnavailable(f"backend {name!r} cannot be imported: {exc}") from exc
-        _instances[name] = module.create()
+        _instances[name] = _module(name).create()
     return _instances[name]
 
 
 def unavailable_reason(name):
-    """None if backend `name` works here, else a sentence saying why not."""
+    """None if backend `name` can be used here, else a sentence saying why not. Cheap: it
+    builds no kernels and tunes nothing."""
+    name = _normalize(name)
+    if name not in _MODULES:
+        return f"unknown backend {name!r}; known backends: {sorted(_MODULES)}"
     try:
+        if name in _instances:
+            return None
+        probe = getattr(_module(name), "unavailable_reason", None)
+        if probe is not None:
+            return probe()
         _create(name)
         return None
     except BackendUnavailable as exc:
@@ -48,12 +70,12 @@ def unavailable_reason(name):
 
 
 def available_backends():
-    """Names of the backends usable on this machine."""
+    """Names of the backends usable on this machine (cheap: see unavailable_reason)."""
     return [name for name in _MODULES if unavailable_reason(name) is None]
 
 
 def set_backend(name):
-    """Make backend `name` ("cpu", "opencl" or "numpy") the active one and return it.
+    """Make backend `name` ("cpu", "opencl" or "numpy", any case) the active one and return it.
 
     A Backend instance is accepted too (tests use NumpyBackend(dtype="float64")).
     """
@@ -64,6 +86,7 @@ def set_backend(name):
     if not isinstance(name, str):
         raise TypeError(f"set_backend: name must be a backend name or a Backend, "
                         f"got {type(name).__name__}")
+    name = _normalize(name)
     try:
         backend = _create(name)
     except BackendUnavailable as exc:
@@ -73,15 +96,29 @@ def set_backend(name):
     return backend
 
 
+def _set_requested(requested):
+    """set_backend(MINIDL_BACKEND's value), its errors saying where the name came from."""
+    try:
+        return set_backend(requested)
+    except ValueError as exc:
+        raise ValueError(f"MINIDL_BACKEND={requested!r}: {exc}") from None
+    except BackendUnavailable as exc:
+        raise BackendUnavailable(f"MINIDL_BACKEND={requested!r}: {exc}") from None
+
+
 def get_backend():
     """The active backend; picks MINIDL_BACKEND or the default on first use."""
     if _active is None:
-        requested = os.environ.get("MINIDL_BACKEND")
+        requested = settings.current().backend
         if requested:
-            return set_backend(requested)
+            return _set_requested(requested)
         for name in DEFAULT_ORDER:
             if unavailable_reason(name) is None:
-                return set_backend(name)
+                try:
+                    return set_backend(name)
+                except BackendUnavailable:
+                    continue  # the cheap check passed but the backend would not start
+        raise BackendUnavailable(f"no backend of {list(DEFAULT_ORDER)} is usable here")
     return _active
 
 

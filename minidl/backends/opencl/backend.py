@@ -11,8 +11,9 @@ import math
 import numpy as np
 
 from ... import activations
-from ..base import Backend, Window2D
+from ..base import Backend
 from ..checks import check_concat, check_shape
+from .conv import ConvOps, window_args
 from .gemm import Gemm
 from .runtime import Runtime
 from .tensor import CLTensor
@@ -22,25 +23,31 @@ from . import tuner
 LOCAL_1D = 64          # work-group size of the one-dimensional kernels ...
 MIN_GROUPS = 8         # ... shrunk so that a small launch still spreads over several groups
 COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
-# Convolutions with at least this many filters skip im2col (an implicit GEMM reads the patches
-# from x; measured 2-3x faster on PoCL): with fewer, most of its RN-filter blocks is padding.
-IMPLICIT_CONV_MIN_FILTERS = 8
 
 
-class OpenCLBackend(TrainingOps, Backend):
-    """The contract's memory, elementwise, GEMM, convolution, pooling, normalization and dropout
-    ops here; losses, metrics, reductions and optimizer updates in training_ops.TrainingOps."""
+class OpenCLBackend(TrainingOps, ConvOps, Backend):
+    """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
+    convolutions in conv.ConvOps; losses, metrics, reductions and optimizer updates in
+    training_ops.TrainingOps."""
 
     name = "opencl"
     dtype = "float32"
 
     def __init__(self, runtime=None, gemm_params=None):
         self.rt = runtime or Runtime()
-        params = gemm_params or tuner.gemm_params(self.rt)
-        self.gemm_engine = Gemm(self.rt, params)
+        self._gemm_params = gemm_params
+        self._gemm_engine = None   # chosen (and on a new device tuned) by the first GEMM
         self._scratch = {}   # name -> CLTensor grown on demand, reused by every later call
         self._local_1d = min(LOCAL_1D, self.rt.max_work_group_size)
-        self.rt.reset_stats()   # the tuner's check reads do not belong to the user's counts
+
+    @property
+    def gemm_engine(self):
+        """The Gemm in use. Its parameters are chosen on first use, not when the backend is
+        made, so that listing or selecting backends never starts the tuner."""
+        if self._gemm_engine is None:
+            with self.rt.uncounted():  # the tuner's transfers are not the user's
+                self._gemm_engine = Gemm(self.rt, self._gemm_params or tuner.gemm_params(self.rt))
+        return self._gemm_engine
 
     # ------------------------------------------------------------ helpers
     def _kernel(self, filename, name):
@@ -134,7 +141,7 @@ class OpenCLBackend(TrainingOps, Backend):
         info = {"name": self.name}
         info.update(self.rt.info())
         info["gemm"] = dict(self.gemm_engine.params)
-        info["gemm_source"] = tuner.last_source(self.rt)
+        info["gemm_source"] = "given" if self._gemm_params else tuner.last_source(self.rt)
         return info
 
     def stats(self):
@@ -226,114 +233,6 @@ class OpenCLBackend(TrainingOps, Backend):
         self.rt.launch(kernel, global_size, (tile, tile), out, x, rows, cols)
         return out
 
-    # ------------------------------------------------------ convolution
-    def _window_args(self, plan):
-        return (plan.h, plan.w, plan.c, plan.oh, plan.ow, plan.kh, plan.kw, plan.sh, plan.sw,
-                plan.pad_top, plan.pad_left)
-
-    def _implicit_conv(self, plan):
-        return (self.gemm_engine.has_implicit_conv and plan.oc >= IMPLICIT_CONV_MIN_FILTERS
-                and not self._is_pointwise(plan))
-
-    def _is_pointwise(self, plan):
-        """A 1x1, stride-1, unpadded convolution needs no im2col: x itself is the cols matrix."""
-        return (plan.kh == plan.kw == plan.sh == plan.sw == 1
-                and plan.pad_top == plan.pad_bottom == plan.pad_left == plan.pad_right == 0)
-
-    def _cols(self, plan):
-        """The im2col matrix (N*OH*OW, KH*KW*C) of `plan`. Every convolution shares one scratch
-        buffer (it only grows): the queue runs ops one after another, so one is enough, and
-        memory holds the largest layer's matrix instead of the sum over layers."""
-        return self._scratch_tensor("im2col", (plan.n * plan.oh * plan.ow, plan.kh * plan.kw * plan.c))
-
-    def _im2col(self, x, plan):
-        if self._is_pointwise(plan):
-            return self.reshape(x, (plan.n * plan.h * plan.w, plan.c))
-        cols = self._cols(plan)
-        runs = cols.shape[0] * plan.kh   # one work-item per (cols row, kernel row)
-        self._run1d("conv.cl", "im2col", runs, cols, x, *self._window_args(plan), runs)
-        return cols
-
-    def _check_conv(self, op, plan, names, tensors):
-        kernel = (plan.kh, plan.kw, plan.c, plan.oc)
-        expected = {"x": plan.in_shape, "dx": plan.in_shape, "out": plan.out_shape,
-                    "dout": plan.out_shape, "weight": kernel, "dweight": kernel,
-                    "bias": (plan.oc,), "dbias": (plan.oc,)}
-        for name, tensor in zip(names, tensors):
-            if tensor is not None:
-                self._check(op, name, tensor, expected[name])
-
-    def conv2d_forward(self, out, x, weight, bias, plan):
-        self._check_conv("conv2d_forward", plan, ("out", "x", "weight", "bias"), (out, x, weight, bias))
-        if self._implicit_conv(plan):
-            self.gemm_engine.conv_forward(out, x, weight, bias, plan)
-            return
-        cols = self._im2col(x, plan)
-        rows = cols.shape[0]
-        w2 = self.reshape(weight, (cols.shape[1], plan.oc))
-        out2 = self.reshape(out, (rows, plan.oc))
-        self.gemm(out2, cols, w2)
-        if bias is not None:
-            self.bias_add(out2, out2, bias)
-
-    def conv2d_backward_data(self, dx, dout, weight, plan):
-        self._check_conv("conv2d_backward_data", plan, ("dx", "dout", "weight"), (dx, dout, weight))
-        kkc = plan.kh * plan.kw * plan.c
-        dout2 = self.reshape(dout, (plan.n * plan.oh * plan.ow, plan.oc))
-        w2 = self.reshape(weight, (kkc, plan.oc))
-        if self._is_pointwise(plan):
-            self.gemm(self.reshape(dx, (plan.n * plan.h * plan.w, plan.c)), dout2, w2, trans_b=True)
-            return
-        # stride 1 and enough input channels (the rotated convolution's filters): see below
-        if plan.sh == plan.sw == 1 and self._implicit_conv(self._flipped_plan(plan)):
-            self._backward_data_as_convolution(dx, dout, weight, plan)
-            return
-        dcols = self._cols(plan)
-        self.gemm(dcols, dout2, w2, trans_b=True)
-        pixels = plan.n * plan.h * plan.w
-        self._run1d("conv.cl", "col2im", pixels, dx, dcols, *self._window_args(plan), pixels)
-
-    @staticmethod
-    def _flipped_plan(plan):
-        """The geometry of the convolution that computes a stride-1 convolution's input gradient
-        (kept in plan.scratch)."""
-        flipped = plan.scratch.get("opencl_flipped_plan")
-        if flipped is None:
-            flipped = Window2D(plan.n, plan.oh, plan.ow, plan.oc, plan.kh, plan.kw, 1, 1,
-                               plan.kh - 1 - plan.pad_top, plan.kh - 1 - plan.pad_bottom,
-                               plan.kw - 1 - plan.pad_left, plan.kw - 1 - plan.pad_right,
-                               plan.h, plan.w, plan.c)
-            plan.scratch["opencl_flipped_plan"] = flipped
-        return flipped
-
-    def _backward_data_as_convolution(self, dx, dout, weight, plan):
-        """dx of a stride-1 convolution is itself a convolution: dout padded by (KH-1-top,
-        KH-1-bottom, KW-1-left, KW-1-right), with the filters rotated by 180 degrees and C, F
-        swapped. As an implicit GEMM it costs what the forward pass costs, instead of a GEMM
-        into a large dcols matrix and a col2im pass over it."""
-        flipped = plan.scratch.get("opencl_flipped_weight")
-        if flipped is None:
-            flipped = self.rt.alloc((plan.kh, plan.kw, plan.oc, plan.c))
-            plan.scratch["opencl_flipped_weight"] = flipped
-        taps = plan.kh * plan.kw * plan.oc
-        self._run1d("conv.cl", "flip_filters", taps, flipped, weight, plan.kh, plan.kw, plan.c,
-                    plan.oc, taps)
-        self.gemm_engine.conv_forward(dx, dout, flipped, None, self._flipped_plan(plan))
-
-    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
-        self._check_conv("conv2d_backward_filter", plan, ("dweight", "dbias", "dout", "x"),
-                         (dweight, dbias, dout, x))
-        if self._implicit_conv(plan):
-            self.gemm_engine.conv_backward_filter(dweight, x, dout, plan)
-            if dbias is not None:
-                self.bias_grad(dbias, self.reshape(dout, (plan.n * plan.oh * plan.ow, plan.oc)))
-            return
-        cols = self._im2col(x, plan)
-        dout2 = self.reshape(dout, (cols.shape[0], plan.oc))
-        self.gemm(self.reshape(dweight, (cols.shape[1], plan.oc)), cols, dout2, trans_a=True)
-        if dbias is not None:
-            self.bias_grad(dbias, dout2)
-
     # ---------------------------------------------------------- pooling
     def _check_pool(self, op, plan, names, tensors):
         expected = {"x": plan.in_shape, "dx": plan.in_shape, "out": plan.out_shape,
@@ -346,24 +245,24 @@ class OpenCLBackend(TrainingOps, Backend):
         if argmax.dtype != np.int32:
             raise TypeError(f"opencl max_pool2d_forward: argmax must be int32, got {argmax.dtype}")
         pixels = plan.n * plan.oh * plan.ow
-        self._run1d("pool.cl", "max_pool_forward", pixels, out, argmax, x,
-                    *self._window_args(plan), pixels)
+        self._run1d("pool.cl", "max_pool2d_forward", pixels, out, argmax, x,
+                    *window_args(plan), pixels)
 
     def max_pool2d_backward(self, dx, dout, argmax, plan):
         self._check_pool("max_pool2d_backward", plan, ("dx", "dout", "argmax"), (dx, dout, argmax))
         pixels = plan.n * plan.h * plan.w
-        self._run1d("pool.cl", "max_pool_backward", pixels, dx, dout, argmax,
-                    *self._window_args(plan), pixels)
+        self._run1d("pool.cl", "max_pool2d_backward", pixels, dx, dout, argmax,
+                    *window_args(plan), pixels)
 
     def avg_pool2d_forward(self, out, x, plan):
         self._check_pool("avg_pool2d_forward", plan, ("out", "x"), (out, x))
         pixels = plan.n * plan.oh * plan.ow
-        self._run1d("pool.cl", "avg_pool_forward", pixels, out, x, *self._window_args(plan), pixels)
+        self._run1d("pool.cl", "avg_pool2d_forward", pixels, out, x, *window_args(plan), pixels)
 
     def avg_pool2d_backward(self, dx, dout, plan):
         self._check_pool("avg_pool2d_backward", plan, ("dx", "dout"), (dx, dout))
         pixels = plan.n * plan.h * plan.w
-        self._run1d("pool.cl", "avg_pool_backward", pixels, dx, dout, *self._window_args(plan), pixels)
+        self._run1d("pool.cl", "avg_pool2d_backward", pixels, dx, dout, *window_args(plan), pixels)
 
     def global_avg_pool_forward(self, out, x):
         n, h, w, c = x.shape
@@ -429,18 +328,18 @@ class OpenCLBackend(TrainingOps, Backend):
                                            "moving_var": moving_var})
         self._column_sums(mean, x, 1.0 / m, accumulate=False)
         partial = self._scratch_tensor("column_partial", (parts, c))
-        self._run1d("batchnorm.cl", "bn_sqdev_partial", parts, partial, x, mean, m, c,
+        self._run1d("batchnorm.cl", "batchnorm_sqdev_partial", parts, partial, x, mean, m, c,
                     rows_per_part, parts)
-        self.rt.launch(self._kernel("batchnorm.cl", "bn_finish_train"), (c,), None,
+        self.rt.launch(self._kernel("batchnorm.cl", "batchnorm_forward_train_finish"), (c,), None,
                        invstd, moving_mean, moving_var, mean, partial, parts, c, m,
                        float(momentum), float(epsilon))
-        self._run1d("batchnorm.cl", "bn_normalize", m, out, x, mean, invstd, gamma, beta, m, c)
+        self._run1d("batchnorm.cl", "batchnorm_normalize", m, out, x, mean, invstd, gamma, beta, m, c)
 
     def batchnorm_forward_infer(self, out, x, gamma, beta, moving_mean, moving_var, epsilon):
         self._check_same_size("batchnorm_forward_infer", ("out", "x"), (out, x))
         m, c, _, _ = self._bn_geometry("batchnorm_forward_infer", x, {
             "gamma": gamma, "beta": beta, "moving_mean": moving_mean, "moving_var": moving_var})
-        self._run1d("batchnorm.cl", "bn_infer", m, out, x, gamma, beta, moving_mean,
+        self._run1d("batchnorm.cl", "batchnorm_forward_infer", m, out, x, gamma, beta, moving_mean,
                     moving_var, float(epsilon), m, c)
 
     def batchnorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
@@ -450,11 +349,11 @@ class OpenCLBackend(TrainingOps, Backend):
                                       "invstd": invstd, "gamma": gamma})
         partial_dbeta = self._scratch_tensor("column_partial", (parts, c))
         partial_dgamma = self._scratch_tensor("column_partial_2", (parts, c))
-        self._run1d("batchnorm.cl", "bn_backward_partial", parts, partial_dbeta, partial_dgamma,
+        self._run1d("batchnorm.cl", "batchnorm_backward_partial", parts, partial_dbeta, partial_dgamma,
                     dout, x, mean, invstd, m, c, rows_per_part, parts)
-        self.rt.launch(self._kernel("batchnorm.cl", "bn_backward_finish"), (c,), None,
+        self.rt.launch(self._kernel("batchnorm.cl", "batchnorm_backward_finish"), (c,), None,
                        dgamma, dbeta, partial_dgamma, partial_dbeta, parts, c)
-        self._run1d("batchnorm.cl", "bn_backward_dx", m, dx, dout, x, mean, invstd, gamma,
+        self._run1d("batchnorm.cl", "batchnorm_backward_dx", m, dx, dout, x, mean, invstd, gamma,
                     dgamma, dbeta, m, c)
 
     # ---------------------------------------------------------- dropout

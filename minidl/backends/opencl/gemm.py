@@ -1,5 +1,4 @@
-"""SGEMM on the device: the two kernel families, their parameter sets and the launch logic,
-and the implicit-GEMM convolutions that share the direct family's register blocking.
+"""SGEMM on the device: the two kernel families, their parameter sets and the launch logic.
 
 A parameter set is a plain dict (it is stored as JSON by the tuner):
   {"family": "direct", "RM": 8, "VW": 16, "VN": 2, "local": [1, 4]}   (kernels/gemm_direct.cl)
@@ -86,91 +85,54 @@ def split_k_slices(blocks, k):
 
 class Gemm:
     """C = alpha * op(A) @ B + beta * C on the device with one parameter set (B not transposed:
-    the backend transposes a trans_b operand first). With the direct family it also runs the
-    convolution forward pass and filter gradient as implicit GEMMs (kernels/conv_direct.cl),
-    built with the same RM, VW, VN."""
+    the backend transposes a trans_b operand first). The direct family's pieces (its defines,
+    B panel packing, split-K sums, work-group choice and scratch buffers) also serve the
+    implicit-GEMM convolutions of conv.py, which use the same register blocks."""
 
     def __init__(self, runtime, params):
         check_params(params, runtime)
         self.rt = runtime
         self.params = dict(params)
+        self.family = params["family"]
         self.block_rows, self.block_cols = block_shape(params)
         self._sum_slices = runtime.kernel("gemm_util.cl", "gemm_sum_slices")
-        self._scratches = {}   # "b_panels", "split_k" -> grow-only tensors
+        self._scratches = {}   # "b_panels", "split_k", "zeros" -> grow-only tensors
+
+    def direct_defines(self, **extra):
+        """The -D defines of the direct family's register blocks (RM, VW, VN), plus `extra`."""
+        defines = {k: self.params[k] for k in DIRECT_KEYS}
+        defines.update(extra)
+        return defines
 
     def _blocked_kernel(self, trans_a, single_row=False):
         p = self.params
-        if p["family"] == "direct":
-            return self._direct_kernel("gemm_direct", trans_a, single_row)
+        if self.family == "direct":
+            defines = self.direct_defines(TRANS_A=int(trans_a))
+            if single_row:
+                defines["RM"] = 1
+            return self.rt.kernel("gemm_direct.cl", "gemm_direct", defines)
         defines = {k: p[k] for k in TILED_KEYS}
         defines["TRANS_A"] = int(trans_a)
         return self.rt.kernel("gemm_tiled.cl", "gemm_tiled", defines)
 
-    def _direct_kernel(self, name, trans_a=False, single_row=False):
-        defines = {k: self.params[k] for k in DIRECT_KEYS}
-        defines["TRANS_A"] = int(trans_a)
-        if single_row:
-            defines["RM"] = 1
-        return self.rt.kernel("gemm_direct.cl", name, defines)
+    def pack_b_panels(self, panels, b, rows, cols):
+        """panels (ceil(cols / RN), rows, RN) = b (rows, cols) cut into column panels of the
+        direct family's width RN, the last one zero-padded."""
+        # built with the defines of the trans_a=False product: one program for both
+        kernel = self.rt.kernel("gemm_direct.cl", "pack_b_panels", self.direct_defines(TRANS_A=0))
+        self.rt.launch(kernel, (rows,), None, panels, b, rows, cols)
 
-    @property
-    def has_implicit_conv(self):
-        """Whether conv_forward (kernels/conv_direct.cl) is available: the direct family only."""
-        return self.params["family"] == "direct"
-
-    def conv_forward(self, out, x, weight, bias, plan):
-        """out (N, OH, OW, F) = conv(x (N, H, W, C), weight (KH, KW, C, F)) + bias (F,) or None,
-        as an implicit GEMM with this parameter set's register blocks (no im2col matrix)."""
-        kkc, f = plan.kh * plan.kw * plan.c, plan.oc
-        panels = self._scratch("b_panels", -(-f // self.block_cols) * kkc * self.block_cols)
-        self.rt.launch(self._direct_kernel("pack_b_panels"), (kkc,), None, panels, weight, kkc, f)
-        zeros = self._zeros(plan.c)
-        rows = plan.n * plan.oh * plan.ow
-        global_size = (-(-f // self.block_cols), -(-rows // self.block_rows))
-        defines = {k: self.params[k] for k in DIRECT_KEYS}
-        kernel = self.rt.kernel("conv_direct.cl", "conv_direct", defines)
-        self.rt.launch(kernel, global_size, self._direct_local_size(global_size),
-                       out, x, panels, weight if bias is None else bias, int(bias is not None),
-                       zeros, plan.h, plan.w, plan.c, plan.oh, plan.ow, plan.kh, plan.kw,
-                       plan.sh, plan.sw, plan.pad_top, plan.pad_left, rows, f)
-
-    def conv_backward_filter(self, dweight, x, dout, plan):
-        """dweight (KH, KW, C, F) = the filter gradient of a convolution, from its input x
-        (N, H, W, C) and output gradient dout (N, OH, OW, F), as an implicit GEMM summed over
-        the output pixels in split-K slices (no im2col matrix)."""
-        kkc, f = plan.kh * plan.kw * plan.c, plan.oc
-        rows = plan.n * plan.oh * plan.ow
-        panels = -(-f // self.block_cols)
-        if f % self.block_cols == 0:
-            b, ldb, panel_stride = dout, f, self.block_cols
-        else:  # the last block would read past each row of dout: pack it into padded panels
-            b = self._scratch("b_panels", panels * rows * self.block_cols)
-            self.rt.launch(self._direct_kernel("pack_b_panels"), (rows,), None, b, dout, rows, f)
-            ldb, panel_stride = self.block_cols, rows * self.block_cols
-        row_blocks = -(-kkc // self.block_rows)
-        slices = split_k_slices(row_blocks * panels, rows)
-        rows_per_slice = -(-rows // slices)
-        target = dweight if slices == 1 else self._scratch("split_k", slices * kkc * f)
-        defines = {k: self.params[k] for k in DIRECT_KEYS}
-        kernel = self.rt.kernel("conv_direct.cl", "conv_filter_grad", defines)
-        self.rt.launch(kernel, (panels, row_blocks, slices), None, target, x, b, ldb,
-                       panel_stride, self._zeros(self.block_rows), plan.h, plan.w, plan.c,
-                       plan.oh, plan.ow, plan.kw, plan.sh, plan.sw, plan.pad_top, plan.pad_left,
-                       kkc, f, rows, rows_per_slice, kkc * f)
-        if slices > 1:
-            self._sum_into(dweight, target, slices, kkc * f, 1.0, 0.0)
-
-    def _sum_into(self, c, partial, slices, size, alpha, beta):
+    def sum_slices(self, c, partial, slices, size, alpha, beta):
         """c (size,) = alpha * the sum of `slices` consecutive (size,) slices of partial + beta * c."""
         local = 64 if size >= 64 * 8 else 1
         self.rt.launch(self._sum_slices, (-(-size // local) * local,), (local,),
                        c, partial, slices, alpha, beta, size)
 
-    def _zeros(self, size):
-        """A scratch run of at least `size` zeros (padding taps of conv_forward read it)."""
+    def zeros(self, size):
+        """A scratch run of at least `size` zeros (the implicit convolutions' padding taps read it)."""
         held = self._scratches.get("zeros")
         if held is None or held.size < size:
-            held = self._scratch("zeros", size)
+            held = self.scratch("zeros", size)
             fill = self.rt.kernel("elementwise.cl", "fill_float")
             self.rt.launch(fill, (held.size,), None, held, 0.0, held.size)
         return held
@@ -179,10 +141,10 @@ class Gemm:
         """Build both programs (trans_a False and True) now rather than on the first call."""
         for trans_a in (False, True):
             self._blocked_kernel(trans_a)
-            if self.params["family"] == "direct":
+            if self.family == "direct":
                 self._blocked_kernel(trans_a, single_row=True)
 
-    def _direct_local_size(self, global_size):
+    def direct_local_size(self, global_size):
         """The configured work-group size if it divides the global size, else None (the driver
         chooses: on PoCL that beats groups of one work-item, which pay a per-group overhead)."""
         local = self.params.get("local")
@@ -190,7 +152,7 @@ class Gemm:
             return None
         return tuple(local)
 
-    def _scratch(self, name, size):
+    def scratch(self, name, size):
         """A grow-only scratch tensor of at least `size` floats, kept between calls."""
         held = self._scratches.get(name)
         if held is None or held.size < size:
@@ -203,22 +165,22 @@ class Gemm:
         alpha, beta = float(alpha), float(beta)
         if m == 0 or n == 0:
             return
-        if self.params["family"] == "tiled":
+        if self.family == "tiled":
             self._launch_tiled(c, a, b, m, n, k, trans_a, alpha, beta)
             return
         col_blocks = -(-n // self.block_cols)
         if n != self.block_cols and k:  # else b (k, RN) is its own single panel
-            panels = self._scratch("b_panels", col_blocks * k * self.block_cols)
-            self.rt.launch(self._direct_kernel("pack_b_panels"), (k,), None, panels, b, k, n)
+            panels = self.scratch("b_panels", col_blocks * k * self.block_cols)
+            self.pack_b_panels(panels, b, k, n)
             b = panels
         slices = split_k_slices(max(1, m // self.block_rows) * col_blocks, k)
         if slices == 1:
             self._launch_direct(c, a, b, m, n, k, trans_a, alpha, beta, k, 0, 1)
             return
         k_slice = -(-k // slices)
-        partial = self._scratch("split_k", slices * m * n)
+        partial = self.scratch("split_k", slices * m * n)
         self._launch_direct(partial, a, b, m, n, k, trans_a, 1.0, 0.0, k_slice, m * n, slices)
-        self._sum_into(c, partial, slices, m * n, alpha, beta)
+        self.sum_slices(c, partial, slices, m * n, alpha, beta)
 
     def _launch_direct(self, c, a, b_panels, m, n, k, trans_a, alpha, beta, k_slice,
                        c_slice_stride, slices):
@@ -229,7 +191,7 @@ class Gemm:
         args = (k, lda, n, alpha, beta, k_slice, c_slice_stride)
         if rows:
             global_size = (col_blocks, rows // self.block_rows)
-            local = self._direct_local_size(global_size)
+            local = self.direct_local_size(global_size)
             if local is not None and slices > 1:
                 local = local + (1,)
             self.rt.launch(self._blocked_kernel(trans_a), _with_slices(global_size, slices),

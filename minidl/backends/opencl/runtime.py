@@ -4,27 +4,45 @@ Everything the backend does on the device goes through five calls:
 `alloc`, `write` (host->device), `read` (device->host), `program` (build once,
 cached) and `launch`. The only host<->device copies are `write` and `read`,
 and they are counted so that a test can assert a training step makes none.
+Every program is kernels/common.cl (the macros the kernel files share) followed by its own file.
 """
 
+import contextlib
 import os
 from importlib import resources
 
 import numpy as np
 import pyopencl as cl
 
+from ... import settings
 from .tensor import CLTensor, as_dtype
 
 DEVICE_ENV = "MINIDL_OPENCL_DEVICE"
-THREADS_ENV = "MINIDL_NUM_THREADS"
+COMMON_SOURCE = "common.cl"
 # PoCL's CPU device takes its thread count from these when the platform starts (3.x, 4.x and later)
 POCL_THREAD_ENVS = ("POCL_MAX_PTHREAD_COUNT", "POCL_CPU_MAX_CU_COUNT")
-# Options every program is built with. No -cl-fast-relaxed-math: all_finite must see inf and nan.
+# Options every program is built with. No -cl-fast-relaxed-math: all_finite and the NaN checks
+# of common.cl (is_nan is x != x) must see inf and nan.
 BASE_BUILD_OPTIONS = ("-cl-mad-enable",)
+
+
+class NoDevice(LookupError):
+    """No OpenCL platform or device is installed here."""
+
+
+class DeviceNotFound(LookupError):
+    """MINIDL_OPENCL_DEVICE (or the spec given) names no installed device; the message lists them."""
 
 
 def kernel_source(filename):
     """The text of kernels/<filename>, shipped as package data."""
     return resources.files(__package__).joinpath("kernels", filename).read_text()
+
+
+def program_source(filename):
+    """What is built for kernels/<filename>: common.cl, then the file (a #line directive keeps
+    the compiler's line numbers those of the file)."""
+    return f"{kernel_source(COMMON_SOURCE)}\n#line 1\n{kernel_source(filename)}"
 
 
 def _matches(selector, index, name):
@@ -37,16 +55,15 @@ def _matches(selector, index, name):
 def pass_thread_limit_to_pocl():
     """Give PoCL's CPU device minidl's thread count (MINIDL_NUM_THREADS), unless PoCL's own
     variables are set. It only takes effect before the first OpenCL platform query."""
-    threads = os.environ.get(THREADS_ENV)
+    threads = settings.current().num_threads
     if threads:
         for name in POCL_THREAD_ENVS:
-            os.environ.setdefault(name, threads)
+            os.environ.setdefault(name, str(threads))
 
 
-def select_device(spec=None):
-    """(platform, device) chosen by `spec` ("platform:device", each an index or a name
-    substring, or one substring matched against device names); without a spec the first
-    GPU of any platform, else the first device."""
+def list_devices():
+    """[(platform index, platform, device index, device)] of every installed OpenCL device;
+    raises NoDevice (saying why) when there is none. Opens no context and builds nothing."""
     pass_thread_limit_to_pocl()
     try:
         platforms = cl.get_platforms()
@@ -63,7 +80,30 @@ def select_device(spec=None):
             found = []
         devices.extend((p_index, platform, d_index, device) for d_index, device in enumerate(found))
     if not devices:
-        raise LookupError(f"no OpenCL device found ({reason})")
+        raise NoDevice(f"no OpenCL device found ({reason})")
+    return devices
+
+
+def device_kind(device):
+    """One of "GPU", "CPU", "accelerator", "other" (drivers may add the DEFAULT bit to any)."""
+    for bit, name in ((cl.device_type.GPU, "GPU"), (cl.device_type.CPU, "CPU"),
+                      (cl.device_type.ACCELERATOR, "accelerator")):
+        if device.type & bit:
+            return name
+    return "other"
+
+
+def describe_devices(devices):
+    """One line naming each device as MINIDL_OPENCL_DEVICE selects it: "0:0 Platform / Device (CPU)"."""
+    return "; ".join(f"{pi}:{di} {p.name} / {d.name} ({device_kind(d)})" for pi, p, di, d in devices)
+
+
+def select_device(spec=None):
+    """(platform, device) chosen by `spec` ("platform:device", each an index or a name
+    substring, or one substring matched against device names); without a spec the first
+    GPU of any platform, else the first device. Raises NoDevice, or DeviceNotFound when
+    devices exist but `spec` matches none of them."""
+    devices = list_devices()
     if spec:
         if ":" in spec:
             p_sel, d_sel = spec.split(":", 1)
@@ -72,8 +112,11 @@ def select_device(spec=None):
         else:
             chosen = [(p, d) for _, p, _, d in devices if _matches(spec, -1, d.name)]
         if not chosen:
-            listing = ", ".join(f"{pi}:{di} {p.name} / {d.name}" for pi, p, di, d in devices)
-            raise LookupError(f"{DEVICE_ENV}={spec!r} matches no OpenCL device; devices: {listing}")
+            raise DeviceNotFound(
+                f"{DEVICE_ENV}={spec!r} matches no OpenCL device here; the devices are: "
+                f"{describe_devices(devices)}. Set {DEVICE_ENV} to \"platform:device\" (indices or "
+                f"name substrings) or to a device name substring, or unset it for the first GPU, "
+                f"else the first device")
         return chosen[0]
     gpus = [(p, d) for _, p, _, d in devices if d.type & cl.device_type.GPU]
     if gpus:
@@ -86,7 +129,7 @@ class Runtime:
 
     def __init__(self, spec=None):
         if spec is None:
-            spec = os.environ.get(DEVICE_ENV)
+            spec = settings.current().opencl_device
         self.platform, self.device = select_device(spec)
         self.context = cl.Context([self.device])
         self.queue = cl.CommandQueue(self.context, self.device)
@@ -103,12 +146,8 @@ class Runtime:
 
     @property
     def device_type(self):
-        """One of "GPU", "CPU", "accelerator", "other" (drivers may add the DEFAULT bit to any)."""
-        for bit, name in ((cl.device_type.GPU, "GPU"), (cl.device_type.CPU, "CPU"),
-                          (cl.device_type.ACCELERATOR, "accelerator")):
-            if self.device.type & bit:
-                return name
-        return "other"
+        """One of "GPU", "CPU", "accelerator", "other"."""
+        return device_kind(self.device)
 
     @property
     def is_cpu(self):
@@ -136,6 +175,15 @@ class Runtime:
 
     def reset_stats(self):
         self.h2d_count = self.h2d_bytes = self.d2h_count = self.d2h_bytes = 0
+
+    @contextlib.contextmanager
+    def uncounted(self):
+        """Transfers made inside this block (the tuner's) are left out of the counters."""
+        saved = (self.h2d_count, self.h2d_bytes, self.d2h_count, self.d2h_bytes)
+        try:
+            yield
+        finally:
+            self.h2d_count, self.h2d_bytes, self.d2h_count, self.d2h_bytes = saved
 
     # ------------------------------------------------------------------ memory
     def alloc(self, shape, dtype="float32"):
@@ -180,14 +228,15 @@ class Runtime:
 
     # ---------------------------------------------------------------- programs
     def program(self, filename, defines=None):
-        """The program built from kernels/<filename> with -D`defines`, built once and cached."""
+        """The program built from common.cl and kernels/<filename> with -D`defines`, built once
+        and cached."""
         options = list(BASE_BUILD_OPTIONS)
         for name, value in sorted((defines or {}).items()):
             options.append(f"-D{name}={value}")
         key = (filename, tuple(options))
         program = self._programs.get(key)
         if program is None:
-            source = kernel_source(filename)
+            source = program_source(filename)
             try:
                 # pyopencl also keeps built binaries in its on-disk cache between processes
                 program = cl.Program(self.context, source).build(options=options)

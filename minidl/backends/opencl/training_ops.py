@@ -28,20 +28,21 @@ class TrainingOps:
     def softmax_cross_entropy_forward(self, probs, loss, logits, targets):
         rows, k = self._check_targets("softmax_cross_entropy_forward", logits, targets)
         self._check("softmax_cross_entropy_forward", "loss", loss, (rows,))
-        name = "softmax_ce_forward_sparse" if is_sparse(targets) else "softmax_ce_forward_dense"
+        name = ("softmax_cross_entropy_forward_sparse" if is_sparse(targets)
+                else "softmax_cross_entropy_forward_dense")
         self._run1d("loss.cl", name, rows, probs, loss, logits, targets, rows, k)
 
     def softmax_cross_entropy_backward(self, dlogits, probs, targets, scale):
         rows, k = self._check_targets("softmax_cross_entropy_backward", probs, targets)
         if is_sparse(targets):
-            self._run1d("loss.cl", "softmax_ce_backward_sparse", probs.size, dlogits, probs,
-                        targets, float(scale), k, probs.size)
+            self._run1d("loss.cl", "softmax_cross_entropy_backward_sparse", probs.size, dlogits,
+                        probs, targets, float(scale), k, probs.size)
         else:
             self.axpby(dlogits, scale, probs, -scale, targets)
 
     def sigmoid_cross_entropy_forward(self, probs, loss, logits, targets):
         rows, k = self._check_targets("sigmoid_cross_entropy_forward", logits, targets)
-        self._run1d("loss.cl", "sigmoid_ce_forward", rows, probs, loss, logits, targets, rows, k)
+        self._run1d("loss.cl", "sigmoid_cross_entropy_forward", rows, probs, loss, logits, targets, rows, k)
 
     def sigmoid_cross_entropy_backward(self, dlogits, probs, targets, scale):
         k = probs.shape[-1]
@@ -131,7 +132,7 @@ class TrainingOps:
     def clip_by_norm(self, g, clipnorm):
         sumsq = self._scratch_tensor("clip_sumsq", (1,))
         self._reduce(sumsq, "sumsq_partial", "sum_finish", (g,), g.size, (1.0, 0))
-        self._run1d("reduce.cl", "scale_by_norm", g.size, g, sumsq, float(clipnorm), g.size)
+        self._run1d("reduce.cl", "clip_by_norm_scale", g.size, g, sumsq, float(clipnorm), g.size)
 
     def sgd_update(self, w, g, velocity, lr, momentum, nesterov, weight_decay):
         if velocity is None:

@@ -1,27 +1,31 @@
 """Pick the SGEMM kernel and its parameters for a device by timing candidates on it.
 
-The choice is remembered per device (platform, device name and driver version)
-in MINIDL_HOME/opencl_tuning.json (default ~/.minidl/opencl_tuning.json), so a
-device is tuned once. MINIDL_OPENCL_TUNE=0 neither tunes nor reads stored results: it
-uses gemm.default_params, so runs (tests in particular) do not depend on the machine's
-history. Run it by hand with
+The opencl backend tunes on its first GEMM on a device it has not seen (up to
+TIME_BUDGET_S seconds, announced by one line on stderr), never when backends are
+listed or selected. The choice is remembered per device (platform, device name and
+driver version) in MINIDL_HOME/opencl_tuning.json (default ~/.minidl/opencl_tuning.json),
+so a device is tuned once. MINIDL_OPENCL_TUNE=0 neither tunes nor reads stored results:
+it uses gemm.default_params, so runs (tests in particular) do not depend on the machine's
+history. Run by hand, it tunes the selected device again and replaces the stored choice:
 
-    python -m minidl.backends.opencl.tuner [--force] [--size 1024]
+    python -m minidl.backends.opencl.tuner [--size 1024]    # re-tune now
+    python -m minidl.backends.opencl.tuner --show           # print the stored choice
 """
 
 import argparse
 import json
 import os
+import sys
 import time
 
 import numpy as np
 
+from ... import settings
 from ...io import atomic_write
 from .gemm import DIRECT_DEFAULT, TILED_DEFAULT, Gemm, check_params, default_params
 
-TUNE_ENV = "MINIDL_OPENCL_TUNE"
-HOME_ENV = "MINIDL_HOME"
 CACHE_FILE = "opencl_tuning.json"
+MAX_CACHE_BYTES = 1 << 20  # a larger tuning table is not read (it holds a few entries)
 # Stored choices made by another version of the kernels or candidates are tuned again.
 TUNER_VERSION = 7
 # Products timed for each candidate, scored by their geometric mean: the SGEMM benchmark's
@@ -51,16 +55,17 @@ _sources = {}
 
 
 def cache_path():
-    home = os.environ.get(HOME_ENV) or os.path.join(os.path.expanduser("~"), ".minidl")
-    return os.path.join(home, CACHE_FILE)
+    return os.path.join(settings.current().home, CACHE_FILE)
 
 
 def load_cache(path=None):
-    """The tuning table {device_key: entry}; empty when the file is missing or unreadable."""
+    """The tuning table {device_key: entry}; empty when the file is missing, unreadable or
+    larger than MAX_CACHE_BYTES."""
     path = path or cache_path()
     try:
         with open(path, encoding="utf-8") as f:
-            table = json.load(f)
+            text = f.read(MAX_CACHE_BYTES + 1)
+        table = json.loads(text) if len(text) <= MAX_CACHE_BYTES else None
     except (OSError, ValueError):
         return {}
     return table if isinstance(table, dict) else {}
@@ -75,7 +80,7 @@ def save_entry(device_key, entry, path=None):
 
 
 def tuning_enabled():
-    return os.environ.get(TUNE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+    return settings.current().opencl_tune
 
 
 def last_source(runtime):
@@ -96,6 +101,9 @@ def gemm_params(runtime):
             return entry["params"]
         except (KeyError, TypeError, ValueError):
             pass  # a hand-edited entry that cannot run here: tune again
+    print(f"minidl opencl: tuning the GEMM kernels for {runtime.device.name} (once per device, "
+          f"up to ~{TIME_BUDGET_S:.0f} s; the choice is saved in {cache_path()}; "
+          f"MINIDL_OPENCL_TUNE=0 skips this and uses the defaults)", file=sys.stderr, flush=True)
     entry = tune(runtime)
     save_entry(runtime.device_key, entry)
     _sources[runtime.device_key] = "tuned"
@@ -191,17 +199,25 @@ def tune(runtime, candidates=None, shapes=None, repeats=3, budget_s=TIME_BUDGET_
 def main(argv=None):
     from .runtime import Runtime
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--force", action="store_true", help="tune even if a result is stored")
+    parser = argparse.ArgumentParser(
+        description="Tune the SGEMM kernels on the selected OpenCL device (MINIDL_OPENCL_DEVICE) "
+                    "now and store the choice, replacing a stored one.")
+    parser.add_argument("--show", action="store_true",
+                        help="print the stored choice and where it is kept; do not tune")
     parser.add_argument("--size", type=int, default=None,
                         help="time only this square size (default: the shapes in TUNE_SHAPES)")
     args = parser.parse_args(argv)
     runtime = Runtime()
-    stored = load_cache().get(runtime.device_key)
-    if stored and stored.get("version") == TUNER_VERSION and not args.force:
-        print(f"{runtime.device_key}: stored choice {stored['params']} "
-              f"({stored.get('gflops')} GFLOP/s); --force to tune again")
+    if args.show:
+        stored = load_cache().get(runtime.device_key)
+        if stored and stored.get("version") == TUNER_VERSION:
+            print(f"{runtime.device_key}: stored choice {stored['params']} "
+                  f"({stored.get('gflops')} GFLOP/s) in {cache_path()}")
+        else:
+            print(f"{runtime.device_key}: no current choice stored in {cache_path()}; the first "
+                  f"GEMM tunes, or run this without --show")
         return
+    print(f"tuning {runtime.device_key} (up to ~{TIME_BUDGET_S:.0f} s)", flush=True)
     entry = tune(runtime, shapes=[(args.size,) * 3] if args.size else None)
     save_entry(runtime.device_key, entry)
     print(f"GFLOP/s on (m, n, k) = {entry['shapes']}, and their geometric mean:")

@@ -4,7 +4,7 @@
 // Per-element kernels run one work-item per row of c channels (no per-element division).
 
 // partial (parts, c) = sums of (x - mean)^2; x is (m, c), mean is (c,)
-__kernel void bn_sqdev_partial(__global float *partial, __global const float *x,
+__kernel void batchnorm_sqdev_partial(__global float *partial, __global const float *x,
                                __global const float *mean, const int m, const int c,
                                const int rows_per_part, const int parts)
 {
@@ -24,7 +24,7 @@ __kernel void bn_sqdev_partial(__global float *partial, __global const float *x,
 
 // invstd (c,) = 1 / sqrt(var + epsilon) with the biased batch variance var = sum(partial) / m;
 // moving_mean, moving_var (c,) = moving * momentum + batch * (1 - momentum)
-__kernel void bn_finish_train(__global float *invstd, __global float *moving_mean,
+__kernel void batchnorm_forward_train_finish(__global float *invstd, __global float *moving_mean,
                               __global float *moving_var, __global const float *mean,
                               __global const float *partial, const int parts, const int c,
                               const int m, const float momentum, const float epsilon)
@@ -40,7 +40,7 @@ __kernel void bn_finish_train(__global float *invstd, __global float *moving_mea
 }
 
 // out (m, c) = gamma * (x - mean) * invstd + beta, every per-column vector (c,)
-__kernel void bn_normalize(__global float *out, __global const float *x, __global const float *mean,
+__kernel void batchnorm_normalize(__global float *out, __global const float *x, __global const float *mean,
                            __global const float *invstd, __global const float *gamma,
                            __global const float *beta, const int m, const int c)
 {
@@ -51,7 +51,7 @@ __kernel void bn_normalize(__global float *out, __global const float *x, __globa
         out[o + col] = gamma[col] * (x[o + col] - mean[col]) * invstd[col] + beta[col];
 }
 
-__kernel void bn_infer(__global float *out, __global const float *x, __global const float *gamma,
+__kernel void batchnorm_forward_infer(__global float *out, __global const float *x, __global const float *gamma,
                        __global const float *beta, __global const float *moving_mean,
                        __global const float *moving_var, const float epsilon, const int m,
                        const int c)
@@ -66,7 +66,7 @@ __kernel void bn_infer(__global float *out, __global const float *x, __global co
 
 // partial_dbeta, partial_dgamma (parts, c) = sums of dout and of dout * xhat,
 // xhat = (x - mean) * invstd; dout, x are (m, c)
-__kernel void bn_backward_partial(__global float *partial_dbeta, __global float *partial_dgamma,
+__kernel void batchnorm_backward_partial(__global float *partial_dbeta, __global float *partial_dgamma,
                                   __global const float *dout, __global const float *x,
                                   __global const float *mean, __global const float *invstd,
                                   const int m, const int c, const int rows_per_part,
@@ -89,7 +89,7 @@ __kernel void bn_backward_partial(__global float *partial_dbeta, __global float 
 }
 
 // dgamma, dbeta (c,) from the partial sums
-__kernel void bn_backward_finish(__global float *dgamma, __global float *dbeta,
+__kernel void batchnorm_backward_finish(__global float *dgamma, __global float *dbeta,
                                  __global const float *partial_dgamma,
                                  __global const float *partial_dbeta, const int parts, const int c)
 {
@@ -105,7 +105,7 @@ __kernel void bn_backward_finish(__global float *dgamma, __global float *dbeta,
 }
 
 // dx = gamma * invstd / m * (m * dout - dbeta - xhat * dgamma); dx, dout, x are (m, c)
-__kernel void bn_backward_dx(__global float *dx, __global const float *dout, __global const float *x,
+__kernel void batchnorm_backward_dx(__global float *dx, __global const float *dout, __global const float *x,
                              __global const float *mean, __global const float *invstd,
                              __global const float *gamma, __global const float *dgamma,
                              __global const float *dbeta, const int m, const int c)

@@ -1,5 +1,6 @@
 // Elementwise kernels: one work-item per element, n elements in all.
 // Outputs may alias inputs where the backend contract allows it, so no pointer is restrict.
+// NaN propagates as in numpy: relu and clips use common.cl's max_nan and clip_nan.
 
 // Activation codes: positions in minidl/activations.py (ACTIVATIONS).
 #define ACT_LINEAR 0
@@ -49,10 +50,11 @@ __kernel void bias_add(__global float *out, __global const float *x, __global co
     for (int j = 0; j < c; ++j) out[o + j] = x[o + j] + bias[j];
 }
 
+// g = clip(g, -clipvalue, clipvalue) in place; a NaN stays NaN
 __kernel void clip_by_value(__global float *g, const float clipvalue, const int n)
 {
     const int i = get_global_id(0);
-    if (i < n) g[i] = clamp(g[i], -clipvalue, clipvalue);
+    if (i < n) g[i] = clip_nan(g[i], -clipvalue, clipvalue);
 }
 
 float sigmoid(const float x)
@@ -71,7 +73,7 @@ __kernel void activation_forward(__global float *out, __global const float *x, c
     const float v = x[i];
     float y;
     switch (code) {
-    case ACT_RELU: y = fmax(v, 0.0f); break;
+    case ACT_RELU: y = max_nan(v, 0.0f); break;
     case ACT_LEAKY_RELU: y = v > 0.0f ? v : alpha * v; break;
     case ACT_SIGMOID: y = sigmoid(v); break;
     case ACT_TANH: y = tanh(v); break;

@@ -28,25 +28,7 @@
 #endif
 
 #define RN (VW * VN)  // columns of C per work-item
-
-#define CAT_(x, y) x##y
-#define CAT(x, y) CAT_(x, y)
-#define floatV CAT(float, VW)
-#define vloadV CAT(vload, VW)
-#define vstoreV CAT(vstore, VW)
-
-// fma where the device says it is fast (every FMA-capable CPU and GPU), else mad
-#ifdef FP_FAST_FMAF
-#define MAD(a, b, c) fma(a, b, c)
-#else
-#define MAD(a, b, c) mad(a, b, c)
-#endif
-
-#if TRANS_A
-#define A_AT(i, k) a[(k) * lda + (i)]
-#else
-#define A_AT(i, k) a[(i) * lda + (k)]
-#endif
+// floatV, vloadV, vstoreV (width VW), MAD and A_AT come from common.cl
 
 // c is (M, ldc) with N valid columns; a is (M, lda) or, with TRANS_A, (K, lda);
 // b_panels is (ceil(N / RN), K, RN)

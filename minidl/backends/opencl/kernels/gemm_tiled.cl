@@ -35,8 +35,7 @@
 #define THREADS (RTSM * RTSN)    // work-items per work-group
 #define BVECS (TSN / VWN)        // vectors per row of the B slice
 
-#define CAT_(x, y) x##y
-#define CAT(x, y) CAT_(x, y)
+// CAT, MAD and A_AT come from common.cl
 #if VWN == 1
 #define floatB float
 #define LOAD_B(p) (*(p))
@@ -45,19 +44,6 @@
 #define floatB CAT(float, VWN)
 #define LOAD_B(p) CAT(vload, VWN)(0, p)
 #define STORE_B(v, p) CAT(vstore, VWN)(v, 0, p)
-#endif
-
-// fma where the device says it is fast, else mad
-#ifdef FP_FAST_FMAF
-#define MAD(a, b, c) fma(a, b, c)
-#else
-#define MAD(a, b, c) mad(a, b, c)
-#endif
-
-#if TRANS_A
-#define A_AT(i, k) a[(k) * lda + (i)]
-#else
-#define A_AT(i, k) a[(i) * lda + (k)]
 #endif
 
 // c is (M, ldc); a is (M, lda) or, with TRANS_A, (K, lda); b is (K, ldb)

@@ -1,6 +1,8 @@
 // Softmax, losses and their gradients. Row kernels run one work-item per row of a (rows, k)
 // tensor; elementwise kernels one work-item per element (n = rows * k).
 // targets are int32 class indices (rows,) ("sparse") or float (rows, k) ("dense").
+// NaN and infinities give what numpy gives: row maxima and clips use common.cl's max_nan and
+// clip_nan (fmax and clamp would drop a NaN).
 
 // Keras clips probabilities to [CLIP_EPS, 1 - CLIP_EPS] before taking logs.
 #define CLIP_EPS 1e-7f
@@ -9,7 +11,7 @@
 void softmax_row(__global float *out, __global const float *x, const int k)
 {
     float mx = x[0];
-    for (int j = 1; j < k; ++j) mx = fmax(mx, x[j]);
+    for (int j = 1; j < k; ++j) mx = max_nan(mx, x[j]);
     float s = 0.0f;
     for (int j = 0; j < k; ++j) {
         const float e = exp(x[j] - mx);
@@ -24,7 +26,7 @@ void softmax_row(__global float *out, __global const float *x, const int k)
 float logsumexp_row(__global const float *x, const int k)
 {
     float mx = x[0];
-    for (int j = 1; j < k; ++j) mx = fmax(mx, x[j]);
+    for (int j = 1; j < k; ++j) mx = max_nan(mx, x[j]);
     float s = 0.0f;
     for (int j = 0; j < k; ++j) s += exp(x[j] - mx);
     return mx + log(s);
@@ -53,7 +55,7 @@ __kernel void softmax_backward(__global float *dx, __global const float *dout,
 
 // ------------------------------------------------------------------------ softmax cross-entropy
 // loss (rows,) = logsumexp(logits) - logits[target]; probs (rows, k) = softmax(logits)
-__kernel void softmax_ce_forward_sparse(__global float *probs, __global float *loss,
+__kernel void softmax_cross_entropy_forward_sparse(__global float *probs, __global float *loss,
                                         __global const float *logits, __global const int *targets,
                                         const int rows, const int k)
 {
@@ -67,7 +69,7 @@ __kernel void softmax_ce_forward_sparse(__global float *probs, __global float *l
 }
 
 // loss (rows,) = sum_j t_j * (logsumexp(logits) - logits_j)
-__kernel void softmax_ce_forward_dense(__global float *probs, __global float *loss,
+__kernel void softmax_cross_entropy_forward_dense(__global float *probs, __global float *loss,
                                        __global const float *logits, __global const float *targets,
                                        const int rows, const int k)
 {
@@ -82,7 +84,7 @@ __kernel void softmax_ce_forward_dense(__global float *probs, __global float *lo
 }
 
 // dlogits (n,) = (probs - onehot(target)) * scale  (the dense case is an axpby)
-__kernel void softmax_ce_backward_sparse(__global float *dlogits, __global const float *probs,
+__kernel void softmax_cross_entropy_backward_sparse(__global float *dlogits, __global const float *probs,
                                          __global const int *targets, const float scale,
                                          const int k, const int n)
 {
@@ -94,7 +96,7 @@ __kernel void softmax_ce_backward_sparse(__global float *dlogits, __global const
 
 // ------------------------------------------------------------------------ sigmoid cross-entropy
 // probs = sigmoid(logits); loss (rows,) = mean_j of max(x, 0) - x t + log(1 + exp(-|x|))
-__kernel void sigmoid_ce_forward(__global float *probs, __global float *loss,
+__kernel void sigmoid_cross_entropy_forward(__global float *probs, __global float *loss,
                                  __global const float *logits, __global const float *targets,
                                  const int rows, const int k)
 {
@@ -104,7 +106,7 @@ __kernel void sigmoid_ce_forward(__global float *probs, __global float *loss,
     for (int j = r * k; j < (r + 1) * k; ++j) {
         const float x = logits[j];
         const float e = exp(-fabs(x));
-        l += fmax(x, 0.0f) - x * targets[j] + log1p(e);
+        l += max_nan(x, 0.0f) - x * targets[j] + log1p(e);
         probs[j] = x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
     }
     loss[r] = l / (float)k;
@@ -113,13 +115,14 @@ __kernel void sigmoid_ce_forward(__global float *probs, __global float *loss,
 // ----------------------------------------------------------------- cross-entropy of probabilities
 float clip_prob(const float p)
 {
-    return clamp(p, CLIP_EPS, 1.0f - CLIP_EPS);
+    return clip_nan(p, CLIP_EPS, 1.0f - CLIP_EPS);
 }
 
-// the clip passes no gradient where it is active (as TensorFlow's clip_by_value)
+// the clip passes no gradient where it changes p (as TensorFlow's clip_by_value), nor where p
+// is NaN: the numpy and cpu backends' mask is clip(p) == p, false for a NaN
 int clip_active(const float p)
 {
-    return p < CLIP_EPS || p > 1.0f - CLIP_EPS;
+    return !(clip_prob(p) == p);
 }
 
 __kernel void cross_entropy_forward_sparse(__global float *loss, __global const float *probs,

@@ -17,8 +17,9 @@ int last_window(const int i, const int pad, const int s, const int out_len)
 }
 
 // argmax holds the winner's flat spatial index y * W + x in the input image (padding never wins;
-// the first maximum in row-major window order wins ties). n = N*OH*OW output pixels.
-__kernel void max_pool_forward(__global float *out, __global int *argmax, __global const float *x,
+// the first maximum in row-major window order wins ties, and the first NaN wins over any
+// number, as numpy's max and argmax). n = N*OH*OW output pixels.
+__kernel void max_pool2d_forward(__global float *out, __global int *argmax, __global const float *x,
                                const int H, const int W, const int C, const int OH, const int OW,
                                const int KH, const int KW, const int SH, const int SW,
                                const int PT, const int PL, const int n)
@@ -38,14 +39,17 @@ __kernel void max_pool_forward(__global float *out, __global int *argmax, __glob
             __global const float *src = x + ((size_t)b * H * W + pos) * C;
             for (int c = 0; c < C; ++c) {
                 const float v = src[c];
-                if (v > best[c] || where[c] < 0) { best[c] = v; where[c] = pos; }
+                if (where[c] < 0 || v > best[c] || (is_nan(v) && !is_nan(best[c]))) {
+                    best[c] = v;
+                    where[c] = pos;
+                }
             }
         }
     }
 }
 
 // n = N*H*W input pixels
-__kernel void max_pool_backward(__global float *dx, __global const float *dout,
+__kernel void max_pool2d_backward(__global float *dx, __global const float *dout,
                                 __global const int *argmax, const int H, const int W, const int C,
                                 const int OH, const int OW, const int KH, const int KW,
                                 const int SH, const int SW, const int PT, const int PL, const int n)
@@ -78,7 +82,7 @@ float window_count(const int oy, const int ox, const int H, const int W, const i
 }
 
 // n = N*OH*OW output pixels
-__kernel void avg_pool_forward(__global float *out, __global const float *x, const int H,
+__kernel void avg_pool2d_forward(__global float *out, __global const float *x, const int H,
                                const int W, const int C, const int OH, const int OW, const int KH,
                                const int KW, const int SH, const int SW, const int PT,
                                const int PL, const int n)
@@ -102,7 +106,7 @@ __kernel void avg_pool_forward(__global float *out, __global const float *x, con
 }
 
 // n = N*H*W input pixels
-__kernel void avg_pool_backward(__global float *dx, __global const float *dout, const int H,
+__kernel void avg_pool2d_backward(__global float *dx, __global const float *dout, const int H,
                                 const int W, const int C, const int OH, const int OW, const int KH,
                                 const int KW, const int SH, const int SW, const int PT,
                                 const int PL, const int n)

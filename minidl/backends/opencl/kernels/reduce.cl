@@ -40,7 +40,8 @@ __kernel void nonfinite_partial(__global float *partial, __global const float *x
     partial[part] = s;
 }
 
-// counts the elements where (pred > 0.5) == (targets > 0.5); pred, targets are (n,)
+// counts the elements where (pred > 0.5) == (targets > 0.5) and pred is not NaN (a NaN
+// prediction is never correct); pred, targets are (n,)
 __kernel void binary_accuracy_partial(__global float *partial, __global const float *pred,
                                       __global const float *targets, const int n,
                                       const int parts, const int chunk)
@@ -49,7 +50,8 @@ __kernel void binary_accuracy_partial(__global float *partial, __global const fl
     if (part >= parts) return;
     const int end = min(n, (part + 1) * chunk);
     float s = 0.0f;
-    for (int i = part * chunk; i < end; ++i) s += ((pred[i] > 0.5f) == (targets[i] > 0.5f)) ? 1.0f : 0.0f;
+    for (int i = part * chunk; i < end; ++i)
+        s += (!is_nan(pred[i]) && (pred[i] > 0.5f) == (targets[i] > 0.5f)) ? 1.0f : 0.0f;
     partial[part] = s;
 }
 
@@ -72,14 +74,15 @@ __kernel void all_finite_finish(__global float *out, __global const float *parti
     out[0] = s == 0.0f ? 1.0f : 0.0f;
 }
 
-// g *= clipnorm / max(||g||, clipnorm), the squared norm read from sumsq (1,) on the device
-__kernel void scale_by_norm(__global float *g, __global const float *sumsq, const float clipnorm,
-                            const int n)
+// g *= clipnorm / max(||g||, clipnorm), the squared norm read from sumsq (1,) on the device;
+// a NaN norm makes every element NaN, as in the numpy backend (fmax would drop it)
+__kernel void clip_by_norm_scale(__global float *g, __global const float *sumsq,
+                                 const float clipnorm, const int n)
 {
     const int i = get_global_id(0);
     if (i >= n) return;
     const float norm = sqrt(sumsq[0]);
-    g[i] *= clipnorm / fmax(norm, clipnorm);
+    g[i] *= norm <= clipnorm ? 1.0f : clipnorm / norm;
 }
 
 // ------------------------------------------------------------------- per-column partial sums
@@ -114,12 +117,23 @@ __kernel void colsum_finish(__global float *out, __global const float *partial, 
 // ------------------------------------------------------------------------------ row metrics
 // Each writes flags (rows,) = 1 for a correct row, 0 otherwise; sum_partial/sum_finish count them.
 // pred is (rows, k); targets is (rows,) int32 class indices or (rows, k) float.
+// A prediction row that holds a NaN is never correct (as TensorFlow's in_top_k).
 
+// the index of the row's first maximum (ties go to the lowest index), or -1 if it holds a NaN
 int row_argmax(__global const float *row, const int k)
 {
-    int best = 0;  // ties go to the lowest index
-    for (int j = 1; j < k; ++j) if (row[j] > row[best]) best = j;
+    int best = 0;
+    for (int j = 0; j < k; ++j) {
+        if (is_nan(row[j])) return -1;
+        if (row[j] > row[best]) best = j;
+    }
     return best;
+}
+
+// 1 when `predicted` is a class (not -1) and equals `target`
+float same_class(const int predicted, const int target)
+{
+    return predicted >= 0 && predicted == target ? 1.0f : 0.0f;
 }
 
 __kernel void categorical_accuracy_sparse(__global float *flags, __global const float *pred,
@@ -127,7 +141,7 @@ __kernel void categorical_accuracy_sparse(__global float *flags, __global const 
 {
     const int r = get_global_id(0);
     if (r >= rows) return;
-    flags[r] = row_argmax(pred + r * k, k) == targets[r] ? 1.0f : 0.0f;
+    flags[r] = same_class(row_argmax(pred + r * k, k), targets[r]);
 }
 
 __kernel void categorical_accuracy_dense(__global float *flags, __global const float *pred,
@@ -135,16 +149,19 @@ __kernel void categorical_accuracy_dense(__global float *flags, __global const f
 {
     const int r = get_global_id(0);
     if (r >= rows) return;
-    flags[r] = row_argmax(pred + r * k, k) == row_argmax(targets + r * k, k) ? 1.0f : 0.0f;
+    flags[r] = same_class(row_argmax(pred + r * k, k), row_argmax(targets + r * k, k));
 }
 
-// correct when fewer than top_k scores are strictly larger than the target's
+// correct when fewer than top_k scores are strictly larger than the target's, and none is NaN
 float in_top_k(__global const float *row, const int k, const int target, const int top_k)
 {
     if (target < 0 || target >= k) return 0.0f;
     const float score = row[target];
     int larger = 0;
-    for (int j = 0; j < k; ++j) larger += row[j] > score;
+    for (int j = 0; j < k; ++j) {
+        if (is_nan(row[j])) return 0.0f;
+        larger += row[j] > score;
+    }
     return larger < top_k ? 1.0f : 0.0f;
 }
 

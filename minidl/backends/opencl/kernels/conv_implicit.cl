@@ -1,46 +1,33 @@
-// Convolution forward and filter gradient as implicit GEMMs on CPU-like devices, with the register blocking of
-// gemm_direct.cl (same RM, VW, VN): out (N*OH*OW, F) = patches (N*OH*OW, KH*KW*C) @ weight
-// (KH*KW*C, F) + bias, where the patch rows are read straight from x instead of from an im2col
-// matrix. Each work-item takes RM consecutive output pixels and RN filters; for every kernel tap
-// it points each pixel's row at the C input channels under that tap (or at a zero run when the
-// tap falls in the padding), then steps through the channels like gemm_direct steps through k.
-// x is (N, H, W, C); w_panels is the weight packed by gemm_direct.cl's pack_b_panels,
-// (ceil(F / RN), KH*KW*C, RN); out is (N, OH, OW, F); zeros holds C zeros.
-// Global size: (ceil(F / RN), ceil(N*OH*OW / RM)); any local size.
+// Convolution forward pass and filter gradient as implicit GEMMs ("implicit" algorithm), with
+// the register blocking of the direct GEMM family, gemm_direct.cl: out (N*OH*OW, F) = patches
+// (N*OH*OW, KH*KW*C) @ weight (KH*KW*C, F) + bias, where the patch rows are read straight from
+// x instead of from an im2col matrix. Each work-item of the forward pass takes RM consecutive
+// output pixels and RN filters; for every kernel tap it points each pixel's row at the C input
+// channels under that tap (or at a zero run when the tap falls in the padding), then steps
+// through the channels like gemm_direct steps through k.
 // Every loop over the RM x VN accumulators is unrolled so that they live in registers.
+// The window geometry (H, W, C, OH, OW, KH, KW, SH, SW, PT, PL) is the backend's Window2D plan.
 
-#ifndef RM
-#define RM 8        // output pixels per work-item
-#endif
-#ifndef VW
-#define VW 16       // vector width along the filters: 2, 4, 8 or 16
-#endif
-#ifndef VN
-#define VN 2        // vectors per pixel: a work-item computes RN = VW * VN filters
+// The tunables are the direct GEMM family's, documented in gemm_direct.cl and passed with the
+// same values (conv.py builds this file with Gemm.direct_defines()).
+#if !defined(RM) || !defined(VW) || !defined(VN)
+#error "conv_implicit.cl needs RM, VW and VN: the direct GEMM family's register blocks"
 #endif
 
-#define RN (VW * VN)
+#define RN (VW * VN)  // filters per work-item
+// floatV, vloadV, vstoreV (width VW) and MAD come from common.cl
 
-#define CAT_(x, y) x##y
-#define CAT(x, y) CAT_(x, y)
-#define floatV CAT(float, VW)
-#define vloadV CAT(vload, VW)
-#define vstoreV CAT(vstore, VW)
-
-// fma where the device says it is fast (every FMA-capable CPU and GPU), else mad
-#ifdef FP_FAST_FMAF
-#define MAD(a, b, c) fma(a, b, c)
-#else
-#define MAD(a, b, c) mad(a, b, c)
-#endif
-
-__kernel void conv_direct(__global float * restrict out, __global const float * restrict x,
-                          __global const float * restrict w_panels,
-                          __global const float * restrict bias, const int has_bias,
-                          __global const float * restrict zeros, const int H, const int W,
-                          const int C, const int OH, const int OW, const int KH, const int KW,
-                          const int SH, const int SW, const int PT, const int PL, const int rows,
-                          const int F)
+// out (N, OH, OW, F); x (N, H, W, C); w_panels is the weight (KH*KW*C, F) packed by
+// gemm_direct.cl's pack_b_panels, (ceil(F / RN), KH*KW*C, RN); bias (F,) when has_bias;
+// zeros holds C zeros. Global size: (ceil(F / RN), ceil(N*OH*OW / RM)); any local size.
+__kernel void conv2d_forward_implicit(__global float * restrict out,
+                                      __global const float * restrict x,
+                                      __global const float * restrict w_panels,
+                                      __global const float * restrict bias, const int has_bias,
+                                      __global const float * restrict zeros, const int H,
+                                      const int W, const int C, const int OH, const int OW,
+                                      const int KH, const int KW, const int SH, const int SW,
+                                      const int PT, const int PL, const int rows, const int F)
 {
     const int panel = get_global_id(0);
     const int j0 = panel * RN;
@@ -107,21 +94,28 @@ __kernel void conv_direct(__global float * restrict out, __global const float * 
     }
 }
 
-// Filter gradient as an implicit GEMM: dweight (KH*KW*C, F) = patches^T @ dout, summed over the
-// N*OH*OW output pixels, the patches read straight from x. Each work-item takes RM consecutive
-// rows (kernel tap, channel) of dweight and RN filters, and sums over the pixels
+// Filter gradient: dweight (KH*KW*C, F) = patches^T @ dout, summed over the N*OH*OW output
+// pixels, the patches read straight from x. Each work-item takes RM consecutive rows (kernel
+// tap, channel) of dweight and RN filters, and sums over the pixels
 // [slice * rows_per_slice, (slice + 1) * rows_per_slice) of its slice z into
 // dweight + z * slice_stride (gemm_util.cl's gemm_sum_slices adds the slices up).
-// B(pixel, j) = b[panel * b_panel_stride + pixel * ldb + j - panel * RN]: dout itself (ldb = F,
-// b_panel_stride = RN) when F is a multiple of RN, else dout packed by pack_b_panels.
-// zeros holds at least RM zeros. Global size: (ceil(F / RN), ceil(KH*KW*C / RM), slices).
-__kernel void conv_filter_grad(__global float * restrict dweight, __global const float * restrict x,
-                               __global const float * restrict b, const int ldb,
-                               const int b_panel_stride, __global const float * restrict zeros,
-                               const int H, const int W, const int C, const int OH, const int OW,
-                               const int KW, const int SH, const int SW, const int PT, const int PL,
-                               const int kkc, const int F, const int rows,
-                               const int rows_per_slice, const int slice_stride)
+// dout(pixel, j) = b[panel * b_panel_stride + pixel * ldb + j - panel * RN]: dout itself
+// (ldb = F, b_panel_stride = RN) when F is a multiple of RN, else dout packed by pack_b_panels.
+// x is (N, H, W, C); zeros holds at least RM zeros; kkc = KH*KW*C. KH is not passed: an unused
+// argument measurably slowed this kernel on PoCL (2%), as did a store helper shared with the
+// forward pass, so the two keep their own stores.
+// Global size: (ceil(F / RN), ceil(KH*KW*C / RM), slices).
+__kernel void conv2d_backward_filter_implicit(__global float * restrict dweight,
+                                              __global const float * restrict b, const int ldb,
+                                              const int b_panel_stride,
+                                              __global const float * restrict x,
+                                              __global const float * restrict zeros,
+                                              const int H, const int W, const int C,
+                                              const int OH, const int OW, const int KW,
+                                              const int SH, const int SW, const int PT,
+                                              const int PL, const int kkc,
+                                              const int F, const int rows,
+                                              const int rows_per_slice, const int slice_stride)
 {
     const int panel = get_global_id(0);
     const int j0 = panel * RN;

@@ -1,0 +1,176 @@
+"""Conv2D's three ops on the opencl backend: conv2d_forward, conv2d_backward_data and
+conv2d_backward_filter, in the contract's argument order (outputs, inputs, weights, plan).
+
+Two algorithms, chosen per layer:
+  implicit  an implicit GEMM (kernels/conv_implicit.cl) that reads each patch straight from x,
+            with the register blocks of the direct GEMM family: no im2col matrix. Used with
+            the direct family when the layer has at least IMPLICIT_MIN_FILTERS filters.
+  im2col    the patches copied into a matrix (kernels/conv.cl), then one GEMM of any family.
+A 1x1, stride-1, unpadded convolution is a plain GEMM on x. The input gradient of a stride-1
+convolution is computed as another convolution (rotated filters), implicit when it qualifies.
+
+ConvOps is a mixin of OpenCLBackend (backend.py), which provides rt, gemm_engine, gemm,
+reshape, bias_add, bias_grad, _run1d, _scratch_tensor and _check.
+"""
+
+from ..base import Window2D
+from .gemm import split_k_slices
+
+# Convolutions with at least this many filters skip im2col (the implicit GEMM reads the patches
+# from x; measured 2-3x faster on PoCL): with fewer, most of its RN-filter blocks is padding.
+IMPLICIT_MIN_FILTERS = 8
+
+
+def window_args(plan):
+    """The window geometry arguments that conv.cl's and pool.cl's kernels take, in their order."""
+    return (plan.h, plan.w, plan.c, plan.oh, plan.ow, plan.kh, plan.kw, plan.sh, plan.sw,
+            plan.pad_top, plan.pad_left)
+
+
+def is_pointwise(plan):
+    """A 1x1, stride-1, unpadded convolution needs no im2col: x itself is the patch matrix."""
+    return (plan.kh == plan.kw == plan.sh == plan.sw == 1
+            and plan.pad_top == plan.pad_bottom == plan.pad_left == plan.pad_right == 0)
+
+
+def flipped_plan(plan):
+    """The geometry of the convolution that computes a stride-1 convolution's input gradient
+    (kept in plan.scratch)."""
+    flipped = plan.scratch.get("opencl_flipped_plan")
+    if flipped is None:
+        flipped = Window2D(plan.n, plan.oh, plan.ow, plan.oc, plan.kh, plan.kw, 1, 1,
+                           plan.kh - 1 - plan.pad_top, plan.kh - 1 - plan.pad_bottom,
+                           plan.kw - 1 - plan.pad_left, plan.kw - 1 - plan.pad_right,
+                           plan.h, plan.w, plan.c)
+        plan.scratch["opencl_flipped_plan"] = flipped
+    return flipped
+
+
+class ConvOps:
+    """conv2d_forward, conv2d_backward_data and conv2d_backward_filter of OpenCLBackend."""
+
+    # ------------------------------------------------------------ checks
+    def _check_conv(self, op, plan, names, tensors):
+        kernel = (plan.kh, plan.kw, plan.c, plan.oc)
+        expected = {"x": plan.in_shape, "dx": plan.in_shape, "out": plan.out_shape,
+                    "dout": plan.out_shape, "weight": kernel, "dweight": kernel,
+                    "bias": (plan.oc,), "dbias": (plan.oc,)}
+        for name, tensor in zip(names, tensors):
+            if tensor is not None:
+                self._check(op, name, tensor, expected[name])
+
+    def _uses_implicit(self, plan):
+        return (self.gemm_engine.family == "direct" and plan.oc >= IMPLICIT_MIN_FILTERS
+                and not is_pointwise(plan))
+
+    # ---------------------------------------------------------- contract
+    def conv2d_forward(self, out, x, weight, bias, plan):
+        self._check_conv("conv2d_forward", plan, ("out", "x", "weight", "bias"), (out, x, weight, bias))
+        if self._uses_implicit(plan):
+            self._conv2d_forward_implicit(out, x, weight, bias, plan)
+            return
+        cols = self._im2col(x, plan)
+        rows = cols.shape[0]
+        out2 = self.reshape(out, (rows, plan.oc))
+        self.gemm(out2, cols, self.reshape(weight, (cols.shape[1], plan.oc)))
+        if bias is not None:
+            self.bias_add(out2, out2, bias)
+
+    def conv2d_backward_data(self, dx, dout, weight, plan):
+        self._check_conv("conv2d_backward_data", plan, ("dx", "dout", "weight"), (dx, dout, weight))
+        dout2 = self.reshape(dout, (plan.n * plan.oh * plan.ow, plan.oc))
+        w2 = self.reshape(weight, (plan.kh * plan.kw * plan.c, plan.oc))
+        if is_pointwise(plan):
+            self.gemm(self.reshape(dx, (plan.n * plan.h * plan.w, plan.c)), dout2, w2, trans_b=True)
+            return
+        # stride 1 and enough input channels (the rotated convolution's filters): see below
+        if plan.sh == plan.sw == 1 and self._uses_implicit(flipped_plan(plan)):
+            self._backward_data_as_convolution(dx, dout, weight, plan)
+            return
+        dcols = self._cols(plan)
+        self.gemm(dcols, dout2, w2, trans_b=True)
+        pixels = plan.n * plan.h * plan.w
+        self._run1d("conv.cl", "col2im", pixels, dx, dcols, *window_args(plan), pixels)
+
+    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
+        self._check_conv("conv2d_backward_filter", plan, ("dweight", "dbias", "dout", "x"),
+                         (dweight, dbias, dout, x))
+        dout2 = self.reshape(dout, (plan.n * plan.oh * plan.ow, plan.oc))
+        if self._uses_implicit(plan):
+            self._conv2d_backward_filter_implicit(dweight, dout, x, plan)
+        else:
+            cols = self._im2col(x, plan)
+            self.gemm(self.reshape(dweight, (cols.shape[1], plan.oc)), cols, dout2, trans_a=True)
+        if dbias is not None:
+            self.bias_grad(dbias, dout2)
+
+    # ------------------------------------------------------------ im2col
+    def _cols(self, plan):
+        """The im2col matrix (N*OH*OW, KH*KW*C) of `plan`. Every convolution shares one scratch
+        buffer (it only grows): the queue runs ops one after another, so one is enough, and
+        memory holds the largest layer's matrix instead of the sum over layers."""
+        return self._scratch_tensor("im2col", (plan.n * plan.oh * plan.ow, plan.kh * plan.kw * plan.c))
+
+    def _im2col(self, x, plan):
+        if is_pointwise(plan):
+            return self.reshape(x, (plan.n * plan.h * plan.w, plan.c))
+        cols = self._cols(plan)
+        runs = cols.shape[0] * plan.kh   # one work-item per (cols row, kernel row)
+        self._run1d("conv.cl", "im2col", runs, cols, x, *window_args(plan), runs)
+        return cols
+
+    def _backward_data_as_convolution(self, dx, dout, weight, plan):
+        """dx of a stride-1 convolution is itself a convolution: dout padded by (KH-1-top,
+        KH-1-bottom, KW-1-left, KW-1-right), with the filters rotated by 180 degrees and C, F
+        swapped. As an implicit GEMM it costs what the forward pass costs, instead of a GEMM
+        into a large dcols matrix and a col2im pass over it."""
+        flipped = plan.scratch.get("opencl_flipped_weight")
+        if flipped is None:
+            flipped = self.rt.alloc((plan.kh, plan.kw, plan.oc, plan.c))
+            plan.scratch["opencl_flipped_weight"] = flipped
+        taps = plan.kh * plan.kw * plan.oc
+        self._run1d("conv.cl", "flip_filters", taps, flipped, weight, plan.kh, plan.kw, plan.c,
+                    plan.oc, taps)
+        self._conv2d_forward_implicit(dx, dout, flipped, None, flipped_plan(plan))
+
+    # ---------------------------------------------------------- implicit
+    def _conv2d_forward_implicit(self, out, x, weight, bias, plan):
+        """out (N, OH, OW, F) = conv(x (N, H, W, C), weight (KH, KW, C, F)) + bias (F,) or None,
+        with the direct GEMM's register blocks (no im2col matrix)."""
+        engine = self.gemm_engine
+        kkc, f = plan.kh * plan.kw * plan.c, plan.oc
+        panels = engine.scratch("b_panels", -(-f // engine.block_cols) * kkc * engine.block_cols)
+        engine.pack_b_panels(panels, weight, kkc, f)
+        rows = plan.n * plan.oh * plan.ow
+        global_size = (-(-f // engine.block_cols), -(-rows // engine.block_rows))
+        kernel = self.rt.kernel("conv_implicit.cl", "conv2d_forward_implicit", engine.direct_defines())
+        self.rt.launch(kernel, global_size, engine.direct_local_size(global_size),
+                       out, x, panels, weight if bias is None else bias, int(bias is not None),
+                       engine.zeros(plan.c), *window_args(plan), rows, f)
+
+    def _conv2d_backward_filter_implicit(self, dweight, dout, x, plan):
+        """dweight (KH, KW, C, F) = the filter gradient of a convolution, from its output
+        gradient dout (N, OH, OW, F) and input x (N, H, W, C), summed over the output pixels
+        in split-K slices (no im2col matrix)."""
+        engine = self.gemm_engine
+        kkc, f = plan.kh * plan.kw * plan.c, plan.oc
+        rows = plan.n * plan.oh * plan.ow
+        panels = -(-f // engine.block_cols)
+        if f % engine.block_cols == 0:
+            b, ldb, panel_stride = dout, f, engine.block_cols
+        else:  # the last block would read past each row of dout: pack it into padded panels
+            b = engine.scratch("b_panels", panels * rows * engine.block_cols)
+            engine.pack_b_panels(b, dout, rows, f)
+            ldb, panel_stride = engine.block_cols, rows * engine.block_cols
+        row_blocks = -(-kkc // engine.block_rows)
+        slices = split_k_slices(row_blocks * panels, rows)
+        rows_per_slice = -(-rows // slices)
+        target = dweight if slices == 1 else engine.scratch("split_k", slices * kkc * f)
+        kernel = self.rt.kernel("conv_implicit.cl", "conv2d_backward_filter_implicit",
+                                engine.direct_defines())
+        self.rt.launch(kernel, (panels, row_blocks, slices), None, target, b, ldb, panel_stride,
+                       x, engine.zeros(engine.block_rows), plan.h, plan.w, plan.c, plan.oh,
+                       plan.ow, plan.kw, plan.sh, plan.sw, plan.pad_top, plan.pad_left, kkc, f,
+                       rows, rows_per_slice, kkc * f)
+        if slices > 1:
+            engine.sum_slices(dweight, target, slices, kkc * f, 1.0, 0.0)
