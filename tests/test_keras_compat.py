@@ -23,7 +23,8 @@ BACKENDS = minidl.available_backends()
 
 
 @pytest.fixture(params=BACKENDS)
-def backend(request):
+def active_backend(request):
+    """Each test taking it runs with every usable backend active."""
     minidl.set_backend(request.param)
     minidl.set_seed(0)
     yield request.param
@@ -282,7 +283,7 @@ def test_plot_model_writes_the_image_or_names_graphviz(numpy_backend, tmp_path, 
 
 
 # ------------------------------------------------------------------ Sequential
-def test_input_shape_on_the_first_layer_equals_an_input(backend):
+def test_input_shape_on_the_first_layer_equals_an_input(active_backend):
     x, y = blobs(n=64, dim=6)
     x = x.reshape(64, 2, 3, 1)
 
@@ -327,7 +328,7 @@ def test_input_shape_argument_errors(kwargs, match):
         quiet(lambda: layers.Dense(2, **kwargs))
 
 
-def test_sequential_without_input_is_built_by_fit(backend):
+def test_sequential_without_input_is_built_by_fit(active_backend):
     x, y = blobs()
     model = minidl.Sequential()
     model.add(layers.Dense(16, activation="relu"))
@@ -377,7 +378,7 @@ def test_a_failed_build_leaves_the_model_usable(numpy_backend):
     assert model.output_shape == (None, 4)
 
 
-def test_add_and_pop_keep_trained_weights(backend):
+def test_add_and_pop_keep_trained_weights(active_backend):
     model = minidl.Sequential([layers.Input((4,)), layers.Dense(5, name="keep"),
                                layers.Dense(3, name="drop")])
     trained = [w + 1.0 for w in model.get_layer("keep").get_weights()]
@@ -418,7 +419,7 @@ def test_weights_inputs_outputs_and_get_layer(numpy_backend):
 
 
 # ------------------------------------------------------------------ Keras-only arguments
-def test_keras_only_compile_and_fit_arguments(backend):
+def test_keras_only_compile_and_fit_arguments(active_backend):
     x, y = blobs(n=32)
     model = minidl.Sequential([layers.Input((4,)), layers.Dense(3, activation="softmax")])
     model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy", jit_compile=False,
@@ -439,7 +440,7 @@ def endless(x, y, batch):
             yield x[i:i + batch], y[i:i + batch]
 
 
-def test_generator_aliases_warn_once_and_train(backend, monkeypatch):
+def test_generator_aliases_warn_once_and_train(active_backend, monkeypatch):
     from minidl.models import keras_api
     monkeypatch.setattr(keras_api, "_warned", set())
     x, y = blobs(n=64)
@@ -474,7 +475,7 @@ def run_sgd(opt, steps):
     return b.to_numpy(w)
 
 
-def test_keras2_lr_and_decay(backend):
+def test_keras2_lr_and_decay(active_backend):
     opt = optimizers.SGD(lr=0.1, decay=0.5)
     assert opt.learning_rate == 0.1 and opt.decay == 0.5
     assert optimizers.RMSprop(lr=1e-4, decay=1e-6).get_config()["decay"] == 1e-6
@@ -524,7 +525,7 @@ def test_registered_layers_load_and_unregistered_ones_are_refused(numpy_backend,
         _NAMES.pop(Swish, None)
 
 
-def test_models_built_from_input_shape_or_data_save_and_load(backend, tmp_path):
+def test_models_built_from_input_shape_or_data_save_and_load(active_backend, tmp_path):
     x, y = blobs(n=32)
     from_arg = quiet(lambda: minidl.Sequential([layers.Dense(3, activation="softmax",
                                                              input_dim=4)]))

@@ -289,14 +289,16 @@ class NumpyBackend(HostMemory, Backend):
     def categorical_accuracy(self, out, pred, targets, accumulate=False):
         op = "categorical_accuracy"
         classes = self._target_classes(op, pred, targets)
-        # numpy's argmax returns the first maximum: ties go to the lowest index
-        correct = np.count_nonzero(pred.argmax(axis=-1) == classes)
+        # numpy's argmax returns the first maximum: ties go to the lowest index. A row holding
+        # a NaN never counts as correct (argmax would pick the NaN and hide the divergence).
+        valid = ~np.isnan(pred).any(axis=-1)
+        correct = np.count_nonzero((pred.argmax(axis=-1) == classes) & valid)
         self._store(op, out, correct, accumulate)
 
     def binary_accuracy(self, out, pred, targets, accumulate=False):
         op = "binary_accuracy"
         check_shape(op, "targets", targets, pred.shape)
-        correct = np.count_nonzero((pred > 0.5) == (targets > 0.5))
+        correct = np.count_nonzero(((pred > 0.5) == (targets > 0.5)) & ~np.isnan(pred))
         self._store(op, out, correct, accumulate)
 
     def top_k_accuracy(self, out, pred, targets, k, accumulate=False):
@@ -304,7 +306,8 @@ class NumpyBackend(HostMemory, Backend):
         classes = self._target_classes(op, pred, targets)
         target_scores = pred[np.arange(pred.shape[0]), classes]
         strictly_larger = (pred > target_scores[:, None]).sum(axis=-1)
-        self._store(op, out, np.count_nonzero(strictly_larger < k), accumulate)
+        valid = ~np.isnan(pred).any(axis=-1)   # a row holding a NaN never counts as correct
+        self._store(op, out, np.count_nonzero((strictly_larger < k) & valid), accumulate)
 
     def all_finite(self, out, x):
         check_scalar_out("all_finite", out)

@@ -1,13 +1,20 @@
 // Fused optimizer updates: one pass over w, its gradient g and its state, one work-item per
 // element. Decoupled weight decay (AdamW-style) shrinks w by lr * weight_decay * w first.
 
+// The decay only when one is set, as Keras and the numpy reference do: without the test,
+// an infinite weight would become inf - 0 * inf = NaN where it should stay infinite.
+inline float decayed(const float w, const float lr, const float weight_decay)
+{
+    return weight_decay != 0.0f ? w - lr * weight_decay * w : w;
+}
+
 // w -= lr * g
 __kernel void sgd_update(__global float *w, __global const float *g, const float lr,
                          const float weight_decay, const int n)
 {
     const int i = get_global_id(0);
     if (i >= n) return;
-    const float wi = w[i] - lr * weight_decay * w[i];
+    const float wi = decayed(w[i], lr, weight_decay);
     w[i] = wi - lr * g[i];
 }
 
@@ -21,7 +28,7 @@ __kernel void sgd_momentum_update(__global float *w, __global const float *g,
     const float gi = g[i];
     const float v = momentum * velocity[i] - lr * gi;
     velocity[i] = v;
-    const float wi = w[i] - lr * weight_decay * w[i];
+    const float wi = decayed(w[i], lr, weight_decay);
     w[i] = nesterov ? wi + momentum * v - lr * gi : wi + v;
 }
 
@@ -38,7 +45,7 @@ __kernel void adam_update(__global float *w, __global const float *g, __global f
     const float vi = beta_2 * v[i] + (1.0f - beta_2) * gi * gi;
     m[i] = mi;
     v[i] = vi;
-    const float wi = w[i] - lr * weight_decay * w[i];
+    const float wi = decayed(w[i], lr, weight_decay);
     w[i] = wi - lr_t * mi / (sqrt(vi) + epsilon);
 }
 
@@ -59,7 +66,7 @@ __kernel void rmsprop_update(__global float *w, __global const float *g, __globa
         step += momentum * mom[i];
         mom[i] = step;
     }
-    const float wi = w[i] - lr * weight_decay * w[i];
+    const float wi = decayed(w[i], lr, weight_decay);
     w[i] = wi - step;
 }
 
@@ -73,6 +80,6 @@ __kernel void adagrad_update(__global float *w, __global const float *g, __globa
     const float gi = g[i];
     const float a = acc[i] + gi * gi;
     acc[i] = a;
-    const float wi = w[i] - lr * weight_decay * w[i];
+    const float wi = decayed(w[i], lr, weight_decay);
     w[i] = wi - lr * gi / sqrt(a + epsilon);
 }
