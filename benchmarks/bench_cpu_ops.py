@@ -48,6 +48,11 @@ def cases(backend, n):
     mm, mv = np.zeros(c, np.float32), np.ones(c, np.float32)
     w, m, v = a.copy(), np.zeros_like(a), np.zeros_like(a)
     mask = np.empty_like(a)
+    labels = rng.integers(0, rows.shape[1], rows.shape[0]).astype(np.int32)
+    row_loss = np.empty(rows.shape[0], np.float32)
+    count = np.empty(1, np.float32)
+    g = b.copy()
+    pool_dx = np.empty_like(x4)
     f = 4
     return [
         ("add", 3 * f * n, lambda: backend.add(out, a, b)),
@@ -56,15 +61,23 @@ def cases(backend, n):
         ("relu_backward", 3 * f * n, lambda: backend.activation_backward(out, b, a, "relu")),
         ("sigmoid", 2 * f * n, lambda: backend.activation_forward(out, a, "sigmoid")),
         ("tanh", 2 * f * n, lambda: backend.activation_forward(out, a, "tanh")),
+        ("leaky_relu", 2 * f * n, lambda: backend.activation_forward(out, a, "leaky_relu", 0.1)),
         ("softmax rows", 2 * f * n, lambda: backend.activation_forward(rows_out, rows, "softmax")),
+        ("softmax_xent fwd sparse", 2 * f * n,
+         lambda: backend.softmax_cross_entropy_forward(rows_out, row_loss, rows, labels)),
+        ("categorical_accuracy", f * n, lambda: backend.categorical_accuracy(count, rows, labels)),
         ("bias_grad (M,64)", f * n, lambda: backend.bias_grad(mean, bn)),
         ("batchnorm train (M,64)", 3 * f * n,
          lambda: backend.batchnorm_forward_train(out.reshape(-1, c), mean, invstd, bn, gamma, beta,
                                                  mm, mv, 0.99, 1e-3)),
         ("max_pool 2x2 fwd", f * x4.size * 1.5,
          lambda: backend.max_pool2d_forward(pool_out, argmax, x4, plan)),
+        ("max_pool 2x2 bwd", f * x4.size * 1.5,
+         lambda: backend.max_pool2d_backward(pool_dx, pool_out, argmax, plan)),
         ("dropout", 3 * f * n, lambda: backend.dropout_forward(out, mask, a, 0.5, 42)),
         ("adam", 7 * f * n, lambda: backend.adam_update(w, b, m, v, 1e-3, 0.9, 0.999, 1e-7, 10, 0.0)),
+        ("clip_by_value", 2 * f * n, lambda: backend.clip_by_value(g, 0.5)),
+        ("all_finite", f * n, lambda: backend.all_finite(count, a)),
         ("sum", f * n, lambda: backend.sum(mean[:1], a)),
     ]
 

@@ -1,4 +1,6 @@
 /* Reductions and metric counts; the float reductions use the vector kernels block by block. */
+#include <math.h>
+
 #include "internal/parallel.h"
 #include "internal/vector_kernels.h"
 #include "metrics.h"
@@ -15,20 +17,32 @@ static int64_t first_bad_target(const int32_t *targets, int64_t n, int64_t k)
     return -1;
 }
 
-/* The first index of the largest value of row (k). */
+/* The first index of the largest value of row (k), NaN ranking above every number (numpy's
+ * argmax: the first NaN, if any). */
 static int64_t row_argmax(const float *row, int64_t k)
 {
     int64_t best = 0;
-    for (int64_t j = 1; j < k; j++)
-        if (row[j] > row[best]) best = j;
+    for (int64_t j = 1; j < k && !isnan(row[best]); j++)
+        if (!(row[j] <= row[best])) best = j;
     return best;
 }
 
-static int64_t strictly_larger(const float *row, int64_t k, float score)
+/* A row whose predicted class scores NaN is never correct. */
+static int argmax_is(const float *row, int64_t k, int64_t target)
 {
-    int64_t count = 0;
-    for (int64_t j = 0; j < k; j++) count += row[j] > score;
-    return count;
+    int64_t best = row_argmax(row, k);
+    return best == target && !isnan(row[best]);
+}
+
+/* Whether the target's score ranks in the top_k of row (k): fewer than top_k scores beat it,
+ * NaN beating every number; a NaN target score is never in the top k. */
+static int in_top_k(const float *row, int64_t k, int64_t target, int64_t top_k)
+{
+    float score = row[target];
+    if (isnan(score)) return 0;
+    int64_t larger = 0;
+    for (int64_t j = 0; j < k; j++) larger += !(row[j] <= score);
+    return larger < top_k;
 }
 
 void minidl_sum(float *out, const float *x, int64_t n, int accumulate)
@@ -56,7 +70,7 @@ int64_t minidl_categorical_accuracy_sparse(float *out, const float *pred, const 
     int64_t bad = first_bad_target(targets, n, k);
     if (bad >= 0) return bad;
     int64_t correct = 0;
-    for (int64_t r = 0; r < n; r++) correct += row_argmax(pred + r * k, k) == targets[r];
+    for (int64_t r = 0; r < n; r++) correct += argmax_is(pred + r * k, k, targets[r]);
     store(out, (double)correct, accumulate);
     return -1;
 }
@@ -65,14 +79,15 @@ void minidl_categorical_accuracy_dense(float *out, const float *pred, const floa
                                        int64_t k, int accumulate)
 {
     int64_t correct = 0;
-    for (int64_t r = 0; r < n; r++) correct += row_argmax(pred + r * k, k) == row_argmax(targets + r * k, k);
+    for (int64_t r = 0; r < n; r++) correct += argmax_is(pred + r * k, k, row_argmax(targets + r * k, k));
     store(out, (double)correct, accumulate);
 }
 
 void minidl_binary_accuracy(float *out, const float *pred, const float *targets, int64_t n, int accumulate)
 {
     int64_t correct = 0;
-    for (int64_t i = 0; i < n; i++) correct += (pred[i] > 0.5f) == (targets[i] > 0.5f);
+    for (int64_t i = 0; i < n; i++) /* a NaN prediction is never correct */
+        correct += !isnan(pred[i]) && (pred[i] > 0.5f) == (targets[i] > 0.5f);
     store(out, (double)correct, accumulate);
 }
 
@@ -82,7 +97,7 @@ int64_t minidl_top_k_accuracy_sparse(float *out, const float *pred, const int32_
     int64_t bad = first_bad_target(targets, n, k);
     if (bad >= 0) return bad;
     int64_t correct = 0;
-    for (int64_t r = 0; r < n; r++) correct += strictly_larger(pred + r * k, k, pred[r * k + targets[r]]) < top_k;
+    for (int64_t r = 0; r < n; r++) correct += in_top_k(pred + r * k, k, targets[r], top_k);
     store(out, (double)correct, accumulate);
     return -1;
 }
@@ -91,9 +106,6 @@ void minidl_top_k_accuracy_dense(float *out, const float *pred, const float *tar
                                  int64_t top_k, int accumulate)
 {
     int64_t correct = 0;
-    for (int64_t r = 0; r < n; r++) {
-        int64_t target = row_argmax(targets + r * k, k);
-        correct += strictly_larger(pred + r * k, k, pred[r * k + target]) < top_k;
-    }
+    for (int64_t r = 0; r < n; r++) correct += in_top_k(pred + r * k, k, row_argmax(targets + r * k, k), top_k);
     store(out, (double)correct, accumulate);
 }

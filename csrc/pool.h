@@ -14,7 +14,8 @@ struct minidl_window {
 };
 
 /* argmax holds each winner's index ky * kw + kx inside its window; padding never wins and
- * the first (lowest index) maximum wins ties. */
+ * the first (lowest index) maximum wins ties. As in numpy, a window holding NaN gives NaN and
+ * the argmax of its first NaN. */
 void minidl_max_pool2d_forward(float *out, int32_t *argmax, const float *x, const struct minidl_window *win);
 void minidl_max_pool2d_backward(float *dx, const float *dout, const int32_t *argmax,
                                 const struct minidl_window *win);

@@ -149,11 +149,12 @@ static void rows_affine2(float *out, const float *a, const float *ka, const floa
 
 static void max_update(float *best, int32_t *arg, const float *x, int32_t index, int64_t c)
 {
-    for (int64_t j = 0; j < c; j++) {
+    for (int64_t j = 0; j < c; j++) { /* numpy's argmax order: NaN beats every number, the first one wins */
         float v = x[j], b = best[j];
         int32_t a = arg[j];
-        best[j] = v > b ? v : b;
-        arg[j] = v > b ? index : a;
+        int take = b == b && !(v <= b);
+        best[j] = take ? v : b;
+        arg[j] = take ? index : a;
     }
 }
 

@@ -37,6 +37,7 @@ static inline vf vf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
 static inline vf vf_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
 static inline vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
 static inline vf vf_div(vf a, vf b) { return _mm256_div_ps(a, b); }
+/* max / min return b when either operand is NaN (see vf_clamp in simd_math.h). */
 static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
 static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
 static inline vf vf_sqrt(vf a) { return _mm256_sqrt_ps(a); }
@@ -100,11 +101,13 @@ static inline vf vf_select_ilt(vi a, vi b, vf x, vf y)
 {
     return _mm256_blendv_ps(y, x, _mm256_castsi256_ps(_mm256_cmpgt_epi32(b, a)));
 }
-/* a > b ? x : y with integer x, y */
-static inline vi vi_select_gt(vf a, vf b, vi x, vi y)
+/* best = x and arg = index where x beats best as numpy's argmax ranks values: x is larger, or
+ * x is NaN and best is not (ties and later NaNs keep the first winner). */
+static inline void vf_argmax_update(vf *best, vi *arg, vf x, vi index)
 {
-    vf m = _mm256_cmp_ps(a, b, _CMP_GT_OQ);
-    return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(y), _mm256_castsi256_ps(x), m));
+    vf m = _mm256_and_ps(_mm256_cmp_ps(x, *best, _CMP_NLE_UQ), _mm256_cmp_ps(*best, *best, _CMP_ORD_Q));
+    *best = _mm256_blendv_ps(*best, x, m);
+    *arg = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(*arg), _mm256_castsi256_ps(index), m));
 }
 
 static inline float vf_hsum(vf a)

@@ -35,6 +35,7 @@ static inline vf vf_add(vf a, vf b) { return _mm512_add_ps(a, b); }
 static inline vf vf_sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
 static inline vf vf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
 static inline vf vf_div(vf a, vf b) { return _mm512_div_ps(a, b); }
+/* max / min return b when either operand is NaN (see vf_clamp in simd_math.h). */
 static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
 static inline vf vf_min(vf a, vf b) { return _mm512_min_ps(a, b); }
 static inline vf vf_sqrt(vf a) { return _mm512_sqrt_ps(a); }
@@ -108,10 +109,13 @@ static inline vf vf_select_ilt(vi a, vi b, vf x, vf y)
 {
     return _mm512_mask_blend_ps(_mm512_cmplt_epi32_mask(a, b), y, x);
 }
-/* a > b ? x : y with integer x, y */
-static inline vi vi_select_gt(vf a, vf b, vi x, vi y)
+/* best = x and arg = index where x beats best as numpy's argmax ranks values: x is larger, or
+ * x is NaN and best is not (ties and later NaNs keep the first winner). */
+static inline void vf_argmax_update(vf *best, vi *arg, vf x, vi index)
 {
-    return _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ), y, x);
+    __mmask16 m = _mm512_mask_cmp_ps_mask(_mm512_cmp_ps_mask(*best, *best, _CMP_ORD_Q), x, *best, _CMP_NLE_UQ);
+    *best = _mm512_mask_blend_ps(m, *best, x);
+    *arg = _mm512_mask_blend_epi32(m, *arg, index);
 }
 
 static inline float vf_hsum(vf a) { return _mm512_reduce_add_ps(a); }

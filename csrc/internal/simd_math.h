@@ -2,15 +2,21 @@
  *
  * Accuracy is a few ulp over the ranges activations and softmax use; the plain C kernels call
  * libm and are the reference the tests compare these with.
+ *
+ * NaN propagates as in libm (and numpy): x86's max / min return their second operand when
+ * either is NaN, so every clamp below passes the value being clamped second (vf_clamp).
  */
 #ifndef MINIDL_SIMD_MATH_H
 #define MINIDL_SIMD_MATH_H
+
+/* lo <= x <= hi lane by lane, NaN passing through. */
+static inline vf vf_clamp(vf x, vf lo, vf hi) { return vf_min(hi, vf_max(lo, x)); }
 
 /* e^x. Inputs are clamped to [-87.3, 88]: below, the result is the smallest normal float
  * instead of a denormal or 0; above, 1.65e38 instead of inf (no caller needs more). */
 static inline vf vf_exp(vf x)
 {
-    x = vf_min(vf_max(x, vf_set1(-87.33f)), vf_set1(88.0f));
+    x = vf_clamp(x, vf_set1(-87.33f), vf_set1(88.0f));
     /* x = n ln2 + r with |r| <= ln2 / 2; ln2 split in two so that n * ln2_hi is exact. */
     vf n = vf_round(vf_mul(x, vf_set1(1.44269504088896341f)));
     vf r = vf_fnmadd(n, vf_set1(0.693359375f), x);
@@ -37,7 +43,7 @@ static inline vf vf_sigmoid(vf x)
  * exponential form elsewhere; |x| >= 9 gives +-1 exactly in float. */
 static inline vf vf_tanh(vf x)
 {
-    vf ax = vf_min(vf_abs(x), vf_set1(9.0f));
+    vf ax = vf_min(vf_set1(9.0f), vf_abs(x)); /* NaN stays NaN: it selects `big`, which is NaN */
     vf one = vf_set1(1.0f);
     vf e = vf_exp(vf_add(ax, ax));
     vf big = vf_sub(one, vf_div(vf_set1(2.0f), vf_add(e, one)));

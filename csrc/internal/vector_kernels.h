@@ -59,7 +59,8 @@ struct vector_kernels {
     void (*rows_affine2)(float *out, const float *a, const float *ka, const float *b, const float *kb,
                          const float *shift, int64_t rows, int64_t c);
 
-    /* ---- pooling: where x (c) > best (c): best = x and arg = index */
+    /* ---- pooling: where x (c) beats best (c) in numpy's argmax order (larger, or NaN while
+     * best is not): best = x and arg = index */
     void (*max_update)(float *best, int32_t *arg, const float *x, int32_t index, int64_t c);
 
     /* ---- dropout on whole blocks of 64 elements (dropout.c defines the layout of the random

@@ -72,7 +72,7 @@ static void bias_add(float *out, const float *x, const float *bias, int64_t rows
 ALWAYS_INLINE vf activate_v(vf x, int kind, vf alpha)
 {
     switch (kind) {
-    case MINIDL_ACT_RELU: return vf_max(vf_zero(), x); /* max returns its 2nd operand for NaN */
+    case MINIDL_ACT_RELU: return vf_max(vf_zero(), x); /* max returns its 2nd operand, x, for NaN */
     case MINIDL_ACT_LEAKY_RELU: return vf_select_gt(x, vf_zero(), x, vf_mul(alpha, x));
     case MINIDL_ACT_SIGMOID: return vf_sigmoid(x);
     case MINIDL_ACT_TANH: return vf_tanh(x);
@@ -337,15 +337,19 @@ static void max_update(float *best, int32_t *arg, const float *x, int32_t index,
     vi vindex = vi_set1((uint32_t)index);
     int64_t j = 0;
     for (; j + VF_LANES <= c; j += VF_LANES) {
-        vf xv = vf_load(x + j), bv = vf_load(best + j);
-        vi_store(arg + j, vi_select_gt(xv, bv, vindex, vi_load(arg + j)));
-        vf_store(best + j, vf_select_gt(xv, bv, xv, bv));
+        vf bv = vf_load(best + j);
+        vi av = vi_load(arg + j);
+        vf_argmax_update(&bv, &av, vf_load(x + j), vindex);
+        vf_store(best + j, bv);
+        vi_store(arg + j, av);
     }
     if (j < c) {
         int t = (int)(c - j);
-        vf xv = vf_load_part(x + j, t, 0.0f), bv = vf_load_part(best + j, t, 0.0f);
-        vi_store_part(arg + j, vi_select_gt(xv, bv, vindex, vi_load_part(arg + j, t)), t);
-        vf_store_part(best + j, vf_select_gt(xv, bv, xv, bv), t);
+        vf bv = vf_load_part(best + j, t, 0.0f);
+        vi av = vi_load_part(arg + j, t);
+        vf_argmax_update(&bv, &av, vf_load_part(x + j, t, 0.0f), vindex);
+        vf_store_part(best + j, bv, t);
+        vi_store_part(arg + j, av, t);
     }
 }
 
@@ -423,13 +427,12 @@ static int all_finite(const float *x, int64_t n)
 
 static void clip_value(float *g, float clipvalue, int64_t n)
 {
-    /* min / max return their second operand when one is NaN: NaN passes through, as in numpy */
     vf hi = vf_set1(clipvalue), lo = vf_set1(-clipvalue);
     int64_t i = 0;
-    for (; i + VF_LANES <= n; i += VF_LANES) vf_store(g + i, vf_min(hi, vf_max(lo, vf_load(g + i))));
+    for (; i + VF_LANES <= n; i += VF_LANES) vf_store(g + i, vf_clamp(vf_load(g + i), lo, hi));
     if (i < n) {
         int t = (int)(n - i);
-        vf_store_part(g + i, vf_min(hi, vf_max(lo, vf_load_part(g + i, t, 0.0f))), t);
+        vf_store_part(g + i, vf_clamp(vf_load_part(g + i, t, 0.0f), lo, hi), t);
     }
 }
 
