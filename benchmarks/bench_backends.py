@@ -87,7 +87,7 @@ def machine_info():
     from minidl.backends.cpu._ffi import ffi
     lib = _kernels()
     return {"isa": ffi.string(lib.minidl_cpu_isa_name()).decode(),
-            "gemm_kernel": ffi.string(lib.sgemm_kernel_name()).decode(),
+            "gemm_kernel": ffi.string(lib.minidl_sgemm_kernel_name()).decode(),
             "threads": int(lib.minidl_num_threads()), "cores": os.cpu_count(),
             "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE")}
 

@@ -11,12 +11,10 @@ import time
 
 import numpy as np
 
-from minidl._cpu_kernels import lib
+from minidl.backends.cpu._ffi import ISA_IDS, lib
 from minidl.backends.base import make_window
 from minidl.backends.cpu import create
 from minidl.backends.numpy_backend import NumpyBackend
-
-ISA_IDS = {"generic": 0, "avx2": 1, "avx512": 2}
 
 
 def best_time(fn, repeats):

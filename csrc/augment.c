@@ -2,13 +2,14 @@
  *
  * The random choices (which rows, crop corners, flips) are made in Python from the iterator's
  * numpy Generator, so a batch is a pure function of those arrays and the C and numpy paths
- * give the same result. The caller (minidl/data.py) checks every index and corner. */
+ * give the same result. The caller (minidl/data.py) checks every size, index and corner. */
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "augment.h"
+#include "internal/checked_alloc.h"
 
 /* Below this many output floats a batch is built by one thread: the iterator works in a
  * background thread beside the training step, whose kernels already use every core, and a
@@ -64,9 +65,9 @@ static int augment_batch(float *out, const void *x, size_t elem_size, normalize_
 
     /* scale and shift repeated along a whole source row, so that a span of pixels is
      * normalized by one loop over contiguous floats, which the compiler vectorizes */
-    float *scale_row = malloc(2 * src_row_len * sizeof(float));  // scale_row is (width, channels)
+    float *scale_row = minidl_alloc_floats(2 * src_row_len);  // scale_row is (width, channels)
     if (scale_row == NULL)
-        return -1;
+        return MINIDL_OUT_OF_MEMORY;
     float *shift_row = scale_row + src_row_len;                   // shift_row is (width, channels)
     for (size_t k = 0; k < src_row_len; k++) {
         scale_row[k] = scale[k % channels];
@@ -98,24 +99,22 @@ static int augment_batch(float *out, const void *x, size_t elem_size, normalize_
         }
     }
     free(scale_row);
-    return 0;
+    return MINIDL_OK;
 }
 
-int augment_batch_u8(float *out, const uint8_t *x, const int64_t *index,
-                     const int32_t *crop_y, const int32_t *crop_x, const uint8_t *flip,
-                     const float *scale, const float *shift,
-                     int batch, int height, int width, int channels, int pad,
-                     int out_height, int out_width)
+int minidl_augment_batch_u8(float *out, const uint8_t *x, const int64_t *index, const int32_t *crop_y,
+                            const int32_t *crop_x, const uint8_t *flip, const float *scale, const float *shift,
+                            int batch, int height, int width, int channels, int pad, int out_height,
+                            int out_width)
 {
     return augment_batch(out, x, sizeof(uint8_t), normalize_span_u8, index, crop_y, crop_x, flip,
                          scale, shift, batch, height, width, channels, pad, out_height, out_width);
 }
 
-int augment_batch_f32(float *out, const float *x, const int64_t *index,
-                      const int32_t *crop_y, const int32_t *crop_x, const uint8_t *flip,
-                      const float *scale, const float *shift,
-                      int batch, int height, int width, int channels, int pad,
-                      int out_height, int out_width)
+int minidl_augment_batch_f32(float *out, const float *x, const int64_t *index, const int32_t *crop_y,
+                             const int32_t *crop_x, const uint8_t *flip, const float *scale, const float *shift,
+                             int batch, int height, int width, int channels, int pad, int out_height,
+                             int out_width)
 {
     return augment_batch(out, x, sizeof(float), normalize_span_f32, index, crop_y, crop_x, flip,
                          scale, shift, batch, height, width, channels, pad, out_height, out_width);

@@ -5,6 +5,10 @@ prototypes of each C file live in its csrc/<name>.h header (plain declarations,
 include guards allowed): this script hands them all to cffi's cdef. Headers only
 used between C files go in csrc/internal/.
 
+Every function a header declares is named minidl_*, and one order holds for arguments:
+outputs, inputs, weights, scalar parameters, then sizes (status.h says more, and how errors
+come back).
+
 ISA-specific files (e.g. gemm_ukernel_avx512.c) enable their instruction set with
 `#pragma GCC target(...)` at their top, so the module is built with generic flags
 and runs on any x86-64; the kernels are picked at load time from cpuid.
@@ -19,8 +23,13 @@ from cffi import FFI
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+# Declared first: the types the other headers' prototypes use.
+_FIRST_HEADERS = ("status.h", "window.h")
+
+
 def _public_headers():
-    return sorted(glob.glob(os.path.join(HERE, "*.h")))
+    paths = sorted(glob.glob(os.path.join(HERE, "*.h")))
+    return sorted(paths, key=lambda p: (os.path.basename(p) not in _FIRST_HEADERS, p))
 
 
 def _cdef_text(header_path):
@@ -37,8 +46,10 @@ def _cdef_text(header_path):
 ffibuilder = FFI()
 ffibuilder.cdef("\n".join(_cdef_text(h) for h in _public_headers()))
 
-_is_x86 = os.uname().machine in ("x86_64", "AMD64", "i686") if hasattr(os, "uname") else True
-_compile_args = ["-O3", "-std=gnu11", "-fopenmp", "-fno-math-errno", "-Wall", "-Wno-unused-function"]
+# -fvisibility=hidden: the module exports only its Python entry point; the kernels are reached
+# through cffi's wrappers, by the minidl_-prefixed names of the headers.
+_compile_args = ["-O3", "-std=gnu11", "-fopenmp", "-fno-math-errno", "-fvisibility=hidden", "-Wall",
+                 "-Wno-unused-function"]
 if sys.platform == "darwin":
     _compile_args.remove("-fopenmp")
 

@@ -1,12 +1,10 @@
 /* Which instruction set and how many threads the cpu backend's kernels use.
-   Decided once, at load, from cpuid (never from the compiler flags: the module
-   is built with generic flags and runs on any x86-64). */
+   The best ISA is found once, at load, from cpuid (never from the compiler flags: the module
+   is built with generic flags and runs on any x86-64). The C code reads no environment
+   variable: minidl/backends/cpu/_ffi.py passes MINIDL_CPU_ISA and MINIDL_NUM_THREADS (read
+   by minidl.settings) through minidl_set_isa and minidl_set_num_threads when it loads us. */
 
 #include "cpu_features.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -60,15 +58,9 @@ static int best_isa = -1;
 static int active_isa = -1;
 static int num_threads = 0;
 
+/* Every core the process may use. */
 static int default_threads(void)
 {
-    const char *env = getenv("MINIDL_NUM_THREADS");
-    if (env && *env) {
-        int n = atoi(env);
-        if (n >= 1)
-            return n;
-        fprintf(stderr, "minidl: ignoring MINIDL_NUM_THREADS=%s (expected a positive integer)\n", env);
-    }
 #ifdef _OPENMP
     return omp_get_num_procs();
 #else
@@ -76,30 +68,12 @@ static int default_threads(void)
 #endif
 }
 
-static int isa_from_env(int best)
-{
-    const char *env = getenv("MINIDL_CPU_ISA");
-    if (!env || !*env)
-        return best;
-    for (int isa = MINIDL_ISA_GENERIC; isa <= MINIDL_ISA_AVX512; isa++) {
-        if (strcmp(env, isa_names[isa]) == 0) {
-            if (isa > best)
-                fprintf(stderr, "minidl: MINIDL_CPU_ISA=%s is not supported by this CPU; using %s\n",
-                        env, isa_names[best]);
-            return isa > best ? best : isa;
-        }
-    }
-    fprintf(stderr, "minidl: ignoring MINIDL_CPU_ISA=%s (expected generic, avx2 or avx512); using %s\n",
-            env, isa_names[best]);
-    return best;
-}
-
 __attribute__((constructor)) static void detect_at_load(void)
 {
     if (best_isa >= 0)
         return;
     best_isa = detect_best_isa();
-    active_isa = isa_from_env(best_isa);
+    active_isa = best_isa;
     num_threads = default_threads();
 }
 

@@ -6,17 +6,18 @@
 #define MINIDL_ISA_AVX2 1
 #define MINIDL_ISA_AVX512 2
 
-/* The ISA whose kernels run: the best one cpuid reports, unless the
-   MINIDL_CPU_ISA environment variable (generic|avx2|avx512) asks for a lower one. */
+/* The ISA whose kernels run: the best one cpuid reports, unless minidl_set_isa chose another
+   (the Python side passes settings.current().cpu_isa, MINIDL_CPU_ISA, when it loads the module). */
 int minidl_cpu_isa(void);
 const char *minidl_cpu_isa_name(void);
 /* The best ISA this CPU (and OS) supports, whatever was forced. */
 int minidl_cpu_best_isa(void);
-/* Force an ISA (for tests and benchmarks); an ISA the CPU lacks is lowered to the
+/* Select an ISA (MINIDL_CPU_ISA, tests and benchmarks); an ISA the CPU lacks is lowered to the
    best supported one. Returns the ISA now in use. */
 int minidl_set_isa(int isa);
 
-/* Threads the kernels use: MINIDL_NUM_THREADS, else every core. */
+/* Threads the kernels use: every core unless minidl_set_num_threads chose a number (the Python
+   side passes settings.current().num_threads, MINIDL_NUM_THREADS). */
 int minidl_num_threads(void);
 /* Change the thread count at run time (n < 1 restores the default); returns it. */
 int minidl_set_num_threads(int n);

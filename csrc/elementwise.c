@@ -130,7 +130,7 @@ void minidl_activation_backward(float *dx, const float *dout, const float *y, in
     }
 }
 
-void minidl_copy_columns(float *dst, int64_t dst_cols, int64_t dst_offset, const float *src,
+void minidl_copy_columns(float *dst, const float *src, int64_t dst_cols, int64_t dst_offset,
                          int64_t src_cols, int64_t src_offset, int64_t width, int64_t rows)
 {
 #pragma omp parallel for schedule(static) if (rows * width >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())

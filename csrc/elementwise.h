@@ -25,7 +25,7 @@ void minidl_activation_backward(float *dx, const float *dout, const float *y, in
 
 /* Copy a block of `width` columns between two row-major matrices with `rows` rows:
  * dst[r, dst_offset + j] = src[r, src_offset + j] (concatenate and its backward). */
-void minidl_copy_columns(float *dst, int64_t dst_cols, int64_t dst_offset, const float *src,
+void minidl_copy_columns(float *dst, const float *src, int64_t dst_cols, int64_t dst_offset,
                          int64_t src_cols, int64_t src_offset, int64_t width, int64_t rows);
 
 #endif

@@ -16,8 +16,11 @@
 
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "cpu_features.h"
 #include "internal/checked_alloc.h"
+#include "status.h"
 #include "internal/gemm_kernels.h"
 
 #ifdef _OPENMP
@@ -50,24 +53,25 @@ const sgemm_kernel_info *sgemm_active_kernel(void)
     return &kernel_table[isa];
 }
 
-const char *sgemm_kernel_name(void)
+const char *minidl_sgemm_kernel_name(void)
 {
     return sgemm_active_kernel()->name;
 }
 
 static int min_int(int a, int b) { return a < b ? a : b; }
+static int max_int(int a, int b) { return a > b ? a : b; }
 
 /* Per-thread pack buffers, grown on demand and kept for the life of the thread,
- * so that no training step allocates. */
+ * so that no training step allocates. NULL when growing failed (MINIDL_OUT_OF_MEMORY). */
 static __thread float *pack_a_buf, *pack_b_buf;
 static __thread size_t pack_a_cap, pack_b_cap;
 
-static float *pack_buffer(float **buf, size_t *cap, size_t need, const char *where)
+static float *pack_buffer(float **buf, size_t *cap, size_t need)
 {
     if (need > *cap) {
         free(*buf);
-        *buf = checked_alloc_floats(need, where);
-        *cap = need;
+        *buf = minidl_alloc_floats(need);
+        *cap = *buf ? need : 0;
     }
     return *buf;
 }
@@ -185,7 +189,7 @@ static void scale_c(float *c, ptrdiff_t ldc, int m, int n, float beta)
 }
 
 /* c (m, nc) (+)= alpha * A (m, kc) @ the packed B block pb (kc, nc): the ic loop. */
-static void gemm_ic_loop(const sgemm_kernel_info *kern, float *c, ptrdiff_t ldc, const float *a,
+static int gemm_ic_loop(const sgemm_kernel_info *kern, float *c, ptrdiff_t ldc, const float *a,
                          ptrdiff_t rs_a, ptrdiff_t cs_a, const float *pb, int m, int nc, int kc,
                          float alpha, float beta)
 {
@@ -194,7 +198,9 @@ static void gemm_ic_loop(const sgemm_kernel_info *kern, float *c, ptrdiff_t ldc,
     float *pa = NULL;
     if (!in_place) {
         const int mc_max = min_int(kern->mc, (m + mr - 1) / mr * mr);
-        pa = pack_buffer(&pack_a_buf, &pack_a_cap, (size_t)mc_max * kern->kc, "sgemm packing A");
+        pa = pack_buffer(&pack_a_buf, &pack_a_cap, (size_t)mc_max * kern->kc);
+        if (!pa)
+            return MINIDL_OUT_OF_MEMORY;
     }
     for (int ic = 0; ic < m; ic += kern->mc) {
         int mc = min_int(kern->mc, m - ic);
@@ -206,33 +212,39 @@ static void gemm_ic_loop(const sgemm_kernel_info *kern, float *c, ptrdiff_t ldc,
         }
         macro_kernel(kern, c + ic * ldc, ldc, block, pb, mc, nc, kc, beta);
     }
+    return MINIDL_OK;
 }
 
-void sgemm_strided_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
+int sgemm_strided_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
                           const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b, int m, int n, int k,
                           float alpha, float beta)
 {
     if (m <= 0 || n <= 0)
-        return;
+        return MINIDL_OK;
     if (k <= 0 || alpha == 0.0f) {
         scale_c(c, ldc, m, n, beta);
-        return;
+        return MINIDL_OK;
     }
     const sgemm_kernel_info *kern = sgemm_active_kernel();
     const int nr = kern->nr;
     const int kc_max = min_int(kern->kc, k);
     const int nc_max = min_int(kern->nc, (n + nr - 1) / nr * nr);
-    float *pb = pack_buffer(&pack_b_buf, &pack_b_cap, (size_t)kc_max * (nc_max + nr), "sgemm packing B");
+    float *pb = pack_buffer(&pack_b_buf, &pack_b_cap, (size_t)kc_max * (nc_max + nr));
+    if (!pb)
+        return MINIDL_OUT_OF_MEMORY;
 
     for (int jc = 0; jc < n; jc += kern->nc) {
         int nc = min_int(kern->nc, n - jc);
         for (int pc = 0; pc < k; pc += kern->kc) {
             int kc = min_int(kern->kc, k - pc);
             pack_b(pb, b + pc * rs_b + jc * cs_b, rs_b, cs_b, kc, nc, nr);
-            gemm_ic_loop(kern, c + jc, ldc, a + pc * cs_a, rs_a, cs_a, pb, m, nc, kc, alpha,
-                         pc == 0 ? beta : 1.0f);
+            int status = gemm_ic_loop(kern, c + jc, ldc, a + pc * cs_a, rs_a, cs_a, pb, m, nc, kc, alpha,
+                                      pc == 0 ? beta : 1.0f);
+            if (status != MINIDL_OK)
+                return status;
         }
     }
+    return MINIDL_OK;
 }
 
 size_t sgemm_packed_b_floats(int k, int n)
@@ -253,26 +265,30 @@ void sgemm_pack_b_block(float *packed, const float *b, ptrdiff_t rs_b, ptrdiff_t
     pack_b(packed, b, rs_b, cs_b, k, n, sgemm_active_kernel()->nr);
 }
 
-void sgemm_prepacked_b_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
-                              const float *packed_b, int m, int n, int k, float beta)
+int sgemm_prepacked_b_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
+                             const float *packed_b, int m, int n, int k, float beta)
 {
     if (m <= 0 || n <= 0)
-        return;
+        return MINIDL_OK;
     if (k <= 0) {
         scale_c(c, ldc, m, n, beta);
-        return;
+        return MINIDL_OK;
     }
     const sgemm_kernel_info *kern = sgemm_active_kernel();
     const size_t n_padded = (size_t)(n + kern->nr - 1) / kern->nr * kern->nr;
-    for (int pc = 0; pc < k; pc += kern->kc)
-        gemm_ic_loop(kern, c, ldc, a + pc * cs_a, rs_a, cs_a, packed_b + pc * n_padded, m, n,
-                     min_int(kern->kc, k - pc), 1.0f, pc == 0 ? beta : 1.0f);
+    for (int pc = 0; pc < k; pc += kern->kc) {
+        int status = gemm_ic_loop(kern, c, ldc, a + pc * cs_a, rs_a, cs_a, packed_b + pc * n_padded, m, n,
+                                  min_int(kern->kc, k - pc), 1.0f, pc == 0 ? beta : 1.0f);
+        if (status != MINIDL_OK)
+            return status;
+    }
+    return MINIDL_OK;
 }
 
 /* Below this many multiply-adds a second thread costs more than it saves. */
 #define SGEMM_MIN_FLOPS_PER_THREAD (1 << 18)
 
-void sgemm_strided(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
+int sgemm_strided(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
                    const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b, int m, int n, int k,
                    float alpha, float beta)
 {
@@ -290,41 +306,41 @@ void sgemm_strided(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrd
         threads = units;
     if (threads > work / SGEMM_MIN_FLOPS_PER_THREAD)
         threads = (int)(work / SGEMM_MIN_FLOPS_PER_THREAD);
-    if (threads <= 1) {
-        sgemm_strided_serial(c, ldc, a, rs_a, cs_a, b, rs_b, cs_b, m, n, k, alpha, beta);
-        return;
-    }
+    if (threads <= 1)
+        return sgemm_strided_serial(c, ldc, a, rs_a, cs_a, b, rs_b, cs_b, m, n, k, alpha, beta);
     /* Parts of n repeat no work, so n is cut into a few tasks per thread, handed out
      * dynamically: a thread that loses its core to another job does not hold the rest
      * up. Parts of m each pack all of B, so then each thread gets exactly one part. */
     int tasks = split_m ? threads : min_int(units, 4 * threads);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    int status = MINIDL_OK; /* the largest status of any task: MINIDL_OK only if all succeeded */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) reduction(max : status)
     for (int task = 0; task < tasks; task++) {
         int u0 = (int)((long)units * task / tasks), u1 = (int)((long)units * (task + 1) / tasks);
         if (split_m) {
             int i0 = u0 * kern->mr, i1 = min_int(u1 * kern->mr, m);
             if (i1 > i0)
-                sgemm_strided_serial(c + i0 * ldc, ldc, a + i0 * rs_a, rs_a, cs_a, b, rs_b, cs_b,
-                                     i1 - i0, n, k, alpha, beta);
+                status = max_int(status, sgemm_strided_serial(c + i0 * ldc, ldc, a + i0 * rs_a, rs_a, cs_a,
+                                                              b, rs_b, cs_b, i1 - i0, n, k, alpha, beta));
         } else {
             int j0 = u0 * kern->nr, j1 = min_int(u1 * kern->nr, n);
             if (j1 > j0)
-                sgemm_strided_serial(c + j0, ldc, a, rs_a, cs_a, b + j0 * cs_b, rs_b, cs_b,
-                                     m, j1 - j0, k, alpha, beta);
+                status = max_int(status, sgemm_strided_serial(c + j0, ldc, a, rs_a, cs_a, b + j0 * cs_b,
+                                                              rs_b, cs_b, m, j1 - j0, k, alpha, beta));
         }
     }
+    return status;
 }
 
-void sgemm(float *c, const float *a, const float *b, int m, int n, int k,
-           int trans_a, int trans_b, float alpha, float beta, int lda, int ldb, int ldc)
+int minidl_sgemm(float *c, const float *a, const float *b, float alpha, float beta, int trans_a,
+                 int trans_b, int m, int n, int k, int lda, int ldb, int ldc)
 {
     // a is (m, k) or, transposed, (k, m); b is (k, n) or (n, k); c is (m, n)
-    sgemm_strided(c, ldc, a, trans_a ? 1 : lda, trans_a ? lda : 1,
-                  b, trans_b ? 1 : ldb, trans_b ? ldb : 1, m, n, k, alpha, beta);
+    return sgemm_strided(c, ldc, a, trans_a ? 1 : lda, trans_a ? lda : 1,
+                         b, trans_b ? 1 : ldb, trans_b ? ldb : 1, m, n, k, alpha, beta);
 }
 
-void sgemm_ref(float *c, const float *a, const float *b, int m, int n, int k,
-               int trans_a, int trans_b, float alpha, float beta, int lda, int ldb, int ldc)
+void minidl_sgemm_ref(float *c, const float *a, const float *b, float alpha, float beta, int trans_a,
+                      int trans_b, int m, int n, int k, int lda, int ldb, int ldc)
 {
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {

@@ -4,17 +4,11 @@
 #include <string.h>
 
 #include "internal/parallel.h"
+#include "internal/targets.h"
 #include "internal/vector_kernels.h"
 #include "loss.h"
 
 #define CLIP_EPSILON 1e-7f /* Keras' backend.epsilon() */
-
-static int64_t first_bad_target(const int32_t *targets, int64_t n, int64_t k)
-{
-    for (int64_t r = 0; r < n; r++)
-        if (targets[r] < 0 || targets[r] >= k) return r;
-    return -1;
-}
 
 /* probs = softmax(logits) row by row and loss[r] = log(sum(exp(logits[r]))) */
 static void softmax_with_lse(float *probs, float *lse, const float *logits, int64_t n, int64_t k)
@@ -28,17 +22,16 @@ static void softmax_with_lse(float *probs, float *lse, const float *logits, int6
     }
 }
 
-int64_t minidl_softmax_xent_forward_sparse(float *probs, float *loss, const float *logits,
+int minidl_softmax_cross_entropy_forward_sparse(float *probs, float *loss, const float *logits,
                                            const int32_t *targets, int64_t n, int64_t k)
 {
-    int64_t bad = first_bad_target(targets, n, k);
-    if (bad >= 0) return bad;
+    if (targets_out_of_range(targets, n, k)) return MINIDL_TARGET_OUT_OF_RANGE;
     softmax_with_lse(probs, loss, logits, n, k);
     for (int64_t r = 0; r < n; r++) loss[r] -= logits[r * k + targets[r]];
-    return -1;
+    return MINIDL_OK;
 }
 
-void minidl_softmax_xent_forward_dense(float *probs, float *loss, const float *logits, const float *targets,
+void minidl_softmax_cross_entropy_forward_dense(float *probs, float *loss, const float *logits, const float *targets,
                                        int64_t n, int64_t k)
 {
     softmax_with_lse(probs, loss, logits, n, k);
@@ -54,25 +47,24 @@ void minidl_softmax_xent_forward_dense(float *probs, float *loss, const float *l
     }
 }
 
-int64_t minidl_softmax_xent_backward_sparse(float *dlogits, const float *probs, const int32_t *targets,
+int minidl_softmax_cross_entropy_backward_sparse(float *dlogits, const float *probs, const int32_t *targets,
                                             float scale, int64_t n, int64_t k)
 {
-    int64_t bad = first_bad_target(targets, n, k);
-    if (bad >= 0) return bad;
+    if (targets_out_of_range(targets, n, k)) return MINIDL_TARGET_OUT_OF_RANGE;
     for (int64_t r = 0; r < n; r++) {
         for (int64_t j = 0; j < k; j++) dlogits[r * k + j] = probs[r * k + j] * scale;
         dlogits[r * k + targets[r]] = (probs[r * k + targets[r]] - 1.0f) * scale;
     }
-    return -1;
+    return MINIDL_OK;
 }
 
-void minidl_softmax_xent_backward_dense(float *dlogits, const float *probs, const float *targets,
+void minidl_softmax_cross_entropy_backward_dense(float *dlogits, const float *probs, const float *targets,
                                         float scale, int64_t n, int64_t k)
 {
     for (int64_t i = 0; i < n * k; i++) dlogits[i] = (probs[i] - targets[i]) * scale;
 }
 
-void minidl_sigmoid_xent_forward(float *probs, float *loss, const float *logits, const float *targets,
+void minidl_sigmoid_cross_entropy_forward(float *probs, float *loss, const float *logits, const float *targets,
                                  int64_t n, int64_t k)
 {
 #pragma omp parallel for schedule(static) if (n * k >= MINIDL_PARALLEL_MIN / 4) num_threads(minidl_num_threads())
@@ -88,7 +80,7 @@ void minidl_sigmoid_xent_forward(float *probs, float *loss, const float *logits,
     }
 }
 
-void minidl_sigmoid_xent_backward(float *dlogits, const float *probs, const float *targets, float scale,
+void minidl_sigmoid_cross_entropy_backward(float *dlogits, const float *probs, const float *targets, float scale,
                                   int64_t n, int64_t k)
 {
     float s = k > 0 ? scale / (float)k : 0.0f;
@@ -100,16 +92,15 @@ static float clip_prob(float p)
     return p < CLIP_EPSILON ? CLIP_EPSILON : (p > 1.0f - CLIP_EPSILON ? 1.0f - CLIP_EPSILON : p);
 }
 
-int64_t minidl_xent_forward_sparse(float *loss, const float *probs, const int32_t *targets, int64_t n,
+int minidl_cross_entropy_forward_sparse(float *loss, const float *probs, const int32_t *targets, int64_t n,
                                    int64_t k)
 {
-    int64_t bad = first_bad_target(targets, n, k);
-    if (bad >= 0) return bad;
+    if (targets_out_of_range(targets, n, k)) return MINIDL_TARGET_OUT_OF_RANGE;
     for (int64_t r = 0; r < n; r++) loss[r] = -logf(clip_prob(probs[r * k + targets[r]]));
-    return -1;
+    return MINIDL_OK;
 }
 
-void minidl_xent_forward_dense(float *loss, const float *probs, const float *targets, int64_t n, int64_t k)
+void minidl_cross_entropy_forward_dense(float *loss, const float *probs, const float *targets, int64_t n, int64_t k)
 {
 #pragma omp parallel for schedule(static) if (n * k >= MINIDL_PARALLEL_MIN / 4) num_threads(minidl_num_threads())
     for (int64_t r = 0; r < n; r++) {
@@ -119,7 +110,7 @@ void minidl_xent_forward_dense(float *loss, const float *probs, const float *tar
     }
 }
 
-void minidl_binary_xent_forward(float *loss, const float *probs, const float *targets, int64_t n, int64_t k)
+void minidl_binary_cross_entropy_forward(float *loss, const float *probs, const float *targets, int64_t n, int64_t k)
 {
 #pragma omp parallel for schedule(static) if (n * k >= MINIDL_PARALLEL_MIN / 4) num_threads(minidl_num_threads())
     for (int64_t r = 0; r < n; r++) {
@@ -138,27 +129,26 @@ static int unclipped(float p)
     return p == clip_prob(p);
 }
 
-int64_t minidl_xent_backward_sparse(float *dprobs, const float *probs, const int32_t *targets, float scale,
+int minidl_cross_entropy_backward_sparse(float *dprobs, const float *probs, const int32_t *targets, float scale,
                                     int64_t n, int64_t k)
 {
-    int64_t bad = first_bad_target(targets, n, k);
-    if (bad >= 0) return bad;
+    if (targets_out_of_range(targets, n, k)) return MINIDL_TARGET_OUT_OF_RANGE;
     memset(dprobs, 0, (size_t)(n * k) * sizeof(float));
     for (int64_t r = 0; r < n; r++) {
         float p = probs[r * k + targets[r]];
         dprobs[r * k + targets[r]] = unclipped(p) ? -scale / p : 0.0f;
     }
-    return -1;
+    return MINIDL_OK;
 }
 
-void minidl_xent_backward_dense(float *dprobs, const float *probs, const float *targets, float scale,
+void minidl_cross_entropy_backward_dense(float *dprobs, const float *probs, const float *targets, float scale,
                                 int64_t n, int64_t k)
 {
     for (int64_t i = 0; i < n * k; i++)
         dprobs[i] = unclipped(probs[i]) ? -targets[i] / probs[i] * scale : 0.0f;
 }
 
-void minidl_binary_xent_backward(float *dprobs, const float *probs, const float *targets, float scale,
+void minidl_binary_cross_entropy_backward(float *dprobs, const float *probs, const float *targets, float scale,
                                  int64_t n, int64_t k)
 {
     float s = k > 0 ? scale / (float)k : 0.0f;
@@ -168,7 +158,7 @@ void minidl_binary_xent_backward(float *dprobs, const float *probs, const float 
     }
 }
 
-void minidl_mse_forward(float *loss, const float *pred, const float *targets, int64_t n, int64_t k)
+void minidl_mean_squared_error_forward(float *loss, const float *pred, const float *targets, int64_t n, int64_t k)
 {
     for (int64_t r = 0; r < n; r++) {
         double total = 0.0;
@@ -180,7 +170,7 @@ void minidl_mse_forward(float *loss, const float *pred, const float *targets, in
     }
 }
 
-void minidl_mse_backward(float *dpred, const float *pred, const float *targets, float scale, int64_t n,
+void minidl_mean_squared_error_backward(float *dpred, const float *pred, const float *targets, float scale, int64_t n,
                          int64_t k)
 {
     float s = k > 0 ? 2.0f * scale / (float)k : 0.0f;

@@ -2,19 +2,13 @@
 #include <math.h>
 
 #include "internal/parallel.h"
+#include "internal/targets.h"
 #include "internal/vector_kernels.h"
 #include "metrics.h"
 
 static void store(float *out, double value, int accumulate)
 {
     out[0] = accumulate ? (float)((double)out[0] + value) : (float)value;
-}
-
-static int64_t first_bad_target(const int32_t *targets, int64_t n, int64_t k)
-{
-    for (int64_t r = 0; r < n; r++)
-        if (targets[r] < 0 || targets[r] >= k) return r;
-    return -1;
 }
 
 /* The first index of the largest value of row (k), NaN ranking above every number (numpy's
@@ -45,7 +39,7 @@ static int in_top_k(const float *row, int64_t k, int64_t target, int64_t top_k)
     return larger < top_k;
 }
 
-void minidl_sum(float *out, const float *x, int64_t n, int accumulate)
+void minidl_sum(float *out, const float *x, int accumulate, int64_t n)
 {
     const struct vector_kernels *vk = minidl_active_kernels();
     double total = 0.0;
@@ -64,26 +58,25 @@ void minidl_all_finite(float *out, const float *x, int64_t n)
     out[0] = finite ? 1.0f : 0.0f;
 }
 
-int64_t minidl_categorical_accuracy_sparse(float *out, const float *pred, const int32_t *targets, int64_t n,
-                                           int64_t k, int accumulate)
+int minidl_categorical_accuracy_sparse(float *out, const float *pred, const int32_t *targets, int accumulate,
+                                       int64_t n, int64_t k)
 {
-    int64_t bad = first_bad_target(targets, n, k);
-    if (bad >= 0) return bad;
+    if (targets_out_of_range(targets, n, k)) return MINIDL_TARGET_OUT_OF_RANGE;
     int64_t correct = 0;
     for (int64_t r = 0; r < n; r++) correct += argmax_is(pred + r * k, k, targets[r]);
     store(out, (double)correct, accumulate);
-    return -1;
+    return MINIDL_OK;
 }
 
-void minidl_categorical_accuracy_dense(float *out, const float *pred, const float *targets, int64_t n,
-                                       int64_t k, int accumulate)
+void minidl_categorical_accuracy_dense(float *out, const float *pred, const float *targets, int accumulate,
+                                       int64_t n, int64_t k)
 {
     int64_t correct = 0;
     for (int64_t r = 0; r < n; r++) correct += argmax_is(pred + r * k, k, row_argmax(targets + r * k, k));
     store(out, (double)correct, accumulate);
 }
 
-void minidl_binary_accuracy(float *out, const float *pred, const float *targets, int64_t n, int accumulate)
+void minidl_binary_accuracy(float *out, const float *pred, const float *targets, int accumulate, int64_t n)
 {
     int64_t correct = 0;
     for (int64_t i = 0; i < n; i++) /* a NaN prediction is never correct */
@@ -91,19 +84,18 @@ void minidl_binary_accuracy(float *out, const float *pred, const float *targets,
     store(out, (double)correct, accumulate);
 }
 
-int64_t minidl_top_k_accuracy_sparse(float *out, const float *pred, const int32_t *targets, int64_t n,
-                                     int64_t k, int64_t top_k, int accumulate)
+int minidl_top_k_accuracy_sparse(float *out, const float *pred, const int32_t *targets, int64_t top_k,
+                                 int accumulate, int64_t n, int64_t k)
 {
-    int64_t bad = first_bad_target(targets, n, k);
-    if (bad >= 0) return bad;
+    if (targets_out_of_range(targets, n, k)) return MINIDL_TARGET_OUT_OF_RANGE;
     int64_t correct = 0;
     for (int64_t r = 0; r < n; r++) correct += in_top_k(pred + r * k, k, targets[r], top_k);
     store(out, (double)correct, accumulate);
-    return -1;
+    return MINIDL_OK;
 }
 
-void minidl_top_k_accuracy_dense(float *out, const float *pred, const float *targets, int64_t n, int64_t k,
-                                 int64_t top_k, int accumulate)
+void minidl_top_k_accuracy_dense(float *out, const float *pred, const float *targets, int64_t top_k,
+                                 int accumulate, int64_t n, int64_t k)
 {
     int64_t correct = 0;
     for (int64_t r = 0; r < n; r++) correct += in_top_k(pred + r * k, k, row_argmax(targets + r * k, k), top_k);

@@ -38,8 +38,8 @@ void minidl_clip_by_norm(float *g, float clipnorm, int64_t n)
         vk->scale(g + b * MINIDL_BLOCK, factor, minidl_block_len(n, b));
 }
 
-void minidl_sgd_update(float *w, const float *g, float *velocity, int64_t n, float lr, float momentum,
-                       int nesterov, float weight_decay)
+void minidl_sgd_update(float *w, float *velocity, const float *g, float lr, float momentum, int nesterov,
+                       float weight_decay, int64_t n)
 {
     const struct vector_kernels *vk = minidl_active_kernels();
     float decay = decay_factor(lr, weight_decay);
@@ -60,8 +60,8 @@ void minidl_sgd_update(float *w, const float *g, float *velocity, int64_t n, flo
     }
 }
 
-void minidl_adam_update(float *w, const float *g, float *m, float *v, int64_t n, float lr, float beta_1,
-                        float beta_2, float epsilon, int64_t step, float weight_decay)
+void minidl_adam_update(float *w, float *m, float *v, const float *g, float lr, float beta_1, float beta_2,
+                        float epsilon, int64_t step, float weight_decay, int64_t n)
 {
     const struct vector_kernels *vk = minidl_active_kernels();
     float decay = decay_factor(lr, weight_decay);
@@ -77,8 +77,8 @@ void minidl_adam_update(float *w, const float *g, float *m, float *v, int64_t n,
     }
 }
 
-void minidl_rmsprop_update(float *w, const float *g, float *ms, float *mom, int64_t n, float lr, float rho,
-                           float momentum, float epsilon, float weight_decay)
+void minidl_rmsprop_update(float *w, float *ms, float *mom, const float *g, float lr, float rho,
+                           float momentum, float epsilon, float weight_decay, int64_t n)
 {
     const struct vector_kernels *vk = minidl_active_kernels();
     float decay = decay_factor(lr, weight_decay);
@@ -94,8 +94,8 @@ void minidl_rmsprop_update(float *w, const float *g, float *ms, float *mom, int6
     }
 }
 
-void minidl_adagrad_update(float *w, const float *g, float *acc, int64_t n, float lr, float epsilon,
-                           float weight_decay)
+void minidl_adagrad_update(float *w, float *acc, const float *g, float lr, float epsilon, float weight_decay,
+                           int64_t n)
 {
     const struct vector_kernels *vk = minidl_active_kernels();
     float decay = decay_factor(lr, weight_decay);

@@ -58,7 +58,7 @@ void minidl_max_pool2d_forward(float *out, int32_t *argmax, const float *x, cons
 void minidl_max_pool2d_backward(float *dx, const float *dout, const int32_t *argmax,
                                 const struct minidl_window *win)
 {
-    const int64_t h = win->h, w = win->w, c = win->c, oh = win->oh, ow = win->ow;
+    const int64_t h = win->h, w = win->w, c = win->c, oh = win->oh, ow = win->ow, window_size = win->kh * win->kw;
 #pragma omp parallel for schedule(static) if (parallel_worth(win)) num_threads(minidl_num_threads())
     for (int64_t b = 0; b < win->n; b++) {
         float *dxb = dx + b * h * w * c; /* dxb is (h, w, c) */
@@ -69,8 +69,12 @@ void minidl_max_pool2d_backward(float *dx, const float *dout, const int32_t *arg
                 const float *d = dout + ((b * oh + oy) * ow + ox) * c;
                 const int32_t *am = argmax + ((b * oh + oy) * ow + ox) * c;
                 for (int64_t ch = 0; ch < c; ch++) {
-                    int64_t iy = iy0 + am[ch] / win->kw, ix = ix0 + am[ch] % win->kw;
-                    dxb[(iy * w + ix) * c + ch] += d[ch];
+                    /* argmax comes from the caller: an index outside the window or on the
+                     * padding routes nothing (as in numpy), and is never written through */
+                    int32_t a = am[ch];
+                    int64_t iy = iy0 + a / win->kw, ix = ix0 + a % win->kw;
+                    if (a >= 0 && a < window_size && iy >= 0 && iy < h && ix >= 0 && ix < w)
+                        dxb[(iy * w + ix) * c + ch] += d[ch];
                 }
             }
     }

@@ -4,14 +4,7 @@
 
 #include <stdint.h>
 
-/* A pooling window's geometry (minidl.backends.base.Window2D; pad_bottom / pad_right follow
- * from the others). The input is (n, h, w, c), the output (n, oh, ow, c). */
-struct minidl_window {
-    int64_t n, h, w, c;
-    int64_t kh, kw, sh, sw;
-    int64_t pad_top, pad_left;
-    int64_t oh, ow;
-};
+#include "window.h" /* the window's geometry; for a pooling f == c */
 
 /* argmax holds each winner's index ky * kw + kx inside its window; padding never wins and
  * the first (lowest index) maximum wins ties. As in numpy, a window holding NaN gives NaN and

@@ -23,12 +23,9 @@ import threading
 
 import numpy as np
 
-try:
-    from minidl._cpu_kernels import ffi as _ffi, lib as _lib  # built from csrc/ by setup.py
-    if not hasattr(_lib, "augment_batch_u8"):  # a build older than csrc/augment.c
-        _ffi = _lib = None
-except ImportError:
-    _ffi = _lib = None
+from .backends.cpu import _ffi as _cpu  # the C kernels, when built from csrc/ by setup.py
+
+_lib = _cpu.lib if hasattr(_cpu.lib, "minidl_augment_batch_u8") else None  # None: not built
 
 _NUM_BUFFERS = 3  # the consumer's batch, the queued batch, the batch being built
 _STATE_VERSION = 1
@@ -115,39 +112,80 @@ def augment_batch(out, x, rows, crop_y, crop_x, flip, scale, shift, pad, kernel=
     """Build one batch into `out` with the C kernel (kernel "c", or "auto" when it is built)
     or with augment_reference (kernel "numpy"); see augment_reference for the arguments.
 
-    The caller guarantees that rows index x and that every crop window lies inside the
-    padded image (ArrayIterator draws them so).
+    Every size, row and crop corner is checked first (ValueError naming the argument): rows
+    must index x, every crop window must lie inside the padded image, and rows, crop_y,
+    crop_x and flip hold one entry per image of out.
     """
+    if kernel not in ("auto", "c", "numpy"):
+        raise ValueError(f"augment_batch: kernel must be 'auto', 'c' or 'numpy', got {kernel!r}")
+    rows, crop_y, crop_x, flip, scale, shift, pad = _checked_batch_args(
+        out, x, rows, crop_y, crop_x, flip, scale, shift, pad)
     if kernel == "numpy" or (kernel == "auto" and _lib is None):
         return augment_reference(out, x, rows, crop_y, crop_x, flip, scale, shift, pad)
     if _lib is None:
         raise RuntimeError(
             "augment_batch: kernel='c' needs csrc/augment.c compiled into minidl._cpu_kernels; "
             "run `pip install -e .` (or `python setup.py build_ext --inplace`) in the checkout")
-    if out.dtype != np.float32 or not out.flags.c_contiguous or x.dtype not in (np.uint8, np.float32) \
-            or not x.flags.c_contiguous:
-        raise ValueError(f"augment_batch: out must be C-contiguous float32 and x C-contiguous uint8 or "
-                         f"float32, got out {out.dtype} and x {x.dtype}")
-    rows = np.ascontiguousarray(rows, dtype=np.int64)
-    crop_y = np.ascontiguousarray(crop_y, dtype=np.int32)
-    crop_x = np.ascontiguousarray(crop_x, dtype=np.int32)
-    flip = np.ascontiguousarray(flip, dtype=np.uint8)
-    scale = np.ascontiguousarray(scale, dtype=np.float32)
-    shift = np.ascontiguousarray(shift, dtype=np.float32)
-    _, height, width, channels = x.shape
+    op = "augment_batch"
     if x.dtype == np.uint8:
-        c_function, source = _lib.augment_batch_u8, _ffi.cast("uint8_t *", x.ctypes.data)
+        c_function, source = _lib.minidl_augment_batch_u8, _cpu.checked(op, "x", x, dtype=_cpu.UINT8)
+    elif x.dtype == np.float32:
+        c_function, source = _lib.minidl_augment_batch_f32, _cpu.checked(op, "x", x)
     else:
-        c_function, source = _lib.augment_batch_f32, _ffi.cast("float *", x.ctypes.data)
+        raise ValueError(f"{op}: kernel='c' needs uint8 or float32 images x, got {x.dtype}")
+    _, height, width, channels = x.shape
     status = c_function(
-        _ffi.cast("float *", out.ctypes.data), source,
-        _ffi.cast("int64_t *", rows.ctypes.data), _ffi.cast("int32_t *", crop_y.ctypes.data),
-        _ffi.cast("int32_t *", crop_x.ctypes.data), _ffi.cast("uint8_t *", flip.ctypes.data),
-        _ffi.cast("float *", scale.ctypes.data), _ffi.cast("float *", shift.ctypes.data),
-        len(rows), height, width, channels, pad, out.shape[1], out.shape[2])
-    if status != 0:
-        raise MemoryError(f"augment_batch: cannot allocate a scratch row of {width}x{channels} floats")
+        _cpu.output(op, "out", out), source, _cpu.checked(op, "rows", rows, dtype=_cpu.INT64),
+        _cpu.checked(op, "crop_y", crop_y, dtype=_cpu.INT32), _cpu.checked(op, "crop_x", crop_x, dtype=_cpu.INT32),
+        _cpu.checked(op, "flip", flip, dtype=_cpu.UINT8), _cpu.checked(op, "scale", scale),
+        _cpu.checked(op, "shift", shift), len(rows), height, width, channels, pad, out.shape[1], out.shape[2])
+    if status:
+        _cpu.raise_for_status(op, status, f"a normalization row of {width}x{channels} floats")
     return out
+
+
+def _checked_batch_args(out, x, rows, crop_y, crop_x, flip, scale, shift, pad):
+    """augment_batch's arguments checked against each other, the index arrays converted to the
+    C kernel's dtypes; raises ValueError (TypeError for a wrong type) naming the argument."""
+    op = "augment_batch"
+    for name, array in (("out", out), ("x", x)):
+        if not isinstance(array, np.ndarray) or array.ndim != 4:
+            raise ValueError(f"{op}: {name} must be a 4-D (N, height, width, channels) numpy array, "
+                             f"got {type(array).__name__} of shape {np.shape(array)}")
+    if out.dtype != np.float32:
+        raise ValueError(f"{op}: out must be float32, got {out.dtype}")
+    batch, out_h, out_w, channels = out.shape
+    n, height, width = x.shape[:3]
+    if x.shape[3] != channels:
+        raise ValueError(f"{op}: out {out.shape} and x {x.shape} must have the same channels")
+    if isinstance(pad, bool) or not isinstance(pad, (int, np.integer)) or pad < 0:
+        raise ValueError(f"{op}: pad must be an int >= 0, got {pad!r}")
+    pad = int(pad)
+    if out_h > height + 2 * pad or out_w > width + 2 * pad:
+        raise ValueError(f"{op}: out images {out_h}x{out_w} are larger than the padded images "
+                         f"{height + 2 * pad}x{width + 2 * pad} of x {x.shape} with pad={pad}")
+    checked = []
+    for name, values, dtype, high in (("rows", rows, np.int64, n - 1),
+                                      ("crop_y", crop_y, np.int32, height + 2 * pad - out_h),
+                                      ("crop_x", crop_x, np.int32, width + 2 * pad - out_w),
+                                      ("flip", flip, np.uint8, None)):
+        values = np.asarray(values)
+        if values.shape != (batch,):
+            raise ValueError(f"{op}: {name} must have shape ({batch},), one entry per image of out "
+                             f"{out.shape}, got shape {values.shape}")
+        if values.dtype.kind not in ("iu" if high is not None else "biu"):
+            raise ValueError(f"{op}: {name} must hold integers, got {values.dtype}")
+        if high is not None and batch and (values.min() < 0 or values.max() > high):
+            raise ValueError(f"{op}: {name} must lie in [0, {high}] for x {x.shape}, out {out.shape} "
+                             f"and pad={pad}, got values in [{values.min()}, {values.max()}]")
+        checked.append(np.ascontiguousarray(values, dtype=dtype))
+    for name, values in (("scale", scale), ("shift", shift)):
+        values = np.ascontiguousarray(values, dtype=np.float32)
+        if values.shape != (channels,):
+            raise ValueError(f"{op}: {name} must have shape ({channels},), one value per channel, "
+                             f"got shape {values.shape}")
+        checked.append(values)
+    return (*checked, pad)
 
 
 def augment_reference(out, x, rows, crop_y, crop_x, flip, scale, shift, pad):

@@ -5,10 +5,14 @@ reproducibility, argument checks and ISA selection.
 Tests that take the `isa` fixture (tests/conftest.py) run once per instruction set this CPU has.
 """
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
-from minidl._cpu_kernels import ffi, lib  # the extension must be built: tests fail, not skip
+from minidl.backends.cpu._ffi import ffi, lib  # the extension must be built: tests fail, not skip
 from minidl.backends.base import make_window
 from minidl.backends.cpu._ffi import fptr
 from minidl.backends.cpu.linalg import LinalgOps
@@ -37,8 +41,8 @@ def test_gemm_matches_reference_twin(isa):
     b = rng.standard_normal((80, 70), dtype=np.float32)
     fast = rng.standard_normal((50, 80), dtype=np.float32)
     ref = fast.copy()
-    lib.sgemm(fptr(fast), fptr(a), fptr(b), 50, 80, 70, 0, 1, 2.0, 0.5, 70, 70, 80)
-    lib.sgemm_ref(fptr(ref), fptr(a), fptr(b), 50, 80, 70, 0, 1, 2.0, 0.5, 70, 70, 80)
+    assert lib.minidl_sgemm(fptr(fast), fptr(a), fptr(b), 2.0, 0.5, 0, 1, 50, 80, 70, 70, 70, 80) == lib.MINIDL_OK
+    lib.minidl_sgemm_ref(fptr(ref), fptr(a), fptr(b), 2.0, 0.5, 0, 1, 50, 80, 70, 70, 70, 80)
     np.testing.assert_allclose(fast, ref, rtol=1e-4, atol=1e-4)
 
 
@@ -51,7 +55,7 @@ def test_gemm_rejects_mismatched_shapes():
 
 # ----------------------------------------------------------- convolution
 
-def test_conv_fast_matches_reference_twins_with_fused_relu(isa):
+def test_conv_fast_matches_reference_twins(isa):
     rng = np.random.default_rng(6)
     plan = ops.conv2d_plan((3, 9, 8, 5), (3, 3, 5, 6), (2, 1), "same")
     s = plan.scratch["cpu_conv"]
@@ -60,18 +64,18 @@ def test_conv_fast_matches_reference_twins_with_fused_relu(isa):
     bias = rng.standard_normal(6, dtype=np.float32)
     dout = rng.standard_normal(plan.out_shape, dtype=np.float32)
     fast, ref = np.empty(plan.out_shape, np.float32), np.empty(plan.out_shape, np.float32)
-    assert lib.conv2d_forward(fptr(fast), fptr(x), fptr(w), fptr(bias), s.shape, s.ptr, s.floats, 1) == 0
-    lib.conv2d_forward_ref(fptr(ref), fptr(x), fptr(w), fptr(bias), s.shape, 1)
-    assert (fast >= 0).all() and (fast == 0).any()
+    assert lib.minidl_conv2d_forward(fptr(fast), fptr(x), fptr(w), fptr(bias), s.window, s.ptr, s.floats) == 0
+    lib.minidl_conv2d_forward_ref(fptr(ref), fptr(x), fptr(w), fptr(bias), s.window)
     np.testing.assert_allclose(fast, ref, rtol=1e-4, atol=1e-4)
     fast, ref = np.empty(plan.in_shape, np.float32), np.empty(plan.in_shape, np.float32)
-    assert lib.conv2d_backward_data(fptr(fast), fptr(dout), fptr(w), s.shape, s.ptr, s.floats) == 0
-    lib.conv2d_backward_data_ref(fptr(ref), fptr(dout), fptr(w), s.shape)
+    assert lib.minidl_conv2d_backward_data(fptr(fast), fptr(dout), fptr(w), s.window, s.ptr, s.floats) == 0
+    lib.minidl_conv2d_backward_data_ref(fptr(ref), fptr(dout), fptr(w), s.window)
     np.testing.assert_allclose(fast, ref, rtol=1e-4, atol=1e-4)
     fast, ref = np.empty(w.shape, np.float32), np.empty(w.shape, np.float32)
     fast_b, ref_b = np.empty(6, np.float32), np.empty(6, np.float32)
-    assert lib.conv2d_backward_filter(fptr(fast), fptr(fast_b), fptr(dout), fptr(x), s.shape, s.ptr, s.floats) == 0
-    lib.conv2d_backward_filter_ref(fptr(ref), fptr(ref_b), fptr(dout), fptr(x), s.shape)
+    assert lib.minidl_conv2d_backward_filter(fptr(fast), fptr(fast_b), fptr(dout), fptr(x), s.window, s.ptr,
+                                             s.floats) == 0
+    lib.minidl_conv2d_backward_filter_ref(fptr(ref), fptr(ref_b), fptr(dout), fptr(x), s.window)
     np.testing.assert_allclose(fast, ref, rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(fast_b, ref_b, rtol=1e-4, atol=1e-4)
 
@@ -96,7 +100,8 @@ def test_conv_with_one_thread_and_with_small_scratch(isa):
     np.testing.assert_allclose(dw, want_dw, rtol=1e-4, atol=1e-3)
     s = plan.scratch["cpu_conv"]
     out = np.empty(plan.out_shape, np.float32)
-    assert lib.conv2d_forward(fptr(out), fptr(x), fptr(w), ffi.NULL, s.shape, s.ptr, 10, 0) == -1
+    status = lib.minidl_conv2d_forward(fptr(out), fptr(x), fptr(w), ffi.NULL, s.window, s.ptr, 10)
+    assert status == lib.MINIDL_SCRATCH_TOO_SMALL
 
 
 def test_conv_results_are_bitwise_reproducible():
@@ -139,6 +144,32 @@ def test_conv_errors_name_the_op_and_shapes():
 
 
 # ------------------------------------------------------- ISA selection
+
+@pytest.mark.skipif(lib.minidl_cpu_best_isa() >= 2, reason="this CPU runs every ISA")
+def test_an_isa_the_cpu_lacks_warns_and_uses_the_best_one():
+    code = "from minidl.backends.cpu._ffi import lib; print(lib.minidl_cpu_isa())"
+    env = dict(os.environ, MINIDL_CPU_ISA="avx512")
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(lib.minidl_cpu_best_isa())]
+    assert "RuntimeWarning: MINIDL_CPU_ISA=avx512: this CPU does not support it" in result.stderr
+
+
+@pytest.mark.parametrize("user_policy", [None, "active"])
+def test_loading_waits_passively_and_leaves_the_environment_alone(user_policy):
+    """libgomp reads OMP_WAIT_POLICY once, when the extension loads: passive then, unless the
+    user chose a policy; os.environ is the user's afterwards (child processes inherit it)."""
+    code = ("import os; from minidl.backends.cpu import create; create(); "
+            "print(os.environ.get('OMP_WAIT_POLICY'))")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    env["OMP_DISPLAY_ENV"] = "true"  # libgomp prints the policy it took to stderr
+    if user_policy:
+        env["OMP_WAIT_POLICY"] = user_policy
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(user_policy)]
+    assert f"OMP_WAIT_POLICY = '{(user_policy or 'passive').upper()}'" in result.stderr
+
 
 def test_set_isa_lowers_unsupported_requests():
     best = lib.minidl_cpu_best_isa()

@@ -2,21 +2,15 @@
 #define MINIDL_CHECKED_ALLOC_H
 
 #include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
 
-/* 64-byte aligned allocation that names the caller when memory runs out: a
-   kernel has no way to hand an error back through the op, and a silent NULL
-   would crash later somewhere unrelated. */
-static inline float *checked_alloc_floats(size_t count, const char *where)
+/* 64-byte aligned memory (free it with free()), or NULL when it cannot be had; then the
+ * size is kept for minidl_failed_alloc_bytes() and the caller returns MINIDL_OUT_OF_MEMORY
+ * (status.h). Never aborts: a kernel's failure becomes a Python MemoryError naming the op. */
+void *minidl_alloc(size_t bytes);
+
+static inline float *minidl_alloc_floats(size_t count)
 {
-    size_t bytes = (count * sizeof(float) + 63) / 64 * 64;
-    float *p = aligned_alloc(64, bytes ? bytes : 64);
-    if (!p) {
-        fprintf(stderr, "minidl: %s: out of memory allocating %zu bytes\n", where, bytes);
-        abort();
-    }
-    return p;
+    return (float *)minidl_alloc(count * sizeof(float));
 }
 
 #endif

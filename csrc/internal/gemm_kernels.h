@@ -46,8 +46,10 @@ const sgemm_kernel_info *sgemm_active_kernel(void);
 
 /* C (m, n) = alpha * A (m, k) @ B (k, n) + beta * C on the calling thread only, with A
  * and B given by strides: A[i][p] = a[i * rs_a + p * cs_a], B[p][j] = b[p * rs_b + j * cs_b].
- * Used by the conv kernels, which parallelize over the batch themselves. */
-void sgemm_strided_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
+ * Used by the conv kernels, which parallelize over the batch themselves. The functions that
+ * return int return MINIDL_OK, or MINIDL_OUT_OF_MEMORY when a pack buffer cannot grow
+ * (status.h); c is then incomplete. */
+int sgemm_strided_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
                           const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b, int m, int n, int k,
                           float alpha, float beta);
 
@@ -60,12 +62,12 @@ void sgemm_pack_b(float *packed, const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b,
 /* One block of B (k, n) packed whole into NR-wide (k, NR) panels, for callers that
  * choose their own k blocking (k <= the kernel's kc keeps a panel in L1). */
 void sgemm_pack_b_block(float *packed, const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b, int k, int n);
-void sgemm_prepacked_b_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
+int sgemm_prepacked_b_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
                               const float *packed_b, int m, int n, int k, float beta);
 
 /* Same product spread over the kernel threads (splitting m or n); call it outside
  * any parallel region. */
-void sgemm_strided(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
+int sgemm_strided(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
                    const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b, int m, int n, int k,
                    float alpha, float beta);
 

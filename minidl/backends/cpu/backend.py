@@ -7,7 +7,8 @@ pointers to the arrays. The C side picks AVX-512, AVX2 or plain C kernels at run
 (minidl_cpu_isa) and threads large tensors with OpenMP. gemm and conv2d come from LinalgOps.
 
 Per-call Python work is a few checks and one pointer per tensor; scratch buffers (column
-partial sums for bias_grad and batchnorm, pooling geometry) are allocated once and reused.
+partial sums for bias_grad and batchnorm, window geometry) are allocated once and reused.
+A kernel's failure comes back as a status that _ffi.raise_for_status turns into the exception.
 """
 
 import math
@@ -18,12 +19,8 @@ from ... import activations
 from ..base import Backend
 from ..host_memory import HostMemory
 from ..checks import check_concat, is_sparse
-from ._ffi import INT32, checked, ffi, fptr, require_lib
+from ._ffi import INT32, checked, ffi, fptr, output, raise_for_status, require_lib, window_struct
 from .linalg import LinalgOps
-
-# Activation ids of csrc/internal/vector_kernels.h (enum minidl_activation).
-
-_POOL_KEY = "cpu_pool"  # where a pooling Window2D keeps its C geometry struct
 
 
 def _rows_cols(shape):
@@ -61,31 +58,31 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
     # ------------------------------------------------------ elementwise
     def add(self, out, a, b):
         pa = checked("add", "a", a)
-        self._lib.minidl_add(checked("add", "out", out, a.shape), pa, checked("add", "b", b, a.shape), a.size)
+        self._lib.minidl_add(output("add", "out", out, a.shape), pa, checked("add", "b", b, a.shape), a.size)
 
     def axpby(self, out, alpha, x, beta, y):
         op = "axpby"
         px = checked(op, "x", x)
-        self._lib.minidl_axpby(checked(op, "out", out, x.shape), float(alpha), px, float(beta),
+        self._lib.minidl_axpby(output(op, "out", out, x.shape), float(alpha), px, float(beta),
                                checked(op, "y", y, x.shape), x.size)
 
     def multiply(self, out, a, b):
         pa = checked("multiply", "a", a)
-        self._lib.minidl_multiply(checked("multiply", "out", out, a.shape), pa,
+        self._lib.minidl_multiply(output("multiply", "out", out, a.shape), pa,
                                   checked("multiply", "b", b, a.shape), a.size)
 
     def bias_add(self, out, x, bias):
         op = "bias_add"
         px = checked(op, "x", x)
         rows, c = _rows_cols(x.shape)
-        self._lib.minidl_bias_add(checked(op, "out", out, x.shape), px, checked(op, "bias", bias, (c,)),
+        self._lib.minidl_bias_add(output(op, "out", out, x.shape), px, checked(op, "bias", bias, (c,)),
                                   rows, c)
 
     def bias_grad(self, dbias, dout):
         op = "bias_grad"
         pd = checked(op, "dout", dout)
         rows, c = _rows_cols(dout.shape)
-        self._lib.minidl_bias_grad(checked(op, "dbias", dbias, (c,)), pd, rows, c, self._column_scratch(c))
+        self._lib.minidl_bias_grad(output(op, "dbias", dbias, (c,)), pd, rows, c, self._column_scratch(c))
 
     # ------------------------------------------------------ activations
     def activation_forward(self, out, x, name, alpha=0.0):
@@ -93,68 +90,57 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         kind = activations.code(op, name)
         px = checked(op, "x", x)
         rows, c = _rows_cols(x.shape)
-        self._lib.minidl_activation_forward(checked(op, "out", out, x.shape), px, kind, float(alpha), rows, c)
+        self._lib.minidl_activation_forward(output(op, "out", out, x.shape), px, kind, float(alpha), rows, c)
 
     def activation_backward(self, dx, dout, y, name, alpha=0.0):
         op = "activation_backward"
         kind = activations.code(op, name)
         py = checked(op, "y", y)
         rows, c = _rows_cols(y.shape)
-        self._lib.minidl_activation_backward(checked(op, "dx", dx, y.shape), checked(op, "dout", dout, y.shape),
+        self._lib.minidl_activation_backward(output(op, "dx", dx, y.shape), checked(op, "dout", dout, y.shape),
                                              py, kind, float(alpha), rows, c)
 
     # ---------------------------------------------------------- pooling
-    def _window(self, op, plan):
-        win = plan.scratch.get(_POOL_KEY)
-        if win is None:
-            for field in ("kh", "kw", "sh", "sw"):
-                if getattr(plan, field) < 1:
-                    raise ValueError(f"{op}: plan.{field} must be >= 1, got {getattr(plan, field)}")
-            win = plan.scratch[_POOL_KEY] = ffi.new("struct minidl_window *", {
-                "n": plan.n, "h": plan.h, "w": plan.w, "c": plan.c, "kh": plan.kh, "kw": plan.kw,
-                "sh": plan.sh, "sw": plan.sw, "pad_top": plan.pad_top, "pad_left": plan.pad_left,
-                "oh": plan.oh, "ow": plan.ow})
-        return win
-
     def max_pool2d_forward(self, out, argmax, x, plan):
         op = "max_pool2d_forward"
-        self._lib.minidl_max_pool2d_forward(checked(op, "out", out, plan.out_shape),
-                                            checked(op, "argmax", argmax, plan.out_shape, INT32),
-                                            checked(op, "x", x, plan.in_shape), self._window(op, plan))
+        self._lib.minidl_max_pool2d_forward(output(op, "out", out, plan.out_shape),
+                                            output(op, "argmax", argmax, plan.out_shape, INT32),
+                                            checked(op, "x", x, plan.in_shape), window_struct(op, plan))
 
     def max_pool2d_backward(self, dx, dout, argmax, plan):
         op = "max_pool2d_backward"
-        self._lib.minidl_max_pool2d_backward(checked(op, "dx", dx, plan.in_shape),
+        self._lib.minidl_max_pool2d_backward(output(op, "dx", dx, plan.in_shape),
                                              checked(op, "dout", dout, plan.out_shape),
                                              checked(op, "argmax", argmax, plan.out_shape, INT32),
-                                             self._window(op, plan))
+                                             window_struct(op, plan))
 
     def avg_pool2d_forward(self, out, x, plan):
         op = "avg_pool2d_forward"
-        self._lib.minidl_avg_pool2d_forward(checked(op, "out", out, plan.out_shape),
-                                            checked(op, "x", x, plan.in_shape), self._window(op, plan))
+        self._lib.minidl_avg_pool2d_forward(output(op, "out", out, plan.out_shape),
+                                            checked(op, "x", x, plan.in_shape), window_struct(op, plan))
 
     def avg_pool2d_backward(self, dx, dout, plan):
         op = "avg_pool2d_backward"
-        self._lib.minidl_avg_pool2d_backward(checked(op, "dx", dx, plan.in_shape),
-                                             checked(op, "dout", dout, plan.out_shape), self._window(op, plan))
+        self._lib.minidl_avg_pool2d_backward(output(op, "dx", dx, plan.in_shape),
+                                             checked(op, "dout", dout, plan.out_shape), window_struct(op, plan))
 
     @staticmethod
     def _nhwc(op, name, t):
-        if t.ndim != 4:
-            raise ValueError(f"{op}: {name} must be 4-D (N, H, W, C), got shape {tuple(t.shape)}")
+        if not isinstance(t, np.ndarray) or t.ndim != 4:
+            raise ValueError(f"{op}: {name} must be a 4-D (N, H, W, C) array, got shape "
+                             f"{tuple(np.shape(t))}")
         return t.shape
 
     def global_avg_pool_forward(self, out, x):
         op = "global_avg_pool_forward"
         n, h, w, c = self._nhwc(op, "x", x)
-        self._lib.minidl_global_avg_pool_forward(checked(op, "out", out, (n, c)), checked(op, "x", x),
+        self._lib.minidl_global_avg_pool_forward(output(op, "out", out, (n, c)), checked(op, "x", x),
                                                  n, h * w, c)
 
     def global_avg_pool_backward(self, dx, dout):
         op = "global_avg_pool_backward"
         n, h, w, c = self._nhwc(op, "dx", dx)
-        self._lib.minidl_global_avg_pool_backward(checked(op, "dx", dx), checked(op, "dout", dout, (n, c)),
+        self._lib.minidl_global_avg_pool_backward(output(op, "dx", dx), checked(op, "dout", dout, (n, c)),
                                                   n, h * w, c)
 
     @staticmethod
@@ -168,7 +154,7 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         op = "pad2d_forward"
         top, bottom, left, right = self._pads(op, pads)
         n, h, w, c = self._nhwc(op, "x", x)
-        pout = checked(op, "out", out, (n, h + top + bottom, w + left + right, c))
+        pout = output(op, "out", out, (n, h + top + bottom, w + left + right, c))
         self._lib.minidl_pad2d_forward(pout, checked(op, "x", x), n, h, w, c, top, bottom, left, right)
 
     def pad2d_backward(self, dx, dout, pads):
@@ -176,18 +162,18 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         top, bottom, left, right = self._pads(op, pads)
         n, h, w, c = self._nhwc(op, "dx", dx)
         pdout = checked(op, "dout", dout, (n, h + top + bottom, w + left + right, c))
-        self._lib.minidl_pad2d_backward(checked(op, "dx", dx), pdout, n, h, w, c, top, bottom, left, right)
+        self._lib.minidl_pad2d_backward(output(op, "dx", dx), pdout, n, h, w, c, top, bottom, left, right)
 
     # ------------------------------------------------------ concatenate
     def concat_forward(self, out, xs):
         op = "concat_forward"
         check_concat(op, xs, out, "xs", "out")
         rows, total = _rows_cols(out.shape)
-        pout = checked(op, "out", out)
+        pout = output(op, "out", out)
         offset = 0
         for index, x in enumerate(xs):
             width = x.shape[-1]
-            self._lib.minidl_copy_columns(pout, total, offset, checked(op, f"xs[{index}]", x), width, 0,
+            self._lib.minidl_copy_columns(pout, checked(op, f"xs[{index}]", x), total, offset, width, 0,
                                           width, rows)
             offset += width
 
@@ -199,14 +185,14 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         offset = 0
         for index, dx in enumerate(dxs):
             width = dx.shape[-1]
-            self._lib.minidl_copy_columns(checked(op, f"dxs[{index}]", dx), width, 0, pdout, total, offset,
+            self._lib.minidl_copy_columns(output(op, f"dxs[{index}]", dx), pdout, width, 0, total, offset,
                                           width, rows)
             offset += width
 
     # --------------------------------------------------- normalization
     @staticmethod
-    def _optional(op, name, t, shape):
-        return ffi.NULL if t is None else checked(op, name, t, shape)
+    def _optional(op, name, t, shape, writable=False):
+        return ffi.NULL if t is None else checked(op, name, t, shape, writable=writable)
 
     def batchnorm_forward_train(self, out, mean, invstd, x, gamma, beta,
                                 moving_mean, moving_var, momentum, epsilon):
@@ -214,10 +200,10 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         px = checked(op, "x", x)
         rows, c = _rows_cols(x.shape)
         self._lib.minidl_batchnorm_forward_train(
-            checked(op, "out", out, x.shape), checked(op, "mean", mean, (c,)),
-            checked(op, "invstd", invstd, (c,)), px, self._optional(op, "gamma", gamma, (c,)),
-            self._optional(op, "beta", beta, (c,)), checked(op, "moving_mean", moving_mean, (c,)),
-            checked(op, "moving_var", moving_var, (c,)), float(momentum), float(epsilon), rows, c,
+            output(op, "out", out, x.shape), output(op, "mean", mean, (c,)),
+            output(op, "invstd", invstd, (c,)), px, self._optional(op, "gamma", gamma, (c,)),
+            self._optional(op, "beta", beta, (c,)), output(op, "moving_mean", moving_mean, (c,)),
+            output(op, "moving_var", moving_var, (c,)), float(momentum), float(epsilon), rows, c,
             self._column_scratch(c))
 
     def batchnorm_forward_infer(self, out, x, gamma, beta, moving_mean, moving_var, epsilon):
@@ -225,7 +211,7 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         px = checked(op, "x", x)
         rows, c = _rows_cols(x.shape)
         self._lib.minidl_batchnorm_forward_infer(
-            checked(op, "out", out, x.shape), px, self._optional(op, "gamma", gamma, (c,)),
+            output(op, "out", out, x.shape), px, self._optional(op, "gamma", gamma, (c,)),
             self._optional(op, "beta", beta, (c,)), checked(op, "moving_mean", moving_mean, (c,)),
             checked(op, "moving_var", moving_var, (c,)), float(epsilon), rows, c, self._column_scratch(c))
 
@@ -234,8 +220,8 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         px = checked(op, "x", x)
         rows, c = _rows_cols(x.shape)
         self._lib.minidl_batchnorm_backward(
-            checked(op, "dx", dx, x.shape), self._optional(op, "dgamma", dgamma, (c,)),
-            self._optional(op, "dbeta", dbeta, (c,)), checked(op, "dout", dout, x.shape), px,
+            output(op, "dx", dx, x.shape), self._optional(op, "dgamma", dgamma, (c,), True),
+            self._optional(op, "dbeta", dbeta, (c,), True), checked(op, "dout", dout, x.shape), px,
             checked(op, "mean", mean, (c,)), checked(op, "invstd", invstd, (c,)),
             self._optional(op, "gamma", gamma, (c,)), rows, c, self._column_scratch(c))
 
@@ -247,7 +233,7 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         if not isinstance(seed, (int, np.integer)):
             raise TypeError(f"{op}: seed must be an int, got {type(seed).__name__}")
         px = checked(op, "x", x)
-        self._lib.minidl_dropout_forward(checked(op, "out", out, x.shape), checked(op, "mask", mask, x.shape),
+        self._lib.minidl_dropout_forward(output(op, "out", out, x.shape), output(op, "mask", mask, x.shape),
                                          px, float(rate), int(seed) % 2 ** 64, x.size)
 
     # ----------------------------------------------------------- losses
@@ -259,19 +245,20 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         return p
 
     @staticmethod
-    def _sparse_status(op, status, targets, k):
-        """Raise for the first out-of-range sparse target the C function reported (status >= 0)."""
-        if status >= 0:
-            raise ValueError(f"{op}: sparse targets must lie in [0, {k}), got {int(targets[status])} "
-                             f"in row {status}")
+    def _raise_for_targets(op, status, targets, k):
+        """Raise for the status a kernel with sparse targets returned, naming the first bad row."""
+        bad = np.flatnonzero((targets < 0) | (targets >= k))
+        detail = (f"sparse targets must lie in [0, {k}), got {int(targets[bad[0]])} in row {int(bad[0])}"
+                  if bad.size else "")
+        raise_for_status(op, status, detail)
 
     def _with_targets(self, op, targets, n, k, sparse_fn, dense_fn, head, tail=()):
         """Call sparse_fn(*head, int32 targets (n,), *tail, n, k) or dense_fn with float targets
         (n, k), by the targets' dtype; an out-of-range sparse label raises naming its row."""
         if is_sparse(targets):
-            status = sparse_fn(*head, checked(op, "targets (sparse)", targets, (n,), INT32),
-                               *tail, n, k)
-            self._sparse_status(op, status, targets, k)
+            status = sparse_fn(*head, checked(op, "targets (sparse)", targets, (n,), INT32), *tail, n, k)
+            if status:
+                self._raise_for_targets(op, status, targets, k)
         else:
             dense_fn(*head, checked(op, "targets (dense)", targets, (n, k)), *tail, n, k)
 
@@ -279,33 +266,34 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         op = "softmax_cross_entropy_forward"
         plogits = self._scores(op, "logits", logits)
         n, k = logits.shape
-        pprobs = checked(op, "probs", probs, logits.shape)
-        ploss = checked(op, "loss", loss, (n,))
-        self._with_targets(op, targets, n, k, self._lib.minidl_softmax_xent_forward_sparse,
-                           self._lib.minidl_softmax_xent_forward_dense, (pprobs, ploss, plogits,))
+        pprobs = output(op, "probs", probs, logits.shape)
+        ploss = output(op, "loss", loss, (n,))
+        self._with_targets(op, targets, n, k, self._lib.minidl_softmax_cross_entropy_forward_sparse,
+                           self._lib.minidl_softmax_cross_entropy_forward_dense, (pprobs, ploss, plogits))
 
     def softmax_cross_entropy_backward(self, dlogits, probs, targets, scale):
         op = "softmax_cross_entropy_backward"
         pprobs = self._scores(op, "probs", probs)
         n, k = probs.shape
-        pd = checked(op, "dlogits", dlogits, probs.shape)
-        self._with_targets(op, targets, n, k, self._lib.minidl_softmax_xent_backward_sparse,
-                           self._lib.minidl_softmax_xent_backward_dense, (pd, pprobs,), tail=(float(scale),))
+        pd = output(op, "dlogits", dlogits, probs.shape)
+        self._with_targets(op, targets, n, k, self._lib.minidl_softmax_cross_entropy_backward_sparse,
+                           self._lib.minidl_softmax_cross_entropy_backward_dense, (pd, pprobs),
+                           tail=(float(scale),))
 
     def sigmoid_cross_entropy_forward(self, probs, loss, logits, targets):
         op = "sigmoid_cross_entropy_forward"
         plogits = checked(op, "logits", logits)
         n, k = _rows_cols(logits.shape)
-        self._lib.minidl_sigmoid_xent_forward(
-            checked(op, "probs", probs, logits.shape), checked(op, "loss", loss, logits.shape[:-1]), plogits,
+        self._lib.minidl_sigmoid_cross_entropy_forward(
+            output(op, "probs", probs, logits.shape), output(op, "loss", loss, logits.shape[:-1]), plogits,
             checked(op, "targets", targets, logits.shape), n, k)
 
     def sigmoid_cross_entropy_backward(self, dlogits, probs, targets, scale):
         op = "sigmoid_cross_entropy_backward"
         pprobs = checked(op, "probs", probs)
         n, k = _rows_cols(probs.shape)
-        self._lib.minidl_sigmoid_xent_backward(
-            checked(op, "dlogits", dlogits, probs.shape), pprobs, checked(op, "targets", targets, probs.shape),
+        self._lib.minidl_sigmoid_cross_entropy_backward(
+            output(op, "dlogits", dlogits, probs.shape), pprobs, checked(op, "targets", targets, probs.shape),
             float(scale), n, k)
 
     def cross_entropy_forward(self, loss, probs, targets, binary):
@@ -313,127 +301,118 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         if binary:
             pprobs = checked(op, "probs", probs)
             n, k = _rows_cols(probs.shape)
-            self._lib.minidl_binary_xent_forward(
-                checked(op, "loss", loss, probs.shape[:-1]), pprobs,
+            self._lib.minidl_binary_cross_entropy_forward(
+                output(op, "loss", loss, probs.shape[:-1]), pprobs,
                 checked(op, "targets", targets, probs.shape), n, k)
             return
         pprobs = self._scores(op, "probs", probs)
         n, k = probs.shape
-        ploss = checked(op, "loss", loss, (n,))
-        self._with_targets(op, targets, n, k, self._lib.minidl_xent_forward_sparse,
-                           self._lib.minidl_xent_forward_dense, (ploss, pprobs,))
+        ploss = output(op, "loss", loss, (n,))
+        self._with_targets(op, targets, n, k, self._lib.minidl_cross_entropy_forward_sparse,
+                           self._lib.minidl_cross_entropy_forward_dense, (ploss, pprobs))
 
     def cross_entropy_backward(self, dprobs, probs, targets, binary, scale):
         op = "cross_entropy_backward"
         if binary:
             pprobs = checked(op, "probs", probs)
             n, k = _rows_cols(probs.shape)
-            self._lib.minidl_binary_xent_backward(
-                checked(op, "dprobs", dprobs, probs.shape), pprobs,
+            self._lib.minidl_binary_cross_entropy_backward(
+                output(op, "dprobs", dprobs, probs.shape), pprobs,
                 checked(op, "targets", targets, probs.shape), float(scale), n, k)
             return
         pprobs = self._scores(op, "probs", probs)
         n, k = probs.shape
-        pd = checked(op, "dprobs", dprobs, probs.shape)
-        self._with_targets(op, targets, n, k, self._lib.minidl_xent_backward_sparse,
-                           self._lib.minidl_xent_backward_dense, (pd, pprobs,), tail=(float(scale),))
+        pd = output(op, "dprobs", dprobs, probs.shape)
+        self._with_targets(op, targets, n, k, self._lib.minidl_cross_entropy_backward_sparse,
+                           self._lib.minidl_cross_entropy_backward_dense, (pd, pprobs), tail=(float(scale),))
 
     def mean_squared_error_forward(self, loss, pred, targets):
         op = "mean_squared_error_forward"
         ppred = checked(op, "pred", pred)
         n, k = _rows_cols(pred.shape)
-        self._lib.minidl_mse_forward(checked(op, "loss", loss, pred.shape[:-1]), ppred,
-                                     checked(op, "targets", targets, pred.shape), n, k)
+        self._lib.minidl_mean_squared_error_forward(output(op, "loss", loss, pred.shape[:-1]), ppred,
+                                                    checked(op, "targets", targets, pred.shape), n, k)
 
     def mean_squared_error_backward(self, dpred, pred, targets, scale):
         op = "mean_squared_error_backward"
         ppred = checked(op, "pred", pred)
         n, k = _rows_cols(pred.shape)
-        self._lib.minidl_mse_backward(checked(op, "dpred", dpred, pred.shape), ppred,
-                                      checked(op, "targets", targets, pred.shape), float(scale), n, k)
+        self._lib.minidl_mean_squared_error_backward(output(op, "dpred", dpred, pred.shape), ppred,
+                                                     checked(op, "targets", targets, pred.shape), float(scale),
+                                                     n, k)
 
     # ------------------------------------------------ reductions/metrics
     def sum(self, out, x, accumulate=False):
-        self._lib.minidl_sum(checked("sum", "out", out, (1,)), checked("sum", "x", x), x.size,
-                             int(bool(accumulate)))
+        self._lib.minidl_sum(output("sum", "out", out, (1,)), checked("sum", "x", x), int(bool(accumulate)),
+                             x.size)
 
     def categorical_accuracy(self, out, pred, targets, accumulate=False):
         op = "categorical_accuracy"
-        pout = checked(op, "out", out, (1,))
+        pout = output(op, "out", out, (1,))
         ppred = self._scores(op, "pred", pred)
         n, k = pred.shape
-        if is_sparse(targets):
-            status = self._lib.minidl_categorical_accuracy_sparse(
-                pout, ppred, checked(op, "targets (sparse)", targets, (n,), INT32), n, k,
-                int(bool(accumulate)))
-            self._sparse_status(op, status, targets, k)
-        else:
-            self._lib.minidl_categorical_accuracy_dense(
-                pout, ppred, checked(op, "targets (dense)", targets, (n, k)), n, k, int(bool(accumulate)))
+        self._with_targets(op, targets, n, k, self._lib.minidl_categorical_accuracy_sparse,
+                           self._lib.minidl_categorical_accuracy_dense, (pout, ppred),
+                           tail=(int(bool(accumulate)),))
 
     def binary_accuracy(self, out, pred, targets, accumulate=False):
         op = "binary_accuracy"
         ppred = checked(op, "pred", pred)
-        self._lib.minidl_binary_accuracy(checked(op, "out", out, (1,)), ppred,
-                                         checked(op, "targets", targets, pred.shape), pred.size,
-                                         int(bool(accumulate)))
+        self._lib.minidl_binary_accuracy(output(op, "out", out, (1,)), ppred,
+                                         checked(op, "targets", targets, pred.shape), int(bool(accumulate)),
+                                         pred.size)
 
     def top_k_accuracy(self, out, pred, targets, k, accumulate=False):
         op = "top_k_accuracy"
-        if int(k) != k or k < 1:
+        if isinstance(k, bool) or int(k) != k or k < 1:
             raise ValueError(f"{op}: k must be a positive int, got {k!r}")
-        pout = checked(op, "out", out, (1,))
+        pout = output(op, "out", out, (1,))
         ppred = self._scores(op, "pred", pred)
         n, classes = pred.shape
-        if is_sparse(targets):
-            status = self._lib.minidl_top_k_accuracy_sparse(
-                pout, ppred, checked(op, "targets (sparse)", targets, (n,), INT32), n, classes, int(k),
-                int(bool(accumulate)))
-            self._sparse_status(op, status, targets, classes)
-        else:
-            self._lib.minidl_top_k_accuracy_dense(
-                pout, ppred, checked(op, "targets (dense)", targets, (n, classes)), n, classes, int(k),
-                int(bool(accumulate)))
+        self._with_targets(op, targets, n, classes, self._lib.minidl_top_k_accuracy_sparse,
+                           self._lib.minidl_top_k_accuracy_dense, (pout, ppred),
+                           tail=(int(k), int(bool(accumulate))))
 
     def all_finite(self, out, x):
-        self._lib.minidl_all_finite(checked("all_finite", "out", out, (1,)), checked("all_finite", "x", x),
+        self._lib.minidl_all_finite(output("all_finite", "out", out, (1,)), checked("all_finite", "x", x),
                                     x.size)
 
     # -------------------------------------------------------- optimizers
     def clip_by_value(self, g, clipvalue):
-        self._lib.minidl_clip_by_value(checked("clip_by_value", "g", g), float(clipvalue), g.size)
+        self._lib.minidl_clip_by_value(output("clip_by_value", "g", g), float(clipvalue), g.size)
 
     def clip_by_norm(self, g, clipnorm):
-        self._lib.minidl_clip_by_norm(checked("clip_by_norm", "g", g), float(clipnorm), g.size)
+        self._lib.minidl_clip_by_norm(output("clip_by_norm", "g", g), float(clipnorm), g.size)
 
     def sgd_update(self, w, g, velocity, lr, momentum, nesterov, weight_decay):
         op = "sgd_update"
-        pw = checked(op, "w", w)
+        pw = output(op, "w", w)
         if velocity is None and momentum:
             raise ValueError(f"{op}: momentum={momentum} needs a velocity tensor of shape "
                              f"{tuple(w.shape)}, got None")
-        pvelocity = self._optional(op, "velocity", velocity, w.shape)
-        self._lib.minidl_sgd_update(pw, checked(op, "g", g, w.shape), pvelocity, w.size, float(lr),
-                                    float(momentum), int(bool(nesterov)), float(weight_decay))
+        pvelocity = self._optional(op, "velocity", velocity, w.shape, True)
+        self._lib.minidl_sgd_update(pw, pvelocity, checked(op, "g", g, w.shape), float(lr), float(momentum),
+                                    int(bool(nesterov)), float(weight_decay), w.size)
 
     def adam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay):
         op = "adam_update"
         if step < 1:
             raise ValueError(f"{op}: step is 1-based, got {step}")
-        pw = checked(op, "w", w)
-        self._lib.minidl_adam_update(pw, checked(op, "g", g, w.shape), checked(op, "m", m, w.shape),
-                                     checked(op, "v", v, w.shape), w.size, float(lr), float(beta_1),
-                                     float(beta_2), float(epsilon), int(step), float(weight_decay))
+        pw = output(op, "w", w)
+        self._lib.minidl_adam_update(pw, output(op, "m", m, w.shape), output(op, "v", v, w.shape),
+                                     checked(op, "g", g, w.shape), float(lr), float(beta_1), float(beta_2),
+                                     float(epsilon), int(step), float(weight_decay), w.size)
 
     def rmsprop_update(self, w, g, ms, mom, lr, rho, momentum, epsilon, weight_decay):
         op = "rmsprop_update"
-        pw = checked(op, "w", w)
-        self._lib.minidl_rmsprop_update(pw, checked(op, "g", g, w.shape), checked(op, "ms", ms, w.shape),
-                                        self._optional(op, "mom", mom, w.shape), w.size, float(lr), float(rho),
-                                        float(momentum), float(epsilon), float(weight_decay))
+        pw = output(op, "w", w)
+        self._lib.minidl_rmsprop_update(pw, output(op, "ms", ms, w.shape),
+                                        self._optional(op, "mom", mom, w.shape, True),
+                                        checked(op, "g", g, w.shape), float(lr), float(rho), float(momentum),
+                                        float(epsilon), float(weight_decay), w.size)
 
     def adagrad_update(self, w, g, acc, lr, epsilon, weight_decay):
         op = "adagrad_update"
-        pw = checked(op, "w", w)
-        self._lib.minidl_adagrad_update(pw, checked(op, "g", g, w.shape), checked(op, "acc", acc, w.shape),
-                                        w.size, float(lr), float(epsilon), float(weight_decay))
+        pw = output(op, "w", w)
+        self._lib.minidl_adagrad_update(pw, output(op, "acc", acc, w.shape), checked(op, "g", g, w.shape),
+                                        float(lr), float(epsilon), float(weight_decay), w.size)

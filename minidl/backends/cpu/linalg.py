@@ -1,5 +1,5 @@
 """The linear-algebra ops of the cpu backend: gemm and 2-D convolution, on the C kernels
-in csrc/gemm.c and csrc/conv.c.
+in csrc/gemm.c and csrc/conv*.c.
 
 `LinalgOps` is a mixin: CpuBackend inherits it, so these methods implement the
 contract in minidl/backends/base.py with exactly its signatures. Every tensor is a
@@ -9,22 +9,19 @@ C-contiguous float32 numpy array; the C code reads and writes it in place.
 import numpy as np
 
 from ..base import make_window
-from ._ffi import checked, ffi, fptr, require_lib
+from ._ffi import checked, ffi, fptr, output, raise_for_status, require_lib, window_struct
 
-_PLAN_KEY = "cpu_conv"  # where a Window2D plan keeps this backend's C shape and scratch
+_PLAN_KEY = "cpu_conv"  # where a Window2D plan keeps this backend's conv scratch
 
 
 class _ConvScratch:
-    """The C view of one conv plan: its conv2d_shape struct and the scratch its kernels use,
+    """The C view of one conv plan: its window struct and the scratch its kernels use,
     allocated once when the plan is made and reused by every step."""
 
-    def __init__(self, plan):
+    def __init__(self, op, plan):
         lib = require_lib()
-        self.shape = ffi.new("conv2d_shape *", {
-            "n": plan.n, "h": plan.h, "w": plan.w, "c": plan.c, "kh": plan.kh, "kw": plan.kw,
-            "sh": plan.sh, "sw": plan.sw, "pad_top": plan.pad_top, "pad_left": plan.pad_left,
-            "oh": plan.oh, "ow": plan.ow, "f": plan.oc})
-        self.floats = lib.conv2d_scratch_floats(self.shape)
+        self.window = window_struct(op, plan)
+        self.floats = lib.minidl_conv2d_scratch_floats(self.window)
         # the kernels keep packed weights here and read them with aligned vector loads
         raw = np.empty(self.floats + 16, dtype=np.float32)
         start = (-raw.ctypes.data % 64) // 4
@@ -32,17 +29,16 @@ class _ConvScratch:
         self.ptr = fptr(self.buffer)
 
 
-def _scratch(plan):
+def _scratch(op, plan):
     scratch = plan.scratch.get(_PLAN_KEY)
     if scratch is None:  # a plan made by Backend.conv2d_plan: attach ours once
-        scratch = plan.scratch[_PLAN_KEY] = _ConvScratch(plan)
+        scratch = plan.scratch[_PLAN_KEY] = _ConvScratch(op, plan)
     return scratch
 
 
-def _run(op, status, plan):
-    if status != 0:
-        raise RuntimeError(f"{op}: the plan's scratch is too small for input {plan.in_shape} and "
-                           f"output {plan.out_shape}; build the plan with the cpu backend's conv2d_plan")
+def _raise(op, status, plan):
+    raise_for_status(op, status, f"input {plan.in_shape}, output {plan.out_shape}; build the plan with "
+                                 f"the cpu backend's conv2d_plan")
 
 
 class LinalgOps:
@@ -51,7 +47,7 @@ class LinalgOps:
     def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False):
         """out = alpha * op(a) @ op(b) + beta * out, 2-D tensors, op(t) = t.T when trans_t."""
         lib = require_lib()
-        pa, pb, pout = checked("gemm", "a", a), checked("gemm", "b", b), checked("gemm", "out", out)
+        pa, pb, pout = checked("gemm", "a", a), checked("gemm", "b", b), output("gemm", "out", out)
         for name, t in (("a", a), ("b", b), ("out", out)):
             if t.ndim != 2:
                 raise ValueError(f"gemm: {name} must be 2-D, got shape {t.shape}")
@@ -60,8 +56,10 @@ class LinalgOps:
         if k != kb or out.shape != (m, n):
             raise ValueError(f"gemm: op(a) {(m, k)} @ op(b) {(kb, n)} does not fit out {out.shape} "
                              f"(a {a.shape}, b {b.shape}, trans_a={trans_a}, trans_b={trans_b})")
-        lib.sgemm(pout, pa, pb, m, n, k, int(bool(trans_a)), int(bool(trans_b)),
-                  float(alpha), float(beta), max(a.shape[1], 1), max(b.shape[1], 1), max(n, 1))
+        status = lib.minidl_sgemm(pout, pa, pb, float(alpha), float(beta), int(bool(trans_a)),
+                                  int(bool(trans_b)), m, n, k, max(a.shape[1], 1), max(b.shape[1], 1), max(n, 1))
+        if status:
+            raise_for_status("gemm", status, f"op(a) {(m, k)} @ op(b) {(k, n)}")
 
     def conv2d_plan(self, in_shape, kernel_shape, strides, padding):
         """A Window2D for input (N, H, W, C) and a kernel (kh, kw, C, filters), with its scratch."""
@@ -73,34 +71,40 @@ class LinalgOps:
         if plan.oh < 1 or plan.ow < 1:
             raise ValueError(f"conv2d_plan: kernel {(kh, kw)} with strides {tuple(strides)} and "
                              f"padding {padding!r} leaves no output for input {tuple(in_shape)}")
-        plan.scratch[_PLAN_KEY] = _ConvScratch(plan)
+        plan.scratch[_PLAN_KEY] = _ConvScratch("conv2d_plan", plan)
         return plan
 
     def conv2d_forward(self, out, x, weight, bias, plan):
         """out (N, OH, OW, F) = conv(x (N, H, W, C), weight (KH, KW, C, F)) + bias (F,) or None."""
         op = "conv2d_forward"
-        pout = checked(op, "out", out, plan.out_shape)
+        pout = output(op, "out", out, plan.out_shape)
         px = checked(op, "x", x, plan.in_shape)
         pw = checked(op, "weight", weight, (plan.kh, plan.kw, plan.c, plan.oc))
         pbias = ffi.NULL if bias is None else checked(op, "bias", bias, (plan.oc,))
-        s = _scratch(plan)
-        _run(op, require_lib().conv2d_forward(pout, px, pw, pbias, s.shape, s.ptr, s.floats, 0), plan)
+        s = _scratch(op, plan)
+        status = require_lib().minidl_conv2d_forward(pout, px, pw, pbias, s.window, s.ptr, s.floats)
+        if status:
+            _raise(op, status, plan)
 
     def conv2d_backward_data(self, dx, dout, weight, plan):
         """dx (N, H, W, C) = gradient of the conv output dout (N, OH, OW, F) w.r.t. its input."""
         op = "conv2d_backward_data"
-        pdx = checked(op, "dx", dx, plan.in_shape)
+        pdx = output(op, "dx", dx, plan.in_shape)
         pdout = checked(op, "dout", dout, plan.out_shape)
         pw = checked(op, "weight", weight, (plan.kh, plan.kw, plan.c, plan.oc))
-        s = _scratch(plan)
-        _run(op, require_lib().conv2d_backward_data(pdx, pdout, pw, s.shape, s.ptr, s.floats), plan)
+        s = _scratch(op, plan)
+        status = require_lib().minidl_conv2d_backward_data(pdx, pdout, pw, s.window, s.ptr, s.floats)
+        if status:
+            _raise(op, status, plan)
 
     def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
         """dweight (KH, KW, C, F) and dbias (F,) or None from dout and the forward input x."""
         op = "conv2d_backward_filter"
-        pdw = checked(op, "dweight", dweight, (plan.kh, plan.kw, plan.c, plan.oc))
-        pdb = ffi.NULL if dbias is None else checked(op, "dbias", dbias, (plan.oc,))
+        pdw = output(op, "dweight", dweight, (plan.kh, plan.kw, plan.c, plan.oc))
+        pdb = ffi.NULL if dbias is None else output(op, "dbias", dbias, (plan.oc,))
         pdout = checked(op, "dout", dout, plan.out_shape)
         px = checked(op, "x", x, plan.in_shape)
-        s = _scratch(plan)
-        _run(op, require_lib().conv2d_backward_filter(pdw, pdb, pdout, px, s.shape, s.ptr, s.floats), plan)
+        s = _scratch(op, plan)
+        status = require_lib().minidl_conv2d_backward_filter(pdw, pdb, pdout, px, s.window, s.ptr, s.floats)
+        if status:
+            _raise(op, status, plan)
