@@ -140,7 +140,7 @@ def augment_batch(out, x, rows, crop_y, crop_x, flip, scale, shift, pad, kernel=
         _cpu.checked(op, "flip", flip, dtype=_cpu.UINT8), _cpu.checked(op, "scale", scale),
         _cpu.checked(op, "shift", shift), len(rows), height, width, channels, pad, out.shape[1], out.shape[2])
     if status:
-        _cpu.raise_for_status(op, status, f"a normalization row of {width}x{channels} floats")
+        _cpu.raise_for_status(op, status, f"scale and shift rows of {width}x{channels} floats")
     return out
 
 

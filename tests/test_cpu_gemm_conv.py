@@ -171,6 +171,22 @@ def test_loading_waits_passively_and_leaves_the_environment_alone(user_policy):
     assert f"OMP_WAIT_POLICY = '{(user_policy or 'passive').upper()}'" in result.stderr
 
 
+@pytest.mark.parametrize("user_policy", [None, "active"])
+def test_loading_waits_passively_and_leaves_the_environment_alone(user_policy):
+    """libgomp reads OMP_WAIT_POLICY once, when the extension loads: passive then, unless the
+    user chose a policy; os.environ is the user's afterwards (child processes inherit it)."""
+    code = ("import os; from minidl.backends.cpu import create; create(); "
+            "print(os.environ.get('OMP_WAIT_POLICY'))")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    env["OMP_DISPLAY_ENV"] = "true"  # libgomp prints the policy it took to stderr
+    if user_policy:
+        env["OMP_WAIT_POLICY"] = user_policy
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(user_policy)]
+    assert f"OMP_WAIT_POLICY = '{(user_policy or 'passive').upper()}'" in result.stderr
+
+
 def test_set_isa_lowers_unsupported_requests():
     best = lib.minidl_cpu_best_isa()
     before = lib.minidl_cpu_isa()
