@@ -11,21 +11,30 @@ static void store(float *out, double value, int accumulate)
     out[0] = accumulate ? (float)((double)out[0] + value) : (float)value;
 }
 
-/* The first index of the largest value of row (k), NaN ranking above every number (numpy's
- * argmax: the first NaN, if any). */
+/* The first index of the largest value of row (k), NaN skipped (unless at index 0); the
+ * compiler makes this loop branch-free (maxss, cmov). */
 static int64_t row_argmax(const float *row, int64_t k)
 {
     int64_t best = 0;
-    for (int64_t j = 1; j < k && !isnan(row[best]); j++)
-        if (!(row[j] <= row[best])) best = j;
+    for (int64_t j = 1; j < k; j++)
+        if (row[j] > row[best]) best = j;
     return best;
 }
 
-/* A row whose predicted class scores NaN is never correct. */
+static int has_nan(const float *row, int64_t k)
+{
+    int nan = 0;
+    for (int64_t j = 0; j < k; j++) /* no early exit: the compiler vectorizes it */
+        nan |= row[j] != row[j];
+    return nan;
+}
+
+/* Whether the argmax of row (k) is the target class, NaN ranking above every number (as in
+ * numpy's argmax): a row holding NaN is never correct. Only a row that would count is scanned
+ * for NaN: every NaN-aware form of the argmax loop itself ran 40-50% slower. */
 static int argmax_is(const float *row, int64_t k, int64_t target)
 {
-    int64_t best = row_argmax(row, k);
-    return best == target && !isnan(row[best]);
+    return row_argmax(row, k) == target && !has_nan(row, k);
 }
 
 /* Whether the target's score ranks in the top_k of row (k): fewer than top_k scores beat it,
