@@ -29,10 +29,9 @@ static void fold_affine(float *scale, float *shift, const float *mean, const flo
     }
 }
 
-void minidl_batchnorm_forward_train(float *out, float *mean, float *invstd, const float *x,
-                                    const float *gamma, const float *beta, float *moving_mean,
-                                    float *moving_var, float momentum, float epsilon, int64_t rows,
-                                    int64_t c, float *scratch)
+void minidl_batchnorm_forward_train(float *out, float *mean, float *invstd, float *moving_mean,
+                                    float *moving_var, const float *x, const float *gamma, const float *beta,
+                                    float momentum, float epsilon, int64_t rows, int64_t c, float *scratch)
 {
     float *var = scratch + 2 * MINIDL_COLUMN_CHUNKS * c; /* var, scale, shift are (c) */
     float *scale = var + c, *shift = scale + c;

@@ -8,10 +8,9 @@
 
 /* out = gamma * (x - mean) * invstd + beta with the batch mean / biased variance; mean and
  * invstd (c) are saved for backward; moving = moving * momentum + batch * (1 - momentum). */
-void minidl_batchnorm_forward_train(float *out, float *mean, float *invstd, const float *x,
-                                    const float *gamma, const float *beta, float *moving_mean,
-                                    float *moving_var, float momentum, float epsilon, int64_t rows,
-                                    int64_t c, float *scratch);
+void minidl_batchnorm_forward_train(float *out, float *mean, float *invstd, float *moving_mean,
+                                    float *moving_var, const float *x, const float *gamma, const float *beta,
+                                    float momentum, float epsilon, int64_t rows, int64_t c, float *scratch);
 
 void minidl_batchnorm_forward_infer(float *out, const float *x, const float *gamma, const float *beta,
                                     const float *moving_mean, const float *moving_var, float epsilon,

@@ -45,18 +45,18 @@ void minidl_sgd_update(float *w, float *velocity, const float *g, float lr, floa
     float decay = decay_factor(lr, weight_decay);
     if (n < MINIDL_PARALLEL_MIN) {
         if (velocity)
-            vk->sgd_momentum(w, g, velocity, n, lr, momentum, nesterov, decay);
+            vk->sgd_momentum(w, velocity, g, lr, momentum, nesterov, decay, n);
         else
-            vk->sgd(w, g, n, lr, decay);
+            vk->sgd(w, g, lr, decay, n);
         return;
     }
 #pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t b = 0; b < minidl_blocks(n); b++) {
         int64_t lo = b * MINIDL_BLOCK, len = minidl_block_len(n, b);
         if (velocity)
-            vk->sgd_momentum(w + lo, g + lo, velocity + lo, len, lr, momentum, nesterov, decay);
+            vk->sgd_momentum(w + lo, velocity + lo, g + lo, lr, momentum, nesterov, decay, len);
         else
-            vk->sgd(w + lo, g + lo, len, lr, decay);
+            vk->sgd(w + lo, g + lo, lr, decay, len);
     }
 }
 
@@ -67,13 +67,13 @@ void minidl_adam_update(float *w, float *m, float *v, const float *g, float lr, 
     float decay = decay_factor(lr, weight_decay);
     float lr_t = (float)(lr * sqrt(1.0 - pow(beta_2, (double)step)) / (1.0 - pow(beta_1, (double)step)));
     if (n < MINIDL_PARALLEL_MIN) {
-        vk->adam(w, g, m, v, n, lr_t, beta_1, beta_2, epsilon, decay);
+        vk->adam(w, m, v, g, lr_t, beta_1, beta_2, epsilon, decay, n);
         return;
     }
 #pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t b = 0; b < minidl_blocks(n); b++) {
         int64_t lo = b * MINIDL_BLOCK;
-        vk->adam(w + lo, g + lo, m + lo, v + lo, minidl_block_len(n, b), lr_t, beta_1, beta_2, epsilon, decay);
+        vk->adam(w + lo, m + lo, v + lo, g + lo, lr_t, beta_1, beta_2, epsilon, decay, minidl_block_len(n, b));
     }
 }
 
@@ -83,14 +83,14 @@ void minidl_rmsprop_update(float *w, float *ms, float *mom, const float *g, floa
     const struct vector_kernels *vk = minidl_active_kernels();
     float decay = decay_factor(lr, weight_decay);
     if (n < MINIDL_PARALLEL_MIN) {
-        vk->rmsprop(w, g, ms, mom, n, lr, rho, momentum, epsilon, decay);
+        vk->rmsprop(w, ms, mom, g, lr, rho, momentum, epsilon, decay, n);
         return;
     }
 #pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t b = 0; b < minidl_blocks(n); b++) {
         int64_t lo = b * MINIDL_BLOCK;
-        vk->rmsprop(w + lo, g + lo, ms + lo, mom ? mom + lo : NULL, minidl_block_len(n, b), lr, rho, momentum,
-                    epsilon, decay);
+        vk->rmsprop(w + lo, ms + lo, mom ? mom + lo : NULL, g + lo, lr, rho, momentum, epsilon, decay,
+                    minidl_block_len(n, b));
     }
 }
 
@@ -100,12 +100,12 @@ void minidl_adagrad_update(float *w, float *acc, const float *g, float lr, float
     const struct vector_kernels *vk = minidl_active_kernels();
     float decay = decay_factor(lr, weight_decay);
     if (n < MINIDL_PARALLEL_MIN) {
-        vk->adagrad(w, g, acc, n, lr, epsilon, decay);
+        vk->adagrad(w, acc, g, lr, epsilon, decay, n);
         return;
     }
 #pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t b = 0; b < minidl_blocks(n); b++) {
         int64_t lo = b * MINIDL_BLOCK;
-        vk->adagrad(w + lo, g + lo, acc + lo, minidl_block_len(n, b), lr, epsilon, decay);
+        vk->adagrad(w + lo, acc + lo, g + lo, lr, epsilon, decay, minidl_block_len(n, b));
     }
 }

@@ -192,13 +192,13 @@ static void clip_value(float *g, float clipvalue, int64_t n)
         g[i] = g[i] < -clipvalue ? -clipvalue : (g[i] > clipvalue ? clipvalue : g[i]);
 }
 
-static void sgd(float *w, const float *g, int64_t n, float lr, float decay)
+static void sgd(float *w, const float *g, float lr, float decay, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) w[i] = w[i] * decay - lr * g[i];
 }
 
-static void sgd_momentum(float *w, const float *g, float *velocity, int64_t n, float lr, float momentum,
-                         int nesterov, float decay)
+static void sgd_momentum(float *w, float *velocity, const float *g, float lr, float momentum, int nesterov,
+                         float decay, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
         float v = momentum * velocity[i] - lr * g[i];
@@ -207,8 +207,8 @@ static void sgd_momentum(float *w, const float *g, float *velocity, int64_t n, f
     }
 }
 
-static void adam(float *w, const float *g, float *m, float *v, int64_t n, float lr_t, float beta_1,
-                 float beta_2, float epsilon, float decay)
+static void adam(float *w, float *m, float *v, const float *g, float lr_t, float beta_1, float beta_2,
+                 float epsilon, float decay, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
         m[i] = beta_1 * m[i] + (1.0f - beta_1) * g[i];
@@ -217,8 +217,8 @@ static void adam(float *w, const float *g, float *m, float *v, int64_t n, float 
     }
 }
 
-static void rmsprop(float *w, const float *g, float *ms, float *mom, int64_t n, float lr, float rho,
-                    float momentum, float epsilon, float decay)
+static void rmsprop(float *w, float *ms, float *mom, const float *g, float lr, float rho, float momentum,
+                    float epsilon, float decay, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
         ms[i] = rho * ms[i] + (1.0f - rho) * g[i] * g[i];
@@ -231,7 +231,7 @@ static void rmsprop(float *w, const float *g, float *ms, float *mom, int64_t n, 
     }
 }
 
-static void adagrad(float *w, const float *g, float *acc, int64_t n, float lr, float epsilon, float decay)
+static void adagrad(float *w, float *acc, const float *g, float lr, float epsilon, float decay, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
         acc[i] += g[i] * g[i];

@@ -73,18 +73,19 @@ struct vector_kernels {
     float (*sum_squares)(const float *x, int64_t n);
     int (*all_finite)(const float *x, int64_t n);
 
-    /* ---- optimizer updates; decay = 1 - lr * weight_decay multiplies w before the step */
+    /* ---- optimizer updates, the updated tensors (w, then the state) before g (optim.h);
+     * decay = 1 - lr * weight_decay multiplies w before the step */
     void (*clip_value)(float *g, float clipvalue, int64_t n);
-    void (*sgd)(float *w, const float *g, int64_t n, float lr, float decay);
-    void (*sgd_momentum)(float *w, const float *g, float *velocity, int64_t n, float lr, float momentum,
-                         int nesterov, float decay);
+    void (*sgd)(float *w, const float *g, float lr, float decay, int64_t n);
+    void (*sgd_momentum)(float *w, float *velocity, const float *g, float lr, float momentum, int nesterov,
+                         float decay, int64_t n);
     /* lr_t = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t) */
-    void (*adam)(float *w, const float *g, float *m, float *v, int64_t n, float lr_t, float beta_1,
-                 float beta_2, float epsilon, float decay);
+    void (*adam)(float *w, float *m, float *v, const float *g, float lr_t, float beta_1, float beta_2,
+                 float epsilon, float decay, int64_t n);
     /* mom is NULL when momentum is 0 */
-    void (*rmsprop)(float *w, const float *g, float *ms, float *mom, int64_t n, float lr, float rho,
-                    float momentum, float epsilon, float decay);
-    void (*adagrad)(float *w, const float *g, float *acc, int64_t n, float lr, float epsilon, float decay);
+    void (*rmsprop)(float *w, float *ms, float *mom, const float *g, float lr, float rho, float momentum,
+                    float epsilon, float decay, int64_t n);
+    void (*adagrad)(float *w, float *acc, const float *g, float lr, float epsilon, float decay, int64_t n);
 };
 
 const struct vector_kernels *minidl_vector_kernels_generic(void);

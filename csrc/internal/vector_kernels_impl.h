@@ -436,7 +436,7 @@ static void clip_value(float *g, float clipvalue, int64_t n)
     }
 }
 
-static void sgd(float *w, const float *g, int64_t n, float lr, float decay)
+static void sgd(float *w, const float *g, float lr, float decay, int64_t n)
 {
     axpby(w, decay, w, -lr, g, n);
 }
@@ -460,8 +460,8 @@ ALWAYS_INLINE void sgd_momentum_v(float *w, const float *g, float *velocity, int
     }
 }
 
-static void sgd_momentum(float *w, const float *g, float *velocity, int64_t n, float lr, float momentum,
-                         int nesterov, float decay)
+static void sgd_momentum(float *w, float *velocity, const float *g, float lr, float momentum, int nesterov,
+                         float decay, int64_t n)
 {
     vf vlr = vf_set1(lr), vmom = vf_set1(momentum), vdecay = vf_set1(decay);
     int64_t i = 0;
@@ -493,8 +493,8 @@ ALWAYS_INLINE void adam_v(float *w, const float *g, float *m, float *v, int64_t 
     }
 }
 
-static void adam(float *w, const float *g, float *m, float *v, int64_t n, float lr_t, float beta_1,
-                 float beta_2, float epsilon, float decay)
+static void adam(float *w, float *m, float *v, const float *g, float lr_t, float beta_1, float beta_2,
+                 float epsilon, float decay, int64_t n)
 {
     vf vlr = vf_set1(lr_t), b1 = vf_set1(beta_1), b2 = vf_set1(beta_2), eps = vf_set1(epsilon);
     vf vdecay = vf_set1(decay);
@@ -523,8 +523,8 @@ ALWAYS_INLINE void rmsprop_v(float *w, const float *g, float *ms, float *mom, in
     if (full) vf_store(w + i, wi); else vf_store_part(w + i, wi, t);
 }
 
-static void rmsprop(float *w, const float *g, float *ms, float *mom, int64_t n, float lr, float rho,
-                    float momentum, float epsilon, float decay)
+static void rmsprop(float *w, float *ms, float *mom, const float *g, float lr, float rho, float momentum,
+                    float epsilon, float decay, int64_t n)
 {
     vf vlr = vf_set1(lr), vrho = vf_set1(rho), vmom = vf_set1(momentum), eps = vf_set1(epsilon);
     vf vdecay = vf_set1(decay);
@@ -550,7 +550,7 @@ ALWAYS_INLINE void adagrad_v(float *w, const float *g, float *acc, int64_t i, in
     }
 }
 
-static void adagrad(float *w, const float *g, float *acc, int64_t n, float lr, float epsilon, float decay)
+static void adagrad(float *w, float *acc, const float *g, float lr, float epsilon, float decay, int64_t n)
 {
     vf vlr = vf_set1(lr), eps = vf_set1(epsilon), vdecay = vf_set1(decay);
     int64_t i = 0;

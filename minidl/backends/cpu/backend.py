@@ -201,9 +201,9 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         rows, c = _rows_cols(x.shape)
         self._lib.minidl_batchnorm_forward_train(
             output(op, "out", out, x.shape), output(op, "mean", mean, (c,)),
-            output(op, "invstd", invstd, (c,)), px, self._optional(op, "gamma", gamma, (c,)),
-            self._optional(op, "beta", beta, (c,)), output(op, "moving_mean", moving_mean, (c,)),
-            output(op, "moving_var", moving_var, (c,)), float(momentum), float(epsilon), rows, c,
+            output(op, "invstd", invstd, (c,)), output(op, "moving_mean", moving_mean, (c,)),
+            output(op, "moving_var", moving_var, (c,)), px, self._optional(op, "gamma", gamma, (c,)),
+            self._optional(op, "beta", beta, (c,)), float(momentum), float(epsilon), rows, c,
             self._column_scratch(c))
 
     def batchnorm_forward_infer(self, out, x, gamma, beta, moving_mean, moving_var, epsilon):
