@@ -171,6 +171,16 @@ def test_loading_waits_passively_and_leaves_the_environment_alone(user_policy):
     assert f"OMP_WAIT_POLICY = '{(user_policy or 'passive').upper()}'" in result.stderr
 
 
+@pytest.mark.skipif(lib.minidl_cpu_best_isa() >= 2, reason="this CPU runs every ISA")
+def test_an_isa_the_cpu_lacks_warns_and_uses_the_best_one():
+    code = "from minidl.backends.cpu._ffi import lib; print(lib.minidl_cpu_isa())"
+    env = dict(os.environ, MINIDL_CPU_ISA="avx512")
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(lib.minidl_cpu_best_isa())]
+    assert "RuntimeWarning: MINIDL_CPU_ISA=avx512: this CPU does not support it" in result.stderr
+
+
 @pytest.mark.parametrize("user_policy", [None, "active"])
 def test_loading_waits_passively_and_leaves_the_environment_alone(user_policy):
     """libgomp reads OMP_WAIT_POLICY once, when the extension loads: passive then, unless the
