@@ -6,9 +6,10 @@
 #include "internal/vector_kernels.h"
 #include "optim.h"
 
+/* lr * weight_decay: the kernels' decoupled weight decay is w -= lr_wd * w */
 static float decay_factor(float lr, float weight_decay)
 {
-    return (float)(1.0 - (double)lr * (double)weight_decay);
+    return (float)((double)lr * (double)weight_decay);
 }
 
 void minidl_clip_by_value(float *g, float clipvalue, int64_t n)
@@ -42,21 +43,21 @@ void minidl_sgd_update(float *w, float *velocity, const float *g, float lr, floa
                        float weight_decay, int64_t n)
 {
     const struct vector_kernels *vk = minidl_active_kernels();
-    float decay = decay_factor(lr, weight_decay);
+    float lr_wd = decay_factor(lr, weight_decay);
     if (n < MINIDL_PARALLEL_MIN) {
         if (velocity)
-            vk->sgd_momentum(w, velocity, g, lr, momentum, nesterov, decay, n);
+            vk->sgd_momentum(w, velocity, g, lr, momentum, nesterov, lr_wd, n);
         else
-            vk->sgd(w, g, lr, decay, n);
+            vk->sgd(w, g, lr, lr_wd, n);
         return;
     }
 #pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t b = 0; b < minidl_blocks(n); b++) {
         int64_t lo = b * MINIDL_BLOCK, len = minidl_block_len(n, b);
         if (velocity)
-            vk->sgd_momentum(w + lo, velocity + lo, g + lo, lr, momentum, nesterov, decay, len);
+            vk->sgd_momentum(w + lo, velocity + lo, g + lo, lr, momentum, nesterov, lr_wd, len);
         else
-            vk->sgd(w + lo, g + lo, lr, decay, len);
+            vk->sgd(w + lo, g + lo, lr, lr_wd, len);
     }
 }
 
@@ -64,16 +65,16 @@ void minidl_adam_update(float *w, float *m, float *v, const float *g, float lr, 
                         float epsilon, int64_t step, float weight_decay, int64_t n)
 {
     const struct vector_kernels *vk = minidl_active_kernels();
-    float decay = decay_factor(lr, weight_decay);
+    float lr_wd = decay_factor(lr, weight_decay);
     float lr_t = (float)(lr * sqrt(1.0 - pow(beta_2, (double)step)) / (1.0 - pow(beta_1, (double)step)));
     if (n < MINIDL_PARALLEL_MIN) {
-        vk->adam(w, m, v, g, lr_t, beta_1, beta_2, epsilon, decay, n);
+        vk->adam(w, m, v, g, lr_t, beta_1, beta_2, epsilon, lr_wd, n);
         return;
     }
 #pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t b = 0; b < minidl_blocks(n); b++) {
         int64_t lo = b * MINIDL_BLOCK;
-        vk->adam(w + lo, m + lo, v + lo, g + lo, lr_t, beta_1, beta_2, epsilon, decay, minidl_block_len(n, b));
+        vk->adam(w + lo, m + lo, v + lo, g + lo, lr_t, beta_1, beta_2, epsilon, lr_wd, minidl_block_len(n, b));
     }
 }
 
@@ -81,15 +82,15 @@ void minidl_rmsprop_update(float *w, float *ms, float *mom, const float *g, floa
                            float momentum, float epsilon, float weight_decay, int64_t n)
 {
     const struct vector_kernels *vk = minidl_active_kernels();
-    float decay = decay_factor(lr, weight_decay);
+    float lr_wd = decay_factor(lr, weight_decay);
     if (n < MINIDL_PARALLEL_MIN) {
-        vk->rmsprop(w, ms, mom, g, lr, rho, momentum, epsilon, decay, n);
+        vk->rmsprop(w, ms, mom, g, lr, rho, momentum, epsilon, lr_wd, n);
         return;
     }
 #pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t b = 0; b < minidl_blocks(n); b++) {
         int64_t lo = b * MINIDL_BLOCK;
-        vk->rmsprop(w + lo, ms + lo, mom ? mom + lo : NULL, g + lo, lr, rho, momentum, epsilon, decay,
+        vk->rmsprop(w + lo, ms + lo, mom ? mom + lo : NULL, g + lo, lr, rho, momentum, epsilon, lr_wd,
                     minidl_block_len(n, b));
     }
 }
@@ -98,14 +99,14 @@ void minidl_adagrad_update(float *w, float *acc, const float *g, float lr, float
                            int64_t n)
 {
     const struct vector_kernels *vk = minidl_active_kernels();
-    float decay = decay_factor(lr, weight_decay);
+    float lr_wd = decay_factor(lr, weight_decay);
     if (n < MINIDL_PARALLEL_MIN) {
-        vk->adagrad(w, acc, g, lr, epsilon, decay, n);
+        vk->adagrad(w, acc, g, lr, epsilon, lr_wd, n);
         return;
     }
 #pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
     for (int64_t b = 0; b < minidl_blocks(n); b++) {
         int64_t lo = b * MINIDL_BLOCK;
-        vk->adagrad(w + lo, acc + lo, g + lo, lr, epsilon, decay, minidl_block_len(n, b));
+        vk->adagrad(w + lo, acc + lo, g + lo, lr, epsilon, lr_wd, minidl_block_len(n, b));
     }
 }

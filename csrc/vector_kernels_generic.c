@@ -192,33 +192,40 @@ static void clip_value(float *g, float clipvalue, int64_t n)
         g[i] = g[i] < -clipvalue ? -clipvalue : (g[i] > clipvalue ? clipvalue : g[i]);
 }
 
-static void sgd(float *w, const float *g, float lr, float decay, int64_t n)
+/* numpy's decoupled weight decay, w -= (lr * weight_decay) * w (an infinite w becomes NaN),
+ * skipped without weight decay (lr_wd == 0) as numpy skips it. */
+static inline float decayed(float w, float lr_wd)
 {
-    for (int64_t i = 0; i < n; i++) w[i] = w[i] * decay - lr * g[i];
+    return lr_wd != 0.0f ? w - lr_wd * w : w;
+}
+
+static void sgd(float *w, const float *g, float lr, float lr_wd, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) w[i] = decayed(w[i], lr_wd) - lr * g[i];
 }
 
 static void sgd_momentum(float *w, float *velocity, const float *g, float lr, float momentum, int nesterov,
-                         float decay, int64_t n)
+                         float lr_wd, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
         float v = momentum * velocity[i] - lr * g[i];
         velocity[i] = v;
-        w[i] = w[i] * decay + (nesterov ? momentum * v - lr * g[i] : v);
+        w[i] = decayed(w[i], lr_wd) + (nesterov ? momentum * v - lr * g[i] : v);
     }
 }
 
 static void adam(float *w, float *m, float *v, const float *g, float lr_t, float beta_1, float beta_2,
-                 float epsilon, float decay, int64_t n)
+                 float epsilon, float lr_wd, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
         m[i] = beta_1 * m[i] + (1.0f - beta_1) * g[i];
         v[i] = beta_2 * v[i] + (1.0f - beta_2) * g[i] * g[i];
-        w[i] = w[i] * decay - lr_t * m[i] / (sqrtf(v[i]) + epsilon);
+        w[i] = decayed(w[i], lr_wd) - lr_t * m[i] / (sqrtf(v[i]) + epsilon);
     }
 }
 
 static void rmsprop(float *w, float *ms, float *mom, const float *g, float lr, float rho, float momentum,
-                    float epsilon, float decay, int64_t n)
+                    float epsilon, float lr_wd, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
         ms[i] = rho * ms[i] + (1.0f - rho) * g[i] * g[i];
@@ -227,15 +234,15 @@ static void rmsprop(float *w, float *ms, float *mom, const float *g, float lr, f
             mom[i] = momentum * mom[i] + inc;
             inc = mom[i];
         }
-        w[i] = w[i] * decay - inc;
+        w[i] = decayed(w[i], lr_wd) - inc;
     }
 }
 
-static void adagrad(float *w, float *acc, const float *g, float lr, float epsilon, float decay, int64_t n)
+static void adagrad(float *w, float *acc, const float *g, float lr, float epsilon, float lr_wd, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
         acc[i] += g[i] * g[i];
-        w[i] = w[i] * decay - lr * g[i] / sqrtf(acc[i] + epsilon);
+        w[i] = decayed(w[i], lr_wd) - lr * g[i] / sqrtf(acc[i] + epsilon);
     }
 }
 

@@ -206,14 +206,24 @@ def test_clip_by_value_and_norm_keep_nan(isa, n):
     same(got[0], want[0])
 
 
-def test_adam_update_with_nan_gradient(isa):
+@pytest.mark.parametrize("weight_decay", [0.0, 0.01])
+def test_optimizer_updates_with_nan_and_inf(isa, weight_decay):
+    """NaN / inf in g and in w; with weight decay numpy's w -= lr * wd * w makes an infinite w NaN."""
     rng = np.random.default_rng(9)
     w, g = rng.standard_normal(37).astype(np.float32), rng.standard_normal(37).astype(np.float32)
     g[4], g[35] = NAN, INF
-    got, want = both("adam_update", w, g, np.zeros_like(w), np.zeros_like(w), 1e-3, 0.9, 0.999, 1e-7,
-                     1, 0.0)
-    for a, b in zip(got[:4], want[:4]):
-        same(a, b)
+    w[7], w[20], w[36] = INF, -INF, NAN
+    state = lambda: np.abs(rng.standard_normal(37)).astype(np.float32)  # noqa: E731
+    updates = [("adam_update", (w, g, state(), state(), 1e-3, 0.9, 0.999, 1e-7, 3, weight_decay)),
+               ("sgd_update", (w, g, None, 0.1, 0.0, False, weight_decay)),
+               ("sgd_update", (w, g, state(), 0.05, 0.9, True, weight_decay)),
+               ("rmsprop_update", (w, g, state(), state(), 1e-3, 0.9, 0.5, 1e-7, weight_decay)),
+               ("adagrad_update", (w, g, state(), 0.01, 1e-7, weight_decay))]
+    for op, args in updates:
+        got, want = both(op, *args)
+        for a, b in zip(got, want):
+            if isinstance(a, np.ndarray):
+                same(a, b)
 
 
 # ------------------------------------------------------------------ metrics

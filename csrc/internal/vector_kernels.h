@@ -74,18 +74,18 @@ struct vector_kernels {
     int (*all_finite)(const float *x, int64_t n);
 
     /* ---- optimizer updates, the updated tensors (w, then the state) before g (optim.h);
-     * decay = 1 - lr * weight_decay multiplies w before the step */
+     * w -= lr_wd * w (lr_wd = lr * weight_decay, 0 for none) before the step, as numpy does */
     void (*clip_value)(float *g, float clipvalue, int64_t n);
-    void (*sgd)(float *w, const float *g, float lr, float decay, int64_t n);
+    void (*sgd)(float *w, const float *g, float lr, float lr_wd, int64_t n);
     void (*sgd_momentum)(float *w, float *velocity, const float *g, float lr, float momentum, int nesterov,
-                         float decay, int64_t n);
+                         float lr_wd, int64_t n);
     /* lr_t = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t) */
     void (*adam)(float *w, float *m, float *v, const float *g, float lr_t, float beta_1, float beta_2,
-                 float epsilon, float decay, int64_t n);
+                 float epsilon, float lr_wd, int64_t n);
     /* mom is NULL when momentum is 0 */
     void (*rmsprop)(float *w, float *ms, float *mom, const float *g, float lr, float rho, float momentum,
-                    float epsilon, float decay, int64_t n);
-    void (*adagrad)(float *w, float *acc, const float *g, float lr, float epsilon, float decay, int64_t n);
+                    float epsilon, float lr_wd, int64_t n);
+    void (*adagrad)(float *w, float *acc, const float *g, float lr, float epsilon, float lr_wd, int64_t n);
 };
 
 const struct vector_kernels *minidl_vector_kernels_generic(void);

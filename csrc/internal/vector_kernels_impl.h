@@ -436,13 +436,33 @@ static void clip_value(float *g, float clipvalue, int64_t n)
     }
 }
 
-static void sgd(float *w, const float *g, float lr, float decay, int64_t n)
+/* numpy's decoupled weight decay, w -= (lr * weight_decay) * w, which turns an infinite w into
+ * NaN; `on` is 0 without weight decay, where the step is skipped as numpy skips it. */
+ALWAYS_INLINE vf decayed(vf w, vf lr_wd, int on)
 {
-    axpby(w, decay, w, -lr, g, n);
+    return on ? vf_fnmadd(lr_wd, w, w) : w;
+}
+
+ALWAYS_INLINE void sgd_v(float *w, const float *g, int64_t i, int t, vf lr, vf lr_wd, int decay)
+{
+    int full = t == VF_LANES;
+    vf gi = full ? vf_load(g + i) : vf_load_part(g + i, t, 0.0f);
+    vf wi = full ? vf_load(w + i) : vf_load_part(w + i, t, 0.0f);
+    wi = vf_fnmadd(lr, gi, decayed(wi, lr_wd, decay));
+    if (full) vf_store(w + i, wi); else vf_store_part(w + i, wi, t);
+}
+
+static void sgd(float *w, const float *g, float lr, float lr_wd, int64_t n)
+{
+    vf vlr = vf_set1(lr), vwd = vf_set1(lr_wd);
+    int decay = lr_wd != 0.0f;
+    int64_t i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES) sgd_v(w, g, i, VF_LANES, vlr, vwd, decay);
+    if (i < n) sgd_v(w, g, i, (int)(n - i), vlr, vwd, decay);
 }
 
 ALWAYS_INLINE void sgd_momentum_v(float *w, const float *g, float *velocity, int64_t i, int t, vf lr,
-                                  vf momentum, int nesterov, vf decay)
+                                  vf momentum, int nesterov, vf lr_wd, int decay)
 {
     int full = t == VF_LANES;
     vf gi = full ? vf_load(g + i) : vf_load_part(g + i, t, 0.0f);
@@ -450,7 +470,7 @@ ALWAYS_INLINE void sgd_momentum_v(float *w, const float *g, float *velocity, int
     vf wi = full ? vf_load(w + i) : vf_load_part(w + i, t, 0.0f);
     vi = vf_fnmadd(lr, gi, vf_mul(momentum, vi));
     vf step = nesterov ? vf_fnmadd(lr, gi, vf_mul(momentum, vi)) : vi;
-    wi = vf_fmadd(wi, decay, step);
+    wi = vf_add(decayed(wi, lr_wd, decay), step);
     if (full) {
         vf_store(velocity + i, vi);
         vf_store(w + i, wi);
@@ -461,16 +481,17 @@ ALWAYS_INLINE void sgd_momentum_v(float *w, const float *g, float *velocity, int
 }
 
 static void sgd_momentum(float *w, float *velocity, const float *g, float lr, float momentum, int nesterov,
-                         float decay, int64_t n)
+                         float lr_wd, int64_t n)
 {
-    vf vlr = vf_set1(lr), vmom = vf_set1(momentum), vdecay = vf_set1(decay);
+    vf vlr = vf_set1(lr), vmom = vf_set1(momentum), vwd = vf_set1(lr_wd);
+    int decay = lr_wd != 0.0f;
     int64_t i = 0;
-    for (; i + VF_LANES <= n; i += VF_LANES) sgd_momentum_v(w, g, velocity, i, VF_LANES, vlr, vmom, nesterov, vdecay);
-    if (i < n) sgd_momentum_v(w, g, velocity, i, (int)(n - i), vlr, vmom, nesterov, vdecay);
+    for (; i + VF_LANES <= n; i += VF_LANES) sgd_momentum_v(w, g, velocity, i, VF_LANES, vlr, vmom, nesterov, vwd, decay);
+    if (i < n) sgd_momentum_v(w, g, velocity, i, (int)(n - i), vlr, vmom, nesterov, vwd, decay);
 }
 
 ALWAYS_INLINE void adam_v(float *w, const float *g, float *m, float *v, int64_t i, int t, vf lr_t, vf b1,
-                          vf b2, vf eps, vf decay)
+                          vf b2, vf eps, vf lr_wd, int decay)
 {
     int full = t == VF_LANES;
     vf one = vf_set1(1.0f);
@@ -481,7 +502,7 @@ ALWAYS_INLINE void adam_v(float *w, const float *g, float *m, float *v, int64_t 
     mi = vf_fmadd(b1, mi, vf_mul(vf_sub(one, b1), gi));
     vi = vf_fmadd(b2, vi, vf_mul(vf_mul(vf_sub(one, b2), gi), gi));
     vf step = vf_div(vf_mul(lr_t, mi), vf_add(vf_sqrt(vi), eps));
-    wi = vf_sub(vf_mul(wi, decay), step);
+    wi = vf_sub(decayed(wi, lr_wd, decay), step);
     if (full) {
         vf_store(m + i, mi);
         vf_store(v + i, vi);
@@ -494,17 +515,18 @@ ALWAYS_INLINE void adam_v(float *w, const float *g, float *m, float *v, int64_t 
 }
 
 static void adam(float *w, float *m, float *v, const float *g, float lr_t, float beta_1, float beta_2,
-                 float epsilon, float decay, int64_t n)
+                 float epsilon, float lr_wd, int64_t n)
 {
     vf vlr = vf_set1(lr_t), b1 = vf_set1(beta_1), b2 = vf_set1(beta_2), eps = vf_set1(epsilon);
-    vf vdecay = vf_set1(decay);
+    vf vwd = vf_set1(lr_wd);
+    int decay = lr_wd != 0.0f;
     int64_t i = 0;
-    for (; i + VF_LANES <= n; i += VF_LANES) adam_v(w, g, m, v, i, VF_LANES, vlr, b1, b2, eps, vdecay);
-    if (i < n) adam_v(w, g, m, v, i, (int)(n - i), vlr, b1, b2, eps, vdecay);
+    for (; i + VF_LANES <= n; i += VF_LANES) adam_v(w, g, m, v, i, VF_LANES, vlr, b1, b2, eps, vwd, decay);
+    if (i < n) adam_v(w, g, m, v, i, (int)(n - i), vlr, b1, b2, eps, vwd, decay);
 }
 
 ALWAYS_INLINE void rmsprop_v(float *w, const float *g, float *ms, float *mom, int64_t i, int t, vf lr,
-                             vf rho, vf momentum, vf eps, vf decay)
+                             vf rho, vf momentum, vf eps, vf lr_wd, int decay)
 {
     int full = t == VF_LANES;
     vf one = vf_set1(1.0f);
@@ -519,28 +541,30 @@ ALWAYS_INLINE void rmsprop_v(float *w, const float *g, float *ms, float *mom, in
         inc = vf_fmadd(momentum, mi, inc);
         if (full) vf_store(mom + i, inc); else vf_store_part(mom + i, inc, t);
     }
-    wi = vf_sub(vf_mul(wi, decay), inc);
+    wi = vf_sub(decayed(wi, lr_wd, decay), inc);
     if (full) vf_store(w + i, wi); else vf_store_part(w + i, wi, t);
 }
 
 static void rmsprop(float *w, float *ms, float *mom, const float *g, float lr, float rho, float momentum,
-                    float epsilon, float decay, int64_t n)
+                    float epsilon, float lr_wd, int64_t n)
 {
     vf vlr = vf_set1(lr), vrho = vf_set1(rho), vmom = vf_set1(momentum), eps = vf_set1(epsilon);
-    vf vdecay = vf_set1(decay);
+    vf vwd = vf_set1(lr_wd);
+    int decay = lr_wd != 0.0f;
     int64_t i = 0;
-    for (; i + VF_LANES <= n; i += VF_LANES) rmsprop_v(w, g, ms, mom, i, VF_LANES, vlr, vrho, vmom, eps, vdecay);
-    if (i < n) rmsprop_v(w, g, ms, mom, i, (int)(n - i), vlr, vrho, vmom, eps, vdecay);
+    for (; i + VF_LANES <= n; i += VF_LANES) rmsprop_v(w, g, ms, mom, i, VF_LANES, vlr, vrho, vmom, eps, vwd, decay);
+    if (i < n) rmsprop_v(w, g, ms, mom, i, (int)(n - i), vlr, vrho, vmom, eps, vwd, decay);
 }
 
-ALWAYS_INLINE void adagrad_v(float *w, const float *g, float *acc, int64_t i, int t, vf lr, vf eps, vf decay)
+ALWAYS_INLINE void adagrad_v(float *w, const float *g, float *acc, int64_t i, int t, vf lr, vf eps, vf lr_wd,
+                             int decay)
 {
     int full = t == VF_LANES;
     vf gi = full ? vf_load(g + i) : vf_load_part(g + i, t, 0.0f);
     vf ai = full ? vf_load(acc + i) : vf_load_part(acc + i, t, 0.0f);
     vf wi = full ? vf_load(w + i) : vf_load_part(w + i, t, 0.0f);
     ai = vf_fmadd(gi, gi, ai);
-    wi = vf_sub(vf_mul(wi, decay), vf_div(vf_mul(lr, gi), vf_sqrt(vf_add(ai, eps))));
+    wi = vf_sub(decayed(wi, lr_wd, decay), vf_div(vf_mul(lr, gi), vf_sqrt(vf_add(ai, eps))));
     if (full) {
         vf_store(acc + i, ai);
         vf_store(w + i, wi);
@@ -550,12 +574,13 @@ ALWAYS_INLINE void adagrad_v(float *w, const float *g, float *acc, int64_t i, in
     }
 }
 
-static void adagrad(float *w, float *acc, const float *g, float lr, float epsilon, float decay, int64_t n)
+static void adagrad(float *w, float *acc, const float *g, float lr, float epsilon, float lr_wd, int64_t n)
 {
-    vf vlr = vf_set1(lr), eps = vf_set1(epsilon), vdecay = vf_set1(decay);
+    vf vlr = vf_set1(lr), eps = vf_set1(epsilon), vwd = vf_set1(lr_wd);
+    int decay = lr_wd != 0.0f;
     int64_t i = 0;
-    for (; i + VF_LANES <= n; i += VF_LANES) adagrad_v(w, g, acc, i, VF_LANES, vlr, eps, vdecay);
-    if (i < n) adagrad_v(w, g, acc, i, (int)(n - i), vlr, eps, vdecay);
+    for (; i + VF_LANES <= n; i += VF_LANES) adagrad_v(w, g, acc, i, VF_LANES, vlr, eps, vwd, decay);
+    if (i < n) adagrad_v(w, g, acc, i, (int)(n - i), vlr, eps, vwd, decay);
 }
 
 /* The table each ISA file returns; ISA_NAME is defined by the including file. */
