@@ -4,7 +4,8 @@ IEEE arithmetic and the numpy backend propagate NaN; the vector kernels once hid
 written with max / min, which drop a NaN operand on x86; a max-pool comparison a NaN never
 passes). Each test puts NaN and infinities both in whole vectors and in the vector tail
 (37 = 2 * 16 + 5 elements per row) and compares with numpy, NaN for NaN. The metric tests
-check the one rule numpy has no opinion on: a NaN prediction never counts as correct.
+check the rule both backends follow where IEEE comparisons alone would decide otherwise: a NaN
+prediction never counts as correct.
 """
 
 import numpy as np
@@ -249,7 +250,8 @@ def test_sum_propagates_nan(isa):
     assert np.isnan(out[0])
 
 
-def test_nan_predictions_never_count_as_correct(isa):
+@pytest.mark.parametrize("backend", [cpu, ref], ids=["cpu", "numpy"])
+def test_nan_predictions_never_count_as_correct(isa, backend):
     pred = np.zeros((5, 37), np.float32)
     labels = np.array([0, 3, 36, 10, 20], np.int32)
     pred[np.arange(5), labels] = 1.0     # every row right ...
@@ -257,16 +259,16 @@ def test_nan_predictions_never_count_as_correct(isa):
     pred[1, 30] = NAN                    # row 1 has a NaN elsewhere (after the target)
     pred[2, 2] = NAN                     # row 2: a NaN before the target
     out = np.zeros(1, np.float32)
-    cpu.categorical_accuracy(out, pred, labels)
+    backend.categorical_accuracy(out, pred, labels)
     assert out[0] == 2.0
-    cpu.categorical_accuracy(out, pred, np.eye(37, dtype=np.float32)[labels])
+    backend.categorical_accuracy(out, pred, np.eye(37, dtype=np.float32)[labels])
     assert out[0] == 2.0
     # top-5: NaN ranks above every number, so rows 1 and 2 still have their target in the top 5
-    cpu.top_k_accuracy(out, pred, labels, 5)
+    backend.top_k_accuracy(out, pred, labels, 5)
     assert out[0] == 4.0
-    cpu.top_k_accuracy(out, pred, np.eye(37, dtype=np.float32)[labels], 1)
+    backend.top_k_accuracy(out, pred, np.eye(37, dtype=np.float32)[labels], 1)
     assert out[0] == 2.0
     binary_pred = np.array([NAN, NAN, 0.9, 0.1] * 10, np.float32)
     binary_targets = np.array([0.0, 1.0, 1.0, 0.0] * 10, np.float32)
-    cpu.binary_accuracy(out, binary_pred, binary_targets)
+    backend.binary_accuracy(out, binary_pred, binary_targets)
     assert out[0] == 20.0                # a NaN is neither above nor below 0.5: never right
