@@ -171,32 +171,6 @@ def test_loading_waits_passively_and_leaves_the_environment_alone(user_policy):
     assert f"OMP_WAIT_POLICY = '{(user_policy or 'passive').upper()}'" in result.stderr
 
 
-@pytest.mark.skipif(lib.minidl_cpu_best_isa() >= 2, reason="this CPU runs every ISA")
-def test_an_isa_the_cpu_lacks_warns_and_uses_the_best_one():
-    code = "from minidl.backends.cpu._ffi import lib; print(lib.minidl_cpu_isa())"
-    env = dict(os.environ, MINIDL_CPU_ISA="avx512")
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == [str(lib.minidl_cpu_best_isa())]
-    assert "RuntimeWarning: MINIDL_CPU_ISA=avx512: this CPU does not support it" in result.stderr
-
-
-@pytest.mark.parametrize("user_policy", [None, "active"])
-def test_loading_waits_passively_and_leaves_the_environment_alone(user_policy):
-    """libgomp reads OMP_WAIT_POLICY once, when the extension loads: passive then, unless the
-    user chose a policy; os.environ is the user's afterwards (child processes inherit it)."""
-    code = ("import os; from minidl.backends.cpu import create; create(); "
-            "print(os.environ.get('OMP_WAIT_POLICY'))")
-    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    env["OMP_DISPLAY_ENV"] = "true"  # libgomp prints the policy it took to stderr
-    if user_policy:
-        env["OMP_WAIT_POLICY"] = user_policy
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == [str(user_policy)]
-    assert f"OMP_WAIT_POLICY = '{(user_policy or 'passive').upper()}'" in result.stderr
-
-
 def test_set_isa_lowers_unsupported_requests():
     best = lib.minidl_cpu_best_isa()
     before = lib.minidl_cpu_isa()
