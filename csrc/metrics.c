@@ -38,16 +38,13 @@ static int argmax_is(const float *row, int64_t k, int64_t target)
 }
 
 /* Whether fewer than top_k scores of row (k) are strictly larger than the target's; a row
- * holding a NaN never counts. */
+ * holding a NaN never counts (as in argmax_is, only a row that would count is scanned). */
 static int in_top_k(const float *row, int64_t k, int64_t target, int64_t top_k)
 {
     float score = row[target];
-    int64_t larger = 0, unordered = 0;
-    for (int64_t j = 0; j < k; j++) {
-        larger += row[j] > score;
-        unordered += row[j] != row[j];
-    }
-    return larger < top_k && unordered == 0;
+    int64_t larger = 0;
+    for (int64_t j = 0; j < k; j++) larger += row[j] > score;
+    return larger < top_k && !has_nan(row, k);
 }
 
 void minidl_sum(float *out, const float *x, int accumulate, int64_t n)
