@@ -1,6 +1,7 @@
 /* Plain C kernels: the fallback on any CPU and the reference the AVX2 / AVX-512 tables are
  * tested against. Written for clarity; the compiler vectorizes what it can at baseline flags. */
 #include <math.h>
+#include <string.h>
 
 #include "internal/philox.h"
 #include "internal/vector_kernels.h"
@@ -179,11 +180,18 @@ static float sum_squares(const float *x, int64_t n)
     return s;
 }
 
+/* An exponent of all ones is inf or NaN. No early exit, so that the compiler vectorizes the
+ * loop (the caller hands it one block at a time); the exiting loop ran scalar, and its speed
+ * swung by 60% with the code's alignment. */
 static int all_finite(const float *x, int64_t n)
 {
-    for (int64_t i = 0; i < n; i++)
-        if (!isfinite(x[i])) return 0;
-    return 1;
+    uint32_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, x + i, sizeof bits);
+        bad |= (bits & 0x7f800000u) == 0x7f800000u;
+    }
+    return !bad;
 }
 
 static void clip_value(float *g, float clipvalue, int64_t n)
