@@ -1,5 +1,7 @@
 """Argument checks shared by the backends: every error names the op, the argument and the shapes."""
 
+import numbers
+
 
 def check_shape(op, name, array, shape):
     """Raise ValueError unless `array` has exactly `shape`."""
@@ -12,6 +14,15 @@ def check_same_size(op, name, array, other_name, other):
     if array.size != other.size:
         raise ValueError(f"{op}: {name} of shape {tuple(array.shape)} and {other_name} of shape "
                          f"{tuple(other.shape)} must hold the same number of elements")
+
+
+def check_dropout_args(op, rate, seed):
+    """dropout_forward's scalars: a rate in [0, 1) (1 would scale the kept units by 1 / 0) and
+    an integer seed (Python or numpy: numpy's integers are numbers.Integral)."""
+    if not 0 <= rate < 1:
+        raise ValueError(f"{op}: rate must be in [0, 1), got {rate}")
+    if not isinstance(seed, numbers.Integral):
+        raise TypeError(f"{op}: seed must be an int, got {type(seed).__name__}")
 
 
 def is_sparse(targets):

@@ -13,7 +13,7 @@ from .. import activations
 from .base import Backend
 from .host_memory import HostMemory
 from .numpy_ops import losses, optimizers, windows
-from .checks import check_concat, check_scalar_out, check_shape
+from .checks import check_concat, check_dropout_args, check_scalar_out, check_shape
 
 
 
@@ -233,10 +233,7 @@ class NumpyBackend(HostMemory, Backend):
     # ---------------------------------------------------------- dropout
     def dropout_forward(self, out, mask, x, rate, seed):
         op = "dropout_forward"
-        if not 0 <= rate < 1:
-            raise ValueError(f"{op}: rate must be in [0, 1), got {rate}")
-        if not isinstance(seed, (int, np.integer)):
-            raise TypeError(f"{op}: seed must be an int, got {type(seed).__name__}")
+        check_dropout_args(op, rate, seed)
         check_shape(op, "mask", mask, x.shape)
         check_shape(op, "out", out, x.shape)
         # Philox is counter-based: the key alone fixes the stream, whatever ran before.

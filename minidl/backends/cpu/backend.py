@@ -18,7 +18,7 @@ import numpy as np
 from ... import activations
 from ..base import Backend
 from ..host_memory import HostMemory
-from ..checks import check_concat, is_sparse
+from ..checks import check_concat, check_dropout_args, is_sparse
 from ._ffi import INT32, checked, ffi, fptr, output, raise_for_status, require_lib, window_struct
 from .linalg import LinalgOps
 
@@ -228,10 +228,7 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
     # ---------------------------------------------------------- dropout
     def dropout_forward(self, out, mask, x, rate, seed):
         op = "dropout_forward"
-        if not 0 <= rate < 1:
-            raise ValueError(f"{op}: rate must be in [0, 1), got {rate}")
-        if not isinstance(seed, (int, np.integer)):
-            raise TypeError(f"{op}: seed must be an int, got {type(seed).__name__}")
+        check_dropout_args(op, rate, seed)
         px = checked(op, "x", x)
         self._lib.minidl_dropout_forward(output(op, "out", out, x.shape), output(op, "mask", mask, x.shape),
                                          px, float(rate), int(seed) % 2 ** 64, x.size)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import activations
 from ..base import Backend
-from ..checks import check_concat, check_shape
+from ..checks import check_concat, check_dropout_args, check_shape
 from .conv import ConvOps, window_args
 from .gemm import Gemm
 from .runtime import Runtime
@@ -359,8 +359,7 @@ class OpenCLBackend(TrainingOps, ConvOps, Backend):
     # ---------------------------------------------------------- dropout
     def dropout_forward(self, out, mask, x, rate, seed):
         self._check_same_size("dropout_forward", ("out", "mask", "x"), (out, mask, x))
-        if not 0.0 <= rate < 1.0:
-            raise ValueError(f"opencl dropout_forward: rate must be in [0, 1), got {rate}")
+        check_dropout_args("dropout_forward", rate, seed)
         seed = int(seed) & 0xFFFFFFFFFFFFFFFF
         blocks = -(-x.size // 4)
         self._run1d("dropout.cl", "dropout_forward", blocks, out, mask, x, float(rate),
