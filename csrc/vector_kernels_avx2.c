@@ -6,4 +6,4 @@
 #define ISA_NAME "avx2"
 #include "internal/vector_kernels_impl.h"
 
-const struct vector_kernels *minidl_vector_kernels_avx2(void) { return &simd_kernels; }
+const struct vector_kernels *minidl_vector_kernels_avx2(void) { return &isa_kernels; }

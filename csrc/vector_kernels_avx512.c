@@ -6,4 +6,4 @@
 #define ISA_NAME "avx512"
 #include "internal/vector_kernels_impl.h"
 
-const struct vector_kernels *minidl_vector_kernels_avx512(void) { return &simd_kernels; }
+const struct vector_kernels *minidl_vector_kernels_avx512(void) { return &isa_kernels; }

@@ -254,33 +254,7 @@ static void adagrad(float *w, float *acc, const float *g, float lr, float epsilo
     }
 }
 
-static const struct vector_kernels generic_kernels = {
-    .isa = "generic",
-    .add = add,
-    .axpby = axpby,
-    .multiply = multiply,
-    .scale = scale,
-    .bias_add = bias_add,
-    .activation_forward = activation_forward,
-    .activation_backward = activation_backward,
-    .softmax_rows = softmax_rows,
-    .softmax_backward_rows = softmax_backward_rows,
-    .col_sum = col_sum,
-    .col_sq_dev = col_sq_dev,
-    .col_dot_dev = col_dot_dev,
-    .rows_scale_shift = rows_scale_shift,
-    .rows_affine2 = rows_affine2,
-    .max_update = max_update,
-    .dropout_blocks = dropout_blocks,
-    .sum = sum,
-    .sum_squares = sum_squares,
-    .all_finite = all_finite,
-    .clip_value = clip_value,
-    .sgd = sgd,
-    .sgd_momentum = sgd_momentum,
-    .adam = adam,
-    .rmsprop = rmsprop,
-    .adagrad = adagrad,
-};
+#define ISA_NAME "generic"
+#include "internal/vector_kernels_table.h"
 
-const struct vector_kernels *minidl_vector_kernels_generic(void) { return &generic_kernels; }
+const struct vector_kernels *minidl_vector_kernels_generic(void) { return &isa_kernels; }

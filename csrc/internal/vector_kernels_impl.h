@@ -4,6 +4,7 @@
  * which fixes the vector width (VF_LANES) and the instructions; everything here is static, so
  * each ISA file gets its own copy and exports only its table. Every loop handles its last
  * partial vector with masked loads and stores, so no kernel reads or writes out of bounds.
+ * The optimizers are in vector_kernels_optim.h, the table of all kernels in vector_kernels_table.h.
  */
 #ifndef MINIDL_VECTOR_KERNELS_IMPL_H
 #define MINIDL_VECTOR_KERNELS_IMPL_H
@@ -217,6 +218,14 @@ ALWAYS_INLINE vf load_lanes(const float *p, int lanes)
     return lanes == VF_LANES ? vf_load(p) : vf_load_part(p, lanes, 0.0f);
 }
 
+ALWAYS_INLINE void store_lanes(float *p, vf v, int lanes)
+{
+    if (lanes == VF_LANES)
+        vf_store(p, v);
+    else
+        vf_store_part(p, v, lanes);
+}
+
 ALWAYS_INLINE void add_store_lanes(float *p, vf v, int lanes)
 {
     if (lanes == VF_LANES)
@@ -425,192 +434,9 @@ static int all_finite(const float *x, int64_t n)
 
 /* ------------------------------------------------------------------- optimizers */
 
-static void clip_value(float *g, float clipvalue, int64_t n)
-{
-    vf hi = vf_set1(clipvalue), lo = vf_set1(-clipvalue);
-    int64_t i = 0;
-    for (; i + VF_LANES <= n; i += VF_LANES) vf_store(g + i, vf_clamp(vf_load(g + i), lo, hi));
-    if (i < n) {
-        int t = (int)(n - i);
-        vf_store_part(g + i, vf_clamp(vf_load_part(g + i, t, 0.0f), lo, hi), t);
-    }
-}
+#include "vector_kernels_optim.h"
 
-/* numpy's decoupled weight decay, w -= (lr * weight_decay) * w, which turns an infinite w into
- * NaN; `on` is 0 without weight decay, where the step is skipped as numpy skips it. */
-ALWAYS_INLINE vf decayed(vf w, vf lr_wd, int on)
-{
-    return on ? vf_fnmadd(lr_wd, w, w) : w;
-}
-
-ALWAYS_INLINE void sgd_v(float *w, const float *g, int64_t i, int t, vf lr, vf lr_wd, int decay)
-{
-    int full = t == VF_LANES;
-    vf gi = full ? vf_load(g + i) : vf_load_part(g + i, t, 0.0f);
-    vf wi = full ? vf_load(w + i) : vf_load_part(w + i, t, 0.0f);
-    wi = vf_fnmadd(lr, gi, decayed(wi, lr_wd, decay));
-    if (full) vf_store(w + i, wi); else vf_store_part(w + i, wi, t);
-}
-
-static void sgd(float *w, const float *g, float lr, float lr_wd, int64_t n)
-{
-    vf vlr = vf_set1(lr), vwd = vf_set1(lr_wd);
-    int decay = lr_wd != 0.0f;
-    int64_t i = 0;
-    for (; i + VF_LANES <= n; i += VF_LANES) sgd_v(w, g, i, VF_LANES, vlr, vwd, decay);
-    if (i < n) sgd_v(w, g, i, (int)(n - i), vlr, vwd, decay);
-}
-
-ALWAYS_INLINE void sgd_momentum_v(float *w, const float *g, float *velocity, int64_t i, int t, vf lr,
-                                  vf momentum, int nesterov, vf lr_wd, int decay)
-{
-    int full = t == VF_LANES;
-    vf gi = full ? vf_load(g + i) : vf_load_part(g + i, t, 0.0f);
-    vf vi = full ? vf_load(velocity + i) : vf_load_part(velocity + i, t, 0.0f);
-    vf wi = full ? vf_load(w + i) : vf_load_part(w + i, t, 0.0f);
-    vi = vf_fnmadd(lr, gi, vf_mul(momentum, vi));
-    vf step = nesterov ? vf_fnmadd(lr, gi, vf_mul(momentum, vi)) : vi;
-    wi = vf_add(decayed(wi, lr_wd, decay), step);
-    if (full) {
-        vf_store(velocity + i, vi);
-        vf_store(w + i, wi);
-    } else {
-        vf_store_part(velocity + i, vi, t);
-        vf_store_part(w + i, wi, t);
-    }
-}
-
-static void sgd_momentum(float *w, float *velocity, const float *g, float lr, float momentum, int nesterov,
-                         float lr_wd, int64_t n)
-{
-    vf vlr = vf_set1(lr), vmom = vf_set1(momentum), vwd = vf_set1(lr_wd);
-    int decay = lr_wd != 0.0f;
-    int64_t i = 0;
-    for (; i + VF_LANES <= n; i += VF_LANES) sgd_momentum_v(w, g, velocity, i, VF_LANES, vlr, vmom, nesterov, vwd, decay);
-    if (i < n) sgd_momentum_v(w, g, velocity, i, (int)(n - i), vlr, vmom, nesterov, vwd, decay);
-}
-
-ALWAYS_INLINE void adam_v(float *w, const float *g, float *m, float *v, int64_t i, int t, vf lr_t, vf b1,
-                          vf b2, vf eps, vf lr_wd, int decay)
-{
-    int full = t == VF_LANES;
-    vf one = vf_set1(1.0f);
-    vf gi = full ? vf_load(g + i) : vf_load_part(g + i, t, 0.0f);
-    vf mi = full ? vf_load(m + i) : vf_load_part(m + i, t, 0.0f);
-    vf vi = full ? vf_load(v + i) : vf_load_part(v + i, t, 0.0f);
-    vf wi = full ? vf_load(w + i) : vf_load_part(w + i, t, 0.0f);
-    mi = vf_fmadd(b1, mi, vf_mul(vf_sub(one, b1), gi));
-    vi = vf_fmadd(b2, vi, vf_mul(vf_mul(vf_sub(one, b2), gi), gi));
-    vf step = vf_div(vf_mul(lr_t, mi), vf_add(vf_sqrt(vi), eps));
-    wi = vf_sub(decayed(wi, lr_wd, decay), step);
-    if (full) {
-        vf_store(m + i, mi);
-        vf_store(v + i, vi);
-        vf_store(w + i, wi);
-    } else {
-        vf_store_part(m + i, mi, t);
-        vf_store_part(v + i, vi, t);
-        vf_store_part(w + i, wi, t);
-    }
-}
-
-static void adam(float *w, float *m, float *v, const float *g, float lr_t, float beta_1, float beta_2,
-                 float epsilon, float lr_wd, int64_t n)
-{
-    vf vlr = vf_set1(lr_t), b1 = vf_set1(beta_1), b2 = vf_set1(beta_2), eps = vf_set1(epsilon);
-    vf vwd = vf_set1(lr_wd);
-    int decay = lr_wd != 0.0f;
-    int64_t i = 0;
-    for (; i + VF_LANES <= n; i += VF_LANES) adam_v(w, g, m, v, i, VF_LANES, vlr, b1, b2, eps, vwd, decay);
-    if (i < n) adam_v(w, g, m, v, i, (int)(n - i), vlr, b1, b2, eps, vwd, decay);
-}
-
-ALWAYS_INLINE void rmsprop_v(float *w, const float *g, float *ms, float *mom, int64_t i, int t, vf lr,
-                             vf rho, vf momentum, vf eps, vf lr_wd, int decay)
-{
-    int full = t == VF_LANES;
-    vf one = vf_set1(1.0f);
-    vf gi = full ? vf_load(g + i) : vf_load_part(g + i, t, 0.0f);
-    vf si = full ? vf_load(ms + i) : vf_load_part(ms + i, t, 0.0f);
-    vf wi = full ? vf_load(w + i) : vf_load_part(w + i, t, 0.0f);
-    si = vf_fmadd(rho, si, vf_mul(vf_mul(vf_sub(one, rho), gi), gi));
-    vf inc = vf_div(vf_mul(lr, gi), vf_sqrt(vf_add(si, eps)));
-    if (full) vf_store(ms + i, si); else vf_store_part(ms + i, si, t);
-    if (mom) {
-        vf mi = full ? vf_load(mom + i) : vf_load_part(mom + i, t, 0.0f);
-        inc = vf_fmadd(momentum, mi, inc);
-        if (full) vf_store(mom + i, inc); else vf_store_part(mom + i, inc, t);
-    }
-    wi = vf_sub(decayed(wi, lr_wd, decay), inc);
-    if (full) vf_store(w + i, wi); else vf_store_part(w + i, wi, t);
-}
-
-static void rmsprop(float *w, float *ms, float *mom, const float *g, float lr, float rho, float momentum,
-                    float epsilon, float lr_wd, int64_t n)
-{
-    vf vlr = vf_set1(lr), vrho = vf_set1(rho), vmom = vf_set1(momentum), eps = vf_set1(epsilon);
-    vf vwd = vf_set1(lr_wd);
-    int decay = lr_wd != 0.0f;
-    int64_t i = 0;
-    for (; i + VF_LANES <= n; i += VF_LANES) rmsprop_v(w, g, ms, mom, i, VF_LANES, vlr, vrho, vmom, eps, vwd, decay);
-    if (i < n) rmsprop_v(w, g, ms, mom, i, (int)(n - i), vlr, vrho, vmom, eps, vwd, decay);
-}
-
-ALWAYS_INLINE void adagrad_v(float *w, const float *g, float *acc, int64_t i, int t, vf lr, vf eps, vf lr_wd,
-                             int decay)
-{
-    int full = t == VF_LANES;
-    vf gi = full ? vf_load(g + i) : vf_load_part(g + i, t, 0.0f);
-    vf ai = full ? vf_load(acc + i) : vf_load_part(acc + i, t, 0.0f);
-    vf wi = full ? vf_load(w + i) : vf_load_part(w + i, t, 0.0f);
-    ai = vf_fmadd(gi, gi, ai);
-    wi = vf_sub(decayed(wi, lr_wd, decay), vf_div(vf_mul(lr, gi), vf_sqrt(vf_add(ai, eps))));
-    if (full) {
-        vf_store(acc + i, ai);
-        vf_store(w + i, wi);
-    } else {
-        vf_store_part(acc + i, ai, t);
-        vf_store_part(w + i, wi, t);
-    }
-}
-
-static void adagrad(float *w, float *acc, const float *g, float lr, float epsilon, float lr_wd, int64_t n)
-{
-    vf vlr = vf_set1(lr), eps = vf_set1(epsilon), vwd = vf_set1(lr_wd);
-    int decay = lr_wd != 0.0f;
-    int64_t i = 0;
-    for (; i + VF_LANES <= n; i += VF_LANES) adagrad_v(w, g, acc, i, VF_LANES, vlr, eps, vwd, decay);
-    if (i < n) adagrad_v(w, g, acc, i, (int)(n - i), vlr, eps, vwd, decay);
-}
-
-/* The table each ISA file returns; ISA_NAME is defined by the including file. */
-static const struct vector_kernels simd_kernels = {
-    .isa = ISA_NAME,
-    .add = add,
-    .axpby = axpby,
-    .multiply = multiply,
-    .scale = scale,
-    .bias_add = bias_add,
-    .activation_forward = activation_forward,
-    .activation_backward = activation_backward,
-    .softmax_rows = softmax_rows,
-    .softmax_backward_rows = softmax_backward_rows,
-    .col_sum = col_sum,
-    .col_sq_dev = col_sq_dev,
-    .col_dot_dev = col_dot_dev,
-    .rows_scale_shift = rows_scale_shift,
-    .rows_affine2 = rows_affine2,
-    .max_update = max_update,
-    .dropout_blocks = dropout_blocks,
-    .sum = sum,
-    .sum_squares = sum_squares,
-    .all_finite = all_finite,
-    .clip_value = clip_value,
-    .sgd = sgd,
-    .sgd_momentum = sgd_momentum,
-    .adam = adam,
-    .rmsprop = rmsprop,
-    .adagrad = adagrad,
-};
+/* The table each ISA file returns (ISA_NAME is defined by the including file). */
+#include "vector_kernels_table.h"
 
 #endif
