@@ -73,61 +73,45 @@ void minidl_bias_grad(float *dbias, const float *dout, int64_t rows, int64_t c, 
     minidl_column_reduce(dbias, NULL, COLUMN_SUM, dout, NULL, NULL, rows, c, 1.0, scratch);
 }
 
-void minidl_activation_forward(float *out, const float *x, int kind, float alpha, int64_t rows, int64_t c)
+/* Forward (dout NULL: out = f(x)) or backward (out = dx from dout and y = f(x)) of one
+ * activation: softmax by blocks of whole rows, the others by blocks of elements. */
+static void activation(float *out, const float *dout, const float *x, int kind, float alpha, int64_t rows,
+                       int64_t c)
 {
     const struct vector_kernels *vk = minidl_active_kernels();
     int64_t n = rows * c;
-    if (kind == MINIDL_ACT_SOFTMAX && n < MINIDL_PARALLEL_MIN) {
-        vk->softmax_rows(out, NULL, x, rows, c);
-        return;
-    }
     if (kind == MINIDL_ACT_SOFTMAX) {
-        int64_t step = minidl_rows_per_block(c);
-#pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
+        int64_t step = n < MINIDL_PARALLEL_MIN ? rows : minidl_rows_per_block(c);
+#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
         for (int64_t r0 = 0; r0 < rows; r0 += step) {
-            int64_t nr = rows - r0 < step ? rows - r0 : step;
-            vk->softmax_rows(out + r0 * c, NULL, x + r0 * c, nr, c);
+            int64_t nr = rows - r0 < step ? rows - r0 : step, at = r0 * c;
+            if (dout)
+                vk->softmax_backward_rows(out + at, dout + at, x + at, nr, c);
+            else
+                vk->softmax_rows(out + at, NULL, x + at, nr, c);
         }
         return;
     }
-    if (n < MINIDL_PARALLEL_MIN) {
-        vk->activation_forward(out, x, kind, alpha, n);
-        return;
+    int64_t step = n < MINIDL_PARALLEL_MIN ? n : MINIDL_BLOCK;
+#pragma omp parallel for schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t lo = 0; lo < n; lo += step) {
+        int64_t len = n - lo < step ? n - lo : step;
+        if (dout)
+            vk->activation_backward(out + lo, dout + lo, x + lo, kind, alpha, len);
+        else
+            vk->activation_forward(out + lo, x + lo, kind, alpha, len);
     }
-#pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
-    for (int64_t k = 0; k < minidl_blocks(n); k++) {
-        int64_t lo = k * MINIDL_BLOCK;
-        vk->activation_forward(out + lo, x + lo, kind, alpha, minidl_block_len(n, k));
-    }
+}
+
+void minidl_activation_forward(float *out, const float *x, int kind, float alpha, int64_t rows, int64_t c)
+{
+    activation(out, NULL, x, kind, alpha, rows, c);
 }
 
 void minidl_activation_backward(float *dx, const float *dout, const float *y, int kind, float alpha,
                                 int64_t rows, int64_t c)
 {
-    const struct vector_kernels *vk = minidl_active_kernels();
-    int64_t n = rows * c;
-    if (kind == MINIDL_ACT_SOFTMAX && n < MINIDL_PARALLEL_MIN) {
-        vk->softmax_backward_rows(dx, dout, y, rows, c);
-        return;
-    }
-    if (kind == MINIDL_ACT_SOFTMAX) {
-        int64_t step = minidl_rows_per_block(c);
-#pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
-        for (int64_t r0 = 0; r0 < rows; r0 += step) {
-            int64_t nr = rows - r0 < step ? rows - r0 : step;
-            vk->softmax_backward_rows(dx + r0 * c, dout + r0 * c, y + r0 * c, nr, c);
-        }
-        return;
-    }
-    if (n < MINIDL_PARALLEL_MIN) {
-        vk->activation_backward(dx, dout, y, kind, alpha, n);
-        return;
-    }
-#pragma omp parallel for schedule(static) num_threads(minidl_num_threads())
-    for (int64_t k = 0; k < minidl_blocks(n); k++) {
-        int64_t lo = k * MINIDL_BLOCK;
-        vk->activation_backward(dx + lo, dout + lo, y + lo, kind, alpha, minidl_block_len(n, k));
-    }
+    activation(dx, dout, y, kind, alpha, rows, c);
 }
 
 void minidl_copy_columns(float *dst, const float *src, int64_t dst_cols, int64_t dst_offset,
