@@ -94,6 +94,42 @@ __kernel void softmax_cross_entropy_backward_sparse(__global float *dlogits, __g
     dlogits[i] = (probs[i] - onehot) * scale;
 }
 
+// p clipped to [CLIP_EPS, 1 - CLIP_EPS]
+float clip_prob(const float p)
+{
+    return clip_nan(p, CLIP_EPS, 1.0f - CLIP_EPS);
+}
+
+// The row losses that walk one row of (rows, k) pred and float targets. `kind` is a constant at
+// every call, so the compiler keeps only its branch.
+enum row_loss_kind { XENT_DENSE, XENT_BINARY, SQUARED_ERROR, SIGMOID_XENT };
+
+// loss of row r: the sum over the row for XENT_DENSE, the mean for the others; SIGMOID_XENT
+// takes logits as pred and also writes probs = sigmoid(logits) (probs is unused otherwise)
+float row_loss(const int kind, __global float *probs, __global const float *pred,
+               __global const float *targets, const int r, const int k)
+{
+    float l = 0.0f;
+    for (int j = r * k; j < (r + 1) * k; ++j) {
+        const float t = targets[j];
+        if (kind == XENT_DENSE) {
+            l -= t * log(clip_prob(pred[j]));
+        } else if (kind == XENT_BINARY) {
+            const float p = clip_prob(pred[j]);
+            l -= t * log(p) + (1.0f - t) * log(1.0f - p);
+        } else if (kind == SQUARED_ERROR) {
+            const float d = pred[j] - t;
+            l += d * d;
+        } else {
+            const float x = pred[j];
+            const float e = exp(-fabs(x));
+            l += max_nan(x, 0.0f) - x * t + log1p(e);
+            probs[j] = x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+        }
+    }
+    return kind == XENT_DENSE ? l : l / (float)k;
+}
+
 // ------------------------------------------------------------------------ sigmoid cross-entropy
 // probs = sigmoid(logits); loss (rows,) = mean_j of max(x, 0) - x t + log(1 + exp(-|x|))
 __kernel void sigmoid_cross_entropy_forward(__global float *probs, __global float *loss,
@@ -101,28 +137,22 @@ __kernel void sigmoid_cross_entropy_forward(__global float *probs, __global floa
                                  const int rows, const int k)
 {
     const int r = get_global_id(0);
-    if (r >= rows) return;
-    float l = 0.0f;
-    for (int j = r * k; j < (r + 1) * k; ++j) {
-        const float x = logits[j];
-        const float e = exp(-fabs(x));
-        l += max_nan(x, 0.0f) - x * targets[j] + log1p(e);
-        probs[j] = x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
-    }
-    loss[r] = l / (float)k;
+    if (r < rows) loss[r] = row_loss(SIGMOID_XENT, probs, logits, targets, r, k);
 }
 
 // ----------------------------------------------------------------- cross-entropy of probabilities
-float clip_prob(const float p)
-{
-    return clip_nan(p, CLIP_EPS, 1.0f - CLIP_EPS);
-}
-
 // the clip passes no gradient where it changes p (as TensorFlow's clip_by_value), nor where p
 // is NaN: the numpy and cpu backends' mask is clip(p) == p, false for a NaN
 int clip_active(const float p)
 {
     return !(clip_prob(p) == p);
+}
+
+// d(loss)/dp times scale for float targets t: dense -t / p, binary -(t / p - (1 - t) / (1 - p))
+float prob_grad(const int binary, const float p, const float t, const float scale)
+{
+    if (clip_active(p)) return 0.0f;
+    return binary ? -scale * (t / p - (1.0f - t) / (1.0f - p)) : -scale * t / p;
 }
 
 __kernel void cross_entropy_forward_sparse(__global float *loss, __global const float *probs,
@@ -139,10 +169,7 @@ __kernel void cross_entropy_forward_dense(__global float *loss, __global const f
                                           const int k)
 {
     const int r = get_global_id(0);
-    if (r >= rows) return;
-    float l = 0.0f;
-    for (int j = r * k; j < (r + 1) * k; ++j) l -= targets[j] * log(clip_prob(probs[j]));
-    loss[r] = l;
+    if (r < rows) loss[r] = row_loss(XENT_DENSE, 0, probs, targets, r, k);
 }
 
 // loss (rows,) = mean_j of -(t log p + (1 - t) log(1 - p))
@@ -151,13 +178,7 @@ __kernel void cross_entropy_forward_binary(__global float *loss, __global const 
                                            const int k)
 {
     const int r = get_global_id(0);
-    if (r >= rows) return;
-    float l = 0.0f;
-    for (int j = r * k; j < (r + 1) * k; ++j) {
-        const float p = clip_prob(probs[j]);
-        l -= targets[j] * log(p) + (1.0f - targets[j]) * log(1.0f - p);
-    }
-    loss[r] = l / (float)k;
+    if (r < rows) loss[r] = row_loss(XENT_BINARY, 0, probs, targets, r, k);
 }
 
 __kernel void cross_entropy_backward_sparse(__global float *dprobs, __global const float *probs,
@@ -175,9 +196,7 @@ __kernel void cross_entropy_backward_dense(__global float *dprobs, __global cons
                                            const int n)
 {
     const int i = get_global_id(0);
-    if (i >= n) return;
-    const float p = probs[i];
-    dprobs[i] = clip_active(p) ? 0.0f : -scale * targets[i] / p;
+    if (i < n) dprobs[i] = prob_grad(0, probs[i], targets[i], scale);
 }
 
 // scale already includes the 1 / k of the mean over the last axis
@@ -186,9 +205,7 @@ __kernel void cross_entropy_backward_binary(__global float *dprobs, __global con
                                             const int n)
 {
     const int i = get_global_id(0);
-    if (i >= n) return;
-    const float p = probs[i], t = targets[i];
-    dprobs[i] = clip_active(p) ? 0.0f : -scale * (t / p - (1.0f - t) / (1.0f - p));
+    if (i < n) dprobs[i] = prob_grad(1, probs[i], targets[i], scale);
 }
 
 // ------------------------------------------------------------------------------ squared error
@@ -198,11 +215,5 @@ __kernel void mean_squared_error_forward(__global float *loss, __global const fl
                                          const int k)
 {
     const int r = get_global_id(0);
-    if (r >= rows) return;
-    float l = 0.0f;
-    for (int j = r * k; j < (r + 1) * k; ++j) {
-        const float d = pred[j] - targets[j];
-        l += d * d;
-    }
-    loss[r] = l / (float)k;
+    if (r < rows) loss[r] = row_loss(SQUARED_ERROR, 0, pred, targets, r, k);
 }
