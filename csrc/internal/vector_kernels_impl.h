@@ -19,14 +19,27 @@
 
 /* ------------------------------------------------------------------ elementwise */
 
-static void add(float *out, const float *a, const float *b, int64_t n)
+/* out = a op b elementwise; `op` is a constant at each call, so the test folds away. */
+enum binary_op { BINARY_ADD, BINARY_MUL };
+
+ALWAYS_INLINE vf binary_v(int op, vf a, vf b)
+{
+    return op == BINARY_ADD ? vf_add(a, b) : vf_mul(a, b);
+}
+
+ALWAYS_INLINE void binary_loop(float *out, const float *a, const float *b, int op, int64_t n)
 {
     int64_t i = 0;
-    for (; i + VF_LANES <= n; i += VF_LANES) vf_store(out + i, vf_add(vf_load(a + i), vf_load(b + i)));
+    for (; i + VF_LANES <= n; i += VF_LANES) vf_store(out + i, binary_v(op, vf_load(a + i), vf_load(b + i)));
     if (i < n) {
         int t = (int)(n - i);
-        vf_store_part(out + i, vf_add(vf_load_part(a + i, t, 0.0f), vf_load_part(b + i, t, 0.0f)), t);
+        vf_store_part(out + i, binary_v(op, vf_load_part(a + i, t, 0.0f), vf_load_part(b + i, t, 0.0f)), t);
     }
+}
+
+static void add(float *out, const float *a, const float *b, int64_t n)
+{
+    binary_loop(out, a, b, BINARY_ADD, n);
 }
 
 static void axpby(float *out, float alpha, const float *x, float beta, const float *y, int64_t n)
@@ -44,12 +57,7 @@ static void axpby(float *out, float alpha, const float *x, float beta, const flo
 
 static void multiply(float *out, const float *a, const float *b, int64_t n)
 {
-    int64_t i = 0;
-    for (; i + VF_LANES <= n; i += VF_LANES) vf_store(out + i, vf_mul(vf_load(a + i), vf_load(b + i)));
-    if (i < n) {
-        int t = (int)(n - i);
-        vf_store_part(out + i, vf_mul(vf_load_part(a + i, t, 0.0f), vf_load_part(b + i, t, 0.0f)), t);
-    }
+    binary_loop(out, a, b, BINARY_MUL, n);
 }
 
 static void scale(float *x, float s, int64_t n)
@@ -237,6 +245,19 @@ ALWAYS_INLINE void add_store_lanes(float *p, vf v, int lanes)
 /* acc (c) += sum over rows of f(row tile) for one of the three reductions below. */
 enum col_kind { COL_SUM, COL_SQ_DEV, COL_DOT_DEV };
 
+/* sum + the `kind` term of the `lanes` elements at `at` (lanes is VF_LANES, a constant, on full
+ * tiles, where load_lanes is a plain load). */
+ALWAYS_INLINE vf col_term(int kind, vf sum, const float *a, const float *b, int64_t at, int lanes, vf mu)
+{
+    vf av = load_lanes(a + at, lanes);
+    if (kind == COL_SUM) return vf_add(sum, av);
+    if (kind == COL_SQ_DEV) {
+        vf d = vf_sub(av, mu);
+        return vf_fmadd(d, d, sum);
+    }
+    return vf_fmadd(av, vf_sub(load_lanes(b + at, lanes), mu), sum);
+}
+
 ALWAYS_INLINE void col_reduce(float *acc, const float *a, const float *b, const float *mean, int64_t rows,
                               int64_t c, int kind)
 {
@@ -251,32 +272,13 @@ ALWAYS_INLINE void col_reduce(float *acc, const float *a, const float *b, const 
         }
         if (width == COL_TILE * VF_LANES) {
             for (int64_t r = 0; r < rows; r++)
-                for (int t = 0; t < COL_TILE; t++) {
-                    int64_t at = r * c + j0 + t * VF_LANES;
-                    vf av = vf_load(a + at);
-                    if (kind == COL_SUM) {
-                        sum[t] = vf_add(sum[t], av);
-                    } else if (kind == COL_SQ_DEV) {
-                        vf d = vf_sub(av, mu[t]);
-                        sum[t] = vf_fmadd(d, d, sum[t]);
-                    } else {
-                        sum[t] = vf_fmadd(av, vf_sub(vf_load(b + at), mu[t]), sum[t]);
-                    }
-                }
+                for (int t = 0; t < COL_TILE; t++)
+                    sum[t] = col_term(kind, sum[t], a, b, r * c + j0 + t * VF_LANES, VF_LANES, mu[t]);
         } else {
             for (int64_t r = 0; r < rows; r++)
                 for (int t = 0; t < COL_TILE; t++) {
                     if (lanes[t] == 0) break;
-                    int64_t at = r * c + j0 + t * VF_LANES;
-                    vf av = load_lanes(a + at, lanes[t]);
-                    if (kind == COL_SUM) {
-                        sum[t] = vf_add(sum[t], av);
-                    } else if (kind == COL_SQ_DEV) {
-                        vf d = vf_sub(av, mu[t]);
-                        sum[t] = vf_fmadd(d, d, sum[t]);
-                    } else {
-                        sum[t] = vf_fmadd(av, vf_sub(load_lanes(b + at, lanes[t]), mu[t]), sum[t]);
-                    }
+                    sum[t] = col_term(kind, sum[t], a, b, r * c + j0 + t * VF_LANES, lanes[t], mu[t]);
                 }
         }
         for (int t = 0; t < COL_TILE; t++) add_store_lanes(acc + j0 + t * VF_LANES, sum[t], lanes[t]);
