@@ -104,6 +104,13 @@ def test_dropout_rejects_a_rate_of_one(cl_be):
         cl_be.dropout_forward(cl_be.empty((4, 5)), cl_be.empty((4, 5)), x, 1.0, 1)
 
 
+def test_dropout_rejects_a_seed_that_is_not_an_int(cl_be):
+    # the numpy and cpu backends' check (checks.check_dropout_args), which int(seed) used to skip
+    x = cl_be.zeros((4, 5))
+    with pytest.raises(TypeError, match=r"dropout_forward: seed must be an int, got float"):
+        cl_be.dropout_forward(cl_be.empty((4, 5)), cl_be.empty((4, 5)), x, 0.5, 1.5)
+
+
 def test_clip_by_norm_never_leaves_the_device(cl_be, rng):
     tg = cl_be.from_numpy(3 * randn(rng, 1001))
     cl_be.synchronize()
