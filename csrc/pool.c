@@ -75,8 +75,9 @@ static void pool2d_forward(float *out, int32_t *argmax, const float *x, const st
 
 /* One output pixel's gradient d (c) into sample dxb (h, w, c): through argmax (not NULL) or
  * spread evenly over the window. */
-static void pool_window_backward(float *dxb, const float *d, const int32_t *am, const struct minidl_window *win,
-                                 int64_t oy, int64_t ox, const struct vector_kernels *vk)
+static void pool_window_backward(float *dxb, const float *d, const int32_t *am,
+                                 const struct minidl_window *win, int64_t oy, int64_t ox,
+                                 const struct vector_kernels *vk)
 {
     const int64_t h = win->h, w = win->w, c = win->c, window_size = win->kh * win->kw;
     if (am) {
@@ -101,7 +102,8 @@ static void pool_window_backward(float *dxb, const float *d, const int32_t *am, 
         }
 }
 
-static void pool2d_backward(float *dx, const float *dout, const int32_t *argmax, const struct minidl_window *win)
+static void pool2d_backward(float *dx, const float *dout, const int32_t *argmax,
+                            const struct minidl_window *win)
 {
     const struct vector_kernels *vk = minidl_active_kernels();
     const int64_t h = win->h, w = win->w, c = win->c, oh = win->oh, ow = win->ow;
