@@ -73,10 +73,11 @@ void minidl_bias_grad(float *dbias, const float *dout, int64_t rows, int64_t c, 
     minidl_column_reduce(dbias, NULL, COLUMN_SUM, dout, NULL, NULL, rows, c, 1.0, scratch);
 }
 
-/* Forward (dout NULL: out = f(x)) or backward (out = dx from dout and y = f(x)) of one
- * activation: softmax by blocks of whole rows, the others by blocks of elements. */
-static void activation(float *out, const float *dout, const float *x, int kind, float alpha, int64_t rows,
-                       int64_t c)
+/* Forward (dout NULL: out = f(x)) or backward (out = dx from dout, y = f(x) passed as x, and
+ * the forward input xin for the kinds that read it, else NULL) of one activation: softmax by
+ * blocks of whole rows, the others by blocks of elements. */
+static void activation(float *out, const float *dout, const float *x, const float *xin, int kind, float alpha,
+                       int64_t rows, int64_t c)
 {
     const struct vector_kernels *vk = minidl_active_kernels();
     int64_t n = rows * c;
@@ -97,7 +98,7 @@ static void activation(float *out, const float *dout, const float *x, int kind, 
     for (int64_t lo = 0; lo < n; lo += step) {
         int64_t len = n - lo < step ? n - lo : step;
         if (dout)
-            vk->activation_backward(out + lo, dout + lo, x + lo, kind, alpha, len);
+            vk->activation_backward(out + lo, dout + lo, x + lo, xin ? xin + lo : NULL, kind, alpha, len);
         else
             vk->activation_forward(out + lo, x + lo, kind, alpha, len);
     }
@@ -105,13 +106,13 @@ static void activation(float *out, const float *dout, const float *x, int kind, 
 
 void minidl_activation_forward(float *out, const float *x, int kind, float alpha, int64_t rows, int64_t c)
 {
-    activation(out, NULL, x, kind, alpha, rows, c);
+    activation(out, NULL, x, NULL, kind, alpha, rows, c);
 }
 
-void minidl_activation_backward(float *dx, const float *dout, const float *y, int kind, float alpha,
-                                int64_t rows, int64_t c)
+void minidl_activation_backward(float *dx, const float *dout, const float *y, const float *x, int kind,
+                                float alpha, int64_t rows, int64_t c)
 {
-    activation(dx, dout, y, kind, alpha, rows, c);
+    activation(dx, dout, y, x, kind, alpha, rows, c);
 }
 
 void minidl_copy_columns(float *dst, const float *src, int64_t dst_cols, int64_t dst_offset,

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "internal/activation_scalar.h"
 #include "internal/philox.h"
 #include "internal/vector_kernels.h"
 
@@ -48,15 +49,18 @@ static void activation_forward(float *out, const float *x, int kind, float alpha
     case MINIDL_ACT_TANH:
         for (int64_t i = 0; i < n; i++) out[i] = tanhf(x[i]);
         break;
-    default:
+    case MINIDL_ACT_LINEAR:
         for (int64_t i = 0; i < n; i++) out[i] = x[i];
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++) out[i] = activate_scalar(x[i], kind, alpha);
         break;
     }
 }
 
 /* The derivative expressed through the forward output y. */
-static void activation_backward(float *dx, const float *dout, const float *y, int kind, float alpha,
-                                int64_t n)
+static void activation_backward(float *dx, const float *dout, const float *y, const float *x, int kind,
+                                float alpha, int64_t n)
 {
     switch (kind) {
     case MINIDL_ACT_RELU:
@@ -77,8 +81,11 @@ static void activation_backward(float *dx, const float *dout, const float *y, in
     case MINIDL_ACT_TANH:
         for (int64_t i = 0; i < n; i++) dx[i] = dout[i] * (1.0f - y[i] * y[i]);
         break;
-    default:
+    case MINIDL_ACT_LINEAR:
         for (int64_t i = 0; i < n; i++) dx[i] = dout[i];
+        break;
+    default: /* x is NULL for the kinds that do not read it */
+        for (int64_t i = 0; i < n; i++) dx[i] = dout[i] * activate_grad_scalar(x ? x[i] : 0.0f, y[i], kind, alpha);
         break;
     }
 }

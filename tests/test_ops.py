@@ -254,10 +254,11 @@ def activation_cases():
             y, dout, inplace = out(*shape), randn(rng, *shape), randn(rng, *shape)
             if specials:
                 dout.flat[[3, dout.size - 1]] = [np.nan, np.inf]
-            return [call("activation_forward", y, x, name, alpha=0.2),
-                    call("activation_backward", out(*shape), dout, y, name, alpha=0.2),
-                    call("activation_backward", inplace, inplace, y, name, alpha=0.2),  # dx aliases dout
-                    call("activation_forward", x, x, name, alpha=0.2)]                 # out aliases x
+            alpha = 1.3 if name == "elu" else 0.2
+            return [call("activation_forward", y, x, name, alpha=alpha),
+                    call("activation_backward", out(*shape), dout, y, name, alpha=alpha, x=x),
+                    call("activation_backward", inplace, inplace, y, name, alpha=alpha, x=x),  # dx aliases dout
+                    call("activation_forward", x, x, name, alpha=alpha)]                 # out aliases x
         return make
 
     cases = []

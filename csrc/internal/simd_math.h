@@ -13,7 +13,9 @@
 static inline vf vf_clamp(vf x, vf lo, vf hi) { return vf_min(hi, vf_max(lo, x)); }
 
 /* e^x. Inputs are clamped to [-87.3, 88]: below, the result is the smallest normal float
- * instead of a denormal or 0; above, 1.65e38 instead of inf (no caller needs more). */
+ * instead of a denormal or 0; above, 1.65e38 instead of inf (vf_exp_ieee gives 0 and inf).
+ * The clamp takes x as the second operand of min / max, which return it when it is NaN:
+ * e^NaN is NaN, as in numpy. */
 static inline vf vf_exp(vf x)
 {
     x = vf_clamp(x, vf_set1(-87.33f), vf_set1(88.0f));

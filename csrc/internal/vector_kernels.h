@@ -23,7 +23,28 @@ enum minidl_activation {
     MINIDL_ACT_SIGMOID = 3,
     MINIDL_ACT_TANH = 4,
     MINIDL_ACT_SOFTMAX = 5,
+    MINIDL_ACT_GELU = 6,             /* 0.5 x (1 + erf(x / sqrt 2)) */
+    MINIDL_ACT_GELU_TANH = 7,        /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+    MINIDL_ACT_SILU = 8,             /* x sigmoid(x) */
+    MINIDL_ACT_ELU = 9,              /* x > 0 ? x : alpha (e^x - 1) */
+    MINIDL_ACT_SELU = 10,            /* scale * elu(x) with Keras's fixed alpha and scale */
+    MINIDL_ACT_SOFTPLUS = 11,        /* log(1 + e^x) */
+    MINIDL_ACT_SOFTSIGN = 12,        /* x / (1 + |x|) */
+    MINIDL_ACT_HARD_SIGMOID = 13,    /* clip(x / 6 + 1/2, 0, 1) */
+    MINIDL_ACT_HARD_SILU = 14,       /* x hard_sigmoid(x) */
+    MINIDL_ACT_MISH = 15,            /* x tanh(softplus(x)) */
+    MINIDL_ACT_EXPONENTIAL = 16,     /* e^x */
+    MINIDL_ACT_RELU6 = 17,           /* clip(x, 0, 6) */
 };
+
+/* Keras's selu constants. */
+#define MINIDL_SELU_ALPHA 1.6732632423543772848170429916717f
+#define MINIDL_SELU_SCALE 1.0507009873554804934193349852946f
+/* True for the kinds whose backward reads the forward input x. */
+#define MINIDL_ACT_NEEDS_INPUT(kind) \
+    ((kind) == MINIDL_ACT_GELU || (kind) == MINIDL_ACT_GELU_TANH || (kind) == MINIDL_ACT_SILU || \
+     (kind) == MINIDL_ACT_ELU || (kind) == MINIDL_ACT_SOFTPLUS || (kind) == MINIDL_ACT_HARD_SILU || \
+     (kind) == MINIDL_ACT_MISH)
 
 struct vector_kernels {
     const char *isa;
@@ -38,8 +59,9 @@ struct vector_kernels {
 
     /* ---- activations of elementwise kinds (not softmax); out / dx may alias x / dout */
     void (*activation_forward)(float *out, const float *x, int kind, float alpha, int64_t n);
-    void (*activation_backward)(float *dx, const float *dout, const float *y, int kind, float alpha,
-                                int64_t n);
+    /* x is the forward input, read only by MINIDL_ACT_NEEDS_INPUT kinds (NULL otherwise) */
+    void (*activation_backward)(float *dx, const float *dout, const float *y, const float *x, int kind,
+                                float alpha, int64_t n);
     /* out (rows, c) = softmax of each row of x; when lse is not NULL, lse[r] = log(sum(exp(x[r]))) */
     void (*softmax_rows)(float *out, float *lse, const float *x, int64_t rows, int64_t c);
     /* dx (rows, c) = y * (dout - sum(dout * y)) row by row */

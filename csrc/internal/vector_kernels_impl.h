@@ -78,77 +78,7 @@ static void bias_add(float *out, const float *x, const float *bias, int64_t rows
 
 /* ------------------------------------------------------------------ activations */
 
-ALWAYS_INLINE vf activate_v(vf x, int kind, vf alpha)
-{
-    switch (kind) {
-    case MINIDL_ACT_RELU: return vf_max(vf_zero(), x); /* max returns its 2nd operand, x, for NaN */
-    case MINIDL_ACT_LEAKY_RELU: return vf_select_gt(x, vf_zero(), x, vf_mul(alpha, x));
-    case MINIDL_ACT_SIGMOID: return vf_sigmoid(x);
-    case MINIDL_ACT_TANH: return vf_tanh(x);
-    default: return x;
-    }
-}
-
-ALWAYS_INLINE vf activate_grad_v(vf dout, vf y, int kind, vf alpha)
-{
-    vf one = vf_set1(1.0f);
-    switch (kind) {
-    case MINIDL_ACT_RELU: return vf_select_gt(y, vf_zero(), dout, vf_zero());
-    case MINIDL_ACT_LEAKY_RELU: return vf_select_gt(y, vf_zero(), dout, vf_mul(alpha, dout));
-    case MINIDL_ACT_SIGMOID: return vf_mul(vf_mul(dout, y), vf_sub(one, y));
-    case MINIDL_ACT_TANH: return vf_mul(dout, vf_fnmadd(y, y, one));
-    default: return dout;
-    }
-}
-
-/* `kind` is a constant at each call site below, so the switch in activate_v folds away. */
-ALWAYS_INLINE void activation_forward_loop(float *out, const float *x, int kind, vf alpha, int64_t n)
-{
-    int64_t i = 0;
-    for (; i + VF_LANES <= n; i += VF_LANES) vf_store(out + i, activate_v(vf_load(x + i), kind, alpha));
-    if (i < n) {
-        int t = (int)(n - i);
-        vf_store_part(out + i, activate_v(vf_load_part(x + i, t, 0.0f), kind, alpha), t);
-    }
-}
-
-ALWAYS_INLINE void activation_backward_loop(float *dx, const float *dout, const float *y, int kind,
-                                            vf alpha, int64_t n)
-{
-    int64_t i = 0;
-    for (; i + VF_LANES <= n; i += VF_LANES)
-        vf_store(dx + i, activate_grad_v(vf_load(dout + i), vf_load(y + i), kind, alpha));
-    if (i < n) {
-        int t = (int)(n - i);
-        vf g = activate_grad_v(vf_load_part(dout + i, t, 0.0f), vf_load_part(y + i, t, 0.0f), kind, alpha);
-        vf_store_part(dx + i, g, t);
-    }
-}
-
-static void activation_forward(float *out, const float *x, int kind, float alpha, int64_t n)
-{
-    vf va = vf_set1(alpha);
-    switch (kind) {
-    case MINIDL_ACT_RELU: activation_forward_loop(out, x, MINIDL_ACT_RELU, va, n); break;
-    case MINIDL_ACT_LEAKY_RELU: activation_forward_loop(out, x, MINIDL_ACT_LEAKY_RELU, va, n); break;
-    case MINIDL_ACT_SIGMOID: activation_forward_loop(out, x, MINIDL_ACT_SIGMOID, va, n); break;
-    case MINIDL_ACT_TANH: activation_forward_loop(out, x, MINIDL_ACT_TANH, va, n); break;
-    default: activation_forward_loop(out, x, MINIDL_ACT_LINEAR, va, n); break;
-    }
-}
-
-static void activation_backward(float *dx, const float *dout, const float *y, int kind, float alpha,
-                                int64_t n)
-{
-    vf va = vf_set1(alpha);
-    switch (kind) {
-    case MINIDL_ACT_RELU: activation_backward_loop(dx, dout, y, MINIDL_ACT_RELU, va, n); break;
-    case MINIDL_ACT_LEAKY_RELU: activation_backward_loop(dx, dout, y, MINIDL_ACT_LEAKY_RELU, va, n); break;
-    case MINIDL_ACT_SIGMOID: activation_backward_loop(dx, dout, y, MINIDL_ACT_SIGMOID, va, n); break;
-    case MINIDL_ACT_TANH: activation_backward_loop(dx, dout, y, MINIDL_ACT_TANH, va, n); break;
-    default: activation_backward_loop(dx, dout, y, MINIDL_ACT_LINEAR, va, n); break;
-    }
-}
+#include "vector_activations.h"
 
 static void softmax_rows(float *out, float *lse, const float *x, int64_t rows, int64_t c)
 {

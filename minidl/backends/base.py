@@ -184,14 +184,19 @@ class Backend:
         raise NotImplementedError
 
     # ------------------------------------------------------ activations
-    # name is one of minidl.activations.ACTIVATIONS (linear, relu, leaky_relu, sigmoid, ...).
-    # softmax works along the last axis; leaky_relu uses `alpha` as its negative slope.
+    # name is one of minidl.activations.ACTIVATIONS (linear, relu, leaky_relu, sigmoid, gelu ...).
+    # softmax works along the last axis; leaky_relu uses `alpha` as its negative slope, elu as
+    # its alpha (activations.default_alpha gives Keras's defaults); the others ignore alpha.
+    # NaN propagates as in numpy: f(NaN) = NaN, and a NaN in x, y or dout gives NaN in dx
+    # (relu-like selects excepted, which pass dout or 0 as numpy's where does).
     def activation_forward(self, out, x, name, alpha=0.0):
         """out = f(x). out may alias x."""
         raise NotImplementedError
 
-    def activation_backward(self, dx, dout, y, name, alpha=0.0):
-        """dx = dout * f'(x), computed from the forward output y = f(x). dx may alias dout."""
+    def activation_backward(self, dx, dout, y, name, alpha=0.0, x=None):
+        """dx = dout * f'(x), from the forward output y = f(x) and, for the activations in
+        activations.NEEDS_INPUT (gelu, silu, elu, softplus, hard_silu, mish), the forward
+        input x (same shape; required for those, ignored by the others). dx may alias dout."""
         raise NotImplementedError
 
     # ------------------------------------------------------------- gemm

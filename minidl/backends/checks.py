@@ -47,3 +47,12 @@ def check_concat(op, parts, whole, parts_name, whole_name):
     if total != whole.shape[-1]:
         raise ValueError(f"{op}: last axes of {parts_name} add up to {total}, "
                          f"{whole_name} has {whole.shape[-1]}")
+
+
+def require_input(op, name, x, shape):
+    """activation_backward of an activation in activations.NEEDS_INPUT needs its forward input x."""
+    if x is None:
+        raise ValueError(f"{op}: activation {name!r} needs the forward input x (its derivative is "
+                         f"not a function of the output y)")
+    if tuple(x.shape) != tuple(shape):
+        raise ValueError(f"{op}: x must have shape {tuple(shape)}, got {tuple(x.shape)}")

@@ -12,8 +12,8 @@ import numpy as np
 from .. import activations
 from .base import Backend
 from .host_memory import HostMemory
-from .numpy_ops import losses, optimizers, windows
-from .checks import check_concat, check_dropout_args, check_scalar_out, check_shape
+from .numpy_ops import activations as numpy_activations, losses, optimizers, windows
+from .checks import check_concat, check_dropout_args, check_scalar_out, check_shape, require_input
 
 
 
@@ -66,38 +66,16 @@ class NumpyBackend(HostMemory, Backend):
         op = "activation_forward"
         self._check_activation(op, name)
         check_shape(op, "out", out, x.shape)
-        if name == "linear":
-            out[...] = x
-        elif name == "relu":
-            np.maximum(x, 0, out=out)
-        elif name == "leaky_relu":
-            out[...] = np.where(x > 0, x, alpha * x)
-        elif name == "sigmoid":
-            out[...] = losses.stable_sigmoid(x)
-        elif name == "tanh":
-            np.tanh(x, out=out)
-        else:
-            out[...] = losses.softmax(x)
+        out[...] = numpy_activations.forward(name, x, alpha)
 
-    def activation_backward(self, dx, dout, y, name, alpha=0.0):
+    def activation_backward(self, dx, dout, y, name, alpha=0.0, x=None):
         op = "activation_backward"
         self._check_activation(op, name)
         check_shape(op, "dout", dout, y.shape)
         check_shape(op, "dx", dx, y.shape)
-        if name == "linear":
-            grad = dout
-        elif name == "relu":
-            grad = np.where(y > 0, dout, 0)
-        elif name == "leaky_relu":
-            # y > 0 exactly where x > 0 for a non-negative slope
-            grad = np.where(y > 0, dout, alpha * dout)
-        elif name == "sigmoid":
-            grad = dout * y * (1 - y)
-        elif name == "tanh":
-            grad = dout * (1 - y * y)
-        else:
-            grad = y * (dout - (dout * y).sum(axis=-1, keepdims=True))
-        dx[...] = grad
+        if name in activations.NEEDS_INPUT:
+            require_input(op, name, x, y.shape)
+        dx[...] = numpy_activations.backward(name, dout, y, x, alpha)
 
     # ------------------------------------------------------------- gemm
     def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False):

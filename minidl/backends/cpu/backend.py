@@ -18,7 +18,7 @@ import numpy as np
 from ... import activations
 from ..base import Backend
 from ..host_memory import HostMemory
-from ..checks import check_concat, check_dropout_args, is_sparse
+from ..checks import check_concat, check_dropout_args, is_sparse, require_input
 from ._ffi import INT32, checked, ffi, fptr, output, raise_for_status, require_lib, window_struct
 from .linalg import LinalgOps
 
@@ -92,13 +92,17 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
         rows, c = _rows_cols(x.shape)
         self._lib.minidl_activation_forward(output(op, "out", out, x.shape), px, kind, float(alpha), rows, c)
 
-    def activation_backward(self, dx, dout, y, name, alpha=0.0):
+    def activation_backward(self, dx, dout, y, name, alpha=0.0, x=None):
         op = "activation_backward"
         kind = activations.code(op, name)
         py = checked(op, "y", y)
         rows, c = _rows_cols(y.shape)
+        px = ffi.NULL
+        if name in activations.NEEDS_INPUT:
+            require_input(op, name, x, y.shape)
+            px = checked(op, "x", x, y.shape)
         self._lib.minidl_activation_backward(output(op, "dx", dx, y.shape), checked(op, "dout", dout, y.shape),
-                                             py, kind, float(alpha), rows, c)
+                                             py, px, kind, float(alpha), rows, c)
 
     # ---------------------------------------------------------- pooling
     def max_pool2d_forward(self, out, argmax, x, plan):
