@@ -256,8 +256,8 @@ def activation_cases():
                 dout.flat[[3, dout.size - 1]] = [np.nan, np.inf]
             alpha = 1.3 if name == "elu" else 0.2
             return [call("activation_forward", y, x, name, alpha=alpha),
-                    call("activation_backward", out(*shape), dout, y, name, alpha=alpha, x=x),
-                    call("activation_backward", inplace, inplace, y, name, alpha=alpha, x=x),  # dx aliases dout
+                    call("activation_backward", out(*shape), dout, y, name, alpha, x),  # x: the input
+                    call("activation_backward", inplace, inplace, y, name, alpha, x),  # dx aliases dout
                     call("activation_forward", x, x, name, alpha=alpha)]                 # out aliases x
         return make
 

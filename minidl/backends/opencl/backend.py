@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import activations
 from ..base import Backend
-from ..checks import check_concat, check_dropout_args, check_shape
+from ..checks import check_concat, check_dropout_args, check_shape, require_input
 from .conv import ConvOps, window_args
 from .gemm import Gemm
 from .runtime import Runtime
@@ -192,16 +192,20 @@ class OpenCLBackend(TrainingOps, ConvOps, Backend):
             self._run1d("loss.cl", "softmax_forward", x.size // k, out, x, x.size // k, k)
             return
         code = self._activation_code(name)
-        self._run1d("elementwise.cl", "activation_forward", out.size, out, x, code, float(alpha), out.size)
+        self._run1d("activations.cl", "activation_forward", out.size, out, x, code, float(alpha), out.size)
 
-    def activation_backward(self, dx, dout, y, name, alpha=0.0):
+    def activation_backward(self, dx, dout, y, name, alpha=0.0, x=None):
         self._check_same_size(f"activation_backward({name})", ("dx", "dout", "y"), (dx, dout, y))
+        if name in activations.NEEDS_INPUT:
+            require_input("activation_backward", name, x, y.shape)
+        else:
+            x = y    # a valid buffer the kernel never reads
         if name == "softmax":
             k = y.shape[-1]
             self._run1d("loss.cl", "softmax_backward", y.size // k, dx, dout, y, y.size // k, k)
             return
         code = self._activation_code(name)
-        self._run1d("elementwise.cl", "activation_backward", dx.size, dx, dout, y, code,
+        self._run1d("activations.cl", "activation_backward", dx.size, dx, dout, y, x, code,
                     float(alpha), dx.size)
 
     @staticmethod

@@ -2,12 +2,7 @@
 // Outputs may alias inputs where the backend contract allows it, so no pointer is restrict.
 // NaN propagates as in numpy: relu and clips use common.cl's max_nan and clip_nan.
 
-// Activation codes: positions in minidl/activations.py (ACTIVATIONS).
-#define ACT_LINEAR 0
-#define ACT_RELU 1
-#define ACT_LEAKY_RELU 2
-#define ACT_SIGMOID 3
-#define ACT_TANH 4
+// The activation kernels live in activations.cl.
 
 __kernel void fill_float(__global float *out, const float value, const int n)
 {
@@ -55,51 +50,6 @@ __kernel void clip_by_value(__global float *g, const float clipvalue, const int 
 {
     const int i = get_global_id(0);
     if (i < n) g[i] = clip_nan(g[i], -clipvalue, clipvalue);
-}
-
-float sigmoid(const float x)
-{
-    // never exponentiates a large positive number
-    if (x >= 0.0f) return 1.0f / (1.0f + exp(-x));
-    const float e = exp(x);
-    return e / (1.0f + e);
-}
-
-__kernel void activation_forward(__global float *out, __global const float *x, const int code,
-                                 const float alpha, const int n)
-{
-    const int i = get_global_id(0);
-    if (i >= n) return;
-    const float v = x[i];
-    float y;
-    switch (code) {
-    case ACT_RELU: y = max_nan(v, 0.0f); break;
-    case ACT_LEAKY_RELU: y = v > 0.0f ? v : alpha * v; break;
-    case ACT_SIGMOID: y = sigmoid(v); break;
-    case ACT_TANH: y = tanh(v); break;
-    default: y = v;
-    }
-    out[i] = y;
-}
-
-// y is the forward output f(x): every derivative below is written in terms of y.
-__kernel void activation_backward(__global float *dx, __global const float *dout,
-                                  __global const float *y, const int code, const float alpha,
-                                  const int n)
-{
-    const int i = get_global_id(0);
-    if (i >= n) return;
-    const float d = dout[i];
-    const float v = y[i];
-    float g;
-    switch (code) {
-    case ACT_RELU: g = v > 0.0f ? d : 0.0f; break;
-    case ACT_LEAKY_RELU: g = v > 0.0f ? d : alpha * d; break;
-    case ACT_SIGMOID: g = d * v * (1.0f - v); break;
-    case ACT_TANH: g = d * (1.0f - v * v); break;
-    default: g = d;
-    }
-    dx[i] = g;
 }
 
 // out (rows, c_out) receives x (rows, c_in) in its channels [c_offset, c_offset + c_in):
