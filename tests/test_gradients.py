@@ -120,6 +120,33 @@ def test_shape_and_activation_layers(layer):
     check_layer(layer(), (4, 3, 3))
 
 
+NEW_ACTIVATIONS = ["gelu", "gelu_approximate", "silu", "swish", "elu", "selu", "softplus", "softsign",
+                   "hard_sigmoid", "hard_silu", "hard_swish", "mish", "exponential", "relu6",
+                   "leaky_relu"]
+
+
+@pytest.mark.parametrize("activation", NEW_ACTIVATIONS)
+def test_dense_with_each_new_activation(activation):
+    # inputs scaled so that hard_sigmoid, hard_silu and relu6 see both their flat and sloped parts
+    check_layer(layers.Dense(6, activation=activation), (5,), batch=4)
+    check_layer(layers.Activation(activation), (3, 7), batch=3, seed=1)
+
+
+@pytest.mark.parametrize("layer,shape", [
+    (lambda: layers.ELU(), (4, 3)), (lambda: layers.ELU(alpha=0.5), (6,)),
+    (lambda: layers.Softmax(), (3, 5)), (lambda: layers.Softmax(axis=2), (3, 5)),
+    (lambda: layers.GlobalMaxPooling2D(), (4, 5, 3)),
+    (lambda: layers.Cropping2D(((1, 0), (2, 1))), (4, 5, 2)), (lambda: layers.Cropping2D(1), (4, 4, 3)),
+    (lambda: layers.RepeatVector(3), (5,)), (lambda: layers.RepeatVector(1), (4,)),
+    (lambda: layers.BatchNormalization(center=False, scale=False), (3, 4)),
+    (lambda: layers.BatchNormalization(scale=False), (2, 2, 3)),
+    (lambda: layers.BatchNormalization(center=False, axis=3), (2, 2, 3)),
+    (lambda: layers.Dense(3, activation="gelu"), (2, 3, 4)),
+])
+def test_new_layers(layer, shape):
+    check_layer(layer(), shape, batch=3)
+
+
 def test_dropout_inference_is_identity():
     check_layer(layers.Dropout(0.5), (6,), training=False)
 

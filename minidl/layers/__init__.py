@@ -5,18 +5,21 @@ from .base import Input, InputLayer, KerasTensor, Layer
 from .conv import Conv2D, ZeroPadding2D
 from .core import Activation, Dense, Dropout, Flatten, LeakyReLU, ReLU, Reshape
 from .merge import Add, Concatenate
+from .activation_layers import ELU, Softmax
 from .normalization import BatchNormalization
-from .pooling import AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D
+from .pooling import AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPooling2D
+from .reshaping import Cropping2D, RepeatVector
 
 # Keras aliases
 MaxPool2D = MaxPooling2D
 AvgPool2D = AveragePooling2D
 GlobalAvgPool2D = GlobalAveragePooling2D
+GlobalMaxPool2D = GlobalMaxPooling2D
 
 LAYER_CLASSES = {cls.__name__: cls for cls in (
     InputLayer, Dense, Conv2D, ZeroPadding2D, Activation, Dropout, Flatten, LeakyReLU, ReLU,
     Reshape, Add, Concatenate, BatchNormalization, AveragePooling2D, GlobalAveragePooling2D,
-    MaxPooling2D)}
+    MaxPooling2D, GlobalMaxPooling2D, Cropping2D, RepeatVector, ELU, Softmax)}
 
 
 def deserialize(class_name, config, custom_objects=None):
@@ -31,4 +34,4 @@ def deserialize(class_name, config, custom_objects=None):
 
 
 __all__ = sorted(LAYER_CLASSES) + ["Input", "KerasTensor", "Layer", "MaxPool2D", "AvgPool2D",
-                                   "GlobalAvgPool2D", "deserialize"]
+                                   "GlobalAvgPool2D", "GlobalMaxPool2D", "deserialize"]

@@ -123,7 +123,7 @@ class ZeroPadding2D(Layer):
         super().__init__(name=name, trainable=trainable)
         self.padding = self._normalize(padding)
 
-    def _normalize(self, padding):
+    def _normalize(self, padding, what="padding"):
         def ok(v):
             return isinstance(v, int) and not isinstance(v, bool) and v >= 0
         if ok(padding):
@@ -137,7 +137,7 @@ class ZeroPadding2D(Layer):
                 return ((t, bo), (le, r))
         except (TypeError, ValueError):
             pass
-        raise ValueError(f"{self.describe()}: padding must be an int >= 0, a pair of them or "
+        raise ValueError(f"{self.describe()}: {what} must be an int >= 0, a pair of them or "
                          f"((top, bottom), (left, right)), got {padding!r}")
 
     def get_config(self):

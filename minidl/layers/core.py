@@ -10,11 +10,15 @@ class ActivationMixin:
 
     `forward` keeps the pre-activation z in `self.preactivation` so that a model can fuse
     a final softmax or sigmoid into its cross-entropy loss (backward_preactivation then
-    starts from dL/dz).
+    starts from dL/dz). `alpha` None means the activation's Keras default
+    (activations.default_alpha: leaky_relu's slope 0.2, elu's alpha 1.0).
     """
 
     activation = "linear"
-    alpha = 0.0
+    alpha = None
+
+    def _activation_alpha(self):
+        return activations.default_alpha(self.activation) if self.alpha is None else self.alpha
 
     def _activate(self, z):
         self.preactivation = z
@@ -22,7 +26,7 @@ class ActivationMixin:
             self._activated = z
             return z
         y = self.buffer("activated", self.backend.shape(z))
-        self.backend.activation_forward(y, z, self.activation, self.alpha)
+        self.backend.activation_forward(y, z, self.activation, self._activation_alpha())
         self._activated = y
         return y
 
@@ -30,7 +34,9 @@ class ActivationMixin:
         if self.activation == "linear":
             return dout
         dz = self.buffer("dpreactivation", self.backend.shape(dout))
-        self.backend.activation_backward(dz, dout, self._activated, self.activation, self.alpha)
+        # z is passed for the activations whose derivative needs the input (gelu, silu ...)
+        self.backend.activation_backward(dz, dout, self._activated, self.activation,
+                                         self._activation_alpha(), self.preactivation)
         return dz
 
     def backward(self, dout):
@@ -106,7 +112,7 @@ class Dense(ActivationMixin, Layer):
 
 
 class Activation(ActivationMixin, Layer):
-    """An activation applied on its own: relu, sigmoid, tanh, softmax, leaky_relu or linear."""
+    """An activation applied on its own, any of minidl.activations.ACTIVATIONS (or a Keras alias)."""
 
     def __init__(self, activation, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)

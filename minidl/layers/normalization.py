@@ -1,36 +1,62 @@
 """BatchNormalization over the last (channel) axis."""
 
 from ..arguments import number
-from .base import Layer, count_elements
+from .base import Layer, count_elements, format_shape
 
 
 class BatchNormalization(Layer):
     """Keras BatchNormalization: batch statistics in training, moving statistics in inference.
 
-    Weights in Keras order: gamma, beta, moving_mean, moving_variance; the moving ones are
-    updated as moving = moving * momentum + batch * (1 - momentum).
+    Weights in Keras order: gamma (when scale), beta (when center), moving_mean,
+    moving_variance; the moving ones are updated as moving = moving * momentum + batch *
+    (1 - momentum). scale=False / center=False drop gamma / beta: the layer then normalizes
+    with a constant gamma of ones / beta of zeros that nothing trains.
     """
 
-    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, name=None, trainable=True):
+    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones",
+                 moving_mean_initializer="zeros", moving_variance_initializer="ones",
+                 name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
-        if axis not in (-1,):
-            raise ValueError(f"{self.describe()}: only axis=-1 (channels_last) is supported, "
+        if isinstance(axis, bool) or not isinstance(axis, int):
+            raise ValueError(f"{self.describe()}: axis must be an int (the channel axis), "
                              f"got axis={axis!r}")
         self.axis = axis
         self.momentum = number(momentum, "momentum", self.describe(), low=0, high=1)
         self.epsilon = number(epsilon, "epsilon", self.describe(), low=0,
                                     low_inclusive=False)
+        self.center = bool(center)
+        self.scale = bool(scale)
+        self.beta_initializer = beta_initializer
+        self.gamma_initializer = gamma_initializer
+        self.moving_mean_initializer = moving_mean_initializer
+        self.moving_variance_initializer = moving_variance_initializer
 
     def get_config(self):
         return dict(super().get_config(), axis=self.axis, momentum=self.momentum,
-                    epsilon=self.epsilon)
+                    epsilon=self.epsilon, center=self.center, scale=self.scale,
+                    beta_initializer=str(self.beta_initializer),
+                    gamma_initializer=str(self.gamma_initializer),
+                    moving_mean_initializer=str(self.moving_mean_initializer),
+                    moving_variance_initializer=str(self.moving_variance_initializer))
 
     def build(self, input_shape):
+        rank = len(input_shape) + 1
+        if self.axis not in (-1, rank - 1):
+            raise ValueError(f"{self.describe()}: only the last (channel) axis, -1 or {rank - 1}, "
+                             f"is supported for inputs of shape {format_shape(input_shape)}, "
+                             f"got axis={self.axis}")
         c = input_shape[-1]
-        self.gamma = self.add_weight("gamma", (c,), "ones")
-        self.beta = self.add_weight("beta", (c,), "zeros")
-        self.moving_mean = self.add_weight("moving_mean", (c,), "zeros", trainable=False)
-        self.moving_variance = self.add_weight("moving_variance", (c,), "ones", trainable=False)
+        self.gamma = self.add_weight("gamma", (c,), self.gamma_initializer) if self.scale else None
+        self.beta = self.add_weight("beta", (c,), self.beta_initializer) if self.center else None
+        self.moving_mean = self.add_weight("moving_mean", (c,), self.moving_mean_initializer,
+                                           trainable=False)
+        self.moving_variance = self.add_weight("moving_variance", (c,),
+                                               self.moving_variance_initializer, trainable=False)
+
+    def attach(self, backend, initial_values=None):
+        super().attach(backend, initial_values)
+        self._affine = affine_parameters(self, backend, self.input_shape[-1])
 
     def forward(self, x, training):
         b = self.backend
@@ -44,11 +70,12 @@ class BatchNormalization(Layer):
             self._x2 = x2
             self._mean = self.buffer("mean", (c,))
             self._invstd = self.buffer("invstd", (c,))
-            b.batchnorm_forward_train(out, self._mean, self._invstd, x2, self.gamma.value,
-                                      self.beta.value, self.moving_mean.value,
+            gamma, beta, _, _ = self._affine
+            b.batchnorm_forward_train(out, self._mean, self._invstd, x2, gamma, beta, self.moving_mean.value,
                                       self.moving_variance.value, self.momentum, self.epsilon)
         else:
-            b.batchnorm_forward_infer(out, x2, self.gamma.value, self.beta.value,
+            gamma, beta, _, _ = self._affine
+            b.batchnorm_forward_infer(out, x2, gamma, beta,
                                       self.moving_mean.value, self.moving_variance.value,
                                       self.epsilon)
         return b.reshape(out, shape)
@@ -60,8 +87,8 @@ class BatchNormalization(Layer):
             return self._backward_frozen(dout)
         dout2 = b.reshape(dout, b.shape(self._x2))
         dx = self.buffer("dx", b.shape(self._x2))
-        b.batchnorm_backward(dx, self.gamma.grad, self.beta.grad, dout2, self._x2, self._mean,
-                             self._invstd, self.gamma.value)
+        gamma, _, dgamma, dbeta = self._affine
+        b.batchnorm_backward(dx, dgamma, dbeta, dout2, self._x2, self._mean, self._invstd, gamma)
         return b.reshape(dx, shape)
 
     def _backward_frozen(self, dout):
@@ -74,6 +101,20 @@ class BatchNormalization(Layer):
         zeros = self.buffer("zeros", (c,))
         b.fill(zeros, 0.0)
         dx = self.buffer("dx", b.shape(dout2))
-        b.batchnorm_forward_infer(dx, dout2, self.gamma.value, zeros, zeros,
+        b.batchnorm_forward_infer(dx, dout2, self._affine[0], zeros, zeros,
                                   self.moving_variance.value, self.epsilon)
         return b.reshape(dx, shape)
+
+
+def affine_parameters(layer, backend, c):
+    """(gamma, beta, dgamma, dbeta) tensors of a normalization layer: its weights where it has
+    them, else constants (ones, zeros) and scratch gradients nobody reads (scale / center False)."""
+    gamma, beta = getattr(layer, "gamma", None), getattr(layer, "beta", None)
+    ones = backend.zeros((c,))
+    backend.fill(ones, 1.0)
+
+    def grad(weight):
+        # a frozen layer's weights have gradients too (the ops write them); nothing applies them
+        return weight.grad if weight.grad is not None else backend.zeros((c,))
+    return (gamma.value if gamma else ones, beta.value if beta else backend.zeros((c,)),
+            grad(gamma) if gamma else backend.zeros((c,)), grad(beta) if beta else backend.zeros((c,)))

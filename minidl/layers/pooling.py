@@ -1,4 +1,4 @@
-"""Max, average and global average pooling (channels_last)."""
+"""Max, average, global average and global max pooling (channels_last)."""
 
 from .base import Layer, format_shape
 from .conv import WindowPlanMixin, normalize_padding, normalize_pair, _window
@@ -75,4 +75,32 @@ class GlobalAveragePooling2D(Layer):
     def backward(self, dout):
         dx = self.buffer("dx", (self.backend.shape(dout)[0],) + self.input_shape)
         self.backend.global_avg_pool_backward(dx, dout)
+        return dx
+
+
+class GlobalMaxPooling2D(WindowPlanMixin, Layer):
+    """(N, H, W, C) -> (N, C), the maximum over height and width: max_pool2d with one window
+    covering the whole image (its argmax routes the gradient to each channel's winner)."""
+
+    def build(self, input_shape):
+        self.expect_rank(input_shape, 3, "(height, width, channels)")
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[2],)
+
+    def _make_plan(self, in_shape):
+        return self.backend.pool2d_plan(in_shape, in_shape[1:3], (1, 1), "valid")
+
+    def forward(self, x, training):
+        b = self.backend
+        plan = self.plan(b.shape(x)[0])
+        out = self.buffer("out", plan.out_shape)
+        self._argmax = self.buffer("argmax", plan.out_shape, "int32")
+        b.max_pool2d_forward(out, self._argmax, x, plan)
+        return b.reshape(out, (plan.n,) + self.output_shape)
+
+    def backward(self, dout):
+        b = self.backend
+        dx = self.buffer("dx", self._plan.in_shape)
+        b.max_pool2d_backward(dx, b.reshape(dout, self._plan.out_shape), self._argmax, self._plan)
         return dx
