@@ -142,6 +142,9 @@ def test_dense_with_each_new_activation(activation):
     (lambda: layers.BatchNormalization(scale=False), (2, 2, 3)),
     (lambda: layers.BatchNormalization(center=False, axis=3), (2, 2, 3)),
     (lambda: layers.Dense(3, activation="gelu"), (2, 3, 4)),
+    (lambda: layers.LayerNormalization(), (7,)), (lambda: layers.LayerNormalization(), (2, 3, 5)),
+    (lambda: layers.LayerNormalization(center=False, scale=False, epsilon=1e-2), (6,)),
+    (lambda: layers.LayerNormalization(scale=False, axis=[3]), (2, 2, 4)),
 ])
 def test_new_layers(layer, shape):
     check_layer(layer(), shape, batch=3)

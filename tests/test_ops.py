@@ -570,6 +570,27 @@ def batchnorm_cases():
     return [batchnorm_case(shape) for shape in shapes] + [batchnorm_case((12, 8), specials=True)]
 
 
+def layernorm_case(shape, specials=False):
+    rows, c = shape
+
+    def build(rng):
+        x = randn(rng, rows, c, scale=2.0) + randn(rng, rows, 1, scale=3.0)   # rows of their own offset
+        gamma, beta, dout = randn(rng, c), randn(rng, c), randn(rng, rows, c)
+        if specials:
+            row_specials(x)
+            dout.flat[[2, dout.size - 1]] = [np.nan, np.inf]
+        y, mean, invstd = out(rows, c), out(rows), out(rows)
+        return [call("layernorm_forward", y, mean, invstd, x, gamma, beta, 1e-3),
+                call("layernorm_backward", out(rows, c), out(c), out(c), dout, x, mean, invstd, gamma)]
+    return Case("layernorm", "layernorm-" + "x".join(map(str, shape)) + ("-nan" if specials else ""), build,
+                rtol=1e-4, atol=1e-5)
+
+
+def layernorm_cases():
+    shapes = [(1, 1), (1, 7), (7, 3), (33, 64), (130, 17), (512, 300), (3, 1000)]
+    return [layernorm_case(shape) for shape in shapes] + [layernorm_case((12, 8), specials=True)]
+
+
 # ------------------------------------------------------------------ dropout
 def dropout_case(shape, rate, seed, specials=False):
     """No reference (each backend draws its own mask): the properties the contract promises."""
@@ -820,7 +841,7 @@ def optimizer_cases():
 
 
 CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases() + conv_cases()
-         + pool_cases() + layout_cases() + batchnorm_cases() + dropout_cases() + loss_cases()
+         + pool_cases() + layout_cases() + batchnorm_cases() + layernorm_cases() + dropout_cases() + loss_cases()
          + metric_cases() + optimizer_cases())
 GEMM_FAMILY_OPS = ("gemm", "conv2d")          # the rows that run through the opencl GEMM kernels
 
@@ -962,7 +983,7 @@ def test_every_contract_op_has_a_row():
     with_specials_rows = {c.op for c in CASES if c.id.endswith("-nan")}
     assert with_specials_rows >= {"add", "axpby", "multiply", "bias_add", "activation", "gemm", "conv2d",
                                   "max_pool2d", "avg_pool2d", "global_avg_pool", "pad2d", "concat",
-                                  "batchnorm", "dropout", "softmax_cross_entropy", "sigmoid_cross_entropy",
+                                  "batchnorm", "layernorm", "dropout", "softmax_cross_entropy", "sigmoid_cross_entropy",
                                   "cross_entropy", "mean_squared_error", "sum", "accuracy", "clip_by_value",
                                   "clip_by_norm", "sgd_update", "adam_update", "rmsprop_update",
                                   "adagrad_update"}

@@ -287,6 +287,16 @@ class Backend:
         """Gradients of batchnorm_forward_train with respect to x, gamma and beta."""
         raise NotImplementedError
 
+    # x is viewed as (M, C): statistics are per row (Keras LayerNormalization, axis=-1).
+    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon):
+        """out (M, C) = (x - mean) * invstd * gamma + beta, gamma and beta (C,); each row's mean
+        (M,) and invstd (M,) = 1/sqrt(var + eps) (biased variance) are saved for backward."""
+        raise NotImplementedError
+
+    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
+        """dx (M, C), dgamma (C,) and dbeta (C,): the gradients of layernorm_forward."""
+        raise NotImplementedError
+
     # ---------------------------------------------------------- dropout
     def dropout_forward(self, out, mask, x, rate, seed):
         """mask = keep / (1 - rate) where keep ~ Bernoulli(1 - rate) drawn from a counter-based

@@ -6,7 +6,7 @@ from .conv import Conv2D, ZeroPadding2D
 from .core import Activation, Dense, Dropout, Flatten, LeakyReLU, ReLU, Reshape
 from .merge import Add, Concatenate
 from .activation_layers import ELU, Softmax
-from .normalization import BatchNormalization
+from .normalization import BatchNormalization, LayerNormalization
 from .pooling import AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPooling2D
 from .reshaping import Cropping2D, RepeatVector
 
@@ -19,7 +19,7 @@ GlobalMaxPool2D = GlobalMaxPooling2D
 LAYER_CLASSES = {cls.__name__: cls for cls in (
     InputLayer, Dense, Conv2D, ZeroPadding2D, Activation, Dropout, Flatten, LeakyReLU, ReLU,
     Reshape, Add, Concatenate, BatchNormalization, AveragePooling2D, GlobalAveragePooling2D,
-    MaxPooling2D, GlobalMaxPooling2D, Cropping2D, RepeatVector, ELU, Softmax)}
+    MaxPooling2D, GlobalMaxPooling2D, Cropping2D, RepeatVector, ELU, Softmax, LayerNormalization)}
 
 
 def deserialize(class_name, config, custom_objects=None):

@@ -1,4 +1,4 @@
-"""BatchNormalization over the last (channel) axis."""
+"""BatchNormalization (statistics per channel, over the batch) and LayerNormalization (per sample)."""
 
 from ..arguments import number
 from .base import Layer, count_elements, format_shape
@@ -118,3 +118,63 @@ def affine_parameters(layer, backend, c):
         return weight.grad if weight.grad is not None else backend.zeros((c,))
     return (gamma.value if gamma else ones, beta.value if beta else backend.zeros((c,)),
             grad(gamma) if gamma else backend.zeros((c,)), grad(beta) if beta else backend.zeros((c,)))
+
+
+class LayerNormalization(Layer):
+    """Keras LayerNormalization over the last axis: each sample's features are normalized
+    with their own mean and (biased) variance, then scaled by gamma and shifted by beta
+    (weights gamma, beta of shape (features,), in Keras's order; scale / center False drop
+    them). The same transform in training and inference."""
+
+    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
+                 gamma_initializer="ones", name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        if isinstance(axis, (list, tuple)) and len(axis) == 1:
+            axis = axis[0]
+        if isinstance(axis, bool) or not isinstance(axis, int):
+            raise ValueError(f"{self.describe()}: axis must be an int (the last axis), got {axis!r}")
+        self.axis = axis
+        self.epsilon = number(epsilon, "epsilon", self.describe(), low=0, low_inclusive=False)
+        self.center = bool(center)
+        self.scale = bool(scale)
+        self.beta_initializer = beta_initializer
+        self.gamma_initializer = gamma_initializer
+
+    def get_config(self):
+        return dict(super().get_config(), axis=self.axis, epsilon=self.epsilon, center=self.center,
+                    scale=self.scale, beta_initializer=str(self.beta_initializer),
+                    gamma_initializer=str(self.gamma_initializer))
+
+    def build(self, input_shape):
+        rank = len(input_shape) + 1
+        if rank < 2 or self.axis not in (-1, rank - 1):
+            raise ValueError(f"{self.describe()}: only the last axis, -1 or {rank - 1}, is supported "
+                             f"for inputs of shape {format_shape(input_shape)}, got axis={self.axis}")
+        c = input_shape[-1]
+        self.gamma = self.add_weight("gamma", (c,), self.gamma_initializer) if self.scale else None
+        self.beta = self.add_weight("beta", (c,), self.beta_initializer) if self.center else None
+
+    def attach(self, backend, initial_values=None):
+        super().attach(backend, initial_values)
+        self._affine = affine_parameters(self, backend, self.input_shape[-1])
+
+    def forward(self, x, training):
+        b = self.backend
+        shape = b.shape(x)
+        rows = count_elements(shape[:-1])
+        self._x2 = b.reshape(x, (rows, shape[-1]))
+        out = self.buffer("out", b.shape(self._x2))
+        self._mean = self.buffer("mean", (rows,))
+        self._invstd = self.buffer("invstd", (rows,))
+        gamma, beta, _, _ = self._affine
+        b.layernorm_forward(out, self._mean, self._invstd, self._x2, gamma, beta, self.epsilon)
+        return b.reshape(out, shape)
+
+    def backward(self, dout):
+        b = self.backend
+        shape = b.shape(dout)
+        dx = self.buffer("dx", b.shape(self._x2))
+        gamma, _, dgamma, dbeta = self._affine
+        b.layernorm_backward(dx, dgamma, dbeta, b.reshape(dout, b.shape(self._x2)), self._x2,
+                             self._mean, self._invstd, gamma)
+        return b.reshape(dx, shape)

@@ -198,6 +198,29 @@ class CpuBackend(LinalgOps, HostMemory, Backend):
     def _optional(op, name, t, shape, writable=False):
         return ffi.NULL if t is None else checked(op, name, t, shape, writable=writable)
 
+    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon):
+        op = "layernorm_forward"
+        px = checked(op, "x", x)
+        if x.ndim != 2:
+            raise ValueError(f"{op}: x must be 2-D (rows, channels), got shape {x.shape}")
+        rows, c = x.shape
+        self._lib.minidl_layernorm_forward(
+            output(op, "out", out, x.shape), output(op, "mean", mean, (rows,)),
+            output(op, "invstd", invstd, (rows,)), px, checked(op, "gamma", gamma, (c,)),
+            checked(op, "beta", beta, (c,)), float(epsilon), rows, c)
+
+    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
+        op = "layernorm_backward"
+        px = checked(op, "x", x)
+        if x.ndim != 2:
+            raise ValueError(f"{op}: x must be 2-D (rows, channels), got shape {x.shape}")
+        rows, c = x.shape
+        self._lib.minidl_layernorm_backward(
+            output(op, "dx", dx, x.shape), output(op, "dgamma", dgamma, (c,)),
+            output(op, "dbeta", dbeta, (c,)), checked(op, "dout", dout, x.shape), px,
+            checked(op, "mean", mean, (rows,)), checked(op, "invstd", invstd, (rows,)),
+            checked(op, "gamma", gamma, (c,)), rows, c, self._column_scratch(c))
+
     def batchnorm_forward_train(self, out, mean, invstd, x, gamma, beta,
                                 moving_mean, moving_var, momentum, epsilon):
         op = "batchnorm_forward_train"

@@ -15,6 +15,7 @@ from ..base import Backend
 from ..checks import check_concat, check_dropout_args, check_shape, require_input
 from .conv import ConvOps, window_args
 from .gemm import Gemm
+from .layer_ops import LayerOps
 from .runtime import Runtime
 from .tensor import CLTensor
 from .training_ops import TrainingOps
@@ -25,7 +26,7 @@ MIN_GROUPS = 8         # ... shrunk so that a small launch still spreads over se
 COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 
 
-class OpenCLBackend(TrainingOps, ConvOps, Backend):
+class OpenCLBackend(TrainingOps, LayerOps, ConvOps, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
     convolutions in conv.ConvOps; losses, metrics, reductions and optimizer updates in
     training_ops.TrainingOps."""
