@@ -145,6 +145,9 @@ def test_dense_with_each_new_activation(activation):
     (lambda: layers.LayerNormalization(), (7,)), (lambda: layers.LayerNormalization(), (2, 3, 5)),
     (lambda: layers.LayerNormalization(center=False, scale=False, epsilon=1e-2), (6,)),
     (lambda: layers.LayerNormalization(scale=False, axis=[3]), (2, 2, 4)),
+    (lambda: layers.PReLU(alpha_initializer="ones"), (3, 4)), (lambda: layers.PReLU(shared_axes=[1, 2]), (3, 3, 2)),
+    (lambda: layers.PReLU(shared_axes=1), (3, 4)),
+    (lambda: layers.GaussianNoise(0.5), (3, 4)), (lambda: layers.SpatialDropout2D(0.5), (3, 3, 4)),
 ])
 def test_new_layers(layer, shape):
     check_layer(layer(), shape, batch=3)

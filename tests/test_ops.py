@@ -591,6 +591,73 @@ def layernorm_cases():
     return [layernorm_case(shape) for shape in shapes] + [layernorm_case((12, 8), specials=True)]
 
 
+def prelu_case(shape, specials=False):
+    rows, k = shape
+
+    def build(rng):
+        x, alpha, dout = randn(rng, rows, k), randn(rng, k, scale=0.3), randn(rng, rows, k)
+        x.flat[:2] = 0.0                                       # slope 0 at x == 0 (Keras)
+        if specials:
+            with_specials(x)
+            dout.flat[[3, dout.size - 1]] = [np.nan, np.inf]
+        inplace = x.copy()
+        return [call("prelu_forward", out(rows, k), x, alpha),
+                call("prelu_backward", out(rows, k), out(k), dout, x, alpha),
+                call("prelu_forward", inplace, inplace, alpha)]           # out aliases x
+    return Case("prelu", "prelu-" + "x".join(map(str, shape)) + ("-nan" if specials else ""), build)
+
+
+def channel_mask_case(shape, specials=False):
+    n, k, c = shape
+
+    def build(rng):
+        x, mask = randn(rng, n, k, c), randn(rng, n, c)
+        if specials:
+            with_specials(x)
+        return [call("channel_mask_multiply", out(n, k, c), x, mask),
+                call("channel_mask_multiply", x, x, mask)]                # out aliases x
+    return Case("channel_mask", "channel_mask-" + "x".join(map(str, shape)) + ("-nan" if specials else ""),
+                build, rtol=0, atol=0, ref="float32")
+
+
+def gaussian_noise_case(shape, stddev, seed, specials=False):
+    """No reference (each backend draws its own noise): the properties the contract promises."""
+    def build(rng):
+        x = randn(rng, *shape)
+        if specials:
+            with_specials(x)
+        outs = [out(*shape) for _ in range(3)]
+        calls = [call("gaussian_noise", o, x, stddev, s) for o, s in zip(outs, (seed, seed, seed + 2 ** 40))]
+
+        def check(get, backend):
+            a, b, c = (get(o) for o in outs)
+            np.testing.assert_array_equal(a, b)                        # same seed, same noise
+            finite = np.isfinite(x)
+            np.testing.assert_array_equal(np.isnan(a), np.isnan(x))    # NaN stays NaN, inf stays inf
+            np.testing.assert_array_equal(a[~finite & ~np.isnan(x)], x[~finite & ~np.isnan(x)])
+            z = ((a[finite] - x[finite]) / stddev).astype(np.float64)
+            n = z.size
+            assert abs(z.mean()) < 5 / math.sqrt(n)                    # 5 sigma
+            assert abs(z.std() - 1) < 5 * math.sqrt(0.5 / n) + 1e-3
+            assert np.mean(z > 1.96) < 0.025 + 5 * math.sqrt(0.025 / n)   # a normal's tails, not a uniform's
+            assert np.max(np.abs(z)) < 7
+            assert (c != a)[finite].mean() > 0.99                      # the seed's high half counts
+            if n > 2:
+                assert abs(np.corrcoef(z[:-1], z[1:])[0, 1]) < 5 / math.sqrt(n)
+        return calls, check
+    name = "x".join(map(str, shape)) + ("-nan" if specials else "")
+    return Case("gaussian_noise", f"gaussian_noise-{name}", build, ref=None)
+
+
+def layer_op_cases():
+    cases = [prelu_case(s) for s in ((1, 1), (7, 3), (33, 129), (700, 101))] + [prelu_case((9, 37), True)]
+    cases += [channel_mask_case(s) for s in ((1, 1, 1), (2, 9, 3), (4, 49, 64), (3, 1000, 33))]
+    cases.append(channel_mask_case((2, 5, 7), True))
+    cases += [gaussian_noise_case((300, 1001), 0.5, 1234), gaussian_noise_case((77,), 2.0, 2 ** 40 + 3),
+              gaussian_noise_case((301, 67), 0.1, 99, specials=True)]
+    return cases
+
+
 # ------------------------------------------------------------------ dropout
 def dropout_case(shape, rate, seed, specials=False):
     """No reference (each backend draws its own mask): the properties the contract promises."""
@@ -841,7 +908,7 @@ def optimizer_cases():
 
 
 CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases() + conv_cases()
-         + pool_cases() + layout_cases() + batchnorm_cases() + layernorm_cases() + dropout_cases() + loss_cases()
+         + pool_cases() + layout_cases() + batchnorm_cases() + layernorm_cases() + layer_op_cases() + dropout_cases() + loss_cases()
          + metric_cases() + optimizer_cases())
 GEMM_FAMILY_OPS = ("gemm", "conv2d")          # the rows that run through the opencl GEMM kernels
 
@@ -983,7 +1050,7 @@ def test_every_contract_op_has_a_row():
     with_specials_rows = {c.op for c in CASES if c.id.endswith("-nan")}
     assert with_specials_rows >= {"add", "axpby", "multiply", "bias_add", "activation", "gemm", "conv2d",
                                   "max_pool2d", "avg_pool2d", "global_avg_pool", "pad2d", "concat",
-                                  "batchnorm", "layernorm", "dropout", "softmax_cross_entropy", "sigmoid_cross_entropy",
+                                  "batchnorm", "layernorm", "prelu", "channel_mask", "gaussian_noise", "dropout", "softmax_cross_entropy", "sigmoid_cross_entropy",
                                   "cross_entropy", "mean_squared_error", "sum", "accuracy", "clip_by_value",
                                   "clip_by_norm", "sgd_update", "adam_update", "rmsprop_update",
                                   "adagrad_update"}

@@ -297,6 +297,17 @@ class Backend:
         """dx (M, C), dgamma (C,) and dbeta (C,): the gradients of layernorm_forward."""
         raise NotImplementedError
 
+    # ------------------------------------------------------------ prelu
+    # x is viewed as (M, K); alpha (K,) holds one learned slope per column.
+    def prelu_forward(self, out, x, alpha):
+        """out = x where x > 0, alpha * x elsewhere (Keras PReLU). out may alias x."""
+        raise NotImplementedError
+
+    def prelu_backward(self, dx, dalpha, dout, x, alpha):
+        """dx = dout where x > 0, alpha * dout where x < 0, 0 at x == 0 (Keras's relu(x) -
+        alpha * relu(-x) has slope 0 there); dalpha (K,) = sum over rows of x * dout where x < 0."""
+        raise NotImplementedError
+
     # ---------------------------------------------------------- dropout
     def dropout_forward(self, out, mask, x, rate, seed):
         """mask = keep / (1 - rate) where keep ~ Bernoulli(1 - rate) drawn from a counter-based
@@ -304,6 +315,16 @@ class Backend:
         raise NotImplementedError
 
     # dropout backward is multiply(dx, dout, mask).
+
+    def gaussian_noise(self, out, x, stddev, seed):
+        """out = x + stddev * z, z ~ N(0, 1) drawn from a counter-based generator keyed by the
+        int `seed` (same seed -> same noise on a backend). out may alias x."""
+        raise NotImplementedError
+
+    def channel_mask_multiply(self, out, x, mask):
+        """out (N, K, C) = x (N, K, C) * mask (N, C) broadcast over K (SpatialDropout2D's
+        per-sample channel mask, forward and backward). out may alias x."""
+        raise NotImplementedError
 
     # ----------------------------------------------------------- losses
     # targets are int32 class indices of shape (N,) ("sparse") or float (N, K) ("dense").

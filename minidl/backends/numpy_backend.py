@@ -13,11 +13,12 @@ from .. import activations
 from .base import Backend
 from .host_memory import HostMemory
 from .numpy_ops import activations as numpy_activations, losses, optimizers, windows
+from .numpy_ops.layer_ops import NumpyLayerOps
 from .checks import check_concat, check_dropout_args, check_scalar_out, check_shape, require_input
 
 
 
-class NumpyBackend(HostMemory, Backend):
+class NumpyBackend(NumpyLayerOps, HostMemory, Backend):
     """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
 
     name = "numpy"

@@ -5,7 +5,8 @@ from .base import Input, InputLayer, KerasTensor, Layer
 from .conv import Conv2D, ZeroPadding2D
 from .core import Activation, Dense, Dropout, Flatten, LeakyReLU, ReLU, Reshape
 from .merge import Add, Concatenate
-from .activation_layers import ELU, Softmax
+from .noise import GaussianNoise, SpatialDropout2D
+from .activation_layers import ELU, PReLU, Softmax
 from .normalization import BatchNormalization, LayerNormalization
 from .pooling import AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPooling2D
 from .reshaping import Cropping2D, RepeatVector
@@ -19,7 +20,8 @@ GlobalMaxPool2D = GlobalMaxPooling2D
 LAYER_CLASSES = {cls.__name__: cls for cls in (
     InputLayer, Dense, Conv2D, ZeroPadding2D, Activation, Dropout, Flatten, LeakyReLU, ReLU,
     Reshape, Add, Concatenate, BatchNormalization, AveragePooling2D, GlobalAveragePooling2D,
-    MaxPooling2D, GlobalMaxPooling2D, Cropping2D, RepeatVector, ELU, Softmax, LayerNormalization)}
+    MaxPooling2D, GlobalMaxPooling2D, Cropping2D, RepeatVector, ELU, Softmax, LayerNormalization, PReLU,
+    GaussianNoise, SpatialDropout2D)}
 
 
 def deserialize(class_name, config, custom_objects=None):

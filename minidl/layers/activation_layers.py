@@ -1,7 +1,7 @@
 """Activation layers with arguments of their own: ELU, Softmax and PReLU (Keras 3)."""
 
 from ..arguments import number
-from .base import Layer, format_shape
+from .base import Layer, count_elements, format_shape
 from .core import Activation
 
 
@@ -36,4 +36,58 @@ class Softmax(Activation):
                              f"for inputs of shape {format_shape(input_shape)}, got axis={self.axis}")
 
 
-__all__ = ["ELU", "Softmax"]
+class PReLU(Layer):
+    """x for x > 0, alpha * x otherwise, with a learned alpha (Keras PReLU). alpha has the input's
+    shape (batch axis excluded) with the shared_axes set to 1; the shared axes must be the
+    leading ones (shared_axes=[1, 2] on images: one slope per channel), so that the backend
+    sees x as (rows, alpha.size)."""
+
+    def __init__(self, alpha_initializer="zeros", shared_axes=None, name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        self.alpha_initializer = alpha_initializer
+        if shared_axes is None:
+            axes = ()
+        elif isinstance(shared_axes, int) and not isinstance(shared_axes, bool):
+            axes = (shared_axes,)
+        else:
+            axes = tuple(shared_axes)
+        if not all(isinstance(a, int) and not isinstance(a, bool) and a >= 1 for a in axes):
+            raise ValueError(f"{self.describe()}: shared_axes must be None or ints >= 1 (axes counted "
+                             f"with the batch axis as 0), got {shared_axes!r}")
+        self.shared_axes = tuple(sorted(set(axes)))
+
+    def get_config(self):
+        return dict(super().get_config(), alpha_initializer=str(self.alpha_initializer),
+                    shared_axes=list(self.shared_axes) if self.shared_axes else None)
+
+    def build(self, input_shape):
+        rank = len(input_shape)
+        if any(a > rank for a in self.shared_axes):
+            raise ValueError(f"{self.describe()}: shared_axes {list(self.shared_axes)} do not fit inputs "
+                             f"of shape {format_shape(input_shape)}")
+        if self.shared_axes != tuple(range(1, len(self.shared_axes) + 1)):
+            raise ValueError(f"{self.describe()}: only leading shared_axes (1, 2, ...) are supported, "
+                             f"got {list(self.shared_axes)} for inputs of shape {format_shape(input_shape)}")
+        shape = tuple(1 if i + 1 in self.shared_axes else d for i, d in enumerate(input_shape))
+        self.alpha = self.add_weight("alpha", shape, self.alpha_initializer)
+        self._k = count_elements(shape)
+
+    def forward(self, x, training):
+        b = self.backend
+        shape = b.shape(x)
+        self._x2 = b.reshape(x, (count_elements(shape) // self._k, self._k))
+        out = self.buffer("out", b.shape(self._x2))
+        b.prelu_forward(out, self._x2, b.reshape(self.alpha.value, (self._k,)))
+        return b.reshape(out, shape)
+
+    def backward(self, dout):
+        b = self.backend
+        shape = b.shape(dout)
+        dx = self.buffer("dx", b.shape(self._x2))
+        dalpha = self.alpha.grad if self.alpha.grad is not None else self.buffer("dalpha", self.alpha.shape)
+        b.prelu_backward(dx, b.reshape(dalpha, (self._k,)), b.reshape(dout, b.shape(self._x2)),
+                         self._x2, b.reshape(self.alpha.value, (self._k,)))
+        return b.reshape(dx, shape)
+
+
+__all__ = ["ELU", "Softmax", "PReLU"]

@@ -1,12 +1,16 @@
-"""The opencl ops of the layers added with the Keras image toolbox: layer normalization.
+"""The opencl ops of the layers added with the Keras image toolbox: layer normalization, PReLU,
+Gaussian noise and spatial dropout's channel mask.
 
 A mixin of OpenCLBackend (backend.py), which provides _run1d, _check, _check_same_size and
-_column_sums. Everything runs on the device (kernels/layernorm.cl, reduce.cl's column sums).
+_column_sums. Everything runs on the device (kernels/layernorm.cl, prelu.cl, dropout.cl and
+reduce.cl's column sums).
 """
+
+import numpy as np
 
 
 class LayerOps:
-    """Layer normalization of OpenCLBackend."""
+    """Layer normalization, PReLU, Gaussian noise and the channel mask of OpenCLBackend."""
 
     def _layernorm_geometry(self, op, x, vectors):
         if len(x.shape) != 2:
@@ -34,3 +38,40 @@ class LayerOps:
         self._column_sums(dbeta, dout, 1.0, accumulate=False)
         self._run1d("layernorm.cl", "layernorm_backward_dx", rows, dx, dout, x, mean, invstd, gamma,
                     rows, c)
+
+    def _prelu_geometry(self, op, x, alpha):
+        if len(x.shape) != 2 or tuple(alpha.shape) != tuple(x.shape[1:]):
+            raise ValueError(f"opencl {op}: x must be (rows, K) and alpha (K,), got x {x.shape} and "
+                             f"alpha {alpha.shape}")
+        return x.shape[1], x.size
+
+    def prelu_forward(self, out, x, alpha):
+        self._check_same_size("prelu_forward", ("out", "x"), (out, x))
+        k, total = self._prelu_geometry("prelu_forward", x, alpha)
+        self._run1d("prelu.cl", "prelu_forward", total, out, x, alpha, k, total)
+
+    def prelu_backward(self, dx, dalpha, dout, x, alpha):
+        op = "prelu_backward"
+        self._check_same_size(op, ("dx", "dout", "x"), (dx, dout, x))
+        k, total = self._prelu_geometry(op, x, alpha)
+        self._check(op, "dalpha", dalpha, (k,))
+        self._run1d("prelu.cl", "prelu_dalpha_terms", total, dx, dout, x, total)
+        self._column_sums(dalpha, dx, 1.0, accumulate=False)
+        self._run1d("prelu.cl", "prelu_backward_dx", total, dx, dout, x, alpha, k, total)
+
+    def gaussian_noise(self, out, x, stddev, seed):
+        self._check_same_size("gaussian_noise", ("out", "x"), (out, x))
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"opencl gaussian_noise: seed must be an int, got {type(seed).__name__}")
+        seed = int(seed) & 0xFFFFFFFFFFFFFFFF
+        self._run1d("dropout.cl", "gaussian_noise", -(-x.size // 4), out, x, float(stddev),
+                    np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32), x.size)
+
+    def channel_mask_multiply(self, out, x, mask):
+        op = "channel_mask_multiply"
+        if len(x.shape) != 3 or tuple(mask.shape) != (x.shape[0], x.shape[2]):
+            raise ValueError(f"opencl {op}: x must be (N, K, C) and mask (N, C), got x {x.shape} and "
+                             f"mask {mask.shape}")
+        self._check_same_size(op, ("out", "x"), (out, x))
+        _, k, c = x.shape
+        self._run1d("dropout.cl", "channel_mask_multiply", x.size, out, x, mask, k, c, x.size)

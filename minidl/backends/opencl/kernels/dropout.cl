@@ -38,3 +38,34 @@ __kernel void dropout_forward(__global float *out, __global float *mask, __globa
         out[first + j] = x[first + j] * m;
     }
 }
+
+// GaussianNoise: out (n,) = x + stddev * z, z ~ N(0, 1) by Box-Muller. Work-item t draws counter t
+// and makes elements 4t .. 4t+3 from its two word pairs: u1 in (0, 1] (never log 0), u2 in [0, 1).
+__kernel void gaussian_noise(__global float *out, __global const float *x, const float stddev,
+                             const uint seed_lo, const uint seed_hi, const int n)
+{
+    const int t = get_global_id(0);
+    const int first = 4 * t;
+    if (first >= n) return;
+    const uint4 bits = philox4x32((uint4)((uint)t, 0u, 0u, 0u), (uint2)(seed_lo, seed_hi));
+    const uint words[4] = {bits.x, bits.y, bits.z, bits.w};
+    float z[4];
+    for (int p = 0; p < 2; ++p) {
+        const float u1 = (float)((words[2 * p] >> 8) + 1u) * (1.0f / 16777216.0f);
+        const float u2 = (float)(words[2 * p + 1] >> 8) * (1.0f / 16777216.0f);
+        const float r = sqrt(-2.0f * log(u1));
+        z[2 * p] = r * cospi(2.0f * u2);
+        z[2 * p + 1] = r * sinpi(2.0f * u2);
+    }
+    for (int j = 0; j < 4 && first + j < n; ++j) out[first + j] = x[first + j] + stddev * z[j];
+}
+
+// SpatialDropout2D: out (n, k, c) = x * mask (n, c) broadcast over k; one work-item per element
+__kernel void channel_mask_multiply(__global float *out, __global const float *x,
+                                    __global const float *mask, const int k, const int c, const int total)
+{
+    const int i = get_global_id(0);
+    if (i >= total) return;
+    const int sample = i / (k * c), channel = i % c;
+    out[i] = x[i] * mask[sample * c + channel];
+}

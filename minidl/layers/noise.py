@@ -1,0 +1,73 @@
+"""GaussianNoise and SpatialDropout2D: random layers that act in training only.
+
+Like Dropout they draw from the backend's counter-based generator with the `step_seed` the
+model sets before every training step (from the model's seed or the layer's own, the layer's
+position and the step count), so that a resumed run draws the same numbers.
+"""
+
+from ..arguments import number
+from .base import Layer
+from .core import Dropout
+
+
+class GaussianNoise(Layer):
+    """Adds zero-mean Gaussian noise of standard deviation `stddev` in training (Keras
+    GaussianNoise); the identity in inference, and its gradient is the identity."""
+
+    needs_step_seed = True
+
+    def __init__(self, stddev, seed=None, name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        self.stddev = number(stddev, "stddev", self.describe(), low=0)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ValueError(f"{self.describe()}: seed must be None or an int >= 0, got {seed!r}")
+        self.seed = seed
+        self.step_seed = 0
+
+    def get_config(self):
+        return dict(super().get_config(), stddev=self.stddev, seed=self.seed)
+
+    def forward(self, x, training):
+        if not training or self.stddev == 0:
+            return x
+        out = self.buffer("out", self.backend.shape(x))
+        self.backend.gaussian_noise(out, x, self.stddev, self.step_seed)
+        return out
+
+    def backward(self, dout):
+        return dout
+
+
+class SpatialDropout2D(Dropout):
+    """Dropout of whole feature maps (Keras SpatialDropout2D, channels_last): in training each
+    sample drops each channel with probability `rate` everywhere in the image and scales the
+    kept channels by 1 / (1 - rate). The (N, C) mask comes from dropout_forward on ones."""
+
+    def build(self, input_shape):
+        self.expect_rank(input_shape, 3, "(height, width, channels)")
+
+    def forward(self, x, training):
+        self._dropped = bool(training) and self.rate > 0
+        if not self._dropped:
+            return x
+        b = self.backend
+        n, h, w, c = b.shape(x)
+        ones = self.buffer("ones", (n, c))
+        b.fill(ones, 1.0)
+        self._mask = self.buffer("mask", (n, c))
+        b.dropout_forward(self.buffer("kept", (n, c)), self._mask, ones, self.rate, self.step_seed)
+        out = self.buffer("out", (n, h * w, c))
+        b.channel_mask_multiply(out, b.reshape(x, (n, h * w, c)), self._mask)
+        return b.reshape(out, (n, h, w, c))
+
+    def backward(self, dout):
+        if not self._dropped:
+            return dout
+        b = self.backend
+        n, h, w, c = b.shape(dout)
+        dx = self.buffer("dx", (n, h * w, c))
+        b.channel_mask_multiply(dx, b.reshape(dout, (n, h * w, c)), self._mask)
+        return b.reshape(dx, (n, h, w, c))
+
+
+__all__ = ["GaussianNoise", "SpatialDropout2D"]
