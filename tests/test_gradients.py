@@ -147,6 +147,8 @@ def test_dense_with_each_new_activation(activation):
     (lambda: layers.LayerNormalization(scale=False, axis=[3]), (2, 2, 4)),
     (lambda: layers.PReLU(alpha_initializer="ones"), (3, 4)), (lambda: layers.PReLU(shared_axes=[1, 2]), (3, 3, 2)),
     (lambda: layers.PReLU(shared_axes=1), (3, 4)),
+    (lambda: layers.Permute((2, 1)), (3, 4)), (lambda: layers.Permute((3, 1, 2)), (2, 3, 4)),
+    (lambda: layers.Softmax(axis=1), (3, 4)), (lambda: layers.Softmax(axis=-2), (2, 3, 4)),
     (lambda: layers.GaussianNoise(0.5), (3, 4)), (lambda: layers.SpatialDropout2D(0.5), (3, 3, 4)),
 ])
 def test_new_layers(layer, shape):

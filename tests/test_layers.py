@@ -79,6 +79,10 @@ def test_layer_forwards_match_numpy(active_backend):
     e = np.exp(x4 - x4.max(-1, keepdims=True))
     np.testing.assert_allclose(predict(layers.Softmax(axis=3), x4), e / e.sum(-1, keepdims=True), rtol=1e-5,
                                atol=1e-6)
+    e1 = np.exp(x4 - x4.max(1, keepdims=True))
+    np.testing.assert_allclose(predict(layers.Softmax(axis=1), x4), e1 / e1.sum(1, keepdims=True), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(predict(layers.Permute((3, 1, 2)), x4), x4.transpose(0, 3, 1, 2), rtol=1e-6)
     np.testing.assert_allclose(predict(layers.GlobalMaxPooling2D(), x4), x4.max(axis=(1, 2)), rtol=1e-6)
     np.testing.assert_allclose(predict(layers.Cropping2D(((1, 2), (0, 3))), x4), x4[:, 1:4, 0:2],
                                rtol=1e-6)
@@ -155,6 +159,9 @@ def toolbox_model():
         layers.ELU(),
         layers.GlobalMaxPooling2D(),
         layers.RepeatVector(2),
+        layers.Permute((2, 1)),
+        layers.Softmax(axis=1),
+        layers.Permute((2, 1)),
         layers.Dense(6, activation="hard_swish"),
         layers.Flatten(),
         layers.Dense(3, activation="softmax"),
@@ -215,7 +222,8 @@ def test_noise_layers_resume_exactly(tmp_path):
     layers.ELU(alpha=0.5), layers.Softmax(axis=-1), layers.PReLU(shared_axes=[1, 2]), layers.GlobalMaxPooling2D(),
     layers.Cropping2D(((1, 0), (2, 3))), layers.RepeatVector(4), layers.LayerNormalization(epsilon=0.1, center=False),
     layers.BatchNormalization(scale=False, momentum=0.9), layers.GaussianNoise(0.2, seed=4),
-    layers.SpatialDropout2D(0.3, seed=1), layers.Activation("gelu_approximate"), layers.Dense(3, activation="relu6"),
+    layers.SpatialDropout2D(0.3, seed=1), layers.Permute((2, 3, 1)), layers.Softmax(axis=1),
+    layers.Activation("gelu_approximate"), layers.Dense(3, activation="relu6"),
 ])
 def test_config_round_trip(layer):
     config = layer.get_config()
@@ -227,7 +235,9 @@ def test_config_round_trip(layer):
     (lambda: layers.GlobalMaxPooling2D(), (5, 4), "GlobalMaxPooling2D .* rank 4 .*\\(None, 5, 4\\)"),
     (lambda: layers.Cropping2D(2), (4, 5, 3), "Cropping2D .* cropping .* \\(None, 4, 5, 3\\)"),
     (lambda: layers.RepeatVector(2), (4, 5), "RepeatVector .* rank 2 .*\\(None, 4, 5\\)"),
-    (lambda: layers.Softmax(axis=1), (4, 5), "Softmax .*\\(None, 4, 5\\), got axis=1"),
+    (lambda: layers.Softmax(axis=3), (4, 5), "Softmax .* axis=3 .*\\(None, 4, 5\\)"),
+    (lambda: layers.Softmax(axis=0), (4, 5), "Softmax .* axis=0 .*\\(None, 4, 5\\)"),
+    (lambda: layers.Permute((2, 1)), (4, 5, 6), "Permute .* \\(None, 4, 5, 6\\)"),
     (lambda: layers.PReLU(shared_axes=[2]), (4, 5), "PReLU .* shared_axes .*\\(None, 4, 5\\)"),
     (lambda: layers.PReLU(shared_axes=[3]), (4, 5), "PReLU .* shared_axes .*\\(None, 4, 5\\)"),
     (lambda: layers.LayerNormalization(axis=1), (4, 5), "LayerNormalization .* axis=1"),
@@ -243,7 +253,7 @@ def test_bad_input_names_the_layer_and_shape(make, shape, message):
     (lambda: layers.RepeatVector(0), "n"), (lambda: layers.GaussianNoise(-1.0), "stddev"),
     (lambda: layers.GaussianNoise(0.1, seed=-2), "seed"), (lambda: layers.ELU(alpha="x"), "alpha"),
     (lambda: layers.Cropping2D(-1), "cropping"), (lambda: layers.PReLU(shared_axes=[0]), "shared_axes"),
-    (lambda: layers.SpatialDropout2D(1.5), "rate"), (lambda: layers.LayerNormalization(epsilon=0), "epsilon"),
+    (lambda: layers.SpatialDropout2D(1.5), "rate"), (lambda: layers.Permute((1, 3)), "dims"), (lambda: layers.LayerNormalization(epsilon=0), "epsilon"),
 ])
 def test_bad_arguments_are_named(make, argument):
     with pytest.raises((TypeError, ValueError), match=argument):

@@ -649,8 +649,22 @@ def gaussian_noise_case(shape, stddev, seed, specials=False):
     return Case("gaussian_noise", f"gaussian_noise-{name}", build, ref=None)
 
 
+def transpose_case(shape, axes, specials=False):
+    def build(rng):
+        x = randn(rng, *shape)
+        if specials:
+            with_specials(x)
+        return [call("transpose", out(*(shape[a] for a in axes)), x, axes)]
+    name = "x".join(map(str, shape)) + "-" + "".join(map(str, axes)) + ("-nan" if specials else "")
+    return Case("transpose", f"transpose-{name}", build, rtol=0, atol=0, ref="float32")
+
+
 def layer_op_cases():
-    cases = [prelu_case(s) for s in ((1, 1), (7, 3), (33, 129), (700, 101))] + [prelu_case((9, 37), True)]
+    cases = [transpose_case(s, a) for s, a in (((5,), (0,)), ((3, 4), (1, 0)), ((2, 3, 4), (0, 2, 1)),
+                                               ((2, 3, 4, 5), (0, 3, 1, 2)), ((2, 3, 4, 5), (3, 2, 1, 0)),
+                                               ((67, 129), (1, 0)), ((2, 1, 3, 1, 2, 3), (5, 0, 4, 1, 3, 2)))]
+    cases.append(transpose_case((4, 5, 6), (2, 0, 1), True))
+    cases += [prelu_case(s) for s in ((1, 1), (7, 3), (33, 129), (700, 101))] + [prelu_case((9, 37), True)]
     cases += [channel_mask_case(s) for s in ((1, 1, 1), (2, 9, 3), (4, 49, 64), (3, 1000, 33))]
     cases.append(channel_mask_case((2, 5, 7), True))
     cases += [gaussian_noise_case((300, 1001), 0.5, 1234), gaussian_noise_case((77,), 2.0, 2 ** 40 + 3),
@@ -1050,7 +1064,7 @@ def test_every_contract_op_has_a_row():
     with_specials_rows = {c.op for c in CASES if c.id.endswith("-nan")}
     assert with_specials_rows >= {"add", "axpby", "multiply", "bias_add", "activation", "gemm", "conv2d",
                                   "max_pool2d", "avg_pool2d", "global_avg_pool", "pad2d", "concat",
-                                  "batchnorm", "layernorm", "prelu", "channel_mask", "gaussian_noise", "dropout", "softmax_cross_entropy", "sigmoid_cross_entropy",
+                                  "batchnorm", "layernorm", "prelu", "channel_mask", "gaussian_noise", "transpose", "dropout", "softmax_cross_entropy", "sigmoid_cross_entropy",
                                   "cross_entropy", "mean_squared_error", "sum", "accuracy", "clip_by_value",
                                   "clip_by_norm", "sgd_update", "adam_update", "rmsprop_update",
                                   "adagrad_update"}

@@ -261,6 +261,11 @@ class Backend:
         """dx (N, H, W, C) = the interior of dout."""
         raise NotImplementedError
 
+    def transpose(self, out, x, axes):
+        """out = x with its axes permuted (numpy.transpose(x, axes)): out axis i is x axis
+        axes[i]; rank 1 to 8. out must not alias x."""
+        raise NotImplementedError
+
     # ------------------------------------------------------ concatenate
     def concat_forward(self, out, xs):
         """out = the tensors xs concatenated along the last axis."""

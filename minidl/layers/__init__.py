@@ -9,7 +9,7 @@ from .noise import GaussianNoise, SpatialDropout2D
 from .activation_layers import ELU, PReLU, Softmax
 from .normalization import BatchNormalization, LayerNormalization
 from .pooling import AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPooling2D
-from .reshaping import Cropping2D, RepeatVector
+from .reshaping import Cropping2D, Permute, RepeatVector
 
 # Keras aliases
 MaxPool2D = MaxPooling2D
@@ -21,7 +21,7 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     InputLayer, Dense, Conv2D, ZeroPadding2D, Activation, Dropout, Flatten, LeakyReLU, ReLU,
     Reshape, Add, Concatenate, BatchNormalization, AveragePooling2D, GlobalAveragePooling2D,
     MaxPooling2D, GlobalMaxPooling2D, Cropping2D, RepeatVector, ELU, Softmax, LayerNormalization, PReLU,
-    GaussianNoise, SpatialDropout2D)}
+    GaussianNoise, SpatialDropout2D, Permute)}
 
 
 def deserialize(class_name, config, custom_objects=None):

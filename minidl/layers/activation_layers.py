@@ -17,8 +17,9 @@ class ELU(Activation):
 
 
 class Softmax(Activation):
-    """Softmax along `axis` (Keras Softmax, axis=-1). The backend's softmax works on the last
-    axis, so axis must name it: -1, or its index counting the batch axis as 0."""
+    """Softmax along `axis` (Keras Softmax, axis=-1; a negative axis counts from the end, a
+    positive one counts the batch axis as 0). The backend's softmax works on the last axis:
+    another axis is moved there and back with transposes."""
 
     def __init__(self, axis=-1, name=None, trainable=True):
         super().__init__("softmax", name=name, trainable=trainable)
@@ -31,9 +32,33 @@ class Softmax(Activation):
 
     def build(self, input_shape):
         rank = len(input_shape) + 1
-        if self.axis not in (-1, rank - 1):
-            raise ValueError(f"{self.describe()}: only the last axis (-1 or {rank - 1}) is supported "
-                             f"for inputs of shape {format_shape(input_shape)}, got axis={self.axis}")
+        axis = self.axis + rank if self.axis < 0 else self.axis
+        if not 1 <= axis < rank:
+            raise ValueError(f"{self.describe()}: axis={self.axis} is not a feature axis of inputs of "
+                             f"shape {format_shape(input_shape)}")
+        # the permutation that moves `axis` last (its own inverse is computed once too)
+        self._to_last = None if axis == rank - 1 else tuple(a for a in range(rank) if a != axis) + (axis,)
+        if self._to_last:
+            self._from_last = tuple(self._to_last.index(a) for a in range(rank))
+
+    def _moved(self, role, t, axes):
+        b = self.backend
+        shape = b.shape(t)
+        out = self.buffer(role, tuple(shape[a] for a in axes))
+        b.transpose(out, t, axes)
+        return out
+
+    def forward(self, x, training):
+        if self._to_last is None:
+            return self._activate(x)
+        y = self._activate(self._moved("moved_x", x, self._to_last))
+        return self._moved("out", y, self._from_last)
+
+    def backward(self, dout):
+        if self._to_last is None:
+            return self._deactivate(dout)
+        dz = self._deactivate(self._moved("moved_dout", dout, self._to_last))
+        return self._moved("dx", dz, self._from_last)
 
 
 class PReLU(Layer):

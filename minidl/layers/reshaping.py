@@ -1,5 +1,7 @@
 """Cropping2D, RepeatVector and Permute: layers that move values without arithmetic."""
 
+from ..arguments import int_tuple
+
 from .base import Layer, format_shape
 from .conv import ZeroPadding2D
 
@@ -77,4 +79,42 @@ class RepeatVector(Layer):
         b.concat_backward(pieces, b.reshape(dout, (batch, self.n * f)))
         for piece in pieces[1:]:
             b.add(dx, dx, piece)
+        return dx
+
+
+class Permute(Layer):
+    """Permutes the non-batch axes (Keras Permute): dims is a permutation of 1 .. rank - 1
+    (the batch axis is 0 and stays first), e.g. Permute((2, 1)) swaps the two axes of (N, A, B)."""
+
+    def __init__(self, dims, name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        self.dims = int_tuple(dims, "dims", self.describe())
+        if sorted(self.dims) != list(range(1, len(self.dims) + 1)):
+            raise ValueError(f"{self.describe()}: dims must be a permutation of 1 .. {len(self.dims)}, "
+                             f"got {dims!r}")
+
+    def get_config(self):
+        return dict(super().get_config(), dims=list(self.dims))
+
+    def build(self, input_shape):
+        if len(input_shape) != len(self.dims):
+            raise ValueError(f"{self.describe()}: dims {self.dims} permute {len(self.dims)} axes, inputs "
+                             f"of shape {format_shape(input_shape)} have {len(input_shape)}")
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[d - 1] for d in self.dims)
+
+    def forward(self, x, training):
+        n = self.backend.shape(x)[0]
+        out = self.buffer("out", (n,) + self.output_shape)
+        self.backend.transpose(out, x, (0,) + self.dims)
+        return out
+
+    def backward(self, dout):
+        n = self.backend.shape(dout)[0]
+        dx = self.buffer("dx", (n,) + self.input_shape)
+        inverse = [0] * (len(self.dims) + 1)
+        for i, a in enumerate((0,) + self.dims):
+            inverse[a] = i
+        self.backend.transpose(dx, dout, tuple(inverse))
         return dx

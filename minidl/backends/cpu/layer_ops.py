@@ -1,8 +1,8 @@
 """The cpu ops behind PReLU, GaussianNoise and SpatialDropout2D (a mixin of CpuBackend, which
 provides _lib and _column_scratch); the C kernels are csrc/prelu.c and csrc/noise.c."""
 
-from ..numpy_ops.layer_ops import check_channel_mask, check_seed
-from ._ffi import checked, output
+from ..numpy_ops.layer_ops import check_axes, check_channel_mask, check_seed
+from ._ffi import checked, ffi, output
 
 
 def _rows(op, x, alpha):
@@ -12,6 +12,13 @@ def _rows(op, x, alpha):
 
 
 class CpuLayerOps:
+    def transpose(self, out, x, axes):
+        op = "transpose"
+        axes = check_axes(op, out, x, axes)
+        px = checked(op, "x", x)
+        self._lib.minidl_transpose(output(op, "out", out, out.shape), px, ffi.new("int64_t[]", x.shape),
+                                   ffi.new("int64_t[]", axes), x.ndim)
+
     def prelu_forward(self, out, x, alpha):
         op = "prelu_forward"
         rows, k = _rows(op, x, alpha)

@@ -24,7 +24,20 @@ def check_channel_mask(op, out, x, mask):
     check_shape(op, "out", out, x.shape)
 
 
+def check_axes(op, out, x, axes):
+    """axes as a tuple of ints after checking it permutes x's axes and out has the result's shape."""
+    axes = tuple(int(a) for a in axes)
+    if sorted(axes) != list(range(x.ndim)) or not 1 <= x.ndim <= 8:
+        raise ValueError(f"{op}: axes {axes} must permute the {x.ndim} axes of x {tuple(x.shape)} "
+                         f"(rank 1 to 8)")
+    check_shape(op, "out", out, tuple(x.shape[a] for a in axes))
+    return axes
+
+
 class NumpyLayerOps:
+    def transpose(self, out, x, axes):
+        out[...] = np.transpose(x, check_axes("transpose", out, x, axes))
+
     def prelu_forward(self, out, x, alpha):
         op = "prelu_forward"
         _check_rows(op, x, alpha, "alpha")

@@ -39,6 +39,32 @@ class LayerOps:
         self._run1d("layernorm.cl", "layernorm_backward_dx", rows, dx, dout, x, mean, invstd, gamma,
                     rows, c)
 
+    def transpose(self, out, x, axes):
+        axes = tuple(int(a) for a in axes)
+        rank = len(x.shape)
+        if sorted(axes) != list(range(rank)) or not 1 <= rank <= 8:
+            raise ValueError(f"opencl transpose: axes {axes} must permute the {rank} axes of x {x.shape} "
+                             f"(rank 1 to 8)")
+        self._check("transpose", "out", out, tuple(x.shape[a] for a in axes))
+        geometry = self._transpose_geometry(x.shape, axes)
+        self._run1d("transpose.cl", "transpose", x.size, out, x, geometry, rank, x.size)
+
+    def _transpose_geometry(self, shape, axes):
+        """The int32 (out shape, source strides) table of a transpose, uploaded once per
+        (shape, axes) and kept on the device: a training step transfers nothing."""
+        tables = self.__dict__.setdefault("_transpose_tables", {})
+        key = (tuple(shape), axes)
+        table = tables.get(key)
+        if table is None:
+            if len(tables) >= 64:          # batch sizes come and go: keep the table bounded
+                tables.clear()
+            strides = [1] * len(shape)
+            for i in range(len(shape) - 2, -1, -1):
+                strides[i] = strides[i + 1] * shape[i + 1]
+            host = np.array([shape[a] for a in axes] + [strides[a] for a in axes], dtype=np.int32)
+            table = tables[key] = self.from_numpy(host, dtype="int32")
+        return table
+
     def _prelu_geometry(self, op, x, alpha):
         if len(x.shape) != 2 or tuple(alpha.shape) != tuple(x.shape[1:]):
             raise ValueError(f"opencl {op}: x must be (rows, K) and alpha (K,), got x {x.shape} and "
