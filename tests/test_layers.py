@@ -196,6 +196,18 @@ def test_model_of_the_new_layers_trains_and_round_trips(active_backend, tmp_path
     assert names[7] == ["gamma", "beta"]
 
 
+def test_softmax_on_an_inner_axis_is_not_fused_into_the_loss(active_backend):
+    inp = layers.Input((3, 4))
+    model = Model(inp, layers.Softmax(axis=1)(inp))
+    model.compile(optimizer="sgd", loss="categorical_crossentropy")
+    x = rng_x(2, 3, 4)
+    y = np.eye(4)[[[0, 1, 2], [3, 0, 1]]]
+    e = np.exp(x - x.max(1, keepdims=True))
+    p = np.clip(e / e.sum(1, keepdims=True), 1e-7, 1 - 1e-7)
+    want = -(y * np.log(p)).sum(-1).mean()            # Keras: cross-entropy over the last axis
+    np.testing.assert_allclose(model.evaluate(x, y, verbose=0), want, rtol=1e-4)
+
+
 def test_noise_layers_resume_exactly(tmp_path):
     minidl.set_backend("numpy")
     x, y = toolbox_data()

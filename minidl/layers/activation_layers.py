@@ -40,6 +40,8 @@ class Softmax(Activation):
         self._to_last = None if axis == rank - 1 else tuple(a for a in range(rank) if a != axis) + (axis,)
         if self._to_last:
             self._from_last = tuple(self._to_last.index(a) for a in range(rank))
+            # a model must not fuse this softmax into its loss (the loss scores the last axis)
+            self.activation = "linear"
 
     def _moved(self, role, t, axes):
         b = self.backend
@@ -51,13 +53,19 @@ class Softmax(Activation):
     def forward(self, x, training):
         if self._to_last is None:
             return self._activate(x)
-        y = self._activate(self._moved("moved_x", x, self._to_last))
-        return self._moved("out", y, self._from_last)
+        b = self.backend
+        moved = self._moved("moved_x", x, self._to_last)
+        self._y = self.buffer("moved_y", b.shape(moved))
+        b.activation_forward(self._y, moved, "softmax")
+        return self._moved("out", self._y, self._from_last)
 
     def backward(self, dout):
         if self._to_last is None:
             return self._deactivate(dout)
-        dz = self._deactivate(self._moved("moved_dout", dout, self._to_last))
+        b = self.backend
+        moved = self._moved("moved_dout", dout, self._to_last)
+        dz = self.buffer("moved_dz", b.shape(moved))
+        b.activation_backward(dz, moved, self._y, "softmax")
         return self._moved("dx", dz, self._from_last)
 
 
