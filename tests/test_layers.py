@@ -16,9 +16,8 @@ _erf = np.vectorize(math.erf)
 
 @pytest.fixture(params=BACKENDS)
 def active_backend(request):
-    """Each test taking it runs with every usable backend active."""
-    minidl.set_backend(request.param)
-    minidl.set_seed(0)
+    """Each test taking it runs with every usable backend active (numpy again afterwards)."""
+    minidl.set_backend(request.param), minidl.set_seed(0)
     yield request.param
     minidl.set_backend("numpy")
 

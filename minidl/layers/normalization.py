@@ -4,7 +4,16 @@ from ..arguments import number
 from .base import Layer, count_elements, format_shape
 
 
-class BatchNormalization(Layer):
+class AffineNormalization(Layer):
+    """A normalization layer with optional gamma / beta: `_affine` holds (gamma, beta, dgamma,
+    dbeta) tensors for its ops, constants where scale / center are off (affine_parameters)."""
+
+    def attach(self, backend, initial_values=None):
+        super().attach(backend, initial_values)
+        self._affine = affine_parameters(self, backend, self.input_shape[-1])
+
+
+class BatchNormalization(AffineNormalization):
     """Keras BatchNormalization: batch statistics in training, moving statistics in inference.
 
     Weights in Keras order: gamma (when scale), beta (when center), moving_mean,
@@ -53,10 +62,6 @@ class BatchNormalization(Layer):
                                            trainable=False)
         self.moving_variance = self.add_weight("moving_variance", (c,),
                                                self.moving_variance_initializer, trainable=False)
-
-    def attach(self, backend, initial_values=None):
-        super().attach(backend, initial_values)
-        self._affine = affine_parameters(self, backend, self.input_shape[-1])
 
     def forward(self, x, training):
         b = self.backend
@@ -120,7 +125,7 @@ def affine_parameters(layer, backend, c):
             grad(gamma) if gamma else backend.zeros((c,)), grad(beta) if beta else backend.zeros((c,)))
 
 
-class LayerNormalization(Layer):
+class LayerNormalization(AffineNormalization):
     """Keras LayerNormalization over the last axis: each sample's features are normalized
     with their own mean and (biased) variance, then scaled by gamma and shifted by beta
     (weights gamma, beta of shape (features,), in Keras's order; scale / center False drop
@@ -153,10 +158,6 @@ class LayerNormalization(Layer):
         c = input_shape[-1]
         self.gamma = self.add_weight("gamma", (c,), self.gamma_initializer) if self.scale else None
         self.beta = self.add_weight("beta", (c,), self.beta_initializer) if self.center else None
-
-    def attach(self, backend, initial_values=None):
-        super().attach(backend, initial_values)
-        self._affine = affine_parameters(self, backend, self.input_shape[-1])
 
     def forward(self, x, training):
         b = self.backend

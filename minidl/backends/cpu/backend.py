@@ -199,12 +199,17 @@ class CpuBackend(CpuLayerOps, LinalgOps, HostMemory, Backend):
     def _optional(op, name, t, shape, writable=False):
         return ffi.NULL if t is None else checked(op, name, t, shape, writable=writable)
 
-    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon):
-        op = "layernorm_forward"
+    @staticmethod
+    def _layernorm_rows(op, x):
+        """(pointer to x, rows, channels) of a layernorm op's 2-D input."""
         px = checked(op, "x", x)
         if x.ndim != 2:
             raise ValueError(f"{op}: x must be 2-D (rows, channels), got shape {x.shape}")
-        rows, c = x.shape
+        return (px,) + x.shape
+
+    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon):
+        op = "layernorm_forward"
+        px, rows, c = self._layernorm_rows(op, x)
         self._lib.minidl_layernorm_forward(
             output(op, "out", out, x.shape), output(op, "mean", mean, (rows,)),
             output(op, "invstd", invstd, (rows,)), px, checked(op, "gamma", gamma, (c,)),
@@ -212,10 +217,7 @@ class CpuBackend(CpuLayerOps, LinalgOps, HostMemory, Backend):
 
     def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
         op = "layernorm_backward"
-        px = checked(op, "x", x)
-        if x.ndim != 2:
-            raise ValueError(f"{op}: x must be 2-D (rows, channels), got shape {x.shape}")
-        rows, c = x.shape
+        px, rows, c = self._layernorm_rows(op, x)
         self._lib.minidl_layernorm_backward(
             output(op, "dx", dx, x.shape), output(op, "dgamma", dgamma, (c,)),
             output(op, "dbeta", dbeta, (c,)), checked(op, "dout", dout, x.shape), px,

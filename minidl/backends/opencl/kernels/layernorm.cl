@@ -41,8 +41,8 @@ __kernel void layernorm_backward_dx(__global float *dx, __global const float *do
 {
     const int r = get_global_id(0);
     if (r >= rows) return;
-    const size_t o = (size_t)r * c;
     const float m = mean[r], is = invstd[r];
+    const size_t o = (size_t)r * c;
     float sg = 0.0f, sgx = 0.0f;
     for (int j = 0; j < c; ++j) {
         const float g = dout[o + j] * gamma[j];
