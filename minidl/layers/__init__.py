@@ -29,9 +29,10 @@ def deserialize(class_name, config, custom_objects=None):
     through custom_objects, a custom_object_scope or @register_keras_serializable."""
     cls = get_registered_object(class_name, custom_objects, LAYER_CLASSES)
     if cls is None:
-        raise ValueError(f"unknown layer class {class_name!r}; known: {sorted(LAYER_CLASSES)} "
-                         "(register a class of your own with "
-                         "@minidl.saving.register_keras_serializable or pass custom_objects)")
+        # the hint first: a message quoting this one may be cut after a few hundred characters
+        raise ValueError(f"unknown layer class {class_name!r} (register a class of your own with "
+                         "@minidl.saving.register_keras_serializable or pass custom_objects); "
+                         f"known: {sorted(LAYER_CLASSES)}")
     return cls.from_config(config)
 
 
