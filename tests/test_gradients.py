@@ -135,7 +135,7 @@ def test_dense_with_each_new_activation(activation):
 @pytest.mark.parametrize("layer,shape", [
     (lambda: layers.ELU(), (4, 3)), (lambda: layers.ELU(alpha=0.5), (6,)),
     (lambda: layers.Softmax(), (3, 5)), (lambda: layers.Softmax(axis=2), (3, 5)),
-    (lambda: layers.GlobalMaxPooling2D(), (4, 5, 3)),
+    (lambda: layers.GlobalMaxPooling2D(), (4, 5, 3)), (lambda: layers.GlobalMaxPooling2D(keepdims=True), (3, 2, 2)),
     (lambda: layers.Cropping2D(((1, 0), (2, 1))), (4, 5, 2)), (lambda: layers.Cropping2D(1), (4, 4, 3)),
     (lambda: layers.RepeatVector(3), (5,)), (lambda: layers.RepeatVector(1), (4,)),
     (lambda: layers.BatchNormalization(center=False, scale=False), (3, 4)),

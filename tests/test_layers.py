@@ -83,6 +83,8 @@ def test_layer_forwards_match_numpy(active_backend):
                                atol=1e-6)
     np.testing.assert_allclose(predict(layers.Permute((3, 1, 2)), x4), x4.transpose(0, 3, 1, 2), rtol=1e-6)
     np.testing.assert_allclose(predict(layers.GlobalMaxPooling2D(), x4), x4.max(axis=(1, 2)), rtol=1e-6)
+    np.testing.assert_allclose(predict(layers.GlobalMaxPooling2D(keepdims=True), x4),
+                               x4.max(axis=(1, 2), keepdims=True), rtol=1e-6)
     np.testing.assert_allclose(predict(layers.Cropping2D(((1, 2), (0, 3))), x4), x4[:, 1:4, 0:2],
                                rtol=1e-6)
     x2 = rng_x(5, 7)
@@ -230,7 +232,7 @@ def test_noise_layers_resume_exactly(tmp_path):
 
 
 @pytest.mark.parametrize("layer", [
-    layers.ELU(alpha=0.5), layers.Softmax(axis=-1), layers.PReLU(shared_axes=[1, 2]), layers.GlobalMaxPooling2D(),
+    layers.ELU(alpha=0.5), layers.Softmax(axis=-1), layers.PReLU(shared_axes=[1, 2]), layers.GlobalMaxPooling2D(keepdims=True),
     layers.Cropping2D(((1, 0), (2, 3))), layers.RepeatVector(4), layers.LayerNormalization(epsilon=0.1, center=False),
     layers.BatchNormalization(scale=False, momentum=0.9), layers.GaussianNoise(0.2, seed=4),
     layers.SpatialDropout2D(0.3, seed=1), layers.Permute((2, 3, 1)), layers.Softmax(axis=1),

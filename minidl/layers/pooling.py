@@ -79,14 +79,22 @@ class GlobalAveragePooling2D(Layer):
 
 
 class GlobalMaxPooling2D(WindowPlanMixin, Layer):
-    """(N, H, W, C) -> (N, C), the maximum over height and width: max_pool2d with one window
-    covering the whole image (its argmax routes the gradient to each channel's winner)."""
+    """(N, H, W, C) -> (N, C), or (N, 1, 1, C) with keepdims=True: the maximum over height and
+    width, as max_pool2d with one window covering the whole image (its argmax routes the
+    gradient to each channel's winner)."""
+
+    def __init__(self, keepdims=False, name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        self.keepdims = bool(keepdims)
+
+    def get_config(self):
+        return dict(super().get_config(), keepdims=self.keepdims)
 
     def build(self, input_shape):
         self.expect_rank(input_shape, 3, "(height, width, channels)")
 
     def compute_output_shape(self, input_shape):
-        return (input_shape[2],)
+        return (1, 1, input_shape[2]) if self.keepdims else (input_shape[2],)
 
     def _make_plan(self, in_shape):
         return self.backend.pool2d_plan(in_shape, in_shape[1:3], (1, 1), "valid")
