@@ -9,17 +9,8 @@ import minidl
 from minidl import layers, optimizers
 from minidl.backends.numpy_backend import NumpyBackend
 from minidl.models import Model, Sequential, load_model
-
-BACKENDS = minidl.available_backends()
-
-
-@pytest.fixture(params=BACKENDS)
-def active_backend(request):
-    minidl.set_backend(request.param)
-    minidl.set_seed(0)
-    yield request.param
-    minidl.set_backend("numpy")
-
+from test_gradients import check_layer, numeric_grad
+from test_keras_compat import active_backend  # noqa: F401  (the every-backend fixture)
 
 @pytest.fixture
 def float64_backend():
@@ -54,21 +45,6 @@ def siamese(dim=6):
     return Model([a, b], out), base
 
 
-def numeric_grad(loss, array, rng, count=10, eps=1e-6):
-    flat = array.reshape(-1)
-    idx = rng.choice(flat.size, size=min(count, flat.size), replace=False)
-    grads = []
-    for i in idx:
-        old = flat[i]
-        flat[i] = old + eps
-        up = loss()
-        flat[i] = old - eps
-        down = loss()
-        flat[i] = old
-        grads.append((up - down) / (2 * eps))
-    return idx, np.array(grads)
-
-
 def test_siamese_gradients_are_summed_over_both_calls(float64_backend):
     model, base = siamese()
     model.compile("sgd", "binary_crossentropy")
@@ -86,8 +62,8 @@ def test_siamese_gradients_are_summed_over_both_calls(float64_backend):
     first = base.layers[0]
     assert len(model.weights) == 6 and first.kernel in model.weights  # one set of weights
     analytic = np.array(first.kernel.grad)
-    idx, num = numeric_grad(loss, first.kernel.value, rng)
-    np.testing.assert_allclose(analytic.reshape(-1)[idx], num, rtol=1e-5, atol=1e-9)
+    idx, num = numeric_grad(loss, first.kernel.value, rng, count=10)
+    np.testing.assert_allclose(analytic.reshape(-1)[idx], num, rtol=1e-5, atol=1e-8)
 
 
 @pytest.mark.parametrize("merge", ["subtract", "multiply", "average", "maximum", "minimum",
@@ -111,8 +87,8 @@ def test_merge_helpers_gradients(float64_backend, merge):
     model._gradients(xs, ys)
     for dense in model.layers[:2]:
         analytic = np.array(dense.kernel.grad)
-        idx, num = numeric_grad(loss, dense.kernel.value, rng)
-        np.testing.assert_allclose(analytic.reshape(-1)[idx], num, rtol=1e-5, atol=1e-9)
+        idx, num = numeric_grad(loss, dense.kernel.value, rng, count=10)
+        np.testing.assert_allclose(analytic.reshape(-1)[idx], num, rtol=1e-5, atol=1e-8)
 
 
 def test_merge_values(active_backend):
@@ -311,6 +287,11 @@ def test_eager_calls_on_arrays(active_backend):
     assert not np.allclose(bn.layers[0].get_weights()[2], before)
 
 
+def test_batch_normalization_called_in_inference_mode_still_learns(float64_backend):
+    # the fine-tuning guide's base_model(inputs, training=False) with trainable layers
+    check_layer(layers.BatchNormalization(), (3, 4, 5), training=False, batch=4)
+
+
 def test_transfer_learning_frozen_base_then_fine_tune(active_backend, tmp_path):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(96, 6)).astype(np.float32) + 2.0
@@ -339,6 +320,7 @@ def test_transfer_learning_frozen_base_then_fine_tune(active_backend, tmp_path):
     model.fit(x, y, epochs=3, verbose=0)
     after = base.get_weights()
     assert not np.allclose(after[0], frozen[0])              # the Dense kernel fine-tuned
+    assert not np.allclose(after[2], frozen[2])              # gamma too, in inference mode
     np.testing.assert_array_equal(after[4], frozen[4])        # moving mean: training=False
     model.save(tmp_path / "tl.minidl")
     loaded = load_model(tmp_path / "tl.minidl")

@@ -60,12 +60,8 @@ class Average(_Merge):
     """The elementwise mean of the inputs."""
 
     def forward(self, xs, training):
-        b = self.backend
-        out = self.buffer("out", b.shape(xs[0]))
-        b.add(out, xs[0], xs[1])
-        for x in xs[2:]:
-            b.add(out, out, x)
-        b.axpby(out, 1.0 / len(xs), out, 0.0, out)
+        out = Add.forward(self, xs, training)
+        self.backend.axpby(out, 1.0 / len(xs), out, 0.0, out)
         return out
 
     def backward(self, dout):
@@ -188,29 +184,16 @@ class Concatenate(Layer):
         return dxs
 
 
-def add(inputs, **kwargs):
-    """Add(**kwargs)(inputs), as keras.layers.add."""
-    return Add(**kwargs)(inputs)
+def _functional(cls):
+    def merge(inputs, **kwargs):
+        return cls(**kwargs)(inputs)
+    merge.__name__ = cls.__name__.lower()
+    merge.__doc__ = f"{cls.__name__}(**kwargs)(inputs), as keras.layers.{merge.__name__}."
+    return merge
 
 
-def subtract(inputs, **kwargs):
-    return Subtract(**kwargs)(inputs)
-
-
-def multiply(inputs, **kwargs):
-    return Multiply(**kwargs)(inputs)
-
-
-def average(inputs, **kwargs):
-    return Average(**kwargs)(inputs)
-
-
-def maximum(inputs, **kwargs):
-    return Maximum(**kwargs)(inputs)
-
-
-def minimum(inputs, **kwargs):
-    return Minimum(**kwargs)(inputs)
+add, subtract, multiply = _functional(Add), _functional(Subtract), _functional(Multiply)
+average, maximum, minimum = _functional(Average), _functional(Maximum), _functional(Minimum)
 
 
 def concatenate(inputs, axis=-1, **kwargs):
