@@ -31,7 +31,10 @@ def _plain(value):
 class ArrayBatches:
     """Batches of validated host arrays in an order fixed by (seed, epoch): x and y are
     lists of arrays (one per model input / output) of one length, y may be None; with
-    sample weights (one array per output) the batches are (x, y, sample_weight)."""
+    sample weights (one array per output, or None). Batches are (x, y, sample_weight),
+    already validated (`validated`), so the loops take them as they are."""
+
+    validated = True
 
     def __init__(self, x, y, batch_size, shuffle, seed, sample_weight=None):
         self.x, self.y, self.batch_size = x, y, batch_size
@@ -59,15 +62,15 @@ class ArrayBatches:
         for i in range(skip, len(self)):
             lo, hi = i * self.batch_size, min(n, (i + 1) * self.batch_size)
             part = slice(lo, hi) if order is None else order[lo:hi]
-            batch = ([a[part] for a in self.x],
-                     None if self.y is None else [a[part] for a in self.y])
-            if self.sample_weight is not None:
-                batch += ([a[part] for a in self.sample_weight],)
-            yield batch
+            yield ([a[part] for a in self.x],
+                   None if self.y is None else [a[part] for a in self.y],
+                   None if self.sample_weight is None else [a[part] for a in self.sample_weight])
 
 
 class IteratorBatches:
     """Batches from a data iterator (e.g. minidl.data.ArrayIterator)."""
+
+    validated = False
 
     def __init__(self, iterator):
         self.iterator = iterator

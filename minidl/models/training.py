@@ -121,6 +121,7 @@ class TrainingLoops:
     def _train_epochs(self, train, val, cbs, guard, epochs, steps, skip, owner):
         """The epochs of fit; the first one starts after `skip` steps."""
         signature = train.signature()
+        checked = train.validated
         for epoch in epochs:
             if guard.signal is not None:  # it came during the previous epoch's end
                 break
@@ -130,7 +131,7 @@ class TrainingLoops:
             for step, batch in enumerate(train.epoch(epoch, skip), start=skip):
                 if step >= steps:
                     break
-                xb, yb, swb = self._validate_batch(batch, owner)
+                xb, yb, swb = batch if checked else self._validate_batch(batch, owner)
                 cbs.on_train_batch_begin(step)
                 self._train_step(xb, yb, swb)
                 # Current before the callbacks run: a ModelCheckpoint saving every few
@@ -269,7 +270,7 @@ class TrainingLoops:
             for i, batch in enumerate(source.epoch(0)):
                 if steps is not None and i >= steps:
                     break
-                xb, yb, swb = self._validate_batch(batch, owner)
+                xb, yb, swb = batch if source.validated else self._validate_batch(batch, owner)
                 if cbs:
                     cbs.on_test_batch_begin(i)
                 self._test_step(xb, yb, swb)
@@ -308,7 +309,7 @@ class TrainingLoops:
         for i, batch in enumerate(source.epoch(0)):
             if steps is not None and i >= steps:
                 break
-            xs = self._check_batch_x(batch)
+            xs = batch[0] if source.validated else self._check_batch_x(batch)
             cbs.on_predict_batch_begin(i)
             outputs.append(self._predict_step(xs))
             cbs.on_predict_batch_end(i, {"outputs": self._pack_outputs(outputs[-1])})
