@@ -384,3 +384,37 @@ def test_shapes_and_errors(numpy_backend_only):
         model(layers.Input((5,)))
     with pytest.raises(ValueError, match="2 arrays"):
         two_in_two_out().predict(np.ones((2, 6)))
+
+
+def test_model_file_checks_hold_for_shared_and_nested_models(numpy_backend_only, tmp_path):
+    import io
+    import zipfile
+
+    from minidl.models import ModelFileError
+    model, _ = siamese()
+    path = tmp_path / "s.minidl"
+    model.save(path)
+    with zipfile.ZipFile(path) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    arrays = dict(np.load(io.BytesIO(members["weights.npz"])))
+    assert len(arrays) == 6 and all(k.startswith("0000/base/") for k in list(arrays)[:4])
+
+    def write(weights):
+        buf = io.BytesIO()
+        np.savez(buf, **weights)
+        bad = tmp_path / "bad.minidl"
+        with zipfile.ZipFile(bad, "w") as z:
+            for name, data in dict(members, **{"weights.npz": buf.getvalue()}).items():
+                z.writestr(name, data)
+        return bad
+
+    dropped = dict(arrays)
+    dropped.pop(sorted(arrays)[0])
+    with pytest.raises(ModelFileError, match="declares 6 weight arrays"):
+        load_model(write(dropped))
+    reshaped = dict(arrays)
+    key = next(k for k in sorted(arrays) if arrays[k].ndim == 2)   # a nested kernel
+    reshaped[key] = np.zeros((arrays[key].size,), np.float32)
+    with pytest.raises(ModelFileError, match="has shape"):
+        load_model(write(reshaped))
+    assert load_model(write(arrays)).count_params() == model.count_params()

@@ -539,3 +539,27 @@ def test_models_built_from_input_shape_or_data_save_and_load(active_backend, tmp
         loaded = minidl.saving.load_model(path)
         assert loaded.optimizer.decay == 0.01 and loaded.metrics_names == ["loss", "acc"]
         np.testing.assert_allclose(loaded.predict(x), model.predict(x), rtol=1e-6)
+
+
+def test_from_config_takes_custom_objects_for_every_model_kind(active_backend, tmp_path):
+    class Gate(layers.Activation):                      # a user class, not registered
+        def __init__(self, name=None, trainable=True):
+            super().__init__("sigmoid", name=name, trainable=trainable)
+
+        def get_config(self):
+            return {"name": self.name, "trainable": self.trainable}
+
+    inner = minidl.Sequential([layers.Input((3,)), layers.Dense(2), Gate()], name="inner")
+    a, b = layers.Input((3,), name="a"), layers.Input((3,), name="b")
+    outer = minidl.Model([a, b], layers.concatenate([inner(a), inner(b)]))
+    for model in (inner, outer):
+        config = model.get_config()
+        with pytest.raises(ValueError, match="unknown layer class 'Gate'"):
+            type(model).from_config(config)
+        rebuilt = type(model).from_config(config, custom_objects={"Gate": Gate})
+        assert rebuilt.get_config() == config
+    x = np.ones((2, 3), np.float32)
+    outer.save(tmp_path / "outer.minidl")
+    loaded = minidl.saving.load_model(tmp_path / "outer.minidl", custom_objects={"Gate": Gate})
+    np.testing.assert_array_equal(loaded.predict([x, 2 * x]), outer.predict([x, 2 * x]))
+    assert len(loaded.weights) == 2 and type(loaded.layers[0].layers[1]).__name__ == "Gate"

@@ -125,6 +125,14 @@ class Layer(metaclass=LayerMeta):
         return self._inbound_nodes[0].inputs if self._inbound_nodes else []
 
     @property
+    def input(self):
+        """The input of this layer's first call: a tensor, or a list for a merge layer."""
+        if not self._inbound_nodes:
+            raise AttributeError(f"{self.describe()} has not been called on a tensor yet")
+        node = self._inbound_nodes[0]
+        return list(node.inputs) if node.structured else node.inputs[0]
+
+    @property
     def output(self):
         """The output of this layer's first call (as Keras 3's layer.output), or None."""
         return self._inbound_nodes[0].outputs[0] if self._inbound_nodes else None
