@@ -111,6 +111,12 @@ def test_siamese_trains_saves_and_loads_on_every_backend(active_backend, tmp_pat
     assert [type(l).__name__ for l in model.layers] == ["Model", "Subtract", "Multiply", "Dense"]
     assert model.layers[0] is base
     assert model.count_params() == base.count_params() + 5
+    lines = []
+    model.summary(print_fn=lines.append)   # Keras 3.15's rows, counts and connections
+    assert any("base (Functional)" in l and " 92 " in l and "left[0][0], right[0][0]" in l
+               for l in lines)
+    assert any("base[0][0], base[1][0]" in l for l in lines)
+    assert "Total params: 97" in lines
     path = tmp_path / "siamese.minidl"
     model.save(path)
     loaded = load_model(path)

@@ -10,9 +10,11 @@ from ..layers.base import KerasTensor
 
 
 def kind(tensors):
+    """"dict", "list" or "single"; a list of one tensor counts as one, as in Keras 3 (a
+    Model(x, [y]) predicts one array)."""
     if isinstance(tensors, Mapping):
         return "dict"
-    if isinstance(tensors, (list, tuple)):
+    if isinstance(tensors, (list, tuple)) and len(tensors) != 1:
         return "list"
     return "single"
 

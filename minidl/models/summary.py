@@ -52,7 +52,9 @@ def summary_lines(model, show_trainable=False):
         items = model.graph.layers
         connected = _connections(model)
     for i, item in enumerate(items):
-        cells = [f"{item.name} ({type(item).__name__})", _output_shape(item),
+        kind = type(item).__name__
+        kind = "Functional" if kind == "Model" else kind   # Keras 3's name for Model(...)
+        cells = [f"{item.name} ({kind})", _output_shape(item),
                  str(item.count_params())]
         if functional:
             cells.append(", ".join(connected.get(id(item), [])) or "-")
