@@ -14,6 +14,7 @@ from collections import Counter
 from ..backends import get_backend
 from ..layers.base import InputLayer, KerasTensor, format_shape
 from ..layers.buffers import BufferSet
+from ..random import mix_seed
 from . import structure
 
 # The graph whose input_grad_needed flags the layers hold now: a layer in several graphs
@@ -25,12 +26,26 @@ class _NodeState:
     """The per-call attributes of a shared layer (its buffers, saved inputs, pre-activation)
     for one node: loaded into the layer before the node runs, saved back after."""
 
-    __slots__ = ("values",)
+    __slots__ = ("values", "ordinal")
 
-    def __init__(self, backend):
+    def __init__(self, backend, ordinal):
         buffers = BufferSet()
         buffers.reset(backend)
         self.values = {"_buffers": buffers}
+        self.ordinal = ordinal   # which call of the layer in this graph: 0, 1, ...
+
+    def forward(self, layer, x, mode):
+        self.load(layer)
+        if layer.needs_step_seed and self.ordinal:
+            # each call of a shared Dropout draws its own mask, still a function of the step
+            seed = layer.step_seed
+            layer.step_seed = mix_seed(seed, self.ordinal) >> 2
+            out = layer.forward(x, mode)
+            layer.step_seed = seed
+        else:
+            out = layer.forward(x, mode)
+        self.save(layer)
+        return out
 
     def load(self, layer):
         layer.__dict__.update(self.values)
@@ -144,14 +159,15 @@ class Graph:
         """Plan the passes for the layers' current trainable flags (at attach and compile)."""
         count = Counter(id(n.layer) for n in self.nodes)
         upstream = {id(t): False for t in self.inputs}
-        steps, needs = [], {}
+        steps, needs, seen = [], {}, Counter()
         for node in self.nodes:
             layer = node.layer
             feeds = any(upstream[id(t)] for t in node.inputs)
             has_weights = bool(layer.trainable_weights)
             upstream[id(node.outputs[0])] = feeds or has_weights
             needs[id(layer)] = needs.get(id(layer), False) or feeds
-            state = _NodeState(self.backend) if count[id(layer)] > 1 else None
+            state = _NodeState(self.backend, seen[id(layer)]) if count[id(layer)] > 1 else None
+            seen[id(layer)] += 1
             ids = [id(t) for t in node.inputs]
             steps.append((layer, ids if node.structured else ids[0], id(node.outputs[0]),
                           node.structured, node.training, state, has_weights,
@@ -194,9 +210,7 @@ class Graph:
             if state is None:
                 values[out] = layer.forward(x, mode)
             else:
-                state.load(layer)
-                values[out] = layer.forward(x, mode)
-                state.save(layer)
+                values[out] = state.forward(layer, x, mode)
         return [values[i] for i in self._output_ids]
 
     def preactivation(self, index):
