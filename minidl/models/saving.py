@@ -62,7 +62,8 @@ def _check_architecture(config, depth=0):
             raise ValueError(f"layer {i}: inbound_nodes must be a list of {{args: [[name, node, "
                              f"tensor], ...], training}}, got {nodes!r:.200}")
         if functional and spec["class_name"] != "InputLayer" and not nodes:
-            raise ValueError(f"layer {i} ({spec['class_name']}) has no inbound nodes")
+            raise ValueError(f"layer {i} ({spec['class_name']}) has no inbound layers "
+                             "(inbound_nodes is empty)")
     if functional:
         for key in ("input_layers", "output_layers"):
             if not isinstance(config.get(key), list) or not config[key]:
