@@ -437,3 +437,21 @@ def test_a_shared_dropout_draws_a_mask_per_call(numpy_backend_only):
     first, second = out[0, :200] == 0, out[0, 200:] == 0
     assert 50 < first.sum() < 150 and 50 < second.sum() < 150
     assert (first != second).any()
+
+
+def test_weighted_metrics_names_and_refusal(numpy_backend_only, tmp_path):
+    inp = layers.Input((6,))
+    model = Model(inp, layers.Dense(3, activation="softmax")(inp))
+    model.compile("sgd", "sparse_categorical_crossentropy", metrics=["accuracy"],
+                  weighted_metrics=["accuracy"])
+    x, _, y, _ = two_output_data(n=16)
+    history = model.fit(x, y, verbose=0)    # Keras 3.15's names
+    assert sorted(history.history) == ["accuracy", "learning_rate", "loss", "weighted_accuracy"]
+    assert history.history["accuracy"] == history.history["weighted_accuracy"]
+    with pytest.raises(ValueError, match="weighted_metrics cannot weigh samples"):
+        model.fit(x, y, sample_weight=np.ones(16), verbose=0)
+    model.save(tmp_path / "w.minidl")
+    assert load_model(tmp_path / "w.minidl").metrics_names == ["loss", "accuracy",
+                                                                 "weighted_accuracy"]
+    model.compile("sgd", "sparse_categorical_crossentropy", weighted_metrics=["accuracy"])
+    assert model.metrics_names == ["loss", "accuracy"]

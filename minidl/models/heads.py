@@ -82,8 +82,11 @@ class Head:
         return bufs
 
 
-def make_heads(graph, loss, loss_weights, metrics, owner):
-    """The heads of a model compiled with these arguments, everything checked first."""
+def make_heads(graph, loss, loss_weights, metrics, owner, weighted_metrics=None):
+    """The heads of a model compiled with these arguments, everything checked first.
+    weighted_metrics join each head's metrics, named "weighted_<name>" when metrics holds
+    the same name (Keras 3); they count unweighted hits, so fit refuses sample weights with
+    them (Head.weighted says which heads have some)."""
     names = graph.output_names
     losses = _per_output(loss, names, "loss", owner)
     missing = [n for n, l in zip(names, losses) if l is None]
@@ -96,9 +99,11 @@ def make_heads(graph, loss, loss_weights, metrics, owner):
         if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w):
             raise ValueError(f"{owner}: loss_weights must be finite numbers, got {w!r}")
     metric_lists = _metric_lists(metrics, names, owner)
+    weighted_lists = _metric_lists(weighted_metrics, names, owner, "weighted_metrics")
     heads, used = [], set()
     prefix_needed = len(names) > 1
-    for i, (name, l, w, ms) in enumerate(zip(names, losses, weights, metric_lists)):
+    for i, (name, l, w, ms, wms) in enumerate(zip(names, losses, weights, metric_lists,
+                                                   weighted_lists)):
         l = losses_mod.get(l)
         if id(l) in used:   # one Loss object given for several outputs: each gets its own
             l = copy.copy(l)
@@ -107,8 +112,17 @@ def make_heads(graph, loss, loss_weights, metrics, owner):
         if l.sparse and shape[-1] < 2:
             raise ValueError(f"{owner}: loss {l.name!r} needs at least 2 output classes, "
                              f"output {name!r} is {format_shape(shape)}")
-        ms = [metrics_mod.get(m, l, shape) for m in ms]
-        heads.append(Head(graph, i, name, l, float(w), ms, f"{name}_" if prefix_needed else ""))
+        plain = [metrics_mod.get(m, l, shape) for m in ms]
+        weighted = [metrics_mod.get(m, l, shape) for m in wms]
+        taken = {m.name for m in plain}
+        for m in weighted:
+            if m.name in taken:
+                m.name = "weighted_" + m.name
+        head = Head(graph, i, name, l, float(w), plain + weighted,
+                    f"{name}_" if prefix_needed else "")
+        head.weighted = bool(weighted)
+        head.compiled_metrics = (list(ms), list(wms))   # as given, for the saved compile
+        heads.append(head)
     return heads
 
 

@@ -115,7 +115,9 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
                 jit_compile="auto", auto_scale_loss=True):
         """Configure training: an optimizer, a loss (one for every output, a list or a dict by
         output name), loss_weights and metrics (a list, a list of lists or a dict), as Keras.
-        The Keras-only arguments after them are checked and have no effect (keras_api.py)."""
+        weighted_metrics are logged as Keras names them and, since minidl's metric kernels
+        count unweighted hits, refuse sample weights. The Keras-only arguments after them
+        are checked and have no effect (keras_api.py)."""
         owner = f"{self.describe()}.compile"
         check_compile_extras(owner, run_eagerly, steps_per_execution, jit_compile,
                              auto_scale_loss)
@@ -126,10 +128,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         # Everything is checked before the model changes: a failed compile leaves the
         # previous configuration in place (and usable).
         optimizer = optimizers_mod.get(optimizer)
-        if weighted_metrics:
-            raise ValueError(f"{owner}: weighted_metrics are not supported (minidl's metrics "
-                             "count unweighted hits); pass them in metrics")
-        heads = make_heads(self.graph, loss, loss_weights, metrics, owner)
+        heads = make_heads(self.graph, loss, loss_weights, metrics, owner, weighted_metrics)
         # trainable flags are read here, as Keras: a change takes effect at the next compile
         self.graph.prepare()
         trainable = self.graph.trainable_weights()

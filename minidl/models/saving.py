@@ -169,14 +169,15 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
 def _compile_config(model):
     heads = model._heads
     if len(heads) == 1:
-        loss, weights, metrics = (losses_mod.serialize(heads[0].loss), None,
-                                  [m.name for m in heads[0].metrics])
+        loss, weights = losses_mod.serialize(heads[0].loss), None
+        metrics, weighted = heads[0].compiled_metrics
     else:
         loss = {h.name: losses_mod.serialize(h.loss) for h in heads}
         weights = {h.name: h.weight for h in heads}
-        metrics = {h.name: [m.name for m in h.metrics] for h in heads}
+        metrics = {h.name: h.compiled_metrics[0] for h in heads}
+        weighted = {h.name: h.compiled_metrics[1] for h in heads}
     return {"optimizer": optimizers_mod.serialize(model.optimizer), "loss": loss,
-            "loss_weights": weights, "metrics": metrics}
+            "loss_weights": weights, "metrics": metrics, "weighted_metrics": weighted or None}
 
 
 def save_weights(model, filepath, overwrite=True):
@@ -394,7 +395,8 @@ def _compile_from(model, c, f, path):
         else:
             loss = losses_mod.get(loss)
         model.compile(optimizer=optimizers_mod.deserialize(c["optimizer"]), loss=loss,
-                      loss_weights=c.get("loss_weights"), metrics=c["metrics"])
+                      loss_weights=c.get("loss_weights"), metrics=c["metrics"],
+                      weighted_metrics=c.get("weighted_metrics"))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ModelFileError(f"{path}: the compile settings cannot be restored: {exc}") from None
     shapes = model.optimizer.state_shapes()
