@@ -455,3 +455,13 @@ def test_weighted_metrics_names_and_refusal(numpy_backend_only, tmp_path):
                                                                  "weighted_accuracy"]
     model.compile("sgd", "sparse_categorical_crossentropy", weighted_metrics=["accuracy"])
     assert model.metrics_names == ["loss", "accuracy"]
+
+
+def test_model_to_dot_draws_a_nested_model_as_one_node(numpy_backend_only):
+    pytest.importorskip("pydot")
+    inner = Sequential([layers.Input((3,)), layers.Dense(2)], name="inner")
+    x = layers.Input((3,), name="x")
+    model = Model(x, layers.Dense(1, name="head")(inner(x)))
+    dot = minidl.utils.model_to_dot(model, show_shapes=True)
+    assert sorted((e.get_source(), e.get_destination()) for e in dot.get_edges()) == \
+        [("inner", "head"), ("x", "inner")]

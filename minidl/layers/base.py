@@ -50,6 +50,14 @@ class KerasTensor:
     def name(self):
         return self.layer.name
 
+    @property
+    def producer(self):
+        """What made the tensor as its model lists it: the layer, or the nested model whose
+        call replayed that layer."""
+        if self.node is not None and self.node.parent is not None:
+            return self.node.parent.model
+        return self.layer
+
     def __repr__(self):
         return f"<KerasTensor shape={format_shape(self.sample_shape)} from {self.layer.name!r}>"
 

@@ -136,9 +136,9 @@ class Graph:
                 entries.append(entry)
         return entries
 
-    def _producer_name(self, tensor):
-        node = tensor.node
-        return node.parent.model.name if node.parent is not None else node.layer.name
+    @staticmethod
+    def _producer_name(tensor):
+        return tensor.producer.name
 
     def producer_names(self, entry):
         """For summary's "Connected to": the names of what feeds `entry`."""

@@ -44,6 +44,11 @@ class ModelAsLayer:
     def built(self):
         return self.graph is not None
 
+    @property
+    def inbound(self):
+        """The tensors of the model's first call as a layer ([] before one)."""
+        return self._calls[0].inputs if getattr(self, "_calls", None) else []
+
     # ------------------------------------------------------------ trainable
     @property
     def trainable(self):
@@ -126,4 +131,7 @@ class ModelAsLayer:
             new = node.layer.add_node(ins, mode, parent=call)
             mapping[id(node.outputs[0])] = new.outputs[0]
         call.outputs = [mapping[id(t)] for t in g.outputs]
+        if getattr(self, "_calls", None) is None:
+            self._calls = []
+        self._calls.append(call)
         return structure.pack(call.outputs, g.output_structure, g.output_keys, g.output_names)
