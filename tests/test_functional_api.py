@@ -465,3 +465,13 @@ def test_model_to_dot_draws_a_nested_model_as_one_node(numpy_backend_only):
     dot = minidl.utils.model_to_dot(model, show_shapes=True)
     assert sorted((e.get_source(), e.get_destination()) for e in dot.get_edges()) == \
         [("inner", "head"), ("x", "inner")]
+
+
+def test_load_weights_into_a_rebuilt_nested_model_with_other_names(numpy_backend_only, tmp_path):
+    first, _ = siamese()
+    second, _ = siamese()          # the same code again: other automatic layer names
+    assert first.layers[0].layers[0].name != second.layers[0].layers[0].name
+    first.save_weights(tmp_path / "w.minidl")
+    second.load_weights(tmp_path / "w.minidl")
+    a, b, _ = pairs(n=4)
+    np.testing.assert_array_equal(second.predict([a, b]), first.predict([a, b]))

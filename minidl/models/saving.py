@@ -114,11 +114,18 @@ def _declared_weights(config):
 
 
 def named_weights(item):
-    """[(name, Weight)] of a layer, or of a nested model as "<layer>/<weight>" paths."""
+    """[(name, Weight)] of a layer, or of a nested model as "<position>:<layer>/<weight>"
+    paths; files are matched on positions and weight names (_match_key), so a model rebuilt
+    with other automatic layer names loads, as Keras matches by structure."""
     if hasattr(item, "graph"):
-        return [(f"{layer.name}/{name}", w) for layer in item.layers
+        return [(f"{j:04d}:{layer.name}/{name}", w) for j, layer in enumerate(item.layers)
                 for name, w in named_weights(layer)]
     return [(w.name, w) for w in item.weights]
+
+
+def _match_key(path):
+    """'0001:dense_3/kernel' -> '0001/kernel': a nested path without its layer names."""
+    return "/".join(part.split(":", 1)[0] for part in path.split("/"))
 
 
 def _npz_bytes(arrays):
@@ -293,7 +300,7 @@ def _weight_keys(npz, filepath):
         if len(parts) != 3 or not parts[0].isdigit():
             raise ModelFileError(f"{filepath}: weight entry {key!r} is not named "
                                  "'<layer index>/<layer name>/<weight name>'")
-        by_position[(int(parts[0]), parts[2])] = key
+        by_position[(int(parts[0]), _match_key(parts[2]))] = key
     return by_position
 
 
@@ -307,7 +314,7 @@ def _apply_weights(model, npz, filepath):
                              f"{model.describe()} has {expected}")
     for i, layer in enumerate(model.layers):
         for name, w in named_weights(layer):
-            key = by_position.get((i, name))
+            key = by_position.get((i, _match_key(name)))
             if key is None:
                 raise ModelFileError(f"{filepath} has no weight {name!r} for layer {i} "
                                      f"({layer.describe()})")
@@ -316,7 +323,8 @@ def _apply_weights(model, npz, filepath):
                                      f"{w.shape}, the file's has {npz.entries[key][0]}")
     checked = []
     for i, layer in enumerate(model.layers):
-        values = [npz.array(by_position[(i, name)]) for name, _ in named_weights(layer)]
+        values = [npz.array(by_position[(i, _match_key(name))])
+                  for name, _ in named_weights(layer)]
         try:
             checked.append(layer.check_weights(values))
         except (TypeError, ValueError) as exc:
