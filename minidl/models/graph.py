@@ -12,7 +12,7 @@ that the graph owns. A graph of layers called once (every Sequential) swaps noth
 from collections import Counter
 
 from ..backends import get_backend
-from ..layers.base import InputLayer, KerasTensor, format_shape
+from ..layers.base import InputLayer, format_shape
 from ..layers.buffers import BufferSet
 from ..random import mix_seed
 from . import structure
@@ -285,7 +285,3 @@ class Graph:
         if tuple(x_shape[1:]) != tuple(expected):
             raise ValueError(f"{self.owner} expects {argument} of shape "
                              f"{format_shape(expected)}, got {tuple(x_shape)}")
-
-
-def is_tensor(value):
-    return isinstance(value, KerasTensor)
