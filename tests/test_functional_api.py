@@ -388,6 +388,8 @@ def test_shapes_and_errors(numpy_backend_only):
         Model(inp, layers.add([layers.Dense(4)(inp), other]))
     with pytest.raises(ValueError, match="input 'x' has shape"):
         model(layers.Input((5,)))
+    with pytest.raises(ValueError, match="variable \\(None\\) dimension"):
+        layers.Input(shape=(None, 16))
     with pytest.raises(ValueError, match="2 arrays"):
         two_in_two_out().predict(np.ones((2, 6)))
 

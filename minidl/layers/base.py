@@ -293,6 +293,9 @@ class InputLayer(Layer):
             raise TypeError(f"Input: dtype must be 'float32' (or None), the one dtype minidl "
                             f"models compute in; got {dtype!r}")
         super().__init__(name=name or auto_name("input_layer"))
+        if isinstance(shape, (tuple, list)) and any(d is None for d in shape):
+            raise ValueError(f"Input: shape {tuple(shape)} has a variable (None) dimension; "
+                             "minidl needs every dimension but the batch axis known")
         self.shape = int_tuple(shape, "shape (without the batch axis)", "Input")
         self.build_once(self.shape)
         Node(self, [], False)
