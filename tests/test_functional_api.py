@@ -293,9 +293,10 @@ def test_eager_calls_on_arrays(active_backend):
     assert not np.allclose(bn.layers[0].get_weights()[2], before)
 
 
-def test_batch_normalization_called_in_inference_mode_still_learns(float64_backend):
+@pytest.mark.parametrize("kwargs", [{}, {"center": False}, {"scale": False}])
+def test_batch_normalization_called_in_inference_mode_still_learns(float64_backend, kwargs):
     # the fine-tuning guide's base_model(inputs, training=False) with trainable layers
-    check_layer(layers.BatchNormalization(), (3, 4, 5), training=False, batch=4)
+    check_layer(layers.BatchNormalization(**kwargs), (3, 4, 5), training=False, batch=4)
 
 
 def test_transfer_learning_frozen_base_then_fine_tune(active_backend, tmp_path):

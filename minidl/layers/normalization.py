@@ -118,8 +118,9 @@ class BatchNormalization(AffineNormalization):
             b.batchnorm_forward_infer(x_hat, self._x2, ones, zeros, self.moving_mean.value,
                                       self.moving_variance.value, self.epsilon)
             b.multiply(x_hat, x_hat, dout2)
-            b.bias_grad(self.gamma.grad, x_hat)
-            b.bias_grad(self.beta.grad, dout2)
+            _, _, dgamma, dbeta = self._affine   # scratch tensors where scale / center are off
+            b.bias_grad(dgamma, x_hat)
+            b.bias_grad(dbeta, dout2)
         return b.reshape(dx, shape)
 
 
