@@ -223,9 +223,11 @@ class OpenCLBackend(TrainingOps, LayerOps, ConvOps, Backend):
         if kb != k or out.shape != (m, n):
             raise ValueError(f"opencl gemm: cannot compute out {out.shape} = op(a) {a.shape} @ "
                              f"op(b) {b.shape} with trans_a={trans_a}, trans_b={trans_b}")
-        if trans_b:
+        engine = self.gemm_engine
+        if trans_b and not engine.reads_transposed_b:
             b = self._transpose_into(self._scratch_tensor("gemm_b_transposed", (k, n)), b)
-        self.gemm_engine.run(out, a, b, m, n, k, trans_a, alpha, beta)
+            trans_b = False
+        engine.run(out, a, b, m, n, k, trans_a, alpha, beta, trans_b)
 
     def _transpose_into(self, out, x):
         """out (cols, rows) = x (rows, cols).T on the device; returns out."""
