@@ -59,12 +59,23 @@ float dout_at(__global const float *dout, const int p, const int q, const int H,
     return dout[(((size_t)(rest / H) * OH + oy) * OW + ox) * F + f];
 }
 
+// whether kernel tap `tap` of some output pixel lies on input pixel p = (b, y, x)
+int tap_reaches(const int p, const int tap, const int H, const int W, const int OH,
+                const int OW, const int KW, const int SH, const int SW, const int PT,
+                const int PL)
+{
+    const int ty = (p / W) % H + PT - tap / KW, tx = p % W + PL - tap % KW;
+    return ty >= 0 && tx >= 0 && ty % SH == 0 && tx % SW == 0 && ty / SH < OH && tx / SW < OW;
+}
+
 // dx (N*H*W, C) = scattered dout (N*H*W, KH*KW*F) @ weight rearranged (KH*KW*F, C):
 // op(B)(q = (ky, kx, f), c) = weight(ky, kx, c, f), read in place (no flipped copy).
 #define A_AT_TILE(i, k) dout_at(dout, i, k, H, W, F, OH, OW, KW, SH, SW, PT, PL)
 #define A_K_FASTEST 1                     // filters are contiguous in dout
 #define B_AT_TILE(k, j) weight[((size_t)((k) / F) * C + (j)) * F + (k) % F]
 #define B_K_FASTEST 1                     // ... and in weight
+#define K_GROUP F                         // one kernel tap: F filters
+#define ROW_SKIPS(i, k) !tap_reaches(i, (k) / F, H, W, OH, OW, KW, SH, SW, PT, PL)
 __kernel __attribute__((reqd_work_group_size(RTSN, RTSM, 1)))
 void conv2d_backward_data_tiled(__global float *dx, __global const float *dout,
                                 __global const float *weight, const int H, const int W,
@@ -83,6 +94,8 @@ void conv2d_backward_data_tiled(__global float *dx, __global const float *dout,
 #undef A_K_FASTEST
 #undef B_AT_TILE
 #undef B_K_FASTEST
+#undef K_GROUP
+#undef ROW_SKIPS
 
 // dweight (KH*KW*C, F) = patches^T (KH*KW*C, N*OH*OW) @ dout (N*OH*OW, F), the pixels cut into
 // split-K slices: work-group z = s sums the pixels [s * rows_per_slice, (s + 1) * rows_per_slice)

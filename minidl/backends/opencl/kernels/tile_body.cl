@@ -12,11 +12,15 @@
 //
 // What the including kernel provides:
 //   variables  M, N (the product's extent), k_begin, k_end (the k range it sums)
-//   A_AT_TILE(i, k)  op(A)(i, k), called only for i < M and k_begin <= k < k_end
+//   A_AT_TILE(i, k)  op(A)(i, k), called only for i < M and k_begin <= k < g_end
 //   A_K_FASTEST      1 when A is contiguous along k (tile loads walk k first), 0 along i
 //   B_AT_TILE(k, j)  op(B)(k, j), called only for j < N, k in range (when B_ROW is undefined)
 //   B_K_FASTEST      as A_K_FASTEST, for B (used when B_ROW is undefined)
 //   B_ROW(k)         optional: a pointer to row k of a row-major B, loaded in vectors of VWN
+//   K_GROUP, ROW_SKIPS(i, g)  optional: k runs in groups of K_GROUP (each slice within one
+//                    group), and row i leaves out group g (its first k) entirely when
+//                    ROW_SKIPS(i, g): not even 0 * inf = NaN reaches it (the input gradient of
+//                    a convolution, where a tap that misses every output pixel adds nothing)
 // What it leaves: acc[WPTM][WPTN] (acc[wm][wn] is C(i0 + tm + wm * RTSM, j0 + tn + wn * RTSN)),
 // and i0, j0, tm, tn. Launch: local size (RTSN, RTSM, 1), one work-group per tile, the
 // group's id (1, 0) its tile row and column; the kernels use id 2 for split-K slices.
@@ -34,7 +38,18 @@
         #pragma unroll
         for (int wn = 0; wn < WPTN; ++wn) acc[wm][wn] = 0.0f;
 
-    for (int k0 = k_begin; k0 < k_end; k0 += TSK) {
+#ifndef K_GROUP
+#define K_GROUP (k_end - k_begin)   // one group: the whole k range
+#define TILE_BODY_GROUP_DEFAULT
+#endif
+    for (int g0 = k_begin; g0 < k_end; g0 += K_GROUP) {
+      const int g_end = min(k_end, g0 + K_GROUP);
+#ifdef ROW_SKIPS
+      int row_used[WPTM];
+      #pragma unroll
+      for (int wm = 0; wm < WPTM; ++wm) row_used[wm] = !ROW_SKIPS(i0 + tm + wm * RTSM, g0);
+#endif
+      for (int k0 = g0; k0 < g_end; k0 += TSK) {
         for (int l = tid; l < TSK * TSM; l += THREADS) {
 #if A_K_FASTEST
             const int kk = l % TSK, m = l / TSK;
@@ -42,18 +57,18 @@
             const int m = l % TSM, kk = l / TSM;
 #endif
             const int i = i0 + m, k = k0 + kk;
-            a_tile[kk][m] = (i < M && k < k_end) ? A_AT_TILE(i, k) : 0.0f;
+            a_tile[kk][m] = (i < M && k < g_end) ? A_AT_TILE(i, k) : 0.0f;
         }
 #ifdef B_ROW
         for (int l = tid; l < TSK * BVECS; l += THREADS) {
             const int nv = l % BVECS, kk = l / BVECS;
             const int j = j0 + nv * VWN, k = k0 + kk;
             __local float *dst = &b_tile[kk][nv * VWN];
-            if (k < k_end && j + VWN <= N) {
+            if (k < g_end && j + VWN <= N) {
                 STORE_B(LOAD_B(B_ROW(k) + j), dst);
             } else {  // past the last row or column of B: what is missing reads as zero
                 for (int e = 0; e < VWN; ++e)
-                    dst[e] = (k < k_end && j + e < N) ? B_ROW(k)[j + e] : 0.0f;
+                    dst[e] = (k < g_end && j + e < N) ? B_ROW(k)[j + e] : 0.0f;
             }
         }
 #else
@@ -64,7 +79,7 @@
             const int n = l % TSN, kk = l / TSN;
 #endif
             const int j = j0 + n, k = k0 + kk;
-            b_tile[kk][n] = (j < N && k < k_end) ? B_AT_TILE(k, j) : 0.0f;
+            b_tile[kk][n] = (j < N && k < g_end) ? B_AT_TILE(k, j) : 0.0f;
         }
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -74,10 +89,18 @@
             for (int wn = 0; wn < WPTN; ++wn) b_reg[wn] = b_tile[kk][tn + wn * RTSN];
             #pragma unroll
             for (int wm = 0; wm < WPTM; ++wm) {
+#ifdef ROW_SKIPS
+                if (!row_used[wm]) continue;
+#endif
                 const float av = a_tile[kk][tm + wm * RTSM];
                 #pragma unroll
                 for (int wn = 0; wn < WPTN; ++wn) acc[wm][wn] = MAD(av, b_reg[wn], acc[wm][wn]);
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
+      }
     }
+#ifdef TILE_BODY_GROUP_DEFAULT
+#undef K_GROUP
+#undef TILE_BODY_GROUP_DEFAULT
+#endif
