@@ -152,7 +152,11 @@ def select_device(spec=None):
 class Runtime:
     """One context and one in-order queue on one device, with a program cache and traffic counters."""
 
-    def __init__(self, spec=None):
+    def __init__(self, spec=None, profile=None):
+        """The device chosen by `spec` (default MINIDL_OPENCL_DEVICE), its kernels shaped for
+        `profile` ("cpu" or "gpu"; default: device_profile)."""
+        if profile not in (None, "cpu", "gpu"):
+            raise ValueError(f"opencl Runtime: profile must be 'cpu' or 'gpu', got {profile!r}")
         if spec is None:
             spec = settings.current().opencl_device
         self.platform, self.device = select_device(spec)
@@ -164,7 +168,7 @@ class Runtime:
         self.local_mem_size = self.device.local_mem_size
         # "gpu": work-group tiles in local memory, cooperative reductions; "cpu": register
         # blocks and one work-item per row (the kernels that suit PoCL)
-        self.profile = device_profile(self.device)
+        self.profile = profile or device_profile(self.device)
         self.reset_stats()
 
     # ------------------------------------------------------------ description
