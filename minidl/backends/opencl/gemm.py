@@ -174,7 +174,9 @@ class Gemm:
 
     def sum_slices(self, c, partial, slices, size, alpha, beta):
         """c (size,) = alpha * the sum of `slices` consecutive (size,) slices of partial + beta * c."""
-        local = 64 if size >= 64 * 8 else 1
+        # groups of one work-item suit a CPU's short sums, never a GPU's warps
+        local = 64 if size >= 64 * 8 or self.rt.profile == "gpu" else 1
+        local = min(local, self.rt.max_work_group_size)
         self.rt.launch(self._sum_slices, (-(-size // local) * local,), (local,),
                        c, partial, slices, alpha, beta, size)
 

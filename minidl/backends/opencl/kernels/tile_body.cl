@@ -25,6 +25,8 @@
 // and i0, j0, tm, tn. Launch: local size (RTSN, RTSM, 1), one work-group per tile, the
 // group's id (1, 0) its tile row and column; the kernels use id 2 for split-K slices.
 
+#define A_AT_TILE_IK(i, k) A_AT_TILE(i, k)
+#define B_AT_TILE_JK(j, k) B_AT_TILE(k, j)
     const int tn = get_local_id(0), tm = get_local_id(1);
     const int tid = tm * RTSN + tn;
     const int i0 = get_group_id(1) * TSM, j0 = get_group_id(0) * TSN;
@@ -50,15 +52,7 @@
       for (int wm = 0; wm < WPTM; ++wm) row_used[wm] = !ROW_SKIPS(i0 + tm + wm * RTSM, g0);
 #endif
       for (int k0 = g0; k0 < g_end; k0 += TSK) {
-        for (int l = tid; l < TSK * TSM; l += THREADS) {
-#if A_K_FASTEST
-            const int kk = l % TSK, m = l / TSK;
-#else
-            const int m = l % TSM, kk = l / TSM;
-#endif
-            const int i = i0 + m, k = k0 + kk;
-            a_tile[kk][m] = (i < M && k < g_end) ? A_AT_TILE(i, k) : 0.0f;
-        }
+        STAGE_TILE(a_tile, TSM, A_K_FASTEST, i0, M, A_AT_TILE_IK)
 #ifdef B_ROW
         for (int l = tid; l < TSK * BVECS; l += THREADS) {
             const int nv = l % BVECS, kk = l / BVECS;
@@ -72,15 +66,7 @@
             }
         }
 #else
-        for (int l = tid; l < TSK * TSN; l += THREADS) {
-#if B_K_FASTEST
-            const int kk = l % TSK, n = l / TSK;
-#else
-            const int n = l % TSN, kk = l / TSN;
-#endif
-            const int j = j0 + n, k = k0 + kk;
-            b_tile[kk][n] = (j < N && k < g_end) ? B_AT_TILE(k, j) : 0.0f;
-        }
+        STAGE_TILE(b_tile, TSN, B_K_FASTEST, j0, N, B_AT_TILE_JK)
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int kk = 0; kk < TSK; ++kk) {
@@ -100,6 +86,8 @@
         barrier(CLK_LOCAL_MEM_FENCE);
       }
     }
+#undef A_AT_TILE_IK
+#undef B_AT_TILE_JK
 #ifdef TILE_BODY_GROUP_DEFAULT
 #undef K_GROUP
 #undef TILE_BODY_GROUP_DEFAULT

@@ -35,6 +35,17 @@
 #define STORE_B(v, p) CAT(vstore, VWN)(v, 0, p)
 #endif
 
+// In tile_body.cl: tile[kk][e] = LOAD(origin + e, k0 + kk) for the TSK x EXTENT slice of an
+// operand, spread over the work-group, neighbouring work-items walking k when K_FASTEST (a
+// constant: the compiler folds the choice), else e; what lies past `limit` or g_end is 0
+#define STAGE_TILE(tile, EXTENT, K_FASTEST, origin, limit, LOAD)                \
+    for (int l = tid; l < TSK * EXTENT; l += THREADS) {                        \
+        const int kk = (K_FASTEST) ? l % TSK : l / EXTENT;                     \
+        const int e = (K_FASTEST) ? l / TSK : l % EXTENT;                      \
+        const int index = (origin) + e, k = k0 + kk;                           \
+        tile[kk][e] = (index < (limit) && k < g_end) ? LOAD(index, k) : 0.0f;  \
+    }
+
 // After tile_body.cl: STORE(i, j, value) for each of the work-item's WPTM x WPTN results that
 // lies inside the M x N product (constant trip counts: the compiler unrolls these loops)
 #define STORE_RESULTS(STORE)                                   \
