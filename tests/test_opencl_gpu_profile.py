@@ -226,3 +226,25 @@ def test_traffic_of_64_tiles_is_a_sixteenth_byte_per_flop():
     # a product 32 columns wide cannot do better than 2 / 32 whatever its tiles
     narrow = {"m": 4096, "n": 32, "k": 288}
     assert traffic.bytes_per_flop("gemm", narrow, TILED_DEFAULT) > 1 / 16
+
+
+@pytest.mark.parametrize("k", [1, 10, 300])
+@pytest.mark.parametrize("sparse", [True, False])
+def test_cooperative_softmax_rows_match_numpy(gpu_be, k, sparse):
+    """One work-group per row: wider rows than lanes, a NaN row, probs written over logits."""
+    from minidl.backends.numpy_backend import NumpyBackend
+    rng = np.random.default_rng(k)
+    logits = randn(rng, 6, k) * 4
+    logits[2, k // 2] = np.nan
+    labels = rng.integers(0, k, 6).astype(np.int32)
+    targets = labels if sparse else np.eye(k, dtype=np.float32)[labels]
+    results = []
+    for be in (gpu_be, NumpyBackend()):
+        shared, loss = be.from_numpy(logits), be.empty((6,))
+        be.softmax_cross_entropy_forward(shared, loss, shared, be.from_numpy(targets))
+        alone = be.from_numpy(logits)
+        be.activation_forward(alone, alone, "softmax")
+        results.append([be.to_numpy(t) for t in (shared, loss, alone)])
+    for name, got, want in zip(("probs", "loss", "softmax"), *results):
+        assert np.isnan(got[2]).all() == np.isnan(want[2]).all(), name
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=name)

@@ -206,6 +206,9 @@ class OpenCLBackend(TrainingOps, LayerOps, ConvOps, GroupOps, Backend):
         self._check_same_size(f"activation_forward({name})", ("out", "x"), (out, x))
         if name == "softmax":
             k = x.shape[-1]
+            if self.gpu:
+                self.row_groups("softmax_forward_rows", x.size // k, k, out, x)
+                return
             self._run1d("loss.cl", "softmax_forward", x.size // k, out, x, x.size // k, k)
             return
         code = self._activation_code(name)

@@ -1,6 +1,7 @@
 """The GPU profile's reductions and per-row ops of the opencl backend: work-groups that
-cooperate through local-memory tree sums (kernels/reduce_wg.cl) and kernels with one work-item
-per element (kernels/per_element.cl), where the CPU profile runs one work-item per row.
+cooperate through local-memory tree sums (kernels/reduce_wg.cl; softmax rows in loss_wg.cl) and
+kernels with one work-item per element (kernels/per_element.cl), where the CPU profile runs one
+work-item per row.
 
 GroupOps is a mixin of OpenCLBackend (backend.py), which provides rt, _kernel, _run1d and
 _scratch_tensor, and calls these after checking its arguments when rt.profile is "gpu".
@@ -78,6 +79,15 @@ class GroupOps:
         size = self.group_size(finish)
         self.rt.launch(finish, (size,), (size,), out, partial, groups, *finish_args,
                        self._local_floats(size))
+
+    # ---------------------------------------------------------- rows
+    def row_groups(self, name, rows, k, *args):
+        """loss_wg.cl's kernel `name`(*args, rows, k, scratch): one work-group per row of k
+        columns, as many work-items as k needs up to the group size."""
+        kernel = self._kernel("loss_wg.cl", name)
+        lanes = min(self.group_size(kernel), _floor_pow2(2 * k - 1))
+        self.rt.launch(kernel, (rows * lanes,), (lanes,), *args, rows, k,
+                       self._local_floats(lanes))
 
     # -------------------------------------------------- per element
     def per_element(self, name, n, *args):

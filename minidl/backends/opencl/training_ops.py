@@ -30,6 +30,9 @@ class TrainingOps:
         self._check("softmax_cross_entropy_forward", "loss", loss, (rows,))
         name = ("softmax_cross_entropy_forward_sparse" if is_sparse(targets)
                 else "softmax_cross_entropy_forward_dense")
+        if self.gpu:
+            self.row_groups(name + "_rows", rows, k, probs, loss, logits, targets)
+            return
         self._run1d("loss.cl", name, rows, probs, loss, logits, targets, rows, k)
 
     def softmax_cross_entropy_backward(self, dlogits, probs, targets, scale):

@@ -9,21 +9,7 @@
 // reduce.cl's colsum_finish or batchnorm.cl's *_finish kernels add up per column.
 // Global size (ceil(c / COLUMNS) * COLUMNS, G * ROWS), local (COLUMNS, ROWS), both powers of two.
 
-// The sum of v over the `count` work-items lane = 0 .. count - 1 that share `base`, their
-// values `stride` floats apart in scratch; every work-item of the group must call it.
-float tree_sum(__local float *scratch, const int base, const int lane, const int count,
-               const int stride, const float v)
-{
-    scratch[base + lane * stride] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int step = count / 2; step > 0; step /= 2) {
-        if (lane < step) scratch[base + lane * stride] += scratch[base + (lane + step) * stride];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    const float total = scratch[base];
-    barrier(CLK_LOCAL_MEM_FENCE);  // scratch may be reused at once
-    return total;
-}
+#include "tree.cl"
 
 // The column reduction's loop over the rows of this work-item's column col (if col < c)
 #define FOR_MY_ROWS(row)                                                              \
