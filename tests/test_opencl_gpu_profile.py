@@ -248,3 +248,12 @@ def test_cooperative_softmax_rows_match_numpy(gpu_be, k, sparse):
     for name, got, want in zip(("probs", "loss", "softmax"), *results):
         assert np.isnan(got[2]).all() == np.isnan(want[2]).all(), name
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_tiles_larger_than_the_kernel_allows_are_refused(opencl_tiled, monkeypatch):
+    from minidl.backends.opencl.gemm import Gemm
+    engine = Gemm(opencl_tiled.rt, SMALL)
+    monkeypatch.setattr(opencl_tiled.rt, "kernel_max_group", lambda kernel: 32)
+    a = opencl_tiled.from_numpy(np.ones((4, 4), np.float32))
+    with pytest.raises(ValueError, match="at most 32 work-items"):
+        engine.run(opencl_tiled.empty((4, 4)), a, a, 4, 4, 4, False, 1.0, 0.0)

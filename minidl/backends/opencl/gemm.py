@@ -125,6 +125,7 @@ class Gemm:
         self.block_rows, self.block_cols = block_shape(params)
         self._sum_slices = runtime.kernel("gemm_util.cl", "gemm_sum_slices")
         self._scratches = {}   # "b_panels", "split_k", "zeros" -> grow-only tensors
+        self._fitting = set()   # tiled kernels checked against CL_KERNEL_WORK_GROUP_SIZE
 
     def direct_defines(self, **extra):
         """The -D defines of the direct family's register blocks (RM, VW, VN), plus `extra`."""
@@ -158,6 +159,12 @@ class Gemm:
         per tile."""
         p = self.params
         local = (p["TSN"] // p["WPTN"], p["TSM"] // p["WPTM"], 1)
+        if kernel not in self._fitting:   # registers may hold a GPU kernel under the device limit
+            limit = self.rt.kernel_max_group(kernel)
+            if limit < local[0] * local[1]:
+                raise ValueError(f"gemm params {p}: {kernel.function_name} runs at most {limit} "
+                                 f"work-items per group here, the tiles need {local[0] * local[1]}")
+            self._fitting.add(kernel)
         global_size = (-(-cols // p["TSN"]) * local[0], -(-rows // p["TSM"]) * local[1], slices)
         self.rt.launch(kernel, global_size, local, *args)
 
