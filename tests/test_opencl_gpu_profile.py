@@ -257,3 +257,17 @@ def test_tiles_larger_than_the_kernel_allows_are_refused(opencl_tiled, monkeypat
     a = opencl_tiled.from_numpy(np.ones((4, 4), np.float32))
     with pytest.raises(ValueError, match="at most 32 work-items"):
         engine.run(opencl_tiled.empty((4, 4)), a, a, 4, 4, 4, False, 1.0, 0.0)
+
+
+def test_narrow_and_short_products_get_reshaped_tiles():
+    from minidl.backends.opencl import gemm, traffic
+    base = gemm.TILED_DEFAULT
+    narrow = gemm.tile_for(base, 28800, 32)
+    assert (narrow["TSM"], narrow["TSN"]) == (128, 32)
+    short = gemm.tile_for(base, 32, 2304)
+    assert (short["TSM"], short["TSN"]) == (32, 128)
+    assert gemm.tiled_threads(short) == gemm.tiled_threads(base)
+    assert gemm.tile_for(base, 40, 40) == base               # nothing to gain either way
+    # a 32-filter convolution: 2 (128 + 32) / (128 * 32) bytes per flop instead of 3 / 32
+    plan = make_plan(32, 32, 32, 32, 32, 3, 3, 1, 1, (0, 0, 0, 0))
+    assert traffic.bytes_per_flop("conv2d_forward", plan, base) == pytest.approx(0.078125, rel=1e-3)

@@ -197,7 +197,7 @@ class ConvOps:
     def _conv2d_tiled(self, name, rows, cols, slices, *args):
         """Launch conv_tiled.cl's kernel `name` over the tiles of its rows x cols product."""
         engine = self.gemm_engine
-        kernel = self.rt.kernel("conv_tiled.cl", name, engine.tiled_defines())
+        kernel = self.rt.kernel("conv_tiled.cl", name, engine.tiled_defines(rows, cols))
         engine.launch_tiles(kernel, rows, cols, slices, *args)
 
     def _conv2d_backward_filter_tiled(self, dweight, dout, x, plan):

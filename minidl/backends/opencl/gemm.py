@@ -53,6 +53,30 @@ def tiled_local_bytes(params):
     return 4 * params["TSK"] * (params["TSM"] + params["TSN"] + 2)
 
 
+RESHAPED_MAX_SIDE = 256   # the longest tile side a narrow or short product is given
+
+
+def tile_for(params, rows, cols, local_limit=float("inf")):
+    """The tiled parameter set for a rows x cols product: `params`, or for a product at most
+    half a tile wide (a 32-filter convolution) a tile half as wide and twice as tall, or for
+    one at most half a tile tall (a Dense layer on a small batch) half as tall and twice as
+    wide, as often as that fits and the longer side has the work for it; the same work-items
+    in other proportions. The tile stops idling on padding and loads fewer bytes per flop."""
+    tile = dict(params)
+    while True:
+        if cols <= tile["TSN"] // 2 and rows > tile["TSM"]:
+            reshaped = dict(tile, TSM=tile["TSM"] * 2, TSN=tile["TSN"] // 2)
+        elif rows <= tile["TSM"] // 2 and cols > tile["TSN"]:
+            reshaped = dict(tile, TSM=tile["TSM"] // 2, TSN=tile["TSN"] * 2)
+        else:
+            return tile
+        tsm, tsn = reshaped["TSM"], reshaped["TSN"]
+        if (tsm % tile["WPTM"] or tsn % tile["WPTN"] or tsn % tile["VWN"]
+                or max(tsm, tsn) > RESHAPED_MAX_SIDE or tiled_local_bytes(reshaped) > local_limit):
+            return tile
+        tile = reshaped
+
+
 def default_params(runtime):
     """The untuned choice for the runtime's profile: the register-blocked kernel for "cpu", the
     local-memory one for "gpu"."""
@@ -125,6 +149,7 @@ class Gemm:
         self.block_rows, self.block_cols = block_shape(params)
         self._sum_slices = runtime.kernel("gemm_util.cl", "gemm_sum_slices")
         self._scratches = {}   # "b_panels", "split_k", "zeros" -> grow-only tensors
+        self._tiles = {}        # product width -> tiled parameter set (tile_for)
         self._fitting = set()   # tiled kernels checked against CL_KERNEL_WORK_GROUP_SIZE
 
     def direct_defines(self, **extra):
@@ -138,26 +163,36 @@ class Gemm:
         """Whether run() takes trans_b itself (else the caller transposes b first)."""
         return self.family == "tiled"
 
-    def tiled_defines(self, **extra):
-        """The -D defines of the tiled family's tiles (tile_defs.cl), plus `extra`."""
-        defines = {k: self.params[k] for k in TILED_KEYS}
+    def tile(self, rows, cols):
+        """The tiled parameter set for a rows x cols product (tile_for)."""
+        key = (min(rows, 2 * RESHAPED_MAX_SIDE), min(cols, 2 * RESHAPED_MAX_SIDE))
+        tile = self._tiles.get(key)
+        if tile is None:
+            tile = self._tiles[key] = tile_for(self.params, *key, self.rt.local_mem_size)
+        return tile
+
+    def tiled_defines(self, rows, cols, **extra):
+        """The -D defines of the tiled family's tiles (tile_defs.cl) for a rows x cols product,
+        plus `extra`."""
+        tile = self.tile(rows, cols)
+        defines = {k: tile[k] for k in TILED_KEYS}
         defines.update(extra)
         return defines
 
-    def _blocked_kernel(self, trans_a, single_row=False, trans_b=False):
+    def _blocked_kernel(self, trans_a, single_row=False, trans_b=False, shape=(1 << 30, 1 << 30)):
         if self.family == "direct":
             defines = self.direct_defines(TRANS_A=int(trans_a))
             if single_row:
                 defines["RM"] = 1
             return self.rt.kernel("gemm_direct.cl", "gemm_direct", defines)
-        defines = self.tiled_defines(TRANS_A=int(trans_a), TRANS_B=int(trans_b))
+        defines = self.tiled_defines(*shape, TRANS_A=int(trans_a), TRANS_B=int(trans_b))
         return self.rt.kernel("gemm_tiled.cl", "gemm_tiled", defines)
 
     def launch_tiles(self, kernel, rows, cols, slices, *args):
         """Launch a tiled kernel (gemm_tiled.cl, conv_tiled.cl) over the tiles of a rows x cols
         product, `slices` split-K slices deep: one work-group of the size the kernel requires
         per tile."""
-        p = self.params
+        p = self.tile(rows, cols)
         local = (p["TSN"] // p["WPTN"], p["TSM"] // p["WPTM"], 1)
         if kernel not in self._fitting:   # registers may hold a GPU kernel under the device limit
             limit = self.rt.kernel_max_group(kernel)
@@ -170,7 +205,8 @@ class Gemm:
 
     def tiles(self, rows, cols):
         """How many work-group tiles cover a rows x cols product."""
-        return -(-rows // self.params["TSM"]) * -(-cols // self.params["TSN"])
+        tile = self.tile(rows, cols)
+        return -(-rows // tile["TSM"]) * -(-cols // tile["TSN"])
 
     def pack_b_panels(self, panels, b, rows, cols):
         """panels (ceil(cols / RN), rows, RN) = b (rows, cols) cut into column panels of the
@@ -271,7 +307,7 @@ class Gemm:
         split along k when there are few tiles and k is long (as the direct family)."""
         lda = m if trans_a else k
         ldb = k if trans_b else n
-        kernel = self._blocked_kernel(trans_a, trans_b=trans_b)
+        kernel = self._blocked_kernel(trans_a, trans_b=trans_b, shape=(m, n))
         slices = split_k_slices(self.tiles(m, n), k)
         if slices == 1:
             self.launch_tiles(kernel, m, n, 1, c, a, b, m, n, k, lda, ldb, n, alpha, beta, k, 0)

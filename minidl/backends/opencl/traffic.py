@@ -21,7 +21,7 @@ made (an upper bound). Flops are the useful ones, 2 N OH OW KH KW C F for each c
 
 import math
 
-from .gemm import split_k_slices
+from .gemm import split_k_slices, tile_for
 
 FLOAT = 4  # bytes
 
@@ -64,7 +64,9 @@ def flops(kind, shapes):
 
 
 def tile_bytes(m, n, k, params):
-    """Bytes of op(A) and op(B) that the tiled product of an (m, n, k) GEMM loads."""
+    """Bytes of op(A) and op(B) that the tiled product of an (m, n, k) GEMM loads, with the
+    tile the kernels use for an m x n product (gemm.tile_for)."""
+    params = tile_for(params, m, n)
     return FLOAT * k * (m * _cdiv(n, params["TSN"]) + n * _cdiv(m, params["TSM"]))
 
 
@@ -81,14 +83,16 @@ def bytes_loaded(kind, shapes, params):
     m, n, k = product_shape(kind, shapes)
     loaded = tile_bytes(m, n, k, params)
     if kind == "gemm":
-        slices = split_k_slices(_cdiv(m, params["TSM"]) * _cdiv(n, params["TSN"]), k)
+        tile = tile_for(params, m, n)
+        slices = split_k_slices(_cdiv(m, tile["TSM"]) * _cdiv(n, tile["TSN"]), k)
         partial = m * n * slices if slices > 1 else 0   # gemm_sum_slices reads them back
         return loaded + FLOAT * (partial + (m * n if shapes.get("beta") else 0))
     _, bias = _plan_of(shapes)
     if kind == "conv2d_forward":
         return loaded + (FLOAT * m * n if bias else 0)   # one bias read per result
     if kind == "conv2d_backward_filter":
-        slices = split_k_slices(_cdiv(m, params["TSM"]) * _cdiv(n, params["TSN"]), k)
+        tile = tile_for(params, m, n)
+        slices = split_k_slices(_cdiv(m, tile["TSM"]) * _cdiv(n, tile["TSN"]), k)
         return loaded + (FLOAT * m * n * slices if slices > 1 else 0)
     return loaded
 
