@@ -77,11 +77,7 @@ void conv2d_forward_tiled(__global float *out, __global const float *x,
     STORE_RESULTS(RESULT)
 #undef RESULT
 }
-#undef TILE_TABLES
-#undef SLICE_TABLES
-#undef A_AT_TILE
-#undef A_K_FASTEST
-#undef B_ROW
+#include "tile_undef.cl"
 
 // dout(b, oy, ox, f) for the output pixel (oy, ox) whose kernel tap puts the input pixel at
 // (ty, tx) = (y + PT - ky, x + PL - kx) * 1 / (SH, SW); 0 where there is none (off the output,
@@ -132,14 +128,7 @@ void conv2d_backward_data_tiled(__global float *dx, __global const float *dout,
     STORE_RESULTS(RESULT)
 #undef RESULT
 }
-#undef TILE_TABLES
-#undef SLICE_TABLES
-#undef A_AT_TILE
-#undef A_K_FASTEST
-#undef B_AT_TILE
-#undef B_K_FASTEST
-#undef K_GROUP
-#undef ROW_SKIPS
+#include "tile_undef.cl"
 
 // dweight (KH*KW*C, F) = patches^T (KH*KW*C, N*OH*OW) @ dout (N*OH*OW, F), the pixels cut into
 // split-K slices: work-group z = s sums the pixels [s * rows_per_slice, (s + 1) * rows_per_slice)
