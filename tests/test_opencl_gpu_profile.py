@@ -115,6 +115,7 @@ GEOMETRIES = [  # n, h, w, c, filters, kh, kw, sh, sw, (top, bottom, left, right
     (1, 6, 6, 8, 8, 1, 1, 2, 2, (0, 0, 0, 0)),      # 1x1 strided
     (2, 10, 9, 3, 20, 5, 4, 2, 3, (2, 1, 1, 2)),    # uneven kernel, strides and padding
     (2, 12, 12, 16, 33, 3, 3, 1, 1, (0, 0, 0, 0)),  # ragged filter tiles
+    (1, 3, 3, 4, 33, 3, 3, 1, 1, (0, 0, 0, 0)),     # one output pixel: a short, wide tile
 ]
 
 

@@ -44,6 +44,7 @@ class OpenCLBackend(TrainingOps, LayerOps, ConvOps, GroupOps, Backend):
         self._scratch = {}   # name -> CLTensor grown on demand, reused by every later call
         self._local_1d = min(LOCAL_1D, self.rt.max_work_group_size)
         self.gpu = self.rt.profile == "gpu"
+        self._group_sizes = {}   # kernel name -> work-group size (group_ops.GroupOps.group_size)
 
     @property
     def gemm_engine(self):

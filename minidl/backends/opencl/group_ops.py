@@ -3,8 +3,8 @@ cooperate through local-memory tree sums (kernels/reduce_wg.cl; softmax rows in 
 kernels with one work-item per element (kernels/per_element.cl), where the CPU profile runs one
 work-item per row.
 
-GroupOps is a mixin of OpenCLBackend (backend.py), which provides rt, _kernel, _run1d and
-_scratch_tensor, and calls these after checking its arguments when rt.profile is "gpu".
+GroupOps is a mixin of OpenCLBackend (backend.py), which provides rt, _kernel, _run1d,
+_scratch_tensor and _group_sizes (a dict), and calls these after checking its arguments when rt.profile is "gpu".
 Work-group sizes come from the device: a power of two no larger than GROUP_MAX, the kernel's
 CL_KERNEL_WORK_GROUP_SIZE or the device's limit, and at least its preferred multiple where
 those allow; the local memory each launch asks for is checked against CL_DEVICE_LOCAL_MEM_SIZE.
@@ -27,7 +27,7 @@ class GroupOps:
 
     def group_size(self, kernel):
         """The work-group size of a one-dimensional launch of `kernel` (a power of two)."""
-        sizes = self.__dict__.setdefault("_group_sizes", {})
+        sizes = self._group_sizes
         size = sizes.get(kernel.function_name)
         if size is None:
             limit = min(GROUP_MAX, self.rt.max_work_group_size, self.rt.kernel_max_group(kernel))

@@ -17,9 +17,6 @@
 //   B_AT_TILE(k, j)  op(B)(k, j), called only for j < N, k in range (when B_ROW is undefined)
 //   B_K_FASTEST      as A_K_FASTEST, for B (used when B_ROW is undefined)
 //   B_ROW(k)         optional: a pointer to row k of a row-major B, loaded in vectors of VWN
-//   TILE_TABLES, SLICE_TABLES  optional: statements that fill local-memory tables once per tile
-//                    and once per k slice (before its loads, k0 set), which the loaders read
-//                    instead of dividing indices (the convolutions' pixel and tap tables)
 //   K_GROUP, ROW_SKIPS(i, g)  optional: k runs in groups of K_GROUP (each slice within one
 //                    group), and row i leaves out group g (its first k) entirely when
 //                    ROW_SKIPS(i, g): not even 0 * inf = NaN reaches it (the input gradient of
@@ -36,11 +33,6 @@
     // +1: a column walk (k fastest) then hits a different bank for each neighbouring work-item
     __local float a_tile[TSK][TSM + 1];   // a_tile[kk][m] = op(A)(i0 + m, k0 + kk)
     __local float b_tile[TSK][TSN + 1];   // b_tile[kk][n] = op(B)(k0 + kk, j0 + n)
-
-#ifdef TILE_TABLES
-    TILE_TABLES
-    barrier(CLK_LOCAL_MEM_FENCE);
-#endif
 
     float acc[WPTM][WPTN];
     #pragma unroll
@@ -60,10 +52,6 @@
       for (int wm = 0; wm < WPTM; ++wm) row_used[wm] = !ROW_SKIPS(i0 + tm + wm * RTSM, g0);
 #endif
       for (int k0 = g0; k0 < g_end; k0 += TSK) {
-#ifdef SLICE_TABLES
-        SLICE_TABLES  // the previous slice's loads are behind the barrier that ended it
-        barrier(CLK_LOCAL_MEM_FENCE);
-#endif
         STAGE_TILE(a_tile, TSM, A_K_FASTEST, i0, M, A_AT_TILE_IK)
 #ifdef B_ROW
         for (int l = tid; l < TSK * BVECS; l += THREADS) {
