@@ -121,8 +121,8 @@ def transform_backward(dx, dout, transforms, interpolation, fill_mode):
     grad = np.zeros(dx.shape, np.float64)
     batch = np.broadcast_to(np.arange(n)[:, None, None], (n, oh, ow))
     for weight, iy, ix, inside in _taps(transforms, n, oh, ow, h, w, interpolation, fill_mode):
-        contribution = (weight * inside)[..., None].astype(np.float64) * dout
-        np.add.at(grad, (batch, iy, ix), contribution)
+        contribution = weight[..., None].astype(np.float64) * dout    # taps of the fill: none
+        np.add.at(grad, (batch[inside], iy[inside], ix[inside]), contribution[inside])
     dx[...] = grad
 
 
