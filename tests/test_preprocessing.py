@@ -248,7 +248,7 @@ def test_random_brightness_formula(active_backend):
 
 
 def test_random_draws_are_the_same_on_every_backend():
-    x = images(n=6, h=7, w=9)
+    x = images(n=32, h=7, w=9)
     results = []
     for name in BACKENDS:
         minidl.set_backend(name)
