@@ -79,6 +79,77 @@ static inline void find_taps(struct taps *tp, const float *t, float ox, float oy
         }
 }
 
+/* dst (c) = the weighted sum of the four source pixels (c each); inlined with c a constant
+ * for the common channel counts so that the loop unrolls. */
+static inline void blend4(float *dst, const float *const src[4], const float weight[4], int c)
+{
+    for (int ch = 0; ch < c; ch++)
+        dst[ch] = ((weight[0] * src[0][ch] + weight[1] * src[1][ch]) + weight[2] * src[2][ch])
+                  + weight[3] * src[3][ch];
+}
+
+/* One output row (ow, c) of one image. Under an affine transform, points whose taps all lie
+ * inside the image take a direct path (no fill mode to apply); the rest go through find_taps. */
+static void transform_row(float *row, const float *image, const float *t, int oy, int h, int w,
+                          int c, int ow, int interpolation, int fill_mode, float fill_value)
+{
+    const int affine = t[6] == 0.0f && t[7] == 0.0f;
+    for (int ox = 0; ox < ow; ox++) {
+        float *dst = row + (int64_t)ox * c;
+        struct taps tp;
+        if (affine) {
+            float px = t[0] * (float)ox + t[1] * (float)oy + t[2];
+            float py = t[3] * (float)ox + t[4] * (float)oy + t[5];
+            /* The range tests come first (NaN fails them): on a non-negative value in range,
+             * truncation is floorf, without the libm call the generic build makes of floorf. */
+            if (interpolation == 0) {
+                float qx = px + 0.5f, qy = py + 0.5f;
+                if (qx >= 0.0f && qy >= 0.0f && qx < (float)w && qy < (float)h) {
+                    const float *src = image + ((int64_t)(int)qy * w + (int)qx) * c;
+                    for (int ch = 0; ch < c; ch++) dst[ch] = src[ch];
+                    continue;
+                }
+                goto general;
+            }
+            if (px >= 0.0f && py >= 0.0f && px < (float)(w - 1) && py < (float)(h - 1)) {
+                int x0 = (int)px, y0 = (int)py;
+                float fx = px - (float)x0, fy = py - (float)y0;
+                const float *a = image + ((int64_t)y0 * w + x0) * c;
+                const float *const src[4] = {a, a + c, a + (int64_t)w * c, a + (int64_t)w * c + c};
+                const float weight[4] = {(1.0f - fy) * (1.0f - fx), (1.0f - fy) * fx,
+                                         fy * (1.0f - fx), fy * fx};
+                if (c == 3)
+                    blend4(dst, src, weight, 3);
+                else if (c == 1)
+                    blend4(dst, src, weight, 1);
+                else
+                    blend4(dst, src, weight, c);
+                continue;
+            }
+        }
+    general:
+        find_taps(&tp, t, (float)ox, (float)oy, h, w, interpolation, fill_mode);
+        if (tp.count == 1) {
+            if (tp.offset[0] < 0)
+                for (int ch = 0; ch < c; ch++) dst[ch] = fill_value;
+            else
+                memcpy(dst, image + tp.offset[0] * c, sizeof(float) * c);
+            continue;
+        }
+        const float *src[4];
+        float weight[4];
+        for (int k = 0; k < 4; k++) {
+            src[k] = tp.offset[k] < 0 ? NULL : image + tp.offset[k] * c;
+            weight[k] = tp.weight[k];
+        }
+        for (int ch = 0; ch < c; ch++) {
+            float v[4];
+            for (int k = 0; k < 4; k++) v[k] = src[k] ? src[k][ch] : fill_value;
+            dst[ch] = ((weight[0] * v[0] + weight[1] * v[1]) + weight[2] * v[2]) + weight[3] * v[3];
+        }
+    }
+}
+
 void minidl_image_transform_forward(float *out, const float *x, const float *transforms,
                                     int n, int h, int w, int c, int oh, int ow, int transform_rows,
                                     int interpolation, int fill_mode, float fill_value)
@@ -87,33 +158,10 @@ void minidl_image_transform_forward(float *out, const float *x, const float *tra
     int threaded = rows * ow * c >= MINIDL_PARALLEL_MIN;
 #pragma omp parallel for schedule(static) if (threaded) num_threads(minidl_num_threads())
     for (int64_t r = 0; r < rows; r++) {
-        int64_t b = r / oh, oy = r % oh;
-        const float *t = transforms + (transform_rows == 1 ? 0 : b) * 8;
-        const float *image = x + b * h * w * c;          /* image is (h, w, c) */
-        float *row = out + r * ow * c;                   /* row is (ow, c) */
-        for (int ox = 0; ox < ow; ox++) {
-            struct taps tp;
-            find_taps(&tp, t, (float)ox, (float)oy, h, w, interpolation, fill_mode);
-            float *dst = row + (int64_t)ox * c;
-            if (tp.count == 1) {
-                if (tp.offset[0] < 0)
-                    for (int ch = 0; ch < c; ch++) dst[ch] = fill_value;
-                else
-                    memcpy(dst, image + tp.offset[0] * c, sizeof(float) * c);
-                continue;
-            }
-            for (int ch = 0; ch < c; ch++) dst[ch] = 0.0f;
-            for (int k = 0; k < 4; k++) {
-                float wk = tp.weight[k];
-                if (tp.offset[k] < 0) {
-                    for (int ch = 0; ch < c; ch++) dst[ch] += wk * fill_value;
-                    continue;
-                }
-                const float *src = image + tp.offset[k] * c;
-#pragma omp simd
-                for (int ch = 0; ch < c; ch++) dst[ch] += wk * src[ch];
-            }
-        }
+        int64_t b = r / oh;
+        transform_row(out + r * ow * c, x + b * h * w * c,
+                      transforms + (transform_rows == 1 ? 0 : b) * 8, (int)(r % oh), h, w, c, ow,
+                      interpolation, fill_mode, fill_value);
     }
 }
 
