@@ -6,6 +6,7 @@ import numpy as np
 from .. import image_args
 
 _CL = "images.cl"
+BRIGHTNESS_RUN = 256   # elements per work-item of random_brightness_forward (images.cl)
 
 
 def _seed_halves(seed):
@@ -51,7 +52,8 @@ class ImageOps:
             self._run1d(_CL, kernel, n * c, out, x, n, h * w, c, np.float32(lower),
                         np.float32(upper), np.float32(low), np.float32(high), *_seed_halves(seed))
         else:
-            self._run1d(_CL, kernel, x.size, out, x, n, h * w * c, np.float32(lower),
+            runs = -(-(h * w * c) // BRIGHTNESS_RUN)
+            self._run1d(_CL, kernel, n * runs, out, x, n, h * w * c, np.float32(lower),
                         np.float32(upper), np.float32(low), np.float32(high), *_seed_halves(seed))
 
     def random_contrast_forward(self, out, x, lower, upper, value_range, seed):

@@ -61,12 +61,35 @@ __kernel void image_transform_forward(__global float *out, __global const float 
     if (pixel >= (long)n * oh * ow) return;
     const long b = pixel / ((long)oh * ow);
     const int oy = (int)(pixel / ow % oh), ox = (int)(pixel % ow);
-    float weight[4];
-    long offset[4];
-    const int count = find_taps(weight, offset, transforms + (transform_rows == 1 ? 0 : b) * 8,
-                                (float)ox, (float)oy, h, w, interpolation, fill_mode);
+    __global const float *t = transforms + (transform_rows == 1 ? 0 : b) * 8;
     __global const float *image = x + b * h * w * c;
     __global float *dst = out + pixel * c;
+    if (t[6] == 0.0f && t[7] == 0.0f) {   // affine, every tap inside: no fill mode to apply
+        const float px = t[0] * (float)ox + t[1] * (float)oy + t[2];
+        const float py = t[3] * (float)ox + t[4] * (float)oy + t[5];
+        if (interpolation == 0) {
+            const float qx = px + 0.5f, qy = py + 0.5f;
+            if (qx >= 0.0f && qy >= 0.0f && qx < (float)w && qy < (float)h) {
+                __global const float *src = image + ((long)(int)qy * w + (int)qx) * c;
+                for (int ch = 0; ch < c; ++ch) dst[ch] = src[ch];
+                return;
+            }
+        } else if (px >= 0.0f && py >= 0.0f && px < (float)(w - 1) && py < (float)(h - 1)) {
+            const int x0 = (int)px, y0 = (int)py;
+            const float fx = px - (float)x0, fy = py - (float)y0;
+            const float w00 = (1.0f - fy) * (1.0f - fx), w01 = (1.0f - fy) * fx;
+            const float w10 = fy * (1.0f - fx), w11 = fy * fx;
+            __global const float *a = image + ((long)y0 * w + x0) * c;
+            __global const float *below = a + (long)w * c;
+            for (int ch = 0; ch < c; ++ch)
+                dst[ch] = ((w00 * a[ch] + w01 * a[c + ch]) + w10 * below[ch]) + w11 * below[c + ch];
+            return;
+        }
+    }
+    float weight[4];
+    long offset[4];
+    const int count = find_taps(weight, offset, t, (float)ox, (float)oy, h, w, interpolation,
+                                fill_mode);
     for (int ch = 0; ch < c; ++ch) {
         float sum = 0.0f;
         for (int k = 0; k < count; ++k) {
@@ -170,16 +193,22 @@ __kernel void random_contrast_forward(__global float *out, __global const float 
         out[base + p * c] = clip_nan((x[base + p * c] - mean) * factor + mean, low, high);
 }
 
-// out (n, size) = clip(x + delta of the sample): one work-item per element.
+// out (n, size) = clip(x + delta of the sample): one work-item per run of BRIGHTNESS_RUN
+// elements of one sample, so that each draws its sample's uniform (ten Philox rounds) once.
+#define BRIGHTNESS_RUN 256
 __kernel void random_brightness_forward(__global float *out, __global const float *x, const int n,
                                         const int size, const float lower, const float upper,
                                         const float low, const float high, const uint seed_lo,
                                         const uint seed_hi)
 {
-    const long i = get_global_id(0);
-    if (i >= (long)n * size) return;
-    const float u = sample_uniforms(i / size, seed_lo, seed_hi).x;
-    out[i] = clip_nan(x[i] + (lower + (upper - lower) * u) * (high - low), low, high);
+    const int runs = (size + BRIGHTNESS_RUN - 1) / BRIGHTNESS_RUN;
+    const long item = get_global_id(0);
+    if (item >= (long)n * runs) return;
+    const long s = item / runs;
+    const float delta = (lower + (upper - lower) * sample_uniforms(s, seed_lo, seed_hi).x) * (high - low);
+    const long first = s * size + (item % runs) * BRIGHTNESS_RUN;
+    const long last = min(first + BRIGHTNESS_RUN, (s + 1) * size);
+    for (long i = first; i < last; ++i) out[i] = clip_nan(x[i] + delta, low, high);
 }
 
 // out (rows, c) = x * scale + shift: one work-item per element.
