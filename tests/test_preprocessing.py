@@ -18,10 +18,11 @@ BACKENDS = minidl.available_backends()
 
 @pytest.fixture(params=BACKENDS)
 def active_backend(request):
+    """The test runs once with each usable backend active (numpy again afterwards)."""
+    request.addfinalizer(lambda: minidl.set_backend("numpy"))
     minidl.set_backend(request.param)
     minidl.set_seed(0)
-    yield request.param
-    minidl.set_backend("numpy")
+    return request.param
 
 
 def images(n=4, h=8, w=8, c=3, seed=0, scale=1.0):

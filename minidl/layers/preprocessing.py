@@ -190,7 +190,18 @@ class ImageLayer(Layer):
         self.expect_rank(input_shape, 3, "image (H, W, C)")
 
 
-class Resizing(ImageLayer):
+class ResampledImage(ImageLayer):
+    """An image layer whose output is (height, width, C), made by the fixed steps self._steps."""
+
+    def compute_output_shape(self, input_shape):
+        return (self.height, self.width, input_shape[2])
+
+    def attach(self, backend, initial_values=None):
+        super().attach(backend, initial_values)
+        self._steps.attach(backend)
+
+
+class Resizing(ResampledImage):
     """Resize images to (height, width) (Keras 3): interpolation "bilinear" or "nearest",
     TensorFlow's half-pixel centres; crop_to_aspect_ratio first crops the largest centred
     window of the target's aspect ratio."""
@@ -212,13 +223,6 @@ class Resizing(ImageLayer):
         self._steps = ImageSteps(self, smart_resize_steps(
             input_shape[:2], (self.height, self.width), self.interpolation,
             self.crop_to_aspect_ratio), "resized")
-
-    def compute_output_shape(self, input_shape):
-        return (self.height, self.width, input_shape[2])
-
-    def attach(self, backend, initial_values=None):
-        super().attach(backend, initial_values)
-        self._steps.attach(backend)
 
     def forward(self, x, training):
         return self._steps.forward(x)

@@ -17,7 +17,7 @@ import numbers
 from ..arguments import number
 from ..backends.image_args import FILL_MODES, INTERPOLATIONS
 from .image_steps import ImageSteps, smart_resize_steps
-from .preprocessing import ImageLayer, choice, positive_int
+from .preprocessing import ImageLayer, ResampledImage, choice, positive_int
 
 
 def factor_range(factor, argument, owner, low=-1.0, high=1.0, symmetric=True):
@@ -126,7 +126,18 @@ class RandomFlip(RandomAffine):
         return (float(self.mode != "vertical"), float(self.mode != "horizontal"), 0.0, 0.0)
 
 
-class RandomTranslation(RandomAffine):
+class RandomTwoAxes(RandomAffine):
+    """A random affine layer with a height_factor and a width_factor."""
+
+    def get_config(self):
+        return dict(super().get_config(), height_factor=self.height_factor,
+                    width_factor=self.width_factor, **self.fill_config())
+
+    def ranges(self):
+        return self._h + self._w
+
+
+class RandomTranslation(RandomTwoAxes):
     """Shift each image by a random fraction of its height and width (Keras 3): factors are a
     number f (a shift in [-f, f]) or (lower, upper), within [-1, 1]."""
 
@@ -139,13 +150,6 @@ class RandomTranslation(RandomAffine):
         self._h = factor_range(height_factor, "height_factor", self.describe())
         self._w = factor_range(width_factor, "width_factor", self.describe())
         self._fill_arguments(fill_mode, interpolation, fill_value)
-
-    def get_config(self):
-        return dict(super().get_config(), height_factor=self.height_factor,
-                    width_factor=self.width_factor, **self.fill_config())
-
-    def ranges(self):
-        return self._h + self._w
 
 
 class RandomRotation(RandomAffine):
@@ -169,7 +173,7 @@ class RandomRotation(RandomAffine):
         return self._range + (0.0, 0.0)
 
 
-class RandomZoom(RandomAffine):
+class RandomZoom(RandomTwoAxes):
     """Zoom each image by a random factor (Keras 3): a positive factor zooms out, a negative
     one in; height_factor is a number f ([-f, f]) or (lower, upper), each >= -1; width_factor
     None zooms both axes by the same draw."""
@@ -184,15 +188,8 @@ class RandomZoom(RandomAffine):
         self.kind = "zoom_tied" if width_factor is None else "zoom"
         self._fill_arguments(fill_mode, interpolation, fill_value)
 
-    def get_config(self):
-        return dict(super().get_config(), height_factor=self.height_factor,
-                    width_factor=self.width_factor, **self.fill_config())
 
-    def ranges(self):
-        return self._h + self._w
-
-
-class RandomCrop(RandomLayer):
+class RandomCrop(RandomLayer, ResampledImage):
     """A random (height, width) window of the images, one corner per batch (Keras 3); in
     inference, and for images smaller than the window, a centred crop to the target's aspect
     ratio resized (bilinear) to (height, width)."""
@@ -209,22 +206,15 @@ class RandomCrop(RandomLayer):
         super().build(input_shape)
         h, w = input_shape[:2]
         self._room = (h - self.height, w - self.width)
-        self._resize = ImageSteps(self, smart_resize_steps((h, w), (self.height, self.width),
-                                                           "bilinear", True), "resized")
-
-    def compute_output_shape(self, input_shape):
-        return (self.height, self.width, input_shape[2])
-
-    def attach(self, backend, initial_values=None):
-        super().attach(backend, initial_values)
-        self._resize.attach(backend)
+        self._steps = ImageSteps(self, smart_resize_steps((h, w), (self.height, self.width),
+                                                          "bilinear", True), "resized")
 
     def forward(self, x, training):
         self._applied = bool(training) and min(self._room) >= 0
-        return self.augment(x) if self._applied else self._resize.forward(x)
+        return self.augment(x) if self._applied else self._steps.forward(x)
 
     def backward(self, dout):
-        return self.augment_backward(dout) if self._applied else self._resize.backward(dout)
+        return self.augment_backward(dout) if self._applied else self._steps.backward(dout)
 
     def augment(self, x):
         b = self.backend
@@ -242,43 +232,46 @@ class RandomCrop(RandomLayer):
         return dx
 
 
-class RandomContrast(RandomLayer):
+class RandomAdjust(RandomLayer):
+    """A layer that changes pixel values by one random number per image (backend op `op`)."""
+
+    op = None
+
+    def _factor_arguments(self, factor, value_range, **bounds):
+        self.factor = factor
+        self._range = factor_range(factor, "factor", self.describe(), **bounds)
+        self.value_range = value_range_pair(value_range, self.describe())
+
+    def get_config(self):
+        return dict(super().get_config(), factor=self.factor, value_range=list(self.value_range))
+
+    def augment(self, x):
+        out = self.buffer("out", self.backend.shape(x))
+        getattr(self.backend, self.op)(out, x, *self._range, self.value_range, self.step_seed)
+        return out
+
+
+class RandomContrast(RandomAdjust):
     """Scale each image's deviation from its per-channel mean by a random factor in
     [1 - lower, 1 + upper] (Keras 3: factor f means lower = upper = f, each in [0, 1]), then clip
     to value_range."""
 
+    op = "random_contrast_forward"
+
     def __init__(self, factor, value_range=(0, 255), seed=None, name=None, trainable=True):
         super().__init__(seed=seed, name=name, trainable=trainable)
-        self.factor = factor
-        self._range = factor_range(factor, "factor", self.describe(), low=0.0, symmetric=False)
-        self.value_range = value_range_pair(value_range, self.describe())
-
-    def get_config(self):
-        return dict(super().get_config(), factor=self.factor, value_range=list(self.value_range))
-
-    def augment(self, x):
-        out = self.buffer("out", self.backend.shape(x))
-        self.backend.random_contrast_forward(out, x, *self._range, self.value_range, self.step_seed)
-        return out
+        self._factor_arguments(factor, value_range, low=0.0, symmetric=False)
 
 
-class RandomBrightness(RandomLayer):
+class RandomBrightness(RandomAdjust):
     """Add a random delta, a fraction in [lower, upper] of value_range's width, to each image
     (Keras 3: factor f means [-f, f], within [-1, 1]), then clip to value_range."""
 
+    op = "random_brightness_forward"
+
     def __init__(self, factor, value_range=(0, 255), seed=None, name=None, trainable=True):
         super().__init__(seed=seed, name=name, trainable=trainable)
-        self.factor = factor
-        self._range = factor_range(factor, "factor", self.describe())
-        self.value_range = value_range_pair(value_range, self.describe())
-
-    def get_config(self):
-        return dict(super().get_config(), factor=self.factor, value_range=list(self.value_range))
-
-    def augment(self, x):
-        out = self.buffer("out", self.backend.shape(x))
-        self.backend.random_brightness_forward(out, x, *self._range, self.value_range, self.step_seed)
-        return out
+        self._factor_arguments(factor, value_range)
 
 
 __all__ = ["RandomBrightness", "RandomContrast", "RandomCrop", "RandomFlip", "RandomRotation",
