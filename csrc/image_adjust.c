@@ -23,8 +23,8 @@ static inline float clampf(float v, float low, float high)
     return v < low ? low : (v > high ? high : v);   /* NaN passes through */
 }
 
-void minidl_image_random_transforms(float *transforms, const float *ranges, int n, int kind,
-                                    int height, int width, uint64_t seed)
+void minidl_image_random_transforms(float *transforms, const float *ranges, int kind, uint64_t seed,
+                                    int n, int height, int width)
 {
     const float r0 = ranges[0], r1 = ranges[1], r2 = ranges[2], r3 = ranges[3];
     const float h1 = (float)(height - 1), w1 = (float)(width - 1);
@@ -69,8 +69,8 @@ void minidl_image_random_transforms(float *transforms, const float *ranges, int 
     }
 }
 
-void minidl_random_contrast_forward(float *out, const float *x, int n, int64_t hw, int c,
-                                    float lower, float upper, float low, float high, uint64_t seed)
+void minidl_random_contrast_forward(float *out, const float *x, float lower, float upper,
+                                    float low, float high, uint64_t seed, int n, int64_t hw, int c)
 {
     int threaded = n * hw * c >= MINIDL_PARALLEL_MIN && n > 1;
 #pragma omp parallel for schedule(static) if (threaded) num_threads(minidl_num_threads())
@@ -96,8 +96,8 @@ void minidl_random_contrast_forward(float *out, const float *x, int n, int64_t h
     }
 }
 
-void minidl_random_brightness_forward(float *out, const float *x, int n, int64_t size,
-                                      float lower, float upper, float low, float high, uint64_t seed)
+void minidl_random_brightness_forward(float *out, const float *x, float lower, float upper,
+                                      float low, float high, uint64_t seed, int n, int64_t size)
 {
     int threaded = n * size >= MINIDL_PARALLEL_MIN && n > 1;
 #pragma omp parallel for schedule(static) if (threaded) num_threads(minidl_num_threads())

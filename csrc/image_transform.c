@@ -151,8 +151,8 @@ static void transform_row(float *row, const float *image, const float *t, int oy
 }
 
 void minidl_image_transform_forward(float *out, const float *x, const float *transforms,
-                                    int n, int h, int w, int c, int oh, int ow, int transform_rows,
-                                    int interpolation, int fill_mode, float fill_value)
+                                    int interpolation, int fill_mode, float fill_value,
+                                    int n, int h, int w, int c, int oh, int ow, int transform_rows)
 {
     int64_t rows = (int64_t)n * oh;
     int threaded = rows * ow * c >= MINIDL_PARALLEL_MIN;
@@ -166,8 +166,8 @@ void minidl_image_transform_forward(float *out, const float *x, const float *tra
 }
 
 void minidl_image_transform_backward(float *dx, const float *dout, const float *transforms,
-                                     int n, int h, int w, int c, int oh, int ow, int transform_rows,
-                                     int interpolation, int fill_mode)
+                                     int interpolation, int fill_mode,
+                                     int n, int h, int w, int c, int oh, int ow, int transform_rows)
 {
     memset(dx, 0, sizeof(float) * (size_t)n * h * w * c);
     int threaded = (int64_t)n * oh * ow * c >= MINIDL_PARALLEL_MIN && n > 1;

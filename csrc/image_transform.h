@@ -9,12 +9,12 @@
 /* out (n, oh, ow, c) = x (n, h, w, c) read at each output pixel's input point under
  * transforms (transform_rows, 8), transform_rows 1 (shared) or n. */
 void minidl_image_transform_forward(float *out, const float *x, const float *transforms,
-                                    int n, int h, int w, int c, int oh, int ow, int transform_rows,
-                                    int interpolation, int fill_mode, float fill_value);
+                                    int interpolation, int fill_mode, float fill_value,
+                                    int n, int h, int w, int c, int oh, int ow, int transform_rows);
 
 /* dx (n, h, w, c) = the adjoint of the forward applied to dout (n, oh, ow, c). */
 void minidl_image_transform_backward(float *dx, const float *dout, const float *transforms,
-                                     int n, int h, int w, int c, int oh, int ow, int transform_rows,
-                                     int interpolation, int fill_mode);
+                                     int interpolation, int fill_mode,
+                                     int n, int h, int w, int c, int oh, int ow, int transform_rows);
 
 #endif

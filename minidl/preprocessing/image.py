@@ -191,10 +191,10 @@ def transform_images(out, x, transforms, interpolation, fill_mode, cval, use_c=T
     if use_c and _lib is not None:
         n, h, w, c = x.shape
         _lib.minidl_image_transform_forward(
-            _ffi.from_buffer("float[]", out), _ffi.from_buffer("float[]", x),
-            _ffi.from_buffer("float[]", transforms), n, h, w, c, out.shape[1], out.shape[2],
-            transforms.shape[0], INTERPOLATIONS.index(interpolation), FILL_MODES.index(fill_mode),
-            float(cval))
+            _ffi.from_buffer("float[]", out, True), _ffi.from_buffer("float[]", x),
+            _ffi.from_buffer("float[]", transforms), INTERPOLATIONS.index(interpolation),
+            FILL_MODES.index(fill_mode), float(cval), n, h, w, c, out.shape[1], out.shape[2],
+            transforms.shape[0])
     else:
         _transform_reference(out, x, transforms, interpolation, fill_mode, float(cval))
     return out

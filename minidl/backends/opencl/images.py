@@ -17,15 +17,15 @@ def _seed_halves(seed):
 class ImageOps:
     """image_transform_*, random transforms, contrast, brightness, channel_scale_shift."""
 
-    def _transform(self, kernel, out_shape, x_shape, big, small, transforms, interpolation,
-                   fill_mode, *extra):
-        op = f"opencl {kernel}"
-        codes = image_args.check_transform(op, out_shape, x_shape, transforms.shape,
+    def _transform(self, kernel, out_shape, x_shape, written, read, transforms, interpolation,
+                   fill_mode, *scalars):
+        codes = image_args.check_transform(f"opencl {kernel}", out_shape, x_shape, transforms.shape,
                                            interpolation, fill_mode)
         n, h, w, c = x_shape
+        # the forward runs one work-item per output pixel, the backward one per (image, channel)
         items = n * out_shape[1] * out_shape[2] if kernel.endswith("forward") else n * c
-        self._run1d(_CL, kernel, items, big, small, transforms, n, h, w, c, out_shape[1],
-                    out_shape[2], transforms.shape[0], *codes, *extra)
+        self._run1d(_CL, kernel, items, written, read, transforms, *codes, *scalars, n, h, w, c,
+                    out_shape[1], out_shape[2], transforms.shape[0])
 
     def image_transform_forward(self, out, x, transforms, interpolation, fill_mode, fill_value):
         self._transform("image_transform_forward", out.shape, x.shape, out, x, transforms,
@@ -40,21 +40,21 @@ class ImageOps:
         code = image_args.check_random_transforms(op, transforms, kind, ranges, height, width)
         n = transforms.shape[0]
         self._run1d(_CL, "image_random_transforms", n, transforms,
-                    *(np.float32(r) for r in ranges), n, code, int(height), int(width),
-                    *_seed_halves(seed))
+                    *(np.float32(r) for r in ranges), code, *_seed_halves(seed), n, int(height),
+                    int(width))
 
     def _adjust(self, kernel, out, x, lower, upper, value_range, seed):
         op = f"opencl {kernel}"
         image_args.check_images(op, out, x)
         low, high = image_args.check_value_range(op, value_range)
         n, h, w, c = x.shape
+        scalars = (np.float32(lower), np.float32(upper), np.float32(low), np.float32(high),
+                   *_seed_halves(seed))
         if kernel == "random_contrast_forward":
-            self._run1d(_CL, kernel, n * c, out, x, n, h * w, c, np.float32(lower),
-                        np.float32(upper), np.float32(low), np.float32(high), *_seed_halves(seed))
+            self._run1d(_CL, kernel, n * c, out, x, *scalars, n, h * w, c)
         else:
             runs = -(-(h * w * c) // BRIGHTNESS_RUN)
-            self._run1d(_CL, kernel, n * runs, out, x, n, h * w * c, np.float32(lower),
-                        np.float32(upper), np.float32(low), np.float32(high), *_seed_halves(seed))
+            self._run1d(_CL, kernel, n * runs, out, x, *scalars, n, h * w * c)
 
     def random_contrast_forward(self, out, x, lower, upper, value_range, seed):
         self._adjust("random_contrast_forward", out, x, lower, upper, value_range, seed)

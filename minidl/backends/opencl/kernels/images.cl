@@ -52,10 +52,10 @@ int find_taps(float weight[4], long offset[4], __global const float *t, const fl
 
 // out (n, oh, ow, c) from x (n, h, w, c): one work-item per output pixel.
 __kernel void image_transform_forward(__global float *out, __global const float *x,
-                                      __global const float *transforms, const int n, const int h,
-                                      const int w, const int c, const int oh, const int ow,
-                                      const int transform_rows, const int interpolation,
-                                      const int fill_mode, const float fill_value)
+                                      __global const float *transforms, const int interpolation,
+                                      const int fill_mode, const float fill_value, const int n,
+                                      const int h, const int w, const int c, const int oh,
+                                      const int ow, const int transform_rows)
 {
     const long pixel = get_global_id(0);
     if (pixel >= (long)n * oh * ow) return;
@@ -103,10 +103,10 @@ __kernel void image_transform_forward(__global float *out, __global const float 
 // dx (n, h, w, c) = the adjoint applied to dout (n, oh, ow, c): one work-item per (image,
 // channel) plane, which it zeroes and then scatters into alone (no two items share an element).
 __kernel void image_transform_backward(__global float *dx, __global const float *dout,
-                                       __global const float *transforms, const int n, const int h,
-                                       const int w, const int c, const int oh, const int ow,
-                                       const int transform_rows, const int interpolation,
-                                       const int fill_mode)
+                                       __global const float *transforms, const int interpolation,
+                                       const int fill_mode, const int n, const int h, const int w,
+                                       const int c, const int oh, const int ow,
+                                       const int transform_rows)
 {
     const long plane = get_global_id(0);
     if (plane >= (long)n * c) return;
@@ -136,9 +136,9 @@ float4 sample_uniforms(const long s, const uint seed_lo, const uint seed_hi)
 
 // transforms (n, 8): one work-item per sample.
 __kernel void image_random_transforms(__global float *transforms, const float r0, const float r1,
-                                      const float r2, const float r3, const int n, const int kind,
-                                      const int height, const int width, const uint seed_lo,
-                                      const uint seed_hi)
+                                      const float r2, const float r3, const int kind,
+                                      const uint seed_lo, const uint seed_hi, const int n,
+                                      const int height, const int width)
 {
     const int s = get_global_id(0);
     if (s >= n) return;
@@ -172,10 +172,10 @@ __kernel void image_random_transforms(__global float *transforms, const float r0
 }
 
 // out (n, hw, c): one work-item per (image, channel): its mean, then its pixels.
-__kernel void random_contrast_forward(__global float *out, __global const float *x, const int n,
-                                      const int hw, const int c, const float lower,
-                                      const float upper, const float low, const float high,
-                                      const uint seed_lo, const uint seed_hi)
+__kernel void random_contrast_forward(__global float *out, __global const float *x,
+                                      const float lower, const float upper, const float low,
+                                      const float high, const uint seed_lo, const uint seed_hi,
+                                      const int n, const int hw, const int c)
 {
     const long plane = get_global_id(0);
     if (plane >= (long)n * c) return;
@@ -196,10 +196,10 @@ __kernel void random_contrast_forward(__global float *out, __global const float 
 // out (n, size) = clip(x + delta of the sample): one work-item per run of BRIGHTNESS_RUN
 // elements of one sample, so that each draws its sample's uniform (ten Philox rounds) once.
 #define BRIGHTNESS_RUN 256
-__kernel void random_brightness_forward(__global float *out, __global const float *x, const int n,
-                                        const int size, const float lower, const float upper,
-                                        const float low, const float high, const uint seed_lo,
-                                        const uint seed_hi)
+__kernel void random_brightness_forward(__global float *out, __global const float *x,
+                                        const float lower, const float upper, const float low,
+                                        const float high, const uint seed_lo, const uint seed_hi,
+                                        const int n, const int size)
 {
     const int runs = (size + BRIGHTNESS_RUN - 1) / BRIGHTNESS_RUN;
     const long item = get_global_id(0);
