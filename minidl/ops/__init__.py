@@ -1,0 +1,29 @@
+"""minidl.ops: tensor operations named and behaving as keras.ops, with automatic gradients.
+
+Use them in a Layer subclass's call, a layers.Lambda, a loss or a metric. Each op runs at
+once on the backend its tensors live on (numpy, the cpu backend's C kernels, the opencl
+backend's kernels: nothing leaves the device) and, inside a training step, records its
+gradient rule (minidl.autodiff). Tensors also take the operators + - * / ** @, unary -,
+comparisons and indexing (x[:, 1:3], x[..., 0], x[:, [0, 2]]).
+"""
+
+from .. import autodiff
+from ..autodiff import Tensor
+from .core import (OPERATORS, abs, absolute, add, cast, clip, convert_to_numpy,
+                   convert_to_tensor, divide, equal, exp, floor, full, greater, greater_equal,
+                   is_tensor, less, less_equal, log, log1p, logical_and, logical_not, logical_or,
+                   logical_xor, maximum, minimum, multiply, negative, not_equal, power, reciprocal,
+                   relu, round, shape, sigmoid, sign, sqrt, square, stop_gradient, subtract, tanh,
+                   true_divide, where)
+from .creation import arange, eye, full_like, identity, ones, ones_like, zeros, zeros_like
+from .linalg import dot, matmul
+from .nn import (average_pool, conv, gelu, leaky_relu, log_softmax, max_pool, one_hot, silu,
+                 softmax, softplus)
+from .reductions import amax, amin, argmax, argmin, max, mean, min, prod, std, sum, var
+from .shapes import (broadcast_to, concatenate, expand_dims, getitem, repeat, reshape, split,
+                     squeeze, stack, take, tile, transpose)
+
+autodiff.register_operators(dict(OPERATORS, matmul=matmul, getitem=getitem))
+
+__all__ = [name for name in dir() if not name.startswith("_") and name not in
+           ("OPERATORS", "autodiff", "core", "creation", "linalg", "nn", "reductions", "shapes")]
