@@ -69,10 +69,6 @@ def call_backward(layer, dout):
             b.fill(w.grad, 0.0)
         else:
             b.copy(w.grad, g.value)
-    # The step's temporaries stay referenced until the layer's next forward: on opencl a
-    # buffer freed while queued kernels still use it can be handed out again too early
-    # (seen under PoCL); the next step's blocking input upload has drained the queue by then.
-    layer._previous_step = (layer._tape, grads)
     layer._tape = None
     if not layer.input_grad_needed:
         return None

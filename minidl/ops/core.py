@@ -74,6 +74,11 @@ def shape_tuple(shape):
     return (int(shape),)
 
 
+def needs(v):
+    """True when a gradient must flow to v (a Tensor recorded as needing one)."""
+    return isinstance(v, Tensor) and v.requires_grad
+
+
 def record(out, inputs, rule):
     """Record `out = f(inputs)` with gradient rule(dout) -> one gradient per input."""
     tape = autodiff.current_tape()
@@ -212,7 +217,7 @@ def _binary(name, a, b, rule=None):
 
     def gradients(g):
         ga, gb = rule(g, a, b, out)
-        return (reduce_to(ga, a), reduce_to(gb, b))
+        return (reduce_to(ga, a) if needs(a) else None, reduce_to(gb, b) if needs(b) else None)
     return record(out, tuple(v for v in (a, b)), gradients)
 
 
@@ -236,18 +241,17 @@ def add(a, b):
 
 
 def subtract(a, b):
-    return _binary("subtract", a, b, lambda g, a, b, y: (g, negative(g)))
+    return _binary("subtract", a, b, lambda g, a, b, y: (g, negative(g) if needs(b) else None))
 
 
 def multiply(a, b):
     return _binary("multiply", a, b, lambda g, a, b, y: (
-        g * b if isinstance(a, Tensor) else None, g * a if isinstance(b, Tensor) else None))
+        g * b if needs(a) else None, g * a if needs(b) else None))
 
 
 def divide(a, b):
     return _binary("divide", a, b, lambda g, a, b, y: (
-        g / b if isinstance(a, Tensor) else None,
-        negative(g * y / b) if isinstance(b, Tensor) else None))
+        g / b if needs(a) else None, negative(g * y / b) if needs(b) else None))
 
 
 def true_divide(a, b):
@@ -256,19 +260,21 @@ def true_divide(a, b):
 
 def power(a, b):
     def rule(g, a, b, y):
-        ga = g * b * power(a, b - 1.0) if isinstance(a, Tensor) else None
-        gb = g * y * log(a) if isinstance(b, Tensor) else None
+        ga = g * b * power(a, b - 1.0) if needs(a) else None
+        gb = g * y * log(a) if needs(b) else None
         return ga, gb
     return _binary("power", a, b, rule)
 
 
 def maximum(a, b):
     # ties send the gradient to a, so that the two parts add up to g
-    return _binary("maximum", a, b, lambda g, a, b, y: (g * greater_equal(a, b), g * less(a, b)))
+    return _binary("maximum", a, b, lambda g, a, b, y: (
+        g * greater_equal(a, b) if needs(a) else None, g * less(a, b) if needs(b) else None))
 
 
 def minimum(a, b):
-    return _binary("minimum", a, b, lambda g, a, b, y: (g * less_equal(a, b), g * greater(a, b)))
+    return _binary("minimum", a, b, lambda g, a, b, y: (
+        g * less_equal(a, b) if needs(a) else None, g * greater(a, b) if needs(b) else None))
 
 
 def _comparison(name):
@@ -302,8 +308,9 @@ def where(condition, x1, x2):
     a, b = _float(a), _float(b)
     out = empty_like_shape(backend, np.broadcast_shapes(c.shape, a.shape, b.shape))
     backend.where(out.value, c.value, a.value, b.value)
-    return record(out, (a, b), lambda g: (reduce_to(g * not_equal(c, 0.0), a),
-                                          reduce_to(g * equal(c, 0.0), b)))
+    return record(out, (a, b), lambda g: (
+        reduce_to(g * not_equal(c, 0.0), a) if needs(a) else None,
+        reduce_to(g * equal(c, 0.0), b) if needs(b) else None))
 
 
 def clip(x, x_min, x_max):

@@ -1,7 +1,7 @@
 """matmul and dot on the backend's GEMM (the same kernel Dense uses)."""
 
 from ..autodiff import Tensor
-from .core import as_tensor, cast, empty_like_shape, multiply, record
+from .core import as_tensor, cast, empty_like_shape, multiply, needs, record
 from .reductions import sum
 from .shapes import broadcast_to, expand_dims, reshape, squeeze, stack
 
@@ -15,10 +15,13 @@ def _gemm(a, b, trans_a=False, trans_b=False):
 
     def rule(g):
         # out = A B with A = op(a), B = op(b): dA = g B^T, dB = A^T g
-        da = _gemm(b, g, trans_a=trans_b, trans_b=True) if trans_a else \
-            _gemm(g, b, trans_b=not trans_b)
-        db = _gemm(g, a, trans_a=True, trans_b=trans_a) if trans_b else \
-            _gemm(a, g, trans_a=not trans_a)
+        da = db = None
+        if needs(a):
+            da = _gemm(b, g, trans_a=trans_b, trans_b=True) if trans_a else \
+                _gemm(g, b, trans_b=not trans_b)
+        if needs(b):
+            db = _gemm(g, a, trans_a=True, trans_b=trans_a) if trans_b else \
+                _gemm(a, g, trans_a=not trans_a)
         return (da, db)
     return record(out, (a, b), rule)
 
