@@ -69,3 +69,148 @@ def test_custom_layer_on_opencl_moves_nothing_inside_a_step():
         assert stats["d2h_count"] == 1          # the epoch's loss
     finally:
         minidl.set_backend("numpy")
+
+
+def euclidean_distance(vectors):
+    a, b = vectors[:, :4], vectors[:, 4:]
+    return ops.sqrt(ops.maximum(ops.sum(ops.square(a - b), axis=1, keepdims=True), 1e-7))
+
+
+def contrastive_loss(y_true, y_pred, margin=1.0):
+    square_pred = ops.square(y_pred)
+    margin_square = ops.square(ops.maximum(margin - y_pred, 0.0))
+    return ops.mean((1.0 - y_true) * square_pred + y_true * margin_square)
+
+
+def pairs(rng, n):
+    """Pairs of 4-vectors side by side; label 1 for pairs drawn from the same cluster."""
+    centers = rng.normal(size=(2, 4)) * 3
+    first = rng.integers(0, 2, n)
+    same = rng.integers(0, 2, n)
+    second = np.where(same == 1, first, 1 - first)
+    x = np.concatenate([centers[first], centers[second]], axis=1) + rng.normal(size=(n, 8)) * 0.3
+    return x.astype(np.float32), same.astype(np.float32)
+
+
+def siamese():
+    inp = layers.Input((8,))
+    h = layers.Dense(8, activation="relu")(inp)
+    out = layers.Lambda(euclidean_distance)(h)
+    return minidl.Model(inp, out)
+
+
+def test_siamese_with_lambda_distance_and_contrastive_loss_learns(active_backend):
+    rng = np.random.default_rng(0)
+    x, y = pairs(rng, 256)
+    minidl.set_seed(3)
+    m = siamese()
+    assert m.output_shape == (None, 1)
+    m.compile(optimizer=optimizers.Adam(0.01), loss=contrastive_loss)
+    history = m.fit(x, y, batch_size=32, epochs=8, verbose=0)
+    losses = history.history["loss"]
+    assert losses[-1] < 0.6 * losses[0], losses
+
+
+def test_function_loss_matches_its_builtin_and_metrics_match(active_backend):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(48, 6)).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 48)]
+    results = []
+    for loss, metrics in (("categorical_crossentropy", ["categorical_accuracy"]),
+                          (lambda t, p: minidl.losses.categorical_crossentropy(t, p),
+                           [minidl.metrics.CategoricalAccuracy(name="acc_class"),
+                            minidl.metrics.categorical_accuracy])):
+        minidl.set_seed(5)
+        m = Sequential([layers.Input((6,)), layers.Dense(3, activation="softmax")])
+        m.compile(optimizer=optimizers.SGD(0.1), loss=loss, metrics=metrics)
+        h = m.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False)
+        results.append((h.history, m.get_weights()))
+    (fused, w_fused), (function, w_function) = results
+    np.testing.assert_allclose(function["loss"], fused["loss"], rtol=1e-4)
+    np.testing.assert_allclose(function["acc_class"], fused["categorical_accuracy"], rtol=1e-6)
+    np.testing.assert_allclose(function["categorical_accuracy"], fused["categorical_accuracy"],
+                               rtol=1e-6)
+    for a, b in zip(w_fused, w_function):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+class MeanAbsoluteError(minidl.metrics.Metric):
+    def __init__(self, name="my_mae", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.total = self.add_variable(shape=(), initializer="zeros", name="total")
+        self.count = self.add_variable(shape=(), initializer="zeros", name="count")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        self.total.assign_add(ops.sum(ops.abs(y_true - y_pred)))
+        self.count.assign_add(float(np.prod(ops.shape(y_pred))))
+
+    def result(self):
+        return self.total / self.count
+
+
+def test_custom_metric_class_matches_the_numbers(active_backend):
+    rng = np.random.default_rng(2)
+    a = rng.normal(size=(10, 3)).astype(np.float32)
+    b = rng.normal(size=(10, 3)).astype(np.float32)
+    metric = MeanAbsoluteError()
+    metric.update_state(ops.convert_to_tensor(a[:4]), ops.convert_to_tensor(b[:4]))
+    metric.update_state(ops.convert_to_tensor(a[4:]), ops.convert_to_tensor(b[4:]))
+    np.testing.assert_allclose(float(ops.convert_to_numpy(metric.result())),
+                               np.abs(a - b).mean(), rtol=1e-5)
+    metric.reset_state()
+    metric.update_state(ops.convert_to_tensor(a[:2]), ops.convert_to_tensor(b[:2]))
+    np.testing.assert_allclose(float(ops.convert_to_numpy(metric.result())),
+                               np.abs(a[:2] - b[:2]).mean(), rtol=1e-5)
+
+
+def test_precision_recall_auc_against_direct_counts(active_backend):
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 200).astype(np.float32)
+    p = np.clip(y * 0.3 + rng.uniform(size=200) * 0.7, 0, 1).astype(np.float32)
+    pos, truth = p > 0.5, y > 0.5
+    precision, recall, auc = minidl.metrics.Precision(), minidl.metrics.Recall(), minidl.metrics.AUC()
+    for metric in (precision, recall, auc):
+        metric.update_state(ops.convert_to_tensor(y), ops.convert_to_tensor(p))
+    assert float(ops.convert_to_numpy(precision.result())) == pytest.approx(
+        (pos & truth).sum() / pos.sum(), rel=1e-5)
+    assert float(ops.convert_to_numpy(recall.result())) == pytest.approx(
+        (pos & truth).sum() / truth.sum(), rel=1e-5)
+    # the exact ROC AUC: the probability that a positive outranks a negative
+    exact = (p[truth][:, None] > p[~truth][None, :]).mean()
+    assert float(ops.convert_to_numpy(auc.result())) == pytest.approx(exact, abs=0.01)
+
+
+def test_save_and_load_with_custom_objects(tmp_path):
+    minidl.set_backend("numpy")
+    rng = np.random.default_rng(4)
+    x, y = pairs(rng, 64)
+    inp = layers.Input((8,))
+    h = Linear(8, name="linear")(inp)
+    out = layers.Lambda(euclidean_distance)(h)
+    m = minidl.Model(inp, out)
+    m.compile(optimizer="adam", loss=contrastive_loss)
+    m.fit(x, y, batch_size=16, epochs=1, verbose=0)
+    path = str(tmp_path / "siamese.minidl")
+    m.save(path)
+    with pytest.raises(ValueError, match="unknown layer class 'Linear'"):
+        minidl.models.load_model(path)
+    with pytest.raises(ValueError, match="'euclidean_distance' is not known"):
+        minidl.models.load_model(path, custom_objects={"Linear": Linear})
+    with pytest.raises(ValueError, match="unknown loss 'contrastive_loss'"):
+        minidl.models.load_model(path, custom_objects={"Linear": Linear,
+                                                       "euclidean_distance": euclidean_distance})
+    loaded = minidl.models.load_model(path, custom_objects={
+        "Linear": Linear, "euclidean_distance": euclidean_distance,
+        "contrastive_loss": contrastive_loss})
+    np.testing.assert_allclose(loaded.predict(x), m.predict(x), rtol=1e-6)
+    loaded.fit(x, y, batch_size=16, epochs=1, verbose=0)
+
+
+def test_lambda_of_a_lambda_expression_refuses_to_save(tmp_path):
+    minidl.set_backend("numpy")
+    inp = layers.Input((3,))
+    m = minidl.Model(inp, layers.Lambda(lambda t: t * 2.0)(inp))
+    m.compile(optimizer="sgd", loss="mse")
+    with pytest.raises(ValueError, match="named module-level function"):
+        m.save(str(tmp_path / "m.minidl"))
+    assert not (tmp_path / "m.minidl").exists()
