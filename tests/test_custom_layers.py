@@ -214,3 +214,25 @@ def test_lambda_of_a_lambda_expression_refuses_to_save(tmp_path):
     with pytest.raises(ValueError, match="named module-level function"):
         m.save(str(tmp_path / "m.minidl"))
     assert not (tmp_path / "m.minidl").exists()
+
+
+def test_custom_loss_and_metrics_on_opencl_move_nothing_inside_a_step():
+    if "opencl" not in minidl.available_backends():
+        pytest.skip("no OpenCL platform")
+    backend = minidl.set_backend("opencl")
+    try:
+        rng = np.random.default_rng(5)
+        x, y = pairs(rng, 64)
+        m = siamese()
+        m.compile(optimizer="adam", loss=contrastive_loss,
+                  metrics=[minidl.metrics.BinaryAccuracy(), minidl.metrics.AUC(),
+                           minidl.losses.mean_absolute_error])
+        m.fit(x, y, batch_size=16, epochs=1, verbose=0)   # builds the programs
+        backend.synchronize()
+        backend.reset_stats()
+        m.fit(x, y, batch_size=16, epochs=1, verbose=0)
+        stats = backend.stats()
+        assert stats["h2d_count"] == 2 * 4      # each step's x and y
+        assert stats["d2h_count"] == 1 + 3      # the epoch's loss and each metric's result
+    finally:
+        minidl.set_backend("numpy")
