@@ -50,25 +50,32 @@ def test_linear_from_ops_trains_to_the_weights_of_dense(active_backend):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
-def test_custom_layer_on_opencl_moves_nothing_inside_a_step():
+def second_epoch_transfers(make_model, compile_args, x, y):
+    """The opencl transfer counts of a model's second epoch (the first builds the programs)."""
     if "opencl" not in minidl.available_backends():
         pytest.skip("no OpenCL platform")
     backend = minidl.set_backend("opencl")
     try:
-        rng = np.random.default_rng(0)
-        x = rng.normal(size=(32, 8)).astype(np.float32)
-        y = rng.integers(0, 3, 32)
-        m = Sequential([layers.Input((8,)), Linear(16), layers.Dense(3, activation="softmax")])
-        m.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
-        m.fit(x, y, batch_size=16, epochs=1, verbose=0)   # builds the programs
+        m = make_model()
+        m.compile(**compile_args)
+        m.fit(x, y, batch_size=16, epochs=1, verbose=0)
         backend.synchronize()
         backend.reset_stats()
         m.fit(x, y, batch_size=16, epochs=1, verbose=0)
-        stats = backend.stats()
-        assert stats["h2d_count"] == 2 * 2      # each step's x and y
-        assert stats["d2h_count"] == 1          # the epoch's loss
+        return backend.stats()
     finally:
         minidl.set_backend("numpy")
+
+
+def test_custom_layer_on_opencl_moves_nothing_inside_a_step():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(32, 8)).astype(np.float32)
+    y = rng.integers(0, 3, 32)
+    stats = second_epoch_transfers(
+        lambda: Sequential([layers.Input((8,)), Linear(16), layers.Dense(3, activation="softmax")]),
+        dict(optimizer="sgd", loss="sparse_categorical_crossentropy"), x, y)
+    assert stats["h2d_count"] == 2 * 2      # each step's x and y
+    assert stats["d2h_count"] == 1          # the epoch's loss
 
 
 def euclidean_distance(vectors):
@@ -217,22 +224,10 @@ def test_lambda_of_a_lambda_expression_refuses_to_save(tmp_path):
 
 
 def test_custom_loss_and_metrics_on_opencl_move_nothing_inside_a_step():
-    if "opencl" not in minidl.available_backends():
-        pytest.skip("no OpenCL platform")
-    backend = minidl.set_backend("opencl")
-    try:
-        rng = np.random.default_rng(5)
-        x, y = pairs(rng, 64)
-        m = siamese()
-        m.compile(optimizer="adam", loss=contrastive_loss,
-                  metrics=[minidl.metrics.BinaryAccuracy(), minidl.metrics.AUC(),
-                           minidl.losses.mean_absolute_error])
-        m.fit(x, y, batch_size=16, epochs=1, verbose=0)   # builds the programs
-        backend.synchronize()
-        backend.reset_stats()
-        m.fit(x, y, batch_size=16, epochs=1, verbose=0)
-        stats = backend.stats()
-        assert stats["h2d_count"] == 2 * 4      # each step's x and y
-        assert stats["d2h_count"] == 1 + 3      # the epoch's loss and each metric's result
-    finally:
-        minidl.set_backend("numpy")
+    x, y = pairs(np.random.default_rng(5), 64)
+    stats = second_epoch_transfers(siamese, dict(
+        optimizer="adam", loss=contrastive_loss,
+        metrics=[minidl.metrics.BinaryAccuracy(), minidl.metrics.AUC(),
+                 minidl.losses.mean_absolute_error]), x, y)
+    assert stats["h2d_count"] == 2 * 4      # each step's x and y
+    assert stats["d2h_count"] == 1 + 3      # the epoch's loss and each metric's result

@@ -64,3 +64,21 @@ def reduced_axes(op, out_shape, x_shape):
 def check_indices(op, indices, n):
     if indices.size and (indices.min() < -n or indices.max() >= n):
         raise IndexError(f"{op}: indices must be in [{-n}, {n}), got {indices.min()}..{indices.max()}")
+
+
+def contiguous_strides(shape):
+    """Element strides of a C-contiguous tensor of `shape`."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+def broadcast_strides(shape, out_shape):
+    """Strides that read a contiguous tensor of `shape` broadcast to `out_shape` (0 on the axes
+    it is repeated along)."""
+    lead = len(out_shape) - len(shape)
+    own = contiguous_strides(shape)
+    return [0] * lead + [0 if n == 1 and m != 1 else s
+                         for s, n, m in zip(own, shape, out_shape[lead:])]

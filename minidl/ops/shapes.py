@@ -8,16 +8,9 @@ import math
 import numpy as np
 
 from ..autodiff import Tensor
+from ..backends.tensor_checks import contiguous_strides
 from .core import (as_tensor, cast, convert_to_tensor, empty_like_shape, is_tensor, record,
                    reduce_to, shape_tuple)
-
-
-def contiguous_strides(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
 
 
 def _gather(t, out_shape, offset, strides):

@@ -7,24 +7,9 @@ loops with pointers; the C side does every element.
 import numpy as np
 
 from ..base import BINARY_OPS, REDUCE_OPS, UNARY_OPS
-from ..tensor_checks import (check_broadcast, check_indices, check_name, check_rank,
-                             check_strided, check_take, reduced_axes)
-from ._ffi import INT32, checked, ffi
-
-
-def _contiguous_strides(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return list(reversed(strides))
-
-
-def _broadcast_strides(shape, out_shape):
-    lead = len(out_shape) - len(shape)
-    own = _contiguous_strides(shape)
-    return [0] * lead + [0 if n == 1 and m != 1 else s
-                         for s, n, m in zip(own, shape, out_shape[lead:])]
+from ..tensor_checks import (broadcast_strides, check_broadcast, check_indices, check_name,
+                             check_rank, check_strided, check_take, reduced_axes)
+from ._ffi import FLOAT32, INT32, checked, ffi
 
 
 def _int64s(values):
@@ -38,7 +23,7 @@ class CpuTensorOps:
         """(pointer, strides) of a tensor or a Python float (a one-element array, stride 0)."""
         if isinstance(t, float):
             return ffi.new("float[1]", [t]), [0] * len(out_shape)
-        return checked(op, name, t), _broadcast_strides(t.shape, out_shape)
+        return checked(op, name, t), broadcast_strides(t.shape, out_shape)
 
     def unary(self, out, x, name):
         check_name("unary", name, UNARY_OPS)
@@ -74,13 +59,14 @@ class CpuTensorOps:
         px = checked(f"reduce {name}", "x", x)
         status = self._lib.minidl_tensor_reduce(
             checked(f"reduce {name}", "out", out), px, x.ndim, _int64s(x.shape),
-            _int64s(_broadcast_strides(out.shape, x.shape)), out.size, REDUCE_OPS.index(name))
+            _int64s(broadcast_strides(out.shape, x.shape)), out.size, REDUCE_OPS.index(name))
         if status:
             raise MemoryError(f"reduce {name}: out of memory for a scratch of {out.size} doubles")
 
-    def _pointer4(self, op, name, t):
-        return checked(op, name, t, dtype=t.dtype if t.dtype == INT32 else None) \
-            if t.dtype == INT32 else checked(op, name, t)
+    @staticmethod
+    def _pointer4(op, name, t):
+        """A pointer to a float32 or int32 tensor (the copies move 4-byte elements)."""
+        return checked(op, name, t, dtype=INT32 if t.dtype == INT32 else FLOAT32)
 
     def strided_copy(self, out, x, offset, strides):
         check_rank("strided_copy", out)

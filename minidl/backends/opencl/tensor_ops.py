@@ -10,25 +10,10 @@ import math
 import numpy as np
 
 from ..base import BINARY_OPS, REDUCE_OPS, UNARY_OPS
-from ..tensor_checks import (check_broadcast, check_name, check_rank, check_strided, check_take,
-                             reduced_axes)
+from ..tensor_checks import (broadcast_strides, check_broadcast, check_name, check_rank,
+                             check_strided, check_take, contiguous_strides, reduced_axes)
 
 FILE = "tensor_ops.cl"
-
-
-def _contiguous_strides(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return list(reversed(strides))
-
-
-def _broadcast_strides(shape, out_shape):
-    lead = len(out_shape) - len(shape)
-    own = _contiguous_strides(shape)
-    return [0] * lead + [0 if n == 1 and m != 1 else s
-                         for s, n, m in zip(own, shape, out_shape[lead:])]
 
 
 def _layout(prefix, values, pad):
@@ -72,7 +57,7 @@ class OpenCLTensorOps:
             scalar = isinstance(t, float)
             defines[f"{tag}_SCALAR"] = int(scalar)
             defines.update(_layout(f"S{tag}", [0] * len(shape) if scalar
-                                   else _broadcast_strides(t.shape or (1,), shape), 0))
+                                   else broadcast_strides(t.shape or (1,), shape), 0))
             args.append(out if scalar else t)   # an unused pointer stands in for a scalar
         scalars = [a if isinstance(a, float) else 0.0, b if isinstance(b, float) else 0.0]
         self._launch("binary", defines, out.size, out, *args, *scalars, out.size)
@@ -83,7 +68,7 @@ class OpenCLTensorOps:
         shape = tuple(out.shape) or (1,)
         defines = _space(shape)
         for tag, t in (("C", condition), ("A", a), ("B", b)):
-            defines.update(_layout(f"S{tag}", _broadcast_strides(t.shape or (1,), shape), 0))
+            defines.update(_layout(f"S{tag}", broadcast_strides(t.shape or (1,), shape), 0))
         self._launch("where_select", defines, out.size, out, condition, a, b, out.size)
 
     def reduce(self, out, x, name):
@@ -94,7 +79,7 @@ class OpenCLTensorOps:
         kept = tuple(out.shape) or (1,)
         reduced = [n if k in axes else 1 for k, n in enumerate(shape)]
         defines = dict(_space(kept), OP=REDUCE_OPS.index(name))
-        defines.update(_layout("XS", _contiguous_strides(shape), 0))
+        defines.update(_layout("XS", contiguous_strides(shape), 0))
         defines.update(_layout("R", reduced, 1))
         self._launch("reduce", defines, out.size, out, x, out.size, math.prod(reduced))
 
