@@ -171,6 +171,8 @@ class Tape:
         self.backend = backend
         self.nodes = []       # (output Tensor, input Tensors, rule(dout) -> grads per input)
         self._leaves = {}     # id(Variable) -> (Variable, its leaf Tensor)
+        self.forwards = set()    # ids of built-in layers run inside the recorded call
+        self.backwards = []      # those whose backward ran (their weight gradients are filled)
 
     def leaf(self, variable):
         held = self._leaves.get(id(variable))
@@ -207,6 +209,11 @@ class Tape:
 def _accumulate(grads, tensor, g):
     held = grads.get(id(tensor))
     grads[id(tensor)] = (tensor, g if held is None else _op("add")(held[1], g))
+
+
+def probing():
+    """True while a layer's output shape is being found on a private backend."""
+    return getattr(_state, "probe_backend", None) is not None
 
 
 def current_tape():

@@ -231,3 +231,51 @@ def test_custom_loss_and_metrics_on_opencl_move_nothing_inside_a_step():
                  minidl.losses.mean_absolute_error]), x, y)
     assert stats["h2d_count"] == 2 * 4      # each step's x and y
     assert stats["d2h_count"] == 1 + 3      # the epoch's loss and each metric's result
+
+
+class Residual(layers.Layer):
+    """A custom layer built from built-in layers (called on tensors in call) and ops."""
+
+    def __init__(self, units, gate_trainable=False, **kwargs):
+        super().__init__(**kwargs)
+        self.inner = layers.Dense(units, activation="tanh")
+        self.gate_trainable = gate_trainable
+
+    def build(self, input_shape):
+        self.gate = self.add_weight(name="gate", shape=(input_shape[-1],), initializer="ones",
+                                    trainable=self.gate_trainable)
+
+    def call(self, inputs):
+        return inputs + self.inner(inputs) * self.gate
+
+
+def test_custom_layer_made_of_a_builtin_layer_matches_the_functional_graph(active_backend):
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(48, 5)).astype(np.float32)
+    y = rng.normal(size=(48, 5)).astype(np.float32)
+    minidl.set_seed(2)
+    custom = Sequential([layers.Input((5,)), Residual(5), layers.Dense(5)])
+    assert [w.shape for w in custom.layers[0].weights] == [(5,), (5, 5), (5,)]
+    inp = layers.Input((5,))
+    out = layers.Dense(5)(layers.Add()([inp, layers.Dense(5, activation="tanh")(inp)]))
+    plain = minidl.Model(inp, out)
+    weights = custom.get_weights()          # gate (ones) first, then the Dense weights
+    np.testing.assert_array_equal(weights[0], np.ones(5, np.float32))
+    plain.set_weights(weights[1:])
+    for m in (custom, plain):
+        m.compile(optimizer=optimizers.SGD(0.05), loss="mse")
+        m.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False)
+    got, want = custom.get_weights(), plain.get_weights()
+    for a, b in zip(got[1:], want):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(got[0], np.ones(5, np.float32))    # not trainable
+
+
+def test_trainable_weight_of_a_composite_layer_trains(active_backend):
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(32, 3)).astype(np.float32)
+    m = Sequential([layers.Input((3,)), Residual(3, gate_trainable=True)])
+    m.compile(optimizer=optimizers.SGD(0.1), loss="mse")
+    history = m.fit(x, x * 0.5, batch_size=16, epochs=5, verbose=0)
+    assert history.history["loss"][-1] < history.history["loss"][0]
+    assert not np.allclose(m.get_weights()[0], 1.0)

@@ -256,11 +256,27 @@ class Layer(metaclass=LayerMeta):
 
     @property
     def weights(self):
-        return list(self.weights_by_name.values())
+        own = list(self.weights_by_name.values())
+        if not self.uses_call():
+            return own
+        return own + [w for sub in self.sublayers() for w in sub.weights]
 
     @property
     def trainable_weights(self):
-        return [w for w in self.weights if w.trainable and self.trainable]
+        own = [w for w in self.weights_by_name.values() if w.trainable and self.trainable]
+        if not self.uses_call() or not self.trainable:
+            return own
+        return own + [w for sub in self.sublayers() for w in sub.trainable_weights]
+
+    def sublayers(self):
+        """The layers a custom layer holds in its attributes (its building blocks, called in
+        its call), in the order they were set; their weights count as this layer's."""
+        found = []
+        for value in vars(self).values():
+            for item in (value if isinstance(value, (list, tuple)) else (value,)):
+                if isinstance(item, Layer) and item is not self and all(item is not f for f in found):
+                    found.append(item)
+        return found
 
     @property
     def non_trainable_weights(self):
@@ -274,7 +290,9 @@ class Layer(metaclass=LayerMeta):
         """Upload initial weights to `backend` and allocate gradients (once per model)."""
         self.backend = backend
         self._buffers.reset(backend)
-        for w in self.weights:
+        for sub in self.sublayers() if self.uses_call() else ():
+            sub.attach(backend)
+        for w in self.weights_by_name.values():
             value = w.initializer(w.shape)
             w.value = backend.from_numpy(np.asarray(value))
             w.backend = backend

@@ -63,12 +63,14 @@ def call_backward(layer, dout):
     sources = [x for x in xs] + [leaf for leaf in leaves if leaf is not None]
     grads = tape.gradients([out], [Tensor(dout, b)], sources)
     by_leaf = dict(zip([id(s) for s in sources], grads))
+    # built-in sublayers whose backward ran have written their own weight gradients
+    filled = {id(w) for sub in tape.backwards for w in sub.trainable_weights}
     for w, leaf in zip(weights, leaves):
         g = by_leaf.get(id(leaf)) if leaf is not None else None
-        if g is None:
-            b.fill(w.grad, 0.0)
-        else:
+        if g is not None:
             b.copy(w.grad, g.value)
+        elif id(w) not in filled:
+            b.fill(w.grad, 0.0)
     layer._tape = None
     if not layer.input_grad_needed:
         return None
@@ -78,6 +80,66 @@ def call_backward(layer, dout):
             g = ops.zeros(x.shape, backend=b)
         dxs.append(g.value)
     return dxs if layer.multiple_inputs else dxs[0]
+
+
+def is_eager(inputs):
+    """True when a layer is called on Tensors (inside a call) rather than on KerasTensors."""
+    items = inputs if isinstance(inputs, (list, tuple)) else (inputs,)
+    return any(isinstance(t, (Tensor, autodiff.Variable)) for t in items)
+
+
+def call_eagerly(layer, inputs):
+    """A layer called on Tensors inside another layer's call: built on first use, attached to
+    the tensors' backend, and run at once. A layer written with ops records into the caller's
+    tape; a built-in one runs its fused forward, and its backward becomes the tape's gradient
+    rule (it must then run once per step: its backward uses the state of its forward)."""
+    many = isinstance(inputs, (list, tuple))
+    ts = [ops.cast(ops.core.as_tensor(t), "float32") for t in (inputs if many else [inputs])]
+    b = ts[0].backend
+    if layer.uses_call():
+        layer.multiple_inputs = many
+    elif layer.multiple_inputs != many:
+        kind = "a list of tensors" if layer.multiple_inputs else "a single tensor"
+        raise TypeError(f"{layer.describe()} must be called on {kind}")
+    shapes = [t.shape[1:] for t in ts]
+    layer.build_once(shapes if many else shapes[0])
+    if layer.backend is not b:
+        _attach(layer, b, zeros=autodiff.probing())
+    tape = autodiff.current_tape()
+    if layer.uses_call():
+        return _output_of(layer, layer.call(ts if many else ts[0],
+                                            **_call_kwargs(layer, tape is not None)))
+    layer.input_grad_needed = any(t.requires_grad for t in ts)
+    out = Tensor(layer.forward([t.value for t in ts] if many else ts[0].value, tape is not None), b)
+    if tape is None or not (layer.input_grad_needed or layer.trainable_weights):
+        return out
+    if id(layer) in tape.forwards:
+        raise ValueError(f"{layer.describe()} is called twice in one step; a built-in layer "
+                         "keeps one forward's state for its backward: use two layers")
+    tape.forwards.add(id(layer))
+
+    def rule(g):
+        tape.backwards.append(layer)
+        d = layer.backward(g.value)
+        if d is None:
+            return (None,) * len(ts)
+        return tuple(Tensor(v, b) for v in (d if many else [d]))
+    out.requires_grad = True
+    tape.record(out, tuple(ts), rule)
+    return out
+
+
+def _attach(layer, backend, zeros):
+    """Attach a layer met inside a call; while probing shapes, with zero weights (no random
+    numbers drawn, no upload that the real attach would repeat)."""
+    if not zeros:
+        layer.attach(backend)
+        return
+    layer.backend = backend
+    layer._buffers.reset(backend)
+    for w in layer.weights:
+        w.value, w.backend = backend.zeros(w.shape), backend
+        w.grad = backend.zeros(w.shape) if w.trainable else None
 
 
 _PROBE = NumpyBackend("float32")
