@@ -72,6 +72,13 @@ CASES = {
     "broadcast_to": (lambda a: ops.broadcast_to(a, (3, 2, 4)) ** 2.0, [(2, 1)]),
     "where-clip": (lambda a, b: ops.where(a > 0.0, a * b, b) + ops.clip(a, -0.5, 0.5), [(3, 4), (3, 4)]),
     "abs-square": (lambda a: ops.abs(a) + ops.square(a), [(5,)]),
+    "elu-selu-softsign": (lambda a: ops.elu(a) + ops.selu(a) * ops.softsign(a), [(3, 4)]),
+    "log_sigmoid-swish": (lambda a: ops.log_sigmoid(a) * ops.swish(a), [(3, 4)]),
+    "logsumexp": (lambda a: ops.logsumexp(a, axis=1), [(3, 4)]),
+    "pad-flip": (lambda a: ops.pad(ops.flip(a, 0), [(1, 0), (2, 1)], constant_values=0.5) ** 2.0,
+                 [(2, 3)]),
+    "moveaxis-outer": (lambda a, b: ops.moveaxis(a, 0, 2) * 2.0 + ops.sum(ops.outer(a[0, 0], b)),
+                       [(2, 3, 4), (3,)]),
 }
 
 

@@ -15,6 +15,10 @@ from .core import (OPERATORS, abs, absolute, add, cast, clip, convert_to_numpy,
                    logical_xor, maximum, minimum, multiply, negative, not_equal, power, reciprocal,
                    relu, round, shape, sigmoid, sign, sqrt, square, stop_gradient, subtract, tanh,
                    true_divide, where)
+from .composite import (all, any, average, ceil, count_nonzero, elu, expm1, flip, hard_sigmoid,
+                        hstack, isfinite, isinf, isnan, log10, log2, log_sigmoid, logsumexp, mod,
+                        moments, moveaxis, ndim, outer, pad, ravel, relu6, rsqrt, selu, size,
+                        softsign, swapaxes, swish, tri, tril, triu, vstack)
 from .creation import arange, eye, full_like, identity, ones, ones_like, zeros, zeros_like
 from .linalg import dot, matmul
 from .nn import (average_pool, conv, gelu, leaky_relu, log_softmax, max_pool, one_hot, silu,
@@ -26,4 +30,4 @@ from .shapes import (broadcast_to, concatenate, expand_dims, getitem, repeat, re
 autodiff.register_operators(dict(OPERATORS, matmul=matmul, getitem=getitem))
 
 __all__ = [name for name in dir() if not name.startswith("_") and name not in
-           ("OPERATORS", "autodiff", "core", "creation", "linalg", "nn", "reductions", "shapes")]
+           ("OPERATORS", "autodiff", "composite", "core", "creation", "linalg", "nn", "reductions", "shapes")]
