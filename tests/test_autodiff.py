@@ -72,6 +72,12 @@ CASES = {
     "broadcast_to": (lambda a: ops.broadcast_to(a, (3, 2, 4)) ** 2.0, [(2, 1)]),
     "where-clip": (lambda a, b: ops.where(a > 0.0, a * b, b) + ops.clip(a, -0.5, 0.5), [(3, 4), (3, 4)]),
     "abs-square": (lambda a: ops.abs(a) + ops.square(a), [(5,)]),
+    "conv-same-strided": (lambda x, w: ops.conv(x, w, strides=2, padding="same") ** 2.0,
+                          [(2, 5, 5, 3), (3, 3, 3, 2)]),
+    "max_pool": (lambda x: ops.max_pool(x, 2, padding="same") * 3.0, [(1, 5, 5, 2)]),
+    "average_pool": (lambda x: ops.average_pool(x, (2, 3), strides=1) ** 2.0, [(2, 4, 5, 1)]),
+    "one_hot-take": (lambda a: ops.sum(ops.one_hot(ops.convert_to_tensor([2, 0]), 3) * a[:2], 1),
+                     [(3, 3)]),
     "elu-selu-softsign": (lambda a: ops.elu(a) + ops.selu(a) * ops.softsign(a), [(3, 4)]),
     "log_sigmoid-swish": (lambda a: ops.log_sigmoid(a) * ops.swish(a), [(3, 4)]),
     "logsumexp": (lambda a: ops.logsumexp(a, axis=1), [(3, 4)]),
@@ -106,3 +112,18 @@ def test_stop_gradient_blocks_its_branch():
         out = a * ops.stop_gradient(a)
     (ga,) = tape.gradients([out], [Tensor(np.ones(2), B)], [a])
     assert list(ops.convert_to_numpy(ga)) == [1.0, -2.0]
+
+
+def test_bad_shapes_get_clear_errors():
+    with autodiff.on_backend(B):
+        a, b = ops.ones((3, 4)), ops.ones((5,))
+        with pytest.raises(ValueError, match=r"ops.add: shapes \(3, 4\) and \(5,\) do not broadcast"):
+            ops.add(a, b)
+        with pytest.raises(ValueError, match=r"ops.matmul: shapes \(3, 4\) and \(5, 2\) do not align"):
+            ops.matmul(a, ops.ones((5, 2)))
+        with pytest.raises(IndexError, match="index 7 is out of bounds for axis 1 of size 4"):
+            a[:, 7]
+        with pytest.raises(ValueError, match="cannot reshape"):
+            ops.reshape(a, (5, -1))
+        with pytest.raises(IndexError, match=r"take: indices must be in \[-4, 4\)"):
+            ops.take(a, [0, 4], axis=1)
