@@ -67,6 +67,10 @@ class StatefulMetric:
         self.metric.reset_state()
 
 
+# the class metrics by the names their instances carry (how a saved model lists them)
+_BY_METRIC_NAME = {"auc": AUC, "precision": Precision, "recall": Recall, "mean": Mean}
+
+
 def get(identifier, loss, output_shape):
     """Resolve a metric for a model compiled with `loss` and `output_shape`."""
     if isinstance(identifier, Metric):
@@ -90,7 +94,7 @@ def get(identifier, loss, output_shape):
         return CountingMetric(name, "binary")
     if name in ("top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy"):
         return CountingMetric(name, "top_k", k=5)
-    found = get_registered_object(identifier, module_objects=CLASSES)
+    found = get_registered_object(identifier, module_objects=dict(CLASSES, **_BY_METRIC_NAME))
     if found is not None:
         return get(found, loss, output_shape)
     raise ValueError(f"unknown metric {identifier!r}; known: accuracy, categorical_accuracy, "

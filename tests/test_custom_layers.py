@@ -279,3 +279,34 @@ def test_trainable_weight_of_a_composite_layer_trains(active_backend):
     history = m.fit(x, x * 0.5, batch_size=16, epochs=5, verbose=0)
     assert history.history["loss"][-1] < history.history["loss"][0]
     assert not np.allclose(m.get_weights()[0], 1.0)
+
+
+module_level_lambda = lambda t: t * 2.0  # noqa: E731 - what the test is about
+
+
+def test_a_module_level_lambda_cannot_be_saved_either(tmp_path):
+    minidl.set_backend("numpy")
+    inp = layers.Input((3,))
+    m = minidl.Model(inp, layers.Lambda(module_level_lambda)(inp))
+    m.compile(optimizer="sgd", loss="mse")
+    with pytest.raises(ValueError, match="Lambda 'lambda.*named module-level function"):
+        m.save(str(tmp_path / "m.minidl"))
+    plain = minidl.Model(inp, layers.Dense(3)(inp))
+    plain.compile(optimizer="sgd", loss=module_level_lambda)
+    with pytest.raises(ValueError, match="loss .* cannot be saved"):
+        plain.save(str(tmp_path / "m.minidl"))
+
+
+def test_class_metrics_survive_save_and_load(tmp_path):
+    minidl.set_backend("numpy")
+    x, y = pairs(np.random.default_rng(8), 32)
+    m = siamese()
+    m.compile(optimizer="sgd", loss="mse", metrics=[minidl.metrics.AUC(), minidl.metrics.Recall(),
+                                                    MeanAbsoluteError()])
+    m.fit(x, y, batch_size=16, epochs=1, verbose=0)
+    path = str(tmp_path / "m.minidl")
+    m.save(path)
+    loaded = minidl.models.load_model(path, custom_objects={
+        "euclidean_distance": euclidean_distance, "my_mae": MeanAbsoluteError})
+    assert loaded.metrics_names == ["loss", "auc", "recall", "my_mae"]
+    np.testing.assert_allclose(loaded.evaluate(x, y), m.evaluate(x, y), rtol=1e-5)
