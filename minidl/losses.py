@@ -287,7 +287,7 @@ def serialize(loss):
     by its name (never its code: loading needs it in custom_objects)."""
     if isinstance(loss, LossFunctionWrapper):
         name = getattr(loss.fn, "__name__", "")
-        if not name or name == "<lambda>" or getattr(loss.fn, "__qualname__", name) != name:
+        if name in ("", "<lambda>") or getattr(loss.fn, "__qualname__", name) != name:
             raise ValueError(f"loss {loss.fn!r} cannot be saved: a loss function is saved by its "
                              "name only, so it must be a named module-level function")
         return {"class_name": "function", "config": {"name": name}}

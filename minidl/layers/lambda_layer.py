@@ -51,7 +51,7 @@ class Lambda(Layer):
 
     def get_config(self):
         name = getattr(self.function, "__name__", "")
-        if not name or name == "<lambda>" or getattr(self.function, "__qualname__", name) != name:
+        if name in ("", "<lambda>") or getattr(self.function, "__qualname__", name) != name:
             raise ValueError(f"{self.describe()}: a Lambda saves its function by name only (minidl "
                              "never stores code); use a named module-level function, not a "
                              f"lambda or a nested function (got {name or self.function!r}), and "
