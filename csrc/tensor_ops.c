@@ -18,7 +18,8 @@ static inline int omp_get_num_threads(void) { return 1; }
 #include "internal/parallel.h"
 
 enum { U_NEG, U_ABS, U_SIGN, U_SQRT, U_SQUARE, U_EXP, U_LOG, U_LOG1P, U_RELU, U_SIGMOID, U_TANH,
-       U_RECIPROCAL, U_NOT, U_FLOOR, U_ROUND };
+       U_RECIPROCAL, U_NOT, U_FLOOR, U_ROUND, U_ERF, U_SIN, U_COS, U_TAN, U_ASIN, U_ACOS, U_ATAN,
+       U_SINH, U_COSH, U_ASINH, U_ACOSH, U_ATANH };
 enum { B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAX, B_MIN, B_EQ, B_NE, B_LT, B_LE, B_GT, B_GE,
        B_AND, B_OR };
 enum { R_SUM, R_MAX, R_MIN, R_PROD };
@@ -40,7 +41,19 @@ static inline float unary_one(float x, int op)
     case U_RECIPROCAL: return 1.0f / x;
     case U_NOT: return x == 0.0f ? 1.0f : 0.0f;
     case U_FLOOR: return floorf(x);
-    default: return rintf(x);   /* U_ROUND: to nearest, ties to even (numpy's round) */
+    case U_ROUND: return rintf(x);   /* to nearest, ties to even (numpy's round) */
+    case U_ERF: return erff(x);
+    case U_SIN: return sinf(x);
+    case U_COS: return cosf(x);
+    case U_TAN: return tanf(x);
+    case U_ASIN: return asinf(x);
+    case U_ACOS: return acosf(x);
+    case U_ATAN: return atanf(x);
+    case U_SINH: return sinhf(x);
+    case U_COSH: return coshf(x);
+    case U_ASINH: return asinhf(x);
+    case U_ACOSH: return acoshf(x);
+    default: return atanhf(x);       /* U_ATANH */
     }
 }
 

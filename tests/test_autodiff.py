@@ -58,6 +58,12 @@ CASES = {
     "softmax": (lambda a: ops.softmax(a) * ops.arange(4, dtype="float32"), [(3, 4)]),
     "log_softmax": (lambda a: ops.log_softmax(a, axis=0) * ops.arange(4, dtype="float32"), [(3, 4)]),
     "gelu": (lambda a: ops.gelu(a), [(6,)]),
+    "gelu-exact-erf": (lambda a: ops.gelu(a, approximate=False) + ops.erf(a), [(6,)]),
+    "trig": (lambda a: ops.sin(a) * ops.cos(a) + ops.tan(a * 0.3) + ops.arctan(a), [(6,)]),
+    "inverse-trig": (lambda a: ops.arcsin(ops.tanh(a) * 0.9) + ops.arccos(ops.tanh(a) * 0.8)
+                     + ops.arctanh(ops.tanh(a) * 0.7), [(6,)]),
+    "hyperbolic": (lambda a: ops.sinh(a) * ops.cosh(a) + ops.arcsinh(a)
+                   + ops.arccosh(a * a + 1.5), [(6,)]),
     "slice": (lambda a: a[:, 1:3] * a[:, 0:2], [(3, 4)]),
     "slice-step-negative": (lambda a: a[::-1, ::2], [(3, 4)]),
     "ellipsis-int": (lambda a: a[..., 0] * a[1], [(4, 4)]),

@@ -99,7 +99,8 @@ def make_window(in_shape, kernel, strides, padding, out_channels=None):
 # Operation names of the tensor ops below (minidl.ops builds on them); a backend's kernels
 # use the position of a name in its tuple as the operation's code.
 UNARY_OPS = ("negative", "abs", "sign", "sqrt", "square", "exp", "log", "log1p", "relu",
-             "sigmoid", "tanh", "reciprocal", "logical_not", "floor", "round")
+             "sigmoid", "tanh", "reciprocal", "logical_not", "floor", "round", "erf", "sin", "cos",
+             "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh")
 BINARY_OPS = ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "equal",
               "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
               "logical_or")

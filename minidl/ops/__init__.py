@@ -9,7 +9,8 @@ comparisons and indexing (x[:, 1:3], x[..., 0], x[:, [0, 2]]).
 
 from .. import autodiff
 from ..autodiff import Tensor
-from .core import (OPERATORS, abs, absolute, add, cast, clip, convert_to_numpy,
+from .core import (OPERATORS, abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arctan,
+                   arctanh, cast, cos, cosh, erf, sin, sinh, tan, clip, convert_to_numpy,
                    convert_to_tensor, divide, equal, exp, floor, full, greater, greater_equal,
                    is_tensor, less, less_equal, log, log1p, logical_and, logical_not, logical_or,
                    logical_xor, maximum, minimum, multiply, negative, not_equal, power, reciprocal,

@@ -5,6 +5,8 @@ where / reduce / strided ops) and, while a tape records (minidl.autodiff), recor
 gradient rule when one of its inputs needs a gradient.
 """
 
+import math
+
 import numpy as np
 
 from .. import autodiff
@@ -185,6 +187,54 @@ def round(x, decimals=0):  # noqa: A001 - keras.ops.round
         scale = 10.0 ** decimals
         return _unary("round", x * scale) / scale
     return _unary("round", x)
+
+
+def erf(x):
+    return _unary("erf", x, lambda g, x, y: g * exp(negative(square(x))) * (2.0 / math.sqrt(math.pi)))
+
+
+def sin(x):
+    return _unary("sin", x, lambda g, x, y: g * cos(x))
+
+
+def cos(x):
+    return _unary("cos", x, lambda g, x, y: negative(g * sin(x)))
+
+
+def tan(x):
+    return _unary("tan", x, lambda g, x, y: g * (1.0 + square(y)))
+
+
+def arcsin(x):
+    return _unary("arcsin", x, lambda g, x, y: g / sqrt(1.0 - square(x)))
+
+
+def arccos(x):
+    return _unary("arccos", x, lambda g, x, y: negative(g / sqrt(1.0 - square(x))))
+
+
+def arctan(x):
+    return _unary("arctan", x, lambda g, x, y: g / (1.0 + square(x)))
+
+
+def sinh(x):
+    return _unary("sinh", x, lambda g, x, y: g * cosh(x))
+
+
+def cosh(x):
+    return _unary("cosh", x, lambda g, x, y: g * sinh(x))
+
+
+def arcsinh(x):
+    return _unary("arcsinh", x, lambda g, x, y: g / sqrt(square(x) + 1.0))
+
+
+def arccosh(x):
+    return _unary("arccosh", x, lambda g, x, y: g / sqrt(square(x) - 1.0))
+
+
+def arctanh(x):
+    return _unary("arctanh", x, lambda g, x, y: g / (1.0 - square(x)))
 
 
 def logical_not(x):

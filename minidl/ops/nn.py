@@ -4,7 +4,7 @@ on the backend's own conv and pooling kernels (the ones Conv2D and MaxPooling2D 
 import math
 
 from ..arguments import int_tuple
-from .core import (as_tensor, cast, empty_like_shape, equal, exp, greater, log, log1p, maximum,
+from .core import (as_tensor, cast, empty_like_shape, equal, erf, exp, greater, log, log1p, maximum,
                    record, relu, sigmoid, stop_gradient, tanh, where, abs as absolute)
 from .creation import arange
 from .reductions import max, sum
@@ -24,12 +24,10 @@ def log_softmax(x, axis=-1):
 
 
 def gelu(x, approximate=True):
-    """GELU; the tanh approximation (Keras's default). approximate=False needs erf, which no
-    backend kernel has yet."""
-    if not approximate:
-        raise NotImplementedError("ops.gelu(approximate=False) needs erf, which minidl's "
-                                  "backends do not provide; use approximate=True")
+    """GELU: the tanh approximation (Keras's default) or, approximate=False, x * Phi(x)."""
     t = as_tensor(x)
+    if not approximate:
+        return 0.5 * t * (1.0 + erf(t / math.sqrt(2.0)))
     return 0.5 * t * (1.0 + tanh(math.sqrt(2.0 / math.pi) * (t + 0.044715 * t * t * t)))
 
 

@@ -5,11 +5,16 @@ Float results are computed in the tensors' own dtype (float32, or float64 in gra
 reductions accumulate in float64, as the backend's other reductions do.
 """
 
+import math
+
 import numpy as np
 
 from ..base import BINARY_OPS, REDUCE_OPS, UNARY_OPS
 from ..tensor_checks import (check_broadcast, check_name, check_rank, check_strided, check_take,
                              check_indices, reduced_axes)
+
+
+_ERF = np.vectorize(math.erf, otypes=[np.float64])   # numpy has no erf; the reference may be slow
 
 
 def _sigmoid(x):
@@ -23,6 +28,9 @@ _UNARY = {
     "relu": lambda x: np.where(x > 0, x, np.where(np.isnan(x), x, 0)).astype(x.dtype),
     "sigmoid": _sigmoid, "tanh": np.tanh, "reciprocal": lambda x: 1 / x,
     "logical_not": lambda x: (x == 0), "floor": np.floor, "round": np.round,
+    "erf": lambda x: _ERF(x).astype(x.dtype), "sin": np.sin, "cos": np.cos, "tan": np.tan,
+    "arcsin": np.arcsin, "arccos": np.arccos, "arctan": np.arctan, "sinh": np.sinh,
+    "cosh": np.cosh, "arcsinh": np.arcsinh, "arccosh": np.arccosh, "arctanh": np.arctanh,
 }
 
 _BINARY = {

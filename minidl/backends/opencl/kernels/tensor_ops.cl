@@ -80,7 +80,19 @@ float unary_one(const float x)
     case 11: return 1.0f / x;
     case 12: return x == 0.0f ? 1.0f : 0.0f;
     case 13: return floor(x);
-    default: return rint(x);
+    case 14: return rint(x);
+    case 15: return erf(x);
+    case 16: return sin(x);
+    case 17: return cos(x);
+    case 18: return tan(x);
+    case 19: return asin(x);
+    case 20: return acos(x);
+    case 21: return atan(x);
+    case 22: return sinh(x);
+    case 23: return cosh(x);
+    case 24: return asinh(x);
+    case 25: return acosh(x);
+    default: return atanh(x);
     }
 }
 
