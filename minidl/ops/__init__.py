@@ -16,10 +16,12 @@ from .core import (OPERATORS, abs, absolute, add, arccos, arccosh, arcsin, arcsi
                    logical_xor, maximum, minimum, multiply, negative, not_equal, power, reciprocal,
                    relu, round, shape, sigmoid, sign, sqrt, square, stop_gradient, subtract, tanh,
                    true_divide, where)
-from .composite import (all, any, average, ceil, count_nonzero, elu, expm1, flip, hard_sigmoid,
-                        hstack, isfinite, isinf, isnan, log10, log2, log_sigmoid, logsumexp, mod,
-                        moments, moveaxis, ndim, outer, pad, ravel, relu6, rsqrt, selu, size,
-                        softsign, swapaxes, swish, tri, tril, triu, vstack)
+from .composite import (all, any, average, batch_normalization, ceil, count_nonzero, diag,
+                        diagonal, elu, expm1, flip, hard_sigmoid, hstack, isclose, isfinite, isinf,
+                        isnan, linspace, log10, log2, log_sigmoid, logaddexp, logsumexp, mod,
+                        moments, moveaxis, multi_hot, nan_to_num, ndim, outer, pad, ravel, relu6,
+                        roll, rsqrt, selu, size, slice, slice_update, softsign, swapaxes, swish,
+                        take_along_axis, tensordot, trace, tri, tril, triu, vstack)
 from .creation import arange, eye, full_like, identity, ones, ones_like, zeros, zeros_like
 from .linalg import dot, matmul
 from .nn import (average_pool, conv, gelu, leaky_relu, log_softmax, max_pool, one_hot, silu,
