@@ -140,3 +140,28 @@ def test_bad_shapes_get_clear_errors():
             ops.reshape(a, (5, -1))
         with pytest.raises(IndexError, match=r"take: indices must be in \[-4, 4\)"):
             ops.take(a, [0, 4], axis=1)
+
+
+def test_loss_functions_match_their_formulas():
+    from minidl import losses
+    rng = np.random.default_rng(9)
+    logits = rng.normal(size=(6, 4))
+    p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    labels = rng.integers(0, 4, 6)
+    onehot = np.eye(4)[labels]
+    t = rng.uniform(size=(6, 4)) > 0.5
+    q = 1 / (1 + np.exp(-logits))
+    with autodiff.on_backend(B):
+        def run(f, *args, **kw):
+            return ops.convert_to_numpy(f(*[Tensor(np.asarray(a, np.float64), B) for a in args], **kw))
+        cce = -(onehot * np.log(p)).sum(1)
+        np.testing.assert_allclose(run(losses.categorical_crossentropy, onehot, p), cce, rtol=1e-6)
+        np.testing.assert_allclose(run(losses.categorical_crossentropy, onehot, logits,
+                                       from_logits=True), cce, rtol=1e-6)
+        np.testing.assert_allclose(run(losses.sparse_categorical_crossentropy, labels, p), cce,
+                                   rtol=1e-6)
+        bce = -(t * np.log(q) + (1 - t) * np.log(1 - q)).mean(1)
+        np.testing.assert_allclose(run(losses.binary_crossentropy, t, q), bce, rtol=1e-6)
+        np.testing.assert_allclose(run(losses.binary_crossentropy, t, logits, from_logits=True),
+                                   bce, rtol=1e-6)
+        np.testing.assert_allclose(run(losses.mean_squared_error, t, q), ((q - t) ** 2).mean(1))

@@ -4,11 +4,11 @@ on the backend's own conv and pooling kernels (the ones Conv2D and MaxPooling2D 
 import math
 
 from ..arguments import int_tuple
-from .core import (as_tensor, cast, empty_like_shape, equal, erf, exp, greater, log, log1p, maximum,
+from .core import (as_tensor, cast, clip, empty_like_shape, equal, erf, exp, greater, log, log1p, maximum,
                    record, relu, sigmoid, stop_gradient, tanh, where, abs as absolute)
 from .creation import arange
 from .reductions import max, sum
-from .shapes import expand_dims
+from .shapes import expand_dims, squeeze
 
 
 def softmax(x, axis=-1):
@@ -53,6 +53,41 @@ def one_hot(x, num_classes, axis=-1, dtype="float32"):
     labels = cast(as_tensor(x), "float32")
     return equal(expand_dims(labels, -1), arange(num_classes, dtype="float32",
                                                  backend=labels.backend))
+
+
+# --------------------------------------------------------------- cross-entropies
+EPSILON = 1e-7   # Keras's clip of probabilities
+
+
+def categorical_crossentropy(target, output, from_logits=False, axis=-1):
+    """-sum(target * log(output)) over axis; output probabilities are renormalized and
+    clipped to [1e-7, 1 - 1e-7] as Keras does, or logits when from_logits."""
+    t = as_tensor(target)
+    if from_logits:
+        return -sum(t * log_softmax(output, axis=axis), axis=axis)
+    p = as_tensor(output) / sum(output, axis=axis, keepdims=True)
+    return -sum(t * log(clip(p, EPSILON, 1.0 - EPSILON)), axis=axis)
+
+
+def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
+    """categorical_crossentropy of integer labels (target without the class axis)."""
+    labels = cast(target, "int32")
+    if len(as_tensor(labels).shape) == len(as_tensor(output).shape):
+        labels = squeeze(labels, -1)
+    return categorical_crossentropy(one_hot(labels, as_tensor(output).shape[-1]), output,
+                                    from_logits, axis)
+
+
+def binary_crossentropy(target, output, from_logits=False):
+    """The elementwise logistic loss (Keras's ops.binary_crossentropy; the loss function takes
+    its mean over the last axis)."""
+    t = as_tensor(target)
+    if from_logits:
+        # the stable form max(z, 0) - z t + log(1 + exp(-|z|))
+        z = as_tensor(output)
+        return maximum(z, 0.0) - z * t + log1p(exp(-absolute(z)))
+    p = clip(output, EPSILON, 1.0 - EPSILON)
+    return -(t * log(p) + (1.0 - t) * log(1.0 - p))
 
 
 # --------------------------------------------------------------- conv and pooling
@@ -118,5 +153,5 @@ def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=N
     return record(out, (x,), rule)
 
 
-__all__ = ["average_pool", "conv", "gelu", "leaky_relu", "log_softmax", "max_pool", "one_hot",
-           "relu", "sigmoid", "silu", "softmax", "softplus", "tanh"]
+__all__ = ["average_pool", "binary_crossentropy", "categorical_crossentropy", "conv", "gelu", "leaky_relu", "log_softmax", "max_pool", "one_hot",
+           "relu", "sigmoid", "silu", "softmax", "softplus", "sparse_categorical_crossentropy", "tanh"]
