@@ -310,3 +310,32 @@ def test_class_metrics_survive_save_and_load(tmp_path):
         "euclidean_distance": euclidean_distance, "my_mae": MeanAbsoluteError})
     assert loaded.metrics_names == ["loss", "auc", "recall", "my_mae"]
     np.testing.assert_allclose(loaded.evaluate(x, y), m.evaluate(x, y), rtol=1e-5)
+
+
+class GatedSum(layers.Layer):
+    """A custom layer on a list of inputs."""
+
+    def build(self, input_shape):
+        self.mix = self.add_weight(name="mix", shape=(input_shape[0][-1],), initializer="zeros")
+
+    def call(self, inputs):
+        a, b = inputs
+        gate = ops.sigmoid(self.mix)
+        return a * gate + b * (1.0 - gate)
+
+
+def test_custom_layer_with_a_list_of_inputs_trains_every_branch(active_backend):
+    rng = np.random.default_rng(10)
+    x = rng.normal(size=(64, 4)).astype(np.float32)
+    y = (x @ rng.normal(size=(4, 3))).astype(np.float32)
+    inp = layers.Input((4,))
+    left, right = layers.Dense(3, name="left")(inp), layers.Dense(3, name="right")(inp)
+    out = GatedSum()([left, right])
+    m = minidl.Model(inp, out)
+    assert m.output_shape == (None, 3)
+    before = [w.copy() for w in m.get_weights()]
+    m.compile(optimizer=optimizers.Adam(0.05), loss="mse")
+    history = m.fit(x, y, batch_size=16, epochs=5, verbose=0)
+    assert history.history["loss"][-1] < 0.5 * history.history["loss"][0]
+    for a, b in zip(before, m.get_weights()):
+        assert not np.allclose(a, b)        # both branches and the gate moved
