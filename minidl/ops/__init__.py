@@ -16,8 +16,9 @@ from .core import (OPERATORS, abs, absolute, add, arccos, arccosh, arcsin, arcsi
                    logical_xor, maximum, minimum, multiply, negative, not_equal, power, reciprocal,
                    relu, round, shape, sigmoid, sign, sqrt, square, stop_gradient, subtract, tanh,
                    true_divide, where)
-from .composite import (all, any, average, batch_normalization, ceil, count_nonzero, diag,
-                        diagonal, elu, expm1, flip, hard_sigmoid, hstack, isclose, isfinite, isinf,
+from .composite import (all, any, append, arctan2, array, average, batch_normalization, ceil, copy, count_nonzero, cumsum, diag, diff,
+                        diagonal, elu, empty, expm1, floor_divide, hard_silu, in_top_k, logspace,
+                        meshgrid, norm, normalize, select, unstack, vdot, flip, hard_sigmoid, hstack, isclose, isfinite, isinf,
                         isnan, linspace, log10, log2, log_sigmoid, logaddexp, logsumexp, mod,
                         moments, moveaxis, multi_hot, nan_to_num, ndim, outer, pad, ravel, relu6,
                         roll, rsqrt, selu, size, slice, slice_update, softsign, swapaxes, swish,

@@ -8,8 +8,8 @@ import numpy as np
 
 from ..backends.tensor_checks import contiguous_strides
 
-from .core import (abs as absolute, as_tensor, cast, convert_to_tensor, divide, equal, exp, floor, full,
-                   greater, is_tensor, less, less_equal, log, log1p, maximum, minimum, negative,
+from .core import (abs as absolute, arctan, as_tensor, cast, convert_to_tensor, divide, equal, exp,
+                   floor, full, greater, is_tensor, less, less_equal, log, log1p, maximum, minimum, negative,
                    not_equal, sigmoid, sqrt, subtract, where)
 from .creation import arange, eye
 from .linalg import matmul
@@ -353,3 +353,122 @@ def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilo
     if scale is not None:
         out = out * along(scale)
     return out + along(offset) if offset is not None else out
+
+
+def array(x, dtype=None):
+    return convert_to_tensor(x, dtype)
+
+
+def copy(x):
+    t = as_tensor(x)
+    return t * 1.0 if t.dtype == "float32" else cast(cast(t, "float32"), t.dtype)
+
+
+def empty(shape, dtype="float32"):
+    """A new tensor of `shape` (zero-filled: minidl hands out no uninitialized memory here)."""
+    return full(shape, 0, dtype)
+
+
+def append(x1, x2, axis=None):
+    if axis is None:
+        return concatenate([ravel(x1), ravel(x2)], 0)
+    return concatenate([x1, x2], axis)
+
+
+def floor_divide(x1, x2):
+    return floor(divide(x1, x2))
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0):
+    return float(base) ** linspace(start, stop, num, endpoint)
+
+
+def meshgrid(*xs, indexing="xy"):
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"ops.meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    ts = [ravel(x) for x in xs]
+    if indexing == "xy" and len(ts) > 1:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t.shape[0] for t in ts)
+    grids = [broadcast_to(reshape(t, (1,) * k + (t.shape[0],) + (1,) * (len(ts) - k - 1)), shape)
+             for k, t in enumerate(ts)]
+    if indexing == "xy" and len(ts) > 1:   # the first two axes were swapped: so are the grids
+        grids[0], grids[1] = grids[1], grids[0]
+    return grids
+
+
+def vdot(x1, x2):
+    return reduce_sum(ravel(x1) * ravel(x2))
+
+
+def unstack(x, num=None, axis=0):
+    t = as_tensor(x)
+    axis %= len(t.shape)
+    lead = (builtins.slice(None),) * axis
+    return [getitem(t, lead + (k,)) for k in range(t.shape[axis])]
+
+
+def hard_silu(x):
+    t = as_tensor(x)
+    return t * hard_sigmoid(t)
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """The 2-norm (ord None or 2, or 'fro'), 1-norm or inf-norm of vectors along axis."""
+    t = as_tensor(x)
+    if ord in (None, 2, "fro", "euclidean"):
+        return sqrt(reduce_sum(t * t, axis, keepdims))
+    if ord == 1:
+        return reduce_sum(absolute(t), axis, keepdims)
+    if ord == float("inf"):
+        return reduce_max(absolute(t), axis, keepdims)
+    raise ValueError(f"ops.norm: ord must be None, 1, 2, inf or 'fro', got {ord!r}")
+
+
+def normalize(x, axis=-1, order=2):
+    t = as_tensor(x)
+    return t / maximum(norm(t, order, axis, keepdims=True), 1e-12)
+
+
+def select(condlist, choicelist, default=0):
+    """The first choice whose condition holds, elementwise (numpy.select)."""
+    out = default
+    for cond, choice in reversed(list(zip(condlist, choicelist))):
+        out = where(cond, choice, out)
+    return out
+
+
+def diff(a, n=1, axis=-1):
+    t = as_tensor(a)
+    lead = (builtins.slice(None),) * (axis % len(t.shape))
+    for _ in range(n):
+        t = getitem(t, lead + (builtins.slice(1, None),)) - getitem(t, lead + (builtins.slice(None, -1),))
+    return t
+
+
+def cumsum(x, axis=None):
+    """Running sums along axis as one matmul with a triangular matrix (O(n^2) in the axis length:
+    meant for the short axes of losses and metrics)."""
+    t = as_tensor(x)
+    if axis is None:
+        t, axis = ravel(t), 0
+    moved = moveaxis(t, axis, -1)
+    n = moved.shape[-1]
+    summed = matmul(moved, transpose(tri(n)))
+    return moveaxis(summed, -1, axis)
+
+
+def arctan2(x1, x2):
+    """The angle of (x2, x1), in (-pi, pi]."""
+    y, x = as_tensor(x1), as_tensor(x2)
+    base = arctan(y / where(equal(x, 0.0), 1.0, x))
+    half_turn = where(less(y, 0.0), -_math.pi, _math.pi)
+    at_zero = where(greater(y, 0.0), _math.pi / 2, where(less(y, 0.0), -_math.pi / 2, 0.0))
+    return where(greater(x, 0.0), base, where(less(x, 0.0), base + half_turn, at_zero))
+
+
+def in_top_k(targets, predictions, k):
+    """1.0 where the target class is among the k largest predictions of its row."""
+    p = as_tensor(predictions)
+    score = reduce_sum(one_hot(targets, p.shape[-1]) * p, axis=-1)
+    return less(reduce_sum(greater(p, expand_dims(score, -1)), axis=-1), float(k))
