@@ -67,6 +67,16 @@ class StatefulMetric:
         self.metric.reset_state()
 
 
+def saved_name(identifier):
+    """How a model file lists a metric given to compile: a name stays; a Metric or a function
+    of your own is listed by its name (loading finds it in custom_objects)."""
+    if isinstance(identifier, str):
+        return identifier
+    if isinstance(identifier, Metric):
+        return identifier.name
+    return getattr(identifier, "__name__", str(identifier))
+
+
 # the class metrics by the names their instances carry (how a saved model lists them)
 _BY_METRIC_NAME = {"auc": AUC, "precision": Precision, "recall": Recall, "mean": Mean}
 
