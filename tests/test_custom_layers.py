@@ -339,3 +339,34 @@ def test_custom_layer_with_a_list_of_inputs_trains_every_branch(active_backend):
     assert history.history["loss"][-1] < 0.5 * history.history["loss"][0]
     for a, b in zip(before, m.get_weights()):
         assert not np.allclose(a, b)        # both branches and the gate moved
+
+
+def pair_distance(vectors):
+    a, b = vectors
+    return ops.sqrt(ops.maximum(ops.sum(ops.square(a - b), axis=1, keepdims=True), 1e-7))
+
+
+def shared_siamese(branch):
+    left, right = layers.Input((4,)), layers.Input((4,))
+    distance = layers.Lambda(pair_distance)([layers.Activation("relu")(branch(left)),
+                                             layers.Activation("relu")(branch(right))])
+    return minidl.Model([left, right], distance)
+
+
+def test_siamese_with_two_inputs_and_a_shared_custom_branch(active_backend):
+    rng = np.random.default_rng(11)
+    x, y = pairs(rng, 256)
+    minidl.set_seed(4)
+    custom = shared_siamese(Linear(8, name="branch"))   # one layer, called on both inputs
+    dense = shared_siamese(layers.Dense(8, name="branch"))
+    assert len(custom.get_weights()) == 2
+    dense.set_weights(custom.get_weights())
+    histories = []
+    for m in (custom, dense):
+        m.compile(optimizer=optimizers.Adam(0.01), loss=contrastive_loss)
+        histories.append(m.fit([x[:, :4], x[:, 4:]], y, batch_size=32, epochs=10, verbose=0,
+                               shuffle=False).history["loss"])
+    assert histories[0][-1] < 0.7 * histories[0][0], histories[0]
+    np.testing.assert_allclose(histories[0], histories[1], rtol=1e-4)
+    for a, b in zip(custom.get_weights(), dense.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
