@@ -7,7 +7,7 @@ minidl.backends, chosen with set_backend).
 """
 
 from . import activations, callbacks, initializers, layers, losses, metrics, models, optimizers
-from . import backend, saving, schedules, utils
+from . import backend, ops, saving, schedules, utils
 from .backends import available_backends, get_backend, set_backend
 from .layers import Input
 from .models import Model, Sequential
@@ -17,4 +17,4 @@ __version__ = "0.1.0"
 
 __all__ = ["Input", "Model", "Sequential", "activations", "available_backends", "backend",
            "callbacks", "get_backend", "initializers", "layers", "losses", "metrics", "models",
-           "optimizers", "saving", "schedules", "set_backend", "set_seed", "utils"]
+           "ops", "optimizers", "saving", "schedules", "set_backend", "set_seed", "utils"]

@@ -65,6 +65,20 @@ class HeUniform(Initializer):
         return mrandom.generator().uniform(-limit, limit, size=shape)
 
 
+class RandomNormal(Initializer):
+    """Keras's RandomNormal with its defaults (mean 0, stddev 0.05)."""
+
+    def __call__(self, shape):
+        return mrandom.generator().normal(0.0, 0.05, size=shape)
+
+
+class RandomUniform(Initializer):
+    """Keras's RandomUniform with its defaults ([-0.05, 0.05])."""
+
+    def __call__(self, shape):
+        return mrandom.generator().uniform(-0.05, 0.05, size=shape)
+
+
 def _truncated_normal(shape, stddev):
     # Keras draws from a normal truncated at two standard deviations; the
     # 0.8796 factor restores the requested variance after truncation.
@@ -80,6 +94,7 @@ def _truncated_normal(shape, stddev):
 _BY_NAME = {
     "zeros": Zeros, "ones": Ones, "glorot_uniform": GlorotUniform,
     "glorot_normal": GlorotNormal, "he_normal": HeNormal, "he_uniform": HeUniform,
+    "random_normal": RandomNormal, "random_uniform": RandomUniform,
 }
 _NAMES_BY_CLASS = {cls: name for name, cls in _BY_NAME.items()}
 

@@ -7,26 +7,70 @@ stable, and back-propagates dL/dlogits = (p - t) / N directly.
 
 import numpy as np
 
+from . import autodiff, loss_functions, ops
+from .autodiff import Tensor
+from .custom_objects import get_registered_name, get_registered_object
+from .naming import snake_case
+
+REDUCTIONS = ("sum_over_batch_size", "sum", "auto")
+
 
 class Loss:
-    """Base class. Subclasses set `kernel` in configure() to one of the op families below."""
+    """Base class. Built-in losses set `kernel` in configure() to one of the op families below;
+    a subclass of your own defines call(y_true, y_pred) with minidl.ops (Keras's Loss), whose
+    gradient comes from automatic differentiation."""
 
     name = "loss"
     sparse = False  # targets are int32 class indices rather than arrays like the output
 
-    def __init__(self, from_logits=False):
+    def __init__(self, from_logits=False, name=None, reduction="sum_over_batch_size"):
         if not isinstance(from_logits, bool):
             raise TypeError(f"{type(self).__name__}: from_logits must be a bool, got {from_logits!r}")
+        if reduction not in REDUCTIONS:
+            raise ValueError(f"{type(self).__name__}: reduction must be one of {REDUCTIONS}, got "
+                             f"{reduction!r}")
         self.from_logits = from_logits
+        self.reduction = "sum_over_batch_size" if reduction == "auto" else reduction
+        if name is not None:
+            self.name = name
+        elif self.uses_call() and type(self).name == "loss":
+            self.name = snake_case(type(self).__name__)
         self.kernel = None
+        self._step = None   # (tape, y_pred leaf, the batch's loss) between forward and backward
 
     def get_config(self):
+        if self.uses_call():
+            return {"name": self.name, "reduction": self.reduction}
         return {"from_logits": self.from_logits}
+
+    def call(self, y_true, y_pred):
+        """Per-sample losses of a batch, written with minidl.ops (Keras's Loss.call)."""
+        raise NotImplementedError
+
+    def uses_call(self):
+        return type(self).call is not Loss.call
+
+    def __call__(self, y_true, y_pred):
+        """The batch's loss as a scalar Tensor (reduced as `reduction` says)."""
+        values = self._values(ops.convert_to_tensor(y_true) if not ops.is_tensor(y_true)
+                              else y_true, y_pred)
+        return ops.sum(values) if self.reduction == "sum" else ops.mean(values)
+
+    def _values(self, y_true, y_pred):
+        if self.uses_call():
+            return ops.cast(ops.convert_to_tensor(self.call(y_true, y_pred)), "float32")
+        function = loss_functions.FUNCTIONS[self.name]
+        if self.name == "mean_squared_error":
+            return function(y_true, y_pred)
+        return function(y_true, y_pred, from_logits=self.from_logits)
 
     def configure(self, output_activation):
         """Choose the kernel for a model whose last layer has `output_activation`.
 
         Returns True when the model must feed the last layer's pre-activation (fused)."""
+        if self.uses_call():
+            self.kernel = "function"
+            return False
         raise NotImplementedError
 
     # ------------------------------------------------------------ targets
@@ -83,7 +127,9 @@ class Loss:
     def forward(self, b, loss, pred, targets, probs):
         """loss (N,) per-sample losses of pred (output or logits); probs receives the
         probabilities for the fused kernels."""
-        if self.kernel == "softmax_ce":
+        if self.kernel == "function":
+            self._function_forward(b, loss, pred, targets)
+        elif self.kernel == "softmax_ce":
             b.softmax_cross_entropy_forward(probs, loss, pred, targets)
         elif self.kernel == "sigmoid_ce":
             b.sigmoid_cross_entropy_forward(probs, loss, pred, targets)
@@ -93,7 +139,9 @@ class Loss:
             b.mean_squared_error_forward(loss, pred, targets)
 
     def backward(self, b, dpred, pred, targets, probs, scale):
-        if self.kernel == "softmax_ce":
+        if self.kernel == "function":
+            self._function_backward(b, dpred)
+        elif self.kernel == "softmax_ce":
             b.softmax_cross_entropy_backward(dpred, probs, targets, scale)
         elif self.kernel == "sigmoid_ce":
             b.sigmoid_cross_entropy_backward(dpred, probs, targets, scale)
@@ -101,6 +149,26 @@ class Loss:
             b.cross_entropy_backward(dpred, pred, targets, self.kernel == "bce", scale)
         else:
             b.mean_squared_error_backward(dpred, pred, targets, scale)
+
+    def _function_forward(self, b, loss, pred, targets):
+        """Run call on the batch with a tape; every row of `loss` gets the batch's loss, so
+        that the model's running sum over rows divided by the rows is the batch's value."""
+        tape = autodiff.Tape(b)
+        y_pred = Tensor(pred, b, requires_grad=True)
+        with autodiff.on_backend(b), autodiff.recording(tape):
+            total = ops.reshape(self(Tensor(targets, b), y_pred), (1,))
+        b.strided_copy(loss, total.value, 0, (0,))
+        self._step = (tape, y_pred, total)
+
+    def _function_backward(self, b, dpred):
+        tape, y_pred, total = self._step
+        self._step = None
+        with autodiff.on_backend(b):
+            (grad,) = tape.gradients([total], [ops.ones((1,), backend=b)], [y_pred])
+        if grad is None:
+            b.fill(dpred, 0.0)
+        else:
+            b.copy(dpred, grad.value)
 
     @property
     def produces_probs(self):
@@ -148,6 +216,23 @@ class MeanSquaredError(Loss):
         return False
 
 
+class LossFunctionWrapper(Loss):
+    """A Python function of (y_true, y_pred) as a Loss (what compile(loss=function) makes)."""
+
+    def __init__(self, fn, name=None, reduction="sum_over_batch_size", **kwargs):
+        if not callable(fn):
+            raise TypeError(f"LossFunctionWrapper: fn must be callable, got {type(fn).__name__}")
+        self.fn = fn
+        self.fn_kwargs = kwargs
+        super().__init__(name=name or getattr(fn, "__name__", "loss"), reduction=reduction)
+
+    def call(self, y_true, y_pred):
+        return self.fn(y_true, y_pred, **self.fn_kwargs)
+
+    def get_config(self):
+        return {"name": self.name, "reduction": self.reduction}
+
+
 _BY_NAME = {
     "categorical_crossentropy": CategoricalCrossentropy,
     "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
@@ -159,15 +244,61 @@ _CLASSES = {cls.__name__: cls for cls in set(_BY_NAME.values())}
 
 
 def get(identifier):
-    """A Loss from a name, an instance, or a {"class_name", "config"} dict."""
+    """A Loss from a name, an instance, a Loss class, a function of (y_true, y_pred), or a
+    {"class_name", "config"} dict. Names and classes of your own are found through
+    custom_objects (a custom_object_scope or @register_keras_serializable)."""
     if isinstance(identifier, Loss):
         return identifier
     if isinstance(identifier, str) and identifier.lower() in _BY_NAME:
         return _BY_NAME[identifier.lower()]()
     if isinstance(identifier, dict) and identifier.get("class_name") in _CLASSES:
         return _CLASSES[identifier["class_name"]](**identifier.get("config", {}))
-    raise ValueError(f"unknown loss {identifier!r}; known: {sorted(_BY_NAME)}")
+    if isinstance(identifier, dict) and identifier.get("class_name") == "function":
+        return get(_registered(identifier.get("config", {}).get("name")))
+    if isinstance(identifier, dict) and isinstance(identifier.get("class_name"), str):
+        cls = _registered(identifier["class_name"])
+        if isinstance(cls, type) and issubclass(cls, Loss):
+            return cls(**identifier.get("config", {}))
+    if isinstance(identifier, str):
+        return get(_registered(identifier))
+    if isinstance(identifier, type) and issubclass(identifier, Loss):
+        return identifier()
+    if callable(identifier):
+        # the Keras loss functions themselves run as the fused built-in kernels
+        builtin = getattr(identifier, "__name__", None)
+        if loss_functions.FUNCTIONS.get(builtin) is identifier and builtin in _BY_NAME:
+            return _BY_NAME[builtin]()
+        return LossFunctionWrapper(identifier)
+    raise ValueError(f"unknown loss {identifier!r}; known: {sorted(_BY_NAME)}, a function of "
+                     "(y_true, y_pred) or a losses.Loss subclass")
+
+
+def _registered(name):
+    found = get_registered_object(name) if isinstance(name, str) else None
+    if found is None:
+        raise ValueError(f"unknown loss {name!r}: a loss of your own must be passed in "
+                         "custom_objects (or registered with @register_keras_serializable); "
+                         f"built-in: {sorted(_BY_NAME)}")
+    return found
 
 
 def serialize(loss):
-    return {"class_name": type(loss).__name__, "config": loss.get_config()}
+    """How a model file names its loss: a built-in class, a class of your own, or a function
+    by its name (never its code: loading needs it in custom_objects)."""
+    if isinstance(loss, LossFunctionWrapper):
+        name = getattr(loss.fn, "__name__", "")
+        if name in ("", "<lambda>") or getattr(loss.fn, "__qualname__", name) != name:
+            raise ValueError(f"loss {loss.fn!r} cannot be saved: a loss function is saved by its "
+                             "name only, so it must be a named module-level function")
+        return {"class_name": "function", "config": {"name": name}}
+    return {"class_name": get_registered_name(loss), "config": loss.get_config()}
+
+
+# the function forms, as Keras 2 scripts call them: losses.categorical_crossentropy(y, p)
+categorical_crossentropy = loss_functions.categorical_crossentropy
+sparse_categorical_crossentropy = loss_functions.sparse_categorical_crossentropy
+binary_crossentropy = loss_functions.binary_crossentropy
+mean_squared_error = mse = MSE = loss_functions.mean_squared_error
+mean_absolute_error = mae = MAE = loss_functions.mean_absolute_error
+hinge = loss_functions.hinge
+huber = loss_functions.huber

@@ -1001,10 +1001,139 @@ def optimizer_cases():
     return cases
 
 
+# ------------------------------------------------------------------ tensor ops (minidl.ops)
+BROADCASTS = [((3, 4), (3, 4)), ((5, 7), (7,)), ((5, 1), (1, 7)), ((2, 3, 4), (3, 1)),
+              ((1, 6), (4, 1)), ((2, 1, 3, 1, 2), (4, 3, 1, 1)), ((), (3,)), ((70001,), (70001,)),
+              ((300, 400), (400,)), ((301, 1), (301, 257))]
+
+
+def tensor_op_cases():
+    from minidl.backends.base import BINARY_OPS, REDUCE_OPS, UNARY_OPS
+
+    def unary(name, n, specials):
+        def build(rng):
+            x = randn(rng, n, scale=2.0)
+            if name in ("sqrt", "log", "log1p"):
+                x = np.abs(x) + 0.01
+            if specials:
+                with_specials(x)
+            y = x.copy()
+            return [call("unary", out(n), x, name), call("unary", y, y, name)]   # out may alias x
+        return build
+
+    def operand(rng, shape, name):
+        if shape == "scalar":
+            return 1.75
+        x = np.array(randn(rng, *shape), dtype=np.float32)    # 0-d stays an array
+        if name == "power":
+            x = np.abs(x) + 0.1
+        elif name not in ("add", "subtract", "multiply", "divide"):
+            x = np.round(x * 2) / 2      # ties for the comparisons, zeros for the logical ops
+        return np.asarray(x, dtype=np.float32)    # a 0-d result of numpy is a scalar
+
+    def binary(name, sa, sb, specials):
+        def build(rng):
+            a, b = operand(rng, sa, name), operand(rng, sb, name)
+            if specials:
+                a, b = special_pair(rng, sa)
+            shape = np.broadcast_shapes(*(np.shape(v) for v in (a, b) if not isinstance(v, float)))
+            return [call("binary", out(*shape), a, b, name), call("binary", out(*shape), b, a, name)]
+        return build
+
+    def where(specials):
+        def build(rng):
+            c = (rng.uniform(size=(3, 1, 4)) > 0.5).astype(np.float32)
+            a, b = randn(rng, 5, 4), randn(rng, 3, 5, 1)
+            if specials:
+                with_specials(a, stride=5)
+                c[0, 0, 0] = np.nan       # nonzero: selects a
+            return [call("where", out(3, 5, 4), c, a, b)]
+        return build
+
+    def reduce(name, shape, kept):
+        def build(rng):
+            x = randn(rng, *shape)
+            if name == "prod":
+                x = 1.0 + 0.05 * x
+            if name in ("max", "min"):
+                x = np.round(x * 2) / 2
+            return [call("reduce", out(*kept), x, name)]
+        return build
+
+    def reduce_nan(rng):
+        x = with_specials(randn(rng, 6, 9), stride=7)
+        return [call("reduce", out(6, 1), x, n) for n in REDUCE_OPS] + \
+            [call("reduce", out(1, 9), x, n) for n in REDUCE_OPS]
+
+    def strided(rng):
+        x = randn(rng, 4, 5, 6)
+        ints = np.arange(24, dtype=np.int32)
+        acc = randn(rng, 4, 6)
+        return [call("strided_copy", out(6, 5, 4), x, 0, (1, 6, 30)),            # a transpose
+                call("strided_copy", out(2, 3), x, 119, (-31, -2)),               # negative steps
+                call("strided_copy", out(3, 4, 6), x, 30, (0, 0, 1)),             # a broadcast
+                call("strided_copy", np.zeros((2, 2), np.int32), ints, 5, (12, 3)),
+                call("strided_copy", out(), x, 7, ()),                            # x[0, 1, 1]
+                call("strided_add", acc, randn(rng, 2, 3), 1, (12, 2)),
+                call("strided_add", acc, randn(rng, 4, 3), 3, (6, 1))]
+
+    def take(rng):
+        x = randn(rng, 3, 5, 4)
+        idx = np.array([4, 0, -1, 2, 2], np.int32)
+        dx0, dx1 = randn(rng, 3, 5, 4), randn(rng, 3, 5, 4)
+        return [call("take", out(3, 5, 4), x, idx, 1),
+                call("take", out(2, 5, 4), x, np.array([2, -3], np.int32), 0),
+                call("take", out(3, 5, 5), x, idx[[0, 1, 2, 3, 3]] % 4, 2),
+                call("take_backward", dx0, randn(rng, 3, 5, 4), idx, 1),
+                call("take_backward", dx1, randn(rng, 3, 5, 2), np.array([1, 1], np.int32), 2)]
+
+    def arg(rng):
+        x = np.round(randn(rng, 9, 11) * 2) / 2
+        x[2, 3] = np.nan
+        x[4, :] = -np.inf
+        return [call("arg_reduce", np.zeros(9, np.int32), x, "argmax"),
+                call("arg_reduce", np.zeros(9, np.int32), x, "argmin")]
+
+    def cast_arange(rng):
+        x = randn(rng, 4, 5, scale=10.0)
+        return [call("cast", np.zeros((4, 5), np.int32), x),
+                call("cast", out(20), np.arange(-7, 13, dtype=np.int32)),
+                call("arange", out(3, 5), -1.5, 0.25),
+                call("arange", np.zeros(7, np.int32), 3, -2)]
+
+    cases = []
+    for name in UNARY_OPS:
+        cases += [Case("unary", f"unary-{name}-{n}", unary(name, n, False), rtol=2e-6)
+                  for n in (37, 70001)]
+        cases.append(Case("unary", f"unary-{name}-nan", unary(name, 37, True), rtol=2e-6))
+    for name in BINARY_OPS:
+        # every broadcasting pattern for a few ops, two and a parallel one for the rest (the op
+        # code is a switch inside the same loops)
+        patterns = BROADCASTS if name in ("add", "subtract", "divide", "maximum", "greater") \
+            else BROADCASTS[1:3] + BROADCASTS[-2:-1]
+        for sa, sb in patterns:
+            cases.append(Case("binary", f"binary-{name}-{sa}-{sb}".replace(" ", ""),
+                              binary(name, sa, sb, False), rtol=2e-6))
+        cases.append(Case("binary", f"binary-{name}-scalar", binary(name, (6, 5), "scalar", False),
+                          rtol=2e-6))
+        cases.append(Case("binary", f"binary-{name}-nan", binary(name, (37,), (37,), True),
+                          rtol=2e-6))
+    cases += [Case("where", "where-broadcast", where(False)), Case("where", "where-nan", where(True))]
+    for name in REDUCE_OPS:
+        for shape, kept in (((4, 5, 6), (1, 5, 1)), ((4, 5, 6), (4, 1, 6)), ((4, 5, 6), (1, 1, 1)),
+                            ((4, 5, 6), (4, 5, 1)), ((300, 400), (1, 400)), ((7,), (1,))):
+            cases.append(Case("reduce", f"reduce-{name}-{shape}-{kept}".replace(" ", ""),
+                              reduce(name, shape, kept), rtol=2e-5))
+    cases += [Case("reduce", "reduce-nan", reduce_nan), Case("strided", "strided-copy-add", strided),
+              Case("take", "take", take), Case("arg_reduce", "arg_reduce-nan", arg),
+              Case("cast", "cast-arange", cast_arange)]
+    return cases
+
+
 CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases() + conv_cases()
          + pool_cases() + layout_cases() + batchnorm_cases() + layernorm_cases() + layer_op_cases()
          + dropout_cases() + image_cases() + loss_cases()
-         + metric_cases() + optimizer_cases())
+         + metric_cases() + optimizer_cases() + tensor_op_cases())
 GEMM_FAMILY_OPS = ("gemm", "conv2d")          # the rows that run through the opencl GEMM kernels
 
 
@@ -1148,4 +1277,4 @@ def test_every_contract_op_has_a_row():
                                   "batchnorm", "layernorm", "prelu", "channel_mask", "gaussian_noise", "transpose", "dropout", "softmax_cross_entropy", "sigmoid_cross_entropy",
                                   "cross_entropy", "mean_squared_error", "sum", "accuracy", "clip_by_value",
                                   "clip_by_norm", "sgd_update", "adam_update", "rmsprop_update",
-                                  "adagrad_update"}
+                                  "adagrad_update", "unary", "binary", "where", "reduce"}

@@ -96,6 +96,18 @@ def make_window(in_shape, kernel, strides, padding, out_channels=None):
                     c if out_channels is None else out_channels)
 
 
+# Operation names of the tensor ops below (minidl.ops builds on them); a backend's kernels
+# use the position of a name in its tuple as the operation's code.
+UNARY_OPS = ("negative", "abs", "sign", "sqrt", "square", "exp", "log", "log1p", "relu",
+             "sigmoid", "tanh", "reciprocal", "logical_not", "floor", "round", "erf", "sin", "cos",
+             "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh")
+BINARY_OPS = ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "equal",
+              "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
+              "logical_or")
+REDUCE_OPS = ("sum", "max", "min", "prod")
+MAX_RANK = 8   # the tensor ops take tensors of rank <= MAX_RANK
+
+
 class BackendUnavailable(RuntimeError):
     """Raised when a backend cannot run on this machine; the message says why and what to do."""
 
@@ -458,4 +470,59 @@ class Backend:
 
     def adagrad_update(self, w, g, acc, lr, epsilon, weight_decay):
         """Keras Adagrad: acc += g^2; w -= lr g / sqrt(acc + eps)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------ tensor ops
+    # The general-purpose ops behind minidl.ops (custom layers, Lambda, losses and metrics):
+    # float tensors of rank <= MAX_RANK, numpy broadcasting where an op says so. Comparisons and
+    # logical ops write 1.0 for true and 0.0 for false; a logical op treats nonzero as true.
+    def unary(self, out, x, name):
+        """out = f(x) elementwise, f one of UNARY_OPS (relu, sigmoid, tanh as activations;
+        round to nearest even). out may alias x."""
+        raise NotImplementedError
+
+    def binary(self, out, a, b, name):
+        """out = a (op) b, op one of BINARY_OPS, a and b broadcast (numpy rules) to out's shape.
+        Either of a and b may be a Python float instead of a tensor. power follows C's powf."""
+        raise NotImplementedError
+
+    def where(self, out, condition, a, b):
+        """out = a where condition is nonzero, else b; all three broadcast to out's shape."""
+        raise NotImplementedError
+
+    def reduce(self, out, x, name):
+        """out = the sum / max / min / prod (REDUCE_OPS) of x over the axes where out has size 1
+        and x does not; out has x's rank (keepdims). NaN propagates through max and min."""
+        raise NotImplementedError
+
+    def strided_copy(self, out, x, offset, strides):
+        """Gather: out[i_0, .., i_r] = x.flat[offset + sum_k i_k * strides[k]] (strides in
+        elements, any sign, 0 to repeat). Slicing, transposes and broadcasts are this op."""
+        raise NotImplementedError
+
+    def strided_add(self, out, x, offset, strides):
+        """Scatter-add, the gradient of strided_copy: out.flat[offset + sum_k i_k * strides[k]]
+        += x[i_0, .., i_r]. The addressed positions must be distinct (no zero stride)."""
+        raise NotImplementedError
+
+    def take(self, out, x, indices, axis):
+        """out = numpy.take(x, indices, axis): indices int32 (m,), each in [-n, n) for n =
+        x.shape[axis] (negative ones count from the end); out is x's shape with m at axis."""
+        raise NotImplementedError
+
+    def take_backward(self, dx, dout, indices, axis):
+        """dx += the gradient of take: each dout slice added at its index (repeats add up)."""
+        raise NotImplementedError
+
+    def arg_reduce(self, out, x, name):
+        """out int32 (rows,) = the index of the largest ("argmax") or smallest ("argmin") value in
+        each row of x (rows, k); ties go to the lowest index, a NaN wins at its first position."""
+        raise NotImplementedError
+
+    def cast(self, out, x):
+        """out = x converted between float and int32 tensors (float to int truncates toward 0)."""
+        raise NotImplementedError
+
+    def arange(self, out, start, step):
+        """out[i] = start + i * step over the flat order of out (float or int32)."""
         raise NotImplementedError

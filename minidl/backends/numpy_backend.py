@@ -15,11 +15,12 @@ from .host_memory import HostMemory
 from . import image_args
 from .numpy_ops import activations as numpy_activations, images, losses, optimizers, windows
 from .numpy_ops.layer_ops import NumpyLayerOps
+from .numpy_ops.tensor_ops import NumpyTensorOps
 from .checks import check_concat, check_dropout_args, check_scalar_out, check_shape, require_input
 
 
 
-class NumpyBackend(NumpyLayerOps, HostMemory, Backend):
+class NumpyBackend(NumpyTensorOps, NumpyLayerOps, HostMemory, Backend):
     """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
 
     name = "numpy"

@@ -4,6 +4,7 @@ from ..custom_objects import get_registered_object
 from .base import Input, InputLayer, KerasTensor, Layer
 from .conv import Conv2D, ZeroPadding2D
 from .core import Activation, Dense, Dropout, Flatten, LeakyReLU, ReLU, Reshape
+from .lambda_layer import Lambda
 from .merge import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add,
                     average, concatenate, maximum, minimum, multiply, subtract)
 from .noise import GaussianNoise, SpatialDropout2D
@@ -23,11 +24,11 @@ GlobalMaxPool2D = GlobalMaxPooling2D
 
 LAYER_CLASSES = {cls.__name__: cls for cls in (
     InputLayer, Dense, Conv2D, ZeroPadding2D, Activation, Dropout, Flatten, LeakyReLU, ReLU,
-    Reshape, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, BatchNormalization,
-    AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D, GlobalMaxPooling2D, Cropping2D, RepeatVector, ELU, Softmax, LayerNormalization, PReLU,
-    GaussianNoise, SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing,
-    RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation,
-    RandomZoom)}
+    Reshape, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, Lambda,
+    BatchNormalization, AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D, GlobalMaxPooling2D,
+    Cropping2D, RepeatVector, ELU, Softmax, LayerNormalization, PReLU, GaussianNoise,
+    SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing, RandomBrightness,
+    RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom)}
 
 
 def deserialize(class_name, config, custom_objects=None):

@@ -18,8 +18,10 @@ import numpy as np
 
 from .. import initializers
 from ..arguments import int_tuple
+from ..autodiff import Variable
 from ..naming import auto_name, snake_case
 from .buffers import BufferSet
+from . import custom_call
 from .input_arguments import LayerMeta
 
 
@@ -77,8 +79,9 @@ class Node:
         layer._inbound_nodes.append(self)
 
 
-class Weight:
-    """One trainable or non-trainable weight: its backend tensor and gradient."""
+class Weight(Variable):
+    """One trainable or non-trainable weight: its backend tensor and gradient. In a custom
+    layer's call it works as a tensor of minidl.ops (operators included)."""
 
     def __init__(self, name, shape, initializer, trainable):
         self.name = name
@@ -87,6 +90,10 @@ class Weight:
         self.trainable = trainable
         self.value = None   # backend tensor, set by Layer.attach
         self.grad = None    # backend tensor (trainable weights only)
+        self.backend = None
+
+    def __repr__(self):
+        return f"<Weight {self.name!r} shape={self.shape}>"
 
 
 class Layer(metaclass=LayerMeta):
@@ -99,7 +106,10 @@ class Layer(metaclass=LayerMeta):
     # layer's position and the step count, so that a resumed run draws the same numbers.
     needs_step_seed = False
 
-    def __init__(self, name=None, trainable=True):
+    def __init__(self, name=None, trainable=True, dtype=None):
+        if dtype is not None and not _is_float32(dtype):
+            raise TypeError(f"{type(self).__name__}: dtype must be 'float32' (or None), the one "
+                            f"dtype minidl layers compute in; got {dtype!r}")
         if name is not None and (not isinstance(name, str) or not name):
             raise ValueError(f"{type(self).__name__}: name must be a non-empty string, got {name!r}")
         self.name = name or auto_name(snake_case(type(self).__name__))
@@ -147,7 +157,12 @@ class Layer(metaclass=LayerMeta):
 
     def __call__(self, inputs, training=None):
         """On symbolic tensors: a new call node and its output tensor. On arrays (eager
-        use, as Keras 3 outside a model): the result as a numpy array."""
+        use, as Keras 3 outside a model): the result as a numpy array. On minidl.ops
+        Tensors (inside another layer's call): the result as a Tensor, recorded in training."""
+        if custom_call.is_eager(inputs):
+            return custom_call.call_eagerly(self, inputs)
+        if self.uses_call():
+            self.multiple_inputs = isinstance(inputs, (list, tuple))
         tensors = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         if not any(isinstance(t, KerasTensor) for t in tensors):
             return eager_call(self, inputs, training)
@@ -174,10 +189,32 @@ class Layer(metaclass=LayerMeta):
                                  f"{self._shape_text(input_shape)}")
             return
         self.input_shape = input_shape
-        self.build(input_shape)
-        self.output_shape = tuple(self.compute_output_shape(input_shape))
+        if self.uses_call():
+            self._build_keras_style(input_shape)
+        else:
+            self.build(input_shape)
+            self.output_shape = tuple(self.compute_output_shape(input_shape))
         self.built = True
 
+    def uses_call(self):
+        """True for layers written with minidl.ops: a subclass that defines call."""
+        return type(self).call is not Layer.call
+
+    def _build_keras_style(self, input_shape):
+        # Keras passes shapes with the batch axis to build and compute_output_shape
+        with_batch = ([(None,) + tuple(s) for s in input_shape] if self.multiple_inputs
+                      else (None,) + tuple(input_shape))
+        self.build(with_batch)
+        if type(self).compute_output_shape is not Layer.compute_output_shape:
+            shape = tuple(self.compute_output_shape(with_batch))
+            self.output_shape = tuple(int(d) for d in shape[1:])
+        else:
+            self.output_shape = tuple(custom_call.infer_output_shape(self, input_shape))
+
+    def call(self, inputs, training=None, mask=None):
+        """The layer's computation with minidl.ops (Keras subclassing); built-in layers
+        implement forward/backward instead."""
+        raise NotImplementedError
     def _shape_text(self, shape):
         if self.multiple_inputs:
             return "[" + ", ".join(format_shape(s) for s in shape) + "]"
@@ -195,18 +232,51 @@ class Layer(metaclass=LayerMeta):
                              f"(batch included), got shape {format_shape(input_shape)}")
 
     # ----------------------------------------------------------- weights
-    def add_weight(self, name, shape, initializer, trainable=True):
-        weight = Weight(name, shape, initializers.get(initializer), trainable)
+    def add_weight(self, name=None, shape=None, initializer=None, trainable=True,
+                   regularizer=None, dtype=None, constraint=None):
+        """A new weight (Keras's add_weight; keywords or minidl's (name, shape, initializer)
+        order). Shapes have no batch axis; the initializer defaults to glorot_uniform."""
+        if isinstance(name, (tuple, list)):   # Keras's positional order: shape first
+            name, shape = shape if isinstance(shape, str) else None, name
+        if shape is None:
+            raise ValueError(f"{self.describe()}.add_weight: shape is required")
+        if regularizer is not None or constraint is not None:
+            raise ValueError(f"{self.describe()}.add_weight: regularizer and constraint are not "
+                             "supported; add the penalty to your loss instead")
+        if dtype is not None and not _is_float32(dtype):
+            raise TypeError(f"{self.describe()}.add_weight: dtype must be float32, got {dtype!r}")
+        name = name or f"variable_{len(self.weights_by_name)}"
+        if name in self.weights_by_name:
+            raise ValueError(f"{self.describe()}: a weight named {name!r} already exists")
+        shape = int_tuple(shape, "shape", f"{self.describe()}.add_weight") if shape != () else ()
+        weight = Weight(name, shape, initializers.get(initializer or "glorot_uniform"),
+                        bool(trainable))
         self.weights_by_name[name] = weight
         return weight
 
     @property
     def weights(self):
-        return list(self.weights_by_name.values())
+        own = list(self.weights_by_name.values())
+        if not self.uses_call():
+            return own
+        return own + [w for sub in self.sublayers() for w in sub.weights]
 
     @property
     def trainable_weights(self):
-        return [w for w in self.weights if w.trainable and self.trainable]
+        own = [w for w in self.weights_by_name.values() if w.trainable and self.trainable]
+        if not self.uses_call() or not self.trainable:
+            return own
+        return own + [w for sub in self.sublayers() for w in sub.trainable_weights]
+
+    def sublayers(self):
+        """The layers a custom layer holds in its attributes (its building blocks, called in
+        its call), in the order they were set; their weights count as this layer's."""
+        found = []
+        for value in vars(self).values():
+            for item in (value if isinstance(value, (list, tuple)) else (value,)):
+                if isinstance(item, Layer) and item is not self and all(item is not f for f in found):
+                    found.append(item)
+        return found
 
     @property
     def non_trainable_weights(self):
@@ -220,9 +290,12 @@ class Layer(metaclass=LayerMeta):
         """Upload initial weights to `backend` and allocate gradients (once per model)."""
         self.backend = backend
         self._buffers.reset(backend)
-        for w in self.weights:
+        for sub in self.sublayers() if self.uses_call() else ():
+            sub.attach(backend)
+        for w in self.weights_by_name.values():
             value = w.initializer(w.shape)
             w.value = backend.from_numpy(np.asarray(value))
+            w.backend = backend
             w.grad = backend.zeros(w.shape) if w.trainable else None
 
     def get_weights(self):
@@ -270,12 +343,16 @@ class Layer(metaclass=LayerMeta):
     # --------------------------------------------------------- compute
     def forward(self, inputs, training):
         """Return the output tensor for `inputs` (a tensor, or a list for merge layers)."""
-        raise NotImplementedError
+        if not self.uses_call():
+            raise NotImplementedError(f"{self.describe()} defines neither call nor forward")
+        return custom_call.call_forward(self, inputs, training)
 
     def backward(self, dout):
         """Given dL/doutput, fill the weight gradients and return dL/dinput (a list for
         merge layers). Called after forward with the same batch."""
-        raise NotImplementedError
+        if not self.uses_call():
+            raise NotImplementedError(f"{self.describe()} defines neither call nor backward")
+        return custom_call.call_backward(self, dout)
 
 
 class InputLayer(Layer):

@@ -121,7 +121,9 @@ def make_heads(graph, loss, loss_weights, metrics, owner, weighted_metrics=None)
         head = Head(graph, i, name, l, float(w), plain + weighted,
                     f"{name}_" if prefix_needed else "")
         head.weighted = bool(weighted)
-        head.compiled_metrics = (list(ms), list(wms))   # as given, for the saved compile
+        # as given (a metric object or function by its name), for the saved compile
+        head.compiled_metrics = ([metrics_mod.saved_name(m) for m in ms],
+                                 [metrics_mod.saved_name(m) for m in wms])
         heads.append(head)
     return heads
 

@@ -203,6 +203,9 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
             b.fill(loss_sum, 0.0)
             for c in counts:
                 b.fill(c, 0.0)
+        for h in self._heads:
+            for m in h.metrics:
+                m.reset()
         self._seen = 0
 
     def _metric_values(self):
@@ -216,7 +219,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
             if len(self._heads) > 1:
                 values[h.loss_name] = head_loss
             for name, m, c in zip(h.metric_names, h.metrics, counts):
-                values[name] = float(b.to_numpy(c)[0]) / (seen * m.per_sample(h.shape))
+                values[name] = m.value(b, c, seen, h.shape)
         return dict({"loss": total}, **values)
 
     # ------------------------------------------------------------ steps

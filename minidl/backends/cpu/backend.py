@@ -23,6 +23,7 @@ from ._ffi import INT32, checked, ffi, fptr, output, raise_for_status, require_l
 from .images import ImageOps
 from .layer_ops import CpuLayerOps
 from .linalg import LinalgOps
+from .tensor_ops import CpuTensorOps
 
 
 def _rows_cols(shape):
@@ -33,7 +34,7 @@ def _rows_cols(shape):
     return (math.prod(shape[:-1]), c)
 
 
-class CpuBackend(ImageOps, CpuLayerOps, LinalgOps, HostMemory, Backend):
+class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, LinalgOps, HostMemory, Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
 
     name = "cpu"

@@ -20,6 +20,7 @@ from .images import ImageOps
 from .layer_ops import LayerOps
 from .runtime import Runtime
 from .tensor import CLTensor
+from .tensor_ops import OpenCLTensorOps
 from .training_ops import TrainingOps
 from . import tuner
 
@@ -28,7 +29,8 @@ MIN_GROUPS = 8         # ... shrunk so that a small launch still spreads over se
 COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 
 
-class OpenCLBackend(ImageOps, TrainingOps, LayerOps, ConvOps, GroupOps, Backend):
+
+class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, ConvOps, GroupOps, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
     convolutions in conv.ConvOps; losses, metrics, reductions and optimizer updates in
     training_ops.TrainingOps; the GPU profile's cooperative reductions in group_ops.GroupOps.

@@ -26,6 +26,9 @@ POCL_THREAD_ENVS = ("POCL_MAX_PTHREAD_COUNT", "POCL_CPU_MAX_CU_COUNT")
 BASE_BUILD_OPTIONS = ("-cl-mad-enable",)
 
 
+RECENT_LIMIT = 4096   # allocations between two drains of the queue before alloc drains it
+
+
 class NoDevice(LookupError):
     """No OpenCL platform or device is installed here."""
 
@@ -169,6 +172,12 @@ class Runtime:
         # "gpu": work-group tiles in local memory, cooperative reductions; "cpu": register
         # blocks and one work-item per row (the kernels that suit PoCL)
         self.profile = profile or device_profile(self.device)
+        # Buffers allocated since the queue last drained. A pyopencl Buffer whose Python object
+        # dies is released at once, and under PoCL its memory can then back a new buffer while
+        # kernels queued on the old one have not run (seen with minidl.ops' per-op temporaries);
+        # holding them until a blocking transfer or finish() has drained the in-order queue
+        # makes that impossible. Built-in layers allocate once, so this stays small.
+        self._recent = []
         self.reset_stats()
 
     # ------------------------------------------------------------ description
@@ -224,6 +233,9 @@ class Runtime:
         dtype = as_dtype(dtype)
         nbytes = max(int(np.prod(shape, dtype=np.int64)), 1) * dtype.itemsize
         buffer = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, nbytes)
+        self._recent.append(buffer)
+        if len(self._recent) > RECENT_LIMIT:
+            self.finish()
         return CLTensor(buffer, shape, dtype)
 
     def write(self, out, array):
@@ -236,6 +248,7 @@ class Runtime:
         if array.size:
             cl.enqueue_copy(self.queue, out.buffer, array,
                             dst_offset=out.offset * out.dtype.itemsize, is_blocking=True)
+            self._recent.clear()   # the in-order queue ran everything before this copy
         self.h2d_count += 1
         self.h2d_bytes += array.nbytes
 
@@ -245,6 +258,7 @@ class Runtime:
         if array.size:
             cl.enqueue_copy(self.queue, array, x.buffer,
                             src_offset=x.offset * x.dtype.itemsize, is_blocking=True)
+            self._recent.clear()
         self.d2h_count += 1
         self.d2h_bytes += array.nbytes
         return array
@@ -258,6 +272,7 @@ class Runtime:
 
     def finish(self):
         self.queue.finish()
+        self._recent.clear()
 
     # ---------------------------------------------------------------- programs
     def program(self, filename, defines=None):

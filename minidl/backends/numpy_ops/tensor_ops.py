@@ -1,0 +1,116 @@
+"""The tensor ops of the contract (unary, binary, where, reduce, strided copies, take, ...) in
+numpy: the reference that the cpu and opencl kernels are tested against.
+
+Float results are computed in the tensors' own dtype (float32, or float64 in gradient checks);
+reductions accumulate in float64, as the backend's other reductions do.
+"""
+
+import math
+
+import numpy as np
+
+from ..base import BINARY_OPS, REDUCE_OPS, UNARY_OPS
+from ..tensor_checks import (check_broadcast, check_name, check_rank, check_strided, check_take,
+                             check_indices, reduced_axes)
+
+
+_ERF = np.vectorize(math.erf, otypes=[np.float64])   # numpy has no erf; the reference may be slow
+
+
+def _sigmoid(x):
+    with np.errstate(over="ignore"):
+        return (1.0 / (1.0 + np.exp(-x))).astype(x.dtype)
+
+
+_UNARY = {
+    "negative": np.negative, "abs": np.abs, "sign": np.sign, "sqrt": np.sqrt,
+    "square": np.square, "exp": np.exp, "log": np.log, "log1p": np.log1p,
+    "relu": lambda x: np.where(x > 0, x, np.where(np.isnan(x), x, 0)).astype(x.dtype),
+    "sigmoid": _sigmoid, "tanh": np.tanh, "reciprocal": lambda x: 1 / x,
+    "logical_not": lambda x: (x == 0), "floor": np.floor, "round": np.round,
+    "erf": lambda x: _ERF(x).astype(x.dtype), "sin": np.sin, "cos": np.cos, "tan": np.tan,
+    "arcsin": np.arcsin, "arccos": np.arccos, "arctan": np.arctan, "sinh": np.sinh,
+    "cosh": np.cosh, "arcsinh": np.arcsinh, "arccosh": np.arccosh, "arctanh": np.arctanh,
+}
+
+_BINARY = {
+    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+    "power": np.power, "maximum": np.maximum, "minimum": np.minimum, "equal": np.equal,
+    "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
+    "greater": np.greater, "greater_equal": np.greater_equal,
+    "logical_and": lambda a, b: (a != 0) & (b != 0),
+    "logical_or": lambda a, b: (a != 0) | (b != 0),
+}
+
+_REDUCE = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
+
+
+def _view(flat, offset, shape, strides):
+    item = flat.itemsize
+    return np.lib.stride_tricks.as_strided(flat[offset:] if offset < flat.size else flat[:0],
+                                           shape=shape, strides=[s * item for s in strides])
+
+
+class NumpyTensorOps:
+    """Mixin of NumpyBackend: the tensor ops of minidl/backends/base.py."""
+
+    def unary(self, out, x, name):
+        check_name("unary", name, UNARY_OPS)
+        check_rank("unary", x)
+        if tuple(out.shape) != tuple(x.shape):
+            raise ValueError(f"unary {name}: out {tuple(out.shape)} and x {tuple(x.shape)} differ")
+        with np.errstate(all="ignore"):
+            out[...] = _UNARY[name](x)
+
+    def binary(self, out, a, b, name):
+        check_name("binary", name, BINARY_OPS)
+        check_broadcast(f"binary {name}", out.shape, a=a, b=b)
+        with np.errstate(all="ignore"):
+            out[...] = _BINARY[name](a, b)
+
+    def where(self, out, condition, a, b):
+        check_broadcast("where", out.shape, condition=condition, a=a, b=b)
+        out[...] = np.where(condition != 0, a, b)
+
+    def reduce(self, out, x, name):
+        check_name("reduce", name, REDUCE_OPS)
+        axes = reduced_axes("reduce", out.shape, x.shape)
+        extra = {"dtype": np.float64} if name in ("sum", "prod") else {}
+        out[...] = _REDUCE[name](x, axis=axes, keepdims=True, **extra)
+
+    def strided_copy(self, out, x, offset, strides):
+        check_strided("strided_copy", x, out.shape, offset, strides)
+        out[...] = _view(x.reshape(-1), offset, out.shape, strides)
+
+    def strided_add(self, out, x, offset, strides):
+        check_strided("strided_add", out, x.shape, offset, strides)
+        target = _view(out.reshape(-1), offset, x.shape, strides)
+        target += x
+
+    def take(self, out, x, indices, axis):
+        check_take("take", x, indices, axis, out.shape)
+        check_indices("take", indices, x.shape[axis])
+        out[...] = np.take(x, indices, axis=axis)
+
+    def take_backward(self, dx, dout, indices, axis):
+        check_take("take_backward", dx, indices, axis, dout.shape)
+        check_indices("take_backward", indices, dx.shape[axis])
+        moved = np.moveaxis(dx, axis, 0)
+        np.add.at(moved, indices, np.moveaxis(dout, axis, 0))
+
+    def arg_reduce(self, out, x, name):
+        check_name("arg_reduce", name, ("argmax", "argmin"))
+        if x.ndim != 2 or tuple(out.shape) != (x.shape[0],) or out.dtype != np.int32:
+            raise ValueError(f"arg_reduce: x must be (rows, k) and out int32 (rows,), got x "
+                             f"{tuple(x.shape)} and out {tuple(out.shape)} {out.dtype}")
+        out[...] = np.argmax(x, axis=1) if name == "argmax" else np.argmin(x, axis=1)
+
+    def cast(self, out, x):
+        if out.size != x.size:
+            raise ValueError(f"cast: out {tuple(out.shape)} and x {tuple(x.shape)} differ in size")
+        with np.errstate(invalid="ignore"):
+            out[...] = np.trunc(x).reshape(out.shape) if out.dtype.kind == "i" else x.reshape(out.shape)
+
+    def arange(self, out, start, step):
+        flat = out.reshape(-1)
+        flat[...] = start + np.arange(flat.size, dtype=np.float64) * step

@@ -1,0 +1,143 @@
+"""The tensor ops of the contract (minidl/backends/base.py) as kernels of tensor_ops.cl.
+
+Each operand layout (shape and strides) becomes -D constants of its own program, built once
+and cached by the runtime: a training step with fixed shapes reuses its programs and moves
+nothing to or from the host.
+"""
+
+import math
+
+import numpy as np
+
+from ..base import BINARY_OPS, REDUCE_OPS, UNARY_OPS
+from ..tensor_checks import (broadcast_strides, check_broadcast, check_name, check_rank,
+                             check_strided, check_take, contiguous_strides, reduced_axes)
+
+FILE = "tensor_ops.cl"
+
+
+def _layout(prefix, values, pad):
+    values = list(values) + [pad] * (8 - len(values))
+    return {f"{prefix}{k}": int(v) for k, v in enumerate(values)}
+
+
+def _space(shape):
+    """RANK and D0..D7 of an iteration space (a 0-d one is one element of rank 1)."""
+    shape = tuple(shape) or (1,)
+    return dict(_layout("D", shape, 1), RANK=len(shape))
+
+
+class OpenCLTensorOps:
+    """Mixin of OpenCLBackend: the tensor ops."""
+
+    def _launch(self, name, defines, n, *args):
+        if n <= 0:
+            return
+        local = self._local_1d
+        while local > 1 and n < local * 8:
+            local //= 2
+        kernel = self.rt.kernel(FILE, name, defines)
+        self.rt.launch(kernel, (-(-n // local) * local,), (local,), *args)
+
+    def unary(self, out, x, name):
+        check_name("unary", name, UNARY_OPS)
+        check_rank("unary", x)
+        self._check(f"unary {name}", "out", out, x.shape)
+        self._launch("unary", {"OP": UNARY_OPS.index(name)}, x.size, out, x, x.size)
+
+    def binary(self, out, a, b, name):
+        op = f"binary {name}"
+        check_name("binary", name, BINARY_OPS)
+        check_rank(op, out)
+        check_broadcast(op, out.shape, a=a, b=b)
+        shape = tuple(out.shape) or (1,)
+        defines = dict(_space(shape), OP=BINARY_OPS.index(name))
+        args = []
+        for tag, t in (("A", a), ("B", b)):
+            scalar = isinstance(t, float)
+            defines[f"{tag}_SCALAR"] = int(scalar)
+            defines.update(_layout(f"S{tag}", [0] * len(shape) if scalar
+                                   else broadcast_strides(t.shape or (1,), shape), 0))
+            args.append(out if scalar else t)   # an unused pointer stands in for a scalar
+        scalars = [a if isinstance(a, float) else 0.0, b if isinstance(b, float) else 0.0]
+        self._launch("binary", defines, out.size, out, *args, *scalars, out.size)
+
+    def where(self, out, condition, a, b):
+        check_rank("where", out)
+        check_broadcast("where", out.shape, condition=condition, a=a, b=b)
+        shape = tuple(out.shape) or (1,)
+        defines = _space(shape)
+        for tag, t in (("C", condition), ("A", a), ("B", b)):
+            defines.update(_layout(f"S{tag}", broadcast_strides(t.shape or (1,), shape), 0))
+        self._launch("where_select", defines, out.size, out, condition, a, b, out.size)
+
+    def reduce(self, out, x, name):
+        check_name("reduce", name, REDUCE_OPS)
+        check_rank("reduce", x)
+        axes = reduced_axes("reduce", out.shape, x.shape)
+        shape = tuple(x.shape) or (1,)
+        kept = tuple(out.shape) or (1,)
+        reduced = [n if k in axes else 1 for k, n in enumerate(shape)]
+        defines = dict(_space(kept), OP=REDUCE_OPS.index(name))
+        defines.update(_layout("XS", contiguous_strides(shape), 0))
+        defines.update(_layout("R", reduced, 1))
+        self._launch("reduce", defines, out.size, out, x, out.size, math.prod(reduced))
+
+    def _strided(self, kernel, out, x, offset, strides, shape, dtype):
+        shape = tuple(shape) or (1,)
+        defines = dict(_space(shape), T="int" if dtype == np.int32 else "float")
+        defines.update(_layout("S", list(strides) or [0], 0))
+        n = math.prod(shape)
+        self._launch(kernel, defines, n, out, x, int(offset), n)
+
+    def strided_copy(self, out, x, offset, strides):
+        check_rank("strided_copy", out)
+        check_strided("strided_copy", x, out.shape, offset, strides)
+        if out.dtype != x.dtype:
+            raise ValueError(f"opencl strided_copy: out is {out.dtype}, x is {x.dtype}")
+        self._strided("strided_copy", out, x, offset, strides, out.shape, out.dtype)
+
+    def strided_add(self, out, x, offset, strides):
+        check_rank("strided_add", x)
+        check_strided("strided_add", out, x.shape, offset, strides)
+        self._strided("strided_add", out, x, offset, strides, x.shape, np.float32)
+
+    def _take_sizes(self, x, axis, m):
+        inner = math.prod(x.shape[axis + 1:])
+        return x.shape[axis], inner, m, math.prod(x.shape[:axis])
+
+    def take(self, out, x, indices, axis):
+        check_take("opencl take", x, indices, axis, out.shape)
+        if x.dtype != np.float32:
+            raise ValueError(f"opencl take: x must be float32, got {x.dtype}")
+        n, inner, m, outer = self._take_sizes(x, axis, indices.shape[0])
+        self._launch("take_float", {}, out.size, out, x, indices, n, inner, m, out.size)
+
+    def take_backward(self, dx, dout, indices, axis):
+        check_take("opencl take_backward", dx, indices, axis, dout.shape)
+        n, inner, m, outer = self._take_sizes(dx, axis, indices.shape[0])
+        self._launch("take_backward", {}, outer * inner, dx, dout, indices, n, inner, m,
+                     outer * inner)
+
+    def arg_reduce(self, out, x, name):
+        check_name("arg_reduce", name, ("argmax", "argmin"))
+        if len(x.shape) != 2 or tuple(out.shape) != (x.shape[0],) or out.dtype != np.int32:
+            raise ValueError(f"opencl arg_reduce: x must be (rows, k) and out int32 (rows,), got "
+                             f"x {x.shape} and out {out.shape} {out.dtype}")
+        self._launch("arg_reduce", {}, x.shape[0], out, x, x.shape[0], x.shape[1],
+                     int(name == "argmin"))
+
+    def cast(self, out, x):
+        if out.size != x.size:
+            raise ValueError(f"opencl cast: out {out.shape} and x {x.shape} differ in size")
+        if out.dtype == x.dtype:
+            self.copy(out, x)
+        else:
+            kernel = "float_to_int" if out.dtype == np.int32 else "int_to_float"
+            self._launch(kernel, {}, x.size, out, x, x.size)
+
+    def arange(self, out, start, step):
+        if out.dtype == np.int32:
+            self._launch("arange_int", {}, out.size, out, int(start), int(step), out.size)
+        else:
+            self._launch("arange_float", {}, out.size, out, float(start), float(step), out.size)

@@ -1,0 +1,159 @@
+"""How a layer written with minidl.ops runs: its `call` on Tensors, recorded on a tape in
+training, and its backward from that tape (the glue between autodiff and the graph).
+
+A built-in layer's forward/backward are hand-written; a Layer subclass that defines `call`
+(and layers.Lambda) get these instead. The gradients of the call's inputs go on to the
+layers before it through the ordinary graph backward, so both kinds mix freely.
+"""
+
+import inspect
+
+from .. import autodiff
+from .. import ops
+from ..autodiff import Tensor
+from ..backends.numpy_backend import NumpyBackend
+
+
+def _call_kwargs(layer, training, mask=None):
+    """training= and mask= for call, when its signature takes them (as Keras passes them)."""
+    params = getattr(type(layer), "_call_params", None)
+    if params is None or params[0] is not type(layer):
+        sig = inspect.signature(layer.call).parameters
+        accepts = {name for name in ("training", "mask") if name in sig}
+        type(layer)._call_params = params = (type(layer), accepts)
+    kwargs = {}
+    if "training" in params[1]:
+        kwargs["training"] = training
+    return kwargs
+
+
+def _output_of(layer, result):
+    if isinstance(result, (list, tuple)):
+        raise ValueError(f"{layer.describe()}: call must return one tensor, got "
+                         f"{type(result).__name__} of {len(result)}")
+    t = ops.convert_to_tensor(result) if not ops.is_tensor(result) else ops.core.as_tensor(result)
+    return ops.cast(t, "float32")
+
+
+def call_forward(layer, inputs, training):
+    """Run layer.call on backend tensors; in training keep the tape for call_backward."""
+    b = layer.backend
+    tape = autodiff.Tape(b) if training else None
+    needs = layer.input_grad_needed and training
+    xs = [Tensor(v, b, requires_grad=needs) for v in (inputs if layer.multiple_inputs else [inputs])]
+    with autodiff.on_backend(b), autodiff.recording(tape):
+        out = _output_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
+                                           **_call_kwargs(layer, training)))
+    layer._tape = (tape, xs, out) if training else None
+    value = out.value
+    if value is inputs or any(value is x.value for x in xs):
+        # an identity call: hand out a copy, so that the graph never sees one tensor twice
+        copy = b.empty(b.shape(value))
+        b.copy(copy, value)
+        value = copy
+    return value
+
+
+def call_backward(layer, dout):
+    """Weight gradients into each weight's grad; returns dL/dinputs (a list for several)."""
+    b = layer.backend
+    tape, xs, out = layer._tape
+    weights = layer.trainable_weights
+    leaves = [tape.leaf_of(w) for w in weights]
+    sources = [x for x in xs] + [leaf for leaf in leaves if leaf is not None]
+    grads = tape.gradients([out], [Tensor(dout, b)], sources)
+    by_leaf = dict(zip([id(s) for s in sources], grads))
+    # built-in sublayers whose backward ran have written their own weight gradients
+    filled = {id(w) for sub in tape.backwards for w in sub.trainable_weights}
+    for w, leaf in zip(weights, leaves):
+        g = by_leaf.get(id(leaf)) if leaf is not None else None
+        if g is not None:
+            b.copy(w.grad, g.value)
+        elif id(w) not in filled:
+            b.fill(w.grad, 0.0)
+    layer._tape = None
+    if not layer.input_grad_needed:
+        return None
+    dxs = []
+    for x, g in zip(xs, grads[:len(xs)]):
+        if g is None:
+            g = ops.zeros(x.shape, backend=b)
+        dxs.append(g.value)
+    return dxs if layer.multiple_inputs else dxs[0]
+
+
+def is_eager(inputs):
+    """True when a layer is called on Tensors (inside a call) rather than on KerasTensors."""
+    items = inputs if isinstance(inputs, (list, tuple)) else (inputs,)
+    return any(isinstance(t, (Tensor, autodiff.Variable)) for t in items)
+
+
+def call_eagerly(layer, inputs):
+    """A layer called on Tensors inside another layer's call: built on first use, attached to
+    the tensors' backend, and run at once. A layer written with ops records into the caller's
+    tape; a built-in one runs its fused forward, and its backward becomes the tape's gradient
+    rule (it must then run once per step: its backward uses the state of its forward)."""
+    many = isinstance(inputs, (list, tuple))
+    ts = [ops.cast(ops.core.as_tensor(t), "float32") for t in (inputs if many else [inputs])]
+    b = ts[0].backend
+    if layer.uses_call():
+        layer.multiple_inputs = many
+    elif layer.multiple_inputs != many:
+        kind = "a list of tensors" if layer.multiple_inputs else "a single tensor"
+        raise TypeError(f"{layer.describe()} must be called on {kind}")
+    shapes = [t.shape[1:] for t in ts]
+    layer.build_once(shapes if many else shapes[0])
+    if layer.backend is not b:
+        _attach(layer, b, zeros=autodiff.probing())
+    tape = autodiff.current_tape()
+    if layer.uses_call():
+        return _output_of(layer, layer.call(ts if many else ts[0],
+                                            **_call_kwargs(layer, tape is not None)))
+    layer.input_grad_needed = any(t.requires_grad for t in ts)
+    out = Tensor(layer.forward([t.value for t in ts] if many else ts[0].value, tape is not None), b)
+    if tape is None or not (layer.input_grad_needed or layer.trainable_weights):
+        return out
+    if id(layer) in tape.forwards:
+        raise ValueError(f"{layer.describe()} is called twice in one step; a built-in layer "
+                         "keeps one forward's state for its backward: use two layers")
+    tape.forwards.add(id(layer))
+
+    def rule(g):
+        tape.backwards.append(layer)
+        d = layer.backward(g.value)
+        if d is None:
+            return (None,) * len(ts)
+        return tuple(Tensor(v, b) for v in (d if many else [d]))
+    out.requires_grad = True
+    tape.record(out, tuple(ts), rule)
+    return out
+
+
+def _attach(layer, backend, zeros):
+    """Attach a layer met inside a call; while probing shapes, with zero weights (no random
+    numbers drawn, no upload that the real attach would repeat)."""
+    if not zeros:
+        layer.attach(backend)
+        return
+    layer.backend = backend
+    layer._buffers.reset(backend)
+    for w in layer.weights:
+        w.value, w.backend = backend.zeros(w.shape), backend
+        w.grad = backend.zeros(w.shape) if w.trainable else None
+
+
+_PROBE = NumpyBackend("float32")
+
+
+def infer_output_shape(layer, input_shape):
+    """The output shape (without the batch axis) of call on a one-sample batch of zeros, run
+    on a private numpy backend with zero weights (no random numbers drawn)."""
+    shapes = input_shape if layer.multiple_inputs else [input_shape]
+    xs = [Tensor(_PROBE.zeros((1,) + tuple(s)), _PROBE) for s in shapes]
+    with autodiff.on_backend(_PROBE, probe=True), autodiff.recording(None):
+        out = _output_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
+                                           **_call_kwargs(layer, False)))
+    if not out.shape or out.shape[0] != 1:
+        raise ValueError(f"{layer.describe()}: call must keep the batch axis; on inputs "
+                         f"{[(None,) + tuple(s) for s in shapes]} it returned shape {out.shape}")
+    return out.shape[1:]

@@ -1,0 +1,37 @@
+"""minidl.ops: tensor operations named and behaving as keras.ops, with automatic gradients.
+
+Use them in a Layer subclass's call, a layers.Lambda, a loss or a metric. Each op runs at
+once on the backend its tensors live on (numpy, the cpu backend's C kernels, the opencl
+backend's kernels: nothing leaves the device) and, inside a training step, records its
+gradient rule (minidl.autodiff). Tensors also take the operators + - * / ** @, unary -,
+comparisons and indexing (x[:, 1:3], x[..., 0], x[:, [0, 2]]).
+"""
+
+from .. import autodiff
+from ..autodiff import Tensor
+from .core import (OPERATORS, abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arctan,
+                   arctanh, cast, cos, cosh, erf, sin, sinh, tan, clip, convert_to_numpy,
+                   convert_to_tensor, divide, equal, exp, floor, full, greater, greater_equal,
+                   is_tensor, less, less_equal, log, log1p, logical_and, logical_not, logical_or,
+                   logical_xor, maximum, minimum, multiply, negative, not_equal, power, reciprocal,
+                   relu, round, shape, sigmoid, sign, sqrt, square, stop_gradient, subtract, tanh,
+                   true_divide, where)
+from .composite import (all, any, append, arctan2, array, average, batch_normalization, ceil, copy, count_nonzero, cumsum, diag, diff,
+                        diagonal, elu, empty, expm1, floor_divide, hard_silu, in_top_k, logspace,
+                        meshgrid, norm, normalize, select, unstack, vdot, flip, hard_sigmoid, hstack, isclose, isfinite, isinf,
+                        isnan, linspace, log10, log2, log_sigmoid, logaddexp, logsumexp, mod,
+                        moments, moveaxis, multi_hot, nan_to_num, ndim, outer, pad, ravel, relu6,
+                        roll, rsqrt, selu, size, slice, slice_update, softsign, swapaxes, swish,
+                        take_along_axis, tensordot, trace, tri, tril, triu, vstack)
+from .creation import arange, eye, full_like, identity, ones, ones_like, zeros, zeros_like
+from .linalg import dot, matmul
+from .nn import (average_pool, binary_crossentropy, categorical_crossentropy, conv, gelu, leaky_relu, log_softmax, max_pool, one_hot, silu,
+                 softmax, softplus, sparse_categorical_crossentropy)
+from .reductions import amax, amin, argmax, argmin, max, mean, min, prod, std, sum, var
+from .shapes import (broadcast_to, concatenate, expand_dims, getitem, repeat, reshape, split,
+                     squeeze, stack, take, tile, transpose)
+
+autodiff.register_operators(dict(OPERATORS, matmul=matmul, getitem=getitem))
+
+__all__ = [name for name in dir() if not name.startswith("_") and name not in
+           ("OPERATORS", "autodiff", "composite", "core", "creation", "linalg", "nn", "reductions", "shapes")]
