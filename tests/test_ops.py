@@ -871,7 +871,32 @@ OPTIMIZERS = [   # (id, op, hyperparameters)
     ("rmsprop-momentum", "rmsprop_update", dict(lr=1e-3, rho=0.9, momentum=0.5, epsilon=1e-7,
                                                 weight_decay=0.1)),
     ("adagrad", "adagrad_update", dict(lr=0.01, epsilon=1e-7, weight_decay=0.0)),
+    ("adadelta", "adadelta_update", dict(lr=1.0, rho=0.95, epsilon=1e-7, weight_decay=0.0)),
+    ("adadelta-decay", "adadelta_update", dict(lr=0.5, rho=0.9, epsilon=1e-6, weight_decay=0.05)),
+    ("adamax", "adamax_update", dict(lr=2e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-7, weight_decay=0.0)),
+    ("adamax-decay", "adamax_update", dict(lr=0.01, beta_1=0.8, beta_2=0.99, epsilon=1e-7, weight_decay=0.1)),
+    ("nadam", "nadam_update", dict(lr=1e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-7, weight_decay=0.0)),
+    ("nadam-decay", "nadam_update", dict(lr=0.01, beta_1=0.8, beta_2=0.99, epsilon=1e-7, weight_decay=0.1)),
+    ("lion", "lion_update", dict(lr=1e-3, beta_1=0.9, beta_2=0.99, weight_decay=0.0)),
+    ("lion-decay", "lion_update", dict(lr=0.01, beta_1=0.5, beta_2=0.9, weight_decay=0.1)),
+    ("ftrl", "ftrl_update", dict(lr=0.1, lr_power=-0.5, l1=0.0, l2=0.0, l2_shrinkage=0.0, weight_decay=0.0)),
+    ("ftrl-l1-l2", "ftrl_update", dict(lr=0.1, lr_power=-0.5, l1=0.05, l2=0.1 + 0.5 / 0.2, l2_shrinkage=0.01,
+                                       weight_decay=0.02)),
+    ("ftrl-power", "ftrl_update", dict(lr=0.05, lr_power=-0.25, l1=0.01, l2=0.0, l2_shrinkage=0.0,
+                                       weight_decay=0.0)),
 ]
+# state tensors of each update, in argument order: (kind, present) with kind "any" (normal),
+# "positive" (a running average of squares) or "accumulator" (positive, away from zero)
+OPTIMIZER_STATE = {
+    "adam_update": ("any", "positive"),
+    "adagrad_update": ("accumulator",),
+    "adadelta_update": ("positive", "positive"),
+    "adamax_update": ("any", "positive"),
+    "nadam_update": ("any", "positive"),
+    "lion_update": ("any",),
+    "ftrl_update": ("accumulator", "any"),
+}
+STEP_OPS = ("adam_update", "adamax_update", "nadam_update")
 
 
 def optimizer_case(name, op, hyper, n, specials=False):
@@ -880,18 +905,21 @@ def optimizer_case(name, op, hyper, n, specials=False):
         w = randn(rng, n)
         if op == "sgd_update":
             state = (randn(rng, n) if hyper["momentum"] else None,)
-        elif op == "adam_update":
-            state = (randn(rng, n), np.abs(randn(rng, n)))
         elif op == "rmsprop_update":
             state = (np.abs(randn(rng, n)), randn(rng, n) if hyper["momentum"] else None)
         else:
-            state = (np.abs(randn(rng, n)) + 0.1,)
-        calls = []
+            make = {"any": lambda: randn(rng, n), "positive": lambda: np.abs(randn(rng, n)),
+                    "accumulator": lambda: np.abs(randn(rng, n)) + 0.1}
+            state = tuple(make[kind]() for kind in OPTIMIZER_STATE[op])
+        calls, u_product = [], 1.0
         for step in range(1, 6 if not specials else 3):
             g = randn(rng, n)
             if specials and step == 1:
                 with_specials(g)
-            kwargs = dict(hyper, step=step) if op == "adam_update" else hyper
+            kwargs = dict(hyper, step=step) if op in STEP_OPS else hyper
+            if op == "nadam_update":
+                u_product *= hyper["beta_1"] * (1.0 - 0.5 * 0.96 ** step)
+                kwargs = dict(kwargs, u_product=u_product)
             calls.append(call(op, w, g, *state, **kwargs))
         return calls
     return Case(op, f"{name}-{n}" + ("-nan" if specials else ""), build, rtol=1e-5, atol=1e-6)
@@ -909,8 +937,36 @@ def clip_case(op, n, value, specials=False):
     return Case(op, f"{op}-{n}-{value:g}{suffix}", build)
 
 
+def ema_case(n, momentum, specials=False):
+    def build(rng):
+        average, w = randn(rng, n), randn(rng, n)
+        if specials:
+            with_specials(w)
+        return [call("ema_update", average, w, momentum), call("ema_update", average, w, 0.0),
+                call("ema_update", average, randn(rng, n), momentum)]
+    return Case("ema_update", f"ema_update-{n}-{momentum:g}" + ("-nan" if specials else ""), build)
+
+
+def global_norm_case(sizes, clipnorm, specials=None):
+    def build(rng):
+        grads = [randn(rng, size, scale=3.0) for size in sizes]
+        if specials == "nan":
+            with_specials(grads[-1])
+        elif specials == "inf":
+            grads[0][0] = np.inf
+        return [call("clip_by_global_norm", grads, clipnorm)]
+    suffix = {None: "", "nan": "-nan", "inf": "-inf-nan"}[specials]
+    return Case("clip_by_global_norm", f"clip_by_global_norm-{'-'.join(map(str, sizes))}-{clipnorm:g}{suffix}",
+                build)
+
+
 def optimizer_cases():
-    cases = [optimizer_case(name, op, hyper, n) for name, op, hyper in OPTIMIZERS for n in (1, 31, 77, 70001)]
+    cases = [ema_case(n, momentum) for n in (1, 33, 70001) for momentum in (0.99, 0.5)]
+    cases += [ema_case(37, 0.9, specials=True)]
+    cases += [global_norm_case(sizes, clipnorm) for sizes in ((1,), (17, 5), (1001, 70001, 3))
+              for clipnorm in (0.5, 2.0, 1e6)]
+    cases += [global_norm_case((37, 70001), 2.0, "nan"), global_norm_case((37, 70001), 2.0, "inf")]
+    cases += [optimizer_case(name, op, hyper, n) for name, op, hyper in OPTIMIZERS for n in (1, 31, 77, 70001)]
     cases += [optimizer_case(name, op, hyper, 37, specials=True) for name, op, hyper in OPTIMIZERS]
     for n in (1, 17, 1001, 70001):
         cases += [clip_case("clip_by_value", n, 1.5), clip_case("clip_by_norm", n, 2.0),
@@ -1067,4 +1123,5 @@ def test_every_contract_op_has_a_row():
                                   "batchnorm", "layernorm", "prelu", "channel_mask", "gaussian_noise", "transpose", "dropout", "softmax_cross_entropy", "sigmoid_cross_entropy",
                                   "cross_entropy", "mean_squared_error", "sum", "accuracy", "clip_by_value",
                                   "clip_by_norm", "sgd_update", "adam_update", "rmsprop_update",
-                                  "adagrad_update"}
+                                  "adagrad_update", "adadelta_update", "adamax_update", "nadam_update",
+                                  "lion_update", "ftrl_update", "ema_update", "clip_by_global_norm"}

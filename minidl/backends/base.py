@@ -421,3 +421,48 @@ class Backend:
     def adagrad_update(self, w, g, acc, lr, epsilon, weight_decay):
         """Keras Adagrad: acc += g^2; w -= lr g / sqrt(acc + eps)."""
         raise NotImplementedError
+
+    def clip_by_global_norm(self, grads, clipnorm):
+        """Keras's global_clipnorm: every tensor of the list grads *= clipnorm / max(norm, clipnorm),
+        norm the 2-norm of all of them together (computed without leaving the device)."""
+        raise NotImplementedError
+
+    def adadelta_update(self, w, g, acc_grad, acc_delta, lr, rho, epsilon, weight_decay):
+        """Keras Adadelta: acc_grad = rho acc_grad + (1-rho) g^2;
+        delta = -sqrt(acc_delta + eps) g / sqrt(acc_grad + eps);
+        acc_delta = rho acc_delta + (1-rho) delta^2; w += lr delta."""
+        raise NotImplementedError
+
+    def adamax_update(self, w, g, m, u, lr, beta_1, beta_2, epsilon, step, weight_decay):
+        """Keras Adamax at 1-based step t: m += (g - m)(1-b1); u = max(b2 u, |g|);
+        w -= lr / (1 - b1^t) * m / (u + eps)."""
+        raise NotImplementedError
+
+    def nadam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, weight_decay):
+        """Keras Nadam at 1-based step t, u_product = prod over s <= t of b1 (1 - 0.5 * 0.96^s):
+        m += (g - m)(1-b1); v += (g^2 - v)(1-b2);
+        w -= lr (c_m m + c_g g) / (sqrt(v v_scale) + eps), (c_m, c_g, v_scale) = nadam_coefficients()."""
+        raise NotImplementedError
+
+    def lion_update(self, w, g, m, lr, beta_1, beta_2, weight_decay):
+        """Keras Lion: w -= lr sign(b1 m + (1-b1) g); then m = b2 m + (1-b2) g."""
+        raise NotImplementedError
+
+    def ftrl_update(self, w, g, acc, linear, lr, lr_power, l1, l2, l2_shrinkage, weight_decay):
+        """Keras Ftrl (l2 = l2_regularization_strength + beta / (2 lr)): new = acc + g^2;
+        linear += g + 2 l2_shrinkage w - (new^-p - acc^-p) / lr * w (p = lr_power);
+        w = (clip(linear, -l1, l1) - linear) / (new^-p / lr + 2 l2); acc = new."""
+        raise NotImplementedError
+
+    def ema_update(self, average, w, momentum):
+        """Keras use_ema: average = momentum * average + (1 - momentum) * w (momentum 0 copies)."""
+        raise NotImplementedError
+
+
+def nadam_coefficients(beta_1, beta_2, step, u_product):
+    """(c_m, c_g, v_scale) of Keras's Nadam at 1-based `step`: c_m = u_{t+1} / (1 - u_product
+    u_{t+1}), c_g = (1 - u_t) / (1 - u_product), v_scale = 1 / (1 - b2^t), u_s = b1 (1 - 0.5 * 0.96^s)."""
+    u_t = beta_1 * (1.0 - 0.5 * 0.96 ** step)
+    u_t_1 = beta_1 * (1.0 - 0.5 * 0.96 ** (step + 1))
+    return (u_t_1 / (1.0 - u_product * u_t_1), (1.0 - u_t) / (1.0 - u_product),
+            1.0 / (1.0 - beta_2 ** step))

@@ -333,6 +333,27 @@ class NumpyBackend(NumpyLayerOps, HostMemory, Backend):
     def adagrad_update(self, w, g, acc, lr, epsilon, weight_decay):
         optimizers.adagrad_update(w, g, acc, lr, epsilon, weight_decay)
 
+    def adadelta_update(self, w, g, acc_grad, acc_delta, lr, rho, epsilon, weight_decay):
+        optimizers.adadelta_update(w, g, acc_grad, acc_delta, lr, rho, epsilon, weight_decay)
+
+    def adamax_update(self, w, g, m, u, lr, beta_1, beta_2, epsilon, step, weight_decay):
+        optimizers.adamax_update(w, g, m, u, lr, beta_1, beta_2, epsilon, step, weight_decay)
+
+    def nadam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, weight_decay):
+        optimizers.nadam_update(w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, weight_decay)
+
+    def lion_update(self, w, g, m, lr, beta_1, beta_2, weight_decay):
+        optimizers.lion_update(w, g, m, lr, beta_1, beta_2, weight_decay)
+
+    def ftrl_update(self, w, g, acc, linear, lr, lr_power, l1, l2, l2_shrinkage, weight_decay):
+        optimizers.ftrl_update(w, g, acc, linear, lr, lr_power, l1, l2, l2_shrinkage, weight_decay)
+
+    def ema_update(self, average, w, momentum):
+        optimizers.ema_update(average, w, momentum)
+
+    def clip_by_global_norm(self, grads, clipnorm):
+        optimizers.clip_by_global_norm(grads, clipnorm)
+
 
 def create(**options):
     """The registry's entry point: numpy is always available."""

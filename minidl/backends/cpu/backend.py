@@ -22,6 +22,7 @@ from ..checks import check_concat, check_dropout_args, is_sparse, require_input
 from ._ffi import INT32, checked, ffi, fptr, output, raise_for_status, require_lib, window_struct
 from .layer_ops import CpuLayerOps
 from .linalg import LinalgOps
+from .optim_ops import OptimOps
 
 
 def _rows_cols(shape):
@@ -32,7 +33,7 @@ def _rows_cols(shape):
     return (math.prod(shape[:-1]), c)
 
 
-class CpuBackend(CpuLayerOps, LinalgOps, HostMemory, Backend):
+class CpuBackend(CpuLayerOps, LinalgOps, OptimOps, HostMemory, Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
 
     name = "cpu"

@@ -1,0 +1,66 @@
+"""The Keras 3 optimizer updates beyond SGD/Adam/RMSprop/Adagrad, the weights' moving average
+and global-norm clipping on the cpu backend: a mixin of CpuBackend calling csrc/optim_keras.c
+(one fused pass per tensor, threaded, vectorized for the active ISA)."""
+
+from ..base import nadam_coefficients
+from ._ffi import checked, ffi
+
+
+def _step_at_least_one(op, step):
+    if step < 1:
+        raise ValueError(f"{op}: step is 1-based, got {step}")
+
+
+class OptimOps:
+    """Adadelta, Adamax, Nadam, Lion, Ftrl, EMA and clip_by_global_norm of CpuBackend."""
+
+    def adadelta_update(self, w, g, acc_grad, acc_delta, lr, rho, epsilon, weight_decay):
+        op = "adadelta_update"
+        pw = checked(op, "w", w)
+        self._lib.minidl_adadelta_update(pw, checked(op, "g", g, w.shape),
+                                         checked(op, "acc_grad", acc_grad, w.shape),
+                                         checked(op, "acc_delta", acc_delta, w.shape), w.size, float(lr),
+                                         float(rho), float(epsilon), float(weight_decay))
+
+    def adamax_update(self, w, g, m, u, lr, beta_1, beta_2, epsilon, step, weight_decay):
+        op = "adamax_update"
+        _step_at_least_one(op, step)
+        pw = checked(op, "w", w)
+        self._lib.minidl_adamax_update(pw, checked(op, "g", g, w.shape), checked(op, "m", m, w.shape),
+                                       checked(op, "u", u, w.shape), w.size, float(lr),
+                                       float(lr / (1.0 - beta_1 ** step)), float(beta_1), float(beta_2),
+                                       float(epsilon), float(weight_decay))
+
+    def nadam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, weight_decay):
+        op = "nadam_update"
+        _step_at_least_one(op, step)
+        c_m, c_g, v_scale = nadam_coefficients(beta_1, beta_2, step, u_product)
+        pw = checked(op, "w", w)
+        self._lib.minidl_nadam_update(pw, checked(op, "g", g, w.shape), checked(op, "m", m, w.shape),
+                                      checked(op, "v", v, w.shape), w.size, float(lr), float(beta_1),
+                                      float(beta_2), float(epsilon), c_m, c_g, v_scale, float(weight_decay))
+
+    def lion_update(self, w, g, m, lr, beta_1, beta_2, weight_decay):
+        op = "lion_update"
+        pw = checked(op, "w", w)
+        self._lib.minidl_lion_update(pw, checked(op, "g", g, w.shape), checked(op, "m", m, w.shape), w.size,
+                                     float(lr), float(beta_1), float(beta_2), float(weight_decay))
+
+    def ftrl_update(self, w, g, acc, linear, lr, lr_power, l1, l2, l2_shrinkage, weight_decay):
+        op = "ftrl_update"
+        pw = checked(op, "w", w)
+        self._lib.minidl_ftrl_update(pw, checked(op, "g", g, w.shape), checked(op, "acc", acc, w.shape),
+                                     checked(op, "linear", linear, w.shape), w.size, float(lr),
+                                     float(lr_power), float(l1), float(l2), float(l2_shrinkage),
+                                     float(weight_decay))
+
+    def ema_update(self, average, w, momentum):
+        op = "ema_update"
+        pa = checked(op, "average", average)
+        self._lib.minidl_ema_update(pa, checked(op, "w", w, average.shape), average.size, float(momentum))
+
+    def clip_by_global_norm(self, grads, clipnorm):
+        pointers = [checked("clip_by_global_norm", f"grads[{i}]", g) for i, g in enumerate(grads)]
+        self._lib.minidl_clip_by_global_norm(ffi.new("float *[]", pointers),
+                                             ffi.new("int64_t[]", [g.size for g in grads]), len(grads),
+                                             float(clipnorm))
