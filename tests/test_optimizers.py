@@ -295,7 +295,8 @@ def test_apply_gradients_checks_pairs():
 def test_defaults_match_keras():
     assert optimizers.SGD().get_config() == {
         "name": "sgd", "learning_rate": 0.01, "weight_decay": None, "clipnorm": None,
-        "clipvalue": None, "momentum": 0.0, "nesterov": False}
+        "clipvalue": None, "global_clipnorm": None, "use_ema": False, "ema_momentum": 0.99,
+        "ema_overwrite_frequency": None, "momentum": 0.0, "nesterov": False}
     adam = optimizers.Adam().get_config()
     assert (adam["learning_rate"], adam["beta_1"], adam["beta_2"], adam["epsilon"]) == \
         (0.001, 0.9, 0.999, 1e-7)
@@ -314,8 +315,8 @@ def test_get_by_name(name, cls):
 
 
 def test_get_rejects_unknown():
-    with pytest.raises(ValueError, match="unknown optimizer 'adamax'.*adagrad"):
-        optimizers.get("adamax")
+    with pytest.raises(ValueError, match="unknown optimizer 'adamq'.*adagrad"):
+        optimizers.get("adamq")
     with pytest.raises(TypeError):
         optimizers.get(3)
     with pytest.raises(ValueError, match="unknown optimizer"):

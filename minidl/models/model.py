@@ -142,7 +142,10 @@ class Model(KerasModelAPI, TrainingLoops):
         if loss.sparse and self.graph.output_shape[-1] < 2:
             raise ValueError(f"{self.describe()}: loss {loss.name!r} needs at least 2 "
                              f"output classes, the model outputs {format_shape(self.graph.output_shape)}")
-        optimizer.build(self.backend, [w.value for w in self.graph.trainable_weights()])
+        # Keras paths ("dense/kernel") for exclude_from_weight_decay(var_names=...)
+        trainable = [(layer, w) for layer in self.graph.layers for w in layer.trainable_weights]
+        optimizer.build(self.backend, [w.value for _, w in trainable],
+                        names=[f"{layer.name}/{w.name}" for layer, w in trainable])
         self.optimizer, self.loss, self.metrics, self._fused = optimizer, loss, metrics, fused
         self._buffers.reset(self.backend)
         self._step_views = None
