@@ -804,6 +804,47 @@ def loss_cases():
     return cases
 
 
+ROW_LOSS_SHAPES = [(1, 1), (7, 3), (64, 10), (33, 1000), (700, 101)]   # 700x101 crosses the threading threshold
+
+
+def row_loss_inputs(rng, kind, shape):
+    """(pred, targets) in each loss's domain, with its clips and kinks reached somewhere."""
+    pred, t = randn(rng, *shape, scale=2.0), randn(rng, *shape)
+    if kind in ("mean_squared_logarithmic_error", "poisson"):
+        pred, t = np.abs(pred) + 0.01, np.abs(t)
+        pred.flat[::7] = 0.0 if kind == "mean_squared_logarithmic_error" else 1e-3   # MSLE's clip at 0
+    elif kind == "kl_divergence":
+        pred, t = rng.uniform(0, 1, shape).astype(np.float32), rng.uniform(0, 1, shape).astype(np.float32)
+        pred.flat[::5], pred.flat[1::9], t.flat[2::6] = 0.0, 1.5, 0.0                # both clips
+    elif kind in ("hinge", "squared_hinge"):
+        t = np.where(t > 0, 1.0, -1.0).astype(np.float32)
+    elif kind == "categorical_hinge":
+        t = np.eye(shape[-1], dtype=np.float32)[rng.integers(0, shape[-1], shape[0])]
+    elif kind == "cosine_similarity" and shape[0] > 2:
+        pred[1] = 0.0                                   # a row below the norm's floor
+    return pred, t
+
+
+def row_loss_case(kind, shape, delta=1.0, specials=False):
+    def build(rng):
+        pred, t = row_loss_inputs(rng, kind, shape)
+        if specials:
+            row_specials(pred)
+        return [call("row_loss_forward", out(shape[0]), pred, t, kind, delta),
+                call("row_loss_backward", out(*shape), pred, t, kind, delta, 0.5)]
+    sid = "x".join(map(str, shape))
+    return Case("row_loss", f"row_loss-{kind}-{sid}" + (f"-delta{delta:g}" if delta != 1.0 else "")
+                + ("-nan" if specials else ""), build, rtol=1e-4, atol=1e-5)
+
+
+def row_loss_cases():
+    from minidl.backends.base import ROW_LOSSES
+    cases = [row_loss_case(kind, shape) for kind in ROW_LOSSES for shape in ROW_LOSS_SHAPES]
+    cases += [row_loss_case("huber", (64, 10), delta=0.3), row_loss_case("huber", (7, 3), delta=2.5)]
+    cases += [row_loss_case(kind, (8, 10), specials=True) for kind in ROW_LOSSES]
+    return cases
+
+
 # ------------------------------------------------------------------ reductions and metrics
 def metric_cases():
     def total(n, specials):
@@ -979,6 +1020,7 @@ def optimizer_cases():
 
 CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases() + conv_cases()
          + pool_cases() + layout_cases() + batchnorm_cases() + layernorm_cases() + layer_op_cases() + dropout_cases() + loss_cases()
+         + row_loss_cases()
          + metric_cases() + optimizer_cases())
 GEMM_FAMILY_OPS = ("gemm", "conv2d")          # the rows that run through the opencl GEMM kernels
 
@@ -1120,7 +1162,9 @@ def test_every_contract_op_has_a_row():
     with_specials_rows = {c.op for c in CASES if c.id.endswith("-nan")}
     assert with_specials_rows >= {"add", "axpby", "multiply", "bias_add", "activation", "gemm", "conv2d",
                                   "max_pool2d", "avg_pool2d", "global_avg_pool", "pad2d", "concat",
+                                  "batchnorm", "dropout", "softmax_cross_entropy", "sigmoid_cross_entropy",
                                   "batchnorm", "layernorm", "prelu", "channel_mask", "gaussian_noise", "transpose", "dropout", "softmax_cross_entropy", "sigmoid_cross_entropy",
+                                  "cross_entropy", "mean_squared_error", "row_loss", "sum", "accuracy", "clip_by_value",
                                   "cross_entropy", "mean_squared_error", "sum", "accuracy", "clip_by_value",
                                   "clip_by_norm", "sgd_update", "adam_update", "rmsprop_update",
                                   "adagrad_update", "adadelta_update", "adamax_update", "nadam_update",

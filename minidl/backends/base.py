@@ -369,6 +369,19 @@ class Backend:
         """dpred = 2 * (pred - targets) / K * scale."""
         raise NotImplementedError
 
+    def row_loss_forward(self, loss, pred, targets, kind, delta=1.0):
+        """loss (N,) = Keras's loss `kind` (one of ROW_LOSSES) of each row of pred (N, K) against
+        dense targets (N, K): the mean over the last axis of mean_absolute_error,
+        mean_absolute_percentage_error, mean_squared_logarithmic_error, huber (with `delta`),
+        log_cosh, poisson, hinge, squared_hinge (targets already -1/1); the sum for
+        kl_divergence; the whole row for categorical_hinge and cosine_similarity."""
+        raise NotImplementedError
+
+    def row_loss_backward(self, dpred, pred, targets, kind, delta, scale):
+        """dpred (N, K) = the gradient of row_loss_forward's loss with respect to pred, times scale
+        (subgradients as TensorFlow's at the kinks; zero where a clip is active)."""
+        raise NotImplementedError
+
     # ------------------------------------------------ reductions/metrics
     def sum(self, out, x, accumulate=False):
         """out (1,) = sum of every element of x (plus out when accumulate)."""
@@ -466,3 +479,10 @@ def nadam_coefficients(beta_1, beta_2, step, u_product):
     u_t_1 = beta_1 * (1.0 - 0.5 * 0.96 ** (step + 1))
     return (u_t_1 / (1.0 - u_product * u_t_1), (1.0 - u_t) / (1.0 - u_product),
             1.0 / (1.0 - beta_2 ** step))
+
+
+# The kinds of row_loss_forward/backward, in the order of their integer codes in the C and
+# OpenCL kernels (csrc/row_loss.c, kernels/row_loss.cl).
+ROW_LOSSES = ("mean_absolute_error", "mean_absolute_percentage_error", "mean_squared_logarithmic_error",
+              "huber", "log_cosh", "poisson", "kl_divergence", "hinge", "squared_hinge",
+              "categorical_hinge", "cosine_similarity")

@@ -12,7 +12,7 @@ import numpy as np
 from .. import activations
 from .base import Backend
 from .host_memory import HostMemory
-from .numpy_ops import activations as numpy_activations, losses, optimizers, windows
+from .numpy_ops import activations as numpy_activations, losses, optimizers, row_losses, windows
 from .numpy_ops.layer_ops import NumpyLayerOps
 from .checks import check_concat, check_dropout_args, check_scalar_out, check_shape, require_input
 
@@ -313,6 +313,12 @@ class NumpyBackend(NumpyLayerOps, HostMemory, Backend):
     def all_finite(self, out, x):
         check_scalar_out("all_finite", out)
         out[0] = 1.0 if np.isfinite(x).all() else 0.0
+
+    def row_loss_forward(self, loss, pred, targets, kind, delta=1.0):
+        row_losses.row_loss_forward(loss, pred, targets, kind, delta)
+
+    def row_loss_backward(self, dpred, pred, targets, kind, delta, scale):
+        row_losses.row_loss_backward(dpred, pred, targets, kind, delta, scale)
 
     # -------------------------------------------------------- optimizers
     def clip_by_value(self, g, clipvalue):

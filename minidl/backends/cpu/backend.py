@@ -23,6 +23,7 @@ from ._ffi import INT32, checked, ffi, fptr, output, raise_for_status, require_l
 from .layer_ops import CpuLayerOps
 from .linalg import LinalgOps
 from .optim_ops import OptimOps
+from .row_loss_ops import RowLossOps
 
 
 def _rows_cols(shape):
@@ -33,7 +34,7 @@ def _rows_cols(shape):
     return (math.prod(shape[:-1]), c)
 
 
-class CpuBackend(CpuLayerOps, LinalgOps, OptimOps, HostMemory, Backend):
+class CpuBackend(CpuLayerOps, LinalgOps, OptimOps, RowLossOps, HostMemory, Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
 
     name = "cpu"

@@ -17,6 +17,7 @@ from .conv import ConvOps, window_args
 from .gemm import Gemm
 from .layer_ops import LayerOps
 from .optim_ops import OptimOps
+from .row_loss_ops import RowLossOps
 from .runtime import Runtime
 from .tensor import CLTensor
 from .training_ops import TrainingOps
@@ -27,7 +28,7 @@ MIN_GROUPS = 8         # ... shrunk so that a small launch still spreads over se
 COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 
 
-class OpenCLBackend(TrainingOps, LayerOps, OptimOps, ConvOps, Backend):
+class OpenCLBackend(TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
     convolutions in conv.ConvOps; losses, metrics, reductions and optimizer updates in
     training_ops.TrainingOps."""

@@ -1,0 +1,15 @@
+/* Keras's losses along the last axis of (rows, k) predictions against dense targets: the kinds
+ * of minidl/backends/base.py's ROW_LOSSES, by their position there (enum minidl_row_loss). */
+#ifndef MINIDL_ROW_LOSS_H
+#define MINIDL_ROW_LOSS_H
+
+#include <stdint.h>
+
+/* loss (rows) = the loss of each row; delta is Huber's */
+int minidl_row_loss_forward(float *loss, const float *pred, const float *targets, int64_t rows, int64_t k,
+                            int kind, float delta);
+/* dpred (rows, k) = d loss / d pred * scale. Both return 0, or -1 for an unknown kind. */
+int minidl_row_loss_backward(float *dpred, const float *pred, const float *targets, int64_t rows, int64_t k,
+                             int kind, float delta, float scale);
+
+#endif
