@@ -107,8 +107,31 @@ class Loss:
         return self.kernel in ("softmax_ce", "sigmoid_ce")
 
 
+def _label_smoothing(value, owner):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{owner}: label_smoothing must be a number in [0, 1], got {value!r}")
+    return float(value)
+
+
 class CategoricalCrossentropy(Loss):
+    """Keras's CategoricalCrossentropy; label_smoothing > 0 trains against
+    t * (1 - label_smoothing) + label_smoothing / K, the targets smoothed once as they are
+    prepared (so the fused softmax path and every backend see the smoothed targets)."""
+
     name = "categorical_crossentropy"
+
+    def __init__(self, from_logits=False, label_smoothing=0.0):
+        super().__init__(from_logits)
+        self.label_smoothing = _label_smoothing(label_smoothing, type(self).__name__)
+
+    def get_config(self):
+        return {"from_logits": self.from_logits, "label_smoothing": self.label_smoothing}
+
+    def prepare_targets(self, y, output_shape, argument="y"):
+        y = super().prepare_targets(y, output_shape, argument)
+        if not self.label_smoothing:
+            return y
+        return (y * (1.0 - self.label_smoothing) + self.label_smoothing / output_shape[-1]).astype(np.float32)
 
     def configure(self, output_activation):
         if self.from_logits:
@@ -119,12 +142,52 @@ class CategoricalCrossentropy(Loss):
 
 
 class SparseCategoricalCrossentropy(CategoricalCrossentropy):
+    """Integer class labels. label_smoothing (a minidl extension: Keras's sparse loss has none)
+    turns the labels into smoothed one-hot rows as they are prepared; the loss then runs on
+    dense targets, exactly CategoricalCrossentropy(label_smoothing=...) of the one-hot labels."""
+
     name = "sparse_categorical_crossentropy"
-    sparse = True
+
+    @property
+    def sparse(self):
+        return not self.label_smoothing
+
+    def get_config(self):
+        # label_smoothing only when set: the config is then the one Keras writes
+        config = {"from_logits": self.from_logits}
+        if self.label_smoothing:
+            config["label_smoothing"] = self.label_smoothing
+        return config
+
+    def prepare_targets(self, y, output_shape, argument="y"):
+        if not self.label_smoothing:
+            return Loss.prepare_targets(self, y, output_shape, argument)
+        labels = self._prepare_sparse(np.asarray(y), output_shape, argument)
+        k = output_shape[-1]
+        smoothed = np.full(labels.shape + (k,), self.label_smoothing / k, dtype=np.float32)
+        np.put_along_axis(smoothed, labels[..., None].astype(np.intp),
+                          1.0 - self.label_smoothing + self.label_smoothing / k, axis=-1)
+        return smoothed
 
 
 class BinaryCrossentropy(Loss):
+    """Keras's BinaryCrossentropy; label_smoothing > 0 trains against
+    t * (1 - label_smoothing) + 0.5 * label_smoothing (smoothed as the targets are prepared)."""
+
     name = "binary_crossentropy"
+
+    def __init__(self, from_logits=False, label_smoothing=0.0):
+        super().__init__(from_logits)
+        self.label_smoothing = _label_smoothing(label_smoothing, type(self).__name__)
+
+    def get_config(self):
+        return {"from_logits": self.from_logits, "label_smoothing": self.label_smoothing}
+
+    def prepare_targets(self, y, output_shape, argument="y"):
+        y = super().prepare_targets(y, output_shape, argument)
+        if not self.label_smoothing:
+            return y
+        return (y * (1.0 - self.label_smoothing) + 0.5 * self.label_smoothing).astype(np.float32)
 
     def configure(self, output_activation):
         if self.from_logits:
@@ -148,12 +211,206 @@ class MeanSquaredError(Loss):
         return False
 
 
+class _RowLoss(Loss):
+    """A loss computed along the last axis by the backend's row_loss_forward/backward
+    (`kind`, one of base.ROW_LOSSES); outputs of rank > 2 are scored per position, as Keras."""
+
+    kind = None
+
+    def __init__(self):
+        super().__init__(from_logits=False)
+
+    def get_config(self):
+        return {}
+
+    def configure(self, output_activation):
+        self.kernel = "row"
+        return False
+
+    def _delta(self):
+        return 1.0
+
+    def forward(self, b, loss, pred, targets, probs):
+        b.row_loss_forward(loss, pred, targets, self.kind, self._delta())
+
+    def backward(self, b, dpred, pred, targets, probs, scale):
+        b.row_loss_backward(dpred, pred, targets, self.kind, self._delta(), scale)
+
+    def __call__(self, y_true, y_pred):
+        """The mean over the batch of the per-sample losses (Keras's sum_over_batch_size)."""
+        return np.float32(np.mean(_row_loss_values(self, y_true, y_pred)))
+
+
+class MeanAbsoluteError(_RowLoss):
+    name, kind = "mean_absolute_error", "mean_absolute_error"
+
+
+class MeanAbsolutePercentageError(_RowLoss):
+    name, kind = "mean_absolute_percentage_error", "mean_absolute_percentage_error"
+
+
+class MeanSquaredLogarithmicError(_RowLoss):
+    name, kind = "mean_squared_logarithmic_error", "mean_squared_logarithmic_error"
+
+
+class Huber(_RowLoss):
+    """0.5 e^2 where |e| <= delta, delta (|e| - 0.5 delta) elsewhere, e = y_pred - y_true."""
+
+    name, kind = "huber_loss", "huber"
+
+    def __init__(self, delta=1.0):
+        super().__init__()
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not delta >= 0:
+            raise ValueError(f"Huber: delta must be a number >= 0, got {delta!r}")
+        self.delta = float(delta)
+
+    def _delta(self):
+        return self.delta
+
+    def get_config(self):
+        return {"delta": self.delta}
+
+
+class LogCosh(_RowLoss):
+    name, kind = "log_cosh", "log_cosh"
+
+
+class Poisson(_RowLoss):
+    name, kind = "poisson", "poisson"
+
+
+class KLDivergence(_RowLoss):
+    """sum(t log(t / p)) over the last axis, t and p clipped to [1e-7, 1]."""
+
+    name, kind = "kl_divergence", "kl_divergence"
+
+
+class _HingeTargets(_RowLoss):
+    """Hinge losses take -1/1 targets; 0/1 targets are converted (2t - 1) as Keras does, when
+    every target of the array (Keras: of the batch) is 0 or 1."""
+
+    def prepare_targets(self, y, output_shape, argument="y"):
+        return _hinge_targets(super().prepare_targets(y, output_shape, argument))
+
+
+class Hinge(_HingeTargets):
+    name, kind = "hinge", "hinge"
+
+
+class SquaredHinge(_HingeTargets):
+    name, kind = "squared_hinge", "squared_hinge"
+
+
+class CategoricalHinge(_RowLoss):
+    """max(neg - pos + 1, 0), pos = sum(t p), neg = max((1 - t) p) over the last axis."""
+
+    name, kind = "categorical_hinge", "categorical_hinge"
+
+
+class CosineSimilarity(_RowLoss):
+    """-sum(normalize(t) * normalize(p)) over the last axis (norms floored at 1e-7)."""
+
+    name, kind = "cosine_similarity", "cosine_similarity"
+
+    def __init__(self, axis=-1):
+        super().__init__()
+        if axis != -1:
+            raise ValueError(f"CosineSimilarity: only axis=-1 (the last axis) is supported, got {axis!r}")
+        self.axis = -1
+
+    def get_config(self):
+        return {"axis": self.axis}
+
+
+def _hinge_targets(y):
+    if np.all((y == 0) | (y == 1)):
+        return (2.0 * y - 1.0).astype(y.dtype)
+    return y
+
+
+def _row_loss_values(loss, y_true, y_pred):
+    """The per-sample (per-position) values of a row loss for host arrays: Keras's function
+    form, computed by the numpy reference (in float64, returned in y_pred's float dtype)."""
+    from .backends.numpy_ops.row_losses import row_loss_forward
+    y_pred = np.asarray(y_pred)
+    dtype = y_pred.dtype if y_pred.dtype.kind == "f" else np.dtype(np.float32)
+    pred = np.asarray(y_pred, dtype=np.float64)
+    true = np.asarray(y_true, dtype=np.float64)
+    if pred.ndim == 0 or true.shape != pred.shape:
+        if true.shape == pred.shape[:-1] and pred.ndim and pred.shape[-1] == 1:
+            true = true[..., None]   # Keras squeezes or expands y_true to y_pred's rank
+        else:
+            raise ValueError(f"losses.{loss.kind}: y_true of shape {true.shape} does not match y_pred "
+                             f"of shape {pred.shape}")
+    if isinstance(loss, _HingeTargets):
+        true = _hinge_targets(true)
+    rows = pred.reshape(-1, pred.shape[-1])
+    out = np.empty(rows.shape[0])
+    with np.errstate(all="ignore"):
+        row_loss_forward(out, rows, true.reshape(rows.shape), loss.kind, loss._delta())
+    return out.reshape(pred.shape[:-1]).astype(dtype)
+
+
+def mean_absolute_error(y_true, y_pred):
+    """Per-sample mean(|y_true - y_pred|) over the last axis (numpy arrays in, numpy out)."""
+    return _row_loss_values(MeanAbsoluteError(), y_true, y_pred)
+
+
+def mean_absolute_percentage_error(y_true, y_pred):
+    return _row_loss_values(MeanAbsolutePercentageError(), y_true, y_pred)
+
+
+def mean_squared_logarithmic_error(y_true, y_pred):
+    return _row_loss_values(MeanSquaredLogarithmicError(), y_true, y_pred)
+
+
+def huber(y_true, y_pred, delta=1.0):
+    return _row_loss_values(Huber(delta), y_true, y_pred)
+
+
+def log_cosh(y_true, y_pred):
+    return _row_loss_values(LogCosh(), y_true, y_pred)
+
+
+def poisson(y_true, y_pred):
+    return _row_loss_values(Poisson(), y_true, y_pred)
+
+
+def kl_divergence(y_true, y_pred):
+    return _row_loss_values(KLDivergence(), y_true, y_pred)
+
+
+def hinge(y_true, y_pred):
+    return _row_loss_values(Hinge(), y_true, y_pred)
+
+
+def squared_hinge(y_true, y_pred):
+    return _row_loss_values(SquaredHinge(), y_true, y_pred)
+
+
+def categorical_hinge(y_true, y_pred):
+    return _row_loss_values(CategoricalHinge(), y_true, y_pred)
+
+
+def cosine_similarity(y_true, y_pred, axis=-1):
+    return _row_loss_values(CosineSimilarity(axis), y_true, y_pred)
+
+
 _BY_NAME = {
     "categorical_crossentropy": CategoricalCrossentropy,
     "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
     "binary_crossentropy": BinaryCrossentropy,
     "mean_squared_error": MeanSquaredError,
     "mse": MeanSquaredError,
+    "mean_absolute_error": MeanAbsoluteError, "mae": MeanAbsoluteError,
+    "mean_absolute_percentage_error": MeanAbsolutePercentageError, "mape": MeanAbsolutePercentageError,
+    "mean_squared_logarithmic_error": MeanSquaredLogarithmicError, "msle": MeanSquaredLogarithmicError,
+    "huber": Huber, "huber_loss": Huber,
+    "log_cosh": LogCosh, "logcosh": LogCosh,
+    "poisson": Poisson,
+    "kl_divergence": KLDivergence, "kld": KLDivergence, "kullback_leibler_divergence": KLDivergence,
+    "hinge": Hinge, "squared_hinge": SquaredHinge, "categorical_hinge": CategoricalHinge,
+    "cosine_similarity": CosineSimilarity,
 }
 _CLASSES = {cls.__name__: cls for cls in set(_BY_NAME.values())}
 
