@@ -1001,8 +1001,39 @@ def global_norm_case(sizes, clipnorm, specials=None):
                 build)
 
 
+def regularizer_cases():
+    def penalty(n, l1, l2, specials):
+        def build(rng):
+            w, g = randn(rng, n), randn(rng, n)
+            if specials:
+                with_specials(w)
+            total = np.array([1.5], np.float32)
+            return [call("l1_l2_penalty", out(1), w, l1, l2), call("l1_l2_penalty", total, w, l1, l2, True),
+                    call("l1_l2_gradient", g, w, l1, l2)]
+        return Case("l1_l2", f"l1_l2-{n}-{l1:g}-{l2:g}" + ("-nan" if specials else ""), build, rtol=1e-5,
+                    atol=1e-5)
+
+    def constraint(shape, axis, low, high, rate, specials=False):
+        def build(rng):
+            w = randn(rng, *shape, scale=2.0)
+            if specials:
+                w.reshape(-1)[1] = np.nan
+            return [call("norm_constraint", w, axis, low, high, rate)]
+        sid = "x".join(map(str, shape))
+        return Case("norm_constraint", f"norm_constraint-{sid}-{axis}-{low:g}-{high:g}-{rate:g}"
+                    + ("-nan" if specials else ""), build)
+
+    cases = [penalty(n, l1, l2, False) for n in (1, 37, 70001) for l1, l2 in ((0.01, 0.0), (0.0, 0.02), (0.3, 0.1))]
+    cases += [penalty(37, 0.01, 0.01, True)]
+    cases += [constraint((7, 5), 0, 0.0, 2.0, 1.0), constraint((7, 5), 0, 1.0, 1.0, 1.0),
+              constraint((3, 3, 4, 6), [0, 1, 2], 0.5, 1.5, 0.3), constraint((3, 3, 4, 6), -1, 0.0, 1.0, 1.0),
+              constraint((300, 257), 0, 0.2, 0.9, 0.7), constraint((2, 9, 4), 1, 0.0, 2.0, 1.0),
+              constraint((7, 5), 0, 0.0, 2.0, 1.0, True)]
+    return cases
+
+
 def optimizer_cases():
-    cases = [ema_case(n, momentum) for n in (1, 33, 70001) for momentum in (0.99, 0.5)]
+    cases = regularizer_cases() + [ema_case(n, momentum) for n in (1, 33, 70001) for momentum in (0.99, 0.5)]
     cases += [ema_case(37, 0.9, specials=True)]
     cases += [global_norm_case(sizes, clipnorm) for sizes in ((1,), (17, 5), (1001, 70001, 3))
               for clipnorm in (0.5, 2.0, 1e6)]
@@ -1168,4 +1199,5 @@ def test_every_contract_op_has_a_row():
                                   "cross_entropy", "mean_squared_error", "sum", "accuracy", "clip_by_value",
                                   "clip_by_norm", "sgd_update", "adam_update", "rmsprop_update",
                                   "adagrad_update", "adadelta_update", "adamax_update", "nadam_update",
-                                  "lion_update", "ftrl_update", "ema_update", "clip_by_global_norm"}
+                                  "lion_update", "ftrl_update", "ema_update", "clip_by_global_norm",
+                                  "l1_l2", "norm_constraint"}

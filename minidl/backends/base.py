@@ -24,6 +24,7 @@ Conventions used by every op:
 - Unless an op says otherwise, an output must not alias an input.
 """
 
+import math
 from dataclasses import dataclass
 
 
@@ -467,6 +468,21 @@ class Backend:
         w = (clip(linear, -l1, l1) - linear) / (new^-p / lr + 2 l2); acc = new."""
         raise NotImplementedError
 
+    # ------------------------------------------- regularizers, constraints
+    def l1_l2_penalty(self, out, w, l1, l2, accumulate=False):
+        """out (1,) = l1 * sum|w| + l2 * sum w^2 (plus out when accumulate): Keras's L1L2."""
+        raise NotImplementedError
+
+    def l1_l2_gradient(self, g, w, l1, l2):
+        """g += l1 * sign(w) + 2 * l2 * w (the penalty's gradient, added in place)."""
+        raise NotImplementedError
+
+    def norm_constraint(self, w, axis, min_value, max_value, rate):
+        """Keras's MinMaxNorm in place (MaxNorm: min 0, rate 1; UnitNorm: min = max = rate = 1):
+        norms over `axis` (consecutive axes, see norm_layout), w *= desired / (1e-7 + norm),
+        desired = rate * clip(norm, min_value, max_value) + (1 - rate) * norm."""
+        raise NotImplementedError
+
     def ema_update(self, average, w, momentum):
         """Keras use_ema: average = momentum * average + (1 - momentum) * w (momentum 0 copies)."""
         raise NotImplementedError
@@ -486,3 +502,14 @@ def nadam_coefficients(beta_1, beta_2, step, u_product):
 ROW_LOSSES = ("mean_absolute_error", "mean_absolute_percentage_error", "mean_squared_logarithmic_error",
               "huber", "log_cosh", "poisson", "kl_divergence", "hinge", "squared_hinge",
               "categorical_hinge", "cosine_similarity")
+
+
+def norm_layout(shape, axis, op="norm_constraint"):
+    """(outer, reduce, inner) of a tensor of `shape` whose norms run over `axis` (an int or a
+    list of consecutive axes, negative allowed): the layout norm_constraint works on."""
+    rank = len(shape)
+    axes = sorted({a % rank if -rank <= a < rank else a for a in ([axis] if isinstance(axis, int) else axis)})
+    if not axes or axes[0] < 0 or axes[-1] >= rank or axes != list(range(axes[0], axes[-1] + 1)):
+        raise ValueError(f"{op}: axis={axis!r} must name consecutive axes of a tensor of shape {tuple(shape)}")
+    return (math.prod(shape[:axes[0]]), math.prod(shape[axes[0]:axes[-1] + 1]),
+            math.prod(shape[axes[-1] + 1:]))

@@ -354,6 +354,16 @@ class NumpyBackend(NumpyLayerOps, HostMemory, Backend):
     def ftrl_update(self, w, g, acc, linear, lr, lr_power, l1, l2, l2_shrinkage, weight_decay):
         optimizers.ftrl_update(w, g, acc, linear, lr, lr_power, l1, l2, l2_shrinkage, weight_decay)
 
+    def l1_l2_penalty(self, out, w, l1, l2, accumulate=False):
+        check_scalar_out("l1_l2_penalty", out)
+        optimizers.l1_l2_penalty(out, w, l1, l2, accumulate)
+
+    def l1_l2_gradient(self, g, w, l1, l2):
+        optimizers.l1_l2_gradient(g, w, l1, l2)
+
+    def norm_constraint(self, w, axis, min_value, max_value, rate):
+        optimizers.norm_constraint(w, axis, min_value, max_value, rate)
+
     def ema_update(self, average, w, momentum):
         optimizers.ema_update(average, w, momentum)
 

@@ -1,8 +1,8 @@
-"""The Keras 3 optimizer updates beyond SGD/Adam/RMSprop/Adagrad, the weights' moving average
-and global-norm clipping on the cpu backend: a mixin of CpuBackend calling csrc/optim_keras.c
-(one fused pass per tensor, threaded, vectorized for the active ISA)."""
+"""The Keras 3 optimizer updates beyond SGD/Adam/RMSprop/Adagrad, the weights' moving average,
+global-norm clipping, the L1/L2 penalties and the norm constraints on the cpu backend: a mixin
+of CpuBackend calling csrc/optim_keras.c and csrc/regularize.c (one pass per tensor, threaded)."""
 
-from ..base import nadam_coefficients
+from ..base import nadam_coefficients, norm_layout
 from ._ffi import checked, ffi
 
 
@@ -64,3 +64,19 @@ class OptimOps:
         self._lib.minidl_clip_by_global_norm(ffi.new("float *[]", pointers),
                                              ffi.new("int64_t[]", [g.size for g in grads]), len(grads),
                                              float(clipnorm))
+
+    # ------------------------------------------- regularizers, constraints (csrc/regularize.c)
+    def l1_l2_penalty(self, out, w, l1, l2, accumulate=False):
+        op = "l1_l2_penalty"
+        self._lib.minidl_l1_l2_penalty(checked(op, "out", out, (1,)), checked(op, "w", w), w.size, float(l1),
+                                       float(l2), int(bool(accumulate)))
+
+    def l1_l2_gradient(self, g, w, l1, l2):
+        op = "l1_l2_gradient"
+        pg = checked(op, "g", g)
+        self._lib.minidl_l1_l2_gradient(pg, checked(op, "w", w, g.shape), g.size, float(l1), float(l2))
+
+    def norm_constraint(self, w, axis, min_value, max_value, rate):
+        outer, reduce, inner = norm_layout(w.shape, axis)
+        self._lib.minidl_norm_constraint(checked("norm_constraint", "w", w), outer, reduce, inner,
+                                         float(min_value), float(max_value), float(rate))

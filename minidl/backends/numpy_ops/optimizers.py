@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..base import nadam_coefficients
+from ..base import nadam_coefficients, norm_layout
 from ..checks import check_shape
 
 
@@ -152,3 +152,21 @@ def clip_by_global_norm(grads, clipnorm):
     factor = clipnorm / max(norm, clipnorm)
     for g in grads:
         g *= factor
+
+
+def l1_l2_penalty(out, w, l1, l2, accumulate):
+    value = l1 * float(np.abs(w).sum(dtype=np.float64)) + l2 * float(np.square(w, dtype=np.float64).sum())
+    out[0] = out[0] + value if accumulate else value
+
+
+def l1_l2_gradient(g, w, l1, l2):
+    check_shape("l1_l2_gradient", "w", w, g.shape)
+    g += l1 * np.sign(w) + (2 * l2) * w
+
+
+def norm_constraint(w, axis, min_value, max_value, rate):
+    outer, reduce, inner = norm_layout(w.shape, axis)
+    view = w.reshape(outer, reduce, inner)
+    norms = np.sqrt(np.square(view).sum(axis=1, keepdims=True))
+    desired = rate * np.clip(norms, min_value, max_value) + (1 - rate) * norms
+    view *= desired / (1e-7 + norms)

@@ -1,9 +1,11 @@
-"""The Keras 3 optimizer updates beyond SGD/Adam/RMSprop/Adagrad, the weights' moving average
-and global-norm clipping on the opencl backend (kernels/optim_keras.cl): a mixin of
-OpenCLBackend using its _run1d, _reduce, _scratch_tensor and _check_same_size. Only scalar
-coefficients are computed on the host; every tensor stays on the device."""
+"""The Keras 3 optimizer updates beyond SGD/Adam/RMSprop/Adagrad, the weights' moving average,
+global-norm clipping (kernels/optim_keras.cl), the L1/L2 penalties and the norm constraints
+(kernels/regularize.cl) on the opencl backend: a mixin of OpenCLBackend using its _run1d,
+_reduce, _scratch_tensor and _check helpers. Only scalar coefficients are computed on the host;
+every tensor stays on the device."""
 
-from ..base import nadam_coefficients
+from ..base import nadam_coefficients, norm_layout
+from .training_ops import REDUCE_MIN_CHUNK, REDUCE_PARTS
 
 
 def _step_at_least_one(op, step):
@@ -56,3 +58,23 @@ class OptimOps:
             self._reduce(sumsq, "sumsq_partial", "sum_finish", (g,), g.size, (1.0, 1))
         for g in grads:
             self._run1d("reduce.cl", "clip_by_norm_scale", g.size, g, sumsq, float(clipnorm), g.size)
+
+    # ------------------------------------------- regularizers, constraints (kernels/regularize.cl)
+    def l1_l2_penalty(self, out, w, l1, l2, accumulate=False):
+        self._check("l1_l2_penalty", "out", out, (1,))
+        chunk = max(REDUCE_MIN_CHUNK, -(-w.size // REDUCE_PARTS))
+        parts = max(1, -(-w.size // chunk))
+        partial = self._scratch_tensor("l1_l2_partial", (parts,))
+        self._run1d("regularize.cl", "l1_l2_partial", parts, partial, w, float(l1), float(l2), w.size, parts,
+                    chunk)
+        self.rt.launch(self._kernel("regularize.cl", "l1_l2_finish"), (1,), None, out, partial, parts,
+                       int(bool(accumulate)))
+
+    def l1_l2_gradient(self, g, w, l1, l2):
+        self._check_same_size("l1_l2_gradient", ("g", "w"), (g, w))
+        self._run1d("regularize.cl", "l1_l2_gradient", g.size, g, w, float(l1), float(l2), g.size)
+
+    def norm_constraint(self, w, axis, min_value, max_value, rate):
+        outer, reduce, inner = norm_layout(w.shape, axis, "opencl norm_constraint")
+        self._run1d("regularize.cl", "norm_constraint", outer * inner, w, outer, reduce, inner,
+                    float(min_value), float(max_value), float(rate))

@@ -1,0 +1,17 @@
+/* Weight and activity regularization (Keras's L1, L2, L1L2) and norm constraints (MaxNorm,
+ * MinMaxNorm, UnitNorm), applied on the backend's tensors. */
+#ifndef MINIDL_REGULARIZE_H
+#define MINIDL_REGULARIZE_H
+
+#include <stdint.h>
+
+/* out[0] (+)= l1 * sum|w| + l2 * sum w^2, added up in double */
+void minidl_l1_l2_penalty(float *out, const float *w, int64_t n, float l1, float l2, int accumulate);
+/* g += l1 * sign(w) + 2 * l2 * w */
+void minidl_l1_l2_gradient(float *g, const float *w, int64_t n, float l1, float l2);
+/* w viewed as (outer, reduce, inner): every (o, i) vector over the reduced axis is scaled by
+ * desired / (1e-7 + norm), desired = rate * clip(norm, min_value, max_value) + (1 - rate) * norm */
+void minidl_norm_constraint(float *w, int64_t outer, int64_t reduce, int64_t inner, float min_value,
+                            float max_value, float rate);
+
+#endif
