@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from .. import initializers
+from .. import constraints, initializers, regularizers
 from ..arguments import int_tuple
 from ..naming import auto_name, snake_case
 from .buffers import BufferSet
@@ -44,11 +44,13 @@ class KerasTensor:
 class Weight:
     """One trainable or non-trainable weight: its backend tensor and gradient."""
 
-    def __init__(self, name, shape, initializer, trainable):
+    def __init__(self, name, shape, initializer, trainable, regularizer=None, constraint=None):
         self.name = name
         self.shape = tuple(shape)
         self.initializer = initializer
         self.trainable = trainable
+        self.regularizer = regularizer  # its penalty joins the loss, its gradient the weight's
+        self.constraint = constraint    # applied after every optimizer step
         self.value = None   # backend tensor, set by Layer.attach
         self.grad = None    # backend tensor (trainable weights only)
 
@@ -82,6 +84,21 @@ class Layer(metaclass=LayerMeta):
     # ------------------------------------------------------------ config
     def get_config(self):
         return {"name": self.name, "trainable": self.trainable}
+
+    def _set_weight_options(self, kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
+                            bias_constraint=None):
+        """Keras's kernel/bias regularizer and constraint arguments (names, instances or dicts),
+        for layers with a kernel and a bias; build() hands them to add_weight."""
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
+
+    def _weight_options_config(self):
+        return {"kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint)}
 
     @classmethod
     def from_config(cls, config):
@@ -139,8 +156,9 @@ class Layer(metaclass=LayerMeta):
                              f"(batch included), got shape {format_shape(input_shape)}")
 
     # ----------------------------------------------------------- weights
-    def add_weight(self, name, shape, initializer, trainable=True):
-        weight = Weight(name, shape, initializers.get(initializer), trainable)
+    def add_weight(self, name, shape, initializer, trainable=True, regularizer=None, constraint=None):
+        weight = Weight(name, shape, initializers.get(initializer), trainable, regularizers.get(regularizer),
+                        constraints.get(constraint))
         self.weights_by_name[name] = weight
         return weight
 

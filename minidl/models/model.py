@@ -17,7 +17,7 @@ from ..custom_objects import get_registered_name
 from ..layers.base import format_shape
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
-from . import saving
+from . import penalties, saving
 from .concurrency import UseGuard, one_thread_at_a_time
 from .graph import Graph
 from .keras_api import KerasModelAPI, check_compile_extras
@@ -147,6 +147,7 @@ class Model(KerasModelAPI, TrainingLoops):
         optimizer.build(self.backend, [w.value for _, w in trainable],
                         names=[f"{layer.name}/{w.name}" for layer, w in trainable])
         self.optimizer, self.loss, self.metrics, self._fused = optimizer, loss, metrics, fused
+        self._penalties = penalties.plan(self.graph)  # regularizers and constraints
         self._buffers.reset(self.backend)
         self._step_views = None
         # The position, not hash(name): str hashes change from process to process
@@ -224,6 +225,7 @@ class Model(KerasModelAPI, TrainingLoops):
         pred = self._rows(self.graph.output_layer.preactivation if self._fused else output, n)
         self.loss.forward(b, bufs["loss"], pred, bufs["y_rows"], bufs["probs_rows"])
         b.sum(self._loss_sum, bufs["loss"], accumulate=True)
+        penalties.add_penalties(b, self._loss_sum, self._penalties[0], n * self._positions)
         # With logits (from_logits=True), metrics look at the probabilities the loss computed.
         scored = (bufs["probs_rows"] if (self.loss.produces_probs and not self._fused)
                   else self._rows(output, n))
@@ -252,8 +254,10 @@ class Model(KerasModelAPI, TrainingLoops):
         self.loss.backward(self.backend, bufs["dpred_rows"], pred, bufs["y_rows"],
                            bufs["probs_rows"], 1.0 / (n * self._positions))
         self.graph.backward(bufs["dpred"], from_preactivation=self._fused)
+        penalties.add_penalty_gradients(self.backend, self._penalties[1])
         self.optimizer.apply_gradients([(w.grad, w.value)
                                         for w in self.graph.trainable_weights()])
+        penalties.apply_constraints(self.backend, self._penalties[2])
 
     def _test_step(self, x_batch, y_batch):
         n = len(x_batch)

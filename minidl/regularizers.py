@@ -1,0 +1,108 @@
+"""Weight and activity regularizers with Keras 3's names, defaults and penalties.
+
+A regularizer adds a penalty to the loss the model minimizes and reports (as Keras adds a
+layer's regularization losses): the model asks the backend for the penalty of each
+regularized weight (l1_l2_penalty, added to the logged loss on the device) and adds its
+gradient to the weight's (l1_l2_gradient) before the optimizer step. Calling a regularizer on
+a numpy array gives the penalty on the host, as Keras's regularizer(x) does.
+"""
+
+import numpy as np
+
+from .arguments import number
+from .config_objects import deserialize_object, get_object, serialize_object
+
+
+class Regularizer:
+    """Base class. Subclasses implement __call__(x) (numpy), penalty() and add_gradient()
+    (backend ops) and get_config()."""
+
+    def __call__(self, x):
+        raise NotImplementedError(f"{type(self).__name__} must implement __call__(x)")
+
+    def penalty(self, backend, out, w, scale=1.0):
+        """out (1,) += scale * the penalty of tensor w, on the backend."""
+        raise NotImplementedError(f"{type(self).__name__} must implement penalty()")
+
+    def add_gradient(self, backend, g, w, scale=1.0):
+        """g += scale * d penalty / d w, on the backend."""
+        raise NotImplementedError(f"{type(self).__name__} must implement add_gradient()")
+
+    def get_config(self):
+        return {}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.get_config()})"
+
+
+def _strength(value, argument, owner):
+    return number(value, argument, owner, low=0.0)
+
+
+class L1L2(Regularizer):
+    """l1 * sum(|x|) + l2 * sum(x^2)."""
+
+    def __init__(self, l1=0.0, l2=0.0):
+        self.l1 = _strength(l1, "l1", type(self).__name__)
+        self.l2 = _strength(l2, "l2", type(self).__name__)
+
+    def __call__(self, x):
+        x = np.asarray(x, dtype=np.float64)
+        return float(self.l1 * np.abs(x).sum() + self.l2 * np.square(x).sum())
+
+    def penalty(self, backend, out, w, scale=1.0):
+        backend.l1_l2_penalty(out, w, self.l1 * scale, self.l2 * scale, accumulate=True)
+
+    def add_gradient(self, backend, g, w, scale=1.0):
+        backend.l1_l2_gradient(g, w, self.l1 * scale, self.l2 * scale)
+
+    def get_config(self):
+        return {"l1": self.l1, "l2": self.l2}
+
+
+class L1(L1L2):
+    """l1 * sum(|x|)."""
+
+    def __init__(self, l1=0.01):
+        super().__init__(l1=l1)
+
+    def get_config(self):
+        return {"l1": self.l1}
+
+
+class L2(L1L2):
+    """l2 * sum(x^2)."""
+
+    def __init__(self, l2=0.01):
+        super().__init__(l2=l2)
+
+    def get_config(self):
+        return {"l2": self.l2}
+
+
+# Keras 3 exports the classes under their lower-case names too: regularizers.l2(1e-4)
+l1, l2, l1_l2 = L1, L2, L1L2
+
+_BY_NAME = {"l1": L1, "l2": L2, "l1_l2": L1L2, "l1l2": L1L2}
+_CLASSES = {cls.__name__: cls for cls in (L1, L2, L1L2)}
+
+
+def serialize(regularizer):
+    """{"class_name", "config"} of a regularizer (None stays None)."""
+    return serialize_object(regularizer, Regularizer, "regularizers")
+
+
+def deserialize(config, custom_objects=None):
+    return deserialize_object(config, _CLASSES, Regularizer, "regularizers", custom_objects)
+
+
+def get(identifier):
+    """A regularizer from None, an instance, a Keras name (its defaults) or a serialize() dict."""
+    return get_object(identifier, _BY_NAME, _CLASSES, Regularizer, "regularizers")
+
+
+__all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "serialize", "deserialize", "get"]

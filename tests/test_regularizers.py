@@ -1,0 +1,162 @@
+"""Regularizers and constraints: Keras 3's formulas and defaults, float64 gradient checks of
+the penalty ops, the penalty in the logged loss and its gradient in the step, constraints after
+every step, on every backend; configs by name and by object, saved and loaded."""
+
+import numpy as np
+import pytest
+
+import minidl
+from minidl import constraints, layers, optimizers, regularizers
+from minidl.backends.numpy_backend import NumpyBackend
+from minidl.models import Sequential, load_model
+
+
+@pytest.fixture(params=minidl.available_backends())
+def active_backend(request):
+    minidl.set_backend(request.param)
+    minidl.set_seed(0)
+    yield request.param
+    minidl.set_backend("numpy")
+
+
+# ------------------------------------------------------------------ regularizers
+def test_keras_defaults_and_values():
+    x = np.array([[1.0, -2.0], [0.5, 0.0]])
+    assert regularizers.L1().get_config() == {"l1": 0.01}
+    assert regularizers.L2().get_config() == {"l2": 0.01}
+    assert regularizers.L1L2().get_config() == {"l1": 0.0, "l2": 0.0}
+    assert regularizers.l1(0.1)(x) == pytest.approx(0.1 * 3.5)
+    assert regularizers.l2(0.1)(x) == pytest.approx(0.1 * 5.25)
+    assert regularizers.l1_l2(l1=0.1, l2=0.2)(x) == pytest.approx(0.35 + 1.05)
+    with pytest.raises(ValueError, match="l2"):
+        regularizers.L2(-1.0)
+    with pytest.raises(ValueError, match="unknown"):
+        regularizers.get("l3")
+
+
+@pytest.mark.parametrize("reg", [regularizers.L1(0.3), regularizers.L2(0.2), regularizers.L1L2(0.1, 0.4)])
+def test_penalty_gradient_float64(reg):
+    backend = NumpyBackend(dtype="float64")
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=(5, 4))
+    out = np.zeros(1)
+
+    def f():
+        out[0] = 0.0
+        reg.penalty(backend, out, w, scale=1.5)
+        return float(out[0])
+
+    assert f() == pytest.approx(1.5 * reg(w))
+    grad = np.zeros_like(w)
+    reg.add_gradient(backend, grad, w, scale=1.5)
+    numeric = np.empty_like(w)
+    for i in range(w.size):
+        old = w.flat[i]
+        w.flat[i] = old + 1e-6
+        up = f()
+        w.flat[i] = old - 1e-6
+        down = f()
+        w.flat[i] = old
+        numeric.flat[i] = (up - down) / 2e-6
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+
+
+def dense_model(**options):
+    model = Sequential([layers.Input((4,)), layers.Dense(3, **options)])
+    model.compile(optimizer=optimizers.SGD(0.1), loss="mse")
+    return model
+
+
+def test_penalty_is_in_the_logged_loss_and_its_gradient_in_the_step(active_backend):
+    rng = np.random.default_rng(1)
+    x, t = rng.normal(size=(16, 4)).astype(np.float32), rng.normal(size=(16, 3)).astype(np.float32)
+    kernel_reg, bias_reg = regularizers.L1L2(0.01, 0.05), regularizers.L1(0.02)
+    model = dense_model(kernel_regularizer=kernel_reg, bias_regularizer=bias_reg)
+    w, b = [a.astype(np.float64) for a in model.get_weights()]
+    b = b + 0.3                                 # a non-zero bias, so that its L1 term matters
+    model.set_weights([w.astype(np.float32), b.astype(np.float32)])
+    y = x @ w + b
+    data = np.mean((y - t) ** 2)
+    penalty = kernel_reg(w) + bias_reg(b)
+    assert model.evaluate(x, t, verbose=0) == pytest.approx(data + penalty, rel=1e-5)
+    history = model.fit(x, t, batch_size=16, epochs=1, shuffle=False, verbose=0)
+    assert history.history["loss"][0] == pytest.approx(data + penalty, rel=1e-5)
+    dy = 2 * (y - t) / (16 * 3)
+    dw = x.T @ dy + 0.01 * np.sign(w) + 2 * 0.05 * w
+    db = dy.sum(axis=0) + 0.02 * np.sign(b)
+    new_w, new_b = model.get_weights()
+    np.testing.assert_allclose(new_w, w - 0.1 * dw, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(new_b, b - 0.1 * db, rtol=1e-4, atol=1e-6)
+
+
+# ------------------------------------------------------------------ constraints
+def test_constraint_formulas_as_keras():
+    rng = np.random.default_rng(2)
+    w = rng.normal(size=(6, 4)) * 3
+    norms = np.sqrt((w ** 2).sum(axis=0, keepdims=True))
+    np.testing.assert_allclose(constraints.MaxNorm(2.0)(w), w * np.clip(norms, 0, 2) / (1e-7 + norms))
+    np.testing.assert_allclose(constraints.UnitNorm()(w), w / (1e-7 + norms))
+    np.testing.assert_allclose(constraints.NonNeg()(w), w * (w >= 0))
+    mm = constraints.MinMaxNorm(0.5, 1.5, rate=0.4)(w)
+    np.testing.assert_allclose(mm, w * (0.4 * np.clip(norms, 0.5, 1.5) + 0.6 * norms) / (1e-7 + norms))
+    assert constraints.MaxNorm().get_config() == {"max_value": 2.0, "axis": 0}
+    assert constraints.MinMaxNorm().get_config() == {"min_value": 0.0, "max_value": 1.0, "rate": 1.0, "axis": 0}
+    with pytest.raises(ValueError, match="max_value"):
+        constraints.MinMaxNorm(2.0, 1.0)
+
+
+@pytest.mark.parametrize("name,check", [
+    ("max_norm", lambda w: np.sqrt((w ** 2).sum(axis=0)).max() <= 2.0 + 1e-5),
+    ("unit_norm", lambda w: np.allclose(np.sqrt((w ** 2).sum(axis=0)), 1.0, atol=1e-5)),
+    ("non_neg", lambda w: w.min() >= 0.0),
+])
+def test_constraints_hold_after_every_step(active_backend, name, check):
+    rng = np.random.default_rng(3)
+    x, t = rng.normal(size=(32, 4)).astype(np.float32), 10 * rng.normal(size=(32, 3)).astype(np.float32)
+    free = dense_model(kernel_initializer="ones")
+    free.fit(x, t, batch_size=8, epochs=2, verbose=0)
+    assert not check(free.get_weights()[0])          # without the constraint the kernel breaks it
+    model = dense_model(kernel_constraint=name, kernel_initializer="ones")
+    model.fit(x, t, batch_size=8, epochs=2, verbose=0)
+    kernel = model.get_weights()[0]
+    assert check(kernel), kernel
+    want = constraints.get(name)(kernel)              # a constrained kernel is a fixed point
+    np.testing.assert_allclose(kernel, want, rtol=1e-4, atol=1e-6)
+
+
+def test_conv2d_constraint_over_its_filter_axes(active_backend):
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(8, 6, 6, 2)).astype(np.float32)
+    model = Sequential([layers.Input((6, 6, 2)),
+                        layers.Conv2D(3, 3, kernel_constraint=constraints.MaxNorm(0.5, axis=[0, 1, 2]),
+                                      kernel_regularizer=regularizers.L2(1e-3)),
+                        layers.Flatten(), layers.Dense(2)])
+    model.compile(optimizer=optimizers.SGD(0.05), loss="mse")
+    before = model.get_weights()[0]
+    model.fit(x, 5 * rng.normal(size=(8, 2)).astype(np.float32), epochs=2, batch_size=4, verbose=0)
+    kernel = model.get_weights()[0]
+    assert not np.allclose(kernel, before)
+    assert np.sqrt((kernel.astype(np.float64) ** 2).sum(axis=(0, 1, 2))).max() <= 0.5 + 1e-5
+
+
+# ------------------------------------------------------------------ configs
+def test_config_round_trip_by_name_and_object(tmp_path):
+    minidl.set_backend("numpy")
+    by_name = layers.Dense(3, kernel_regularizer="l2", bias_constraint="non_neg")
+    assert isinstance(by_name.kernel_regularizer, regularizers.L2)
+    obj = layers.Conv2D(2, 3, kernel_regularizer=regularizers.L1L2(0.1, 0.2),
+                        kernel_constraint=constraints.MinMaxNorm(0.1, 0.9, 0.5, axis=[0, 1, 2]))
+    for layer in (by_name, obj):
+        config = layer.get_config()
+        again = type(layer).from_config(config)
+        assert again.get_config() == config
+    model = Sequential([layers.Input((5, 5, 1)), obj, layers.Flatten(),
+                        layers.Dense(2, kernel_regularizer="l1", bias_constraint="non_neg")])
+    model.compile(optimizer="sgd", loss="mse")
+    rng = np.random.default_rng(5)
+    x, y = rng.normal(size=(4, 5, 5, 1)).astype(np.float32), rng.normal(size=(4, 2)).astype(np.float32)
+    path = tmp_path / "reg.keras"
+    model.save(path)
+    again = load_model(path)
+    assert again.layers[-1].get_config() == model.layers[-1].get_config()
+    assert again.evaluate(x, y, verbose=0) == pytest.approx(model.evaluate(x, y, verbose=0), rel=1e-6)
