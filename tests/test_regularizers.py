@@ -160,3 +160,35 @@ def test_config_round_trip_by_name_and_object(tmp_path):
     again = load_model(path)
     assert again.layers[-1].get_config() == model.layers[-1].get_config()
     assert again.evaluate(x, y, verbose=0) == pytest.approx(model.evaluate(x, y, verbose=0), rel=1e-6)
+
+
+def test_activity_regularizer_penalty_and_gradient(active_backend):
+    """reg(output) / batch joins the loss; its gradient flows into the layer and below."""
+    rng = np.random.default_rng(6)
+    x, t = rng.normal(size=(16, 4)).astype(np.float32), rng.normal(size=(16, 3)).astype(np.float32)
+    reg = regularizers.L1L2(0.02, 0.1)
+    model = dense_model(activity_regularizer=reg)
+    w, b = [a.astype(np.float64) for a in model.get_weights()]
+    y = x @ w + b
+    want = np.mean((y - t) ** 2) + reg(y) / 16
+    assert model.evaluate(x, t, verbose=0) == pytest.approx(want, rel=1e-5)
+    model.fit(x, t, batch_size=16, epochs=1, shuffle=False, verbose=0)
+    dy = 2 * (y - t) / (16 * 3) + (0.02 * np.sign(y) + 2 * 0.1 * y) / 16
+    new_w, new_b = model.get_weights()
+    np.testing.assert_allclose(new_w, w - 0.1 * (x.T @ dy), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(new_b, b - 0.1 * dy.sum(axis=0), rtol=1e-4, atol=1e-6)
+
+
+def test_activity_regularizer_on_a_softmax_output(active_backend):
+    """The crossentropy is then not fused: the penalty sees the probabilities, as in Keras."""
+    rng = np.random.default_rng(7)
+    x, labels = rng.normal(size=(12, 4)).astype(np.float32), rng.integers(0, 3, 12)
+    model = Sequential([layers.Input((4,)), layers.Dense(3, activation="softmax",
+                                                         activity_regularizer=regularizers.L2(0.5))])
+    model.compile(optimizer=optimizers.SGD(0.1), loss="sparse_categorical_crossentropy")
+    p = model.predict(x, verbose=0).astype(np.float64)
+    want = np.mean(-np.log(p[np.arange(12), labels])) + 0.5 * np.sum(p ** 2) / 12
+    assert model.evaluate(x, labels, verbose=0) == pytest.approx(want, rel=1e-5)
+    before = model.evaluate(x, labels, verbose=0)
+    model.fit(x, labels, epochs=20, batch_size=12, verbose=0)
+    assert model.evaluate(x, labels, verbose=0) < before

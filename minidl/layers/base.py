@@ -65,11 +65,15 @@ class Layer(metaclass=LayerMeta):
     # layer's position and the step count, so that a resumed run draws the same numbers.
     needs_step_seed = False
 
-    def __init__(self, name=None, trainable=True):
+    def __init__(self, name=None, trainable=True, activity_regularizer=None):
         if name is not None and (not isinstance(name, str) or not name):
             raise ValueError(f"{type(self).__name__}: name must be a non-empty string, got {name!r}")
         self.name = name or auto_name(snake_case(type(self).__name__))
         self.trainable = trainable
+        # Keras's activity regularizer: its penalty of the layer's output, divided by the batch
+        # size, joins the loss; the graph records the output and adds the gradient to its dout.
+        self.activity_regularizer = regularizers.get(activity_regularizer)
+        self.activity_output = None
         self.built = False
         self.backend = None
         self.input_shape = None
@@ -97,6 +101,7 @@ class Layer(metaclass=LayerMeta):
     def _weight_options_config(self):
         return {"kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
                 "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "activity_regularizer": regularizers.serialize(self.activity_regularizer),
                 "kernel_constraint": constraints.serialize(self.kernel_constraint),
                 "bias_constraint": constraints.serialize(self.bias_constraint)}
 

@@ -53,9 +53,9 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", activation=None,
                  use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
-                 kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
-                 bias_constraint=None, name=None, trainable=True):
-        super().__init__(name=name, trainable=trainable)
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable, activity_regularizer=activity_regularizer)
         self._set_weight_options(kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint)
         if not isinstance(filters, int) or isinstance(filters, bool) or filters <= 0:
             raise ValueError(f"{self.describe()}: filters must be a positive int, got {filters!r}")

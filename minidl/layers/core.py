@@ -51,8 +51,9 @@ class Dense(ActivationMixin, Layer):
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
-                 kernel_constraint=None, bias_constraint=None, name=None, trainable=True):
-        super().__init__(name=name, trainable=trainable)
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None, name=None,
+                 trainable=True):
+        super().__init__(name=name, trainable=trainable, activity_regularizer=activity_regularizer)
         self._set_weight_options(kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint)
         if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
             raise ValueError(f"{self.describe()}: units must be a positive int, got {units!r}")

@@ -105,6 +105,8 @@ class Graph:
             inputs = [values[id(t.layer)] for t in layer.inbound]
             values[id(layer)] = layer.forward(inputs if layer.multiple_inputs else inputs[0],
                                               training)
+            if layer.activity_regularizer is not None:   # the model adds its penalty to the loss
+                layer.activity_output = values[id(layer)]
         return values[id(self.output_layer)]
 
     def backward(self, dout, from_preactivation=False):
@@ -116,6 +118,9 @@ class Graph:
             g = grads.pop(id(layer), None)
             if g is None or isinstance(layer, InputLayer):
                 continue
+            if layer.activity_regularizer is not None:   # its penalty is reg(output) / batch
+                out = layer.activity_output
+                layer.activity_regularizer.add_gradient(b, g, out, 1.0 / b.shape(out)[0])
             if not layer.input_grad_needed and not layer.trainable_weights:
                 continue
             if layer is self.output_layer and from_preactivation:

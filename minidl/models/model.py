@@ -132,7 +132,9 @@ class Model(KerasModelAPI, TrainingLoops):
         optimizer = optimizers_mod.get(optimizer)
         loss = losses_mod.get(loss)
         out_layer = self.graph.output_layer
-        fused = loss.configure(getattr(out_layer, "activation", "linear"))
+        # An activity regularizer on the output layer needs dL/doutput: no fused crossentropy then.
+        fused = loss.configure("linear" if out_layer.activity_regularizer is not None
+                               else getattr(out_layer, "activation", "linear"))
         if metrics is None:
             metrics = []
         if isinstance(metrics, str) or not isinstance(metrics, (list, tuple)):
@@ -225,7 +227,7 @@ class Model(KerasModelAPI, TrainingLoops):
         pred = self._rows(self.graph.output_layer.preactivation if self._fused else output, n)
         self.loss.forward(b, bufs["loss"], pred, bufs["y_rows"], bufs["probs_rows"])
         b.sum(self._loss_sum, bufs["loss"], accumulate=True)
-        penalties.add_penalties(b, self._loss_sum, self._penalties[0], n * self._positions)
+        penalties.add_penalties(b, self._loss_sum, self._penalties[0], self.graph, n * self._positions)
         # With logits (from_logits=True), metrics look at the probabilities the loss computed.
         scored = (bufs["probs_rows"] if (self.loss.produces_probs and not self._fused)
                   else self._rows(output, n))

@@ -18,10 +18,15 @@ def plan(graph):
     return regularized, [(w, r) for w, r in regularized if id(w) in trainable], constrained
 
 
-def add_penalties(backend, loss_sum, regularized, samples):
-    """loss_sum (1,) += samples * the penalty of every regularized weight."""
+def add_penalties(backend, loss_sum, regularized, graph, samples):
+    """loss_sum (1,) += samples * the penalty of every regularized weight, and of every layer
+    output with an activity regularizer (divided by its batch size, as Keras)."""
     for weight, regularizer in regularized:
         regularizer.penalty(backend, loss_sum, weight.value, float(samples))
+    for layer in graph.layers:
+        if layer.activity_regularizer is not None and layer.activity_output is not None:
+            out = layer.activity_output
+            layer.activity_regularizer.penalty(backend, loss_sum, out, samples / backend.shape(out)[0])
 
 
 def add_penalty_gradients(backend, regularized):
