@@ -15,3 +15,13 @@ void minidl_norm_constraint(float *w, int64_t outer, int64_t reduce, int64_t inn
                             float max_value, float rate);
 
 #endif
+
+/* Keras's OrthogonalRegularizer on m vectors of k elements, element t of vector i at
+ * w[i * sv + t * se] (rows of a matrix: sv = k, se = 1; its columns: sv = 1, se = m); vectors
+ * l2-normalized (squared norm floored at 1e-12); penalty = factor / 2 * sum over i != j of
+ * |n_i . n_j| / (m (m - 1) / 2). scratch holds m * k + m floats. */
+void minidl_orthogonal_penalty(float *out, const float *w, float *scratch, int64_t m, int64_t k, int64_t sv,
+                               int64_t se, float factor, int accumulate);
+/* g += d penalty / d w; scratch holds 2 * m * k + m floats */
+void minidl_orthogonal_gradient(float *g, const float *w, float *scratch, int64_t m, int64_t k, int64_t sv,
+                                int64_t se, float factor);

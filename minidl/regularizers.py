@@ -84,11 +84,42 @@ class L2(L1L2):
         return {"l2": self.l2}
 
 
-# Keras 3 exports the classes under their lower-case names too: regularizers.l2(1e-4)
-l1, l2, l1_l2 = L1, L2, L1L2
+class OrthogonalRegularizer(Regularizer):
+    """Pushes the rows (mode "rows") or columns ("columns") of a 2-D kernel towards mutual
+    orthogonality: factor / 2 * the mean over pairs of |cosine| of the normalized vectors."""
 
-_BY_NAME = {"l1": L1, "l2": L2, "l1_l2": L1L2, "l1l2": L1L2}
-_CLASSES = {cls.__name__: cls for cls in (L1, L2, L1L2)}
+    def __init__(self, factor=0.01, mode="rows"):
+        self.factor = _strength(factor, "factor", "OrthogonalRegularizer")
+        if mode not in ("rows", "columns"):
+            raise ValueError(f"OrthogonalRegularizer: invalid value for argument `mode`. Expected one of "
+                             f"{{'rows', 'columns'}}. Received: mode={mode!r}")
+        self.mode = mode
+
+    def __call__(self, x):
+        x = np.asarray(x, dtype=np.float64)
+        if x.ndim != 2:
+            raise ValueError(f"Inputs to OrthogonalRegularizer must have rank 2. Received: inputs.shape={x.shape}")
+        a = x if self.mode == "rows" else x.T
+        n = a / np.sqrt(np.maximum(np.square(a).sum(axis=1, keepdims=True), 1e-12))
+        product = n @ n.T
+        size = a.shape[0]
+        return float(self.factor * 0.5 * np.abs(product * (1 - np.eye(size))).sum() / (size * (size - 1) / 2))
+
+    def penalty(self, backend, out, w, scale=1.0):
+        backend.orthogonal_penalty(out, w, self.factor * scale, self.mode, accumulate=True)
+
+    def add_gradient(self, backend, g, w, scale=1.0):
+        backend.orthogonal_gradient(g, w, self.factor * scale, self.mode)
+
+    def get_config(self):
+        return {"factor": self.factor, "mode": self.mode}
+
+
+# Keras 3 exports the classes under their lower-case names too: regularizers.l2(1e-4)
+l1, l2, l1_l2, orthogonal_regularizer = L1, L2, L1L2, OrthogonalRegularizer
+
+_BY_NAME = {"l1": L1, "l2": L2, "l1_l2": L1L2, "l1l2": L1L2, "orthogonal_regularizer": OrthogonalRegularizer}
+_CLASSES = {cls.__name__: cls for cls in (L1, L2, L1L2, OrthogonalRegularizer)}
 
 
 def serialize(regularizer):
@@ -105,4 +136,5 @@ def get(identifier):
     return get_object(identifier, _BY_NAME, _CLASSES, Regularizer, "regularizers")
 
 
-__all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "serialize", "deserialize", "get"]
+__all__ = ["Regularizer", "L1", "L2", "L1L2", "OrthogonalRegularizer", "l1", "l2", "l1_l2",
+           "orthogonal_regularizer", "serialize", "deserialize", "get"]

@@ -1023,7 +1023,22 @@ def regularizer_cases():
         return Case("norm_constraint", f"norm_constraint-{sid}-{axis}-{low:g}-{high:g}-{rate:g}"
                     + ("-nan" if specials else ""), build)
 
-    cases = [penalty(n, l1, l2, False) for n in (1, 37, 70001) for l1, l2 in ((0.01, 0.0), (0.0, 0.02), (0.3, 0.1))]
+    def orthogonal(shape, mode, factor, zero_row=False):
+        def build(rng):
+            w, g = randn(rng, *shape), randn(rng, *shape)
+            if zero_row:
+                w[0] = 0.0                        # its norm is floored
+            total = np.array([0.5], np.float32)
+            return [call("orthogonal_penalty", out(1), w, factor, mode),
+                    call("orthogonal_penalty", total, w, factor, mode, True),
+                    call("orthogonal_gradient", g, w, factor, mode)]
+        sid = "x".join(map(str, shape))
+        return Case("orthogonal", f"orthogonal-{sid}-{mode}-{factor:g}" + ("-zero" if zero_row else ""), build,
+                    rtol=1e-4, atol=1e-5)
+
+    cases = [orthogonal(shape, mode, 0.01) for shape in ((1, 3), (5, 4), (40, 300)) for mode in ("rows", "columns")]
+    cases += [orthogonal((6, 8), "rows", 0.5, zero_row=True), orthogonal((3, 2), "columns", 1.0)]
+    cases += [penalty(n, l1, l2, False) for n in (1, 37, 70001) for l1, l2 in ((0.01, 0.0), (0.0, 0.02), (0.3, 0.1))]
     cases += [penalty(37, 0.01, 0.01, True)]
     cases += [constraint((7, 5), 0, 0.0, 2.0, 1.0), constraint((7, 5), 0, 1.0, 1.0, 1.0),
               constraint((3, 3, 4, 6), [0, 1, 2], 0.5, 1.5, 0.3), constraint((3, 3, 4, 6), -1, 0.0, 1.0, 1.0),

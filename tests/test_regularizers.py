@@ -32,9 +32,22 @@ def test_keras_defaults_and_values():
         regularizers.L2(-1.0)
     with pytest.raises(ValueError, match="unknown"):
         regularizers.get("l3")
+    ortho = regularizers.orthogonal_regularizer(factor=0.1)
+    assert ortho.get_config() == {"factor": 0.1, "mode": "rows"}
+    q = np.linalg.qr(np.random.default_rng(0).normal(size=(4, 4)))[0]
+    assert ortho(q[:3]) == pytest.approx(0.0, abs=1e-12)       # orthonormal rows: no penalty
+    rows = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
+    cos = [1 / np.sqrt(2), 0.0, 1 / np.sqrt(2)]                 # the three pairs
+    assert ortho(rows) == pytest.approx(0.1 * 0.5 * 2 * sum(cos) / 3)
+    with pytest.raises(ValueError, match="rank 2"):
+        ortho(np.zeros((2, 2, 2)))
+    with pytest.raises(ValueError, match="mode"):
+        regularizers.OrthogonalRegularizer(mode="diagonal")
 
 
-@pytest.mark.parametrize("reg", [regularizers.L1(0.3), regularizers.L2(0.2), regularizers.L1L2(0.1, 0.4)])
+@pytest.mark.parametrize("reg", [regularizers.L1(0.3), regularizers.L2(0.2), regularizers.L1L2(0.1, 0.4),
+                                 regularizers.OrthogonalRegularizer(0.5),
+                                 regularizers.OrthogonalRegularizer(0.2, mode="columns")])
 def test_penalty_gradient_float64(reg):
     backend = NumpyBackend(dtype="float64")
     rng = np.random.default_rng(0)
@@ -192,3 +205,18 @@ def test_activity_regularizer_on_a_softmax_output(active_backend):
     before = model.evaluate(x, labels, verbose=0)
     model.fit(x, labels, epochs=20, batch_size=12, verbose=0)
     assert model.evaluate(x, labels, verbose=0) < before
+
+
+def test_orthogonal_regularizer_in_a_model(active_backend):
+    rng = np.random.default_rng(8)
+    x, t = rng.normal(size=(16, 4)).astype(np.float32), rng.normal(size=(16, 3)).astype(np.float32)
+    reg = regularizers.OrthogonalRegularizer(factor=2.0, mode="columns")
+    model = dense_model(kernel_regularizer=reg)
+    w, b = [a.astype(np.float64) for a in model.get_weights()]
+    y = x @ w + b
+    assert model.evaluate(x, t, verbose=0) == pytest.approx(np.mean((y - t) ** 2) + reg(w), rel=1e-5)
+    model.fit(x, t, batch_size=16, epochs=1, shuffle=False, verbose=0)
+    grad = np.zeros_like(w)
+    reg.add_gradient(NumpyBackend(dtype="float64"), grad, w)
+    dw = x.T @ (2 * (y - t) / (16 * 3)) + grad
+    np.testing.assert_allclose(model.get_weights()[0], w - 0.1 * dw, rtol=1e-4, atol=1e-6)

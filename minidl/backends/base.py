@@ -477,6 +477,16 @@ class Backend:
         """g += l1 * sign(w) + 2 * l2 * w (the penalty's gradient, added in place)."""
         raise NotImplementedError
 
+    def orthogonal_penalty(self, out, w, factor, mode, accumulate=False):
+        """out (1,) = Keras's OrthogonalRegularizer of the 2-D w (plus out when accumulate): the
+        rows (mode "rows") or columns ("columns") l2-normalized (squared norm floored at 1e-12),
+        factor / 2 * sum over pairs i != j of |n_i . n_j| / (m (m - 1) / 2) for m vectors."""
+        raise NotImplementedError
+
+    def orthogonal_gradient(self, g, w, factor, mode):
+        """g += the gradient of orthogonal_penalty with respect to w."""
+        raise NotImplementedError
+
     def norm_constraint(self, w, axis, min_value, max_value, rate):
         """Keras's MinMaxNorm in place (MaxNorm: min 0, rate 1; UnitNorm: min = max = rate = 1):
         norms over `axis` (consecutive axes, see norm_layout), w *= desired / (1e-7 + norm),
@@ -502,6 +512,17 @@ def nadam_coefficients(beta_1, beta_2, step, u_product):
 ROW_LOSSES = ("mean_absolute_error", "mean_absolute_percentage_error", "mean_squared_logarithmic_error",
               "huber", "log_cosh", "poisson", "kl_divergence", "hinge", "squared_hinge",
               "categorical_hinge", "cosine_similarity")
+
+
+def orthogonal_layout(shape, mode, op):
+    """(m, k, sv, se) of orthogonal_penalty: m vectors of k elements, element t of vector i
+    at flat index i * sv + t * se."""
+    if len(shape) != 2:
+        raise ValueError(f"{op}: inputs to OrthogonalRegularizer must have rank 2, got shape {tuple(shape)}")
+    if mode not in ("rows", "columns"):
+        raise ValueError(f"{op}: mode must be 'rows' or 'columns', got {mode!r}")
+    rows, cols = shape
+    return (rows, cols, cols, 1) if mode == "rows" else (cols, rows, 1, cols)
 
 
 def norm_layout(shape, axis, op="norm_constraint"):

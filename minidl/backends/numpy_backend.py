@@ -361,6 +361,13 @@ class NumpyBackend(NumpyLayerOps, HostMemory, Backend):
     def l1_l2_gradient(self, g, w, l1, l2):
         optimizers.l1_l2_gradient(g, w, l1, l2)
 
+    def orthogonal_penalty(self, out, w, factor, mode, accumulate=False):
+        check_scalar_out("orthogonal_penalty", out)
+        optimizers.orthogonal_penalty(out, w, factor, mode, accumulate)
+
+    def orthogonal_gradient(self, g, w, factor, mode):
+        optimizers.orthogonal_gradient(g, w, factor, mode)
+
     def norm_constraint(self, w, axis, min_value, max_value, rate):
         optimizers.norm_constraint(w, axis, min_value, max_value, rate)
 

@@ -2,8 +2,10 @@
 global-norm clipping, the L1/L2 penalties and the norm constraints on the cpu backend: a mixin
 of CpuBackend calling csrc/optim_keras.c and csrc/regularize.c (one pass per tensor, threaded)."""
 
-from ..base import nadam_coefficients, norm_layout
-from ._ffi import checked, ffi
+import numpy as np
+
+from ..base import nadam_coefficients, norm_layout, orthogonal_layout
+from ._ffi import checked, ffi, fptr
 
 
 def _step_at_least_one(op, step):
@@ -80,3 +82,24 @@ class OptimOps:
         outer, reduce, inner = norm_layout(w.shape, axis)
         self._lib.minidl_norm_constraint(checked("norm_constraint", "w", w), outer, reduce, inner,
                                          float(min_value), float(max_value), float(rate))
+
+    def _orthogonal_scratch(self, floats):
+        """float* to scratch for the orthogonal regularizer; grows once."""
+        held = getattr(self, "_orthogonal_held", None)
+        if held is None or held.size < floats:
+            held = self._orthogonal_held = np.empty(floats, dtype=np.float32)
+        return fptr(held)
+
+    def orthogonal_penalty(self, out, w, factor, mode, accumulate=False):
+        op = "orthogonal_penalty"
+        m, k, sv, se = orthogonal_layout(w.shape, mode, op)
+        self._lib.minidl_orthogonal_penalty(checked(op, "out", out, (1,)), checked(op, "w", w),
+                                            self._orthogonal_scratch(m * k + m), m, k, sv, se, float(factor),
+                                            int(bool(accumulate)))
+
+    def orthogonal_gradient(self, g, w, factor, mode):
+        op = "orthogonal_gradient"
+        m, k, sv, se = orthogonal_layout(w.shape, mode, op)
+        pg = checked(op, "g", g, w.shape)
+        self._lib.minidl_orthogonal_gradient(pg, checked(op, "w", w), self._orthogonal_scratch(2 * m * k + m), m,
+                                             k, sv, se, float(factor))

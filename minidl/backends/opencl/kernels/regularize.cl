@@ -52,3 +52,59 @@ __kernel void norm_constraint(__global float *w, const int outer, const int redu
     const float factor = desired / (1e-7f + norm);
     for (int r = 0; r < reduce; ++r) base[(long)r * inner] *= factor;
 }
+
+// ------------------------------------------------------------ OrthogonalRegularizer
+// m vectors of k elements, element t of vector i at w[i * sv + t * se]; n (m, k) receives the
+// normalized vectors, inv (m) 1 / the norm (squared norm floored at 1e-12; negative: floored)
+__kernel void orthogonal_normalize(__global float *n, __global float *inv, __global const float *w,
+                                   const int m, const int k, const int sv, const int se)
+{
+    const int i = get_global_id(0);
+    if (i >= m) return;
+    float sq = 0.0f;
+    for (int t = 0; t < k; ++t) sq += w[(long)i * sv + (long)t * se] * w[(long)i * sv + (long)t * se];
+    const float r = rsqrt(sq > 1e-12f ? sq : 1e-12f);
+    for (int t = 0; t < k; ++t) n[(long)i * k + t] = w[(long)i * sv + (long)t * se] * r;
+    inv[i] = sq > 1e-12f ? r : -r;
+}
+
+inline float row_dot(__global const float *a, __global const float *b, const int k)
+{
+    float s = 0.0f;
+    for (int t = 0; t < k; ++t) s += a[t] * b[t];
+    return s;
+}
+
+// partial[i] = scale * sum over j != i of |n_i . n_j| (l1_l2_finish adds the partials up)
+__kernel void orthogonal_partial(__global float *partial, __global const float *n, const int m,
+                                 const int k, const float scale)
+{
+    const int i = get_global_id(0);
+    if (i >= m) return;
+    float s = 0.0f;
+    for (int j = 0; j < m; ++j)
+        if (j != i) s += fabs(row_dot(n + (long)i * k, n + (long)j * k, k));
+    partial[i] = scale * s;
+}
+
+// g (vector i) += (dn - (dn . n_i) n_i) / norm, dn = c2 * sum over j != i of sign(n_i . n_j) n_j;
+// dn is written to the scratch rows d (m, k)
+__kernel void orthogonal_gradient(__global float *g, __global float *d, __global const float *n,
+                                  __global const float *inv, const int m, const int k, const int sv,
+                                  const int se, const float c2)
+{
+    const int i = get_global_id(0);
+    if (i >= m) return;
+    __global const float *ni = n + (long)i * k;
+    __global float *di = d + (long)i * k;
+    for (int t = 0; t < k; ++t) di[t] = 0.0f;
+    for (int j = 0; j < m; ++j) {
+        if (j == i) continue;
+        const float dot = row_dot(ni, n + (long)j * k, k);
+        const float s = dot > 0.0f ? 1.0f : (dot < 0.0f ? -1.0f : 0.0f);
+        for (int t = 0; t < k; ++t) di[t] += s * n[(long)j * k + t];
+    }
+    const float along = inv[i] < 0.0f ? 0.0f : row_dot(di, ni, k);
+    const float r = fabs(inv[i]);
+    for (int t = 0; t < k; ++t) g[(long)i * sv + (long)t * se] += r * c2 * (di[t] - along * ni[t]);
+}
