@@ -5,6 +5,20 @@ custom-object registry (a file never names code to import)."""
 from .custom_objects import get_registered_name, get_registered_object
 
 
+class ConfigObject:
+    """get_config / from_config / repr of a small object rebuilt from its constructor arguments."""
+
+    def get_config(self):
+        return {}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.get_config()})"
+
+
 def serialize_object(obj, base, what):
     """{"class_name", "config"} of obj, an instance of base (None stays None)."""
     if obj is None:
@@ -37,3 +51,19 @@ def get_object(identifier, by_name, classes, base, what):
     if isinstance(identifier, dict):
         return deserialize_object(identifier, classes, base, what)
     raise TypeError(f"{what}.get: cannot interpret {identifier!r} as a {base.__name__}")
+
+
+def object_functions(base, classes, by_name, what):
+    """(serialize, deserialize, get) of a module whose objects derive from base."""
+    def serialize(obj):
+        """{"class_name", "config"} (None stays None)."""
+        return serialize_object(obj, base, what)
+
+    def deserialize(config, custom_objects=None):
+        return deserialize_object(config, classes, base, what, custom_objects)
+
+    def get(identifier):
+        """From None, an instance, a Keras name (its defaults) or a serialize() dict."""
+        return get_object(identifier, by_name, classes, base, what)
+
+    return serialize, deserialize, get

@@ -6,12 +6,12 @@ constraint on a numpy array gives the constrained array on the host, as Keras's 
 import numpy as np
 
 from .arguments import number
-from .config_objects import deserialize_object, get_object, serialize_object
+from .config_objects import ConfigObject, object_functions
 
 EPSILON = 1e-7
 
 
-class Constraint:
+class Constraint(ConfigObject):
     """Base class: __call__(w) on numpy, apply(backend, w) in place on a backend tensor."""
 
     def __call__(self, w):
@@ -20,15 +20,6 @@ class Constraint:
     def apply(self, backend, w):
         raise NotImplementedError(f"{type(self).__name__} must implement apply(backend, w)")
 
-    def get_config(self):
-        return {}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    def __repr__(self):
-        return f"{type(self).__name__}({self.get_config()})"
 
 
 def _axis(axis, owner):
@@ -108,18 +99,7 @@ _BY_NAME = {"max_norm": MaxNorm, "min_max_norm": MinMaxNorm, "non_neg": NonNeg, 
 _CLASSES = {cls.__name__: cls for cls in (MaxNorm, MinMaxNorm, NonNeg, UnitNorm)}
 
 
-def serialize(constraint):
-    """{"class_name", "config"} of a constraint (None stays None)."""
-    return serialize_object(constraint, Constraint, "constraints")
-
-
-def deserialize(config, custom_objects=None):
-    return deserialize_object(config, _CLASSES, Constraint, "constraints", custom_objects)
-
-
-def get(identifier):
-    """A constraint from None, an instance, a Keras name (its defaults) or a serialize() dict."""
-    return get_object(identifier, _BY_NAME, _CLASSES, Constraint, "constraints")
+serialize, deserialize, get = object_functions(Constraint, _CLASSES, _BY_NAME, "constraints")
 
 
 __all__ = ["Constraint", "MaxNorm", "MinMaxNorm", "NonNeg", "UnitNorm", "max_norm", "min_max_norm", "non_neg",

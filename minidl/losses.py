@@ -241,16 +241,25 @@ class _RowLoss(Loss):
         return np.float32(np.mean(_row_loss_values(self, y_true, y_pred)))
 
 
-class MeanAbsoluteError(_RowLoss):
-    name, kind = "mean_absolute_error", "mean_absolute_error"
+def _row_loss_class(class_name, kind, doc, base=None):
+    """A row loss class that only names its kind (Keras's name is the kind)."""
+    return type(class_name, (base or _RowLoss,), {"name": kind, "kind": kind, "__doc__": doc, "__module__": __name__})
 
 
-class MeanAbsolutePercentageError(_RowLoss):
-    name, kind = "mean_absolute_percentage_error", "mean_absolute_percentage_error"
-
-
-class MeanSquaredLogarithmicError(_RowLoss):
-    name, kind = "mean_squared_logarithmic_error", "mean_squared_logarithmic_error"
+MeanAbsoluteError = _row_loss_class("MeanAbsoluteError", "mean_absolute_error",
+                                    "mean(|y_pred - y_true|) over the last axis.")
+MeanAbsolutePercentageError = _row_loss_class(
+    "MeanAbsolutePercentageError", "mean_absolute_percentage_error",
+    "100 * mean(|y_pred - y_true| / max(|y_true|, 1e-7)) over the last axis.")
+MeanSquaredLogarithmicError = _row_loss_class(
+    "MeanSquaredLogarithmicError", "mean_squared_logarithmic_error",
+    "mean((log(max(y_pred, 1e-7) + 1) - log(max(y_true, 1e-7) + 1))^2) over the last axis.")
+LogCosh = _row_loss_class("LogCosh", "log_cosh", "mean(log(cosh(y_pred - y_true))) over the last axis.")
+Poisson = _row_loss_class("Poisson", "poisson", "mean(y_pred - y_true * log(y_pred + 1e-7)) over the last axis.")
+KLDivergence = _row_loss_class("KLDivergence", "kl_divergence",
+                               "sum(t log(t / p)) over the last axis, t and p clipped to [1e-7, 1].")
+CategoricalHinge = _row_loss_class("CategoricalHinge", "categorical_hinge",
+                                   "max(neg - pos + 1, 0), pos = sum(t p), neg = max((1 - t) p) over the last axis.")
 
 
 class Huber(_RowLoss):
@@ -271,20 +280,6 @@ class Huber(_RowLoss):
         return {"delta": self.delta}
 
 
-class LogCosh(_RowLoss):
-    name, kind = "log_cosh", "log_cosh"
-
-
-class Poisson(_RowLoss):
-    name, kind = "poisson", "poisson"
-
-
-class KLDivergence(_RowLoss):
-    """sum(t log(t / p)) over the last axis, t and p clipped to [1e-7, 1]."""
-
-    name, kind = "kl_divergence", "kl_divergence"
-
-
 class _HingeTargets(_RowLoss):
     """Hinge losses take -1/1 targets; 0/1 targets are converted (2t - 1) as Keras does, when
     every target of the array (Keras: of the batch) is 0 or 1."""
@@ -293,18 +288,9 @@ class _HingeTargets(_RowLoss):
         return _hinge_targets(super().prepare_targets(y, output_shape, argument))
 
 
-class Hinge(_HingeTargets):
-    name, kind = "hinge", "hinge"
-
-
-class SquaredHinge(_HingeTargets):
-    name, kind = "squared_hinge", "squared_hinge"
-
-
-class CategoricalHinge(_RowLoss):
-    """max(neg - pos + 1, 0), pos = sum(t p), neg = max((1 - t) p) over the last axis."""
-
-    name, kind = "categorical_hinge", "categorical_hinge"
+Hinge = _row_loss_class("Hinge", "hinge", "mean(max(1 - t p, 0)) over the last axis, t in -1/1.", _HingeTargets)
+SquaredHinge = _row_loss_class("SquaredHinge", "squared_hinge", "mean(max(1 - t p, 0)^2) over the last axis, t in -1/1.",
+                               _HingeTargets)
 
 
 class CosineSimilarity(_RowLoss):
@@ -351,45 +337,28 @@ def _row_loss_values(loss, y_true, y_pred):
     return out.reshape(pred.shape[:-1]).astype(dtype)
 
 
-def mean_absolute_error(y_true, y_pred):
-    """Per-sample mean(|y_true - y_pred|) over the last axis (numpy arrays in, numpy out)."""
-    return _row_loss_values(MeanAbsoluteError(), y_true, y_pred)
+def _function_form(cls, name):
+    """Keras's function of a loss: the per-sample values of host arrays y_true, y_pred."""
+    def loss_function(y_true, y_pred):
+        return _row_loss_values(cls(), y_true, y_pred)
+    loss_function.__name__ = loss_function.__qualname__ = name
+    loss_function.__doc__ = f"Per-sample {cls.__name__} of y_true and y_pred (numpy in, numpy out)."
+    return loss_function
 
 
-def mean_absolute_percentage_error(y_true, y_pred):
-    return _row_loss_values(MeanAbsolutePercentageError(), y_true, y_pred)
-
-
-def mean_squared_logarithmic_error(y_true, y_pred):
-    return _row_loss_values(MeanSquaredLogarithmicError(), y_true, y_pred)
+mean_absolute_error = _function_form(MeanAbsoluteError, "mean_absolute_error")
+mean_absolute_percentage_error = _function_form(MeanAbsolutePercentageError, "mean_absolute_percentage_error")
+mean_squared_logarithmic_error = _function_form(MeanSquaredLogarithmicError, "mean_squared_logarithmic_error")
+log_cosh = _function_form(LogCosh, "log_cosh")
+poisson = _function_form(Poisson, "poisson")
+kl_divergence = _function_form(KLDivergence, "kl_divergence")
+hinge = _function_form(Hinge, "hinge")
+squared_hinge = _function_form(SquaredHinge, "squared_hinge")
+categorical_hinge = _function_form(CategoricalHinge, "categorical_hinge")
 
 
 def huber(y_true, y_pred, delta=1.0):
     return _row_loss_values(Huber(delta), y_true, y_pred)
-
-
-def log_cosh(y_true, y_pred):
-    return _row_loss_values(LogCosh(), y_true, y_pred)
-
-
-def poisson(y_true, y_pred):
-    return _row_loss_values(Poisson(), y_true, y_pred)
-
-
-def kl_divergence(y_true, y_pred):
-    return _row_loss_values(KLDivergence(), y_true, y_pred)
-
-
-def hinge(y_true, y_pred):
-    return _row_loss_values(Hinge(), y_true, y_pred)
-
-
-def squared_hinge(y_true, y_pred):
-    return _row_loss_values(SquaredHinge(), y_true, y_pred)
-
-
-def categorical_hinge(y_true, y_pred):
-    return _row_loss_values(CategoricalHinge(), y_true, y_pred)
 
 
 def cosine_similarity(y_true, y_pred, axis=-1):

@@ -10,10 +10,10 @@ a numpy array gives the penalty on the host, as Keras's regularizer(x) does.
 import numpy as np
 
 from .arguments import number
-from .config_objects import deserialize_object, get_object, serialize_object
+from .config_objects import ConfigObject, object_functions
 
 
-class Regularizer:
+class Regularizer(ConfigObject):
     """Base class. Subclasses implement __call__(x) (numpy), penalty() and add_gradient()
     (backend ops) and get_config()."""
 
@@ -28,15 +28,6 @@ class Regularizer:
         """g += scale * d penalty / d w, on the backend."""
         raise NotImplementedError(f"{type(self).__name__} must implement add_gradient()")
 
-    def get_config(self):
-        return {}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    def __repr__(self):
-        return f"{type(self).__name__}({self.get_config()})"
 
 
 def _strength(value, argument, owner):
@@ -122,18 +113,7 @@ _BY_NAME = {"l1": L1, "l2": L2, "l1_l2": L1L2, "l1l2": L1L2, "orthogonal_regular
 _CLASSES = {cls.__name__: cls for cls in (L1, L2, L1L2, OrthogonalRegularizer)}
 
 
-def serialize(regularizer):
-    """{"class_name", "config"} of a regularizer (None stays None)."""
-    return serialize_object(regularizer, Regularizer, "regularizers")
-
-
-def deserialize(config, custom_objects=None):
-    return deserialize_object(config, _CLASSES, Regularizer, "regularizers", custom_objects)
-
-
-def get(identifier):
-    """A regularizer from None, an instance, a Keras name (its defaults) or a serialize() dict."""
-    return get_object(identifier, _BY_NAME, _CLASSES, Regularizer, "regularizers")
+serialize, deserialize, get = object_functions(Regularizer, _CLASSES, _BY_NAME, "regularizers")
 
 
 __all__ = ["Regularizer", "L1", "L2", "L1L2", "OrthogonalRegularizer", "l1", "l2", "l1_l2",

@@ -123,3 +123,19 @@ def backend(request):
 def opencl_tiled():
     """The opencl device with the tiled (local-memory) GEMM family instead of its default."""
     return _make("opencl-tiled")
+
+
+def _usable_backends():
+    import minidl                     # after the settings above
+    return minidl.available_backends()
+
+
+@pytest.fixture(params=_usable_backends())
+def active_backend(request):
+    """A model-level test taking it runs with every usable backend active (a module may define
+    its own fixture of this name, which then wins)."""
+    import minidl
+    minidl.set_backend(request.param)
+    minidl.set_seed(0)
+    yield request.param
+    minidl.set_backend("numpy")

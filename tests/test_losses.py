@@ -8,6 +8,8 @@ import pytest
 import minidl
 from minidl import layers, losses, optimizers
 from minidl.backends.numpy_backend import NumpyBackend
+
+from _numeric import central_differences
 from minidl.models import Sequential
 
 EPS = 1e-7
@@ -124,15 +126,7 @@ def test_gradient_of_the_backend_ops_float64(cls, fn, kind, names):
     grad = np.empty_like(p)
     backend.row_loss_backward(grad, p, t if kind not in ("hinge", "squared_hinge") else 2 * t - 1, kind, delta,
                               0.25)
-    numeric = np.empty_like(p)
-    for i in range(p.size):
-        old = p.flat[i]
-        p.flat[i] = old + 1e-6
-        up = f()
-        p.flat[i] = old - 1e-6
-        down = f()
-        p.flat[i] = old
-        numeric.flat[i] = (up - down) / 2e-6
+    numeric = central_differences(f, p)
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-7)
     assert np.abs(grad).max() > 0
 
@@ -155,14 +149,6 @@ def test_label_smoothing_as_keras(smoothing):
     np.testing.assert_allclose(bce.prepare_targets(binary, (3,)), binary * (1 - smoothing) + 0.5 * smoothing)
     with pytest.raises(ValueError, match="label_smoothing"):
         losses.CategoricalCrossentropy(label_smoothing=1.5)
-
-
-@pytest.fixture(params=minidl.available_backends())
-def active_backend(request):
-    minidl.set_backend(request.param)
-    minidl.set_seed(0)
-    yield request.param
-    minidl.set_backend("numpy")
 
 
 def test_label_smoothing_on_the_fused_softmax_path(active_backend):

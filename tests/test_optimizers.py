@@ -756,14 +756,6 @@ import minidl  # noqa: E402
 from minidl import layers as _layers  # noqa: E402
 
 
-@pytest.fixture(params=minidl.available_backends())
-def active_backend(request):
-    minidl.set_backend(request.param)
-    minidl.set_seed(0)
-    yield request.param
-    minidl.set_backend("numpy")
-
-
 def blob_model(optimizer):
     rng = np.random.default_rng(1)
     centers = rng.normal(scale=3.0, size=(3, 4))

@@ -164,7 +164,16 @@ class Optimizer:
         return ("average",) if self.use_ema else ()
 
     def _create_slot(self, backend, slot, shape):
-        return backend.zeros(shape)
+        initial = self._initial_slot_value(slot)
+        if initial == 0.0:
+            return backend.zeros(shape)
+        tensor = backend.empty(shape)
+        backend.fill(tensor, initial)
+        return tensor
+
+    def _initial_slot_value(self, slot):
+        """The value a state slot starts from (Adagrad's and Ftrl's accumulators differ)."""
+        return 0.0
 
     # ---------------------------------------------------------------- step
     def apply_gradients(self, grads_and_vars):

@@ -91,12 +91,8 @@ class Adagrad(Optimizer):
                                                  "initial_accumulator_value", "Adagrad", low=0.0)
         self.epsilon = _number(epsilon, "epsilon", "Adagrad", low=0.0)
 
-    def _create_slot(self, backend, slot, shape):
-        if slot != "accumulator":
-            return super()._create_slot(backend, slot, shape)
-        accumulator = backend.empty(shape)
-        backend.fill(accumulator, self.initial_accumulator_value)
-        return accumulator
+    def _initial_slot_value(self, slot):
+        return self.initial_accumulator_value if slot == "accumulator" else 0.0
 
     def _update(self, backend, weight, grad, state, lr, weight_decay):
         backend.adagrad_update(weight, grad, state["accumulator"], lr, self.epsilon,

@@ -139,12 +139,8 @@ class Ftrl(Optimizer):
             l2_shrinkage_regularization_strength, "l2_shrinkage_regularization_strength", owner, low=0.0)
         self.beta = _number(beta, "beta", owner)
 
-    def _create_slot(self, backend, slot, shape):
-        if slot != "accumulator":
-            return super()._create_slot(backend, slot, shape)
-        accumulator = backend.empty(shape)
-        backend.fill(accumulator, self.initial_accumulator_value)
-        return accumulator
+    def _initial_slot_value(self, slot):
+        return self.initial_accumulator_value if slot == "accumulator" else 0.0
 
     def _update(self, backend, weight, grad, state, lr, weight_decay):
         l2 = self.l2_regularization_strength + self.beta / (2.0 * lr)
