@@ -69,50 +69,50 @@ static float decay_factor(float lr, float weight_decay)
     return (float)(1.0 - (double)lr * (double)weight_decay);
 }
 
-void minidl_adadelta_update(float *w, const float *g, float *acc_grad, float *acc_delta, int64_t n, float lr,
-                            float rho, float epsilon, float weight_decay)
+void minidl_adadelta_update(float *w, float *acc_grad, float *acc_delta, const float *g, float lr, float rho,
+                            float epsilon, float weight_decay, int64_t n)
 {
     struct optim_args a = {w, g, acc_grad, acc_delta, {decay_factor(lr, weight_decay), lr, rho, epsilon}, 0};
     run(active()->adadelta, &a, n);
 }
 
-void minidl_adamax_update(float *w, const float *g, float *m, float *u, int64_t n, float lr, float lr_t,
-                          float beta_1, float beta_2, float epsilon, float weight_decay)
+void minidl_adamax_update(float *w, float *m, float *u, const float *g, float lr, float lr_t, float beta_1,
+                          float beta_2, float epsilon, float weight_decay, int64_t n)
 {
     struct optim_args a = {w, g, m, u, {decay_factor(lr, weight_decay), lr_t, beta_1, beta_2, epsilon}, 0};
     run(active()->adamax, &a, n);
 }
 
-void minidl_nadam_update(float *w, const float *g, float *m, float *v, int64_t n, float lr, float beta_1,
-                         float beta_2, float epsilon, float c_m, float c_g, float v_scale, float weight_decay)
+void minidl_nadam_update(float *w, float *m, float *v, const float *g, float lr, float beta_1, float beta_2,
+                         float epsilon, float c_m, float c_g, float v_scale, float weight_decay, int64_t n)
 {
     struct optim_args a = {w, g, m, v,
                            {decay_factor(lr, weight_decay), lr, beta_1, beta_2, epsilon, c_m, c_g, v_scale}, 0};
     run(active()->nadam, &a, n);
 }
 
-void minidl_lion_update(float *w, const float *g, float *m, int64_t n, float lr, float beta_1, float beta_2,
-                        float weight_decay)
+void minidl_lion_update(float *w, float *m, const float *g, float lr, float beta_1, float beta_2,
+                        float weight_decay, int64_t n)
 {
     struct optim_args a = {w, g, m, 0, {decay_factor(lr, weight_decay), lr, beta_1, beta_2}, 0};
     run(active()->lion, &a, n);
 }
 
-void minidl_ftrl_update(float *w, const float *g, float *acc, float *linear, int64_t n, float lr,
-                        float lr_power, float l1, float l2, float l2_shrinkage, float weight_decay)
+void minidl_ftrl_update(float *w, float *acc, float *linear, const float *g, float lr, float lr_power, float l1,
+                        float l2, float l2_shrinkage, float weight_decay, int64_t n)
 {
     struct optim_args a = {w, g, acc, linear,
                            {decay_factor(lr, weight_decay), lr, -lr_power, l1, l2, l2_shrinkage}, 0};
     run(active()->ftrl, &a, n);
 }
 
-void minidl_ema_update(float *average, const float *w, int64_t n, float momentum)
+void minidl_ema_update(float *average, const float *w, float momentum, int64_t n)
 {
     struct optim_args a = {average, w, 0, 0, {momentum}, 0};
     run(active()->ema, &a, n);
 }
 
-void minidl_clip_by_global_norm(float **g, const int64_t *n, int64_t count, float clipnorm)
+void minidl_clip_by_global_norm(float **g, float clipnorm, const int64_t *n, int64_t count)
 {
     const struct optim_kernels *k = active();
     double squares = 0.0;

@@ -5,8 +5,9 @@
 
 #include "internal/parallel.h"
 #include "regularize.h"
+#include "status.h"
 
-void minidl_l1_l2_penalty(float *out, const float *w, int64_t n, float l1, float l2, int accumulate)
+void minidl_l1_l2_penalty(float *out, const float *w, float l1, float l2, int accumulate, int64_t n)
 {
     double abs_sum = 0.0, sq_sum = 0.0;
 #pragma omp parallel for simd schedule(static) reduction(+ : abs_sum, sq_sum) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
@@ -19,7 +20,7 @@ void minidl_l1_l2_penalty(float *out, const float *w, int64_t n, float l1, float
     out[0] = (float)(accumulate ? out[0] + value : value);
 }
 
-void minidl_l1_l2_gradient(float *g, const float *w, int64_t n, float l1, float l2)
+void minidl_l1_l2_gradient(float *g, const float *w, float l1, float l2, int64_t n)
 {
     const float two_l2 = 2.0f * l2;
 #pragma omp parallel for simd schedule(static) if (n >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
@@ -30,8 +31,8 @@ void minidl_l1_l2_gradient(float *g, const float *w, int64_t n, float l1, float 
     }
 }
 
-void minidl_norm_constraint(float *w, int64_t outer, int64_t reduce, int64_t inner, float min_value,
-                            float max_value, float rate)
+void minidl_norm_constraint(float *w, float min_value, float max_value, float rate, int64_t outer, int64_t reduce,
+                            int64_t inner)
 {
 #pragma omp parallel for schedule(static) if (outer * reduce * inner >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
     for (int64_t v = 0; v < outer * inner; v++) {
@@ -73,9 +74,10 @@ static double orthogonal_scale(int64_t m, float factor)
     return m > 1 ? (double)factor * 0.5 / ((double)m * (m - 1) * 0.5) : 0.0;
 }
 
-void minidl_orthogonal_penalty(float *out, const float *w, float *scratch, int64_t m, int64_t k, int64_t sv,
-                               int64_t se, float factor, int accumulate)
+int minidl_orthogonal_penalty(float *out, const float *w, float factor, int accumulate, int64_t m, int64_t k,
+                              int64_t sv, int64_t se, float *scratch, int64_t scratch_len)
 {
+    if (scratch_len < m * k + m) return MINIDL_SCRATCH_TOO_SMALL;
     float *n = scratch, *inv = scratch + m * k;
     orthogonal_normalize(n, inv, w, m, k, sv, se);
     double total = 0.0;
@@ -85,11 +87,13 @@ void minidl_orthogonal_penalty(float *out, const float *w, float *scratch, int64
             if (j != i) total += fabs(dot_rows(n + i * k, n + j * k, k));
     double value = orthogonal_scale(m, factor) * total;
     out[0] = (float)(accumulate ? out[0] + value : value);
+    return MINIDL_OK;
 }
 
-void minidl_orthogonal_gradient(float *g, const float *w, float *scratch, int64_t m, int64_t k, int64_t sv,
-                                int64_t se, float factor)
+int minidl_orthogonal_gradient(float *g, const float *w, float factor, int64_t m, int64_t k, int64_t sv,
+                               int64_t se, float *scratch, int64_t scratch_len)
 {
+    if (scratch_len < 2 * m * k + m) return MINIDL_SCRATCH_TOO_SMALL;
     float *n = scratch, *inv = scratch + m * k, *dn = scratch + m * k + m;
     orthogonal_normalize(n, inv, w, m, k, sv, se);
     /* d/dn_i of c * sum over i != j of |n_i . n_j| counts G_ij and G_ji: 2c sum_j sign(G_ij) n_j */
@@ -111,4 +115,5 @@ void minidl_orthogonal_gradient(float *g, const float *w, float *scratch, int64_
         double r = fabs((double)inv[i]);
         for (int64_t t = 0; t < k; t++) g[i * sv + t * se] += (float)(r * c2 * (di[t] - along * ni[t]));
     }
+    return MINIDL_OK;
 }

@@ -11,8 +11,7 @@
 #define EPS 1e-7f
 
 enum minidl_row_loss {
-    MAE, MAPE, MSLE, HUBER, LOG_COSH, POISSON, KLD, HINGE, SQUARED_HINGE, CATEGORICAL_HINGE, COSINE,
-    ROW_LOSS_KINDS
+    MAE, MAPE, MSLE, HUBER, LOG_COSH, POISSON, KLD, HINGE, SQUARED_HINGE, CATEGORICAL_HINGE, COSINE
 };
 
 static inline float clampf(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
@@ -122,21 +121,17 @@ static void row_grad(float *d, int kind, const float *p, const float *t, int64_t
     for (int64_t j = 0; j < k; j++) d[j] = factor * element_grad(kind, p[j], t[j], delta);
 }
 
-int minidl_row_loss_forward(float *loss, const float *pred, const float *targets, int64_t rows, int64_t k,
-                            int kind, float delta)
+void minidl_row_loss_forward(float *loss, const float *pred, const float *targets, int kind, float delta,
+                             int64_t rows, int64_t k)
 {
-    if (kind < 0 || kind >= ROW_LOSS_KINDS) return -1;
 #pragma omp parallel for schedule(static) if (rows * k >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
     for (int64_t r = 0; r < rows; r++) loss[r] = row_value(kind, pred + r * k, targets + r * k, k, delta);
-    return 0;
 }
 
-int minidl_row_loss_backward(float *dpred, const float *pred, const float *targets, int64_t rows, int64_t k,
-                             int kind, float delta, float scale)
+void minidl_row_loss_backward(float *dpred, const float *pred, const float *targets, int kind, float delta,
+                              float scale, int64_t rows, int64_t k)
 {
-    if (kind < 0 || kind >= ROW_LOSS_KINDS) return -1;
 #pragma omp parallel for schedule(static) if (rows * k >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
     for (int64_t r = 0; r < rows; r++)
         row_grad(dpred + r * k, kind, pred + r * k, targets + r * k, k, delta, scale);
-    return 0;
 }

@@ -5,11 +5,12 @@
 
 #include <stdint.h>
 
-/* loss (rows) = the loss of each row; delta is Huber's */
-int minidl_row_loss_forward(float *loss, const float *pred, const float *targets, int64_t rows, int64_t k,
-                            int kind, float delta);
-/* dpred (rows, k) = d loss / d pred * scale. Both return 0, or -1 for an unknown kind. */
-int minidl_row_loss_backward(float *dpred, const float *pred, const float *targets, int64_t rows, int64_t k,
-                             int kind, float delta, float scale);
+/* loss (rows) = the loss of each row; delta is Huber's; kind is checked by the caller (one of
+ * ROW_LOSSES' positions) */
+void minidl_row_loss_forward(float *loss, const float *pred, const float *targets, int kind, float delta,
+                             int64_t rows, int64_t k);
+/* dpred (rows, k) = d loss / d pred * scale */
+void minidl_row_loss_backward(float *dpred, const float *pred, const float *targets, int kind, float delta,
+                              float scale, int64_t rows, int64_t k);
 
 #endif

@@ -2,7 +2,7 @@
 CpuBackend. Predictions and targets are (N, K) float32 rows."""
 
 from ..base import ROW_LOSSES
-from ._ffi import checked
+from ._ffi import checked, output
 
 
 def _kind_code(op, kind):
@@ -25,14 +25,13 @@ class RowLossOps:
         op = "row_loss_forward"
         code = _kind_code(op, kind)
         rows, k = _rows(op, pred)
-        self._lib.minidl_row_loss_forward(checked(op, "loss", loss, (rows,)), checked(op, "pred", pred),
-                                          checked(op, "targets", targets, pred.shape), rows, k, code,
-                                          float(delta))
+        self._lib.minidl_row_loss_forward(output(op, "loss", loss, (rows,)), checked(op, "pred", pred),
+                                          checked(op, "targets", targets, pred.shape), code, float(delta), rows, k)
 
     def row_loss_backward(self, dpred, pred, targets, kind, delta, scale):
         op = "row_loss_backward"
         code = _kind_code(op, kind)
         rows, k = _rows(op, pred)
-        self._lib.minidl_row_loss_backward(checked(op, "dpred", dpred, pred.shape), checked(op, "pred", pred),
-                                           checked(op, "targets", targets, pred.shape), rows, k, code,
-                                           float(delta), float(scale))
+        self._lib.minidl_row_loss_backward(output(op, "dpred", dpred, pred.shape), checked(op, "pred", pred),
+                                           checked(op, "targets", targets, pred.shape), code, float(delta),
+                                           float(scale), rows, k)
