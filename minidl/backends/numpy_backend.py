@@ -12,7 +12,7 @@ import numpy as np
 from .. import activations
 from .base import Backend
 from .host_memory import HostMemory
-from .numpy_ops import activations as numpy_activations, losses, optimizers, row_losses, windows
+from .numpy_ops import activations as numpy_activations, losses, optimizers, regularize, row_losses, windows
 from .numpy_ops.layer_ops import NumpyLayerOps
 from .checks import check_concat, check_dropout_args, check_scalar_out, check_shape, require_input
 
@@ -356,20 +356,20 @@ class NumpyBackend(NumpyLayerOps, HostMemory, Backend):
 
     def l1_l2_penalty(self, out, w, l1, l2, accumulate=False):
         check_scalar_out("l1_l2_penalty", out)
-        optimizers.l1_l2_penalty(out, w, l1, l2, accumulate)
+        regularize.l1_l2_penalty(out, w, l1, l2, accumulate)
 
     def l1_l2_gradient(self, g, w, l1, l2):
-        optimizers.l1_l2_gradient(g, w, l1, l2)
+        regularize.l1_l2_gradient(g, w, l1, l2)
 
     def orthogonal_penalty(self, out, w, factor, mode, accumulate=False):
         check_scalar_out("orthogonal_penalty", out)
-        optimizers.orthogonal_penalty(out, w, factor, mode, accumulate)
+        regularize.orthogonal_penalty(out, w, factor, mode, accumulate)
 
     def orthogonal_gradient(self, g, w, factor, mode):
-        optimizers.orthogonal_gradient(g, w, factor, mode)
+        regularize.orthogonal_gradient(g, w, factor, mode)
 
     def norm_constraint(self, w, axis, min_value, max_value, rate):
-        optimizers.norm_constraint(w, axis, min_value, max_value, rate)
+        regularize.norm_constraint(w, axis, min_value, max_value, rate)
 
     def ema_update(self, average, w, momentum):
         optimizers.ema_update(average, w, momentum)
