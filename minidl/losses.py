@@ -5,6 +5,8 @@ the layer's pre-activation (logits) to the loss, which is both faster and numeri
 stable, and back-propagates dL/dlogits = (p - t) / N directly.
 """
 
+import numbers
+
 import numpy as np
 
 
@@ -108,17 +110,14 @@ class Loss:
 
 
 def _label_smoothing(value, owner):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value <= 1.0:
         raise ValueError(f"{owner}: label_smoothing must be a number in [0, 1], got {value!r}")
     return float(value)
 
 
-class CategoricalCrossentropy(Loss):
-    """Keras's CategoricalCrossentropy; label_smoothing > 0 trains against
-    t * (1 - label_smoothing) + label_smoothing / K, the targets smoothed once as they are
-    prepared (so the fused softmax path and every backend see the smoothed targets)."""
-
-    name = "categorical_crossentropy"
+class _LabelSmoothing(Loss):
+    """label_smoothing > 0 trains against t * (1 - label_smoothing) + offset, the targets
+    smoothed once as they are prepared (so the fused paths and every backend see them)."""
 
     def __init__(self, from_logits=False, label_smoothing=0.0):
         super().__init__(from_logits)
@@ -127,11 +126,24 @@ class CategoricalCrossentropy(Loss):
     def get_config(self):
         return {"from_logits": self.from_logits, "label_smoothing": self.label_smoothing}
 
+    def _smoothing_offset(self, classes):
+        raise NotImplementedError
+
     def prepare_targets(self, y, output_shape, argument="y"):
         y = super().prepare_targets(y, output_shape, argument)
         if not self.label_smoothing:
             return y
-        return (y * (1.0 - self.label_smoothing) + self.label_smoothing / output_shape[-1]).astype(np.float32)
+        offset = self._smoothing_offset(output_shape[-1])
+        return (y * (1.0 - self.label_smoothing) + offset).astype(np.float32)
+
+
+class CategoricalCrossentropy(_LabelSmoothing):
+    """Keras's CategoricalCrossentropy; label smoothing towards label_smoothing / K."""
+
+    name = "categorical_crossentropy"
+
+    def _smoothing_offset(self, classes):
+        return self.label_smoothing / classes
 
     def configure(self, output_activation):
         if self.from_logits:
@@ -170,24 +182,13 @@ class SparseCategoricalCrossentropy(CategoricalCrossentropy):
         return smoothed
 
 
-class BinaryCrossentropy(Loss):
-    """Keras's BinaryCrossentropy; label_smoothing > 0 trains against
-    t * (1 - label_smoothing) + 0.5 * label_smoothing (smoothed as the targets are prepared)."""
+class BinaryCrossentropy(_LabelSmoothing):
+    """Keras's BinaryCrossentropy; label smoothing towards 0.5."""
 
     name = "binary_crossentropy"
 
-    def __init__(self, from_logits=False, label_smoothing=0.0):
-        super().__init__(from_logits)
-        self.label_smoothing = _label_smoothing(label_smoothing, type(self).__name__)
-
-    def get_config(self):
-        return {"from_logits": self.from_logits, "label_smoothing": self.label_smoothing}
-
-    def prepare_targets(self, y, output_shape, argument="y"):
-        y = super().prepare_targets(y, output_shape, argument)
-        if not self.label_smoothing:
-            return y
-        return (y * (1.0 - self.label_smoothing) + 0.5 * self.label_smoothing).astype(np.float32)
+    def _smoothing_offset(self, classes):
+        return 0.5 * self.label_smoothing
 
     def configure(self, output_activation):
         if self.from_logits:
@@ -269,7 +270,7 @@ class Huber(_RowLoss):
 
     def __init__(self, delta=1.0):
         super().__init__()
-        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not delta >= 0:
+        if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not delta >= 0:
             raise ValueError(f"Huber: delta must be a number >= 0, got {delta!r}")
         self.delta = float(delta)
 

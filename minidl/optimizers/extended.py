@@ -1,6 +1,8 @@
 """Keras 3's Adadelta, Adamax, Nadam, AdamW, Lion and Ftrl: names, defaults, state slots and
 update rules as keras/src/optimizers/*.py; each step is one fused backend op per weight."""
 
+import numbers
+
 from ..arguments import number as _number
 from .base import Optimizer
 from .classic import Adam
@@ -100,7 +102,7 @@ class Lion(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.99, **kwargs):
         super().__init__(learning_rate, **kwargs)
-        if isinstance(beta_1, bool) or not isinstance(beta_1, (int, float)) or not 0.0 < beta_1 <= 1.0:
+        if isinstance(beta_1, bool) or not isinstance(beta_1, numbers.Real) or not 0.0 < beta_1 <= 1.0:
             raise ValueError(f"Lion: argument `beta_1` must be in the (0, 1] range. Otherwise, the "
                              f"optimizer degenerates to SignSGD. Received: beta_1={beta_1!r}")
         self.beta_1 = float(beta_1)
