@@ -54,7 +54,8 @@ _made = {}
 
 
 def _make(name):
-    """The backend `name` ("numpy", "cpu", "opencl", "opencl-tiled"), made once per session."""
+    """The backend `name` ("numpy", "cpu", "opencl", "opencl-tiled", "opencl-gpu"), made once
+    per session."""
     from minidl.backends.base import BackendUnavailable
     if name not in _made:
         try:
@@ -68,8 +69,17 @@ def _make(name):
                 from minidl.backends.opencl import create
                 _made[name] = create()
             elif name == "opencl-tiled":
+                # the GPU profile (tiled GEMM and convolutions, cooperative reductions) whatever
+                # the device, with small tiles so that tests see ragged ones
                 from minidl.backends.opencl import create
-                _made[name] = create(runtime=_make("opencl").rt, gemm_params=dict(SMALL_TILES))
+                from minidl.backends.opencl.runtime import Runtime
+                runtime = _make("opencl").rt
+                if runtime.profile != "gpu":
+                    runtime = Runtime(profile="gpu")
+                _made[name] = create(runtime=runtime, gemm_params=dict(SMALL_TILES))
+            elif name == "opencl-gpu":
+                from minidl.backends.opencl import create
+                _made[name] = create(runtime=_make("opencl-tiled").rt)   # the default GPU tiles
             else:
                 pytest.fail(f"backend {name!r} is usable here but tests/conftest.py cannot make it")
         except BackendUnavailable as exc:
@@ -121,8 +131,14 @@ def backend(request):
 
 @pytest.fixture
 def opencl_tiled():
-    """The opencl device with the tiled (local-memory) GEMM family instead of its default."""
+    """The opencl device with the GPU profile's kernels and small tiles (the tiled GEMM family)."""
     return _make("opencl-tiled")
+
+
+@pytest.fixture
+def opencl_gpu():
+    """The opencl device with the GPU profile's kernels and its default (64 x 64) tiles."""
+    return _make("opencl-gpu")
 
 
 def _usable_backends():

@@ -206,15 +206,11 @@ def test_loss_gradients(loss, activation, from_logits):
 
     def total_loss():
         model.reset_metrics()
-        model._test_step(xb, yp)
+        model._test_step([xb], yp)
         return model._metric_values()["loss"]
 
     # analytic gradient: one training step's backward, without applying the update
-    bufs = model._buffers_for(5)
-    out = model.graph.forward(model._upload_inputs(xb), training=True)
-    pred = model._loss_and_metrics(bufs, yp, 5, out)
-    model.loss.backward(model.backend, bufs["dpred"], pred, bufs["y"], bufs["probs"], 1.0 / 5)
-    model.graph.backward(bufs["dpred"], from_preactivation=model._fused)
+    model._gradients([xb], yp)
     analytic = np.array(dense.kernel.grad)
     idx, num = numeric_grad(total_loss, dense.kernel.value, rng, count=24)
     np.testing.assert_allclose(analytic.reshape(-1)[idx], num, rtol=1e-5, atol=1e-8)
@@ -234,14 +230,10 @@ def test_residual_graph_gradient_accumulates():
 
     def total_loss():
         model.reset_metrics()
-        model._test_step(x, y.astype(np.float32))
+        model._test_step([x], [y.astype(np.float32)])
         return model._metric_values()["loss"]
 
-    bufs = model._buffers_for(4)
-    out = model.graph.forward(model._upload_inputs(x), training=True)
-    pred = model._loss_and_metrics(bufs, y.astype(np.float32), 4, out)
-    model.loss.backward(model.backend, bufs["dpred"], pred, bufs["y"], bufs["probs"], 0.25)
-    model.graph.backward(bufs["dpred"])
+    model._gradients([x], [y.astype(np.float32)])
     analytic = np.array(first.kernel.grad)
     idx, num = numeric_grad(total_loss, first.kernel.value, rng, count=20)
     np.testing.assert_allclose(analytic.reshape(-1)[idx], num, rtol=1e-5, atol=1e-8)

@@ -326,8 +326,8 @@ def test_automatic_names_follow_keras_3():
 
 
 def test_input_accepts_float32_only():
-    assert layers.Input((3,), dtype=np.float32).shape == (3,)
-    assert layers.Input((3,), dtype=None).shape == (3,)
+    assert layers.Input((3,), dtype=np.float32).shape == (None, 3)  # Keras 3: batch axis included
+    assert layers.Input((3,), dtype=None).shape == (None, 3)
     for dtype in ("int32", "float64", "bogus"):
         with pytest.raises(TypeError, match=f"Input: dtype must be 'float32'.*{dtype}"):
             layers.Input((3,), dtype=dtype)

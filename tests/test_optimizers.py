@@ -819,3 +819,25 @@ def test_exclude_from_weight_decay_in_a_model():
     names = [f"{layer.name}/{w}" for layer in model.layers for w in ("kernel", "bias")]
     assert opt._weight_paths == names and names[1].endswith("/bias")
     assert opt._decays == [0.9, 0.0, 0.9, 0.0]
+
+
+def test_ema_and_weight_decay_paths_of_a_nested_model_frozen_after_compile():
+    """The optimizer gets the paths of the nested model's layers; a trainable change after
+    compile waits for the next compile (as Keras), so the end of fit still averages the
+    weights compiled for."""
+    minidl.set_backend("numpy")
+    inner_in = _layers.Input((4,))
+    base = minidl.models.Model(inner_in, _layers.Dense(8, activation="relu", name="inner")(inner_in))
+    x_in = _layers.Input((4,))
+    model = minidl.models.Model(x_in, _layers.Dense(3, activation="softmax", name="top")(base(x_in)))
+    opt = optimizers.AdamW(0.01, weight_decay=0.5, use_ema=True, ema_momentum=0.5)
+    opt.exclude_from_weight_decay(var_names=["inner/"])
+    model.compile(optimizer=opt, loss="sparse_categorical_crossentropy")
+    assert opt._weight_paths == ["inner/kernel", "inner/bias", "top/kernel", "top/bias"]
+    assert opt._decays == [0.0, 0.0, 0.5, 0.5]
+    base.trainable = False
+    _, x, y = blob_model("sgd")
+    model.fit(x, y, epochs=1, batch_size=40, verbose=0)
+    averages = opt.get_state(model.backend)
+    for i, w in enumerate(model.get_weights()):
+        np.testing.assert_array_equal(w, averages[f"average/{i}"])

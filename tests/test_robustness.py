@@ -581,7 +581,7 @@ MODEL_CASES = st.one_of(
     _case("validation_split", lambda m, v: _fit(m, validation_split=v),
           st.one_of(st.floats(-5, -0.01), st.floats(1.0, 5), st.just("0.2"), st.just(np.nan))),
     _case("validation_data", lambda m, v: _fit(m, validation_data=v),
-          st.sampled_from([X_OK, (X_OK,), (X_OK, Y_OK, Y_OK), "data"])),
+          st.sampled_from([X_OK, (X_OK,), (X_OK, Y_OK, Y_OK, Y_OK), "data"])),
     _case("callbacks", lambda m, c: _fit(m, callbacks=c), st.sampled_from(["cb", [1], [None]])),
     _case("optimizer", lambda m, o: m.compile(optimizer=o, loss="sparse_categorical_crossentropy"),
           st.sampled_from(["nope", 5, [O.SGD()]])),

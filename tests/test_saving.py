@@ -176,10 +176,13 @@ def _crafted_files():
             files, lambda key, npy: declare_4tb(key, npy) if key == first else npy)}
 
     def no_inbound(files, header):
-        layers_ = [dict(s) for s in header["model"]["layers"]]
-        layers_[2]["inbound"] = []
+        # the Sequential as a functional config whose third layer is fed by nothing
+        layers_ = [dict(s, inbound_nodes=[]) for s in header["model"]["layers"]]
+        names = [s["config"]["name"] for s in layers_]
+        for i, spec in enumerate(layers_[1:], start=1):
+            spec["inbound_nodes"] = [] if i == 2 else [{"args": [[names[i - 1], 0, 0]]}]
         model = dict(header["model"], class_name="Model", layers=layers_,
-                     input=layers_[0]["config"]["name"], output=layers_[-1]["config"]["name"])
+                     input_layers=[[names[0], 0, 0]], output_layers=[[names[-1], 0, 0]])
         return {"minidl_model.json": json.dumps(dict(header, model=model)).encode()}
 
     def deep_json(files, header):

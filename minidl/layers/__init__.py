@@ -4,7 +4,8 @@ from ..custom_objects import get_registered_object
 from .base import Input, InputLayer, KerasTensor, Layer
 from .conv import Conv2D, ZeroPadding2D
 from .core import Activation, Dense, Dropout, Flatten, LeakyReLU, ReLU, Reshape
-from .merge import Add, Concatenate
+from .merge import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add,
+                    average, concatenate, maximum, minimum, multiply, subtract)
 from .noise import GaussianNoise, SpatialDropout2D
 from .activation_layers import ELU, PReLU, Softmax
 from .normalization import BatchNormalization, LayerNormalization
@@ -19,8 +20,8 @@ GlobalMaxPool2D = GlobalMaxPooling2D
 
 LAYER_CLASSES = {cls.__name__: cls for cls in (
     InputLayer, Dense, Conv2D, ZeroPadding2D, Activation, Dropout, Flatten, LeakyReLU, ReLU,
-    Reshape, Add, Concatenate, BatchNormalization, AveragePooling2D, GlobalAveragePooling2D,
-    MaxPooling2D, GlobalMaxPooling2D, Cropping2D, RepeatVector, ELU, Softmax, LayerNormalization, PReLU,
+    Reshape, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, BatchNormalization,
+    AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D, GlobalMaxPooling2D, Cropping2D, RepeatVector, ELU, Softmax, LayerNormalization, PReLU,
     GaussianNoise, SpatialDropout2D, Permute)}
 
 
@@ -37,4 +38,6 @@ def deserialize(class_name, config, custom_objects=None):
 
 
 __all__ = sorted(LAYER_CLASSES) + ["Input", "KerasTensor", "Layer", "MaxPool2D", "AvgPool2D",
-                                   "GlobalAvgPool2D", "GlobalMaxPool2D", "deserialize"]
+                                   "GlobalAvgPool2D", "GlobalMaxPool2D", "deserialize", "add",
+                                   "subtract", "multiply", "average", "maximum", "minimum",
+                                   "concatenate"]

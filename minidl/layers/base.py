@@ -29,16 +29,52 @@ def format_shape(shape):
 
 
 class KerasTensor:
-    """A symbolic tensor: the output of a layer in a model graph (shape without batch axis)."""
+    """A symbolic tensor: output `index` of a layer's call `node` in a model graph.
+
+    `shape` includes the batch axis as in Keras 3 ((None, 784)); `sample_shape` is the
+    shape of one sample, as layers and buffers use it."""
 
     dtype = "float32"
 
-    def __init__(self, shape, layer):
-        self.shape = tuple(int(d) for d in shape)
+    def __init__(self, shape, layer, node=None, index=0):
+        self.sample_shape = tuple(int(d) for d in shape)
         self.layer = layer
+        self.node = node
+        self.index = index
+
+    @property
+    def shape(self):
+        return (None,) + self.sample_shape
+
+    @property
+    def name(self):
+        return self.layer.name
+
+    @property
+    def producer(self):
+        """What made the tensor as its model lists it: the layer, or the nested model whose
+        call replayed that layer."""
+        if self.node is not None and self.node.parent is not None:
+            return self.node.parent.model
+        return self.layer
 
     def __repr__(self):
-        return f"<KerasTensor shape={format_shape(self.shape)} from {self.layer.name!r}>"
+        return f"<KerasTensor shape={format_shape(self.sample_shape)} from {self.layer.name!r}>"
+
+
+class Node:
+    """One call of a layer on symbolic tensors. A layer called several times (a shared
+    layer) has several nodes: each runs on its own activation buffers, all share the
+    layer's weights, and their weight gradients are summed (models/graph.py).
+
+    training: the call's training= (None: the model's mode). parent: the model call whose
+    replay created this node (a model used as a layer), or None."""
+
+    def __init__(self, layer, inputs, structured, training=None, parent=None):
+        self.layer, self.inputs, self.structured = layer, list(inputs), structured
+        self.training, self.parent = training, parent
+        self.outputs = [KerasTensor(layer.output_shape, layer, self, 0)]
+        layer._inbound_nodes.append(self)
 
 
 class Weight:
@@ -71,16 +107,15 @@ class Layer(metaclass=LayerMeta):
         self.name = name or auto_name(snake_case(type(self).__name__))
         self.trainable = trainable
         # Keras's activity regularizer: its penalty of the layer's output, divided by the batch
-        # size, joins the loss; the graph records the output and adds the gradient to its dout.
+        # size, joins the loss once per call; the model's graph keeps each call's output and
+        # adds the gradient to its dout (models/graph.py).
         self.activity_regularizer = regularizers.get(activity_regularizer)
-        self.activity_output = None
         self.built = False
         self.backend = None
         self.input_shape = None
         self.output_shape = None
         self.weights_by_name = {}
-        self.inbound = []      # KerasTensors this layer was called on (functional graphs)
-        self.output = None     # the KerasTensor it produced
+        self._inbound_nodes = []   # one Node per call on symbolic tensors (see Node)
         self._buffers = BufferSet()
         # The model clears this for layers fed only by model inputs: their dx is never used.
         self.input_grad_needed = True
@@ -114,11 +149,30 @@ class Layer(metaclass=LayerMeta):
         return f"{type(self).__name__} {self.name!r}"
 
     # ------------------------------------------------------------ graph
-    def __call__(self, inputs):
-        if self.output is not None:
-            raise ValueError(f"{self.describe()} was already called on an input; create a new "
-                             "layer instead of reusing one (shared layers are not supported)")
+    @property
+    def inbound(self):
+        """The tensors of this layer's first call (as Keras's layer.input)."""
+        return self._inbound_nodes[0].inputs if self._inbound_nodes else []
+
+    @property
+    def input(self):
+        """The input of this layer's first call: a tensor, or a list for a merge layer."""
+        if not self._inbound_nodes:
+            raise AttributeError(f"{self.describe()} has not been called on a tensor yet")
+        node = self._inbound_nodes[0]
+        return list(node.inputs) if node.structured else node.inputs[0]
+
+    @property
+    def output(self):
+        """The output of this layer's first call (as Keras 3's layer.output), or None."""
+        return self._inbound_nodes[0].outputs[0] if self._inbound_nodes else None
+
+    def __call__(self, inputs, training=None):
+        """On symbolic tensors: a new call node and its output tensor. On arrays (eager
+        use, as Keras 3 outside a model): the result as a numpy array."""
         tensors = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        if not any(isinstance(t, KerasTensor) for t in tensors):
+            return eager_call(self, inputs, training)
         for t in tensors:
             if not isinstance(t, KerasTensor):
                 raise TypeError(f"{self.describe()} must be called on the output of Input() or "
@@ -126,11 +180,13 @@ class Layer(metaclass=LayerMeta):
         if self.multiple_inputs != isinstance(inputs, (list, tuple)):
             kind = "a list of tensors" if self.multiple_inputs else "a single tensor"
             raise TypeError(f"{self.describe()} must be called on {kind}")
-        shapes = [t.shape for t in tensors]
+        return self.add_node(tensors, training).outputs[0]
+
+    def add_node(self, tensors, training=None, parent=None):
+        """Build for the tensors' shapes (once) and record a call node on them."""
+        shapes = [t.sample_shape for t in tensors]
         self.build_once(shapes if self.multiple_inputs else shapes[0])
-        self.inbound = tensors
-        self.output = KerasTensor(self.output_shape, self)
-        return self.output
+        return Node(self, tensors, self.multiple_inputs, training, parent)
 
     def build_once(self, input_shape):
         if self.built:
@@ -260,9 +316,12 @@ class InputLayer(Layer):
             raise TypeError(f"Input: dtype must be 'float32' (or None), the one dtype minidl "
                             f"models compute in; got {dtype!r}")
         super().__init__(name=name or auto_name("input_layer"))
+        if isinstance(shape, (tuple, list)) and any(d is None for d in shape):
+            raise ValueError(f"Input: shape {tuple(shape)} has a variable (None) dimension; "
+                             "minidl needs every dimension but the batch axis known")
         self.shape = int_tuple(shape, "shape (without the batch axis)", "Input")
-        self.build_once(shape)
-        self.output = KerasTensor(shape, self)
+        self.build_once(self.shape)
+        Node(self, [], False)
 
     def get_config(self):
         return {"shape": list(self.shape), "name": self.name}
@@ -287,8 +346,27 @@ def Input(shape=None, batch_size=None, dtype="float32", batch_shape=None, name=N
                       batch_shape=batch_shape).output
 
 
+def eager_call(layer, inputs, training):
+    """layer(array): build for the array's shape, put the weights on the active backend on
+    first use, and return the forward result as a numpy array (a list of arrays for a merge
+    layer's inputs)."""
+    from ..backends import get_backend
+    arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    arrays = [np.ascontiguousarray(a, dtype=np.float32) for a in arrays]
+    if any(a.ndim < 1 for a in arrays):
+        raise ValueError(f"{layer.describe()}: an eager call needs batches (batch axis first), "
+                         f"got shapes {[a.shape for a in arrays]}")
+    shapes = [a.shape[1:] for a in arrays]
+    layer.build_once(shapes if layer.multiple_inputs else shapes[0])
+    if layer.backend is None:
+        layer.attach(get_backend())
+    b = layer.backend
+    xs = [b.from_numpy(a) for a in arrays]
+    return b.to_numpy(layer.forward(xs if layer.multiple_inputs else xs[0], bool(training)))
+
+
 def count_elements(shape):
     return math.prod(shape)
 
 
-__all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Weight", "format_shape"]
+__all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Node", "Weight", "format_shape"]

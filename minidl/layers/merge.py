@@ -1,22 +1,29 @@
-"""Layers that merge several tensors: Add and Concatenate."""
+"""Layers that merge several tensors: Add, Subtract, Multiply, Average, Maximum, Minimum and
+Concatenate, and Keras's functional forms (layers.add([a, b]) is Add()([a, b]))."""
 
 from .base import Layer, format_shape
 
 
-class Add(Layer):
-    """Elementwise sum of inputs of identical shape (residual connections)."""
+class _Merge(Layer):
+    """Elementwise merges of inputs of one shape (Keras's Add, Subtract, Multiply, ...)."""
 
     multiple_inputs = True
+    exact_inputs = None   # Subtract takes exactly 2
 
     def build(self, input_shape):
-        if len(input_shape) < 2:
-            raise ValueError(f"{self.describe()} needs at least 2 inputs, got {len(input_shape)}")
+        if len(input_shape) < 2 or (self.exact_inputs and len(input_shape) != self.exact_inputs):
+            need = f"exactly {self.exact_inputs}" if self.exact_inputs else "at least 2"
+            raise ValueError(f"{self.describe()} needs {need} inputs, got {len(input_shape)}")
         if any(s != input_shape[0] for s in input_shape):
             raise ValueError(f"{self.describe()} needs inputs of one shape, got "
                              + ", ".join(format_shape(s) for s in input_shape))
 
     def compute_output_shape(self, input_shape):
         return input_shape[0]
+
+
+class Add(_Merge):
+    """Elementwise sum of inputs of identical shape (residual connections)."""
 
     def forward(self, xs, training):
         b = self.backend
@@ -29,6 +36,114 @@ class Add(Layer):
     def backward(self, dout):
         # d(sum)/d(each input) is the identity: every input receives dout itself.
         return [dout] * len(self.input_shape)
+
+
+class Subtract(_Merge):
+    """inputs[0] - inputs[1] (exactly two inputs of one shape)."""
+
+    exact_inputs = 2
+
+    def forward(self, xs, training):
+        b = self.backend
+        out = self.buffer("out", b.shape(xs[0]))
+        b.axpby(out, 1.0, xs[0], -1.0, xs[1])
+        return out
+
+    def backward(self, dout):
+        b = self.backend
+        negative = self.buffer("dx", b.shape(dout))
+        b.axpby(negative, -1.0, dout, 0.0, dout)
+        return [dout, negative]
+
+
+class Average(_Merge):
+    """The elementwise mean of the inputs."""
+
+    def forward(self, xs, training):
+        out = Add.forward(self, xs, training)
+        self.backend.axpby(out, 1.0 / len(xs), out, 0.0, out)
+        return out
+
+    def backward(self, dout):
+        b = self.backend
+        dx = self.buffer("dx", b.shape(dout))
+        b.axpby(dx, 1.0 / len(self.input_shape), dout, 0.0, dout)
+        return [dx] * len(self.input_shape)
+
+
+class Multiply(_Merge):
+    """The elementwise product of the inputs."""
+
+    def forward(self, xs, training):
+        b = self.backend
+        self._xs = list(xs)
+        out = self.buffer("out", b.shape(xs[0]))
+        b.multiply(out, xs[0], xs[1])
+        for x in xs[2:]:
+            b.multiply(out, out, x)
+        return out
+
+    def backward(self, dout):
+        # d(product)/d(x_i) = the product of the other inputs
+        b = self.backend
+        dxs = []
+        for i in range(len(self._xs)):
+            dx = self.buffer(("dx", i), b.shape(dout))
+            b.copy(dx, dout)
+            for j, x in enumerate(self._xs):
+                if j != i:
+                    b.multiply(dx, dx, x)
+            dxs.append(dx)
+        return dxs
+
+
+class _Extremum(_Merge):
+    """Maximum / Minimum folded over the inputs with relu, as m' = m + sign * relu(sign *
+    (x - m)): the running value's gradient passes where it stayed, the input's where it
+    won (ties go to the earlier input)."""
+
+    sign = 1.0
+
+    def forward(self, xs, training):
+        b = self.backend
+        shape = b.shape(xs[0])
+        self._gates = []
+        m = xs[0]
+        for k, x in enumerate(xs[1:]):
+            gate = self.buffer(("gate", k), shape)
+            b.axpby(gate, self.sign, x, -self.sign, m)
+            b.activation_forward(gate, gate, "relu")
+            out = self.buffer(("out", k), shape)
+            b.axpby(out, 1.0, m, self.sign, gate)
+            self._gates.append(gate)
+            m = out
+        return m
+
+    def backward(self, dout):
+        b = self.backend
+        shape = b.shape(dout)
+        dxs, g = [], dout
+        for k in reversed(range(len(self._gates))):
+            dx = self.buffer(("dx", k + 1), shape)
+            b.activation_backward(dx, g, self._gates[k], "relu")
+            dm = self.buffer(("dm", k), shape)
+            b.axpby(dm, 1.0, g, -1.0, dx)
+            dxs.append(dx)
+            g = dm
+        dxs.append(g)
+        return dxs[::-1]
+
+
+class Maximum(_Extremum):
+    """The elementwise maximum of the inputs."""
+
+    sign = 1.0
+
+
+class Minimum(_Extremum):
+    """The elementwise minimum of the inputs."""
+
+    sign = -1.0
 
 
 class Concatenate(Layer):
@@ -67,3 +182,20 @@ class Concatenate(Layer):
         dxs = [self.buffer(("dx", i), (n,) + tuple(s)) for i, s in enumerate(self.input_shape)]
         self.backend.concat_backward(dxs, dout)
         return dxs
+
+
+def _functional(cls):
+    def merge(inputs, **kwargs):
+        return cls(**kwargs)(inputs)
+    merge.__name__ = cls.__name__.lower()
+    merge.__doc__ = f"{cls.__name__}(**kwargs)(inputs), as keras.layers.{merge.__name__}."
+    return merge
+
+
+add, subtract, multiply = _functional(Add), _functional(Subtract), _functional(Multiply)
+average, maximum, minimum = _functional(Average), _functional(Maximum), _functional(Minimum)
+
+
+def concatenate(inputs, axis=-1, **kwargs):
+    """Concatenate(axis, **kwargs)(inputs), as keras.layers.concatenate."""
+    return Concatenate(axis=axis, **kwargs)(inputs)

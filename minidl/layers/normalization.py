@@ -71,8 +71,8 @@ class BatchNormalization(AffineNormalization):
         out = self.buffer("out", b.shape(x2))
         # A frozen layer (trainable=False) normalizes with its moving statistics, as Keras.
         self._training = bool(training) and self.trainable
+        self._x2 = x2
         if self._training:
-            self._x2 = x2
             self._mean = self.buffer("mean", (c,))
             self._invstd = self.buffer("invstd", (c,))
             gamma, beta, _, _ = self._affine
@@ -108,6 +108,19 @@ class BatchNormalization(AffineNormalization):
         dx = self.buffer("dx", b.shape(dout2))
         b.batchnorm_forward_infer(dx, dout2, self._affine[0], zeros, zeros,
                                   self.moving_variance.value, self.epsilon)
+        if self.trainable:
+            # trainable but run in inference mode (called with training=False, as Keras's
+            # fine-tuning guide does): gamma and beta still learn, through the moving-
+            # statistics transform: dbeta = sum(dout), dgamma = sum(dout * x_hat)
+            ones = self.buffer("ones", (c,))
+            b.fill(ones, 1.0)
+            x_hat = self.buffer("x_hat", b.shape(dout2))
+            b.batchnorm_forward_infer(x_hat, self._x2, ones, zeros, self.moving_mean.value,
+                                      self.moving_variance.value, self.epsilon)
+            b.multiply(x_hat, x_hat, dout2)
+            _, _, dgamma, dbeta = self._affine   # scratch tensors where scale / center are off
+            b.bias_grad(dgamma, x_hat)
+            b.bias_grad(dbeta, dout2)
         return b.reshape(dx, shape)
 
 

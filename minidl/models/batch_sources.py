@@ -29,17 +29,24 @@ def _plain(value):
 
 
 class ArrayBatches:
-    """Batches of validated host arrays in an order fixed by (seed, epoch)."""
+    """Batches of validated host arrays in an order fixed by (seed, epoch): x and y are
+    lists of arrays (one per model input / output) of one length, y may be None; with
+    sample weights (one array per output, or None). Batches are (x, y, sample_weight),
+    already validated (`validated`), so the loops take them as they are."""
 
-    def __init__(self, x, y, batch_size, shuffle, seed):
+    validated = True
+
+    def __init__(self, x, y, batch_size, shuffle, seed, sample_weight=None):
         self.x, self.y, self.batch_size = x, y, batch_size
         self.shuffle, self.seed = shuffle, seed
+        self.sample_weight = sample_weight   # None, or a list of arrays like y
+        self.samples = len(x[0])
 
     def __len__(self):
-        return -(-len(self.x) // self.batch_size)
+        return -(-self.samples // self.batch_size)
 
     def signature(self):
-        return {"samples": len(self.x), "batch_size": self.batch_size,
+        return {"samples": self.samples, "batch_size": self.batch_size,
                 "shuffle": bool(self.shuffle), "steps": len(self)}
 
     def state(self):
@@ -49,20 +56,21 @@ class ArrayBatches:
         pass
 
     def epoch(self, epoch, skip=0):
-        n = len(self.x)
+        n = self.samples
         order = (np.random.default_rng(mix_seed(self.seed, epoch)).permutation(n)
                  if self.shuffle else None)
         for i in range(skip, len(self)):
             lo, hi = i * self.batch_size, min(n, (i + 1) * self.batch_size)
-            if order is None:
-                yield self.x[lo:hi], (None if self.y is None else self.y[lo:hi])
-            else:
-                idx = order[lo:hi]
-                yield self.x[idx], (None if self.y is None else self.y[idx])
+            part = slice(lo, hi) if order is None else order[lo:hi]
+            yield ([a[part] for a in self.x],
+                   None if self.y is None else [a[part] for a in self.y],
+                   None if self.sample_weight is None else [a[part] for a in self.sample_weight])
 
 
 class IteratorBatches:
     """Batches from a data iterator (e.g. minidl.data.ArrayIterator)."""
+
+    validated = False
 
     def __init__(self, iterator):
         self.iterator = iterator

@@ -1,8 +1,7 @@
 """The parts of Keras's Model API that are about access and compatibility, not training.
 
 Model inherits KerasModelAPI for: weights / trainable_weights / non_trainable_weights,
-inputs / outputs / input / output, get_layer(name=None, index=None), calling a model on an
-array, the Keras-only arguments of compile() and fit() that mean nothing here, and Keras 2's
+inputs / outputs / input / output, get_layer(name=None, index=None), the Keras-only arguments of compile() and fit() that mean nothing here, and Keras 2's
 fit_generator / evaluate_generator / predict_generator.
 
 Keras-only arguments, accepted and checked but with no effect (minidl has no graph compiler,
@@ -78,6 +77,12 @@ def _as_iterator(data, steps, argument, owner):
     return data
 
 
+def _structured(tensors, kind, keys):
+    if kind == "dict":
+        return dict(zip(keys, tensors))
+    return list(tensors) if kind == "list" else tensors[0]
+
+
 class KerasModelAPI:
     """Mixed into Model; relies on Model's graph, layers, describe() and loops."""
 
@@ -89,11 +94,14 @@ class KerasModelAPI:
 
     @property
     def trainable_weights(self):
+        if not self.trainable:
+            return []
         return [w for layer in self.layers for w in layer.trainable_weights]
 
     @property
     def non_trainable_weights(self):
-        return [w for layer in self.layers for w in layer.non_trainable_weights]
+        trainable = {id(w) for w in self.trainable_weights}
+        return [w for w in self.weights if id(w) not in trainable]
 
     # ------------------------------------------------------------ tensors
     def _graph_or_attribute_error(self, what):
@@ -105,19 +113,22 @@ class KerasModelAPI:
 
     @property
     def inputs(self):
-        return [self._graph_or_attribute_error("inputs").input_layer.output]
+        return list(self._graph_or_attribute_error("inputs").inputs)
 
     @property
     def outputs(self):
-        return [self._graph_or_attribute_error("outputs").output_layer.output]
+        return list(self._graph_or_attribute_error("outputs").outputs)
 
     @property
     def input(self):
-        return self.inputs[0]
+        """The input tensor, or the list / dict of them, as the model was defined."""
+        g = self._graph_or_attribute_error("input")
+        return _structured(g.inputs, g.input_structure, g.input_keys)
 
     @property
     def output(self):
-        return self.outputs[0]
+        g = self._graph_or_attribute_error("output")
+        return _structured(g.outputs, g.output_structure, g.output_keys)
 
     def get_layer(self, name=None, index=None):
         """A layer by name or by position in model.layers (one of the two), as Keras."""
@@ -139,21 +150,6 @@ class KerasModelAPI:
                 return layer
         raise ValueError(f"{self.describe()} has no layer named {name!r}; layers: "
                          f"{[l.name for l in layers]}")
-
-    # ------------------------------------------------------------ calling
-    def __call__(self, inputs, training=False):
-        """model(x) on a numpy batch: the outputs as a numpy array (inference mode).
-        Calling a model on a symbolic tensor (nesting models) is not supported yet."""
-        from ..layers.base import KerasTensor
-        if isinstance(inputs, KerasTensor) or (isinstance(inputs, (list, tuple)) and inputs
-                                               and isinstance(inputs[0], KerasTensor)):
-            raise NotImplementedError(f"{self.describe()}: calling a model on a symbolic tensor "
-                                      "(a model inside another model) is not supported yet; "
-                                      "add its layers to the outer model instead")
-        if training:
-            raise ValueError(f"{self.describe()}(x, training=True): minidl runs training steps "
-                             "only through fit() and train_on_batch()")
-        return self.predict_on_batch(inputs)
 
     # --------------------------------------------------------- Keras 2 names
     def fit_generator(self, generator, steps_per_epoch=None, epochs=1, verbose=1, callbacks=None,

@@ -4,31 +4,30 @@ The loops (fit, evaluate, predict) live in training.py, saving in saving.py and 
 summary table in summary.py; this file holds what runs every step.
 """
 
-import math
-
 import numpy as np
 
-from .. import layers as layers_mod
-from .. import losses as losses_mod
-from .. import metrics as metrics_mod
 from .. import optimizers as optimizers_mod
 from .. import random as mrandom
-from ..custom_objects import get_registered_name
-from ..layers.base import format_shape
+from ..custom_objects import custom_object_scope
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
-from . import penalties, saving
+from . import penalties, saving, structure
+from .config import functional_config, functional_from_config
 from .concurrency import UseGuard, one_thread_at_a_time
 from .graph import Graph
+from .heads import make_heads, metric_names
 from .keras_api import KerasModelAPI, check_compile_extras
+from .nesting import ModelAsLayer
 from .registry import register
 from .summary import summary_lines
 from .training import TrainingLoops
+from .validation import DataValidation
 
 
 @register
-class Model(KerasModelAPI, TrainingLoops):
-    """A model from an input tensor to an output tensor: Model(inputs, outputs)."""
+class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
+    """A model from input tensors to output tensors: Model(inputs, outputs), each one
+    tensor, a list or a dict of tensors, as Keras."""
 
     def __init__(self, inputs=None, outputs=None, name=None):
         if name is not None and (not isinstance(name, str) or not name):
@@ -48,6 +47,7 @@ class Model(KerasModelAPI, TrainingLoops):
         self._buffers = BufferSet()   # inputs, targets, losses (see layers/buffers.py)
         self._step_views = None       # (batch size, the step's buffers) of the last step
         self._use_guard = UseGuard()  # one thread at a time (concurrency.py)
+        self._trainable = True
         if inputs is not None or outputs is not None:
             self._set_graph(inputs, outputs)
 
@@ -72,18 +72,18 @@ class Model(KerasModelAPI, TrainingLoops):
 
     @property
     def layers(self):
-        return list(self.graph.layers[1:]) if self.graph else []
+        """The layers and nested models, once each, in execution order (inputs left out)."""
+        return list(self.graph.layers[len(self.graph.inputs):]) if self.graph else []
 
     @property
     def input_shape(self):
-        return (None,) + self.graph.input_shape
+        shapes = [(None,) + s for s in self.graph.input_shapes]
+        return shapes[0] if self.graph.input_structure == "single" else shapes
 
     @property
     def output_shape(self):
-        return (None,) + self.graph.output_shape
-
-    def count_params(self):
-        return sum(layer.count_params() for layer in self.layers)
+        shapes = [(None,) + s for s in self.graph.output_shapes]
+        return shapes[0] if self.graph.output_structure == "single" else shapes
 
     @one_thread_at_a_time
     def get_weights(self):
@@ -97,73 +97,79 @@ class Model(KerasModelAPI, TrainingLoops):
         if isinstance(weights, np.ndarray) or not isinstance(weights, (list, tuple)):
             raise TypeError(f"{self.describe()}.set_weights: weights must be a list of arrays "
                             f"(as get_weights returns), got {type(weights).__name__}")
-        weights = list(weights)
-        expected = sum(len(layer.weights) for layer in self.layers)
-        if len(weights) != expected:
-            raise ValueError(f"{self.describe()} has {expected} weight arrays, got {len(weights)}")
         # every array is checked before any weight changes: a bad one leaves the model as it was
-        checked, i = [], 0
-        for layer in self.layers:
-            n = len(layer.weights)
-            checked.append(layer.check_weights(weights[i:i + n]))
-            i += n
-        for layer, arrays in zip(self.layers, checked):
-            layer.assign_weights(arrays)
+        self.assign_weights(self.check_weights(list(weights)))
 
-    def summary(self, print_fn=print):
+    def summary(self, line_length=None, positions=None, print_fn=print, expand_nested=False,
+                show_trainable=False, layer_range=None):
+        """The Keras 2 table of layers; show_trainable adds a Trainable column. line_length,
+        positions, expand_nested and layer_range are accepted and not used."""
         self._require_built("summary")
-        for line in summary_lines(self):
+        for line in summary_lines(self, show_trainable):
             print_fn(line)
 
     # ----------------------------------------------------------- compile
     @one_thread_at_a_time
-    def compile(self, optimizer="rmsprop", loss=None, metrics=None, run_eagerly=False,
-                steps_per_execution=1, jit_compile="auto", auto_scale_loss=True):
-        """Configure training: an optimizer, a loss and metrics (names or objects). The
-        Keras-only arguments after metrics are checked and have no effect (keras_api.py)."""
-        check_compile_extras(f"{self.describe()}.compile", run_eagerly, steps_per_execution,
-                             jit_compile, auto_scale_loss)
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None,
+                weighted_metrics=None, run_eagerly=False, steps_per_execution=1,
+                jit_compile="auto", auto_scale_loss=True):
+        """Configure training: an optimizer, a loss (one for every output, a list or a dict by
+        output name), loss_weights and metrics (a list, a list of lists or a dict), as Keras.
+        weighted_metrics are logged as Keras names them and, since minidl's metric kernels
+        count unweighted hits, refuse sample weights. The Keras-only arguments after them
+        are checked and have no effect (keras_api.py)."""
+        owner = f"{self.describe()}.compile"
+        check_compile_extras(owner, run_eagerly, steps_per_execution, jit_compile,
+                             auto_scale_loss)
         self._require_built("compile")
         if loss is None:
-            raise ValueError(f"{self.describe()}.compile: a loss is required, e.g. "
+            raise ValueError(f"{owner}: a loss is required, e.g. "
                              "loss='sparse_categorical_crossentropy'")
         # Everything is checked before the model changes: a failed compile leaves the
         # previous configuration in place (and usable).
         optimizer = optimizers_mod.get(optimizer)
-        loss = losses_mod.get(loss)
-        out_layer = self.graph.output_layer
-        # An activity regularizer on the output layer needs dL/doutput: no fused crossentropy then.
-        fused = loss.configure("linear" if out_layer.activity_regularizer is not None
-                               else getattr(out_layer, "activation", "linear"))
-        if metrics is None:
-            metrics = []
-        if isinstance(metrics, str) or not isinstance(metrics, (list, tuple)):
-            raise TypeError(f"{self.describe()}.compile: metrics must be a list of names, "
-                            f"got {metrics!r}")
-        metrics = [metrics_mod.get(m, loss, self.graph.output_shape) for m in metrics]
-        if loss.sparse and self.graph.output_shape[-1] < 2:
-            raise ValueError(f"{self.describe()}: loss {loss.name!r} needs at least 2 "
-                             f"output classes, the model outputs {format_shape(self.graph.output_shape)}")
-        # Keras paths ("dense/kernel") for exclude_from_weight_decay(var_names=...)
-        trainable = [(layer, w) for layer in self.graph.layers for w in layer.trainable_weights]
-        optimizer.build(self.backend, [w.value for _, w in trainable],
-                        names=[f"{layer.name}/{w.name}" for layer, w in trainable])
-        self.optimizer, self.loss, self.metrics, self._fused = optimizer, loss, metrics, fused
+        heads = make_heads(self.graph, loss, loss_weights, metrics, owner, weighted_metrics)
+        # trainable flags are read here, as Keras: a change takes effect at the next compile
+        self.graph.prepare()
+        trainable = self.graph.trainable_weights()
+        if optimizer.built:
+            # an optimizer object passed again: its state fits only the weights it was built for
+            shapes = [tuple(w.shape) for w in trainable]
+            if list(getattr(optimizer, "_shapes", [])) != shapes:
+                raise ValueError(f"{owner}: {type(optimizer).__name__} {optimizer.name!r} was "
+                                 f"built for {len(optimizer._shapes)} other weights; the model "
+                                 f"now trains {len(shapes)} (after a trainable change): pass a "
+                                 "new optimizer")
+        else:
+            # Keras paths ("dense/kernel") for exclude_from_weight_decay(var_names=...)
+            optimizer.build(self.backend, [w.value for w in trainable],
+                            names=self.graph.trainable_weight_paths())
+        self.optimizer, self._heads, self._trained_weights = optimizer, heads, trainable
         self._penalties = penalties.plan(self.graph)  # regularizers and constraints
+        self._penalized = bool(self._penalties[0]) or self.graph.has_activity_regularizers
+        self._grads_and_vars = [(w.grad, w.value) for w in trainable]
+        # the Loss objects (one for a one-output model, else one per output, in order)
+        self.loss = heads[0].loss if len(heads) == 1 else [h.loss for h in heads]
+        self.loss_weights = loss_weights
+        self.metrics = [m for h in heads for m in h.metrics]
         self._buffers.reset(self.backend)
         self._step_views = None
         # The position, not hash(name): str hashes change from process to process
         # (PYTHONHASHSEED), and a run resumed in another process must draw the same numbers.
-        self._seeded_layers = [(i, l) for i, l in enumerate(self.layers) if l.needs_step_seed]
-        # Outputs (N, ..., K) have P positions a sample, each scored over its last axis (as
-        # Keras does); the loss and metrics see them as N * P rows of K values.
-        self._positions = math.prod(self.graph.output_shape[:-1])
-        b = self.backend
-        self._loss_sum = b.zeros((1,))
-        self._metric_counts = [b.zeros((1,)) for _ in self.metrics]
+        self._seeded_layers = [(i, l) for i, l in enumerate(self.graph.primitive_layers)
+                               if l.needs_step_seed]
+        self._fused = [h.index for h in heads if h.fused]
+        self._counters = self._new_counters()
         self._eval_counters = None  # evaluate()'s own counters, made on first use
         self._seen = 0
         self.compiled = True
+
+    def _new_counters(self):
+        """(per head: (loss sum, metric counts), penalty sum): the regularization penalties
+        join the total loss only, not an output's own loss (Keras 3's logs)."""
+        b = self.backend
+        return ([(b.zeros((1,)), [b.zeros((1,)) for _ in h.metrics]) for h in self._heads],
+                b.zeros((1,)))
 
     def _require_compiled(self, what):
         self._require_built(what)
@@ -173,162 +179,171 @@ class Model(KerasModelAPI, TrainingLoops):
 
     @property
     def metrics_names(self):
-        return ["loss"] + [m.name for m in self.metrics]
+        return metric_names(self._heads) if self.compiled else ["loss"]
 
     # ------------------------------------------------------------ buffers
     def _buffers_for(self, n):
-        """Target, loss and gradient buffers for a batch of n (views of the largest batch's),
-        and their views of one row per position, as the loss and metric ops take them."""
+        """Each head's target, loss and gradient buffers for a batch of n (views of the
+        largest batch's), with their views of one row per position, as the loss and metric
+        ops take them."""
         if self._step_views is not None and self._step_views[0] == n:
             return self._step_views[1]
         get, b = self._buffers.get, self.backend
-        out_shape = (n,) + self.graph.output_shape
-        rows = n * self._positions
-        bufs = {"y": get("y", self.loss.target_shape(n, self.graph.output_shape),
-                         self.loss.target_dtype),
-                "loss": get("loss", (rows,)), "probs": get("probs", out_shape),
-                "dpred": get("dpred", out_shape)}
-        bufs["y_rows"] = b.reshape(bufs["y"], self.loss.target_shape(rows, out_shape[-1:]))
-        bufs["probs_rows"] = b.reshape(bufs["probs"], (rows, out_shape[-1]))
-        bufs["dpred_rows"] = b.reshape(bufs["dpred"], (rows, out_shape[-1]))
+        bufs = [h.buffers(get, b, n) for h in self._heads]
         self._step_views = (n, bufs)
         return bufs
 
-    def _upload_inputs(self, x_batch):
-        bufs_x = self._input_buffer(len(x_batch))
-        self.backend.copy_from_host(bufs_x, x_batch)
-        return bufs_x
-
-    def _input_buffer(self, n):
-        return self._buffers.get("x", (n,) + self.graph.input_shape)
+    def _upload_inputs(self, xs):
+        """Host arrays (one per input) into the model's input buffers."""
+        n = len(xs[0])
+        out = []
+        for i, (x, shape) in enumerate(zip(xs, self.graph.input_shapes)):
+            buf = self._buffers.get(("x", i), (n,) + shape)
+            self.backend.copy_from_host(buf, x)
+            out.append(buf)
+        return out
 
     # ------------------------------------------------------------ metrics
     def reset_metrics(self):
         b = self.backend
-        b.fill(self._loss_sum, 0.0)
-        for c in self._metric_counts:
-            b.fill(c, 0.0)
+        heads, penalty_sum = self._counters
+        for loss_sum, counts in heads:
+            b.fill(loss_sum, 0.0)
+            for c in counts:
+                b.fill(c, 0.0)
+        if self._penalized:
+            b.fill(penalty_sum, 0.0)
         self._seen = 0
 
     def _metric_values(self):
         """The running loss and metrics since the last reset (reads the device)."""
         b = self.backend
         seen = max(self._seen, 1)
-        values = {"loss": float(b.to_numpy(self._loss_sum)[0]) / (seen * self._positions)}
-        for m, c in zip(self.metrics, self._metric_counts):
-            values[m.name] = float(b.to_numpy(c)[0]) / (seen * m.per_sample(self.graph.output_shape))
-        return values
+        heads, penalty_sum = self._counters
+        values = {}
+        total = float(b.to_numpy(penalty_sum)[0]) / seen if self._penalized else 0.0
+        for h, (loss_sum, counts) in zip(self._heads, heads):
+            head_loss = float(b.to_numpy(loss_sum)[0]) / (seen * h.positions)
+            total += h.weight * head_loss
+            if len(self._heads) > 1:
+                values[h.loss_name] = head_loss
+            for name, m, c in zip(h.metric_names, h.metrics, counts):
+                values[name] = float(b.to_numpy(c)[0]) / (seen * m.per_sample(h.shape))
+        return dict({"loss": total}, **values)
 
     # ------------------------------------------------------------ steps
-    def _loss_and_metrics(self, bufs, y_host, n, output):
-        """Forward of the loss and metrics for one batch already run through the graph."""
+    def _loss_and_metrics(self, bufs, ys, n, outputs, sws=None):
+        """Forward of every head's loss and metrics for a batch already run through the
+        graph (each sample's loss times its weight when sws holds weights); the
+        predictions each loss scored."""
         b = self.backend
-        b.copy_from_host(bufs["y"], y_host)
-        pred = self._rows(self.graph.output_layer.preactivation if self._fused else output, n)
-        self.loss.forward(b, bufs["loss"], pred, bufs["y_rows"], bufs["probs_rows"])
-        b.sum(self._loss_sum, bufs["loss"], accumulate=True)
-        penalties.add_penalties(b, self._loss_sum, self._penalties[0], self.graph, n * self._positions)
-        # With logits (from_logits=True), metrics look at the probabilities the loss computed.
-        scored = (bufs["probs_rows"] if (self.loss.produces_probs and not self._fused)
-                  else self._rows(output, n))
-        for m, c in zip(self.metrics, self._metric_counts):
-            m.update(b, c, scored, bufs["y_rows"], accumulate=True)
+        preds = []
+        heads, penalty_sum = self._counters
+        for i, (h, hb, y, out, (loss_sum, counts)) in enumerate(
+                zip(self._heads, bufs, ys, outputs, heads)):
+            b.copy_from_host(hb["y"], y)
+            pred = self._rows(self.graph.preactivation(h.index) if h.fused else out, n, h)
+            h.loss.forward(b, hb["loss"], pred, hb["y_rows"], hb["probs_rows"])
+            if sws is not None:
+                self._weigh(hb, "loss", np.repeat(sws[i], h.positions))
+            b.sum(loss_sum, hb["loss"], accumulate=True)
+            # With logits (from_logits=True), metrics look at the probabilities the loss computed.
+            scored = (hb["probs_rows"] if (h.loss.produces_probs and not h.fused)
+                      else self._rows(out, n, h))
+            for m, c in zip(h.metrics, counts):
+                m.update(b, c, scored, hb["y_rows"], accumulate=True)
+            preds.append(pred)
+        if self._penalized:   # the running sum is per sample: n times this batch's penalty
+            penalties.add_penalties(b, penalty_sum, self._penalties[0], self.graph, n)
         self._seen += n
-        return pred
+        return preds
 
-    def _rows(self, tensor, n):
+    def _weigh(self, hb, role, weights):
+        """hb[role] *= weights (host float32, shaped as hb[role]), through an upload."""
+        b = self.backend
+        buf = self._buffers.get(("weights", role, id(hb)), weights.shape)
+        b.copy_from_host(buf, np.ascontiguousarray(weights, dtype=np.float32))
+        b.multiply(hb[role], hb[role], buf)
+
+    def _rows(self, tensor, n, head):
         """tensor (n, ..., K) as (n * positions, K); itself for outputs (n, K)."""
-        if self._positions == 1:
+        if head.positions == 1:
             return tensor
-        return self.backend.reshape(tensor, (n * self._positions, self.graph.output_shape[-1]))
+        return self.backend.reshape(tensor, (n * head.positions, head.shape[-1]))
 
-    def _train_step(self, x_batch, y_batch):
-        """One forward + backward + update on host arrays already validated."""
-        n = len(x_batch)
+    def _gradients(self, xs, ys, sws=None):
+        """Forward, loss and backward of one batch: fills every trainable weight's grad."""
+        n = len(xs[0])
         bufs = self._buffers_for(n)
-        x = self._upload_inputs(x_batch)
+        outputs = self.graph.forward(self._upload_inputs(xs), training=True)
+        preds = self._loss_and_metrics(bufs, ys, n, outputs, sws)
+        b = self.backend
+        for i, (h, hb, pred) in enumerate(zip(self._heads, bufs, preds)):
+            h.loss.backward(b, hb["dpred_rows"], pred, hb["y_rows"], hb["probs_rows"],
+                            h.weight / (n * h.positions))
+            if sws is not None:   # Keras's sum_over_batch_size: sum(w * loss) / rows
+                rows = np.repeat(sws[i], h.positions)
+                self._weigh(hb, "dpred_rows", np.repeat(rows[:, None], h.shape[-1], axis=1))
+        self.graph.backward([hb["dpred"] for hb in bufs], self._fused)
+        penalties.add_penalty_gradients(b, self._penalties[1])
+
+    def _train_step(self, xs, ys, sws=None):
+        """One forward + backward + update on host arrays already validated."""
         for position, layer in self._seeded_layers:
             base = self.seed if layer.seed is None else layer.seed  # Dropout(seed=...) wins
             # 62 bits: the backends' generators take a non-negative int64
             layer.step_seed = mrandom.mix_seed(base, position, self.optimizer.iterations) >> 2
-        output = self.graph.forward(x, training=True)
-        pred = self._loss_and_metrics(bufs, y_batch, n, output)
-        self.loss.backward(self.backend, bufs["dpred_rows"], pred, bufs["y_rows"],
-                           bufs["probs_rows"], 1.0 / (n * self._positions))
-        self.graph.backward(bufs["dpred"], from_preactivation=self._fused)
-        penalties.add_penalty_gradients(self.backend, self._penalties[1])
-        self.optimizer.apply_gradients([(w.grad, w.value)
-                                        for w in self.graph.trainable_weights()])
+        self._gradients(xs, ys, sws)
+        self.optimizer.apply_gradients(self._grads_and_vars)
         penalties.apply_constraints(self.backend, self._penalties[2])
 
-    def _test_step(self, x_batch, y_batch):
-        n = len(x_batch)
+    def _test_step(self, xs, ys, sws=None):
+        n = len(xs[0])
         bufs = self._buffers_for(n)
-        output = self.graph.forward(self._upload_inputs(x_batch), training=False)
-        self._loss_and_metrics(bufs, y_batch, n, output)
+        outputs = self.graph.forward(self._upload_inputs(xs), training=False)
+        self._loss_and_metrics(bufs, ys, n, outputs, sws)
 
-    def _predict_step(self, x_batch):
-        output = self.graph.forward(self._upload_inputs(x_batch), training=False)
-        return self.backend.to_numpy(output)
+    def _predict_step(self, xs):
+        outputs = self.graph.forward(self._upload_inputs(xs), training=False)
+        return [self.backend.to_numpy(o) for o in outputs]
+
+    def _pack_outputs(self, arrays):
+        g = self.graph
+        return structure.pack(arrays, g.output_structure, g.output_keys, g.output_names)
 
     # ------------------------------------------------------ batch-level API
     @one_thread_at_a_time
-    def train_on_batch(self, x, y):
+    def train_on_batch(self, x, y, sample_weight=None, class_weight=None, return_dict=False):
         """One update on one batch; returns the loss, or [loss, *metrics] when compiled with
-        metrics (values of this batch)."""
+        metrics (values of this batch), or a dict with return_dict=True."""
         self._require_compiled("train_on_batch")
         x, y = self._validate_xy(x, y)
+        sw = self._sample_weights(sample_weight, class_weight, y,
+                                  f"{self.describe()}.train_on_batch")
         self.reset_metrics()
-        self._train_step(x, y)
-        return self._batch_result()
+        self._train_step(x, y, sw)
+        return self._batch_result(return_dict)
 
     @one_thread_at_a_time
-    def test_on_batch(self, x, y):
+    def test_on_batch(self, x, y, sample_weight=None, return_dict=False):
         self._require_compiled("test_on_batch")
         x, y = self._validate_xy(x, y)
+        sw = self._sample_weights(sample_weight, None, y, f"{self.describe()}.test_on_batch")
         self.reset_metrics()
-        self._test_step(x, y)
-        return self._batch_result()
+        self._test_step(x, y, sw)
+        return self._batch_result(return_dict)
 
     @one_thread_at_a_time
     def predict_on_batch(self, x):
         self._require_built("predict_on_batch")
-        return self._predict_step(self._validate_x(x))
+        return self._pack_outputs(self._predict_step(self._validate_x(x)))
 
-    def _batch_result(self):
+    def _batch_result(self, return_dict=False):
         values = self._metric_values()
+        if return_dict:
+            return values
         result = [values[k] for k in self.metrics_names]
         return result[0] if len(result) == 1 else result
-
-    # ------------------------------------------------------ validation
-    def _validate_x(self, x, argument="x", check_finite=True):
-        if isinstance(x, (list, tuple)):
-            x = np.asarray(x)
-        if not isinstance(x, np.ndarray):
-            raise TypeError(f"{argument}: expected a numpy array, got {type(x).__name__}")
-        if x.dtype == object or not (np.issubdtype(x.dtype, np.number) or x.dtype == bool):
-            raise TypeError(f"{argument}: expected numeric data, got dtype {x.dtype}")
-        if np.iscomplexobj(x):
-            raise TypeError(f"{argument}: complex values (dtype {x.dtype}) are not supported; "
-                            "pass the part you mean, e.g. x.real or np.abs(x)")
-        if x.ndim == 0 or len(x) == 0:
-            raise ValueError(f"{argument}: expected a non-empty batch of samples, got shape "
-                             f"{tuple(x.shape)}")
-        self.graph.check_input(x.shape, argument)
-        x = np.ascontiguousarray(x, dtype=np.float32)
-        if check_finite and not np.all(np.isfinite(x)):
-            raise ValueError(f"{argument}: contains NaN or infinite values")
-        return x
-
-    def _validate_xy(self, x, y, x_argument="x", y_argument="y"):
-        x = self._validate_x(x, x_argument)
-        if y is None:
-            raise ValueError(f"{y_argument}: targets are required")
-        y = self.loss.prepare_targets(y, self.graph.output_shape, y_argument)
-        if len(y) != len(x):
-            raise ValueError(f"{x_argument} and {y_argument} must have the same length, got "
-                             f"{len(x)} samples and {len(y)} targets")
-        return x, y
 
     # ------------------------------------------------------------ saving
     @one_thread_at_a_time
@@ -345,23 +360,14 @@ class Model(KerasModelAPI, TrainingLoops):
 
     # ------------------------------------------------------------ config
     def get_config(self):
-        """The architecture as save() writes it: each layer's class, config and inputs."""
+        """The architecture as save() writes it: layers, nested models and their calls
+        (config.py)."""
         self._require_built("get_config")
-        layers = [{"class_name": get_registered_name(layer), "config": layer.get_config(),
-                   "inbound": [t.layer.name for t in layer.inbound]}
-                  for layer in self.graph.layers]
-        return {"class_name": type(self).__name__, "name": self.name, "layers": layers,
-                "input": self.graph.input_layer.name, "output": self.graph.output_layer.name}
+        return functional_config(self)
 
     @classmethod
-    def from_config(cls, config):
-        """A new model (fresh weights, on the active backend) from get_config()'s dict."""
-        built = {}
-        for spec in config["layers"]:
-            layer = layers_mod.deserialize(spec["class_name"], spec["config"])
-            if isinstance(layer, layers_mod.InputLayer):
-                built[layer.name] = layer.output
-                continue
-            inbound = [built[name] for name in spec["inbound"]]
-            built[layer.name] = layer(inbound if layer.multiple_inputs else inbound[0])
-        return cls(built[config["input"]], built[config["output"]], name=config["name"])
+    def from_config(cls, config, custom_objects=None):
+        """A new model (fresh weights, on the active backend) from get_config()'s dict;
+        custom_objects ({name: class}) names layer classes of your own."""
+        with custom_object_scope(custom_objects):
+            return functional_from_config(cls, config)

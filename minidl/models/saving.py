@@ -24,7 +24,8 @@ from .. import optimizers as optimizers_mod
 from .. import layers as layers_mod
 from ..custom_objects import custom_object_scope
 from ..io import ArchiveError, NpzArchive, ZipArchive, atomic_write, element_count
-from .registry import model_class
+from .config import replay
+from .registry import MODEL_CLASSES, model_class
 
 FORMAT = "minidl-model"
 WEIGHTS_FORMAT = "minidl-weights"
@@ -35,51 +36,96 @@ class ModelFileError(ValueError):
     """A model or weights file that cannot be read: missing, truncated, corrupted or foreign."""
 
 
-def _check_architecture(config):
-    """The parts of a model config that from_config indexes, checked for type first."""
+def _check_architecture(config, depth=0):
+    """The parts of a model config that from_config indexes, checked for type first
+    (nested models' configs too, to a bounded depth)."""
+    if depth > 32:
+        raise ValueError("models are nested more than 32 deep")
     if not isinstance(config, dict) or not isinstance(config.get("layers"), list) \
             or not config["layers"]:
         raise ValueError("the model config must be an object with a non-empty 'layers' list")
-    seen = set()
+    functional = config.get("class_name") != "Sequential"
     for i, spec in enumerate(config["layers"]):
         if not isinstance(spec, dict) or not isinstance(spec.get("class_name"), str) \
-                or not isinstance(spec.get("config"), dict):
+                or not isinstance(spec.get("config"), dict) \
+                or not isinstance(spec["config"].get("name", ""), str):
             raise ValueError(f"layer {i} must be an object with a class_name string and a config "
                              f"object, got {spec!r:.200}")
-        inbound = spec.get("inbound", [])
-        if not isinstance(inbound, list) or not all(isinstance(n, str) for n in inbound):
-            raise ValueError(f"layer {i}: inbound must be a list of layer names, got {inbound!r:.200}")
-        unknown = [n for n in inbound if n not in seen]
-        if unknown:
-            raise ValueError(f"layer {i} is fed by {unknown}, which no earlier layer is named")
-        if spec["class_name"] != "InputLayer" and config.get("class_name") != "Sequential" \
-                and not inbound:
-            raise ValueError(f"layer {i} ({spec['class_name']}) has no inbound layers")
-        seen.add(spec["config"].get("name"))
+        if spec["class_name"] in MODEL_CLASSES:
+            _check_architecture(spec["config"], depth + 1)
+        nodes = spec.get("inbound_nodes", [])
+        if not isinstance(nodes, list) or not all(
+                isinstance(n, dict) and isinstance(n.get("args"), list) and n.get("training")
+                in (None, True, False) and all(isinstance(r, list) and len(r) == 3
+                                               and isinstance(r[0], str) for r in n["args"])
+                for n in nodes):
+            raise ValueError(f"layer {i}: inbound_nodes must be a list of {{args: [[name, node, "
+                             f"tensor], ...], training}}, got {nodes!r:.200}")
+        if functional and spec["class_name"] != "InputLayer" and not nodes:
+            raise ValueError(f"layer {i} ({spec['class_name']}) has no inbound layers "
+                             "(inbound_nodes is empty)")
+    if functional:
+        for key in ("input_layers", "output_layers"):
+            if not isinstance(config.get(key), list) or not config[key]:
+                raise ValueError(f"the model config needs a non-empty {key} list")
 
 
 def _declared_weights(config):
-    """(weight arrays, parameters) that a checked architecture declares, from its layers
-    built for shapes only: nothing is allocated, so a huge layer is refused before it is."""
-    shapes, arrays, params, previous = {}, 0, 0, None
-    for spec in config["layers"]:
-        layer = layers_mod.deserialize(spec["class_name"], spec["config"])
-        if isinstance(layer, layers_mod.InputLayer):
-            shapes[layer.name] = previous = layer.shape
-            continue
-        if config["class_name"] == "Sequential":
-            inputs = [previous]
-        else:
-            inputs = [shapes[name] for name in spec["inbound"]]
-        if previous is None or (not layer.multiple_inputs and len(inputs) != 1):
+    """(weight arrays, parameters, output shapes) that a checked architecture declares, from
+    its layers built for shapes only: nothing is allocated, so a huge layer is refused
+    before it is."""
+    counted = {}   # spec position -> (item, arrays, params), each layer or model counted once
+
+    def start(spec):
+        if spec["class_name"] != "InputLayer":
+            return None
+        return [layers_mod.deserialize(spec["class_name"], spec["config"]).shape]
+
+    def call(position, spec, shapes, training):
+        if spec["class_name"] in MODEL_CLASSES:
+            if position not in counted:
+                counted[position] = (None,) + _declared_weights(spec["config"])
+            return counted[position][3]
+        if position not in counted:
+            counted[position] = (layers_mod.deserialize(spec["class_name"], spec["config"]),)
+        layer = counted[position][0]
+        if not layer.multiple_inputs and len(shapes) != 1:
             raise ValueError(f"{layer.describe()} takes one input, the config feeds it "
-                             f"{len(inputs)}" if previous is not None else
-                             f"{layer.describe()} comes before the InputLayer")
-        layer.build_once(inputs if layer.multiple_inputs else inputs[0])
-        shapes[layer.name] = previous = layer.output_shape
-        arrays += len(layer.weights)
-        params += layer.count_params()
-    return arrays, params
+                             f"{len(shapes)}")
+        layer.build_once(list(shapes) if layer.multiple_inputs else shapes[0])
+        counted[position] = (layer, len(layer.weights), layer.count_params())
+        return [layer.output_shape]
+
+    if config.get("class_name") == "Sequential":
+        specs = config["layers"]
+        if specs[0]["class_name"] != "InputLayer":
+            raise ValueError("a Sequential config starts with its InputLayer")
+        shapes = start(specs[0])
+        for position, spec in enumerate(specs[1:], start=1):
+            if spec["class_name"] == "InputLayer":
+                raise ValueError("a Sequential config has one InputLayer, first")
+            shapes = call(position, spec, shapes, None)
+        outputs = shapes
+    else:
+        _, outputs = replay(config, start, call, "the model config")
+    arrays = sum(entry[1] for entry in counted.values())
+    params = sum(entry[2] for entry in counted.values())
+    return arrays, params, outputs
+
+
+def named_weights(item):
+    """[(name, Weight)] of a layer, or of a nested model as "<position>:<layer>/<weight>"
+    paths; files are matched on positions and weight names (_match_key), so a model rebuilt
+    with other automatic layer names loads, as Keras matches by structure."""
+    if hasattr(item, "graph"):
+        return [(f"{j:04d}:{layer.name}/{name}", w) for j, layer in enumerate(item.layers)
+                for name, w in named_weights(layer)]
+    return [(w.name, w) for w in item.weights]
+
+
+def _match_key(path):
+    """'0001:dense_3/kernel' -> '0001/kernel': a nested path without its layer names."""
+    return "/".join(part.split(":", 1)[0] for part in path.split("/"))
 
 
 def _npz_bytes(arrays):
@@ -93,8 +139,8 @@ def _weights_dict(model):
     # position (as Keras does), so a rebuilt model with other auto-generated names loads too.
     arrays = {}
     for i, layer in enumerate(model.layers):
-        for w, value in zip(layer.weights, layer.get_weights()):
-            arrays[f"{i:04d}/{layer.name}/{w.name}"] = value
+        for (name, _), value in zip(named_weights(layer), layer.get_weights()):
+            arrays[f"{i:04d}/{layer.name}/{name}"] = value
     return arrays
 
 
@@ -120,13 +166,25 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
               "fit_state": model.fit_state, "compile": None}
     files = {"weights.npz": _npz_bytes(_weights_dict(model))}
     if model.compiled:
-        header["compile"] = {"optimizer": optimizers_mod.serialize(model.optimizer),
-                             "loss": losses_mod.serialize(model.loss),
-                             "metrics": [m.name for m in model.metrics]}
+        header["compile"] = _compile_config(model)
         if include_optimizer:
             files["optimizer.npz"] = _npz_bytes(model.optimizer.get_state(model.backend))
     files["minidl_model.json"] = json.dumps(header).encode()
     _write_zip(filepath, files)
+
+
+def _compile_config(model):
+    heads = model._heads
+    if len(heads) == 1:
+        loss, weights = losses_mod.serialize(heads[0].loss), None
+        metrics, weighted = heads[0].compiled_metrics
+    else:
+        loss = {h.name: losses_mod.serialize(h.loss) for h in heads}
+        weights = {h.name: h.weight for h in heads}
+        metrics = {h.name: h.compiled_metrics[0] for h in heads}
+        weighted = {h.name: h.compiled_metrics[1] for h in heads}
+    return {"optimizer": optimizers_mod.serialize(model.optimizer), "loss": loss,
+            "loss_weights": weights, "metrics": metrics, "weighted_metrics": weighted or None}
 
 
 def save_weights(model, filepath, overwrite=True):
@@ -242,7 +300,7 @@ def _weight_keys(npz, filepath):
         if len(parts) != 3 or not parts[0].isdigit():
             raise ModelFileError(f"{filepath}: weight entry {key!r} is not named "
                                  "'<layer index>/<layer name>/<weight name>'")
-        by_position[(int(parts[0]), parts[2])] = key
+        by_position[(int(parts[0]), _match_key(parts[2]))] = key
     return by_position
 
 
@@ -255,17 +313,18 @@ def _apply_weights(model, npz, filepath):
         raise ModelFileError(f"{filepath} holds {len(by_position)} weight arrays, "
                              f"{model.describe()} has {expected}")
     for i, layer in enumerate(model.layers):
-        for w in layer.weights:
-            key = by_position.get((i, w.name))
+        for name, w in named_weights(layer):
+            key = by_position.get((i, _match_key(name)))
             if key is None:
-                raise ModelFileError(f"{filepath} has no weight {w.name!r} for layer {i} "
+                raise ModelFileError(f"{filepath} has no weight {name!r} for layer {i} "
                                      f"({layer.describe()})")
             if npz.entries[key][0] != w.shape:
-                raise ModelFileError(f"{filepath}: {layer.describe()}: weight {w.name!r} has shape "
+                raise ModelFileError(f"{filepath}: {layer.describe()}: weight {name!r} has shape "
                                      f"{w.shape}, the file's has {npz.entries[key][0]}")
     checked = []
     for i, layer in enumerate(model.layers):
-        values = [npz.array(by_position[(i, w.name)]) for w in layer.weights]
+        values = [npz.array(by_position[(i, _match_key(name))])
+                  for name, _ in named_weights(layer)]
         try:
             checked.append(layer.check_weights(values))
         except (TypeError, ValueError) as exc:
@@ -312,7 +371,7 @@ def _load_model(filepath, compile):
         try:
             _check_architecture(config)
             cls = model_class(config.get("class_name"))
-            arrays, params = _declared_weights(config)
+            arrays, params, _ = _declared_weights(config)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
             raise ModelFileError(f"{path}: the model architecture cannot be rebuilt: "
                                  f"{type(exc).__name__}: {str(exc)[:300]}") from None
@@ -338,8 +397,14 @@ def _load_model(filepath, compile):
 
 def _compile_from(model, c, f, path):
     try:
-        model.compile(optimizer=optimizers_mod.deserialize(c["optimizer"]),
-                      loss=losses_mod.get(c["loss"]), metrics=c["metrics"])
+        loss = c["loss"]
+        if isinstance(loss, dict) and "class_name" not in loss:   # one loss per output
+            loss = {name: losses_mod.get(spec) for name, spec in loss.items()}
+        else:
+            loss = losses_mod.get(loss)
+        model.compile(optimizer=optimizers_mod.deserialize(c["optimizer"]), loss=loss,
+                      loss_weights=c.get("loss_weights"), metrics=c["metrics"],
+                      weighted_metrics=c.get("weighted_metrics"))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ModelFileError(f"{path}: the compile settings cannot be restored: {exc}") from None
     shapes = model.optimizer.state_shapes()

@@ -11,8 +11,9 @@ is built; summary(), save() and weight access raise a "not built" error.
 
 import numpy as np
 
-from .. import layers as layers_mod
+from ..custom_objects import custom_object_scope
 from ..layers.base import InputLayer, Input, KerasTensor, Layer, int_tuple
+from .config import deserialize_item, item_spec
 from .graph import Graph
 from .model import Model
 from .registry import register
@@ -29,6 +30,7 @@ class Sequential(Model):
     def __init__(self, layers=None, name=None):
         super().__init__(name=name)
         self._stack = []
+        self._outputs = []      # the output tensor of each layer of the stack, once built
         self._input = None
         self._output = None
         self._pending_compile = None
@@ -54,17 +56,20 @@ class Sequential(Model):
             if not isinstance(layer.layer, InputLayer):
                 raise ValueError(f"{self.describe()}: only Input() tensors can start a Sequential")
             self._input = self._output = layer
-        elif isinstance(layer, Layer):
+        elif isinstance(layer, (Layer, Model)):
             if layer.multiple_inputs:
                 raise ValueError(f"{self.describe()}: {layer.describe()} merges several inputs; "
                                  "use the functional Model for it")
             if any(layer is other for other in self._stack):
                 raise ValueError(f"{self.describe()}: {layer.describe()} is already in the model")
             shape = getattr(layer, "_input_shape_arg", None)
+            if isinstance(layer, Model) and layer.graph is not None:
+                shape = layer.graph.inputs[0].sample_shape   # a built nested model
             if self._input is None and not self._stack and shape is not None:
                 self._input = self._output = Input(shape)
             if self._input is not None:
                 self._output = layer(self._output)
+                self._outputs.append(self._output)
             self._stack.append(layer)
         else:
             raise TypeError(f"{self.describe()}: expected a layer, got {type(layer).__name__}")
@@ -77,7 +82,8 @@ class Sequential(Model):
             raise IndexError(f"{self.describe()}.pop: there are no layers to remove")
         self._stack.pop()
         if self._input is not None:
-            self._output = self._stack[-1].output if self._stack else self._input
+            self._outputs = self._outputs[:-1]
+            self._output = self._outputs[-1] if self._outputs else self._input
             if not self._stack:
                 self.graph = None
                 self.compiled = False
@@ -86,17 +92,11 @@ class Sequential(Model):
     def _rebuild(self):
         if self._input is None or not self._stack:
             return
-        # A new graph over the same layers; the layers already on a backend keep their
-        # weights (Graph.attach gives every layer fresh initial values).
+        # A new graph over the same layers (and their weights).
         backend = self.graph.backend if self.graph is not None else None
-        kept = {id(l): l.get_weights() for l in self._stack
-                if backend is not None and l.backend is backend and l.weights}
         self.graph = Graph(self._input, self._output, self.describe())
-        self.graph.attach(backend)
+        self.graph.attach(backend)   # layers already on that backend keep their weights
         self._buffers.reset(self.graph.backend)
-        for layer in self._stack:
-            if id(layer) in kept:
-                layer.set_weights(kept[id(layer)])
         self.compiled = False
         if self._pending_compile is not None:
             pending, self._pending_compile = self._pending_compile, None
@@ -106,11 +106,22 @@ class Sequential(Model):
     def layers(self):
         return list(self._stack)
 
+    def get_config(self):
+        """{"class_name", "name", "trainable", "layers": [the InputLayer, then each layer or
+        nested model as {"class_name", "config"}]}."""
+        self._require_built("get_config")
+        return {"class_name": "Sequential", "name": self.name, "trainable": self.trainable,
+                "layers": [item_spec(self._input.layer)] + [item_spec(l) for l in self._stack]}
+
     @classmethod
-    def from_config(cls, config):
+    def from_config(cls, config, custom_objects=None):
         """A new Sequential from get_config()'s dict (its first layer is the InputLayer)."""
-        return cls([layers_mod.deserialize(spec["class_name"], spec["config"])
-                    for spec in config["layers"]], name=config["name"])
+        with custom_object_scope(custom_objects):
+            model = cls([deserialize_item(spec) for spec in config["layers"]],
+                        name=config["name"])
+        if config.get("trainable") is False:
+            model.trainable = False
+        return model
     # ----------------------------------------------------------- building
     @property
     def built(self):
@@ -130,25 +141,27 @@ class Sequential(Model):
         shape = int_tuple(tuple(input_shape)[1:], "input_shape (after the batch axis)",
                           f"{self.describe()}.build")
         if self._input is not None:
-            if shape != self._input.shape:
+            if shape != self._input.sample_shape:
                 raise ValueError(f"{self.describe()} was built for inputs of shape "
-                                 f"{(None,) + self._input.shape}, build() got {tuple(input_shape)}")
+                                 f"{self._input.shape}, build() got {tuple(input_shape)}")
             return
         if not self._stack:
             raise ValueError(f"{self.describe()}.build: the model has no layers")
         inp = Input(shape)
-        called = []
+        called, outputs = [], []
         try:
             out = inp
             for layer in self._stack:
                 out = layer(out)
+                outputs.append(out)
                 called.append(layer)
         except Exception:
             for layer in called:  # leave the layers as they were, ready for another shape
-                layer.output, layer.inbound, layer.built = None, [], False
-                layer.weights_by_name = {}
+                if isinstance(layer, Layer):
+                    layer._inbound_nodes, layer.built = [], False
+                    layer.weights_by_name = {}
             raise
-        self._input, self._output = inp, out
+        self._input, self._output, self._outputs = inp, out, outputs
         self._rebuild()
 
     def _build_from_data(self, x):
@@ -203,13 +216,21 @@ class Sequential(Model):
         self._build_from_data(x)
         return super().predict(x, *args, **kwargs)
 
-    def train_on_batch(self, x, y):
+    def train_on_batch(self, x, y, *args, **kwargs):
         self._build_from_data(x)
-        return super().train_on_batch(x, y)
+        return super().train_on_batch(x, y, *args, **kwargs)
 
-    def test_on_batch(self, x, y):
+    def test_on_batch(self, x, y, *args, **kwargs):
         self._build_from_data(x)
-        return super().test_on_batch(x, y)
+        return super().test_on_batch(x, y, *args, **kwargs)
+
+    def _build_for(self, inputs):
+        """Before a first call: build from a symbolic tensor's or an array's shape."""
+        if self.graph is None and isinstance(inputs, KerasTensor):
+            self.build(inputs.shape)
+        elif self.graph is None:
+            self._build_from_data(inputs)
+        self._require_built("a call")
 
     def predict_on_batch(self, x):
         self._build_from_data(x)

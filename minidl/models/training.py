@@ -67,11 +67,14 @@ class TrainingLoops:
     @one_thread_at_a_time
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
             validation_split=0.0, validation_data=None, shuffle=True, initial_epoch=0,
-            steps_per_epoch=None, workers=1, use_multiprocessing=False, max_queue_size=10):
+            steps_per_epoch=None, workers=1, use_multiprocessing=False, max_queue_size=10,
+            sample_weight=None, class_weight=None):
         """Train for `epochs` epochs (Keras semantics); returns a History.
 
-        x may be a numpy array (with targets y) or a data iterator yielding (x, y)
-        batches (minidl.data.ArrayIterator). The first epoch starts at its first batch,
+        x may be arrays (with targets y: one array, a list, or a dict by input / output
+        name) or a data iterator yielding (x, y) or (x, y, sample_weight) batches
+        (minidl.data.ArrayIterator). sample_weight (per output, as y) and class_weight
+        ({class: weight}, one output) weight each sample's loss, as Keras. The first epoch starts at its first batch,
         unless the model holds a saved position inside epoch `initial_epoch` (a checkpoint
         written inside an epoch) on data like this: then it resumes after the steps done,
         and the progress display says so. See the module docstring for what Ctrl-C does.
@@ -90,7 +93,7 @@ class TrainingLoops:
             raise ValueError(f"{owner}: verbose must be 0, 1, 2 or 'auto', got {verbose!r}")
         verbose = 1 if verbose == "auto" else verbose
         train, val = self._fit_data(x, y, batch_size, shuffle, validation_split,
-                                    validation_data, owner)
+                                    validation_data, owner, sample_weight, class_weight)
         steps = len(train) if steps_per_epoch is None else min(steps_per_epoch, len(train))
         # Also when initial_epoch is 0: a run interrupted inside its first epoch resumes there.
         skip, iterator_state = resume_point(self.fit_state, train, initial_epoch, steps, owner)
@@ -113,29 +116,30 @@ class TrainingLoops:
             forget_position(self)
             raise
         if epochs > initial_epoch:  # Keras: with use_ema the weights take their moving averages
-            self.optimizer.finalize_variable_values([w.value for w in self.graph.trainable_weights()])
+            self.optimizer.finalize_variable_values([w.value for w in self._trained_weights])
         cbs.on_train_end()
         return history
 
     def _train_epochs(self, train, val, cbs, guard, epochs, steps, skip, owner):
         """The epochs of fit; the first one starts after `skip` steps."""
         signature = train.signature()
+        checked = train.validated
         for epoch in epochs:
             if guard.signal is not None:  # it came during the previous epoch's end
                 break
             epoch_start = train.state()
             self.reset_metrics()
             cbs.on_epoch_begin(epoch)
-            for step, (xb, yb) in enumerate(train.epoch(epoch, skip), start=skip):
+            for step, batch in enumerate(train.epoch(epoch, skip), start=skip):
                 if step >= steps:
                     break
-                xb, yb = self._validate_batch(xb, yb, owner)
+                xb, yb, swb = batch if checked else self._validate_batch(batch, owner)
                 cbs.on_train_batch_begin(step)
-                self._train_step(xb, yb)
+                self._train_step(xb, yb, swb)
                 # Current before the callbacks run: a ModelCheckpoint saving every few
                 # batches records this position, and a resumed run skips these steps.
                 self.fit_state = position(epoch, step + 1, epoch_start, signature)
-                cbs.on_train_batch_end(step, LazyLogs(self, {"batch": step, "size": len(xb)}))
+                cbs.on_train_batch_end(step, LazyLogs(self, {"batch": step, "size": len(xb[0])}))
                 if guard.signal is not None:
                     self._interrupted(cbs, epoch, f"training interrupted in epoch {epoch + 1} "
                                                   f"after step {step + 1}")
@@ -177,8 +181,12 @@ class TrainingLoops:
                                 f"got {type(cb).__name__}")
         return list(callbacks)
 
-    def _fit_data(self, x, y, batch_size, shuffle, validation_split, validation_data, owner):
+    def _fit_data(self, x, y, batch_size, shuffle, validation_split, validation_data, owner,
+                  sample_weight=None, class_weight=None):
         if is_iterator(x):
+            if sample_weight is not None or class_weight is not None:
+                raise ValueError(f"{owner}: with a data iterator, its batches carry the sample "
+                                 "weights: (x, y, sample_weight)")
             if y is not None:
                 raise ValueError(f"{owner}: y must be None when x is a data iterator "
                                  "(it yields the targets)")
@@ -194,18 +202,23 @@ class TrainingLoops:
         else:
             batch_size = 32 if batch_size is None else _positive_int(batch_size, "batch_size", owner)
             x, y = self._validate_xy(x, y)
+            sw = self._sample_weights(sample_weight, class_weight, y, owner)
             if not isinstance(validation_split, (int, float)) or not 0 <= validation_split < 1:
                 raise ValueError(f"{owner}: validation_split must be in [0, 1), "
                                  f"got {validation_split!r}")
             if validation_split and validation_data is None:
                 # Keras takes the last fraction of the samples, before any shuffling.
-                cut = int(len(x) * (1 - validation_split))
-                if cut == 0 or cut == len(x):
+                n = len(x[0])
+                cut = int(n * (1 - validation_split))
+                if cut == 0 or cut == n:
                     raise ValueError(f"{owner}: validation_split={validation_split} leaves no "
-                                     f"training or no validation samples out of {len(x)}")
-                validation_data = (x[cut:], y[cut:])
-                x, y = x[:cut], y[:cut]
-            train = ArrayBatches(x, y, batch_size, bool(shuffle), self.seed)
+                                     f"training or no validation samples out of {n}")
+                validation_data = ([a[cut:] for a in x], [a[cut:] for a in y])
+                if sw is not None:
+                    validation_data += ([a[cut:] for a in sw],)
+                    sw = [a[:cut] for a in sw]
+                x, y = [a[:cut] for a in x], [a[:cut] for a in y]
+            train = ArrayBatches(x, y, batch_size, bool(shuffle), self.seed, sw)
         val = None
         if validation_data is not None:
             val = self._eval_source(validation_data, batch_size or 32, owner, "validation_data")
@@ -214,39 +227,28 @@ class TrainingLoops:
     def _eval_source(self, data, batch_size, owner, argument):
         if is_iterator(data):
             return IteratorBatches(data)
-        if not isinstance(data, (tuple, list)) or len(data) != 2:
-            raise ValueError(f"{owner}: {argument} must be (x, y) or a data iterator")
+        if not isinstance(data, (tuple, list)) or len(data) not in (2, 3):
+            raise ValueError(f"{owner}: {argument} must be (x, y), (x, y, sample_weight) or a "
+                             "data iterator")
         xv, yv = self._validate_xy(data[0], data[1], f"{argument}[0]", f"{argument}[1]")
-        return ArrayBatches(xv, yv, batch_size, False, 0)
-
-    def _validate_batch(self, xb, yb, owner):
-        """Check a batch that came from an iterator (arrays were validated once up front)."""
-        if yb is None:
-            raise ValueError(f"{owner}: the data iterator yielded a batch without targets")
-        if np.iscomplexobj(xb):
-            raise TypeError(f"{owner}: the data iterator's x batch is complex ({xb.dtype}); "
-                            "minidl trains on real numbers only")
-        xb = np.ascontiguousarray(xb, dtype=np.float32)
-        if xb.shape[1:] != self.graph.input_shape or len(xb) == 0:
-            self.graph.check_input(xb.shape, "the data iterator's x batch")
-        if yb.dtype != np.dtype(self.loss.target_dtype) or yb.shape != \
-                self.loss.target_shape(len(xb), self.graph.output_shape):
-            yb = self.loss.prepare_targets(yb, self.graph.output_shape, "the data iterator's y batch")
-        if len(yb) != len(xb):
-            raise ValueError(f"{owner}: a batch has {len(xb)} samples and {len(yb)} targets")
-        return xb, yb
+        sw = self._sample_weights(data[2] if len(data) == 3 else None, None, yv, owner)
+        return ArrayBatches(xv, yv, batch_size, False, 0, sw)
 
     # ---------------------------------------------------------- evaluate
     @one_thread_at_a_time
-    def evaluate(self, x=None, y=None, batch_size=None, verbose=0, steps=None, callbacks=None,
-                 return_dict=False):
+    def evaluate(self, x=None, y=None, batch_size=None, verbose=0, sample_weight=None,
+                 steps=None, callbacks=None, return_dict=False):
         """Loss and metrics over the data: a float, a list [loss, *metrics], or a dict."""
         self._require_compiled("evaluate")
         owner = f"{self.describe()}.evaluate"
         batch_size = 32 if batch_size is None else _positive_int(batch_size, "batch_size", owner)
         steps = _positive_int(steps, "steps", owner, allow_none=True)
-        source = (IteratorBatches(x) if is_iterator(x)
-                  else ArrayBatches(*self._validate_xy(x, y), batch_size, False, 0))
+        if is_iterator(x):
+            source = IteratorBatches(x)
+        else:
+            x, y = self._validate_xy(x, y)
+            source = ArrayBatches(x, y, batch_size, False, 0,
+                                  self._sample_weights(sample_weight, None, y, owner))
         cbs = callbacks_mod.CallbackList(
             ([callbacks_mod.ProgressBar(verbose)] if verbose else [])
             + self._check_callbacks(callbacks, owner), model=self,
@@ -259,22 +261,21 @@ class TrainingLoops:
 
     def _evaluate_batches(self, source, owner, cbs, steps=None):
         # Evaluation uses its own counters so the training epoch's running values survive.
-        saved = (self._loss_sum, self._metric_counts, self._seen)
+        saved = (self._counters, self._seen)
         if getattr(self, "_eval_counters", None) is None:
-            b = self.backend
-            self._eval_counters = (b.zeros((1,)), [b.zeros((1,)) for _ in self.metrics])
-        self._loss_sum, self._metric_counts = self._eval_counters
+            self._eval_counters = self._new_counters()
+        self._counters = self._eval_counters
         try:
             self.reset_metrics()
             if cbs:
                 cbs.on_test_begin()
-            for i, (xb, yb) in enumerate(source.epoch(0)):
+            for i, batch in enumerate(source.epoch(0)):
                 if steps is not None and i >= steps:
                     break
-                xb, yb = self._validate_batch(xb, yb, owner)
+                xb, yb, swb = batch if source.validated else self._validate_batch(batch, owner)
                 if cbs:
                     cbs.on_test_batch_begin(i)
-                self._test_step(xb, yb)
+                self._test_step(xb, yb, swb)
                 if cbs:
                     cbs.on_test_batch_end(i, LazyLogs(self))
             if self._seen == 0:
@@ -284,7 +285,7 @@ class TrainingLoops:
                 cbs.on_test_end(values)
             return values
         finally:
-            self._loss_sum, self._metric_counts, self._seen = saved
+            self._counters, self._seen = saved
 
     # ----------------------------------------------------------- predict
     @one_thread_at_a_time
@@ -310,14 +311,12 @@ class TrainingLoops:
         for i, batch in enumerate(source.epoch(0)):
             if steps is not None and i >= steps:
                 break
-            xb = batch[0] if isinstance(batch, tuple) else batch
-            xb = np.ascontiguousarray(xb, dtype=np.float32)
-            self.graph.check_input(xb.shape)
+            xs = batch[0] if source.validated else self._check_batch_x(batch)
             cbs.on_predict_batch_begin(i)
-            outputs.append(self._predict_step(xb))
-            cbs.on_predict_batch_end(i, {"outputs": outputs[-1]})
+            outputs.append(self._predict_step(xs))
+            cbs.on_predict_batch_end(i, {"outputs": self._pack_outputs(outputs[-1])})
         cbs.on_predict_end()
         if not outputs:
             raise ValueError(f"{owner}: no samples to predict")
-        return np.concatenate(outputs, axis=0)
+        return self._pack_outputs([np.concatenate(parts, axis=0) for parts in zip(*outputs)])
 

@@ -93,8 +93,8 @@ def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=Tr
     shown = {layer.name for layer in layers}
     for layer in layers:
         for tensor in layer.inbound:
-            if tensor.layer.name in shown:
-                dot.add_edge(pydot.Edge(tensor.layer.name, layer.name, penwidth="2"))
+            if tensor.producer.name in shown:   # a nested model's output: the model
+                dot.add_edge(pydot.Edge(tensor.producer.name, layer.name, penwidth="2"))
     return dot
 
 

@@ -15,6 +15,7 @@ from ..base import Backend
 from ..checks import check_concat, check_dropout_args, check_shape, require_input
 from .conv import ConvOps, window_args
 from .gemm import Gemm
+from .group_ops import GroupOps
 from .layer_ops import LayerOps
 from .optim_ops import OptimOps
 from .row_loss_ops import RowLossOps
@@ -28,10 +29,12 @@ MIN_GROUPS = 8         # ... shrunk so that a small launch still spreads over se
 COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 
 
-class OpenCLBackend(TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps, Backend):
+class OpenCLBackend(TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps, GroupOps, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
     convolutions in conv.ConvOps; losses, metrics, reductions and optimizer updates in
-    training_ops.TrainingOps."""
+    training_ops.TrainingOps; the GPU profile's cooperative reductions in group_ops.GroupOps.
+    The runtime's profile ("cpu" or "gpu") is the one switch between the two kernel shapes:
+    the GEMM family (gemm.default_params, and with it the convolutions), and here `gpu`."""
 
     name = "opencl"
     dtype = "float32"
@@ -42,6 +45,8 @@ class OpenCLBackend(TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps, Backen
         self._gemm_engine = None   # chosen (and on a new device tuned) by the first GEMM
         self._scratch = {}   # name -> CLTensor grown on demand, reused by every later call
         self._local_1d = min(LOCAL_1D, self.rt.max_work_group_size)
+        self.gpu = self.rt.profile == "gpu"
+        self._group_sizes = {}   # kernel name -> work-group size (group_ops.GroupOps.group_size)
 
     @property
     def gemm_engine(self):
@@ -62,11 +67,15 @@ class OpenCLBackend(TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps, Backen
         every compute unit gets some."""
         if n <= 0:
             return
-        local = self._local_1d
-        while local > 1 and n < local * MIN_GROUPS:
-            local //= 2
+        kernel = self._kernel(filename, name)
+        if self.gpu:  # whole warps / wavefronts, within the kernel's and device's limits
+            local = self.group_size(kernel)
+        else:
+            local = self._local_1d
+            while local > 1 and n < local * MIN_GROUPS:
+                local //= 2
         size = -(-n // local) * local
-        self.rt.launch(self._kernel(filename, name), (size,), (local,), *args)
+        self.rt.launch(kernel, (size,), (local,), *args)
 
     def _scratch_tensor(self, name, shape):
         """A scratch tensor of `shape` kept between calls (its buffer only grows)."""
@@ -169,6 +178,9 @@ class OpenCLBackend(TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps, Backen
     def bias_add(self, out, x, bias):
         self._check_same_size("bias_add", ("out", "x"), (out, x))
         self._check("bias_add", "bias", bias, (x.shape[-1],))
+        if self.gpu:
+            self.per_element("bias_add_elements", x.size, out, x, bias, bias.size)
+            return
         rows = x.size // bias.size
         self._run1d("elementwise.cl", "bias_add", rows, out, x, bias, rows, bias.size)
 
@@ -180,6 +192,11 @@ class OpenCLBackend(TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps, Backen
         """out (C,) = scale * sums of x viewed as (M, C) over M (+ out when accumulate)."""
         c = out.size
         m = x.size // c
+        if self.gpu:
+            (partial,), parts = self.column_partials("colsum_partial_wg", 1, (x,), m, c)
+            self.rt.launch(self._kernel("reduce.cl", "colsum_finish"), (c,), None,
+                           out, partial, parts, c, float(scale), int(accumulate))
+            return
         parts = max(1, min(COLUMN_PARTS, m))
         rows_per_part = -(-m // parts)
         partial = self._scratch_tensor("column_partial", (parts, c))
@@ -192,6 +209,9 @@ class OpenCLBackend(TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps, Backen
         self._check_same_size(f"activation_forward({name})", ("out", "x"), (out, x))
         if name == "softmax":
             k = x.shape[-1]
+            if self.gpu:
+                self.row_groups("softmax_forward_rows", x.size // k, k, out, x)
+                return
             self._run1d("loss.cl", "softmax_forward", x.size // k, out, x, x.size // k, k)
             return
         code = self._activation_code(name)
@@ -225,9 +245,11 @@ class OpenCLBackend(TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps, Backen
         if kb != k or out.shape != (m, n):
             raise ValueError(f"opencl gemm: cannot compute out {out.shape} = op(a) {a.shape} @ "
                              f"op(b) {b.shape} with trans_a={trans_a}, trans_b={trans_b}")
-        if trans_b:
+        engine = self.gemm_engine
+        if trans_b and not engine.reads_transposed_b:
             b = self._transpose_into(self._scratch_tensor("gemm_b_transposed", (k, n)), b)
-        self.gemm_engine.run(out, a, b, m, n, k, trans_a, alpha, beta)
+            trans_b = False
+        engine.run(out, a, b, m, n, k, trans_a, alpha, beta, trans_b)
 
     def _transpose_into(self, out, x):
         """out (cols, rows) = x (rows, cols).T on the device; returns out."""
@@ -274,11 +296,17 @@ class OpenCLBackend(TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps, Backen
     def global_avg_pool_forward(self, out, x):
         n, h, w, c = x.shape
         self._check("global_avg_pool_forward", "out", out, (n, c))
+        if self.gpu:
+            self.per_element("global_avg_pool_forward_columns", n * c, out, x, h * w, c)
+            return
         self._run1d("pool.cl", "global_avg_pool_forward", n, out, x, h * w, c, n)
 
     def global_avg_pool_backward(self, dx, dout):
         n, h, w, c = dx.shape
         self._check("global_avg_pool_backward", "dout", dout, (n, c))
+        if self.gpu:
+            self.per_element("global_avg_pool_backward_elements", dx.size, dx, dout, h * w, c)
+            return
         self._run1d("pool.cl", "global_avg_pool_backward", n * h * w, dx, dout, h * w, c, n * h * w)
 
     def pad2d_forward(self, out, x, pads):
@@ -334,18 +362,29 @@ class OpenCLBackend(TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps, Backen
                                            "beta": beta, "moving_mean": moving_mean,
                                            "moving_var": moving_var})
         self._column_sums(mean, x, 1.0 / m, accumulate=False)
-        partial = self._scratch_tensor("column_partial", (parts, c))
-        self._run1d("batchnorm.cl", "batchnorm_sqdev_partial", parts, partial, x, mean, m, c,
-                    rows_per_part, parts)
+        if self.gpu:
+            (partial,), parts = self.column_partials("batchnorm_sqdev_partial_wg", 1, (x, mean), m, c)
+        else:
+            partial = self._scratch_tensor("column_partial", (parts, c))
+            self._run1d("batchnorm.cl", "batchnorm_sqdev_partial", parts, partial, x, mean, m, c,
+                        rows_per_part, parts)
         self.rt.launch(self._kernel("batchnorm.cl", "batchnorm_forward_train_finish"), (c,), None,
                        invstd, moving_mean, moving_var, mean, partial, parts, c, m,
                        float(momentum), float(epsilon))
+        if self.gpu:
+            self.per_element("batchnorm_normalize_elements", x.size, out, x, mean, invstd, gamma,
+                             beta, c)
+            return
         self._run1d("batchnorm.cl", "batchnorm_normalize", m, out, x, mean, invstd, gamma, beta, m, c)
 
     def batchnorm_forward_infer(self, out, x, gamma, beta, moving_mean, moving_var, epsilon):
         self._check_same_size("batchnorm_forward_infer", ("out", "x"), (out, x))
         m, c, _, _ = self._bn_geometry("batchnorm_forward_infer", x, {
             "gamma": gamma, "beta": beta, "moving_mean": moving_mean, "moving_var": moving_var})
+        if self.gpu:
+            self.per_element("batchnorm_forward_infer_elements", x.size, out, x, gamma, beta,
+                             moving_mean, moving_var, float(epsilon), c)
+            return
         self._run1d("batchnorm.cl", "batchnorm_forward_infer", m, out, x, gamma, beta, moving_mean,
                     moving_var, float(epsilon), m, c)
 
@@ -354,12 +393,20 @@ class OpenCLBackend(TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps, Backen
         m, c, parts, rows_per_part = self._bn_geometry(
             "batchnorm_backward", x, {"dgamma": dgamma, "dbeta": dbeta, "mean": mean,
                                       "invstd": invstd, "gamma": gamma})
-        partial_dbeta = self._scratch_tensor("column_partial", (parts, c))
-        partial_dgamma = self._scratch_tensor("column_partial_2", (parts, c))
-        self._run1d("batchnorm.cl", "batchnorm_backward_partial", parts, partial_dbeta, partial_dgamma,
-                    dout, x, mean, invstd, m, c, rows_per_part, parts)
+        if self.gpu:
+            (partial_dbeta, partial_dgamma), parts = self.column_partials(
+                "batchnorm_backward_partial_wg", 2, (dout, x, mean, invstd), m, c)
+        else:
+            partial_dbeta = self._scratch_tensor("column_partial", (parts, c))
+            partial_dgamma = self._scratch_tensor("column_partial_2", (parts, c))
+            self._run1d("batchnorm.cl", "batchnorm_backward_partial", parts, partial_dbeta,
+                        partial_dgamma, dout, x, mean, invstd, m, c, rows_per_part, parts)
         self.rt.launch(self._kernel("batchnorm.cl", "batchnorm_backward_finish"), (c,), None,
                        dgamma, dbeta, partial_dgamma, partial_dbeta, parts, c)
+        if self.gpu:
+            self.per_element("batchnorm_backward_dx_elements", x.size, dx, dout, x, mean, invstd,
+                             gamma, dgamma, dbeta, m, c)
+            return
         self._run1d("batchnorm.cl", "batchnorm_backward_dx", m, dx, dout, x, mean, invstd, gamma,
                     dgamma, dbeta, m, c)
 

@@ -1,7 +1,9 @@
 """Conv2D's three ops on the opencl backend: conv2d_forward, conv2d_backward_data and
 conv2d_backward_filter, in the contract's argument order (outputs, inputs, weights, plan).
 
-Two algorithms, chosen per layer:
+Three algorithms:
+  tiled     with the tiled GEMM family (the GPU profile): implicit GEMMs with work-group tiles
+            in local memory (kernels/conv_tiled.cl) for all three ops and every geometry.
   implicit  an implicit GEMM (kernels/conv_implicit.cl) that reads each patch straight from x,
             with the register blocks of the direct GEMM family: no im2col matrix. Used with
             the direct family when the layer has at least IMPLICIT_MIN_FILTERS filters.
@@ -59,6 +61,9 @@ class ConvOps:
             if tensor is not None:
                 self._check(op, name, tensor, expected[name])
 
+    def _uses_tiled(self):
+        return self.gemm_engine.family == "tiled"
+
     def _uses_implicit(self, plan):
         return (self.gemm_engine.family == "direct" and plan.oc >= IMPLICIT_MIN_FILTERS
                 and not is_pointwise(plan))
@@ -66,6 +71,12 @@ class ConvOps:
     # ---------------------------------------------------------- contract
     def conv2d_forward(self, out, x, weight, bias, plan):
         self._check_conv("conv2d_forward", plan, ("out", "x", "weight", "bias"), (out, x, weight, bias))
+        if self._uses_tiled():
+            self._conv2d_tiled("conv2d_forward_tiled", plan.n * plan.oh * plan.ow, plan.oc, 1,
+                               out, x, weight, weight if bias is None else bias,
+                               int(bias is not None), *window_args(plan),
+                               plan.n * plan.oh * plan.ow, plan.oc)
+            return
         if self._uses_implicit(plan):
             self._conv2d_forward_implicit(out, x, weight, bias, plan)
             return
@@ -78,6 +89,11 @@ class ConvOps:
 
     def conv2d_backward_data(self, dx, dout, weight, plan):
         self._check_conv("conv2d_backward_data", plan, ("dx", "dout", "weight"), (dx, dout, weight))
+        if self._uses_tiled():
+            pixels = plan.n * plan.h * plan.w
+            self._conv2d_tiled("conv2d_backward_data_tiled", pixels, plan.c, 1, dx, dout, weight,
+                               *window_args(plan), pixels, plan.oc)
+            return
         dout2 = self.reshape(dout, (plan.n * plan.oh * plan.ow, plan.oc))
         w2 = self.reshape(weight, (plan.kh * plan.kw * plan.c, plan.oc))
         if is_pointwise(plan):
@@ -96,7 +112,9 @@ class ConvOps:
         self._check_conv("conv2d_backward_filter", plan, ("dweight", "dbias", "dout", "x"),
                          (dweight, dbias, dout, x))
         dout2 = self.reshape(dout, (plan.n * plan.oh * plan.ow, plan.oc))
-        if self._uses_implicit(plan):
+        if self._uses_tiled():
+            self._conv2d_backward_filter_tiled(dweight, dout, x, plan)
+        elif self._uses_implicit(plan):
             self._conv2d_backward_filter_implicit(dweight, dout, x, plan)
         else:
             cols = self._im2col(x, plan)
@@ -172,5 +190,26 @@ class ConvOps:
                        x, engine.zeros(engine.block_rows), plan.h, plan.w, plan.c, plan.oh,
                        plan.ow, plan.kw, plan.sh, plan.sw, plan.pad_top, plan.pad_left, kkc, f,
                        rows, rows_per_slice, kkc * f)
+        if slices > 1:
+            engine.sum_slices(dweight, target, slices, kkc * f, 1.0, 0.0)
+
+    # ------------------------------------------------------------- tiled
+    def _conv2d_tiled(self, name, rows, cols, slices, *args):
+        """Launch conv_tiled.cl's kernel `name` over the tiles of its rows x cols product."""
+        engine = self.gemm_engine
+        kernel = self.rt.kernel("conv_tiled.cl", name, engine.tiled_defines(rows, cols))
+        engine.launch_tiles(kernel, rows, cols, slices, *args)
+
+    def _conv2d_backward_filter_tiled(self, dweight, dout, x, plan):
+        """dweight (KH, KW, C, F) summed over the output pixels in split-K slices when the filter
+        gradient has few tiles (a GPU needs many work-groups)."""
+        engine = self.gemm_engine
+        kkc, f = plan.kh * plan.kw * plan.c, plan.oc
+        rows = plan.n * plan.oh * plan.ow
+        slices = split_k_slices(engine.tiles(kkc, f), rows)
+        rows_per_slice = -(-rows // slices)
+        target = dweight if slices == 1 else engine.scratch("split_k", slices * kkc * f)
+        self._conv2d_tiled("conv2d_backward_filter_tiled", kkc, f, slices, target, dout, x,
+                           *window_args(plan), rows, f, rows_per_slice, kkc * f)
         if slices > 1:
             engine.sum_slices(dweight, target, slices, kkc * f, 1.0, 0.0)

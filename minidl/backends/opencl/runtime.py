@@ -39,10 +39,35 @@ def kernel_source(filename):
     return resources.files(__package__).joinpath("kernels", filename).read_text()
 
 
+def expand_includes(filename):
+    """The text of kernels/<filename> with each line `#include "other.cl"` replaced by the text
+    of kernels/other.cl (one level: an included file includes nothing), #line directives
+    keeping the compiler's line numbers those of each file. Done here rather than by the
+    compiler so that pyopencl's binary cache, keyed on the source text, sees every change."""
+    lines = []
+    for number, line in enumerate(kernel_source(filename).splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith("#include"):
+            included = stripped[len("#include"):].strip().strip('"')
+            lines += ["#line 1", kernel_source(included), f"#line {number + 1}"]
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
 def program_source(filename):
-    """What is built for kernels/<filename>: common.cl, then the file (a #line directive keeps
-    the compiler's line numbers those of the file)."""
-    return f"{kernel_source(COMMON_SOURCE)}\n#line 1\n{kernel_source(filename)}"
+    """What is built for kernels/<filename>: common.cl, then the file with its includes
+    expanded (a #line directive keeps the compiler's line numbers those of the file)."""
+    return f"{kernel_source(COMMON_SOURCE)}\n#line 1\n{expand_includes(filename)}"
+
+
+def device_profile(device):
+    """"gpu" or "cpu": which kernel shapes suit `device`. MINIDL_OPENCL_PROFILE decides when
+    set (a GPU-shaped run on PoCL tests the GPU kernels), else the device type does."""
+    chosen = settings.current().opencl_profile
+    if chosen:
+        return chosen
+    return "gpu" if device.type & cl.device_type.GPU else "cpu"
 
 
 def _matches(selector, index, name):
@@ -127,7 +152,11 @@ def select_device(spec=None):
 class Runtime:
     """One context and one in-order queue on one device, with a program cache and traffic counters."""
 
-    def __init__(self, spec=None):
+    def __init__(self, spec=None, profile=None):
+        """The device chosen by `spec` (default MINIDL_OPENCL_DEVICE), its kernels shaped for
+        `profile` ("cpu" or "gpu"; default: device_profile)."""
+        if profile not in (None, "cpu", "gpu"):
+            raise ValueError(f"opencl Runtime: profile must be 'cpu' or 'gpu', got {profile!r}")
         if spec is None:
             spec = settings.current().opencl_device
         self.platform, self.device = select_device(spec)
@@ -136,6 +165,10 @@ class Runtime:
         self._programs = {}   # (filename, options) -> cl.Program
         self._kernels = {}    # (filename, options, kernel name) -> cl.Kernel
         self.max_work_group_size = self.device.max_work_group_size
+        self.local_mem_size = self.device.local_mem_size
+        # "gpu": work-group tiles in local memory, cooperative reductions; "cpu": register
+        # blocks and one work-item per row (the kernels that suit PoCL)
+        self.profile = profile or device_profile(self.device)
         self.reset_stats()
 
     # ------------------------------------------------------------ description
@@ -254,6 +287,17 @@ class Runtime:
             kernel = getattr(self.program(filename, defines), name)
             self._kernels[key] = kernel
         return kernel
+
+    def preferred_multiple(self, kernel):
+        """CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE of `kernel` on this device (the warp or
+        wavefront width on GPUs), at least 1."""
+        info = cl.kernel_work_group_info.PREFERRED_WORK_GROUP_SIZE_MULTIPLE
+        return max(1, int(kernel.get_work_group_info(info, self.device)))
+
+    def kernel_max_group(self, kernel):
+        """CL_KERNEL_WORK_GROUP_SIZE: the largest work-group `kernel` can run with here."""
+        return int(kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE,
+                                              self.device))
 
     def launch(self, kernel, global_size, local_size, *args):
         """Enqueue `kernel` (asynchronously). Tensor args pass their buffer, Python floats

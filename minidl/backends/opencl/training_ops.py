@@ -30,6 +30,9 @@ class TrainingOps:
         self._check("softmax_cross_entropy_forward", "loss", loss, (rows,))
         name = ("softmax_cross_entropy_forward_sparse" if is_sparse(targets)
                 else "softmax_cross_entropy_forward_dense")
+        if self.gpu:
+            self.row_groups(name + "_rows", rows, k, probs, loss, logits, targets)
+            return
         self._run1d("loss.cl", name, rows, probs, loss, logits, targets, rows, k)
 
     def softmax_cross_entropy_backward(self, dlogits, probs, targets, scale):
@@ -84,7 +87,11 @@ class TrainingOps:
     # ------------------------------------------------ reductions/metrics
     def _reduce(self, out, partial_kernel, finish_kernel, x_args, n, finish_args):
         """Two-pass reduction of n items: partial_kernel(partial, *x_args, n, parts, chunk) sums
-        contiguous chunks, then finish_kernel(out, partial, parts, *finish_args) adds them up."""
+        contiguous chunks, then finish_kernel(out, partial, parts, *finish_args) adds them up.
+        The GPU profile runs the cooperative twins of both (group_ops.GroupOps.whole_reduce)."""
+        if self.gpu:
+            self.whole_reduce(out, partial_kernel, finish_kernel, x_args, n, finish_args)
+            return
         chunk = max(REDUCE_MIN_CHUNK, -(-n // REDUCE_PARTS))
         parts = max(1, -(-n // chunk))
         partial = self._scratch_tensor("reduce_partial", (parts,))

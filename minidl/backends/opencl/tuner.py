@@ -27,7 +27,7 @@ from .gemm import DIRECT_DEFAULT, TILED_DEFAULT, Gemm, check_params, default_par
 CACHE_FILE = "opencl_tuning.json"
 MAX_CACHE_BYTES = 1 << 20  # a larger tuning table is not read (it holds a few entries)
 # Stored choices made by another version of the kernels or candidates are tuned again.
-TUNER_VERSION = 7
+TUNER_VERSION = 8
 # Products timed for each candidate, scored by their geometric mean: the SGEMM benchmark's
 # square, and the tall-skinny shapes of convolution layers (pixels x filters x taps*channels).
 TUNE_SHAPES = ((1024, 1024, 1024), (8192, 32, 288), (8192, 64, 576))
@@ -43,11 +43,16 @@ DIRECT_CANDIDATES = [
     {"family": "direct", "RM": 6, "VW": 16, "VN": 3, "local": [1, 4]},
     {"family": "direct", "RM": 12, "VW": 16, "VN": 2, "local": [1, 4]},
 ]
+# The GPU profile's family (kernels/tile_defs.cl): tiles of 64 x 64 and more keep global
+# traffic at or under 1/16 byte per flop; register blocks of 4 x 4 to 8 x 8 per work-item.
 TILED_CANDIDATES = [
     TILED_DEFAULT,
-    {"family": "tiled", "TSM": 32, "TSN": 32, "TSK": 16, "WPTM": 2, "WPTN": 2, "VWN": 4},
+    {"family": "tiled", "TSM": 128, "TSN": 128, "TSK": 16, "WPTM": 8, "WPTN": 8, "VWN": 4},
     {"family": "tiled", "TSM": 64, "TSN": 64, "TSK": 8, "WPTM": 8, "WPTN": 4, "VWN": 4},
     {"family": "tiled", "TSM": 128, "TSN": 64, "TSK": 16, "WPTM": 8, "WPTN": 4, "VWN": 4},
+    {"family": "tiled", "TSM": 64, "TSN": 128, "TSK": 16, "WPTM": 4, "WPTN": 8, "VWN": 8},
+    {"family": "tiled", "TSM": 64, "TSN": 64, "TSK": 32, "WPTM": 4, "WPTN": 4, "VWN": 4},
+    {"family": "tiled", "TSM": 32, "TSN": 32, "TSK": 16, "WPTM": 2, "WPTN": 2, "VWN": 4},
 ]
 
 # device_key -> "tuned", "cached" or "default": how the parameters in use were chosen
@@ -94,7 +99,9 @@ def gemm_params(runtime):
         _sources[runtime.device_key] = "default"
         return default_params(runtime)
     entry = load_cache().get(runtime.device_key)
-    if entry and entry.get("version") == TUNER_VERSION:
+    # a choice made under the other profile (MINIDL_OPENCL_PROFILE) is made again for this one
+    if (entry and entry.get("version") == TUNER_VERSION
+            and entry.get("profile") in (None, runtime.profile)):
         try:
             check_params(entry["params"], runtime)
             _sources[runtime.device_key] = "cached"
@@ -156,8 +163,8 @@ def tune(runtime, candidates=None, shapes=None, repeats=3, budget_s=TIME_BUDGET_
     processes does not single one out."""
     shapes = [tuple(s) for s in (shapes or TUNE_SHAPES)]
     if candidates is None:
-        # the likely winners for this kind of device go first, in case the budget runs out
-        first, second = ((DIRECT_CANDIDATES, TILED_CANDIDATES) if runtime.is_cpu
+        # the likely winners for the profile go first, in case the budget runs out
+        first, second = ((DIRECT_CANDIDATES, TILED_CANDIDATES) if runtime.profile == "cpu"
                          else (TILED_CANDIDATES, DIRECT_CANDIDATES))
         candidates = first[:3] + second[:2] + first[3:] + second[2:]
     rng = np.random.default_rng(0)
@@ -193,7 +200,8 @@ def tune(runtime, candidates=None, shapes=None, repeats=3, budget_s=TIME_BUDGET_
     winner = max(timed, key=lambda r: r["gflops"]) if timed else None
     return {"params": winner["params"] if winner else default_params(runtime),
             "gflops": winner["gflops"] if winner else None,
-            "shapes": [list(s) for s in shapes], "results": results, "version": TUNER_VERSION}
+            "shapes": [list(s) for s in shapes], "results": results, "version": TUNER_VERSION,
+            "profile": runtime.profile}
 
 
 def main(argv=None):
