@@ -672,6 +672,86 @@ def layer_op_cases():
     return cases
 
 
+# ------------------------------------------------------------------ images
+def random_transforms(rng, n):
+    """(n, 8) transforms near the identity: scales, shears, shifts of a few pixels; the first
+    one projective (the kernels' general path), the others affine (their direct paths)."""
+    t = np.zeros((n, 8), np.float32)
+    t[:, [0, 4]] = rng.uniform(0.6, 1.5, (n, 2))
+    t[:, [1, 3]] = rng.uniform(-0.4, 0.4, (n, 2))
+    t[:, [2, 5]] = rng.uniform(-4, 4, (n, 2))
+    t[0, 6:] = rng.uniform(-0.02, 0.02, 2)
+    return t
+
+
+def image_cases():
+    def transform(shape, out_hw, interpolation, fill_mode, shared=False, specials=False):
+        def build(rng):
+            n, h, w, c = shape
+            x, dout = randn(rng, *shape), randn(rng, n, *out_hw, c)
+            if specials:
+                with_specials(x, stride=7)
+                with_specials(dout, stride=11)
+            t = random_transforms(rng, 1 if shared else n)
+            return [call("image_transform_forward", out(n, *out_hw, c), x, t, interpolation, fill_mode, -0.75),
+                    call("image_transform_backward", out(*shape), dout, t, interpolation, fill_mode)]
+        return build
+
+    def random(kind, ranges, n, h, w, seed):
+        def build(rng):
+            return [call("image_random_transforms", out(n, 8), kind, ranges, h, w, seed),
+                    call("image_random_transforms", out(1, 8), kind, ranges, h, w, seed + 1)]
+        return build
+
+    def adjust(op, shape, lower, upper, value_range, seed, specials=False):
+        def build(rng):
+            x = randn(rng, *shape, scale=60) + 100
+            if specials:
+                with_specials(x, stride=13)
+            return [call(op, out(*shape), x, lower, upper, value_range, seed)]
+        return build
+
+    def scale_shift(shape, specials=False):
+        def build(rng):
+            x, c = randn(rng, *shape), shape[-1]
+            if specials:
+                with_specials(x)
+            y = x.copy()
+            return [call("channel_scale_shift", out(*shape), x, randn(rng, c), randn(rng, c)),
+                    call("channel_scale_shift", y, y, randn(rng, c), randn(rng, c))]   # in place
+        return build
+
+    cases = []
+    for interpolation in ("nearest", "bilinear"):
+        for fill_mode in ("constant", "nearest", "wrap", "reflect"):
+            name = f"image_transform-{interpolation}-{fill_mode}"
+            cases.append(Case("image_transform", name, transform((3, 7, 9, 2), (6, 11), interpolation, fill_mode),
+                              rtol=1e-4, atol=1e-5))
+    cases += [Case("image_transform", "image_transform-shared-row",
+                   transform((2, 5, 4, 3), (9, 8), "bilinear", "reflect", shared=True), rtol=1e-4, atol=1e-5),
+              Case("image_transform", "image_transform-threaded",
+                   transform((4, 40, 36, 16), (33, 41), "bilinear", "wrap"), rtol=1e-4, atol=1e-5),
+              Case("image_transform", "image_transform-nan",
+                   transform((2, 6, 5, 3), (6, 5), "bilinear", "constant", specials=True), rtol=1e-4, atol=1e-5)]
+    kinds = [("flip", (1, 1, 0, 0)), ("flip", (1, 0, 0, 0)), ("rotation", (-0.2, 0.3, 0, 0)),
+             ("translation", (-0.3, 0.2, -0.1, 0.4)), ("zoom", (-0.3, 0.5, -0.2, 0.1)),
+             ("zoom_tied", (-0.5, 0.5, 0, 0)), ("crop", (5, 2, 0, 0))]
+    cases += [Case("image_random_transforms", f"image_random_transforms-{kind}-{i}",
+                   random(kind, ranges, n, 13, 17, seed), rtol=1e-5, atol=1e-5)
+              for i, ((kind, ranges), (n, seed)) in enumerate(zip(kinds, [(5, 3), (70, 2 ** 40 + 9)] * 4))]
+    for op in ("random_contrast_forward", "random_brightness_forward"):
+        family = op.replace("_forward", "")
+        cases += [Case(family, f"{family}-small", adjust(op, (3, 5, 4, 3), 0.3, 0.5, (0, 255), 7), rtol=1e-5, atol=1e-6),
+                  Case(family, f"{family}-threaded", adjust(op, (9, 32, 32, 70), 0.2, 0.9, (-10, 200), 2 ** 41 + 5),
+                       rtol=1e-5, atol=1e-6),
+                  Case(family, f"{family}-nan", adjust(op, (3, 5, 4, 3), 0.1, 0.1, (0, 255), 11, True),
+                       rtol=1e-5, atol=1e-6)]
+    cases += [Case("channel_scale_shift", "channel_scale_shift-" + "x".join(map(str, s)), scale_shift(s), rtol=1e-6)
+              for s in ((1,), (5, 3), (2, 7, 9, 17), (300, 301))]
+    cases.append(Case("channel_scale_shift", "channel_scale_shift-nan", scale_shift((9, 37), True), rtol=1e-6))
+    return cases
+
+
 # ------------------------------------------------------------------ dropout
 def dropout_case(shape, rate, seed, specials=False):
     """No reference (each backend draws its own mask): the properties the contract promises."""
@@ -1065,8 +1145,8 @@ def optimizer_cases():
 
 
 CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases() + conv_cases()
-         + pool_cases() + layout_cases() + batchnorm_cases() + layernorm_cases() + layer_op_cases() + dropout_cases() + loss_cases()
-         + row_loss_cases()
+         + pool_cases() + layout_cases() + batchnorm_cases() + layernorm_cases() + layer_op_cases()
+         + dropout_cases() + image_cases() + loss_cases() + row_loss_cases()
          + metric_cases() + optimizer_cases())
 GEMM_FAMILY_OPS = ("gemm", "conv2d")          # the rows that run through the opencl GEMM kernels
 

@@ -332,6 +332,44 @@ class Backend:
         per-sample channel mask, forward and backward). out may alias x."""
         raise NotImplementedError
 
+    # ----------------------------------------------------------- images
+    # transforms (N, 8) or (1, 8) (one row for every image), Keras's projective layout: row
+    # [a0, a1, a2, b0, b1, b2, c0, c1] maps output pixel (x, y) (column, row) to the input point
+    # ((a0 x + a1 y + a2) / k, (b0 x + b1 y + b2) / k), k = c0 x + c1 y + 1.
+    # Random draws: sample n's uniforms u0..u3 = (word >> 8) / 2**24 of the four Philox4x32-10
+    # words of counter (n, 0) under key `seed`: the same numbers on every backend.
+    def image_transform_forward(self, out, x, transforms, interpolation, fill_mode, fill_value):
+        """out (N, OH, OW, C) = x (N, H, W, C) read at each output pixel's input point.
+        interpolation "nearest" (the pixel floor(p + 0.5)) or "bilinear" (four taps); a tap
+        outside the image is read by fill_mode: "reflect" (d c b a | a b c d | d c b a), "wrap"
+        (a b c d | a b c d), "nearest" (a a | a b c d | d d) or "constant" (fill_value)."""
+        raise NotImplementedError
+
+    def image_transform_backward(self, dx, dout, transforms, interpolation, fill_mode):
+        """dx (N, H, W, C) = the adjoint of image_transform_forward applied to dout (taps that
+        read the constant fill contribute nothing)."""
+        raise NotImplementedError
+
+    def image_random_transforms(self, transforms, kind, ranges, height, width, seed):
+        """transforms (N, 8) = the random transform of each sample for images of height x width:
+        kind and ranges (4 numbers) as image_args.TRANSFORM_KINDS describes."""
+        raise NotImplementedError
+
+    def random_contrast_forward(self, out, x, lower, upper, value_range, seed):
+        """out = clip((x - mean) * f + mean, value_range), mean (N, 1, 1, C) over each image's
+        pixels, f = 1 - lower + (upper + lower) * u0 of each sample (Keras RandomContrast)."""
+        raise NotImplementedError
+
+    def random_brightness_forward(self, out, x, lower, upper, value_range, seed):
+        """out = clip(x + delta, value_range), delta = (lower + (upper - lower) * u0) *
+        (high - low) of each sample (Keras RandomBrightness)."""
+        raise NotImplementedError
+
+    def channel_scale_shift(self, out, x, scale, shift):
+        """out = x * scale + shift, scale and shift (C,) broadcast over the last axis.
+        out may alias x."""
+        raise NotImplementedError
+
     # ----------------------------------------------------------- losses
     # targets are int32 class indices of shape (N,) ("sparse") or float (N, K) ("dense").
     # loss receives the per-sample losses, shape (N,). scale multiplies every gradient

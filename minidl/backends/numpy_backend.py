@@ -12,7 +12,9 @@ import numpy as np
 from .. import activations
 from .base import Backend
 from .host_memory import HostMemory
-from .numpy_ops import activations as numpy_activations, losses, optimizers, regularize, row_losses, windows
+from . import image_args
+from .numpy_ops import (activations as numpy_activations, images, losses, optimizers, regularize,
+                        row_losses, windows)
 from .numpy_ops.layer_ops import NumpyLayerOps
 from .checks import check_concat, check_dropout_args, check_scalar_out, check_shape, require_input
 
@@ -246,6 +248,38 @@ class NumpyBackend(NumpyLayerOps, HostMemory, Backend):
         keep = generator.random(x.shape) < 1 - rate
         mask[...] = keep / (1 - rate)
         np.multiply(x, mask, out=out)
+
+    # ----------------------------------------------------------- images
+    def image_transform_forward(self, out, x, transforms, interpolation, fill_mode, fill_value):
+        image_args.check_transform("image_transform_forward", out.shape, x.shape, transforms.shape,
+                                   interpolation, fill_mode)
+        images.transform_forward(out, x, transforms, interpolation, fill_mode, float(fill_value))
+
+    def image_transform_backward(self, dx, dout, transforms, interpolation, fill_mode):
+        image_args.check_transform("image_transform_backward", dout.shape, dx.shape,
+                                   transforms.shape, interpolation, fill_mode)
+        images.transform_backward(dx, dout, transforms, interpolation, fill_mode)
+
+    def image_random_transforms(self, transforms, kind, ranges, height, width, seed):
+        image_args.check_random_transforms("image_random_transforms", transforms, kind, ranges,
+                                           height, width)
+        images.random_transforms(transforms, kind, ranges, height, width, seed)
+
+    def random_contrast_forward(self, out, x, lower, upper, value_range, seed):
+        op = "random_contrast_forward"
+        image_args.check_images(op, out, x)
+        images.contrast_forward(out, x, lower, upper, image_args.check_value_range(op, value_range), seed)
+
+    def random_brightness_forward(self, out, x, lower, upper, value_range, seed):
+        op = "random_brightness_forward"
+        image_args.check_images(op, out, x)
+        images.brightness_forward(out, x, lower, upper, image_args.check_value_range(op, value_range), seed)
+
+    def channel_scale_shift(self, out, x, scale, shift):
+        check_shape("channel_scale_shift", "scale", scale, x.shape[-1:])
+        check_shape("channel_scale_shift", "shift", shift, x.shape[-1:])
+        check_shape("channel_scale_shift", "out", out, x.shape)
+        out[...] = x * scale + shift
 
     # ----------------------------------------------------------- losses
     def softmax_cross_entropy_forward(self, probs, loss, logits, targets):

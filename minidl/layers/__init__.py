@@ -11,6 +11,9 @@ from .activation_layers import ELU, PReLU, Softmax
 from .normalization import BatchNormalization, LayerNormalization
 from .pooling import AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPooling2D
 from .reshaping import Cropping2D, Permute, RepeatVector
+from .preprocessing import CenterCrop, Normalization, Rescaling, Resizing
+from .preprocessing_random import (RandomBrightness, RandomContrast, RandomCrop, RandomFlip,
+                                   RandomRotation, RandomTranslation, RandomZoom)
 
 # Keras aliases
 MaxPool2D = MaxPooling2D
@@ -22,7 +25,9 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     InputLayer, Dense, Conv2D, ZeroPadding2D, Activation, Dropout, Flatten, LeakyReLU, ReLU,
     Reshape, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, BatchNormalization,
     AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D, GlobalMaxPooling2D, Cropping2D, RepeatVector, ELU, Softmax, LayerNormalization, PReLU,
-    GaussianNoise, SpatialDropout2D, Permute)}
+    GaussianNoise, SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing,
+    RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation,
+    RandomZoom)}
 
 
 def deserialize(class_name, config, custom_objects=None):

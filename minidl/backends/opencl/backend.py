@@ -16,6 +16,7 @@ from ..checks import check_concat, check_dropout_args, check_shape, require_inpu
 from .conv import ConvOps, window_args
 from .gemm import Gemm
 from .group_ops import GroupOps
+from .images import ImageOps
 from .layer_ops import LayerOps
 from .optim_ops import OptimOps
 from .row_loss_ops import RowLossOps
@@ -29,7 +30,8 @@ MIN_GROUPS = 8         # ... shrunk so that a small launch still spreads over se
 COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 
 
-class OpenCLBackend(TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps, GroupOps, Backend):
+class OpenCLBackend(ImageOps, TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps, GroupOps,
+                    Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
     convolutions in conv.ConvOps; losses, metrics, reductions and optimizer updates in
     training_ops.TrainingOps; the GPU profile's cooperative reductions in group_ops.GroupOps.

@@ -1,24 +1,7 @@
-// Dropout with a counter-based generator: Philox4x32-10 (Salmon et al., "Parallel random numbers:
-// as easy as 1, 2, 3", SC'11). The random words for element i depend only on (seed, i), so a mask
-// is reproducible on any device and any launch geometry. Work-item t draws one Philox block
+// Dropout with the counter-based generator philox4x32 of common.cl. The random words for
+// element i depend only on (seed, i), so a mask is reproducible on any device and any launch
+// geometry. Work-item t draws one Philox block
 // (counter = t) and uses its four 32-bit words for elements 4t .. 4t+3.
-
-#define PHILOX_M0 0xD2511F53u   // round multipliers
-#define PHILOX_M1 0xCD9E8D57u
-#define PHILOX_W0 0x9E3779B9u   // key schedule increments (golden ratio, sqrt(3) - 1)
-#define PHILOX_W1 0xBB67AE85u
-#define PHILOX_ROUNDS 10
-
-uint4 philox4x32(uint4 ctr, uint2 key)
-{
-    for (int round = 0; round < PHILOX_ROUNDS; ++round) {
-        const uint hi0 = mul_hi(PHILOX_M0, ctr.x), lo0 = PHILOX_M0 * ctr.x;
-        const uint hi1 = mul_hi(PHILOX_M1, ctr.z), lo1 = PHILOX_M1 * ctr.z;
-        ctr = (uint4)(hi1 ^ ctr.y ^ key.x, lo1, hi0 ^ ctr.w ^ key.y, lo0);
-        key += (uint2)(PHILOX_W0, PHILOX_W1);
-    }
-    return ctr;
-}
 
 // mask (n,) = keep / (1 - rate) with keep = (uniform >= rate); out (n,) = x * mask.
 // keep_scale = 1 / (1 - rate); the seed is split in two 32-bit halves.

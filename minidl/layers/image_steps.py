@@ -1,0 +1,71 @@
+"""Fixed image resampling steps shared by Resizing, CenterCrop and RandomCrop.
+
+A step is one image_transform op with a transform row computed from the shapes when the layer
+is built (a crop is an integer shift read with "nearest", exact; a resize maps output pixel
+centres onto input ones, TensorFlow's half-pixel convention, clamped at the edges). The rows
+are uploaded once, at attach; forward and backward only launch the ops.
+"""
+
+import numpy as np
+
+
+def crop_row(top, left):
+    return [1, 0, left, 0, 1, top, 0, 0]
+
+
+def resize_row(in_hw, out_hw):
+    sy, sx = in_hw[0] / out_hw[0], in_hw[1] / out_hw[1]
+    return [sx, 0, 0.5 * sx - 0.5, 0, sy, 0.5 * sy - 0.5, 0, 0]
+
+
+def aspect_crop(height, width, target_height, target_width):
+    """(top, left, crop_height, crop_width) of the largest centred window of the target's
+    aspect ratio (Keras's crop_to_aspect_ratio)."""
+    crop_height = min(height, int(float(width * target_height) / target_width))
+    crop_width = min(width, int(float(height * target_width) / target_height))
+    return (int(float(height - crop_height) / 2), int(float(width - crop_width) / 2),
+            crop_height, crop_width)
+
+
+def smart_resize_steps(in_hw, out_hw, interpolation, crop_to_aspect_ratio):
+    """[(row, (oh, ow), interpolation, fill_mode)] taking images of in_hw to out_hw."""
+    steps, hw = [], tuple(in_hw)
+    if crop_to_aspect_ratio:
+        top, left, ch, cw = aspect_crop(*hw, *out_hw)
+        if (ch, cw) != hw:
+            steps.append((crop_row(top, left), (ch, cw), "nearest", "nearest"))
+            hw = (ch, cw)
+    if hw != tuple(out_hw):
+        steps.append((resize_row(hw, out_hw), tuple(out_hw), interpolation, "nearest"))
+    return steps
+
+
+class ImageSteps:
+    """Runs a list of steps forward (through per-step buffers of `layer`) and backward."""
+
+    def __init__(self, layer, steps, role):
+        self.layer, self.steps, self.role = layer, steps, role
+        self.rows = []
+
+    def attach(self, backend):
+        self.rows = [backend.from_numpy(np.asarray([row], np.float32)) for row, *_ in self.steps]
+
+    def forward(self, x):
+        b = self.layer.backend
+        self._inputs = []
+        for index, ((_, (oh, ow), interpolation, fill_mode), row) in enumerate(zip(self.steps, self.rows)):
+            n, _, _, c = b.shape(x)
+            out = self.layer.buffer(f"{self.role}{index}", (n, oh, ow, c))
+            b.image_transform_forward(out, x, row, interpolation, fill_mode, 0.0)
+            self._inputs.append(b.shape(x))
+            x = out
+        return x
+
+    def backward(self, dout):
+        b = self.layer.backend
+        for index in reversed(range(len(self.steps))):
+            _, _, interpolation, fill_mode = self.steps[index]
+            dx = self.layer.buffer(f"d{self.role}{index}", self._inputs[index])
+            b.image_transform_backward(dx, dout, self.rows[index], interpolation, fill_mode)
+            dout = dx
+        return dout

@@ -1,0 +1,256 @@
+"""Deterministic preprocessing layers (Keras 3): Rescaling, Normalization, Resizing, CenterCrop.
+
+Each passes gradients (its exact adjoint), so it may sit anywhere in a trainable path.
+Images are channels-last (N, H, W, C).
+"""
+
+import numbers
+
+import numpy as np
+
+from ..arguments import number
+from ..backends.image_args import INTERPOLATIONS
+from .base import Layer, format_shape
+from .image_steps import ImageSteps, smart_resize_steps
+
+EPSILON = 1e-7   # Keras's backend.epsilon(): the smallest standard deviation Normalization divides by
+
+
+def positive_int(value, argument, owner):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+        raise ValueError(f"{owner}: {argument} must be a positive int, got {value!r}")
+    return int(value)
+
+
+def choice(value, argument, owner, allowed):
+    if value not in allowed:
+        raise ValueError(f"{owner}: {argument} must be one of {list(allowed)}, got {value!r}")
+    return value
+
+
+class ChannelAffine(Layer):
+    """out = x * scale + shift per channel, scale and shift (C,) held on the backend."""
+
+    def _vectors(self):
+        """(scale, shift) as host arrays of shape (C,)."""
+        raise NotImplementedError
+
+    def attach(self, backend, initial_values=None):
+        super().attach(backend, initial_values)
+        scale, shift = self._vectors()
+        self._scale, self._shift = backend.from_numpy(scale), backend.from_numpy(shift)
+        self._zero = backend.zeros(scale.shape)
+
+    def _upload(self):
+        if self.backend is not None:
+            scale, shift = self._vectors()
+            self.backend.copy_from_host(self._scale, scale)
+            self.backend.copy_from_host(self._shift, shift)
+
+    def forward(self, x, training):
+        out = self.buffer("out", self.backend.shape(x))
+        self.backend.channel_scale_shift(out, x, self._scale, self._shift)
+        return out
+
+    def backward(self, dout):
+        dx = self.buffer("dx", self.backend.shape(dout))
+        self.backend.channel_scale_shift(dx, dout, self._scale, self._zero)
+        return dx
+
+
+def _per_channel(value, argument, owner, channels):
+    array = np.asarray(value, np.float64).reshape(-1)
+    if array.size == 1:
+        array = np.full(channels, array[0])
+    if array.size != channels or not np.all(np.isfinite(array)):
+        raise ValueError(f"{owner}: {argument} must be a finite number or {channels} numbers "
+                         f"(one per channel), got {value!r}")
+    return array
+
+
+class Rescaling(ChannelAffine):
+    """x * scale + offset (Keras 3): e.g. Rescaling(1 / 255) maps pixels to [0, 1].
+    scale and offset are numbers or one number per channel."""
+
+    def __init__(self, scale, offset=0.0, name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        for argument, value in (("scale", scale), ("offset", offset)):
+            if not isinstance(value, numbers.Real) or isinstance(value, bool):
+                _per_channel(value, argument, self.describe(), np.asarray(value).size)
+            else:
+                number(value, argument, self.describe())
+        self.scale, self.offset = scale, offset
+
+    def get_config(self):
+        plain = lambda v: float(v) if isinstance(v, numbers.Real) else [float(a) for a in np.ravel(v)]
+        return dict(super().get_config(), scale=plain(self.scale), offset=plain(self.offset))
+
+    def build(self, input_shape):
+        c = input_shape[-1] if input_shape else 1
+        self._scale_values = _per_channel(self.scale, "scale", self.describe(), c)
+        self._offset_values = _per_channel(self.offset, "offset", self.describe(), c)
+
+    def _vectors(self):
+        return self._scale_values.astype(np.float32), self._offset_values.astype(np.float32)
+
+
+class Normalization(ChannelAffine):
+    """(x - mean) / max(sqrt(variance), 1e-7) per feature of the last axis (Keras 3); invert=True
+    maps back. mean and variance are given, or learned from data by adapt(data). axis is -1
+    (or the last axis) or None (one mean and variance for every value)."""
+
+    def __init__(self, axis=-1, mean=None, variance=None, invert=False, name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        if axis is not None and (isinstance(axis, bool) or not isinstance(axis, numbers.Integral)):
+            raise ValueError(f"{self.describe()}: axis must be an int or None, got {axis!r}")
+        if (mean is None) != (variance is None):
+            raise ValueError(f"{self.describe()}: pass both mean and variance, or neither "
+                             f"(and call adapt()), got mean={mean!r}, variance={variance!r}")
+        self.axis, self.mean, self.variance, self.invert = axis, mean, variance, bool(invert)
+        self._stats = None   # host (mean, variance), each (C,), once known
+
+    def get_config(self):
+        plain = lambda v: None if v is None else np.asarray(v, np.float64).tolist()
+        return dict(super().get_config(), axis=self.axis, mean=plain(self.mean),
+                    variance=plain(self.variance), invert=self.invert)
+
+    def build(self, input_shape):
+        rank = len(input_shape) + 1
+        if self.axis is not None and self.axis not in (-1, rank - 1):
+            raise ValueError(f"{self.describe()}: axis must be -1 (the last axis) or None for inputs "
+                             f"of shape {format_shape(input_shape)}, got {self.axis}")
+        c = input_shape[-1]
+        self.add_weight("mean", (c,), "zeros", trainable=False)
+        self.add_weight("variance", (c,), "ones", trainable=False)
+        if self.mean is not None:
+            self._stats = (_per_channel(self.mean, "mean", self.describe(), c),
+                           _per_channel(self.variance, "variance", self.describe(), c))
+
+    def adapt(self, data, batch_size=None, steps=None):
+        """Learn mean and variance from data: an array (N, ...) or an iterable of arrays or of
+        (x, y) batches. Statistics are float64 sums over every axis but the feature axis."""
+        batches = [data] if isinstance(data, np.ndarray) or hasattr(data, "__array__") else data
+        count, total, squares = 0, 0.0, 0.0
+        for step, batch in enumerate(batches):
+            if steps is not None and step >= steps:
+                break
+            if isinstance(batch, (tuple, list)):
+                batch = batch[0]
+            batch = np.asarray(batch, np.float64)
+            if batch.ndim < 2:
+                raise ValueError(f"{self.describe()}: adapt() needs batches (N, ..., C), got shape "
+                                 f"{batch.shape}")
+            if not self.built:
+                self.build_once(tuple(batch.shape[1:]))
+            rows = batch.reshape(-1, 1 if self.axis is None else batch.shape[-1])
+            count += rows.shape[0]
+            total = total + rows.sum(axis=0)
+            squares = squares + (rows * rows).sum(axis=0)
+        if count == 0:
+            raise ValueError(f"{self.describe()}: adapt() got no data")
+        mean = total / count
+        variance = np.maximum(squares / count - mean * mean, 0.0)
+        c = self.input_shape[-1]
+        self._stats = (np.broadcast_to(mean, (c,)).copy(), np.broadcast_to(variance, (c,)).copy())
+        if self.backend is not None:
+            self.assign_weights([s.astype(np.float32) for s in self._stats])
+
+    def attach(self, backend, initial_values=None):
+        super().attach(backend, initial_values)
+        if self._stats is not None:
+            Layer.assign_weights(self, [s.astype(np.float32) for s in self._stats])
+
+    def assign_weights(self, arrays):
+        super().assign_weights(arrays)
+        self._stats = tuple(np.asarray(a, np.float64) for a in arrays)
+        self._upload()
+
+    def _vectors(self):
+        if self._stats is None:
+            c = self.input_shape[-1]
+            mean, variance = np.zeros(c), np.ones(c)
+        else:
+            mean, variance = self._stats
+        std = np.maximum(np.sqrt(variance), EPSILON)
+        if self.invert:
+            return std.astype(np.float32), mean.astype(np.float32)
+        return (1.0 / std).astype(np.float32), (-mean / std).astype(np.float32)
+
+    def forward(self, x, training):
+        if self._stats is None:
+            raise ValueError(f"{self.describe()} has no mean and variance: pass them to the "
+                             "constructor or call adapt(data) before using the model")
+        return super().forward(x, training)
+
+
+class ImageLayer(Layer):
+    """A layer on images (N, H, W, C)."""
+
+    def build(self, input_shape):
+        self.expect_rank(input_shape, 3, "image (H, W, C)")
+
+
+class ResampledImage(ImageLayer):
+    """An image layer whose output is (height, width, C), made by the fixed steps self._steps."""
+
+    def compute_output_shape(self, input_shape):
+        return (self.height, self.width, input_shape[2])
+
+    def attach(self, backend, initial_values=None):
+        super().attach(backend, initial_values)
+        self._steps.attach(backend)
+
+
+class Resizing(ResampledImage):
+    """Resize images to (height, width) (Keras 3): interpolation "bilinear" or "nearest",
+    TensorFlow's half-pixel centres; crop_to_aspect_ratio first crops the largest centred
+    window of the target's aspect ratio."""
+
+    def __init__(self, height, width, interpolation="bilinear", crop_to_aspect_ratio=False,
+                 name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        self.height = positive_int(height, "height", self.describe())
+        self.width = positive_int(width, "width", self.describe())
+        self.interpolation = choice(interpolation, "interpolation", self.describe(), INTERPOLATIONS)
+        self.crop_to_aspect_ratio = bool(crop_to_aspect_ratio)
+
+    def get_config(self):
+        return dict(super().get_config(), height=self.height, width=self.width,
+                    interpolation=self.interpolation, crop_to_aspect_ratio=self.crop_to_aspect_ratio)
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        self._steps = ImageSteps(self, smart_resize_steps(
+            input_shape[:2], (self.height, self.width), self.interpolation,
+            self.crop_to_aspect_ratio), "resized")
+
+    def forward(self, x, training):
+        return self._steps.forward(x)
+
+    def backward(self, dout):
+        return self._steps.backward(dout)
+
+
+class CenterCrop(Resizing):
+    """The central (height, width) window of each image (Keras 3); an image smaller than that
+    along an axis is instead cropped to the target's aspect ratio and resized (bilinear)."""
+
+    def __init__(self, height, width, name=None, trainable=True):
+        super().__init__(height, width, name=name, trainable=trainable)
+
+    def get_config(self):
+        return dict(Layer.get_config(self), height=self.height, width=self.width)
+
+    def build(self, input_shape):
+        ImageLayer.build(self, input_shape)
+        self._steps = ImageSteps(self, center_crop_steps(input_shape[:2], (self.height, self.width)),
+                                 "cropped")
+
+
+def center_crop_steps(in_hw, out_hw):
+    (h, w), (th, tw) = in_hw, out_hw
+    if h >= th and w >= tw:
+        if (h, w) == (th, tw):
+            return []
+        return [([1, 0, int((w - tw) / 2), 0, 1, int((h - th) / 2), 0, 0], out_hw, "nearest", "nearest")]
+    return smart_resize_steps(in_hw, out_hw, "bilinear", True)
