@@ -27,8 +27,16 @@ def mean_absolute_error(y_true, y_pred):
     return ops.mean(ops.abs(y_pred - y_true), axis=-1)
 
 
+def _hinge_labels(y_true):
+    """0/1 labels become -1/1, as Keras's hinge losses convert them; other labels stay. Written
+    without a branch (is_binary is 1.0 or 0.0) so that nothing leaves the device."""
+    binary = ops.logical_or(ops.equal(y_true, 0.0), ops.equal(y_true, 1.0))
+    is_binary = ops.min(ops.cast(binary, "float32"))
+    return y_true + is_binary * (y_true - 1.0)
+
+
 def hinge(y_true, y_pred):
-    return ops.mean(ops.maximum(1.0 - y_true * y_pred, 0.0), axis=-1)
+    return ops.mean(ops.maximum(1.0 - _hinge_labels(y_true) * y_pred, 0.0), axis=-1)
 
 
 def huber(y_true, y_pred, delta=1.0):

@@ -5,6 +5,8 @@ the layer's pre-activation (logits) to the loss, which is both faster and numeri
 stable, and back-propagates dL/dlogits = (p - t) / N directly.
 """
 
+import numbers
+
 import numpy as np
 
 from . import autodiff, loss_functions, ops
@@ -175,8 +177,41 @@ class Loss:
         return self.kernel in ("softmax_ce", "sigmoid_ce")
 
 
-class CategoricalCrossentropy(Loss):
+def _label_smoothing(value, owner):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{owner}: label_smoothing must be a number in [0, 1], got {value!r}")
+    return float(value)
+
+
+class _LabelSmoothing(Loss):
+    """label_smoothing > 0 trains against t * (1 - label_smoothing) + offset, the targets
+    smoothed once as they are prepared (so the fused paths and every backend see them)."""
+
+    def __init__(self, from_logits=False, label_smoothing=0.0):
+        super().__init__(from_logits)
+        self.label_smoothing = _label_smoothing(label_smoothing, type(self).__name__)
+
+    def get_config(self):
+        return {"from_logits": self.from_logits, "label_smoothing": self.label_smoothing}
+
+    def _smoothing_offset(self, classes):
+        raise NotImplementedError
+
+    def prepare_targets(self, y, output_shape, argument="y"):
+        y = super().prepare_targets(y, output_shape, argument)
+        if not self.label_smoothing:
+            return y
+        offset = self._smoothing_offset(output_shape[-1])
+        return (y * (1.0 - self.label_smoothing) + offset).astype(np.float32)
+
+
+class CategoricalCrossentropy(_LabelSmoothing):
+    """Keras's CategoricalCrossentropy; label smoothing towards label_smoothing / K."""
+
     name = "categorical_crossentropy"
+
+    def _smoothing_offset(self, classes):
+        return self.label_smoothing / classes
 
     def configure(self, output_activation):
         if self.from_logits:
@@ -187,12 +222,41 @@ class CategoricalCrossentropy(Loss):
 
 
 class SparseCategoricalCrossentropy(CategoricalCrossentropy):
+    """Integer class labels. label_smoothing (a minidl extension: Keras's sparse loss has none)
+    turns the labels into smoothed one-hot rows as they are prepared; the loss then runs on
+    dense targets, exactly CategoricalCrossentropy(label_smoothing=...) of the one-hot labels."""
+
     name = "sparse_categorical_crossentropy"
-    sparse = True
+
+    @property
+    def sparse(self):
+        return not self.label_smoothing
+
+    def get_config(self):
+        # label_smoothing only when set: the config is then the one Keras writes
+        config = {"from_logits": self.from_logits}
+        if self.label_smoothing:
+            config["label_smoothing"] = self.label_smoothing
+        return config
+
+    def prepare_targets(self, y, output_shape, argument="y"):
+        if not self.label_smoothing:
+            return Loss.prepare_targets(self, y, output_shape, argument)
+        labels = self._prepare_sparse(np.asarray(y), output_shape, argument)
+        k = output_shape[-1]
+        smoothed = np.full(labels.shape + (k,), self.label_smoothing / k, dtype=np.float32)
+        np.put_along_axis(smoothed, labels[..., None].astype(np.intp),
+                          1.0 - self.label_smoothing + self.label_smoothing / k, axis=-1)
+        return smoothed
 
 
-class BinaryCrossentropy(Loss):
+class BinaryCrossentropy(_LabelSmoothing):
+    """Keras's BinaryCrossentropy; label smoothing towards 0.5."""
+
     name = "binary_crossentropy"
+
+    def _smoothing_offset(self, classes):
+        return 0.5 * self.label_smoothing
 
     def configure(self, output_activation):
         if self.from_logits:
@@ -231,6 +295,158 @@ class LossFunctionWrapper(Loss):
 
     def get_config(self):
         return {"name": self.name, "reduction": self.reduction}
+class _RowLoss(Loss):
+    """A loss computed along the last axis by the backend's row_loss_forward/backward
+    (`kind`, one of base.ROW_LOSSES); outputs of rank > 2 are scored per position, as Keras."""
+
+    kind = None
+
+    def __init__(self):
+        super().__init__(from_logits=False)
+
+    def get_config(self):
+        return {}
+
+    def configure(self, output_activation):
+        self.kernel = "row"
+        return False
+
+    def _delta(self):
+        return 1.0
+
+    def forward(self, b, loss, pred, targets, probs):
+        b.row_loss_forward(loss, pred, targets, self.kind, self._delta())
+
+    def backward(self, b, dpred, pred, targets, probs, scale):
+        b.row_loss_backward(dpred, pred, targets, self.kind, self._delta(), scale)
+
+    def __call__(self, y_true, y_pred):
+        """The mean over the batch of the per-sample losses (Keras's sum_over_batch_size)."""
+        return np.float32(np.mean(_row_loss_values(self, y_true, y_pred)))
+
+
+def _row_loss_class(class_name, kind, doc, base=None):
+    """A row loss class that only names its kind (Keras's name is the kind)."""
+    return type(class_name, (base or _RowLoss,), {"name": kind, "kind": kind, "__doc__": doc, "__module__": __name__})
+
+
+MeanAbsoluteError = _row_loss_class("MeanAbsoluteError", "mean_absolute_error",
+                                    "mean(|y_pred - y_true|) over the last axis.")
+MeanAbsolutePercentageError = _row_loss_class(
+    "MeanAbsolutePercentageError", "mean_absolute_percentage_error",
+    "100 * mean(|y_pred - y_true| / max(|y_true|, 1e-7)) over the last axis.")
+MeanSquaredLogarithmicError = _row_loss_class(
+    "MeanSquaredLogarithmicError", "mean_squared_logarithmic_error",
+    "mean((log(max(y_pred, 1e-7) + 1) - log(max(y_true, 1e-7) + 1))^2) over the last axis.")
+LogCosh = _row_loss_class("LogCosh", "log_cosh", "mean(log(cosh(y_pred - y_true))) over the last axis.")
+Poisson = _row_loss_class("Poisson", "poisson", "mean(y_pred - y_true * log(y_pred + 1e-7)) over the last axis.")
+KLDivergence = _row_loss_class("KLDivergence", "kl_divergence",
+                               "sum(t log(t / p)) over the last axis, t and p clipped to [1e-7, 1].")
+CategoricalHinge = _row_loss_class("CategoricalHinge", "categorical_hinge",
+                                   "max(neg - pos + 1, 0), pos = sum(t p), neg = max((1 - t) p) over the last axis.")
+
+
+class Huber(_RowLoss):
+    """0.5 e^2 where |e| <= delta, delta (|e| - 0.5 delta) elsewhere, e = y_pred - y_true."""
+
+    name, kind = "huber_loss", "huber"
+
+    def __init__(self, delta=1.0):
+        super().__init__()
+        if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not delta >= 0:
+            raise ValueError(f"Huber: delta must be a number >= 0, got {delta!r}")
+        self.delta = float(delta)
+
+    def _delta(self):
+        return self.delta
+
+    def get_config(self):
+        return {"delta": self.delta}
+
+
+class _HingeTargets(_RowLoss):
+    """Hinge losses take -1/1 targets; 0/1 targets are converted (2t - 1) as Keras does, when
+    every target of the array (Keras: of the batch) is 0 or 1."""
+
+    def prepare_targets(self, y, output_shape, argument="y"):
+        return _hinge_targets(super().prepare_targets(y, output_shape, argument))
+
+
+Hinge = _row_loss_class("Hinge", "hinge", "mean(max(1 - t p, 0)) over the last axis, t in -1/1.", _HingeTargets)
+SquaredHinge = _row_loss_class("SquaredHinge", "squared_hinge", "mean(max(1 - t p, 0)^2) over the last axis, t in -1/1.",
+                               _HingeTargets)
+
+
+class CosineSimilarity(_RowLoss):
+    """-sum(normalize(t) * normalize(p)) over the last axis (norms floored at 1e-7)."""
+
+    name, kind = "cosine_similarity", "cosine_similarity"
+
+    def __init__(self, axis=-1):
+        super().__init__()
+        if axis != -1:
+            raise ValueError(f"CosineSimilarity: only axis=-1 (the last axis) is supported, got {axis!r}")
+        self.axis = -1
+
+    def get_config(self):
+        return {"axis": self.axis}
+
+
+def _hinge_targets(y):
+    if np.all((y == 0) | (y == 1)):
+        return (2.0 * y - 1.0).astype(y.dtype)
+    return y
+
+
+def _row_loss_values(loss, y_true, y_pred):
+    """The per-sample (per-position) values of a row loss for host arrays: Keras's function
+    form, computed by the numpy reference (in float64, returned in y_pred's float dtype)."""
+    from .backends.numpy_ops.row_losses import row_loss_forward
+    y_pred = np.asarray(y_pred)
+    dtype = y_pred.dtype if y_pred.dtype.kind == "f" else np.dtype(np.float32)
+    pred = np.asarray(y_pred, dtype=np.float64)
+    true = np.asarray(y_true, dtype=np.float64)
+    if pred.ndim == 0 or true.shape != pred.shape:
+        if true.shape == pred.shape[:-1] and pred.ndim and pred.shape[-1] == 1:
+            true = true[..., None]   # Keras squeezes or expands y_true to y_pred's rank
+        else:
+            raise ValueError(f"losses.{loss.kind}: y_true of shape {true.shape} does not match y_pred "
+                             f"of shape {pred.shape}")
+    if isinstance(loss, _HingeTargets):
+        true = _hinge_targets(true)
+    rows = pred.reshape(-1, pred.shape[-1])
+    out = np.empty(rows.shape[0])
+    with np.errstate(all="ignore"):
+        row_loss_forward(out, rows, true.reshape(rows.shape), loss.kind, loss._delta())
+    return out.reshape(pred.shape[:-1]).astype(dtype)
+
+
+def _function_form(cls, name):
+    """Keras's function of a loss: the per-sample values of host arrays y_true, y_pred."""
+    def loss_function(y_true, y_pred):
+        return _row_loss_values(cls(), y_true, y_pred)
+    loss_function.__name__ = loss_function.__qualname__ = name
+    loss_function.__doc__ = f"Per-sample {cls.__name__} of y_true and y_pred (numpy in, numpy out)."
+    return loss_function
+
+
+mean_absolute_error = _function_form(MeanAbsoluteError, "mean_absolute_error")
+mean_absolute_percentage_error = _function_form(MeanAbsolutePercentageError, "mean_absolute_percentage_error")
+mean_squared_logarithmic_error = _function_form(MeanSquaredLogarithmicError, "mean_squared_logarithmic_error")
+log_cosh = _function_form(LogCosh, "log_cosh")
+poisson = _function_form(Poisson, "poisson")
+kl_divergence = _function_form(KLDivergence, "kl_divergence")
+hinge = _function_form(Hinge, "hinge")
+squared_hinge = _function_form(SquaredHinge, "squared_hinge")
+categorical_hinge = _function_form(CategoricalHinge, "categorical_hinge")
+
+
+def huber(y_true, y_pred, delta=1.0):
+    return _row_loss_values(Huber(delta), y_true, y_pred)
+
+
+def cosine_similarity(y_true, y_pred, axis=-1):
+    return _row_loss_values(CosineSimilarity(axis), y_true, y_pred)
 
 
 _BY_NAME = {
@@ -239,6 +455,15 @@ _BY_NAME = {
     "binary_crossentropy": BinaryCrossentropy,
     "mean_squared_error": MeanSquaredError,
     "mse": MeanSquaredError,
+    "mean_absolute_error": MeanAbsoluteError, "mae": MeanAbsoluteError,
+    "mean_absolute_percentage_error": MeanAbsolutePercentageError, "mape": MeanAbsolutePercentageError,
+    "mean_squared_logarithmic_error": MeanSquaredLogarithmicError, "msle": MeanSquaredLogarithmicError,
+    "huber": Huber, "huber_loss": Huber,
+    "log_cosh": LogCosh, "logcosh": LogCosh,
+    "poisson": Poisson,
+    "kl_divergence": KLDivergence, "kld": KLDivergence, "kullback_leibler_divergence": KLDivergence,
+    "hinge": Hinge, "squared_hinge": SquaredHinge, "categorical_hinge": CategoricalHinge,
+    "cosine_similarity": CosineSimilarity,
 }
 _CLASSES = {cls.__name__: cls for cls in set(_BY_NAME.values())}
 

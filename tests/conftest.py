@@ -139,3 +139,19 @@ def opencl_tiled():
 def opencl_gpu():
     """The opencl device with the GPU profile's kernels and its default (64 x 64) tiles."""
     return _make("opencl-gpu")
+
+
+def _usable_backends():
+    import minidl                     # after the settings above
+    return minidl.available_backends()
+
+
+@pytest.fixture(params=_usable_backends())
+def active_backend(request):
+    """A model-level test taking it runs with every usable backend active (a module may define
+    its own fixture of this name, which then wins)."""
+    import minidl
+    minidl.set_backend(request.param)
+    minidl.set_seed(0)
+    yield request.param
+    minidl.set_backend("numpy")

@@ -884,6 +884,47 @@ def loss_cases():
     return cases
 
 
+ROW_LOSS_SHAPES = [(1, 1), (7, 3), (64, 10), (33, 1000), (700, 101)]   # 700x101 crosses the threading threshold
+
+
+def row_loss_inputs(rng, kind, shape):
+    """(pred, targets) in each loss's domain, with its clips and kinks reached somewhere."""
+    pred, t = randn(rng, *shape, scale=2.0), randn(rng, *shape)
+    if kind in ("mean_squared_logarithmic_error", "poisson"):
+        pred, t = np.abs(pred) + 0.01, np.abs(t)
+        pred.flat[::7] = 0.0 if kind == "mean_squared_logarithmic_error" else 1e-3   # MSLE's clip at 0
+    elif kind == "kl_divergence":
+        pred, t = rng.uniform(0, 1, shape).astype(np.float32), rng.uniform(0, 1, shape).astype(np.float32)
+        pred.flat[::5], pred.flat[1::9], t.flat[2::6] = 0.0, 1.5, 0.0                # both clips
+    elif kind in ("hinge", "squared_hinge"):
+        t = np.where(t > 0, 1.0, -1.0).astype(np.float32)
+    elif kind == "categorical_hinge":
+        t = np.eye(shape[-1], dtype=np.float32)[rng.integers(0, shape[-1], shape[0])]
+    elif kind == "cosine_similarity" and shape[0] > 2:
+        pred[1] = 0.0                                   # a row below the norm's floor
+    return pred, t
+
+
+def row_loss_case(kind, shape, delta=1.0, specials=False):
+    def build(rng):
+        pred, t = row_loss_inputs(rng, kind, shape)
+        if specials:
+            row_specials(pred)
+        return [call("row_loss_forward", out(shape[0]), pred, t, kind, delta),
+                call("row_loss_backward", out(*shape), pred, t, kind, delta, 0.5)]
+    sid = "x".join(map(str, shape))
+    return Case("row_loss", f"row_loss-{kind}-{sid}" + (f"-delta{delta:g}" if delta != 1.0 else "")
+                + ("-nan" if specials else ""), build, rtol=1e-4, atol=1e-5)
+
+
+def row_loss_cases():
+    from minidl.backends.base import ROW_LOSSES
+    cases = [row_loss_case(kind, shape) for kind in ROW_LOSSES for shape in ROW_LOSS_SHAPES]
+    cases += [row_loss_case("huber", (64, 10), delta=0.3), row_loss_case("huber", (7, 3), delta=2.5)]
+    cases += [row_loss_case(kind, (8, 10), specials=True) for kind in ROW_LOSSES]
+    return cases
+
+
 # ------------------------------------------------------------------ reductions and metrics
 def metric_cases():
     def total(n, specials):
@@ -951,7 +992,32 @@ OPTIMIZERS = [   # (id, op, hyperparameters)
     ("rmsprop-momentum", "rmsprop_update", dict(lr=1e-3, rho=0.9, momentum=0.5, epsilon=1e-7,
                                                 weight_decay=0.1)),
     ("adagrad", "adagrad_update", dict(lr=0.01, epsilon=1e-7, weight_decay=0.0)),
+    ("adadelta", "adadelta_update", dict(lr=1.0, rho=0.95, epsilon=1e-7, weight_decay=0.0)),
+    ("adadelta-decay", "adadelta_update", dict(lr=0.5, rho=0.9, epsilon=1e-6, weight_decay=0.05)),
+    ("adamax", "adamax_update", dict(lr=2e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-7, weight_decay=0.0)),
+    ("adamax-decay", "adamax_update", dict(lr=0.01, beta_1=0.8, beta_2=0.99, epsilon=1e-7, weight_decay=0.1)),
+    ("nadam", "nadam_update", dict(lr=1e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-7, weight_decay=0.0)),
+    ("nadam-decay", "nadam_update", dict(lr=0.01, beta_1=0.8, beta_2=0.99, epsilon=1e-7, weight_decay=0.1)),
+    ("lion", "lion_update", dict(lr=1e-3, beta_1=0.9, beta_2=0.99, weight_decay=0.0)),
+    ("lion-decay", "lion_update", dict(lr=0.01, beta_1=0.5, beta_2=0.9, weight_decay=0.1)),
+    ("ftrl", "ftrl_update", dict(lr=0.1, lr_power=-0.5, l1=0.0, l2=0.0, l2_shrinkage=0.0, weight_decay=0.0)),
+    ("ftrl-l1-l2", "ftrl_update", dict(lr=0.1, lr_power=-0.5, l1=0.05, l2=0.1 + 0.5 / 0.2, l2_shrinkage=0.01,
+                                       weight_decay=0.02)),
+    ("ftrl-power", "ftrl_update", dict(lr=0.05, lr_power=-0.25, l1=0.01, l2=0.0, l2_shrinkage=0.0,
+                                       weight_decay=0.0)),
 ]
+# state tensors of each update, in argument order: (kind, present) with kind "any" (normal),
+# "positive" (a running average of squares) or "accumulator" (positive, away from zero)
+OPTIMIZER_STATE = {
+    "adam_update": ("any", "positive"),
+    "adagrad_update": ("accumulator",),
+    "adadelta_update": ("positive", "positive"),
+    "adamax_update": ("any", "positive"),
+    "nadam_update": ("any", "positive"),
+    "lion_update": ("any",),
+    "ftrl_update": ("accumulator", "any"),
+}
+STEP_OPS = ("adam_update", "adamax_update", "nadam_update")
 
 
 def optimizer_case(name, op, hyper, n, specials=False):
@@ -960,18 +1026,21 @@ def optimizer_case(name, op, hyper, n, specials=False):
         w = randn(rng, n)
         if op == "sgd_update":
             state = (randn(rng, n) if hyper["momentum"] else None,)
-        elif op == "adam_update":
-            state = (randn(rng, n), np.abs(randn(rng, n)))
         elif op == "rmsprop_update":
             state = (np.abs(randn(rng, n)), randn(rng, n) if hyper["momentum"] else None)
         else:
-            state = (np.abs(randn(rng, n)) + 0.1,)
-        calls = []
+            make = {"any": lambda: randn(rng, n), "positive": lambda: np.abs(randn(rng, n)),
+                    "accumulator": lambda: np.abs(randn(rng, n)) + 0.1}
+            state = tuple(make[kind]() for kind in OPTIMIZER_STATE[op])
+        calls, u_product = [], 1.0
         for step in range(1, 6 if not specials else 3):
             g = randn(rng, n)
             if specials and step == 1:
                 with_specials(g)
-            kwargs = dict(hyper, step=step) if op == "adam_update" else hyper
+            kwargs = dict(hyper, step=step) if op in STEP_OPS else hyper
+            if op == "nadam_update":
+                u_product *= hyper["beta_1"] * (1.0 - 0.5 * 0.96 ** step)
+                kwargs = dict(kwargs, u_product=u_product)
             calls.append(call(op, w, g, *state, **kwargs))
         return calls
     return Case(op, f"{name}-{n}" + ("-nan" if specials else ""), build, rtol=1e-5, atol=1e-6)
@@ -989,8 +1058,82 @@ def clip_case(op, n, value, specials=False):
     return Case(op, f"{op}-{n}-{value:g}{suffix}", build)
 
 
+def ema_case(n, momentum, specials=False):
+    def build(rng):
+        average, w = randn(rng, n), randn(rng, n)
+        if specials:
+            with_specials(w)
+        return [call("ema_update", average, w, momentum), call("ema_update", average, w, 0.0),
+                call("ema_update", average, randn(rng, n), momentum)]
+    return Case("ema_update", f"ema_update-{n}-{momentum:g}" + ("-nan" if specials else ""), build)
+
+
+def global_norm_case(sizes, clipnorm, specials=None):
+    def build(rng):
+        grads = [randn(rng, size, scale=3.0) for size in sizes]
+        if specials == "nan":
+            with_specials(grads[-1])
+        elif specials == "inf":
+            grads[0][0] = np.inf
+        return [call("clip_by_global_norm", grads, clipnorm)]
+    suffix = {None: "", "nan": "-nan", "inf": "-inf-nan"}[specials]
+    return Case("clip_by_global_norm", f"clip_by_global_norm-{'-'.join(map(str, sizes))}-{clipnorm:g}{suffix}",
+                build)
+
+
+def regularizer_cases():
+    def penalty(n, l1, l2, specials):
+        def build(rng):
+            w, g = randn(rng, n), randn(rng, n)
+            if specials:
+                with_specials(w)
+            total = np.array([1.5], np.float32)
+            return [call("l1_l2_penalty", out(1), w, l1, l2), call("l1_l2_penalty", total, w, l1, l2, True),
+                    call("l1_l2_gradient", g, w, l1, l2)]
+        return Case("l1_l2", f"l1_l2-{n}-{l1:g}-{l2:g}" + ("-nan" if specials else ""), build, rtol=1e-5,
+                    atol=1e-5)
+
+    def constraint(shape, axis, low, high, rate, specials=False):
+        def build(rng):
+            w = randn(rng, *shape, scale=2.0)
+            if specials:
+                w.reshape(-1)[1] = np.nan
+            return [call("norm_constraint", w, axis, low, high, rate)]
+        sid = "x".join(map(str, shape))
+        return Case("norm_constraint", f"norm_constraint-{sid}-{axis}-{low:g}-{high:g}-{rate:g}"
+                    + ("-nan" if specials else ""), build)
+
+    def orthogonal(shape, mode, factor, zero_row=False):
+        def build(rng):
+            w, g = randn(rng, *shape), randn(rng, *shape)
+            if zero_row:
+                w[0] = 0.0                        # its norm is floored
+            total = np.array([0.5], np.float32)
+            return [call("orthogonal_penalty", out(1), w, factor, mode),
+                    call("orthogonal_penalty", total, w, factor, mode, True),
+                    call("orthogonal_gradient", g, w, factor, mode)]
+        sid = "x".join(map(str, shape))
+        return Case("orthogonal", f"orthogonal-{sid}-{mode}-{factor:g}" + ("-zero" if zero_row else ""), build,
+                    rtol=1e-4, atol=1e-5)
+
+    cases = [orthogonal(shape, mode, 0.01) for shape in ((1, 3), (5, 4), (40, 300)) for mode in ("rows", "columns")]
+    cases += [orthogonal((6, 8), "rows", 0.5, zero_row=True), orthogonal((3, 2), "columns", 1.0)]
+    cases += [penalty(n, l1, l2, False) for n in (1, 37, 70001) for l1, l2 in ((0.01, 0.0), (0.0, 0.02), (0.3, 0.1))]
+    cases += [penalty(37, 0.01, 0.01, True)]
+    cases += [constraint((7, 5), 0, 0.0, 2.0, 1.0), constraint((7, 5), 0, 1.0, 1.0, 1.0),
+              constraint((3, 3, 4, 6), [0, 1, 2], 0.5, 1.5, 0.3), constraint((3, 3, 4, 6), -1, 0.0, 1.0, 1.0),
+              constraint((300, 257), 0, 0.2, 0.9, 0.7), constraint((2, 9, 4), 1, 0.0, 2.0, 1.0),
+              constraint((7, 5), 0, 0.0, 2.0, 1.0, True)]
+    return cases
+
+
 def optimizer_cases():
-    cases = [optimizer_case(name, op, hyper, n) for name, op, hyper in OPTIMIZERS for n in (1, 31, 77, 70001)]
+    cases = regularizer_cases() + [ema_case(n, momentum) for n in (1, 33, 70001) for momentum in (0.99, 0.5)]
+    cases += [ema_case(37, 0.9, specials=True)]
+    cases += [global_norm_case(sizes, clipnorm) for sizes in ((1,), (17, 5), (1001, 70001, 3))
+              for clipnorm in (0.5, 2.0, 1e6)]
+    cases += [global_norm_case((37, 70001), 2.0, "nan"), global_norm_case((37, 70001), 2.0, "inf")]
+    cases += [optimizer_case(name, op, hyper, n) for name, op, hyper in OPTIMIZERS for n in (1, 31, 77, 70001)]
     cases += [optimizer_case(name, op, hyper, 37, specials=True) for name, op, hyper in OPTIMIZERS]
     for n in (1, 17, 1001, 70001):
         cases += [clip_case("clip_by_value", n, 1.5), clip_case("clip_by_norm", n, 2.0),
@@ -1132,7 +1275,7 @@ def tensor_op_cases():
 
 CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases() + conv_cases()
          + pool_cases() + layout_cases() + batchnorm_cases() + layernorm_cases() + layer_op_cases()
-         + dropout_cases() + image_cases() + loss_cases()
+         + dropout_cases() + image_cases() + loss_cases() + row_loss_cases()
          + metric_cases() + optimizer_cases() + tensor_op_cases())
 GEMM_FAMILY_OPS = ("gemm", "conv2d")          # the rows that run through the opencl GEMM kernels
 
@@ -1274,7 +1417,11 @@ def test_every_contract_op_has_a_row():
     with_specials_rows = {c.op for c in CASES if c.id.endswith("-nan")}
     assert with_specials_rows >= {"add", "axpby", "multiply", "bias_add", "activation", "gemm", "conv2d",
                                   "max_pool2d", "avg_pool2d", "global_avg_pool", "pad2d", "concat",
-                                  "batchnorm", "layernorm", "prelu", "channel_mask", "gaussian_noise", "transpose", "dropout", "softmax_cross_entropy", "sigmoid_cross_entropy",
-                                  "cross_entropy", "mean_squared_error", "sum", "accuracy", "clip_by_value",
-                                  "clip_by_norm", "sgd_update", "adam_update", "rmsprop_update",
-                                  "adagrad_update", "unary", "binary", "where", "reduce"}
+                                  "batchnorm", "layernorm", "prelu", "channel_mask", "gaussian_noise",
+                                  "transpose", "dropout", "softmax_cross_entropy", "sigmoid_cross_entropy",
+                                  "cross_entropy", "mean_squared_error", "row_loss", "sum", "accuracy",
+                                  "clip_by_value", "clip_by_norm", "sgd_update", "adam_update",
+                                  "rmsprop_update", "adagrad_update", "adadelta_update", "adamax_update",
+                                  "nadam_update", "lion_update", "ftrl_update", "ema_update",
+                                  "clip_by_global_norm", "l1_l2", "norm_constraint", "unary", "binary",
+                                  "where", "reduce"}

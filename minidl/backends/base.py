@@ -24,6 +24,7 @@ Conventions used by every op:
 - Unless an op says otherwise, an output must not alias an input.
 """
 
+import math
 from dataclasses import dataclass
 
 
@@ -419,6 +420,19 @@ class Backend:
         """dpred = 2 * (pred - targets) / K * scale."""
         raise NotImplementedError
 
+    def row_loss_forward(self, loss, pred, targets, kind, delta=1.0):
+        """loss (N,) = Keras's loss `kind` (one of ROW_LOSSES) of each row of pred (N, K) against
+        dense targets (N, K): the mean over the last axis of mean_absolute_error,
+        mean_absolute_percentage_error, mean_squared_logarithmic_error, huber (with `delta`),
+        log_cosh, poisson, hinge, squared_hinge (targets already -1/1); the sum for
+        kl_divergence; the whole row for categorical_hinge and cosine_similarity."""
+        raise NotImplementedError
+
+    def row_loss_backward(self, dpred, pred, targets, kind, delta, scale):
+        """dpred (N, K) = the gradient of row_loss_forward's loss with respect to pred, times scale
+        (subgradients as TensorFlow's at the kinks; zero where a clip is active)."""
+        raise NotImplementedError
+
     # ------------------------------------------------ reductions/metrics
     def sum(self, out, x, accumulate=False):
         """out (1,) = sum of every element of x (plus out when accumulate)."""
@@ -526,3 +540,101 @@ class Backend:
     def arange(self, out, start, step):
         """out[i] = start + i * step over the flat order of out (float or int32)."""
         raise NotImplementedError
+    def clip_by_global_norm(self, grads, clipnorm):
+        """Keras's global_clipnorm: every tensor of the list grads *= clipnorm / max(norm, clipnorm),
+        norm the 2-norm of all of them together (computed without leaving the device)."""
+        raise NotImplementedError
+
+    def adadelta_update(self, w, g, acc_grad, acc_delta, lr, rho, epsilon, weight_decay):
+        """Keras Adadelta: acc_grad = rho acc_grad + (1-rho) g^2;
+        delta = -sqrt(acc_delta + eps) g / sqrt(acc_grad + eps);
+        acc_delta = rho acc_delta + (1-rho) delta^2; w += lr delta."""
+        raise NotImplementedError
+
+    def adamax_update(self, w, g, m, u, lr, beta_1, beta_2, epsilon, step, weight_decay):
+        """Keras Adamax at 1-based step t: m += (g - m)(1-b1); u = max(b2 u, |g|);
+        w -= lr / (1 - b1^t) * m / (u + eps)."""
+        raise NotImplementedError
+
+    def nadam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, weight_decay):
+        """Keras Nadam at 1-based step t, u_product = prod over s <= t of b1 (1 - 0.5 * 0.96^s):
+        m += (g - m)(1-b1); v += (g^2 - v)(1-b2);
+        w -= lr (c_m m + c_g g) / (sqrt(v v_scale) + eps), (c_m, c_g, v_scale) = nadam_coefficients()."""
+        raise NotImplementedError
+
+    def lion_update(self, w, g, m, lr, beta_1, beta_2, weight_decay):
+        """Keras Lion: w -= lr sign(b1 m + (1-b1) g); then m = b2 m + (1-b2) g."""
+        raise NotImplementedError
+
+    def ftrl_update(self, w, g, acc, linear, lr, lr_power, l1, l2, l2_shrinkage, weight_decay):
+        """Keras Ftrl (l2 = l2_regularization_strength + beta / (2 lr)): new = acc + g^2;
+        linear += g + 2 l2_shrinkage w - (new^-p - acc^-p) / lr * w (p = lr_power);
+        w = (clip(linear, -l1, l1) - linear) / (new^-p / lr + 2 l2); acc = new."""
+        raise NotImplementedError
+
+    # ------------------------------------------- regularizers, constraints
+    def l1_l2_penalty(self, out, w, l1, l2, accumulate=False):
+        """out (1,) = l1 * sum|w| + l2 * sum w^2 (plus out when accumulate): Keras's L1L2."""
+        raise NotImplementedError
+
+    def l1_l2_gradient(self, g, w, l1, l2):
+        """g += l1 * sign(w) + 2 * l2 * w (the penalty's gradient, added in place)."""
+        raise NotImplementedError
+
+    def orthogonal_penalty(self, out, w, factor, mode, accumulate=False):
+        """out (1,) = Keras's OrthogonalRegularizer of the 2-D w (plus out when accumulate): the
+        rows (mode "rows") or columns ("columns") l2-normalized (squared norm floored at 1e-12),
+        factor / 2 * sum over pairs i != j of |n_i . n_j| / (m (m - 1) / 2) for m vectors."""
+        raise NotImplementedError
+
+    def orthogonal_gradient(self, g, w, factor, mode):
+        """g += the gradient of orthogonal_penalty with respect to w."""
+        raise NotImplementedError
+
+    def norm_constraint(self, w, axis, min_value, max_value, rate):
+        """Keras's MinMaxNorm in place (MaxNorm: min 0, rate 1; UnitNorm: min = max = rate = 1):
+        norms over `axis` (consecutive axes, see norm_layout), w *= desired / (1e-7 + norm),
+        desired = rate * clip(norm, min_value, max_value) + (1 - rate) * norm."""
+        raise NotImplementedError
+
+    def ema_update(self, average, w, momentum):
+        """Keras use_ema: average = momentum * average + (1 - momentum) * w (momentum 0 copies)."""
+        raise NotImplementedError
+
+
+def nadam_coefficients(beta_1, beta_2, step, u_product):
+    """(c_m, c_g, v_scale) of Keras's Nadam at 1-based `step`: c_m = u_{t+1} / (1 - u_product
+    u_{t+1}), c_g = (1 - u_t) / (1 - u_product), v_scale = 1 / (1 - b2^t), u_s = b1 (1 - 0.5 * 0.96^s)."""
+    u_t = beta_1 * (1.0 - 0.5 * 0.96 ** step)
+    u_t_1 = beta_1 * (1.0 - 0.5 * 0.96 ** (step + 1))
+    return (u_t_1 / (1.0 - u_product * u_t_1), (1.0 - u_t) / (1.0 - u_product),
+            1.0 / (1.0 - beta_2 ** step))
+
+
+# The kinds of row_loss_forward/backward, in the order of their integer codes in the C and
+# OpenCL kernels (csrc/row_loss.c, kernels/row_loss.cl).
+ROW_LOSSES = ("mean_absolute_error", "mean_absolute_percentage_error", "mean_squared_logarithmic_error",
+              "huber", "log_cosh", "poisson", "kl_divergence", "hinge", "squared_hinge",
+              "categorical_hinge", "cosine_similarity")
+
+
+def orthogonal_layout(shape, mode, op):
+    """(m, k, sv, se) of orthogonal_penalty: m vectors of k elements, element t of vector i
+    at flat index i * sv + t * se."""
+    if len(shape) != 2:
+        raise ValueError(f"{op}: inputs to OrthogonalRegularizer must have rank 2, got shape {tuple(shape)}")
+    if mode not in ("rows", "columns"):
+        raise ValueError(f"{op}: mode must be 'rows' or 'columns', got {mode!r}")
+    rows, cols = shape
+    return (rows, cols, cols, 1) if mode == "rows" else (cols, rows, 1, cols)
+
+
+def norm_layout(shape, axis, op="norm_constraint"):
+    """(outer, reduce, inner) of a tensor of `shape` whose norms run over `axis` (an int or a
+    list of consecutive axes, negative allowed): the layout norm_constraint works on."""
+    rank = len(shape)
+    axes = sorted({a % rank if -rank <= a < rank else a for a in ([axis] if isinstance(axis, int) else axis)})
+    if not axes or axes[0] < 0 or axes[-1] >= rank or axes != list(range(axes[0], axes[-1] + 1)):
+        raise ValueError(f"{op}: axis={axis!r} must name consecutive axes of a tensor of shape {tuple(shape)}")
+    return (math.prod(shape[:axes[0]]), math.prod(shape[axes[0]:axes[-1] + 1]),
+            math.prod(shape[axes[-1] + 1:]))

@@ -13,7 +13,8 @@ from .. import activations
 from .base import Backend
 from .host_memory import HostMemory
 from . import image_args
-from .numpy_ops import activations as numpy_activations, images, losses, optimizers, windows
+from .numpy_ops import (activations as numpy_activations, images, losses, optimizers, regularize,
+                        row_losses, windows)
 from .numpy_ops.layer_ops import NumpyLayerOps
 from .numpy_ops.tensor_ops import NumpyTensorOps
 from .checks import check_concat, check_dropout_args, check_scalar_out, check_shape, require_input
@@ -348,6 +349,12 @@ class NumpyBackend(NumpyTensorOps, NumpyLayerOps, HostMemory, Backend):
         check_scalar_out("all_finite", out)
         out[0] = 1.0 if np.isfinite(x).all() else 0.0
 
+    def row_loss_forward(self, loss, pred, targets, kind, delta=1.0):
+        row_losses.row_loss_forward(loss, pred, targets, kind, delta)
+
+    def row_loss_backward(self, dpred, pred, targets, kind, delta, scale):
+        row_losses.row_loss_backward(dpred, pred, targets, kind, delta, scale)
+
     # -------------------------------------------------------- optimizers
     def clip_by_value(self, g, clipvalue):
         optimizers.clip_by_value(g, clipvalue)
@@ -366,6 +373,44 @@ class NumpyBackend(NumpyTensorOps, NumpyLayerOps, HostMemory, Backend):
 
     def adagrad_update(self, w, g, acc, lr, epsilon, weight_decay):
         optimizers.adagrad_update(w, g, acc, lr, epsilon, weight_decay)
+
+    def adadelta_update(self, w, g, acc_grad, acc_delta, lr, rho, epsilon, weight_decay):
+        optimizers.adadelta_update(w, g, acc_grad, acc_delta, lr, rho, epsilon, weight_decay)
+
+    def adamax_update(self, w, g, m, u, lr, beta_1, beta_2, epsilon, step, weight_decay):
+        optimizers.adamax_update(w, g, m, u, lr, beta_1, beta_2, epsilon, step, weight_decay)
+
+    def nadam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, weight_decay):
+        optimizers.nadam_update(w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, weight_decay)
+
+    def lion_update(self, w, g, m, lr, beta_1, beta_2, weight_decay):
+        optimizers.lion_update(w, g, m, lr, beta_1, beta_2, weight_decay)
+
+    def ftrl_update(self, w, g, acc, linear, lr, lr_power, l1, l2, l2_shrinkage, weight_decay):
+        optimizers.ftrl_update(w, g, acc, linear, lr, lr_power, l1, l2, l2_shrinkage, weight_decay)
+
+    def l1_l2_penalty(self, out, w, l1, l2, accumulate=False):
+        check_scalar_out("l1_l2_penalty", out)
+        regularize.l1_l2_penalty(out, w, l1, l2, accumulate)
+
+    def l1_l2_gradient(self, g, w, l1, l2):
+        regularize.l1_l2_gradient(g, w, l1, l2)
+
+    def orthogonal_penalty(self, out, w, factor, mode, accumulate=False):
+        check_scalar_out("orthogonal_penalty", out)
+        regularize.orthogonal_penalty(out, w, factor, mode, accumulate)
+
+    def orthogonal_gradient(self, g, w, factor, mode):
+        regularize.orthogonal_gradient(g, w, factor, mode)
+
+    def norm_constraint(self, w, axis, min_value, max_value, rate):
+        regularize.norm_constraint(w, axis, min_value, max_value, rate)
+
+    def ema_update(self, average, w, momentum):
+        optimizers.ema_update(average, w, momentum)
+
+    def clip_by_global_norm(self, grads, clipnorm):
+        optimizers.clip_by_global_norm(grads, clipnorm)
 
 
 def create(**options):

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from .. import initializers
+from .. import constraints, initializers, regularizers
 from ..arguments import int_tuple
 from ..autodiff import Variable
 from ..naming import auto_name, snake_case
@@ -83,11 +83,13 @@ class Weight(Variable):
     """One trainable or non-trainable weight: its backend tensor and gradient. In a custom
     layer's call it works as a tensor of minidl.ops (operators included)."""
 
-    def __init__(self, name, shape, initializer, trainable):
+    def __init__(self, name, shape, initializer, trainable, regularizer=None, constraint=None):
         self.name = name
         self.shape = tuple(shape)
         self.initializer = initializer
         self.trainable = trainable
+        self.regularizer = regularizer  # its penalty joins the loss, its gradient the weight's
+        self.constraint = constraint    # applied after every optimizer step
         self.value = None   # backend tensor, set by Layer.attach
         self.grad = None    # backend tensor (trainable weights only)
         self.backend = None
@@ -106,7 +108,7 @@ class Layer(metaclass=LayerMeta):
     # layer's position and the step count, so that a resumed run draws the same numbers.
     needs_step_seed = False
 
-    def __init__(self, name=None, trainable=True, dtype=None):
+    def __init__(self, name=None, trainable=True, dtype=None, activity_regularizer=None):
         if dtype is not None and not _is_float32(dtype):
             raise TypeError(f"{type(self).__name__}: dtype must be 'float32' (or None), the one "
                             f"dtype minidl layers compute in; got {dtype!r}")
@@ -114,6 +116,10 @@ class Layer(metaclass=LayerMeta):
             raise ValueError(f"{type(self).__name__}: name must be a non-empty string, got {name!r}")
         self.name = name or auto_name(snake_case(type(self).__name__))
         self.trainable = trainable
+        # Keras's activity regularizer: its penalty of the layer's output, divided by the batch
+        # size, joins the loss once per call; the model's graph keeps each call's output and
+        # adds the gradient to its dout (models/graph.py).
+        self.activity_regularizer = regularizers.get(activity_regularizer)
         self.built = False
         self.backend = None
         self.input_shape = None
@@ -127,6 +133,22 @@ class Layer(metaclass=LayerMeta):
     # ------------------------------------------------------------ config
     def get_config(self):
         return {"name": self.name, "trainable": self.trainable}
+
+    def _set_weight_options(self, kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
+                            bias_constraint=None):
+        """Keras's kernel/bias regularizer and constraint arguments (names, instances or dicts),
+        for layers with a kernel and a bias; build() hands them to add_weight."""
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
+
+    def _weight_options_config(self):
+        return {"kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "activity_regularizer": regularizers.serialize(self.activity_regularizer),
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint)}
 
     @classmethod
     def from_config(cls, config):
@@ -235,14 +257,12 @@ class Layer(metaclass=LayerMeta):
     def add_weight(self, name=None, shape=None, initializer=None, trainable=True,
                    regularizer=None, dtype=None, constraint=None):
         """A new weight (Keras's add_weight; keywords or minidl's (name, shape, initializer)
-        order). Shapes have no batch axis; the initializer defaults to glorot_uniform."""
+        order). Shapes have no batch axis; the initializer defaults to glorot_uniform. A
+        regularizer's penalty joins the loss; a constraint is applied after every update."""
         if isinstance(name, (tuple, list)):   # Keras's positional order: shape first
             name, shape = shape if isinstance(shape, str) else None, name
         if shape is None:
             raise ValueError(f"{self.describe()}.add_weight: shape is required")
-        if regularizer is not None or constraint is not None:
-            raise ValueError(f"{self.describe()}.add_weight: regularizer and constraint are not "
-                             "supported; add the penalty to your loss instead")
         if dtype is not None and not _is_float32(dtype):
             raise TypeError(f"{self.describe()}.add_weight: dtype must be float32, got {dtype!r}")
         name = name or f"variable_{len(self.weights_by_name)}"
@@ -250,7 +270,7 @@ class Layer(metaclass=LayerMeta):
             raise ValueError(f"{self.describe()}: a weight named {name!r} already exists")
         shape = int_tuple(shape, "shape", f"{self.describe()}.add_weight") if shape != () else ()
         weight = Weight(name, shape, initializers.get(initializer or "glorot_uniform"),
-                        bool(trainable))
+                        bool(trainable), regularizers.get(regularizer), constraints.get(constraint))
         self.weights_by_name[name] = weight
         return weight
 

@@ -53,8 +53,10 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", activation=None,
                  use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
-                 name=None, trainable=True):
-        super().__init__(name=name, trainable=trainable)
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable, activity_regularizer=activity_regularizer)
+        self._set_weight_options(kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint)
         if not isinstance(filters, int) or isinstance(filters, bool) or filters <= 0:
             raise ValueError(f"{self.describe()}: filters must be a positive int, got {filters!r}")
         self.filters = filters
@@ -70,7 +72,7 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
         return dict(super().get_config(), filters=self.filters, kernel_size=list(self.kernel_size),
                     strides=list(self.strides), padding=self.padding, activation=self.activation,
                     use_bias=self.use_bias, kernel_initializer=str(self.kernel_initializer),
-                    bias_initializer=str(self.bias_initializer))
+                    bias_initializer=str(self.bias_initializer), **self._weight_options_config())
 
     def build(self, input_shape):
         self.expect_rank(input_shape, 3, "(height, width, channels)")
@@ -79,9 +81,11 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
         if self.padding == "valid" and (h < kh or w < kw):
             raise ValueError(f"{self.describe()}: kernel {self.kernel_size} is larger than its "
                              f"input {format_shape(input_shape)} with padding 'valid'")
-        self.kernel = self.add_weight("kernel", (kh, kw, c, self.filters), self.kernel_initializer)
+        self.kernel = self.add_weight("kernel", (kh, kw, c, self.filters), self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
         if self.use_bias:
-            self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer)
+            self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer,
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
 
     def compute_output_shape(self, input_shape):
         plan = _window((1,) + tuple(input_shape), self.kernel_size, self.strides, self.padding,

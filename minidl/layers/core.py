@@ -50,8 +50,11 @@ class Dense(ActivationMixin, Layer):
     """y = activation(x @ kernel + bias) over the last axis; kernel (in, units), bias (units,)."""
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", name=None, trainable=True):
-        super().__init__(name=name, trainable=trainable)
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None, name=None,
+                 trainable=True):
+        super().__init__(name=name, trainable=trainable, activity_regularizer=activity_regularizer)
+        self._set_weight_options(kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint)
         if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
             raise ValueError(f"{self.describe()}: units must be a positive int, got {units!r}")
         self.units = units
@@ -63,15 +66,17 @@ class Dense(ActivationMixin, Layer):
     def get_config(self):
         return dict(super().get_config(), units=self.units, activation=self.activation,
                     use_bias=self.use_bias, kernel_initializer=str(self.kernel_initializer),
-                    bias_initializer=str(self.bias_initializer))
+                    bias_initializer=str(self.bias_initializer), **self._weight_options_config())
 
     def build(self, input_shape):
         if len(input_shape) < 1:
             raise ValueError(f"{self.describe()} needs inputs with a feature axis, "
                              f"got shape {format_shape(input_shape)}")
-        self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer)
+        self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
         if self.use_bias:
-            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
+            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer,
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.units,)

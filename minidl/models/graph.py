@@ -7,6 +7,10 @@ on its own activation buffers and saved inputs (swapped in and out of the layer,
 _NodeState), while all of them share the layer's weights, and the weight gradients of its
 nodes are summed. A tensor used by several nodes gets its gradients summed in a buffer
 that the graph owns. A graph of layers called once (every Sequential) swaps nothing.
+
+A layer with an activity regularizer adds its penalty once per call node (as Keras adds it
+at every call): forward keeps each such node's output (activity_outputs) for the model's
+loss, and backward adds the penalty's gradient to that node's dL/doutput.
 """
 
 from collections import Counter
@@ -91,6 +95,8 @@ class Graph:
         self.backend = None
         self._grad_buffers = BufferSet()   # summed gradients of tensors used twice
         self._steps = None
+        self._activity = {}                # output id -> activity regularizer of its node
+        self._activity_values = {}         # output id -> that node's output, after forward
 
     # ---------------------------------------------------------- structure
     def _topological_order(self):
@@ -173,6 +179,9 @@ class Graph:
                           node.structured, node.training, state, has_weights,
                           count[id(layer)] > 1 and has_weights))
         self._steps = steps
+        self._activity = {out: layer.activity_regularizer
+                          for layer, _, out, *_ in steps
+                          if getattr(layer, "activity_regularizer", None) is not None}
         self._needs = [(layer, needs[id(layer)]) for layer in self.primitive_layers]
         self._input_ids = [id(t) for t in self.inputs]
         self._output_ids = [id(t) for t in self.outputs]
@@ -198,6 +207,12 @@ class Graph:
     def trainable_weights(self):
         return [w for layer in self.primitive_layers for w in layer.trainable_weights]
 
+    def trainable_weight_paths(self):
+        """Keras paths ("dense/kernel") of trainable_weights(), for the optimizer's
+        exclude_from_weight_decay(var_names=)."""
+        return [f"{layer.name}/{w.name}" for layer in self.primitive_layers
+                for w in layer.trainable_weights]
+
     # ---------------------------------------------------------- compute
     def forward(self, xs, training):
         """Run the graph on backend tensors `xs` (one per input); a list, one per output."""
@@ -211,7 +226,19 @@ class Graph:
                 values[out] = layer.forward(x, mode)
             else:
                 values[out] = state.forward(layer, x, mode)
+        if self._activity:   # the model adds their penalties to the loss
+            self._activity_values = {i: values[i] for i in self._activity}
         return [values[i] for i in self._output_ids]
+
+    @property
+    def has_activity_regularizers(self):
+        return bool(self._activity)
+
+    def activity_outputs(self):
+        """(regularizer, output) of every node with an activity regularizer, from the last
+        forward (the model adds their penalties to the loss)."""
+        return [(reg, self._activity_values[i]) for i, reg in self._activity.items()
+                if i in self._activity_values]
 
     def preactivation(self, index):
         """The pre-activation of output `index` after forward (for a fused loss)."""
@@ -222,10 +249,13 @@ class Graph:
         raise ValueError(f"{self.owner}: output {index} is a model input")
 
     def fusable(self, index):
-        """Whether output `index` can take dL/dpre-activation: produced by a layer and read
-        by no other node nor listed twice as an output."""
+        """Whether output `index` can take dL/dpre-activation: produced by a layer, read
+        by no other node nor listed twice as an output, and without an activity regularizer
+        (whose gradient needs dL/doutput)."""
         t = self.outputs[index]
         if isinstance(t.layer, InputLayer) or self._output_ids.count(id(t)) > 1:
+            return False
+        if id(t) in self._activity:
             return False
         return not any(id(t) in (ins if structured else [ins])
                        for _, ins, _, structured, *_ in self._steps)
@@ -243,6 +273,13 @@ class Graph:
             g = grads.pop(out, None)
             if g is None or not (layer.input_grad_needed or has_weights):
                 continue
+            if out in self._activity:   # the node's penalty is reg(output) / batch
+                # into a copy: g may be shared (Add passes one dout to all its inputs)
+                output, own = self._activity_values[out], self._grad_buffers.get(("activity", out),
+                                                                                 b.shape(g))
+                b.copy(own, g)
+                self._activity[out].add_gradient(b, own, output, 1.0 / b.shape(output)[0])
+                g = own
             if state is not None:
                 state.load(layer)
             saved = self._save_grads(layer) if shared and id(layer) in done else None

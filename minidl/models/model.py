@@ -11,7 +11,7 @@ from .. import random as mrandom
 from ..custom_objects import custom_object_scope
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
-from . import saving, structure
+from . import penalties, saving, structure
 from .config import functional_config, functional_from_config
 from .concurrency import UseGuard, one_thread_at_a_time
 from .graph import Graph
@@ -141,8 +141,12 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
                                  f"now trains {len(shapes)} (after a trainable change): pass a "
                                  "new optimizer")
         else:
-            optimizer.build(self.backend, [w.value for w in trainable])
+            # Keras paths ("dense/kernel") for exclude_from_weight_decay(var_names=...)
+            optimizer.build(self.backend, [w.value for w in trainable],
+                            names=self.graph.trainable_weight_paths())
         self.optimizer, self._heads, self._trained_weights = optimizer, heads, trainable
+        self._penalties = penalties.plan(self.graph)  # regularizers and constraints
+        self._penalized = bool(self._penalties[0]) or self.graph.has_activity_regularizers
         self._grads_and_vars = [(w.grad, w.value) for w in trainable]
         # the Loss objects (one for a one-output model, else one per output, in order)
         self.loss = heads[0].loss if len(heads) == 1 else [h.loss for h in heads]
@@ -161,8 +165,11 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         self.compiled = True
 
     def _new_counters(self):
+        """(per head: (loss sum, metric counts), penalty sum): the regularization penalties
+        join the total loss only, not an output's own loss (Keras 3's logs)."""
         b = self.backend
-        return [(b.zeros((1,)), [b.zeros((1,)) for _ in h.metrics]) for h in self._heads]
+        return ([(b.zeros((1,)), [b.zeros((1,)) for _ in h.metrics]) for h in self._heads],
+                b.zeros((1,)))
 
     def _require_compiled(self, what):
         self._require_built(what)
@@ -199,21 +206,26 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
     # ------------------------------------------------------------ metrics
     def reset_metrics(self):
         b = self.backend
-        for loss_sum, counts in self._counters:
+        heads, penalty_sum = self._counters
+        for loss_sum, counts in heads:
             b.fill(loss_sum, 0.0)
             for c in counts:
                 b.fill(c, 0.0)
         for h in self._heads:
             for m in h.metrics:
                 m.reset()
+        if self._penalized:
+            b.fill(penalty_sum, 0.0)
         self._seen = 0
 
     def _metric_values(self):
         """The running loss and metrics since the last reset (reads the device)."""
         b = self.backend
         seen = max(self._seen, 1)
-        values, total = {}, 0.0
-        for h, (loss_sum, counts) in zip(self._heads, self._counters):
+        heads, penalty_sum = self._counters
+        values = {}
+        total = float(b.to_numpy(penalty_sum)[0]) / seen if self._penalized else 0.0
+        for h, (loss_sum, counts) in zip(self._heads, heads):
             head_loss = float(b.to_numpy(loss_sum)[0]) / (seen * h.positions)
             total += h.weight * head_loss
             if len(self._heads) > 1:
@@ -229,8 +241,9 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         predictions each loss scored."""
         b = self.backend
         preds = []
+        heads, penalty_sum = self._counters
         for i, (h, hb, y, out, (loss_sum, counts)) in enumerate(
-                zip(self._heads, bufs, ys, outputs, self._counters)):
+                zip(self._heads, bufs, ys, outputs, heads)):
             b.copy_from_host(hb["y"], y)
             pred = self._rows(self.graph.preactivation(h.index) if h.fused else out, n, h)
             h.loss.forward(b, hb["loss"], pred, hb["y_rows"], hb["probs_rows"])
@@ -243,6 +256,8 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
             for m, c in zip(h.metrics, counts):
                 m.update(b, c, scored, hb["y_rows"], accumulate=True)
             preds.append(pred)
+        if self._penalized:   # the running sum is per sample: n times this batch's penalty
+            penalties.add_penalties(b, penalty_sum, self._penalties[0], self.graph, n)
         self._seen += n
         return preds
 
@@ -273,6 +288,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
                 rows = np.repeat(sws[i], h.positions)
                 self._weigh(hb, "dpred_rows", np.repeat(rows[:, None], h.shape[-1], axis=1))
         self.graph.backward([hb["dpred"] for hb in bufs], self._fused)
+        penalties.add_penalty_gradients(b, self._penalties[1])
 
     def _train_step(self, xs, ys, sws=None):
         """One forward + backward + update on host arrays already validated."""
@@ -282,6 +298,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
             layer.step_seed = mrandom.mix_seed(base, position, self.optimizer.iterations) >> 2
         self._gradients(xs, ys, sws)
         self.optimizer.apply_gradients(self._grads_and_vars)
+        penalties.apply_constraints(self.backend, self._penalties[2])
 
     def _test_step(self, xs, ys, sws=None):
         n = len(xs[0])

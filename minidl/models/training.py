@@ -115,6 +115,8 @@ class TrainingLoops:
         except BaseException:
             forget_position(self)
             raise
+        if epochs > initial_epoch:  # Keras: with use_ema the weights take their moving averages
+            self.optimizer.finalize_variable_values([w.value for w in self._trained_weights])
         cbs.on_train_end()
         return history
 

@@ -23,6 +23,8 @@ from ._ffi import INT32, checked, ffi, fptr, output, raise_for_status, require_l
 from .images import ImageOps
 from .layer_ops import CpuLayerOps
 from .linalg import LinalgOps
+from .optim_ops import OptimOps
+from .row_loss_ops import RowLossOps
 from .tensor_ops import CpuTensorOps
 
 
@@ -34,7 +36,8 @@ def _rows_cols(shape):
     return (math.prod(shape[:-1]), c)
 
 
-class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, LinalgOps, HostMemory, Backend):
+class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, LinalgOps, OptimOps, RowLossOps, HostMemory,
+                 Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
 
     name = "cpu"

@@ -18,6 +18,8 @@ from .gemm import Gemm
 from .group_ops import GroupOps
 from .images import ImageOps
 from .layer_ops import LayerOps
+from .optim_ops import OptimOps
+from .row_loss_ops import RowLossOps
 from .runtime import Runtime
 from .tensor import CLTensor
 from .tensor_ops import OpenCLTensorOps
@@ -30,7 +32,8 @@ COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 
 
 
-class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, ConvOps, GroupOps, Backend):
+class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps,
+                    GroupOps, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
     convolutions in conv.ConvOps; losses, metrics, reductions and optimizer updates in
     training_ops.TrainingOps; the GPU profile's cooperative reductions in group_ops.GroupOps.

@@ -1,22 +1,24 @@
-"""Optimizers with Keras's names, defaults and update rules.
+"""The optimizer base class: Keras 3's common arguments, the step, state and config.
 
 An optimizer holds hyperparameters and one set of state tensors per weight. It never
-computes with numpy during a step: `apply_gradients` only calls the backend's clip ops
-and its fused update op (sgd_update, adam_update, rmsprop_update, adagrad_update), so
-a backend that keeps tensors on a device updates them there. Host copies happen only in
-`get_state`/`set_state`, which save/load use to resume training with identical state.
+computes with numpy during a step: `apply_gradients` only calls the backend's clip ops,
+its fused update op (sgd_update, adam_update, ... one per optimizer) and, with use_ema,
+ema_update, so a backend that keeps tensors on a device updates them there. Host copies
+happen only in `get_state`/`set_state`, which save/load use to resume with identical state.
 
-Lifecycle: construct (hyperparameters) -> build(backend, weights) once (state tensors)
--> apply_gradients([(grad, weight), ...]) every step, in the order given to build.
+Lifecycle: construct (hyperparameters) -> build(backend, weights, names) once (state
+tensors) -> apply_gradients([(grad, weight), ...]) every step, in the order given to build
+-> finalize_variable_values() at the end of fit (the moving average replaces the weights
+when use_ema, as Keras does).
 """
 
-import math
 import numbers
+import re
 
 import numpy as np
 
-from . import schedules
-from .arguments import number as _number
+from .. import schedules
+from ..arguments import number as _number
 
 
 def _keras2_arguments(owner, learning_rate, keras2):
@@ -39,8 +41,9 @@ class Optimizer:
     # slots that hold running averages of squared gradients (never negative)
     _non_negative_slots = ()
 
-    def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None, name=None,
-                 **keras2):
+    def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, use_ema=False, ema_momentum=0.99, ema_overwrite_frequency=None,
+                 name=None, **keras2):
         owner = type(self).__name__
         learning_rate, self.decay = _keras2_arguments(owner, learning_rate, keras2)
         self.learning_rate = learning_rate
@@ -49,6 +52,14 @@ class Optimizer:
                                 allow_none=True)
         self.clipvalue = _number(clipvalue, "clipvalue", owner, low=0.0, low_inclusive=False,
                                  allow_none=True)
+        self.global_clipnorm = _number(global_clipnorm, "global_clipnorm", owner, low=0.0,
+                                       low_inclusive=False, allow_none=True)
+        if self.global_clipnorm is not None and (self.clipnorm is not None or self.clipvalue is not None):
+            raise ValueError(f"{owner}: only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be "
+                             f"set. Received: clipnorm={clipnorm}, clipvalue={clipvalue}, "
+                             f"global_clipnorm={global_clipnorm}")
+        self._set_ema(owner, use_ema, ema_momentum, ema_overwrite_frequency)
+        self._exclude_ids, self._exclude_pattern = set(), None
         if name is not None and not isinstance(name, str):
             raise TypeError(f"{owner}: name must be a string or None, got {name!r}")
         self.name = name if name is not None else owner.lower()
@@ -57,6 +68,40 @@ class Optimizer:
         self._shapes = None          # shape of each weight given to build()
         self._state = None           # slot name -> list of state tensors, one per weight
         self._pending_state = None   # set_state() before build(): applied by build()
+
+    def _set_ema(self, owner, use_ema, ema_momentum, ema_overwrite_frequency):
+        if not isinstance(use_ema, bool):
+            raise TypeError(f"{owner}: use_ema must be a bool, got {use_ema!r}")
+        self.use_ema = use_ema
+        self.ema_momentum = _number(ema_momentum, "ema_momentum", owner, low=0.0, high=1.0,
+                                    high_inclusive=True)
+        if ema_overwrite_frequency is not None and (
+                isinstance(ema_overwrite_frequency, bool) or not isinstance(ema_overwrite_frequency, int)
+                or ema_overwrite_frequency < 1):
+            raise ValueError(f"{owner}: ema_overwrite_frequency must be an integer >= 1 or None, "
+                             f"got {ema_overwrite_frequency!r}")
+        self.ema_overwrite_frequency = ema_overwrite_frequency
+
+    def exclude_from_weight_decay(self, var_list=None, var_names=None):
+        """Keras's exclusion: no weight decay for the weights in var_list (backend tensors or
+        layer Weights) nor for those whose path ("layer_name/weight_name") matches one of the
+        regular expressions var_names (re.search). Only before build()."""
+        if self.built:
+            raise ValueError(f"{type(self).__name__} '{self.name}': exclude_from_weight_decay() can "
+                             f"only be configured before the optimizer is built")
+        self._exclude_ids = {id(v.value) if hasattr(v, "value") else id(v) for v in (var_list or ())}
+        names = list(var_names or ())
+        for name in names:
+            if not isinstance(name, str):
+                raise TypeError(f"{type(self).__name__}.exclude_from_weight_decay: var_names must be "
+                                f"strings (regular expressions), got {name!r}")
+        self._exclude_pattern = re.compile("|".join(sorted(set(names)))) if names else None
+
+    def _uses_weight_decay(self, weight, name):
+        if id(weight) in self._exclude_ids:
+            return False
+        return not (self._exclude_pattern is not None and name is not None
+                    and self._exclude_pattern.search(name) is not None)
 
     # -------------------------------------------------------- learning rate
     @property
@@ -86,13 +131,22 @@ class Optimizer:
     def built(self):
         return self._state is not None
 
-    def build(self, backend, weights):
-        """Create the state tensors for `weights` (a list of backend float tensors)."""
+    def build(self, backend, weights, names=None):
+        """Create the state tensors for `weights` (a list of backend float tensors); names are
+        their paths ("layer/kernel") for exclude_from_weight_decay(var_names=)."""
         if self.built:
             raise RuntimeError(f"{type(self).__name__} '{self.name}' is already built for "
                                f"{len(self._shapes)} weights; build() is called once")
         self._backend = backend
+        weights = list(weights)
+        names = list(names) if names is not None else [None] * len(weights)
+        if len(names) != len(weights):
+            raise ValueError(f"{type(self).__name__} '{self.name}'.build: {len(names)} names for "
+                             f"{len(weights)} weights")
         self._shapes = [tuple(backend.shape(w)) for w in weights]
+        self._weight_paths = names
+        self._decays = [self._weight_decay() if self._uses_weight_decay(w, name) else 0.0
+                        for w, name in zip(weights, names)]
         self._state = {slot: [self._create_slot(backend, slot, shape) for shape in self._shapes]
                        for slot in self._active_slots()}
         # The same tensors per weight, so that a step does no look-ups (set_state copies into them).
@@ -103,15 +157,29 @@ class Optimizer:
             self.set_state(backend, pending)
 
     def _active_slots(self):
-        return self._slots
+        return self._slots + self._ema_slot()
+
+    def _ema_slot(self):
+        """The moving average of each weight (Keras's "average" variables) when use_ema."""
+        return ("average",) if self.use_ema else ()
 
     def _create_slot(self, backend, slot, shape):
-        return backend.zeros(shape)
+        initial = self._initial_slot_value(slot)
+        if initial == 0.0:
+            return backend.zeros(shape)
+        tensor = backend.empty(shape)
+        backend.fill(tensor, initial)
+        return tensor
+
+    def _initial_slot_value(self, slot):
+        """The value a state slot starts from (Adagrad's and Ftrl's accumulators differ)."""
+        return 0.0
 
     # ---------------------------------------------------------------- step
     def apply_gradients(self, grads_and_vars):
-        """Clip each gradient in place (clipvalue, then clipnorm per tensor), update every
-        weight in place with the fused backend op, then count the step."""
+        """Clip the gradients in place (global_clipnorm over all of them; or clipvalue, then
+        clipnorm per tensor), update every weight in place with the fused backend op (weight
+        decay included), update the moving averages (use_ema), then count the step."""
         if not self.built:
             raise RuntimeError(f"{type(self).__name__} '{self.name}': call build(backend, weights) "
                                f"before apply_gradients")
@@ -129,17 +197,44 @@ class Optimizer:
                 raise ValueError(f"{type(self).__name__} '{self.name}': pair {index} has weight shape "
                                  f"{shape} and gradient shape {tuple(backend.shape(grad))}, expected "
                                  f"{self._shapes[index]} (the order given to build())")
+        if self.global_clipnorm is not None:
+            backend.clip_by_global_norm([grad for grad, _ in grads_and_vars], self.global_clipnorm)
+        for index, (grad, weight) in enumerate(grads_and_vars):
             if self.clipvalue is not None:
                 backend.clip_by_value(grad, self.clipvalue)
             if self.clipnorm is not None:
                 backend.clip_by_norm(grad, self.clipnorm)
-            self._update(backend, weight, grad, self._state_of_weight[index], lr)
+            self._update(backend, weight, grad, self._state_of_weight[index], lr, self._decays[index])
+        if self.use_ema:
+            self._update_moving_average(backend, [weight for _, weight in grads_and_vars])
         self.iterations += 1
+
+    def _update_moving_average(self, backend, weights):
+        """Keras: average = m * average + (1 - m) * w, m = 0 at the first step (a copy), then
+        every ema_overwrite_frequency steps the weights take the averages."""
+        momentum = self.ema_momentum if self.iterations != 0 else 0.0
+        averages = self._state["average"]
+        for average, weight in zip(averages, weights):
+            backend.ema_update(average, weight, momentum)
+        if self.ema_overwrite_frequency and (self.iterations + 1) % self.ema_overwrite_frequency == 0:
+            for average, weight in zip(averages, weights):
+                backend.copy(weight, average)
+
+    def finalize_variable_values(self, weights):
+        """The end of fit, as Keras: with use_ema the weights take their moving averages."""
+        if not (self.use_ema and self.built and self.iterations > 0):
+            return
+        weights = list(weights)
+        if len(weights) != len(self._shapes):
+            raise ValueError(f"{type(self).__name__} '{self.name}': finalize_variable_values got "
+                             f"{len(weights)} weights, the optimizer was built for {len(self._shapes)}")
+        for average, weight in zip(self._state["average"], weights):
+            self._backend.copy(weight, average)
 
     def _weight_decay(self):
         return 0.0 if self.weight_decay is None else self.weight_decay
 
-    def _update(self, backend, weight, grad, state, lr):
+    def _update(self, backend, weight, grad, state, lr, weight_decay):
         raise NotImplementedError(f"{type(self).__name__} must implement _update")
 
     # --------------------------------------------------------------- state
@@ -213,7 +308,10 @@ class Optimizer:
         if isinstance(lr, schedules.LearningRateSchedule):
             lr = schedules.serialize(lr)
         config = {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay,
-                  "clipnorm": self.clipnorm, "clipvalue": self.clipvalue}
+                  "clipnorm": self.clipnorm, "clipvalue": self.clipvalue,
+                  "global_clipnorm": self.global_clipnorm, "use_ema": self.use_ema,
+                  "ema_momentum": self.ema_momentum,
+                  "ema_overwrite_frequency": self.ema_overwrite_frequency}
         if self.decay:  # only when given, so that configs without it stay as Keras 3 writes them
             config["decay"] = self.decay
         return config
@@ -229,154 +327,3 @@ class Optimizer:
         return f"{type(self).__name__}({self.get_config()})"
 
 
-class SGD(Optimizer):
-    """Gradient descent with optional (Nesterov) momentum:
-    velocity = momentum * velocity - lr * g; w += velocity."""
-
-    _slots = ("momentum",)
-
-    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=None,
-                 clipnorm=None, clipvalue=None, name=None, **keras2):
-        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, name, **keras2)
-        self.momentum = _number(momentum, "momentum", "SGD", low=0.0, high=1.0)
-        if not isinstance(nesterov, bool):
-            raise TypeError(f"SGD: nesterov must be a bool, got {nesterov!r}")
-        self.nesterov = nesterov
-
-    def _active_slots(self):
-        # Without momentum Keras keeps no velocity; the backend op takes None then.
-        return self._slots if self.momentum != 0.0 else ()
-
-    def _update(self, backend, weight, grad, state, lr):
-        backend.sgd_update(weight, grad, state.get("momentum"), lr, self.momentum, self.nesterov,
-                           self._weight_decay())
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(momentum=self.momentum, nesterov=self.nesterov)
-        return config
-
-
-class RMSprop(Optimizer):
-    """ms = rho * ms + (1 - rho) * g^2; w -= lr * g / sqrt(ms + epsilon) (through a
-    momentum accumulator when momentum > 0)."""
-
-    _slots = ("velocity", "momentum")
-    _non_negative_slots = ("velocity",)
-
-    def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, weight_decay=None,
-                 clipnorm=None, clipvalue=None, name=None, **keras2):
-        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, name, **keras2)
-        self.rho = _number(rho, "rho", "RMSprop", low=0.0, high=1.0)
-        self.momentum = _number(momentum, "momentum", "RMSprop", low=0.0, high=1.0)
-        self.epsilon = _number(epsilon, "epsilon", "RMSprop", low=0.0)
-
-    def _active_slots(self):
-        return self._slots if self.momentum != 0.0 else ("velocity",)
-
-    def _update(self, backend, weight, grad, state, lr):
-        backend.rmsprop_update(weight, grad, state["velocity"], state.get("momentum"), lr, self.rho,
-                               self.momentum, self.epsilon, self._weight_decay())
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(rho=self.rho, momentum=self.momentum, epsilon=self.epsilon)
-        return config
-
-
-class Adam(Optimizer):
-    """Adam with Keras's bias correction folded into the step size at 1-based step t."""
-
-    _slots = ("momentum", "velocity")
-    _non_negative_slots = ("velocity",)
-
-    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
-                 weight_decay=None, clipnorm=None, clipvalue=None, name=None, **keras2):
-        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, name, **keras2)
-        self.beta_1 = _number(beta_1, "beta_1", "Adam", low=0.0, high=1.0)
-        self.beta_2 = _number(beta_2, "beta_2", "Adam", low=0.0, high=1.0)
-        self.epsilon = _number(epsilon, "epsilon", "Adam", low=0.0)
-
-    def _update(self, backend, weight, grad, state, lr):
-        backend.adam_update(weight, grad, state["momentum"], state["velocity"], lr, self.beta_1,
-                            self.beta_2, self.epsilon, self.iterations + 1, self._weight_decay())
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon)
-        return config
-
-
-class Adagrad(Optimizer):
-    """acc += g^2; w -= lr * g / sqrt(acc + epsilon); acc starts at initial_accumulator_value."""
-
-    _slots = ("accumulator",)
-    _non_negative_slots = ("accumulator",)
-
-    def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7,
-                 weight_decay=None, clipnorm=None, clipvalue=None, name=None, **keras2):
-        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, name, **keras2)
-        self.initial_accumulator_value = _number(initial_accumulator_value,
-                                                 "initial_accumulator_value", "Adagrad", low=0.0)
-        self.epsilon = _number(epsilon, "epsilon", "Adagrad", low=0.0)
-
-    def _create_slot(self, backend, slot, shape):
-        accumulator = backend.empty(shape)
-        backend.fill(accumulator, self.initial_accumulator_value)
-        return accumulator
-
-    def _update(self, backend, weight, grad, state, lr):
-        backend.adagrad_update(weight, grad, state["accumulator"], lr, self.epsilon,
-                               self._weight_decay())
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(initial_accumulator_value=self.initial_accumulator_value, epsilon=self.epsilon)
-        return config
-
-
-_OPTIMIZERS = {cls.__name__.lower(): cls for cls in (SGD, RMSprop, Adam, Adagrad)}
-
-# Keras 2's lower-case aliases, as its examples use them: keras.optimizers.rmsprop(lr=1e-4, decay=1e-6)
-sgd, rmsprop, adam, adagrad = SGD, RMSprop, Adam, Adagrad
-
-
-def serialize(optimizer):
-    """{"class_name": ..., "config": ...} describing `optimizer` (its state is not included)."""
-    if not isinstance(optimizer, Optimizer):
-        raise TypeError(f"optimizers.serialize: expected an Optimizer, got {type(optimizer).__name__}")
-    return {"class_name": type(optimizer).__name__, "config": optimizer.get_config()}
-
-
-def deserialize(config, custom_objects=None):
-    """A new optimizer from a serialize() dict."""
-    if not isinstance(config, dict) or "class_name" not in config:
-        raise ValueError(f"optimizers.deserialize: expected a dict with 'class_name' and 'config', "
-                         f"got {config!r}")
-    known = dict(_OPTIMIZERS)
-    known.update({name.lower(): cls for name, cls in (custom_objects or {}).items()})
-    name = str(config["class_name"]).lower()
-    if name not in known:
-        raise ValueError(f"optimizers.deserialize: unknown optimizer {config['class_name']!r}; "
-                         f"known: {sorted(known)}")
-    return known[name].from_config(config.get("config", {}))
-
-
-def get(identifier):
-    """An optimizer from a name ("sgd", "adam", "rmsprop", "adagrad"; any case, Keras defaults),
-    an Optimizer instance (returned as is) or a serialize() dict."""
-    if isinstance(identifier, Optimizer):
-        return identifier
-    if isinstance(identifier, str):
-        cls = _OPTIMIZERS.get(identifier.lower())
-        if cls is None:
-            raise ValueError(f"optimizers.get: unknown optimizer {identifier!r}; "
-                             f"known: {sorted(_OPTIMIZERS)}")
-        return cls()
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    raise TypeError(f"optimizers.get: cannot interpret {identifier!r} as an optimizer "
-                    f"(pass a name, an Optimizer or a {{'class_name', 'config'}} dict)")
-
-
-__all__ = ["Optimizer", "SGD", "RMSprop", "Adam", "Adagrad", "serialize", "deserialize", "get"]
