@@ -14,9 +14,10 @@ with one row of C per work-item (each work-item loads its row of A and all of B)
 a CPU kernel run on a GPU. It exits non-zero when a tiled product loads more than 1/16 byte per
 FLOP at a shape where every dimension is at least the tile's.
 
-The formulas are written here from the kernels' tunables (gemm.TILED_DEFAULT); they count the
-loads an implicit-GEMM convolution makes with the same tiles (im2col's matrix is never stored),
-the convolution kernels of the GPU profile being tiled products over the patch matrix.
+The bytes come from minidl/backends/opencl/traffic.py (the kernels' own formulas) when it
+exists, else from the formula here, written from the kernels' tunables (gemm.TILED_DEFAULT):
+each of the ceil(m / TSM) x ceil(n / TSN) work-groups loads its rows of op(A) and its columns of
+B over all k, the convolutions being tiled implicit GEMMs over the patch matrix (never stored).
 """
 
 import argparse
@@ -27,6 +28,11 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from minidl.backends.opencl.gemm import TILED_DEFAULT  # noqa: E402
+
+try:   # the kernels' own formulas (tile reshaping for narrow products included), where present
+    from minidl.backends.opencl import traffic
+except ImportError:
+    traffic = None
 
 FLOAT_BYTES = 4
 LIMIT = 1 / 16
@@ -46,7 +52,13 @@ def row_per_item_bytes(m, n, k):
 
 
 def keras_cnn_products(batch):
-    """(layer, pass, m, n, k) of every product in a keras_cnn training step at 32x32x3 inputs."""
+    """(layer, pass, kind, shapes, (m, n, k)) of every product of a keras_cnn training step at
+    32x32x3 inputs: traffic.py's kinds and shapes, and the tiled product each one is (a
+    convolution's as an implicit GEMM: forward (pixels out, filters, taps x channels), input
+    gradient (pixels in, channels, taps x filters), filter gradient (taps x channels, filters,
+    pixels out))."""
+    from minidl.backends.numpy_backend import NumpyBackend
+    planner = NumpyBackend()
     products = []
     h = w = 32
     channels = 3
@@ -56,19 +68,30 @@ def keras_cnn_products(batch):
             h, w = h // 2, w // 2
             continue
         filters, padding = layer
-        if padding == "valid":
-            h, w = h - 2, w - 2
-        pixels, taps = batch * h * w, 9 * channels
+        plan = planner.conv2d_plan((batch, h, w, channels), (3, 3, channels, filters), (1, 1), padding)
         name = f"conv{index + 1} {h}x{w}x{channels}->{filters}"
-        products += [(name, "forward", pixels, filters, taps),
-                     (name, "input grad", pixels, taps, filters) if index else None,
-                     (name, "filter grad", taps, filters, pixels)]
-        channels = filters
+        taps, out_pixels = 9, batch * plan.oh * plan.ow
+        products.append((name, "forward", "conv2d_forward", plan,
+                         (out_pixels, filters, taps * channels)))
+        if index:   # the first layer needs no input gradient
+            products.append((name, "input grad", "conv2d_backward_data", plan,
+                             (batch * h * w, channels, taps * filters)))
+        products.append((name, "filter grad", "conv2d_backward_filter", plan,
+                         (taps * channels, filters, out_pixels)))
+        h, w, channels = plan.oh, plan.ow, filters
     flat = h * w * channels
     for name, fan_in, units in (("dense 2304->512", flat, 512), ("dense 512->10", 512, 10)):
-        products += [(name, "forward", batch, units, fan_in), (name, "input grad", batch, fan_in, units),
-                     (name, "filter grad", fan_in, units, batch)]
-    return [p for p in products if p is not None]
+        for which, (m, n, k) in (("forward", (batch, units, fan_in)), ("input grad", (batch, fan_in, units)),
+                                 ("filter grad", (fan_in, units, batch))):
+            products.append((name, which, "gemm", {"m": m, "n": n, "k": k}, (m, n, k)))
+    return products
+
+
+def flops_of(kind, plan, mnk):
+    """Useful flops: 2 m n k, or for a convolution 2 N OH OW KH KW C F (traffic.py's count)."""
+    if kind == "gemm":
+        return 2 * math.prod(mnk)
+    return 2 * plan.n * plan.oh * plan.ow * plan.kh * plan.kw * plan.c * plan.oc
 
 
 def main(argv=None):
@@ -80,13 +103,18 @@ def main(argv=None):
     p = dict(TILED_DEFAULT)
     if args.tiles:
         p["TSM"], p["TSN"] = (int(v) for v in args.tiles.lower().split("x"))
-    print(f"tiled GEMM tiles: TSM={p['TSM']} TSN={p['TSN']} TSK={p['TSK']}; limit {LIMIT:.4f} B/FLOP; "
+    source = "minidl/backends/opencl/traffic.py" if traffic is not None else "this script's formulas"
+    print(f"bytes from {source}; tiled GEMM tiles: TSM={p['TSM']} TSN={p['TSN']} TSK={p['TSK']}; limit {LIMIT:.4f} B/FLOP; "
           f"batch {args.batch}")
     print(f"{'layer':<24} {'pass':<12} {'m x n x k':>20} {'tiled B/FLOP':>13} {'row/item B/FLOP':>16}")
     over = []
-    for layer, which, m, n, k in keras_cnn_products(args.batch):
-        flops = 2 * m * n * k
-        tiled, naive = tiled_bytes(m, n, k, p) / flops, row_per_item_bytes(m, n, k) / flops
+    for layer, which, kind, shapes, (m, n, k) in keras_cnn_products(args.batch):
+        flops = flops_of(kind, shapes, (m, n, k))
+        if traffic is not None:
+            tiled = traffic.bytes_per_flop(kind, shapes, p)
+        else:
+            tiled = tiled_bytes(m, n, k, p) / flops
+        naive = row_per_item_bytes(m, n, k) / flops
         full_tiles = m >= p["TSM"] and n >= p["TSN"]
         mark = "" if tiled <= LIMIT or not full_tiles else "  OVER"
         if mark:

@@ -7,8 +7,8 @@ Oclgrind (tests/test_oclgrind.py starts it; README shows the command for the ful
 By default it runs the cheapest row of each op of the table, each op's cheapest "-nan" row and
 the rows of EXTRA_ROWS (about 80 rows, a minute), with --all every row (hours), on the opencl
 backend with the GPU profile's kernels (small 16 x 16 GEMM tiles, so that tiles are ragged),
-comparing results with the numpy reference as test_ops does. The GEMM and convolution rows run
-again on the CPU profile's register-blocked family, and one long-k product takes its split-K
+comparing results with the numpy reference as test_ops does. Every row runs again with the CPU
+profile's kernels (the register-blocked GEMM family), and one long-k product takes its split-K
 path, so that every kernel of kernels/*.cl runs at least once. It writes JSON:
 the rows run, the rows that failed (with the error), and every kernel launched.
 """
@@ -126,14 +126,15 @@ def main(argv=None):
 
     Runtime.alloc = keeping_alloc
     gpu = create(gemm_params=dict(SMALL_TILES))
-    direct = create(runtime=gpu.rt, gemm_params=direct_default(4))
+    os.environ["MINIDL_OPENCL_PROFILE"] = "cpu"   # the CPU profile's kernels, on a runtime of their own
+    settings.reload()
+    cpu = create(runtime=Runtime(), gemm_params=direct_default(4))
+    os.environ["MINIDL_OPENCL_PROFILE"] = "gpu"
+    settings.reload()
     runs, failed = [], []
     rows = test_ops.CASES if args.all else select_rows(test_ops, args.match)
     for case in rows:
-        backends = [("gpu", gpu)]
-        if case.op in test_ops.GEMM_FAMILY_OPS:
-            backends.append(("direct", direct))
-        for label, backend in backends:
+        for label, backend in (("gpu", gpu), ("cpu", cpu)):
             try:
                 test_ops.check_case(backend, case)
             except BaseException as exc:  # noqa: BLE001 - pytest.skip and assertion errors alike
@@ -146,12 +147,12 @@ def main(argv=None):
         rng = np.random.default_rng(0)
         m, n, k = LONG_K
         a, b = rng.standard_normal((m, k), np.float32), rng.standard_normal((k, n), np.float32)
-        c = direct.zeros((m, n))
-        Gemm(gpu.rt, direct_default(4)).run(c, direct.from_numpy(a), direct.from_numpy(b),
-                                             m, n, k, False, 1.0, 0.0)
-        if not np.allclose(direct.to_numpy(c), a @ b, rtol=1e-4, atol=1e-3):
+        c = cpu.zeros((m, n))
+        Gemm(cpu.rt, direct_default(4)).run(c, cpu.from_numpy(a), cpu.from_numpy(b),
+                                            m, n, k, False, 1.0, 0.0)
+        if not np.allclose(cpu.to_numpy(c), a @ b, rtol=1e-4, atol=1e-3):
             failed.append({"row": f"split-k gemm {LONG_K}", "family": "direct", "error": "wrong"})
-        runs.append(f"split-k gemm {LONG_K} [direct]")
+        runs.append(f"split-k gemm {LONG_K} [cpu]")
     census = {"rows": runs, "failed": failed, "launched": sorted(launched),
               "defined": sorted(kernels_in_sources())}
     text = json.dumps(census, indent=1)

@@ -2,9 +2,9 @@
 out-of-bounds and uninitialized accesses, barrier divergence and API misuse.
 
 tests/_oclgrind_ops.py runs a subset of tests/test_ops.py's table (the cheapest row of each op
-and each op's cheapest NaN row, plus rows chosen to reach every kernel) on the GPU profile, the
-register-blocked GEMM family and the split-K path, comparing results with the numpy reference.
-This test runs it under `oclgrind --data-races --uninitialized --check-api` (about a minute)
+and each op's cheapest NaN row, plus rows chosen to reach every kernel) on the GPU profile, then
+on the CPU profile, and a split-K product, comparing results with the numpy reference.
+This test runs it under `oclgrind --data-races --uninitialized --check-api` (1-2 minutes)
 and wants no error reported, no row failing, and every __kernel of kernels/*.cl launched.
 Skipped where Oclgrind is not installed (Debian/Ubuntu: apt-get install oclgrind).
 """
