@@ -37,14 +37,23 @@ EXTRA_ROWS = (
 )   # m, n, k: a few blocks of C over a long k axis takes the split-K path
 
 
-def kernels_in_sources():
-    """Every __kernel defined in minidl/backends/opencl/kernels/*.cl."""
+def kernels_defined(runtime):
+    """Every kernel of minidl/backends/opencl/kernels/*.cl: each file built with its default
+    defines, its kernels as the compiler names them (kernels a macro defines included); for a
+    file that does not build alone, the names of its literal `__kernel void name(` lines."""
+    import pyopencl as cl
     from importlib import resources
+    from minidl.backends.opencl.runtime import COMMON_SOURCE
     names = set()
     folder = resources.files("minidl.backends.opencl").joinpath("kernels")
-    for entry in folder.iterdir():
-        if entry.name.endswith(".cl"):
-            names.update(re.findall(r"__kernel\s+(?:__attribute__\(\(.*?\)\)\s+)?void\s+(\w+)",
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".cl") or entry.name == COMMON_SOURCE:
+            continue
+        try:
+            built = runtime.program(entry.name).get_info(cl.program_info.KERNEL_NAMES)
+            names.update(name for name in built.split(";") if name)
+        except (RuntimeError, cl.Error):
+            names.update(re.findall(r"__kernel\s+(?:__attribute__\(\(.*?\)\)\s+)?void\s+([a-z]\w*)\s*\(",
                                     entry.read_text()))
     return names
 
@@ -154,7 +163,7 @@ def main(argv=None):
             failed.append({"row": f"split-k gemm {LONG_K}", "family": "direct", "error": "wrong"})
         runs.append(f"split-k gemm {LONG_K} [cpu]")
     census = {"rows": runs, "failed": failed, "launched": sorted(launched),
-              "defined": sorted(kernels_in_sources())}
+              "defined": sorted(kernels_defined(gpu.rt))}
     text = json.dumps(census, indent=1)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
