@@ -5,7 +5,7 @@ Oclgrind (tests/test_oclgrind.py starts it; README shows the command for the ful
         python tests/_oclgrind_ops.py [--all | --match ROW_ID_PART] [--out census.json]
 
 By default it runs the cheapest row of each op of the table, each op's cheapest "-nan" row and
-the rows of EXTRA_ROWS (about 80 rows, a minute), with --all every row (hours), on the opencl
+the rows of EXTRA_ROWS (about 80 rows, run twice: a minute or two), with --all every row (hours), on the opencl
 backend with the GPU profile's kernels (small 16 x 16 GEMM tiles, so that tiles are ragged),
 comparing results with the numpy reference as test_ops does. Every row runs again with the CPU
 profile's kernels (the register-blocked GEMM family), and one long-k product takes its split-K
@@ -37,22 +37,22 @@ EXTRA_ROWS = (
 )   # m, n, k: a few blocks of C over a long k axis takes the split-K path
 
 
-def kernels_defined(runtime):
-    """Every kernel of minidl/backends/opencl/kernels/*.cl: each file built with its default
-    defines, its kernels as the compiler names them (kernels a macro defines included); for a
-    file that does not build alone, the names of its literal `__kernel void name(` lines."""
+def kernels_defined(runtimes):
+    """Every kernel of minidl/backends/opencl/kernels/*.cl: those of each program `runtimes`
+    built, as the compiler names them (kernels a macro makes included), and for a file no
+    program was built from, its literal `__kernel void name(` lines. Builds nothing: a file
+    built alone without its defines fails, and Oclgrind would report the failed build."""
     import pyopencl as cl
     from importlib import resources
     from minidl.backends.opencl.runtime import COMMON_SOURCE
-    names = set()
+    names, built = set(), set()
+    for runtime in runtimes:
+        for (filename, _), program in runtime._programs.items():   # its program cache
+            built.add(filename)
+            names.update(n for n in program.get_info(cl.program_info.KERNEL_NAMES).split(";") if n)
     folder = resources.files("minidl.backends.opencl").joinpath("kernels")
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if not entry.name.endswith(".cl") or entry.name == COMMON_SOURCE:
-            continue
-        try:
-            built = runtime.program(entry.name).get_info(cl.program_info.KERNEL_NAMES)
-            names.update(name for name in built.split(";") if name)
-        except (RuntimeError, cl.Error):
+    for entry in folder.iterdir():
+        if entry.name.endswith(".cl") and entry.name not in built and entry.name != COMMON_SOURCE:
             names.update(re.findall(r"__kernel\s+(?:__attribute__\(\(.*?\)\)\s+)?void\s+([a-z]\w*)\s*\(",
                                     entry.read_text()))
     return names
@@ -163,7 +163,7 @@ def main(argv=None):
             failed.append({"row": f"split-k gemm {LONG_K}", "family": "direct", "error": "wrong"})
         runs.append(f"split-k gemm {LONG_K} [cpu]")
     census = {"rows": runs, "failed": failed, "launched": sorted(launched),
-              "defined": sorted(kernels_defined(gpu.rt))}
+              "defined": sorted(kernels_defined((gpu.rt, cpu.rt)))}
     text = json.dumps(census, indent=1)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
