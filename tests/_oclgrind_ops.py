@@ -5,8 +5,8 @@ Oclgrind (tests/test_oclgrind.py starts it; README shows the command for the ful
         python tests/_oclgrind_ops.py [--all | --match ROW_ID_PART] [--out census.json]
 
 By default it runs the cheapest row of each op of the table, each op's cheapest "-nan" row and
-the rows of EXTRA_ROWS (about 80 rows, run twice: a minute or two), with --all every row (hours), on the opencl
-backend with the GPU profile's kernels (small 16 x 16 GEMM tiles, so that tiles are ragged),
+the rows of EXTRA_ROWS (about 80 rows, run twice: a minute or two; --all: every row, hours),
+on the opencl backend with the GPU profile's kernels (small 16 x 16 GEMM tiles, so that tiles are ragged),
 comparing results with the numpy reference as test_ops does. Every row runs again with the CPU
 profile's kernels (the register-blocked GEMM family), and one long-k product takes its split-K
 path, so that every kernel of kernels/*.cl runs at least once. It writes JSON:
