@@ -86,8 +86,8 @@ run 60 "$PY" -c "import pyopencl as cl; [print(p.name, '/', d.name, cl.device_ty
 run 30 "$PY" -c "from minidl.backends.opencl import create; print(create().info())"
 
 # ------------------------------------------------------------------ 4. the opencl tests
-run 150 "$PY" -m pytest -q -p no:cacheprovider -k opencl tests/test_opencl_backend.py \
-    tests/test_opencl_fit.py tests/test_opencl_nan.py tests/test_ops.py tests/test_backend_training.py \
+run 150 "$PY" -m pytest -q -p no:cacheprovider -k opencl tests/test_opencl_*.py \
+    tests/test_ops.py tests/test_backend_training.py \
     tests/test_optimizers.py
 
 # ------------------------------------------------------------------ 5. the benchmark

@@ -8,6 +8,7 @@ Every program is kernels/common.cl (the macros the kernel files share) followed 
 """
 
 import contextlib
+import math
 import os
 from importlib import resources
 
@@ -305,9 +306,12 @@ class Runtime:
         return max(1, int(kernel.get_work_group_info(info, self.device)))
 
     def kernel_max_group(self, kernel):
-        """CL_KERNEL_WORK_GROUP_SIZE: the largest work-group `kernel` can run with here."""
-        return int(kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE,
-                                              self.device))
+        """The largest work-group `kernel` can run with here: CL_KERNEL_WORK_GROUP_SIZE, or the
+        kernel's reqd_work_group_size when larger (a build that succeeded can run it; Mesa 22.3's
+        rusticl reports 32 for every kernel, its required 16 x 16 included, and runs 256)."""
+        info = cl.kernel_work_group_info
+        required = math.prod(kernel.get_work_group_info(info.COMPILE_WORK_GROUP_SIZE, self.device))
+        return max(int(kernel.get_work_group_info(info.WORK_GROUP_SIZE, self.device)), required)
 
     def launch(self, kernel, global_size, local_size, *args):
         """Enqueue `kernel` (asynchronously). Tensor args pass their buffer, Python floats
