@@ -15,11 +15,17 @@ Tests that change a variable call `reload()` afterwards.
 | MINIDL_OPENCL_DEVICE   | opencl_device     | None (first GPU, else first) |
 | MINIDL_OPENCL_TUNE     | opencl_tune       | True                         |
 | MINIDL_OPENCL_PROFILE  | opencl_profile    | None (from the device type)  |
+| MINIDL_OPENCL_BUILD_OPTIONS | opencl_build_options | () (none added)       |
+
+MINIDL_OPENCL_BUILD_OPTIONS holds extra OpenCL C compiler options, split like a shell
+command line, appended to every program's own (e.g. "-cl-opt-disable" for Oclgrind, which
+cannot run the `freeze` instruction of LLVM's optimized builds).
 """
 
 import os
+import shlex
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Tuple
 
 _FALSE_WORDS = ("0", "false", "no", "off")
 CPU_ISAS = ("generic", "avx2", "avx512")
@@ -40,6 +46,7 @@ class Settings:
     opencl_device: Optional[str]
     opencl_tune: bool
     opencl_profile: Optional[str]
+    opencl_build_options: Tuple[str, ...] = ()
 
     @property
     def cache_dir(self):
@@ -78,6 +85,16 @@ def _choice(environ, name, choices):
     return value
 
 
+def _words(environ, name):
+    value = _text(environ, name)
+    if value is None:
+        return ()
+    try:
+        return tuple(shlex.split(value))
+    except ValueError as exc:  # an unclosed quote
+        raise SettingError(f"{name}={environ[name]!r}: {exc}") from None
+
+
 def read(environ=None):
     """Settings from `environ` (default os.environ), validated; raises SettingError."""
     environ = os.environ if environ is None else environ
@@ -92,6 +109,7 @@ def read(environ=None):
         opencl_device=_text(environ, "MINIDL_OPENCL_DEVICE"),
         opencl_tune=tune is None or tune.lower() not in _FALSE_WORDS,
         opencl_profile=_choice(environ, "MINIDL_OPENCL_PROFILE", OPENCL_PROFILES),
+        opencl_build_options=_words(environ, "MINIDL_OPENCL_BUILD_OPTIONS"),
     )
 
 

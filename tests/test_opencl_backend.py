@@ -38,10 +38,91 @@ def randn(rng, *shape):
 
 
 # ------------------------------------------------------------------------------ gemm
-def test_untuned_cpu_device_uses_the_direct_family(cl_be):
-    if cl_be.rt.profile != "cpu":
-        pytest.skip("the direct family is the untuned default of the CPU profile only")
-    assert cl_be.info()["gemm"]["family"] == "direct"   # PoCL's default; tests run untuned
+def test_untuned_gemm_family_follows_the_profile(cl_be):
+    # tests run untuned: the register-blocked family for the cpu profile, the tiled one for gpu
+    info = cl_be.info()
+    assert info["profile"] == cl_be.rt.profile in ("cpu", "gpu")
+    assert info["gemm"]["family"] == {"cpu": "direct", "gpu": "tiled"}[info["profile"]]
+
+
+class FakeDevice:
+    def __init__(self, type_bits):
+        self.type = type_bits
+
+
+def profile_setting(monkeypatch, name, value):
+    """MINIDL_<name>=value (or unset for None) for this test only (minidl.settings re-read)."""
+    from minidl import settings
+    if value is None:
+        monkeypatch.delenv(name, raising=False)
+    else:
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(settings, "_current", settings.read())
+
+
+def test_profile_comes_from_the_setting_else_the_device_type(monkeypatch):
+    import pyopencl as cl
+    from minidl.backends.opencl.runtime import device_profile
+    t = cl.device_type
+    oclgrind = t.CPU | t.GPU | t.ACCELERATOR   # how Oclgrind describes its simulated device
+    profile_setting(monkeypatch, "MINIDL_OPENCL_PROFILE", None)
+    assert [device_profile(FakeDevice(bits)) for bits in
+            (t.GPU, t.GPU | t.DEFAULT, t.CPU, t.ACCELERATOR, oclgrind)] == ["gpu", "gpu", "cpu", "cpu", "gpu"]
+    profile_setting(monkeypatch, "MINIDL_OPENCL_PROFILE", "GPU")
+    assert device_profile(FakeDevice(t.CPU)) == "gpu"
+    profile_setting(monkeypatch, "MINIDL_OPENCL_PROFILE", "cpu")
+    assert device_profile(FakeDevice(t.GPU)) == "cpu"
+
+
+def test_the_profile_setting_picks_the_untuned_gemm_family(cl_be, monkeypatch):
+    from minidl.backends.opencl import create
+    from minidl.backends.opencl.runtime import Runtime
+    for profile, family in (("cpu", "direct"), ("gpu", "tiled")):
+        profile_setting(monkeypatch, "MINIDL_OPENCL_PROFILE", profile)
+        runtime = Runtime()
+        assert runtime.profile == profile
+        assert create(runtime=runtime).info()["gemm"]["family"] == family
+    from minidl import settings
+    monkeypatch.setenv("MINIDL_OPENCL_PROFILE", "fpga")
+    with pytest.raises(settings.SettingError, match="MINIDL_OPENCL_PROFILE='fpga'.*cpu, gpu"):
+        settings.read()
+
+
+def test_extra_build_options_reach_every_program(cl_be, monkeypatch):
+    from minidl import settings
+    from minidl.backends.opencl.runtime import BASE_BUILD_OPTIONS, build_options
+    profile_setting(monkeypatch, "MINIDL_OPENCL_BUILD_OPTIONS", " -cl-opt-disable  -DEXTRA=7 ")
+    assert build_options({"TSM": 16, "RM": 2}) == [
+        *BASE_BUILD_OPTIONS, "-cl-opt-disable", "-DEXTRA=7", "-DRM=2", "-DTSM=16"]
+    import pyopencl as cl
+    program = cl_be.rt.program("elementwise.cl")     # built anew: the options are its cache key
+    assert any(p is program and "-cl-opt-disable" in options and "-DEXTRA=7" in options
+               for (_, options), p in cl_be.rt._programs.items())
+    built_with = program.get_build_info(cl_be.rt.device, cl.program_build_info.OPTIONS)
+    if built_with:   # what the driver says it used (rusticl 22.3 says nothing)
+        assert "-cl-opt-disable" in built_with and "-DEXTRA=7" in built_with
+    monkeypatch.setenv("MINIDL_OPENCL_BUILD_OPTIONS", "-I '/a dir' -w")   # split as a shell would
+    assert settings.read().opencl_build_options == ("-I", "/a dir", "-w")
+    monkeypatch.setenv("MINIDL_OPENCL_BUILD_OPTIONS", "-DX='unclosed")
+    with pytest.raises(settings.SettingError, match="MINIDL_OPENCL_BUILD_OPTIONS"):
+        settings.read()
+    profile_setting(monkeypatch, "MINIDL_OPENCL_BUILD_OPTIONS", None)
+    assert build_options() == list(BASE_BUILD_OPTIONS)
+
+
+def test_a_required_work_group_size_counts_as_runnable(cl_be):
+    import pyopencl as cl
+    info = cl.kernel_work_group_info
+
+    class Reported:   # what Mesa 22.3's rusticl answers for a reqd_work_group_size(16, 16, 1) kernel
+        def __init__(self, required):
+            self.required = required
+
+        def get_work_group_info(self, param, device):
+            return {info.WORK_GROUP_SIZE: 32, info.COMPILE_WORK_GROUP_SIZE: self.required}[param]
+
+    assert cl_be.rt.kernel_max_group(Reported([16, 16, 1])) == 256
+    assert cl_be.rt.kernel_max_group(Reported([0, 0, 0])) == 32
 
 
 def test_gemm_rejects_mismatched_shapes(cl_be):
@@ -150,6 +231,7 @@ def test_info_reports_device_and_gemm_parameters(cl_be):
     for key in ("platform", "device", "compute_units", "global_memory_bytes", "gemm"):
         assert key in info
     assert info["name"] == "opencl" and info["gemm"]["family"] in ("direct", "tiled")
+    assert info["profile"] in ("cpu", "gpu")
 
 
 # -------------------------------------------------------------------- device selection

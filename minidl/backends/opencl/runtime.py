@@ -8,6 +8,7 @@ Every program is kernels/common.cl (the macros the kernel files share) followed 
 """
 
 import contextlib
+import math
 import os
 from importlib import resources
 
@@ -66,7 +67,8 @@ def program_source(filename):
 
 def device_profile(device):
     """"gpu" or "cpu": which kernel shapes suit `device`. MINIDL_OPENCL_PROFILE decides when
-    set (a GPU-shaped run on PoCL tests the GPU kernels), else the device type does."""
+    set (a GPU-shaped run on PoCL tests the GPU kernels), else the device type does (Oclgrind
+    calls its device CPU|GPU|ACCELERATOR: it gets "gpu")."""
     chosen = settings.current().opencl_profile
     if chosen:
         return chosen
@@ -119,6 +121,14 @@ def device_kind(device):
         if device.type & bit:
             return name
     return "other"
+
+
+def build_options(defines=None):
+    """The compiler options of a program: BASE_BUILD_OPTIONS, MINIDL_OPENCL_BUILD_OPTIONS's, then
+    -D`defines` (sorted, so that a program's cache key does not depend on their order)."""
+    options = list(BASE_BUILD_OPTIONS) + list(settings.current().opencl_build_options)
+    options.extend(f"-D{name}={value}" for name, value in sorted((defines or {}).items()))
+    return options
 
 
 def describe_devices(devices):
@@ -193,6 +203,8 @@ class Runtime:
 
     @property
     def is_cpu(self):
+        """Whether the device's type is CPU (a fact about the device: kernel choices follow
+        `profile`, which MINIDL_OPENCL_PROFILE may override)."""
         return bool(self.device.type & cl.device_type.CPU)
 
     def info(self):
@@ -202,6 +214,7 @@ class Runtime:
             "platform_version": self.platform.version,
             "device": d.name,
             "device_type": self.device_type,
+            "profile": self.profile,
             "device_version": d.version,
             "driver_version": d.driver_version,
             "compute_units": d.max_compute_units,
@@ -278,9 +291,7 @@ class Runtime:
     def program(self, filename, defines=None):
         """The program built from common.cl and kernels/<filename> with -D`defines`, built once
         and cached."""
-        options = list(BASE_BUILD_OPTIONS)
-        for name, value in sorted((defines or {}).items()):
-            options.append(f"-D{name}={value}")
+        options = build_options(defines)
         key = (filename, tuple(options))
         program = self._programs.get(key)
         if program is None:
@@ -310,9 +321,12 @@ class Runtime:
         return max(1, int(kernel.get_work_group_info(info, self.device)))
 
     def kernel_max_group(self, kernel):
-        """CL_KERNEL_WORK_GROUP_SIZE: the largest work-group `kernel` can run with here."""
-        return int(kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE,
-                                              self.device))
+        """The largest work-group `kernel` can run with here: CL_KERNEL_WORK_GROUP_SIZE, or the
+        kernel's reqd_work_group_size when larger (a build that succeeded can run it; Mesa 22.3's
+        rusticl reports 32 for every kernel, its required 16 x 16 included, and runs 256)."""
+        info = cl.kernel_work_group_info
+        required = math.prod(kernel.get_work_group_info(info.COMPILE_WORK_GROUP_SIZE, self.device))
+        return max(int(kernel.get_work_group_info(info.WORK_GROUP_SIZE, self.device)), required)
 
     def launch(self, kernel, global_size, local_size, *args):
         """Enqueue `kernel` (asynchronously). Tensor args pass their buffer, Python floats
