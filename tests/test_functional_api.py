@@ -478,3 +478,26 @@ def test_load_weights_into_a_rebuilt_nested_model_with_other_names(numpy_backend
     second.load_weights(tmp_path / "w.minidl")
     a, b, _ = pairs(n=4)
     np.testing.assert_array_equal(second.predict([a, b]), first.predict([a, b]))
+
+
+def test_layer_build_takes_the_batch_axis_as_keras(active_backend):
+    dense = layers.Dense(3)
+    dense.build((None, 4))                     # the Keras transfer-learning guide's call
+    assert dense.built and dense.input_shape == (4,)
+    assert [w.shape for w in dense.get_weights()] == [(4, 3), (3,)]
+    dense.trainable = False
+    assert len(dense.weights) == 2 and not dense.trainable_weights
+    dense.set_weights([np.ones((4, 3)), np.zeros(3)])
+    np.testing.assert_allclose(dense(np.ones((2, 4))), np.full((2, 3), 4.0))
+    model = Sequential([layers.Input((4,)), dense])          # keeps the weights it was given
+    np.testing.assert_allclose(model.predict(np.ones((1, 4))), np.full((1, 3), 4.0))
+    concat = layers.Concatenate()
+    concat.build([(None, 2), (None, 3)])
+    assert concat.output_shape == (5,)
+    conv = layers.Conv2D(2, 3)
+    conv.build((None, 8, 8, 3))
+    assert conv.get_weights()[0].shape == (3, 3, 3, 2)
+    with pytest.raises(ValueError, match="Dense .*batch axis first"):
+        layers.Dense(2).build((4,))
+    with pytest.raises(ValueError, match="was built for input shape"):
+        dense.build((None, 5))
