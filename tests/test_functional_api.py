@@ -59,7 +59,7 @@ def test_siamese_gradients_are_summed_over_both_calls(float64_backend):
 
     model._gradients(xs, ys)
     rng = np.random.default_rng(0)
-    first = base.layers[0]
+    first = base.layers[1]   # after its InputLayer, as Keras 3 lists them
     assert len(model.weights) == 6 and first.kernel in model.weights  # one set of weights
     analytic = np.array(first.kernel.grad)
     idx, num = numeric_grad(loss, first.kernel.value, rng, count=10)
@@ -85,7 +85,7 @@ def test_merge_helpers_gradients(float64_backend, merge):
         return model._metric_values()["loss"]
 
     model._gradients(xs, ys)
-    for dense in model.layers[:2]:
+    for dense in model.layers[2:4]:   # after the two InputLayers
         analytic = np.array(dense.kernel.grad)
         idx, num = numeric_grad(loss, dense.kernel.value, rng, count=10)
         np.testing.assert_allclose(analytic.reshape(-1)[idx], num, rtol=1e-5, atol=1e-8)
@@ -108,8 +108,9 @@ def test_siamese_trains_saves_and_loads_on_every_backend(active_backend, tmp_pat
     a, b, y = pairs()
     history = model.fit([a, b], y, batch_size=16, epochs=25, verbose=0)
     assert history.history["accuracy"][-1] > 0.9
-    assert [type(l).__name__ for l in model.layers] == ["Model", "Subtract", "Multiply", "Dense"]
-    assert model.layers[0] is base
+    assert [type(l).__name__ for l in model.layers] == ["InputLayer", "InputLayer", "Model",
+                                                        "Subtract", "Multiply", "Dense"]
+    assert model.layers[2] is base
     assert model.count_params() == base.count_params() + 5
     lines = []
     model.summary(print_fn=lines.append)   # Keras 3.15's rows, counts and connections
@@ -473,7 +474,7 @@ def test_model_to_dot_draws_a_nested_model_as_one_node(numpy_backend_only):
 def test_load_weights_into_a_rebuilt_nested_model_with_other_names(numpy_backend_only, tmp_path):
     first, _ = siamese()
     second, _ = siamese()          # the same code again: other automatic layer names
-    assert first.layers[0].layers[0].name != second.layers[0].layers[0].name
+    assert first.layers[2].layers[1].name != second.layers[2].layers[1].name
     first.save_weights(tmp_path / "w.minidl")
     second.load_weights(tmp_path / "w.minidl")
     a, b, _ = pairs(n=4)
@@ -501,3 +502,29 @@ def test_layer_build_takes_the_batch_axis_as_keras(active_backend):
         layers.Dense(2).build((4,))
     with pytest.raises(ValueError, match="was built for input shape"):
         dense.build((None, 5))
+
+
+def test_functional_layers_list_the_input_layers_first(active_backend, tmp_path):
+    model = two_in_two_out()
+    kinds = [type(l).__name__ for l in model.layers]
+    assert kinds[:2] == ["InputLayer", "InputLayer"] and "InputLayer" not in kinds[2:]
+    assert model.get_layer(index=0) is model.layers[0] is model.inputs[0].layer
+    assert model.get_layer(index=2) is model.layers[2]
+    assert [w for l in model.layers for w in l.get_weights()] != []
+    expected = [w for l in model.layers[2:] for w in l.get_weights()]
+    for got, want in zip(model.get_weights(), expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+    lines = []
+    model.summary(print_fn=lines.append)
+    assert sum("(InputLayer)" in line for line in lines) == 2
+    model.save(tmp_path / "m.minidl")
+    loaded = load_model(tmp_path / "m.minidl")
+    assert [l.name for l in loaded.layers] == [l.name for l in model.layers]
+    x, m, _, _ = two_output_data(n=3)
+    xs = [x, m]
+    for got, want in zip(loaded.predict(xs), model.predict(xs)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    model.save_weights(tmp_path / "w.minidl")
+    loaded.load_weights(tmp_path / "w.minidl")
+    sequential = Sequential([layers.Input((4,)), layers.Dense(2)])
+    assert [type(l).__name__ for l in sequential.layers] == ["Dense"]   # as Keras's Sequential

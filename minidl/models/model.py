@@ -9,6 +9,7 @@ import numpy as np
 from .. import optimizers as optimizers_mod
 from .. import random as mrandom
 from ..custom_objects import custom_object_scope
+from ..layers.base import InputLayer
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
 from . import penalties, saving, structure
@@ -72,8 +73,15 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
 
     @property
     def layers(self):
-        """The layers and nested models, once each, in execution order (inputs left out)."""
-        return list(self.graph.layers[len(self.graph.inputs):]) if self.graph else []
+        """The InputLayers, then the layers and nested models, once each, in execution order
+        (Keras 3's functional model.layers; get_layer(index=) counts the same way)."""
+        return list(self.graph.layers) if self.graph else []
+
+    @property
+    def _weighted_layers(self):
+        """model.layers without the InputLayers (they hold no weights): the positions that
+        weight files index, the same for a Sequential and a functional model."""
+        return [l for l in self.layers if not isinstance(l, InputLayer)]
 
     @property
     def input_shape(self):
