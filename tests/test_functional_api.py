@@ -443,7 +443,7 @@ def test_a_shared_dropout_draws_a_mask_per_call(numpy_backend_only):
     assert (first != second).any()
 
 
-def test_weighted_metrics_names_and_refusal(numpy_backend_only, tmp_path):
+def test_weighted_metrics_names_and_saving(numpy_backend_only, tmp_path):
     inp = layers.Input((6,))
     model = Model(inp, layers.Dense(3, activation="softmax")(inp))
     model.compile("sgd", "sparse_categorical_crossentropy", metrics=["accuracy"],
@@ -452,8 +452,7 @@ def test_weighted_metrics_names_and_refusal(numpy_backend_only, tmp_path):
     history = model.fit(x, y, verbose=0)    # Keras 3.15's names
     assert sorted(history.history) == ["accuracy", "learning_rate", "loss", "weighted_accuracy"]
     assert history.history["accuracy"] == history.history["weighted_accuracy"]
-    with pytest.raises(ValueError, match="weighted_metrics cannot weigh samples"):
-        model.fit(x, y, sample_weight=np.ones(16), verbose=0)
+    model.fit(x, y, sample_weight=np.ones(16), verbose=0)
     model.save(tmp_path / "w.minidl")
     assert load_model(tmp_path / "w.minidl").metrics_names == ["loss", "accuracy",
                                                                  "weighted_accuracy"]
@@ -528,3 +527,64 @@ def test_functional_layers_list_the_input_layers_first(active_backend, tmp_path)
     loaded.load_weights(tmp_path / "w.minidl")
     sequential = Sequential([layers.Input((4,)), layers.Dense(2)])
     assert [type(l).__name__ for l in sequential.layers] == ["Dense"]   # as Keras's Sequential
+
+
+def _weighted_hits(hits, w):
+    """Keras's weighted mean: the sample weights broadcast over each sample's values."""
+    w = np.broadcast_to(w.reshape((-1,) + (1,) * (hits.ndim - 1)), hits.shape)
+    return float((hits * w).sum() / w.sum())
+
+
+def test_weighted_metrics_weigh_each_hit_by_its_sample(active_backend):
+    rng = np.random.default_rng(3)
+    n = 40
+    x = rng.normal(size=(n, 3, 6)).astype(np.float32)
+    inp = layers.Input((3, 6))
+    h = layers.Dense(8, activation="relu")(inp)
+    cls = layers.Dense(4, activation="softmax", name="cls")(h)          # 3 positions per sample
+    flags = layers.Dense(2, activation="sigmoid", name="flags")(layers.Flatten()(h))
+    model = Model(inp, [cls, flags])
+    model.compile("sgd", ["sparse_categorical_crossentropy", "binary_crossentropy"],
+                  metrics={"cls": ["accuracy"]},
+                  weighted_metrics={"cls": ["accuracy", "sparse_top_k_categorical_accuracy"],
+                                    "flags": ["accuracy"]})
+    yc = rng.integers(0, 4, size=(n, 3)).astype(np.float32)
+    yf = (rng.random((n, 2)) > 0.5).astype(np.float32)
+    w = np.round(rng.random(n) * 4) / 2                                   # 0, 0.5, ..., 2
+    pc, pf = model.predict(x)
+    got = model.evaluate(x, [yc, yf], sample_weight=w, batch_size=16, return_dict=True)
+    hits = pc.argmax(-1) == yc
+    assert got["cls_weighted_accuracy"] == pytest.approx(_weighted_hits(hits, w), rel=1e-6)
+    assert got["cls_accuracy"] == pytest.approx(hits.mean(), rel=1e-6)     # metrics= unweighted
+    assert _weighted_hits(hits, w) != pytest.approx(hits.mean(), rel=1e-3)
+    larger = (pc > np.take_along_axis(pc, yc.astype(int)[..., None], -1)).sum(-1)
+    assert got["cls_sparse_top_k_categorical_accuracy"] == pytest.approx(
+        _weighted_hits(larger < 5, w), rel=1e-6)
+    binary = (pf > 0.5) == (yf > 0.5)
+    assert got["flags_accuracy"] == pytest.approx(_weighted_hits(binary, w), rel=1e-6)
+    plain = model.evaluate(x, [yc, yf], return_dict=True)     # no weights: every weight 1
+    assert plain["cls_weighted_accuracy"] == pytest.approx(hits.mean(), rel=1e-6)
+    assert plain["flags_accuracy"] == pytest.approx(binary.mean(), rel=1e-6)
+    zero = model.evaluate(x, [yc, yf], sample_weight=np.zeros(n), return_dict=True)
+    assert zero["cls_weighted_accuracy"] == 0.0 and zero["flags_accuracy"] == 0.0
+    history = model.fit(x, [yc, yf], sample_weight=w, batch_size=8, epochs=1, verbose=0,
+                        validation_data=(x, [yc, yf], w))
+    assert 0.0 <= history.history["val_cls_weighted_accuracy"][0] <= 1.0
+    after = model.evaluate(x, [yc, yf], sample_weight=w, return_dict=True)
+    assert history.history["val_flags_accuracy"][0] == pytest.approx(after["flags_accuracy"],
+                                                                      rel=1e-6)
+
+
+def test_a_metric_object_in_weighted_metrics_gets_the_sample_weights(active_backend):
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(40, 6)).astype(np.float32)
+    y = rng.integers(0, 3, 40).astype(np.float32)
+    w = np.round(rng.random(40) * 4) / 2
+    inp = layers.Input((6,))
+    model = Model(inp, layers.Dense(3, activation="softmax")(inp))
+    model.compile("sgd", "sparse_categorical_crossentropy", weighted_metrics=[
+        "accuracy", minidl.metrics.SparseCategoricalAccuracy(name="object_accuracy")])
+    got = model.evaluate(x, y, sample_weight=w, return_dict=True)
+    want = _weighted_hits(model.predict(x).argmax(-1) == y, w)
+    assert got["accuracy"] == pytest.approx(want, rel=1e-6)
+    assert got["object_accuracy"] == pytest.approx(want, rel=1e-6)
