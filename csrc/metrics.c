@@ -66,46 +66,64 @@ void minidl_all_finite(float *out, const float *x, int64_t n)
     out[0] = finite ? 1.0f : 0.0f;
 }
 
-int minidl_categorical_accuracy_sparse(float *out, const float *pred, const int32_t *targets, int accumulate,
-                                       int64_t n, int64_t k)
+/* What a correct row (element) i adds: 1, or its weight. */
+static double credit(const float *weights, int64_t i)
+{
+    return weights ? (double)weights[i] : 1.0;
+}
+
+int minidl_categorical_accuracy_sparse(float *out, const float *pred, const int32_t *targets,
+                                       const float *weights, int accumulate, int64_t n, int64_t k)
 {
     if (targets_out_of_range(targets, n, k)) return MINIDL_TARGET_OUT_OF_RANGE;
-    int64_t correct = 0;
-    for (int64_t r = 0; r < n; r++) correct += argmax_is(pred + r * k, k, targets[r]);
-    store(out, (double)correct, accumulate);
+    double correct = 0.0;
+    for (int64_t r = 0; r < n; r++)
+        if (argmax_is(pred + r * k, k, targets[r])) correct += credit(weights, r);
+    store(out, correct, accumulate);
     return MINIDL_OK;
 }
 
-void minidl_categorical_accuracy_dense(float *out, const float *pred, const float *targets, int accumulate,
-                                       int64_t n, int64_t k)
+void minidl_categorical_accuracy_dense(float *out, const float *pred, const float *targets,
+                                       const float *weights, int accumulate, int64_t n, int64_t k)
 {
-    int64_t correct = 0;
-    for (int64_t r = 0; r < n; r++) correct += argmax_is(pred + r * k, k, row_argmax(targets + r * k, k));
-    store(out, (double)correct, accumulate);
+    double correct = 0.0;
+    for (int64_t r = 0; r < n; r++)
+        if (argmax_is(pred + r * k, k, row_argmax(targets + r * k, k))) correct += credit(weights, r);
+    store(out, correct, accumulate);
 }
 
-void minidl_binary_accuracy(float *out, const float *pred, const float *targets, int accumulate, int64_t n)
+void minidl_binary_accuracy(float *out, const float *pred, const float *targets, const float *weights,
+                            int accumulate, int64_t n)
 {
-    int64_t correct = 0;
+    if (weights) {
+        double correct = 0.0;
+        for (int64_t i = 0; i < n; i++)
+            if (!isnan(pred[i]) && (pred[i] > 0.5f) == (targets[i] > 0.5f)) correct += weights[i];
+        store(out, correct, accumulate);
+        return;
+    }
+    int64_t correct = 0;   /* the unweighted count stays a branch-free integer loop */
     for (int64_t i = 0; i < n; i++) /* a NaN prediction is never correct */
         correct += !isnan(pred[i]) && (pred[i] > 0.5f) == (targets[i] > 0.5f);
     store(out, (double)correct, accumulate);
 }
 
-int minidl_top_k_accuracy_sparse(float *out, const float *pred, const int32_t *targets, int64_t top_k,
-                                 int accumulate, int64_t n, int64_t k)
+int minidl_top_k_accuracy_sparse(float *out, const float *pred, const int32_t *targets, const float *weights,
+                                 int64_t top_k, int accumulate, int64_t n, int64_t k)
 {
     if (targets_out_of_range(targets, n, k)) return MINIDL_TARGET_OUT_OF_RANGE;
-    int64_t correct = 0;
-    for (int64_t r = 0; r < n; r++) correct += in_top_k(pred + r * k, k, targets[r], top_k);
-    store(out, (double)correct, accumulate);
+    double correct = 0.0;
+    for (int64_t r = 0; r < n; r++)
+        if (in_top_k(pred + r * k, k, targets[r], top_k)) correct += credit(weights, r);
+    store(out, correct, accumulate);
     return MINIDL_OK;
 }
 
-void minidl_top_k_accuracy_dense(float *out, const float *pred, const float *targets, int64_t top_k,
-                                 int accumulate, int64_t n, int64_t k)
+void minidl_top_k_accuracy_dense(float *out, const float *pred, const float *targets, const float *weights,
+                                 int64_t top_k, int accumulate, int64_t n, int64_t k)
 {
-    int64_t correct = 0;
-    for (int64_t r = 0; r < n; r++) correct += in_top_k(pred + r * k, k, row_argmax(targets + r * k, k), top_k);
-    store(out, (double)correct, accumulate);
+    double correct = 0.0;
+    for (int64_t r = 0; r < n; r++)
+        if (in_top_k(pred + r * k, k, row_argmax(targets + r * k, k), top_k)) correct += credit(weights, r);
+    store(out, correct, accumulate);
 }

@@ -25,14 +25,23 @@ class CountingMetric:
         self.name = name
         self.kind = kind  # "categorical", "binary" or "top_k"
         self.k = k
+        self.weighted = False   # one of compile's weighted_metrics (see update)
 
-    def update(self, b, count, pred, targets, accumulate=True):
+    def update(self, b, count, pred, targets, accumulate=True, weights=None):
+        """Count the hits of a batch; with weights (a backend tensor, one weight per row, per
+        element for binary accuracy: weights_shape) the sum of the hits' weights, which the
+        model divides by the sum of the weights (Keras's weighted_metrics)."""
         if self.kind == "categorical":
-            b.categorical_accuracy(count, pred, targets, accumulate)
+            b.categorical_accuracy(count, pred, targets, accumulate, weights)
         elif self.kind == "binary":
-            b.binary_accuracy(count, pred, targets, accumulate)
+            b.binary_accuracy(count, pred, targets, accumulate, weights)
         else:
-            b.top_k_accuracy(count, pred, targets, self.k, accumulate)
+            b.top_k_accuracy(count, pred, targets, self.k, accumulate, weights)
+
+    def weights_per_row(self, classes):
+        """How many weights one row of predictions takes: one per element for binary
+        accuracy, else one."""
+        return classes if self.kind == "binary" else 1
 
     def per_sample(self, output_shape):
         """How many counted items one sample contributes: binary accuracy counts elements,
@@ -40,8 +49,11 @@ class CountingMetric:
         return math.prod(output_shape if self.kind == "binary" else output_shape[:-1])
 
     def value(self, b, count, seen, output_shape):
-        """The running value since the last reset (reads the device)."""
-        return float(b.to_numpy(count)[0]) / (seen * self.per_sample(output_shape))
+        """The running value since the last reset (reads the device); seen is the number of
+        samples, or the sum of their weights for a weighted metric (0 when it is 0, as
+        Keras)."""
+        items = seen * self.per_sample(output_shape)
+        return float(b.to_numpy(count)[0]) / items if items else 0.0
 
     def reset(self):
         """The running count lives in the model's counter tensor: nothing to do here."""
@@ -53,11 +65,20 @@ class StatefulMetric:
     def __init__(self, metric):
         self.metric = metric
         self.name = metric.name
+        self.weighted = False   # one of compile's weighted_metrics: gets the sample weights
 
-    def update(self, b, count, pred, targets, accumulate=True):
+    def update(self, b, count, pred, targets, accumulate=True, weights=None):
         self.metric.attach(b)
         with autodiff.on_backend(b), autodiff.recording(None):
-            self.metric.update_state(Tensor(targets, b), Tensor(pred, b))
+            if weights is None:
+                self.metric.update_state(Tensor(targets, b), Tensor(pred, b))
+            else:   # one weight per row of pred
+                self.metric.update_state(Tensor(targets, b), Tensor(pred, b),
+                                         sample_weight=Tensor(weights, b))
+
+    @staticmethod
+    def weights_per_row(classes):
+        return 1
 
     def value(self, b, count, seen, output_shape):
         result = self.metric.result()

@@ -59,7 +59,7 @@ def test_siamese_gradients_are_summed_over_both_calls(float64_backend):
 
     model._gradients(xs, ys)
     rng = np.random.default_rng(0)
-    first = base.layers[0]
+    first = base.layers[1]   # after its InputLayer, as Keras 3 lists them
     assert len(model.weights) == 6 and first.kernel in model.weights  # one set of weights
     analytic = np.array(first.kernel.grad)
     idx, num = numeric_grad(loss, first.kernel.value, rng, count=10)
@@ -85,7 +85,7 @@ def test_merge_helpers_gradients(float64_backend, merge):
         return model._metric_values()["loss"]
 
     model._gradients(xs, ys)
-    for dense in model.layers[:2]:
+    for dense in model.layers[2:4]:   # after the two InputLayers
         analytic = np.array(dense.kernel.grad)
         idx, num = numeric_grad(loss, dense.kernel.value, rng, count=10)
         np.testing.assert_allclose(analytic.reshape(-1)[idx], num, rtol=1e-5, atol=1e-8)
@@ -108,8 +108,9 @@ def test_siamese_trains_saves_and_loads_on_every_backend(active_backend, tmp_pat
     a, b, y = pairs()
     history = model.fit([a, b], y, batch_size=16, epochs=25, verbose=0)
     assert history.history["accuracy"][-1] > 0.9
-    assert [type(l).__name__ for l in model.layers] == ["Model", "Subtract", "Multiply", "Dense"]
-    assert model.layers[0] is base
+    assert [type(l).__name__ for l in model.layers] == ["InputLayer", "InputLayer", "Model",
+                                                        "Subtract", "Multiply", "Dense"]
+    assert model.layers[2] is base
     assert model.count_params() == base.count_params() + 5
     lines = []
     model.summary(print_fn=lines.append)   # Keras 3.15's rows, counts and connections
@@ -442,7 +443,7 @@ def test_a_shared_dropout_draws_a_mask_per_call(numpy_backend_only):
     assert (first != second).any()
 
 
-def test_weighted_metrics_names_and_refusal(numpy_backend_only, tmp_path):
+def test_weighted_metrics_names_and_saving(numpy_backend_only, tmp_path):
     inp = layers.Input((6,))
     model = Model(inp, layers.Dense(3, activation="softmax")(inp))
     model.compile("sgd", "sparse_categorical_crossentropy", metrics=["accuracy"],
@@ -451,8 +452,7 @@ def test_weighted_metrics_names_and_refusal(numpy_backend_only, tmp_path):
     history = model.fit(x, y, verbose=0)    # Keras 3.15's names
     assert sorted(history.history) == ["accuracy", "learning_rate", "loss", "weighted_accuracy"]
     assert history.history["accuracy"] == history.history["weighted_accuracy"]
-    with pytest.raises(ValueError, match="weighted_metrics cannot weigh samples"):
-        model.fit(x, y, sample_weight=np.ones(16), verbose=0)
+    model.fit(x, y, sample_weight=np.ones(16), verbose=0)
     model.save(tmp_path / "w.minidl")
     assert load_model(tmp_path / "w.minidl").metrics_names == ["loss", "accuracy",
                                                                  "weighted_accuracy"]
@@ -473,8 +473,118 @@ def test_model_to_dot_draws_a_nested_model_as_one_node(numpy_backend_only):
 def test_load_weights_into_a_rebuilt_nested_model_with_other_names(numpy_backend_only, tmp_path):
     first, _ = siamese()
     second, _ = siamese()          # the same code again: other automatic layer names
-    assert first.layers[0].layers[0].name != second.layers[0].layers[0].name
+    assert first.layers[2].layers[1].name != second.layers[2].layers[1].name
     first.save_weights(tmp_path / "w.minidl")
     second.load_weights(tmp_path / "w.minidl")
     a, b, _ = pairs(n=4)
     np.testing.assert_array_equal(second.predict([a, b]), first.predict([a, b]))
+
+
+def test_layer_build_takes_the_batch_axis_as_keras(active_backend):
+    dense = layers.Dense(3)
+    dense.build((None, 4))                     # the Keras transfer-learning guide's call
+    assert dense.built and dense.input_shape == (4,)
+    assert [w.shape for w in dense.get_weights()] == [(4, 3), (3,)]
+    dense.trainable = False
+    assert len(dense.weights) == 2 and not dense.trainable_weights
+    dense.set_weights([np.ones((4, 3)), np.zeros(3)])
+    np.testing.assert_allclose(dense(np.ones((2, 4))), np.full((2, 3), 4.0))
+    model = Sequential([layers.Input((4,)), dense])          # keeps the weights it was given
+    np.testing.assert_allclose(model.predict(np.ones((1, 4))), np.full((1, 3), 4.0))
+    concat = layers.Concatenate()
+    concat.build([(None, 2), (None, 3)])
+    assert concat.output_shape == (5,)
+    conv = layers.Conv2D(2, 3)
+    conv.build((None, 8, 8, 3))
+    assert conv.get_weights()[0].shape == (3, 3, 3, 2)
+    with pytest.raises(ValueError, match="Dense .*batch axis first"):
+        layers.Dense(2).build((4,))
+    with pytest.raises(ValueError, match="was built for input shape"):
+        dense.build((None, 5))
+
+
+def test_functional_layers_list_the_input_layers_first(active_backend, tmp_path):
+    model = two_in_two_out()
+    kinds = [type(l).__name__ for l in model.layers]
+    assert kinds[:2] == ["InputLayer", "InputLayer"] and "InputLayer" not in kinds[2:]
+    assert model.get_layer(index=0) is model.layers[0] is model.inputs[0].layer
+    assert model.get_layer(index=2) is model.layers[2]
+    assert [w for l in model.layers for w in l.get_weights()] != []
+    expected = [w for l in model.layers[2:] for w in l.get_weights()]
+    for got, want in zip(model.get_weights(), expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+    lines = []
+    model.summary(print_fn=lines.append)
+    assert sum("(InputLayer)" in line for line in lines) == 2
+    model.save(tmp_path / "m.minidl")
+    loaded = load_model(tmp_path / "m.minidl")
+    assert [l.name for l in loaded.layers] == [l.name for l in model.layers]
+    x, m, _, _ = two_output_data(n=3)
+    xs = [x, m]
+    for got, want in zip(loaded.predict(xs), model.predict(xs)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    model.save_weights(tmp_path / "w.minidl")
+    loaded.load_weights(tmp_path / "w.minidl")
+    sequential = Sequential([layers.Input((4,)), layers.Dense(2)])
+    assert [type(l).__name__ for l in sequential.layers] == ["Dense"]   # as Keras's Sequential
+
+
+def _weighted_hits(hits, w):
+    """Keras's weighted mean: the sample weights broadcast over each sample's values."""
+    w = np.broadcast_to(w.reshape((-1,) + (1,) * (hits.ndim - 1)), hits.shape)
+    return float((hits * w).sum() / w.sum())
+
+
+def test_weighted_metrics_weigh_each_hit_by_its_sample(active_backend):
+    rng = np.random.default_rng(3)
+    n = 40
+    x = rng.normal(size=(n, 3, 6)).astype(np.float32)
+    inp = layers.Input((3, 6))
+    h = layers.Dense(8, activation="relu")(inp)
+    cls = layers.Dense(4, activation="softmax", name="cls")(h)          # 3 positions per sample
+    flags = layers.Dense(2, activation="sigmoid", name="flags")(layers.Flatten()(h))
+    model = Model(inp, [cls, flags])
+    model.compile("sgd", ["sparse_categorical_crossentropy", "binary_crossentropy"],
+                  metrics={"cls": ["accuracy"]},
+                  weighted_metrics={"cls": ["accuracy", "sparse_top_k_categorical_accuracy"],
+                                    "flags": ["accuracy"]})
+    yc = rng.integers(0, 4, size=(n, 3)).astype(np.float32)
+    yf = (rng.random((n, 2)) > 0.5).astype(np.float32)
+    w = np.round(rng.random(n) * 4) / 2                                   # 0, 0.5, ..., 2
+    pc, pf = model.predict(x)
+    got = model.evaluate(x, [yc, yf], sample_weight=w, batch_size=16, return_dict=True)
+    hits = pc.argmax(-1) == yc
+    assert got["cls_weighted_accuracy"] == pytest.approx(_weighted_hits(hits, w), rel=1e-6)
+    assert got["cls_accuracy"] == pytest.approx(hits.mean(), rel=1e-6)     # metrics= unweighted
+    assert _weighted_hits(hits, w) != pytest.approx(hits.mean(), rel=1e-3)
+    larger = (pc > np.take_along_axis(pc, yc.astype(int)[..., None], -1)).sum(-1)
+    assert got["cls_sparse_top_k_categorical_accuracy"] == pytest.approx(
+        _weighted_hits(larger < 5, w), rel=1e-6)
+    binary = (pf > 0.5) == (yf > 0.5)
+    assert got["flags_accuracy"] == pytest.approx(_weighted_hits(binary, w), rel=1e-6)
+    plain = model.evaluate(x, [yc, yf], return_dict=True)     # no weights: every weight 1
+    assert plain["cls_weighted_accuracy"] == pytest.approx(hits.mean(), rel=1e-6)
+    assert plain["flags_accuracy"] == pytest.approx(binary.mean(), rel=1e-6)
+    zero = model.evaluate(x, [yc, yf], sample_weight=np.zeros(n), return_dict=True)
+    assert zero["cls_weighted_accuracy"] == 0.0 and zero["flags_accuracy"] == 0.0
+    history = model.fit(x, [yc, yf], sample_weight=w, batch_size=8, epochs=1, verbose=0,
+                        validation_data=(x, [yc, yf], w))
+    assert 0.0 <= history.history["val_cls_weighted_accuracy"][0] <= 1.0
+    after = model.evaluate(x, [yc, yf], sample_weight=w, return_dict=True)
+    assert history.history["val_flags_accuracy"][0] == pytest.approx(after["flags_accuracy"],
+                                                                      rel=1e-6)
+
+
+def test_a_metric_object_in_weighted_metrics_gets_the_sample_weights(active_backend):
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(40, 6)).astype(np.float32)
+    y = rng.integers(0, 3, 40).astype(np.float32)
+    w = np.round(rng.random(40) * 4) / 2
+    inp = layers.Input((6,))
+    model = Model(inp, layers.Dense(3, activation="softmax")(inp))
+    model.compile("sgd", "sparse_categorical_crossentropy", weighted_metrics=[
+        "accuracy", minidl.metrics.SparseCategoricalAccuracy(name="object_accuracy")])
+    got = model.evaluate(x, y, sample_weight=w, return_dict=True)
+    want = _weighted_hits(model.predict(x).argmax(-1) == y, w)
+    assert got["accuracy"] == pytest.approx(want, rel=1e-6)
+    assert got["object_accuracy"] == pytest.approx(want, rel=1e-6)

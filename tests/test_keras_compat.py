@@ -562,4 +562,4 @@ def test_from_config_takes_custom_objects_for_every_model_kind(active_backend, t
     outer.save(tmp_path / "outer.minidl")
     loaded = minidl.saving.load_model(tmp_path / "outer.minidl", custom_objects={"Gate": Gate})
     np.testing.assert_array_equal(loaded.predict([x, 2 * x]), outer.predict([x, 2 * x]))
-    assert len(loaded.weights) == 2 and type(loaded.layers[0].layers[1]).__name__ == "Gate"
+    assert len(loaded.weights) == 2 and type(loaded.layers[2].layers[1]).__name__ == "Gate"

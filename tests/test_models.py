@@ -318,7 +318,7 @@ def test_automatic_names_follow_keras_3():
         assert [m.name for m in functional] == ["functional", "functional_1"]
         assert [m.name for m in stacks] == ["sequential", "sequential_1"]
         assert [l.name for m in functional + stacks for l in m.layers] == \
-            ["dense", "dense_1", "dense_2", "dense_3"]
+            ["input_layer", "dense", "input_layer", "dense_1", "dense_2", "dense_3"]
         assert inp.layer.name == "input_layer"
     finally:
         naming._counters.clear()

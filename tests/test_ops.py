@@ -951,7 +951,7 @@ def metric_cases():
             return calls
         return build
 
-    def accuracies(shape, dense, specials):
+    def accuracies(shape, dense, specials, weighted=False):
         def build(rng):
             pred = np.round(rng.random(shape) * 4).astype(np.float32)       # many ties
             t = (np.round(randn(rng, *shape)) if dense else make_targets(rng, shape, "sparse"))
@@ -960,9 +960,14 @@ def metric_cases():
                 row_specials(pred)
                 with_specials(probs, stride=7)
                 labels.flat[3::11] = np.nan
-            calls = [call("categorical_accuracy", np.full(1, 2.0, np.float32), pred, t, accumulate=True),
-                     call("binary_accuracy", out(1), probs, labels)]
-            calls += [call("top_k_accuracy", out(1), pred, t, k) for k in (1, 2, 3, 5) if k <= shape[-1]]
+            w, elements = (), ()
+            if weighted:   # weighted_metrics: a weight per row (per element for binary), some 0
+                w = (np.round(rng.random(shape[0]) * 3).astype(np.float32) / 2,)
+                elements = (np.round(rng.random(shape) * 3).astype(np.float32) / 2,)
+            calls = [call("categorical_accuracy", np.full(1, 2.0, np.float32), pred, t, True, *w),
+                     call("binary_accuracy", out(1), probs, labels, False, *elements)]
+            calls += [call("top_k_accuracy", out(1), pred, t, k, False, *w) for k in (1, 2, 3, 5)
+                      if k <= shape[-1]]
             return calls
         return build
 
@@ -979,6 +984,9 @@ def metric_cases():
                               accuracies(shape, dense, False), rtol=0, atol=0))
     cases += [Case("accuracy", f"accuracy-{kind}-nan", accuracies((12, 10), kind == "dense", True), rtol=0, atol=0)
               for kind in ("sparse", "dense")]
+    cases += [Case("accuracy", f"accuracy-{sid(shape)}-{kind}-weighted",
+                   accuracies(shape, kind == "dense", shape == (12, 10), weighted=True), rtol=0, atol=0)
+              for shape in ((1, 1), (50, 6), (12, 10)) for kind in ("sparse", "dense")]
     return cases
 
 

@@ -370,16 +370,19 @@ class Backend:
         """out (1,) = sum of every element of x (plus out when accumulate)."""
         raise NotImplementedError
 
-    def categorical_accuracy(self, out, pred, targets, accumulate=False):
+    # The accuracy counts take weights=None, or one weight per row (N,) (per element, shaped
+    # as pred, for binary_accuracy): out then sums the weights of the correct ones (Keras's
+    # weighted_metrics; the model divides by the sum of the weights).
+    def categorical_accuracy(self, out, pred, targets, accumulate=False, weights=None):
         """out (1,) = number of rows whose argmax of pred (N, K) equals the target class
         (sparse int32 (N,) or the argmax of dense (N, K)); ties go to the lowest index."""
         raise NotImplementedError
 
-    def binary_accuracy(self, out, pred, targets, accumulate=False):
+    def binary_accuracy(self, out, pred, targets, accumulate=False, weights=None):
         """out (1,) = number of elements where (pred > 0.5) == (targets > 0.5)."""
         raise NotImplementedError
 
-    def top_k_accuracy(self, out, pred, targets, k, accumulate=False):
+    def top_k_accuracy(self, out, pred, targets, k, accumulate=False, weights=None):
         """out (1,) = number of rows whose target class is among the k largest of pred
         (a target ties in when fewer than k scores are strictly larger)."""
         raise NotImplementedError

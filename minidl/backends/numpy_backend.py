@@ -322,28 +322,35 @@ class NumpyBackend(NumpyTensorOps, NumpyLayerOps, HostMemory, Backend):
             return targets
         return targets.argmax(axis=-1)
 
-    def categorical_accuracy(self, out, pred, targets, accumulate=False):
+    def _store_hits(self, op, out, hits, weights, accumulate):
+        """out = the number of hits (bool array), or the sum of their weights."""
+        if weights is None:
+            self._store(op, out, np.count_nonzero(hits), accumulate)
+            return
+        check_shape(op, "weights", weights, hits.shape)
+        self._store(op, out, weights.sum(where=hits, dtype=np.float64), accumulate)
+
+    def categorical_accuracy(self, out, pred, targets, accumulate=False, weights=None):
         op = "categorical_accuracy"
         classes = self._target_classes(op, pred, targets)
         # numpy's argmax returns the first maximum: ties go to the lowest index. A row holding
         # a NaN never counts as correct (argmax would pick the NaN and hide the divergence).
         valid = ~np.isnan(pred).any(axis=-1)
-        correct = np.count_nonzero((pred.argmax(axis=-1) == classes) & valid)
-        self._store(op, out, correct, accumulate)
+        self._store_hits(op, out, (pred.argmax(axis=-1) == classes) & valid, weights, accumulate)
 
-    def binary_accuracy(self, out, pred, targets, accumulate=False):
+    def binary_accuracy(self, out, pred, targets, accumulate=False, weights=None):
         op = "binary_accuracy"
         check_shape(op, "targets", targets, pred.shape)
-        correct = np.count_nonzero(((pred > 0.5) == (targets > 0.5)) & ~np.isnan(pred))
-        self._store(op, out, correct, accumulate)
+        hits = ((pred > 0.5) == (targets > 0.5)) & ~np.isnan(pred)
+        self._store_hits(op, out, hits, weights, accumulate)
 
-    def top_k_accuracy(self, out, pred, targets, k, accumulate=False):
+    def top_k_accuracy(self, out, pred, targets, k, accumulate=False, weights=None):
         op = "top_k_accuracy"
         classes = self._target_classes(op, pred, targets)
         target_scores = pred[np.arange(pred.shape[0]), classes]
         strictly_larger = (pred > target_scores[:, None]).sum(axis=-1)
         valid = ~np.isnan(pred).any(axis=-1)   # a row holding a NaN never counts as correct
-        self._store(op, out, np.count_nonzero((strictly_larger < k) & valid), accumulate)
+        self._store_hits(op, out, (strictly_larger < k) & valid, weights, accumulate)
 
     def all_finite(self, out, x):
         check_scalar_out("all_finite", out)

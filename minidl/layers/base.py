@@ -12,6 +12,7 @@ A layer's life follows Neon's fixed lifecycle:
 A layer never computes with numpy: all math goes through `self.backend`.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -107,6 +108,7 @@ class Layer(metaclass=LayerMeta):
     # step the model sets their `step_seed` from the model's (or their own `seed`), the
     # layer's position and the step count, so that a resumed run draws the same numbers.
     needs_step_seed = False
+    _building = False   # set while build_once runs the layer's build (see _keras_build)
 
     def __init__(self, name=None, trainable=True, dtype=None, activity_regularizer=None):
         if dtype is not None and not _is_float32(dtype):
@@ -204,6 +206,7 @@ class Layer(metaclass=LayerMeta):
         return Node(self, tensors, self.multiple_inputs, training, parent)
 
     def build_once(self, input_shape):
+        """Build for one sample's shape (no batch axis), once."""
         if self.built:
             if input_shape != self.input_shape:
                 raise ValueError(f"{self.describe()} was built for input shape "
@@ -211,12 +214,21 @@ class Layer(metaclass=LayerMeta):
                                  f"{self._shape_text(input_shape)}")
             return
         self.input_shape = input_shape
-        if self.uses_call():
-            self._build_keras_style(input_shape)
-        else:
-            self.build(input_shape)
-            self.output_shape = tuple(self.compute_output_shape(input_shape))
+        self._building = True
+        try:
+            if self.uses_call():
+                self._build_keras_style(input_shape)
+            else:
+                self.build(input_shape)
+                self.output_shape = tuple(self.compute_output_shape(input_shape))
+        finally:
+            self._building = False
         self.built = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "build" in cls.__dict__:
+            cls.build = _keras_build(cls.__dict__["build"])
 
     def uses_call(self):
         """True for layers written with minidl.ops: a subclass that defines call."""
@@ -237,13 +249,17 @@ class Layer(metaclass=LayerMeta):
         """The layer's computation with minidl.ops (Keras subclassing); built-in layers
         implement forward/backward instead."""
         raise NotImplementedError
+
     def _shape_text(self, shape):
         if self.multiple_inputs:
             return "[" + ", ".join(format_shape(s) for s in shape) + "]"
         return format_shape(shape)
 
     def build(self, input_shape):
-        """Check the input shape and declare weights (no batch axis)."""
+        """Check the input shape and declare weights. Called by user code, input_shape
+        includes the batch axis as in Keras 3 (`layer.build((None, 4))`); the built-in
+        layers' build methods receive one sample's shape (see _keras_build), a layer
+        written with call() the shape with its batch axis (_build_keras_style)."""
 
     def compute_output_shape(self, input_shape):
         return input_shape
@@ -373,6 +389,38 @@ class Layer(metaclass=LayerMeta):
         if not self.uses_call():
             raise NotImplementedError(f"{self.describe()} defines neither call nor backward")
         return custom_call.call_backward(self, dout)
+
+
+def _keras_build(build):
+    """`build` as Keras 3 code calls it: from outside build_once the shape has its batch
+    axis, which is dropped; the layer is then built (weights on the active backend, so that
+    get_weights / set_weights work, as after Keras's build). Inside build_once (and a
+    subclass's super().build) the layer's own code runs on the sample shape."""
+    @functools.wraps(build)
+    def keras_build(self, input_shape):
+        if self._building:
+            return build(self, input_shape)
+        sample = _without_batch_axis(self, input_shape)
+        self.build_once(sample)
+        if self.backend is None:
+            from ..backends import get_backend
+            self.attach(get_backend())
+    return keras_build
+
+
+def _without_batch_axis(layer, input_shape):
+    shapes = input_shape if layer.multiple_inputs else [input_shape]
+    if (layer.multiple_inputs and not isinstance(input_shape, (list, tuple))) or any(
+            not isinstance(s, (list, tuple)) or len(s) < 2 for s in shapes):
+        what = "a list of shapes" if layer.multiple_inputs else "a shape"
+        raise ValueError(f"{layer.describe()}: build(input_shape) takes {what} with the batch "
+                         f"axis first, e.g. (None, 4), got {input_shape!r}")
+    samples = [int_tuple(tuple(s)[1:], "input_shape (after the batch axis)", layer.describe())
+               for s in shapes]
+    return samples if layer.multiple_inputs else samples[0]
+
+
+Layer.build = _keras_build(Layer.build)
 
 
 class InputLayer(Layer):

@@ -65,9 +65,6 @@ class Head:
         self.loss_name = prefix + "loss"
         self.metric_names = [prefix + m.name for m in metrics]
 
-    def allocate(self, b):
-        self.loss_sum = b.zeros((1,))
-        self.counts = [b.zeros((1,)) for _ in self.metrics]
 
     def buffers(self, get, b, n):
         shape = (n,) + self.shape
@@ -85,8 +82,8 @@ class Head:
 def make_heads(graph, loss, loss_weights, metrics, owner, weighted_metrics=None):
     """The heads of a model compiled with these arguments, everything checked first.
     weighted_metrics join each head's metrics, named "weighted_<name>" when metrics holds
-    the same name (Keras 3); they count unweighted hits, so fit refuses sample weights with
-    them (Head.weighted says which heads have some)."""
+    the same name (Keras 3); they count each hit with its sample's weight and divide by the
+    sum of the weights (Head.weighted says which heads have some)."""
     names = graph.output_names
     losses = _per_output(loss, names, "loss", owner)
     missing = [n for n, l in zip(names, losses) if l is None]
@@ -116,6 +113,7 @@ def make_heads(graph, loss, loss_weights, metrics, owner, weighted_metrics=None)
         weighted = [metrics_mod.get(m, l, shape) for m in wms]
         taken = {m.name for m in plain}
         for m in weighted:
+            m.weighted = True
             if m.name in taken:
                 m.name = "weighted_" + m.name
         head = Head(graph, i, name, l, float(w), plain + weighted,

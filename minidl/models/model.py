@@ -4,11 +4,14 @@ The loops (fit, evaluate, predict) live in training.py, saving in saving.py and 
 summary table in summary.py; this file holds what runs every step.
 """
 
+import math
+
 import numpy as np
 
 from .. import optimizers as optimizers_mod
 from .. import random as mrandom
 from ..custom_objects import custom_object_scope
+from ..layers.base import InputLayer
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
 from . import penalties, saving, structure
@@ -72,8 +75,15 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
 
     @property
     def layers(self):
-        """The layers and nested models, once each, in execution order (inputs left out)."""
-        return list(self.graph.layers[len(self.graph.inputs):]) if self.graph else []
+        """The InputLayers, then the layers and nested models, once each, in execution order
+        (Keras 3's functional model.layers; get_layer(index=) counts the same way)."""
+        return list(self.graph.layers) if self.graph else []
+
+    @property
+    def _weighted_layers(self):
+        """model.layers without the InputLayers (they hold no weights): the positions that
+        weight files index, the same for a Sequential and a functional model."""
+        return [l for l in self.layers if not isinstance(l, InputLayer)]
 
     @property
     def input_shape(self):
@@ -115,9 +125,9 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
                 jit_compile="auto", auto_scale_loss=True):
         """Configure training: an optimizer, a loss (one for every output, a list or a dict by
         output name), loss_weights and metrics (a list, a list of lists or a dict), as Keras.
-        weighted_metrics are logged as Keras names them and, since minidl's metric kernels
-        count unweighted hits, refuse sample weights. The Keras-only arguments after them
-        are checked and have no effect (keras_api.py)."""
+        weighted_metrics (named as Keras names them) weigh each hit with its sample's weight
+        and divide by the sum of the weights. The Keras-only arguments after them are
+        checked and have no effect (keras_api.py)."""
         owner = f"{self.describe()}.compile"
         check_compile_extras(owner, run_eagerly, steps_per_execution, jit_compile,
                              auto_scale_loss)
@@ -165,10 +175,13 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         self.compiled = True
 
     def _new_counters(self):
-        """(per head: (loss sum, metric counts), penalty sum): the regularization penalties
-        join the total loss only, not an output's own loss (Keras 3's logs)."""
+        """(per head: (loss sum, metric counts, weight sum), penalty sum): the weight sum (of
+        the rows' weights, for weighted_metrics only, else None) divides the weighted metrics;
+        the regularization penalties join the total loss only, not an output's own loss
+        (Keras 3's logs)."""
         b = self.backend
-        return ([(b.zeros((1,)), [b.zeros((1,)) for _ in h.metrics]) for h in self._heads],
+        return ([(b.zeros((1,)), [b.zeros((1,)) for _ in h.metrics],
+                  b.zeros((1,)) if h.weighted else None) for h in self._heads],
                 b.zeros((1,)))
 
     def _require_compiled(self, what):
@@ -207,9 +220,8 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
     def reset_metrics(self):
         b = self.backend
         heads, penalty_sum = self._counters
-        for loss_sum, counts in heads:
-            b.fill(loss_sum, 0.0)
-            for c in counts:
+        for loss_sum, counts, weight_sum in heads:
+            for c in [loss_sum] + counts + ([weight_sum] if weight_sum is not None else []):
                 b.fill(c, 0.0)
         for h in self._heads:
             for m in h.metrics:
@@ -225,13 +237,15 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         heads, penalty_sum = self._counters
         values = {}
         total = float(b.to_numpy(penalty_sum)[0]) / seen if self._penalized else 0.0
-        for h, (loss_sum, counts) in zip(self._heads, heads):
+        for h, (loss_sum, counts, weight_sum) in zip(self._heads, heads):
             head_loss = float(b.to_numpy(loss_sum)[0]) / (seen * h.positions)
             total += h.weight * head_loss
             if len(self._heads) > 1:
                 values[h.loss_name] = head_loss
+            # weighted_metrics divide by the weights' sum (0 when every weight is 0, as Keras)
+            samples = float(b.to_numpy(weight_sum)[0]) / h.positions if h.weighted else seen
             for name, m, c in zip(h.metric_names, h.metrics, counts):
-                values[name] = m.value(b, c, seen, h.shape)
+                values[name] = m.value(b, c, samples if m.weighted else seen, h.shape)
         return dict({"loss": total}, **values)
 
     # ------------------------------------------------------------ steps
@@ -242,31 +256,58 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         b = self.backend
         preds = []
         heads, penalty_sum = self._counters
-        for i, (h, hb, y, out, (loss_sum, counts)) in enumerate(
+        for i, (h, hb, y, out, (loss_sum, counts, weight_sum)) in enumerate(
                 zip(self._heads, bufs, ys, outputs, heads)):
             b.copy_from_host(hb["y"], y)
             pred = self._rows(self.graph.preactivation(h.index) if h.fused else out, n, h)
             h.loss.forward(b, hb["loss"], pred, hb["y_rows"], hb["probs_rows"])
+            row_weights = None
             if sws is not None:
-                self._weigh(hb, "loss", np.repeat(sws[i], h.positions))
+                row_weights = self._weigh(hb, "loss", np.repeat(sws[i], h.positions))
             b.sum(loss_sum, hb["loss"], accumulate=True)
             # With logits (from_logits=True), metrics look at the probabilities the loss computed.
             scored = (hb["probs_rows"] if (h.loss.produces_probs and not h.fused)
                       else self._rows(out, n, h))
+            if h.weighted:
+                self._count_weights(hb, weight_sum, row_weights, n * h.positions)
             for m, c in zip(h.metrics, counts):
-                m.update(b, c, scored, hb["y_rows"], accumulate=True)
+                weights = None
+                if m.weighted and row_weights is not None:
+                    weights = (row_weights if m.weights_per_row(h.shape[-1]) == 1
+                               else self._element_weights(hb, sws[i], h))
+                m.update(b, c, scored, hb["y_rows"], accumulate=True, weights=weights)
             preds.append(pred)
         if self._penalized:   # the running sum is per sample: n times this batch's penalty
             penalties.add_penalties(b, penalty_sum, self._penalties[0], self.graph, n)
         self._seen += n
         return preds
 
-    def _weigh(self, hb, role, weights):
-        """hb[role] *= weights (host float32, shaped as hb[role]), through an upload."""
-        b = self.backend
+    def _upload_weights(self, hb, role, weights):
+        """A buffer holding `weights` (host, float32 once uploaded) for hb's `role`."""
         buf = self._buffers.get(("weights", role, id(hb)), weights.shape)
-        b.copy_from_host(buf, np.ascontiguousarray(weights, dtype=np.float32))
-        b.multiply(hb[role], hb[role], buf)
+        self.backend.copy_from_host(buf, np.ascontiguousarray(weights, dtype=np.float32))
+        return buf
+
+    def _weigh(self, hb, role, weights):
+        """hb[role] *= weights (host, shaped as hb[role]), through an upload; the weights'
+        buffer."""
+        buf = self._upload_weights(hb, role, weights)
+        self.backend.multiply(hb[role], hb[role], buf)
+        return buf
+
+    def _element_weights(self, hb, sample_weights, head):
+        """Each output element's weight (its sample's), for weighted binary accuracy."""
+        per_element = math.prod(head.shape)
+        weights = np.repeat(sample_weights, per_element).reshape(-1, head.shape[-1])
+        return self._upload_weights(hb, "elements", weights)
+
+    def _count_weights(self, hb, weight_sum, row_weights, rows):
+        """weight_sum += the rows' weights (1 each without sample weights), on the backend."""
+        b = self.backend
+        if row_weights is None:
+            row_weights = self._buffers.get(("ones", id(hb)), (rows,))
+            b.fill(row_weights, 1.0)
+        b.sum(weight_sum, row_weights, accumulate=True)
 
     def _rows(self, tensor, n, head):
         """tensor (n, ..., K) as (n * positions, K); itself for outputs (n, K)."""

@@ -118,7 +118,8 @@ def named_weights(item):
     paths; files are matched on positions and weight names (_match_key), so a model rebuilt
     with other automatic layer names loads, as Keras matches by structure."""
     if hasattr(item, "graph"):
-        return [(f"{j:04d}:{layer.name}/{name}", w) for j, layer in enumerate(item.layers)
+        return [(f"{j:04d}:{layer.name}/{name}", w)
+                for j, layer in enumerate(item._weighted_layers)
                 for name, w in named_weights(layer)]
     return [(w.name, w) for w in item.weights]
 
@@ -138,7 +139,7 @@ def _weights_dict(model):
     # Keys "<layer index>/<layer name>/<weight name>": load_weights matches layers by
     # position (as Keras does), so a rebuilt model with other auto-generated names loads too.
     arrays = {}
-    for i, layer in enumerate(model.layers):
+    for i, layer in enumerate(model._weighted_layers):
         for (name, _), value in zip(named_weights(layer), layer.get_weights()):
             arrays[f"{i:04d}/{layer.name}/{name}"] = value
     return arrays
@@ -308,11 +309,11 @@ def _apply_weights(model, npz, filepath):
     """Check every array of `npz` against the model (shapes from the .npy headers before any
     is read, values after conversion to the backend dtype), then assign them all."""
     by_position = _weight_keys(npz, filepath)
-    expected = sum(len(layer.weights) for layer in model.layers)
+    expected = sum(len(layer.weights) for layer in model._weighted_layers)
     if len(by_position) != expected or (npz is not None and len(npz.entries) != expected):
         raise ModelFileError(f"{filepath} holds {len(by_position)} weight arrays, "
                              f"{model.describe()} has {expected}")
-    for i, layer in enumerate(model.layers):
+    for i, layer in enumerate(model._weighted_layers):
         for name, w in named_weights(layer):
             key = by_position.get((i, _match_key(name)))
             if key is None:
@@ -322,14 +323,14 @@ def _apply_weights(model, npz, filepath):
                 raise ModelFileError(f"{filepath}: {layer.describe()}: weight {name!r} has shape "
                                      f"{w.shape}, the file's has {npz.entries[key][0]}")
     checked = []
-    for i, layer in enumerate(model.layers):
+    for i, layer in enumerate(model._weighted_layers):
         values = [npz.array(by_position[(i, _match_key(name))])
                   for name, _ in named_weights(layer)]
         try:
             checked.append(layer.check_weights(values))
         except (TypeError, ValueError) as exc:
             raise ModelFileError(f"{filepath}: {exc}") from None
-    for layer, arrays in zip(model.layers, checked):
+    for layer, arrays in zip(model._weighted_layers, checked):
         layer.assign_weights(arrays)
 
 
@@ -420,6 +421,6 @@ def _compile_from(model, c, f, path):
 def load_weights(model, filepath):
     model._require_built("load_weights")
     with _ModelFile(filepath, (FORMAT, WEIGHTS_FORMAT)) as f:
-        weights = f.npz("weights.npz", sum(len(layer.weights) for layer in model.layers),
+        weights = f.npz("weights.npz", sum(len(layer.weights) for layer in model._weighted_layers),
                         model.count_params())
         _apply_weights(model, weights, f.path)

@@ -73,10 +73,6 @@ class DataValidation:
         if sample_weight is None and class_weight is None:
             return None
         names, n = self.graph.output_names, len(ys[0])
-        if any(h.weighted for h in self._heads):
-            raise ValueError(f"{owner}: weighted_metrics cannot weigh samples yet (the metric "
-                             "kernels count unweighted hits): compile without them to train "
-                             "with sample_weight / class_weight")
         if sample_weight is not None and class_weight is not None:
             raise ValueError(f"{owner}: give sample_weight or class_weight, not both")
         if class_weight is not None:

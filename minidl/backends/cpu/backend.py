@@ -378,32 +378,35 @@ class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, LinalgOps, OptimOps, RowLo
         self._lib.minidl_sum(output("sum", "out", out, (1,)), checked("sum", "x", x), int(bool(accumulate)),
                              x.size)
 
-    def categorical_accuracy(self, out, pred, targets, accumulate=False):
+    def categorical_accuracy(self, out, pred, targets, accumulate=False, weights=None):
         op = "categorical_accuracy"
         pout = output(op, "out", out, (1,))
         ppred = self._scores(op, "pred", pred)
         n, k = pred.shape
+        pw = self._optional(op, "weights", weights, (n,))
         self._with_targets(op, targets, n, k, self._lib.minidl_categorical_accuracy_sparse,
                            self._lib.minidl_categorical_accuracy_dense, (pout, ppred),
-                           tail=(int(bool(accumulate)),))
+                           tail=(pw, int(bool(accumulate))))
 
-    def binary_accuracy(self, out, pred, targets, accumulate=False):
+    def binary_accuracy(self, out, pred, targets, accumulate=False, weights=None):
         op = "binary_accuracy"
         ppred = checked(op, "pred", pred)
         self._lib.minidl_binary_accuracy(output(op, "out", out, (1,)), ppred,
-                                         checked(op, "targets", targets, pred.shape), int(bool(accumulate)),
-                                         pred.size)
+                                         checked(op, "targets", targets, pred.shape),
+                                         self._optional(op, "weights", weights, pred.shape),
+                                         int(bool(accumulate)), pred.size)
 
-    def top_k_accuracy(self, out, pred, targets, k, accumulate=False):
+    def top_k_accuracy(self, out, pred, targets, k, accumulate=False, weights=None):
         op = "top_k_accuracy"
         if isinstance(k, bool) or int(k) != k or k < 1:
             raise ValueError(f"{op}: k must be a positive int, got {k!r}")
         pout = output(op, "out", out, (1,))
         ppred = self._scores(op, "pred", pred)
         n, classes = pred.shape
+        pw = self._optional(op, "weights", weights, (n,))
         self._with_targets(op, targets, n, classes, self._lib.minidl_top_k_accuracy_sparse,
                            self._lib.minidl_top_k_accuracy_dense, (pout, ppred),
-                           tail=(int(k), int(bool(accumulate))))
+                           tail=(pw, int(k), int(bool(accumulate))))
 
     def all_finite(self, out, x):
         self._lib.minidl_all_finite(output("all_finite", "out", out, (1,)), checked("all_finite", "x", x),

@@ -103,30 +103,38 @@ class TrainingOps:
         self._check("sum", "out", out, (1,))
         self._reduce(out, "sum_partial", "sum_finish", (x,), x.size, (1.0, int(accumulate)))
 
-    def _count_rows(self, out, flags, accumulate):
+    def _count_rows(self, out, flags, accumulate, weights=None, op=None):
+        """out = the sum of the 0/1 row flags, each times its weight when weights are given."""
+        if weights is not None:
+            self._check(op, "weights", weights, flags.shape)
+            self.multiply(flags, flags, weights)
         self._reduce(out, "sum_partial", "sum_finish", (flags,), flags.size, (1.0, int(accumulate)))
 
-    def categorical_accuracy(self, out, pred, targets, accumulate=False):
+    def categorical_accuracy(self, out, pred, targets, accumulate=False, weights=None):
         self._check("categorical_accuracy", "out", out, (1,))
         rows, k = self._check_targets("categorical_accuracy", pred, targets)
         flags = self._scratch_tensor("row_flags", (rows,))
         name = "categorical_accuracy_sparse" if is_sparse(targets) else "categorical_accuracy_dense"
         self._run1d("reduce.cl", name, rows, flags, pred, targets, rows, k)
-        self._count_rows(out, flags, accumulate)
+        self._count_rows(out, flags, accumulate, weights, "categorical_accuracy")
 
-    def binary_accuracy(self, out, pred, targets, accumulate=False):
+    def binary_accuracy(self, out, pred, targets, accumulate=False, weights=None):
         self._check("binary_accuracy", "out", out, (1,))
         self._check_same_size("binary_accuracy", ("pred", "targets"), (pred, targets))
-        self._reduce(out, "binary_accuracy_partial", "sum_finish", (pred, targets), pred.size,
-                     (1.0, int(accumulate)))
+        if weights is not None:
+            self._check("binary_accuracy", "weights", weights, pred.shape)
+        # unweighted, pred stands in for the weights buffer the kernel does not read
+        self._reduce(out, "binary_accuracy_partial", "sum_finish",
+                     (pred, targets, pred if weights is None else weights,
+                      int(weights is not None)), pred.size, (1.0, int(accumulate)))
 
-    def top_k_accuracy(self, out, pred, targets, k, accumulate=False):
+    def top_k_accuracy(self, out, pred, targets, k, accumulate=False, weights=None):
         self._check("top_k_accuracy", "out", out, (1,))
         rows, classes = self._check_targets("top_k_accuracy", pred, targets)
         flags = self._scratch_tensor("row_flags", (rows,))
         name = "top_k_accuracy_sparse" if is_sparse(targets) else "top_k_accuracy_dense"
         self._run1d("reduce.cl", name, rows, flags, pred, targets, rows, classes, int(k))
-        self._count_rows(out, flags, accumulate)
+        self._count_rows(out, flags, accumulate, weights, "top_k_accuracy")
 
     def all_finite(self, out, x):
         self._check("all_finite", "out", out, (1,))

@@ -41,17 +41,20 @@ __kernel void nonfinite_partial(__global float *partial, __global const float *x
 }
 
 // counts the elements where (pred > 0.5) == (targets > 0.5) and pred is not NaN (a NaN
-// prediction is never correct); pred, targets are (n,)
+// prediction is never correct); pred, targets are (n,). With weighted != 0 each correct
+// element adds its weight (n,) instead of 1 (weights is not read otherwise).
 __kernel void binary_accuracy_partial(__global float *partial, __global const float *pred,
-                                      __global const float *targets, const int n,
-                                      const int parts, const int chunk)
+                                      __global const float *targets,
+                                      __global const float *weights, const int weighted,
+                                      const int n, const int parts, const int chunk)
 {
     const int part = get_global_id(0);
     if (part >= parts) return;
     const int end = min(n, (part + 1) * chunk);
     float s = 0.0f;
     for (int i = part * chunk; i < end; ++i)
-        s += (!is_nan(pred[i]) && (pred[i] > 0.5f) == (targets[i] > 0.5f)) ? 1.0f : 0.0f;
+        if (!is_nan(pred[i]) && (pred[i] > 0.5f) == (targets[i] > 0.5f))
+            s += weighted ? weights[i] : 1.0f;
     partial[part] = s;
 }
 

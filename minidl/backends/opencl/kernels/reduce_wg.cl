@@ -107,13 +107,16 @@ __kernel void nonfinite_partial_wg(__global float *partial, __global const float
     STORE_PARTIAL(s);
 }
 
-// counts the elements where (pred > 0.5) == (targets > 0.5) and pred is not NaN
+// counts the elements where (pred > 0.5) == (targets > 0.5) and pred is not NaN; with
+// weighted != 0 each adds its weight (n,) instead of 1 (reduce.cl's binary_accuracy_partial)
 __kernel void binary_accuracy_partial_wg(__global float *partial, __global const float *pred,
-                                         __global const float *targets, const int n,
-                                         __local float *scratch)
+                                         __global const float *targets,
+                                         __global const float *weights, const int weighted,
+                                         const int n, __local float *scratch)
 {
     float s = 0.0f;
-    FOR_MY_ITEMS(i) s += (!is_nan(pred[i]) && (pred[i] > 0.5f) == (targets[i] > 0.5f)) ? 1.0f : 0.0f;
+    FOR_MY_ITEMS(i) if (!is_nan(pred[i]) && (pred[i] > 0.5f) == (targets[i] > 0.5f))
+        s += weighted ? weights[i] : 1.0f;
     STORE_PARTIAL(s);
 }
 
