@@ -370,3 +370,26 @@ def test_siamese_with_two_inputs_and_a_shared_custom_branch(active_backend):
     np.testing.assert_allclose(histories[0], histories[1], rtol=1e-4)
     for a, b in zip(custom.get_weights(), dense.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
+
+
+def test_add_weight_regularizer_and_constraint_in_a_custom_layer(active_backend):
+    """A custom layer's add_weight(regularizer=, constraint=) works as on built-in layers: the
+    penalty joins the loss and its gradient the weight's; the constraint holds after a step."""
+    from minidl import constraints, regularizers
+
+    class Scale(layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1], 2), initializer="ones", name="w",
+                                     regularizer=regularizers.l2(0.5),
+                                     constraint=constraints.NonNeg())
+
+        def call(self, x):
+            return ops.matmul(x, self.w)
+
+    inp = minidl.Input((3,))
+    model = minidl.Model(inp, Scale()(inp))
+    model.compile(optimizer=optimizers.SGD(learning_rate=2.0), loss="mse")
+    x, y = np.zeros((4, 3), np.float32), np.zeros((4, 2), np.float32)
+    assert model.evaluate(x, y, verbose=0) == pytest.approx(0.5 * 6)   # l2: 0.5 * sum(w^2)
+    model.train_on_batch(x, y)          # w -= 2 * (0.5 * 2 w) = -w, clipped to 0 by NonNeg
+    np.testing.assert_array_equal(model.get_weights()[0], np.zeros((3, 2), np.float32))
