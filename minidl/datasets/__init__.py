@@ -1,5 +1,5 @@
 """Data sets in the layout Keras's keras.datasets returns them (numpy arrays, channels-last)."""
 
-from . import cifar10
+from . import cifar10, mnist
 
-__all__ = ["cifar10"]
+__all__ = ["cifar10", "mnist"]
