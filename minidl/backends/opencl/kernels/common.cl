@@ -63,3 +63,11 @@ uint4 philox4x32(uint4 ctr, uint2 key)
     }
     return ctr;
 }
+
+// Decoupled weight decay w - lr * weight_decay * w (every optimizer update), applied only when a
+// decay is set, as Keras and the numpy reference do: without the test an infinite weight would
+// become inf - 0 * inf = NaN where it should stay infinite.
+float decayed(const float w, const float lr, const float weight_decay)
+{
+    return weight_decay != 0.0f ? w - lr * weight_decay * w : w;
+}

@@ -1,13 +1,6 @@
 // Fused optimizer updates: one pass over w, its gradient g and its state, one work-item per
 // element. Decoupled weight decay (AdamW-style) shrinks w by lr * weight_decay * w first.
 
-// The decay only when one is set, as Keras and the numpy reference do: without the test,
-// an infinite weight would become inf - 0 * inf = NaN where it should stay infinite.
-inline float decayed(const float w, const float lr, const float weight_decay)
-{
-    return weight_decay != 0.0f ? w - lr * weight_decay * w : w;
-}
-
 // w -= lr * g
 __kernel void sgd_update(__global float *w, __global const float *g, const float lr,
                          const float weight_decay, const int n)

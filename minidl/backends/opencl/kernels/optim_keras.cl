@@ -2,12 +2,6 @@
 // (use_ema): one pass over w, g and the state, one work-item per element. Step-dependent
 // scalars (bias corrections, Nadam's coefficients) come computed from the step number.
 
-// Decoupled weight decay only when one is set (see optim.cl): inf stays inf without it.
-inline float decay_first(const float w, const float lr, const float weight_decay)
-{
-    return weight_decay != 0.0f ? w - lr * weight_decay * w : w;
-}
-
 // acc_grad = rho acc_grad + (1-rho) g^2; delta = -sqrt(acc_delta + eps) g / sqrt(acc_grad + eps);
 // acc_delta = rho acc_delta + (1-rho) delta^2; w += lr delta
 __kernel void adadelta_update(__global float *w, __global const float *g, __global float *acc_grad,
@@ -21,7 +15,7 @@ __kernel void adadelta_update(__global float *w, __global const float *g, __glob
     const float delta = -(sqrt(acc_delta[i] + epsilon) * gi) / sqrt(ag + epsilon);
     acc_grad[i] = ag;
     acc_delta[i] = rho * acc_delta[i] + (1.0f - rho) * delta * delta;
-    w[i] = decay_first(w[i], lr, weight_decay) + lr * delta;
+    w[i] = decayed(w[i], lr, weight_decay) + lr * delta;
 }
 
 // m += (g - m)(1-b1); u = max(b2 u, |g|) (NaN propagates); w -= lr_t m / (u + eps)
@@ -38,7 +32,7 @@ __kernel void adamax_update(__global float *w, __global const float *g, __global
     const float ui = is_nan(ag) ? ag : (ag > scaled ? ag : scaled);
     m[i] = mi;
     u[i] = ui;
-    w[i] = decay_first(w[i], lr, weight_decay) - lr_t * mi / (ui + epsilon);
+    w[i] = decayed(w[i], lr, weight_decay) - lr_t * mi / (ui + epsilon);
 }
 
 // m += (g - m)(1-b1); v += (g^2 - v)(1-b2); w -= lr (c_m m + c_g g) / (sqrt(v v_scale) + eps)
@@ -54,7 +48,7 @@ __kernel void nadam_update(__global float *w, __global const float *g, __global 
     const float vi = v[i] + (gi * gi - v[i]) * (1.0f - beta_2);
     m[i] = mi;
     v[i] = vi;
-    w[i] = decay_first(w[i], lr, weight_decay) - lr * (c_m * mi + c_g * gi) / (sqrt(vi * v_scale) + epsilon);
+    w[i] = decayed(w[i], lr, weight_decay) - lr * (c_m * mi + c_g * gi) / (sqrt(vi * v_scale) + epsilon);
 }
 
 // w -= lr sign(b1 m + (1-b1) g) (NaN stays NaN: OpenCL's sign() would give 0); m = b2 m + (1-b2) g
@@ -67,7 +61,7 @@ __kernel void lion_update(__global float *w, __global const float *g, __global f
     const float gi = g[i], mi = m[i];
     const float d = beta_1 * mi + (1.0f - beta_1) * gi;
     const float s = d > 0.0f ? 1.0f : (d < 0.0f ? -1.0f : d);
-    w[i] = decay_first(w[i], lr, weight_decay) - lr * s;
+    w[i] = decayed(w[i], lr, weight_decay) - lr * s;
     m[i] = beta_2 * mi + (1.0f - beta_2) * gi;
 }
 
@@ -84,7 +78,7 @@ __kernel void ftrl_update(__global float *w, __global const float *g, __global f
 {
     const int i = get_global_id(0);
     if (i >= n) return;
-    const float gi = g[i], wi = decay_first(w[i], lr, weight_decay), a = acc[i];
+    const float gi = g[i], wi = decayed(w[i], lr, weight_decay), a = acc[i];
     const float new_acc = a + gi * gi;
     const float p_new = ftrl_power(new_acc, power), p_old = ftrl_power(a, power);
     const float li = linear[i] + (gi + 2.0f * l2_shrinkage * wi) - (p_new - p_old) / lr * wi;
