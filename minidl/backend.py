@@ -9,6 +9,8 @@ than pretending to switch.
 
 from . import naming
 from .backends import get_backend
+from .keras2_math import *          # noqa: F401,F403  (K.sqrt, K.sum, ... of Keras 2 scripts)
+from .keras2_math import __all__ as _MATH
 
 _EPSILON = [1e-7]
 
@@ -61,4 +63,4 @@ def clear_session(free_memory=True):
 
 
 __all__ = ["backend", "clear_session", "epsilon", "floatx", "image_data_format",
-           "set_epsilon", "set_floatx", "set_image_data_format"]
+           "set_epsilon", "set_floatx", "set_image_data_format"] + list(_MATH)

@@ -353,8 +353,8 @@ def where(condition, x1, x2):
     """x1 where condition is nonzero, else x2 (broadcasting); gradients flow to x1 and x2."""
     c = _float(as_tensor(condition))
     backend = c.backend
-    a, b = (v if isinstance(v, Tensor) else _float(as_tensor(v, backend)) if is_tensor(v)
-            else full((), float(v), backend=backend) for v in (x1, x2))
+    a, b = (full((), float(v), backend=backend) if isinstance(v, (int, float))
+            else as_tensor(v, backend) for v in (x1, x2))
     a, b = _float(a), _float(b)
     out = empty_like_shape(backend, np.broadcast_shapes(c.shape, a.shape, b.shape))
     backend.where(out.value, c.value, a.value, b.value)
