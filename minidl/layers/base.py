@@ -23,12 +23,26 @@ from ..autodiff import Variable
 from ..naming import auto_name, snake_case
 from .buffers import BufferSet
 from . import custom_call
-from .input_arguments import LayerMeta
+from .input_arguments import LayerMeta, sample_shape
 
 
 def format_shape(shape):
     """(32, 32, 3) -> '(None, 32, 32, 3)': shapes in messages always show the batch axis."""
     return "(" + ", ".join(["None"] + [str(d) for d in shape]) + ")"
+
+
+def has_unknown(shape):
+    """Whether a sample shape (or a list of them, a merge layer's) has an unknown (None)
+    dimension, as Input(shape=(None, None, 3)) gives."""
+    if shape and isinstance(shape[0], (tuple, list)):
+        return any(None in s for s in shape)
+    return None in shape
+
+
+def compatible(shape, declared):
+    """Whether a concrete sample shape fits a declared one (None matches any size)."""
+    return len(shape) == len(declared) and all(
+        d is None or d == s for s, d in zip(shape, declared))
 
 
 class KerasTensor:
@@ -40,7 +54,7 @@ class KerasTensor:
     dtype = "float32"
 
     def __init__(self, shape, layer, node=None, index=0):
-        self.sample_shape = tuple(int(d) for d in shape)
+        self.sample_shape = tuple(None if d is None else int(d) for d in shape)
         self.layer = layer
         self.node = node
         self.index = index
@@ -73,10 +87,11 @@ class Node:
     training: the call's training= (None: the model's mode). parent: the model call whose
     replay created this node (a model used as a layer), or None."""
 
-    def __init__(self, layer, inputs, structured, training=None, parent=None):
+    def __init__(self, layer, inputs, structured, training=None, parent=None, shape=None):
         self.layer, self.inputs, self.structured = layer, list(inputs), structured
         self.training, self.parent = training, parent
-        self.outputs = [KerasTensor(layer.output_shape, layer, self, 0)]
+        shape = layer.output_shape if shape is None else shape
+        self.outputs = [KerasTensor(shape, layer, self, 0)]
         layer._inbound_nodes.append(self)
 
 
@@ -109,6 +124,7 @@ class Layer(metaclass=LayerMeta):
     # layer's position and the step count, so that a resumed run draws the same numbers.
     needs_step_seed = False
     _building = False   # set while build_once runs the layer's build (see _keras_build)
+    _unknown_dims = False   # built for a shape with an unknown (None) dimension
 
     def __init__(self, name=None, trainable=True, dtype=None, activity_regularizer=None):
         if dtype is not None and not _is_float32(dtype):
@@ -202,18 +218,24 @@ class Layer(metaclass=LayerMeta):
     def add_node(self, tensors, training=None, parent=None):
         """Build for the tensors' shapes (once) and record a call node on them."""
         shapes = [t.sample_shape for t in tensors]
-        self.build_once(shapes if self.multiple_inputs else shapes[0])
-        return Node(self, tensors, self.multiple_inputs, training, parent)
+        shape = shapes if self.multiple_inputs else shapes[0]
+        self.build_once(shape)
+        # a layer built with unknown dims and called again on known ones (or the reverse)
+        out = None if shape == self.input_shape else self.concrete_output_shape(shape)
+        return Node(self, tensors, self.multiple_inputs, training, parent, out)
 
     def build_once(self, input_shape):
-        """Build for one sample's shape (no batch axis), once."""
+        """Build for one sample's shape (no batch axis), once. A layer built with unknown
+        (None) dims takes any shape that fits them, as in Keras."""
         if self.built:
-            if input_shape != self.input_shape:
+            if input_shape != self.input_shape and not self._fits(input_shape):
                 raise ValueError(f"{self.describe()} was built for input shape "
                                  f"{self._shape_text(self.input_shape)}, got "
                                  f"{self._shape_text(input_shape)}")
             return
         self.input_shape = input_shape
+        # layers whose forward reads fixed shapes take their per-batch path when this is set
+        self._unknown_dims = has_unknown(input_shape)
         self._building = True
         try:
             if self.uses_call():
@@ -224,6 +246,25 @@ class Layer(metaclass=LayerMeta):
         finally:
             self._building = False
         self.built = True
+
+    def _fits(self, input_shape):
+        if not self.multiple_inputs:
+            return compatible(input_shape, self.input_shape)
+        return len(input_shape) == len(self.input_shape) and all(
+            compatible(s, d) for s, d in zip(input_shape, self.input_shape))
+
+    def concrete_output_shape(self, input_shape):
+        """The output shape for inputs of `input_shape` (one sample, possibly more known than
+        the shape the layer was built for): the model resolves a batch's shapes with it."""
+        if input_shape == self.input_shape:
+            return self.output_shape
+        if not self.uses_call():
+            return tuple(self.compute_output_shape(input_shape))
+        if type(self).compute_output_shape is not Layer.compute_output_shape:
+            with_batch = ([(None,) + tuple(s) for s in input_shape] if self.multiple_inputs
+                          else (None,) + tuple(input_shape))
+            return tuple(self.compute_output_shape(with_batch))[1:]
+        return tuple(custom_call.infer_output_shape(self, input_shape))
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -241,7 +282,7 @@ class Layer(metaclass=LayerMeta):
         self.build(with_batch)
         if type(self).compute_output_shape is not Layer.compute_output_shape:
             shape = tuple(self.compute_output_shape(with_batch))
-            self.output_shape = tuple(int(d) for d in shape[1:])
+            self.output_shape = tuple(None if d is None else int(d) for d in shape[1:])
         else:
             self.output_shape = tuple(custom_call.infer_output_shape(self, input_shape))
 
@@ -282,6 +323,11 @@ class Layer(metaclass=LayerMeta):
         if dtype is not None and not _is_float32(dtype):
             raise TypeError(f"{self.describe()}.add_weight: dtype must be float32, got {dtype!r}")
         name = name or f"variable_{len(self.weights_by_name)}"
+        if isinstance(shape, (tuple, list)) and None in shape:
+            # as Keras: a weight's size cannot come from an unknown (None) input dimension
+            raise ValueError(f"{self.describe()}: weight {name!r} would have shape "
+                             f"{tuple(shape)}; its size needs a known input dimension, the "
+                             f"input shape is {self._shape_text(self.input_shape)}")
         if name in self.weights_by_name:
             raise ValueError(f"{self.describe()}: a weight named {name!r} already exists")
         shape = int_tuple(shape, "shape", f"{self.describe()}.add_weight") if shape != () else ()
@@ -376,6 +422,21 @@ class Layer(metaclass=LayerMeta):
         until the layer asks for that role again (the next step)."""
         return self._buffers.get(role, tuple(shape), dtype)
 
+    def batch_output_shape(self, x):
+        """The output shape, batch axis included, for forward's input x: from the built shape,
+        or with unknown (None) dims from x's (which batch_input_shape then returns)."""
+        b = self.backend
+        if not self._unknown_dims:
+            return (b.shape(x)[0],) + self.output_shape
+        shape = self._x_shape = b.shape(x)
+        return (shape[0],) + tuple(self.compute_output_shape(shape[1:]))
+
+    def batch_input_shape(self, dout):
+        """The input shape, batch axis included, of the batch whose dL/doutput is dout."""
+        if self._unknown_dims:
+            return self._x_shape
+        return (self.backend.shape(dout)[0],) + self.input_shape
+
     # --------------------------------------------------------- compute
     def forward(self, inputs, training):
         """Return the output tensor for `inputs` (a tensor, or a list for merge layers)."""
@@ -415,7 +476,7 @@ def _without_batch_axis(layer, input_shape):
         what = "a list of shapes" if layer.multiple_inputs else "a shape"
         raise ValueError(f"{layer.describe()}: build(input_shape) takes {what} with the batch "
                          f"axis first, e.g. (None, 4), got {input_shape!r}")
-    samples = [int_tuple(tuple(s)[1:], "input_shape (after the batch axis)", layer.describe())
+    samples = [sample_shape(tuple(s)[1:], "input_shape (after the batch axis)", layer.describe())
                for s in shapes]
     return samples if layer.multiple_inputs else samples[0]
 
@@ -438,10 +499,8 @@ class InputLayer(Layer):
             raise TypeError(f"Input: dtype must be 'float32' (or None), the one dtype minidl "
                             f"models compute in; got {dtype!r}")
         super().__init__(name=name or auto_name("input_layer"))
-        if isinstance(shape, (tuple, list)) and any(d is None for d in shape):
-            raise ValueError(f"Input: shape {tuple(shape)} has a variable (None) dimension; "
-                             "minidl needs every dimension but the batch axis known")
-        self.shape = int_tuple(shape, "shape (without the batch axis)", "Input")
+        # None: a dimension known only from the data (each batch resolves it)
+        self.shape = sample_shape(shape, "shape (without the batch axis)", "Input")
         self.build_once(self.shape)
         Node(self, [], False)
 

@@ -27,22 +27,51 @@ def normalize_padding(padding, owner):
 
 class WindowPlanMixin:
     """For layers whose backend ops take a Window2D plan (Conv2D, the poolings): the plan of
-    the latest batch size, rebuilt when the batch size changes. A plan may hold scratch sized
-    for its batch (the numpy backend's padded input), so keeping one per batch size ever used
-    would let memory grow with the number of sizes."""
+    the latest input shape, rebuilt when it changes. A plan may hold scratch sized for its
+    batch (the numpy backend's padded input), so keeping one per batch size (or, with unknown
+    (None) dims, per image size) ever used would let memory grow with the number of shapes.
+
+    plan(batch) plans for the built input shape; plan(batch, shape) for a batch of that full
+    shape (the layers with unknown dims pass theirs)."""
 
     _plan = None
+    _plan_key = None
 
-    def plan(self, batch):
+    def plan(self, batch, in_shape=None):
         plan = self._plan
-        if plan is None or plan.n != batch or plan.backend is not self.backend:
-            plan = self._make_plan((batch,) + tuple(self.input_shape))
+        key = batch if in_shape is None else in_shape
+        if plan is None or self._plan_key != key or plan.backend is not self.backend:
+            plan = self._make_plan((batch,) + tuple(self.input_shape) if in_shape is None
+                                   else in_shape)
             plan.backend = self.backend
-            self._plan = plan
+            self._plan, self._plan_key = plan, key
         return plan
+
+    def batch_plan(self, x):
+        """The plan for forward's input x."""
+        shape = self.backend.shape(x)
+        return self.plan(shape[0], shape if self._unknown_dims else None)
 
     def _make_plan(self, in_shape):
         raise NotImplementedError
+
+
+def window_output_shape(input_shape, kernel, strides, padding, out_channels):
+    """The (height, width, channels) a sliding window makes of `input_shape` (one sample);
+    an unknown (None) height or width stays unknown."""
+    h, w, _ = input_shape
+    known = (1, kernel[0] if h is None else h, kernel[1] if w is None else w, input_shape[2])
+    out = _window(known, kernel, strides, padding, out_channels).out_shape[1:]
+    return (None if h is None else out[0], None if w is None else out[1], out[2])
+
+
+def check_window_fits(layer, input_shape, window, what):
+    """A 'valid' window larger than a known input leaves no output: said at build time."""
+    h, w = input_shape[:2]
+    if layer.padding == "valid" and ((h is not None and h < window[0])
+                                     or (w is not None and w < window[1])):
+        raise ValueError(f"{layer.describe()}: {what} {window} is larger than its "
+                         f"input {format_shape(input_shape)} with padding 'valid'")
 
 
 class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
@@ -76,11 +105,9 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
 
     def build(self, input_shape):
         self.expect_rank(input_shape, 3, "(height, width, channels)")
-        h, w, c = input_shape
+        c = input_shape[2]
         kh, kw = self.kernel_size
-        if self.padding == "valid" and (h < kh or w < kw):
-            raise ValueError(f"{self.describe()}: kernel {self.kernel_size} is larger than its "
-                             f"input {format_shape(input_shape)} with padding 'valid'")
+        check_window_fits(self, input_shape, self.kernel_size, "kernel")
         self.kernel = self.add_weight("kernel", (kh, kw, c, self.filters), self.kernel_initializer,
                                       regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
         if self.use_bias:
@@ -88,16 +115,16 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
                                         regularizer=self.bias_regularizer, constraint=self.bias_constraint)
 
     def compute_output_shape(self, input_shape):
-        plan = _window((1,) + tuple(input_shape), self.kernel_size, self.strides, self.padding,
-                       self.filters)
-        return plan.out_shape[1:]
+        check_window_fits(self, input_shape, self.kernel_size, "kernel")   # a batch's shape
+        return window_output_shape(input_shape, self.kernel_size, self.strides, self.padding,
+                                   self.filters)
 
     def _make_plan(self, in_shape):
         return self.backend.conv2d_plan(in_shape, self.kernel.shape, self.strides, self.padding)
 
     def forward(self, x, training):
         self._x = x
-        plan = self.plan(self.backend.shape(x)[0])
+        plan = self.batch_plan(x)
         z = self.buffer("z", plan.out_shape)
         self.backend.conv2d_forward(z, x, self.kernel.value,
                                     self.bias.value if self.use_bias else None, plan)
@@ -158,14 +185,14 @@ class ZeroPadding2D(Layer):
     def compute_output_shape(self, input_shape):
         h, w, c = input_shape
         t, b, le, r = self.pads
-        return (h + t + b, w + le + r, c)
+        return (None if h is None else h + t + b, None if w is None else w + le + r, c)
 
     def forward(self, x, training):
-        out = self.buffer("out", (self.backend.shape(x)[0],) + self.output_shape)
+        out = self.buffer("out", self.batch_output_shape(x))
         self.backend.pad2d_forward(out, x, self.pads)
         return out
 
     def backward(self, dout):
-        dx = self.buffer("dx", (self.backend.shape(dout)[0],) + self.input_shape)
+        dx = self.buffer("dx", self.batch_input_shape(dout))
         self.backend.pad2d_backward(dx, dout, self.pads)
         return dx

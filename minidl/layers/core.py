@@ -72,6 +72,9 @@ class Dense(ActivationMixin, Layer):
         if len(input_shape) < 1:
             raise ValueError(f"{self.describe()} needs inputs with a feature axis, "
                              f"got shape {format_shape(input_shape)}")
+        if input_shape[-1] is None:   # Keras: the kernel's shape needs it
+            raise ValueError(f"{self.describe()}: the last dimension of its input must be known "
+                             f"(it sizes the kernel), got input shape {format_shape(input_shape)}")
         self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer,
                                       regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
         if self.use_bias:
@@ -83,7 +86,7 @@ class Dense(ActivationMixin, Layer):
 
     def forward(self, x, training):
         b = self.backend
-        shape = b.shape(x)
+        shape = self._x_shape = b.shape(x)
         rows = count_elements(shape[:-1])
         self._x2 = b.reshape(x, (rows, shape[-1]))
         z = self.buffer("z", (rows, self.units))
@@ -108,12 +111,7 @@ class Dense(ActivationMixin, Layer):
             return None
         dx = self.buffer("dx", b.shape(self._x2))
         b.gemm(dx, dz, self.kernel.value, trans_b=True)
-        return b.reshape(dx, self._input_batch_shape(rows))
-
-    def _input_batch_shape(self, rows):
-        # rows = batch * prod(leading axes); the batch size is rows // prod(input_shape[:-1])
-        lead = count_elements(self.input_shape[:-1])
-        return (rows // lead,) + tuple(self.input_shape)
+        return b.reshape(dx, self._x_shape)
 
 
 class Activation(ActivationMixin, Layer):
@@ -158,16 +156,22 @@ class LeakyReLU(Activation):
 
 
 class Flatten(Layer):
-    """(N, d1, d2, ...) -> (N, d1*d2*...), a view."""
+    """(N, d1, d2, ...) -> (N, d1*d2*...), a view. With an unknown (None) dimension the size
+    is unknown too, (None, None) as in Keras: a Dense after it has no kernel size."""
 
     def compute_output_shape(self, input_shape):
-        return (count_elements(input_shape),)
+        return (None if None in input_shape else count_elements(input_shape),)
 
     def forward(self, x, training):
+        if self._unknown_dims:
+            shape = self._x_shape = self.backend.shape(x)
+            return self.backend.reshape(x, (shape[0], count_elements(shape[1:])))
         n = self.backend.shape(x)[0]
         return self.backend.reshape(x, (n,) + self.output_shape)
 
     def backward(self, dout):
+        if self._unknown_dims:
+            return self.backend.reshape(dout, self._x_shape)
         n = self.backend.shape(dout)[0]
         return self.backend.reshape(dout, (n,) + self.input_shape)
 
@@ -184,6 +188,8 @@ class Reshape(Layer):
         return dict(super().get_config(), target_shape=list(self.target_shape))
 
     def compute_output_shape(self, input_shape):
+        if None in input_shape:   # as Keras: the -1 entry is unknown, the rest checked per batch
+            return tuple(None if d == -1 else d for d in self.target_shape)
         size = count_elements(input_shape)
         known = count_elements([d for d in self.target_shape if d != -1])
         if -1 in self.target_shape:
@@ -198,10 +204,10 @@ class Reshape(Layer):
         return self.target_shape
 
     def forward(self, x, training):
-        return self.backend.reshape(x, (self.backend.shape(x)[0],) + self.output_shape)
+        return self.backend.reshape(x, self.batch_output_shape(x))
 
     def backward(self, dout):
-        return self.backend.reshape(dout, (self.backend.shape(dout)[0],) + self.input_shape)
+        return self.backend.reshape(dout, self.batch_input_shape(dout))
 
 
 class Dropout(Layer):

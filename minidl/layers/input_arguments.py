@@ -38,8 +38,21 @@ def _shape_from(cls_name, given):
             raise ValueError(f"{owner}: the batch size in batch_input_shape must be None or a "
                              f"positive int, got {value!r}")
         value = tuple(value)[1:]
-    return int_tuple(value, f"{argument} (without the batch axis; minidl needs every "
-                            "dimension known)", owner)
+    return sample_shape(value, f"{argument} (without the batch axis)", owner)
+
+
+def sample_shape(value, argument, owner):
+    """A shape without the batch axis: positive ints, None for a dimension known only from
+    the data (Keras's Input(shape=(None, 16)))."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{owner}: {argument} must be a tuple of ints or None, got {value!r}")
+    items = tuple(value)
+    known = [d for d in items if d is not None]
+    if len(known) == len(items):
+        return int_tuple(items, argument, owner)
+    if known:
+        known = iter(int_tuple(known, argument, owner))
+    return tuple(None if d is None else next(known) for d in items)
 
 
 class LayerMeta(type):

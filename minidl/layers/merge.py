@@ -170,16 +170,25 @@ class Concatenate(Layer):
                              "axis, got " + ", ".join(format_shape(s) for s in input_shape))
 
     def compute_output_shape(self, input_shape):
-        return tuple(input_shape[0][:-1]) + (sum(s[-1] for s in input_shape),)
+        last = [s[-1] for s in input_shape]
+        return tuple(input_shape[0][:-1]) + (None if None in last else sum(last),)
 
     def forward(self, xs, training):
-        out = self.buffer("out", (self.backend.shape(xs[0])[0],) + self.output_shape)
-        self.backend.concat_forward(out, xs)
+        b = self.backend
+        if self._unknown_dims:   # this batch's shapes, kept for backward
+            self._x_shapes = [b.shape(x) for x in xs]
+            shape = self._x_shapes[0][:-1] + (sum(s[-1] for s in self._x_shapes),)
+        else:
+            shape = (b.shape(xs[0])[0],) + self.output_shape
+        out = self.buffer("out", shape)
+        b.concat_forward(out, xs)
         return out
 
     def backward(self, dout):
         n = self.backend.shape(dout)[0]
-        dxs = [self.buffer(("dx", i), (n,) + tuple(s)) for i, s in enumerate(self.input_shape)]
+        shapes = (self._x_shapes if self._unknown_dims
+                  else [(n,) + tuple(s) for s in self.input_shape])
+        dxs = [self.buffer(("dx", i), s) for i, s in enumerate(shapes)]
         self.backend.concat_backward(dxs, dout)
         return dxs
 

@@ -1,7 +1,8 @@
 """Max, average, global average and global max pooling (channels_last)."""
 
-from .base import Layer, format_shape
-from .conv import WindowPlanMixin, normalize_padding, normalize_pair, _window
+from .base import Layer
+from .conv import (WindowPlanMixin, check_window_fits, normalize_padding, normalize_pair,
+                   window_output_shape)
 
 
 class _Pooling2D(WindowPlanMixin, Layer):
@@ -18,14 +19,12 @@ class _Pooling2D(WindowPlanMixin, Layer):
 
     def build(self, input_shape):
         self.expect_rank(input_shape, 3, "(height, width, channels)")
-        if self.padding == "valid" and (input_shape[0] < self.pool_size[0]
-                                        or input_shape[1] < self.pool_size[1]):
-            raise ValueError(f"{self.describe()}: pool_size {self.pool_size} is larger than its "
-                             f"input {format_shape(input_shape)} with padding 'valid'")
+        check_window_fits(self, input_shape, self.pool_size, "pool_size")
 
     def compute_output_shape(self, input_shape):
-        return _window((1,) + tuple(input_shape), self.pool_size, self.strides, self.padding,
-                       input_shape[2]).out_shape[1:]
+        check_window_fits(self, input_shape, self.pool_size, "pool_size")   # a batch's shape
+        return window_output_shape(input_shape, self.pool_size, self.strides, self.padding,
+                                   input_shape[2])
 
     def _make_plan(self, in_shape):
         return self.backend.pool2d_plan(in_shape, self.pool_size, self.strides, self.padding)
@@ -33,7 +32,7 @@ class _Pooling2D(WindowPlanMixin, Layer):
 
 class MaxPooling2D(_Pooling2D):
     def forward(self, x, training):
-        self.plan(self.backend.shape(x)[0])
+        self.batch_plan(x)
         out = self.buffer("out", self._plan.out_shape)
         self._argmax = self.buffer("argmax", self._plan.out_shape, "int32")
         self.backend.max_pool2d_forward(out, self._argmax, x, self._plan)
@@ -47,7 +46,7 @@ class MaxPooling2D(_Pooling2D):
 
 class AveragePooling2D(_Pooling2D):
     def forward(self, x, training):
-        self.plan(self.backend.shape(x)[0])
+        self.batch_plan(x)
         out = self.buffer("out", self._plan.out_shape)
         self.backend.avg_pool2d_forward(out, x, self._plan)
         return out
@@ -68,12 +67,12 @@ class GlobalAveragePooling2D(Layer):
         return (input_shape[2],)
 
     def forward(self, x, training):
-        out = self.buffer("out", (self.backend.shape(x)[0],) + self.output_shape)
+        out = self.buffer("out", self.batch_output_shape(x))   # keeps x's shape for backward
         self.backend.global_avg_pool_forward(out, x)
         return out
 
     def backward(self, dout):
-        dx = self.buffer("dx", (self.backend.shape(dout)[0],) + self.input_shape)
+        dx = self.buffer("dx", self.batch_input_shape(dout))
         self.backend.global_avg_pool_backward(dx, dout)
         return dx
 
@@ -101,7 +100,7 @@ class GlobalMaxPooling2D(WindowPlanMixin, Layer):
 
     def forward(self, x, training):
         b = self.backend
-        plan = self.plan(b.shape(x)[0])
+        plan = self.batch_plan(x)
         out = self.buffer("out", plan.out_shape)
         self._argmax = self.buffer("argmax", plan.out_shape, "int32")
         b.max_pool2d_forward(out, self._argmax, x, plan)

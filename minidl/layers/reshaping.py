@@ -26,18 +26,18 @@ class Cropping2D(ZeroPadding2D):
     def compute_output_shape(self, input_shape):
         h, w, c = input_shape
         t, b, le, r = self.pads
-        if t + b >= h or le + r >= w:
+        if (h is not None and t + b >= h) or (w is not None and le + r >= w):
             raise ValueError(f"{self.describe()}: cropping {self.cropping} leaves nothing of input "
                              f"shape {format_shape(input_shape)} (crop less than the height and width)")
-        return (h - t - b, w - le - r, c)
+        return (None if h is None else h - t - b, None if w is None else w - le - r, c)
 
     def forward(self, x, training):
-        out = self.buffer("out", (self.backend.shape(x)[0],) + self.output_shape)
+        out = self.buffer("out", self.batch_output_shape(x))
         self.backend.pad2d_backward(out, x, self.pads)
         return out
 
     def backward(self, dout):
-        dx = self.buffer("dx", (self.backend.shape(dout)[0],) + self.input_shape)
+        dx = self.buffer("dx", self.batch_input_shape(dout))
         self.backend.pad2d_forward(dx, dout, self.pads)
         return dx
 
@@ -105,14 +105,12 @@ class Permute(Layer):
         return tuple(input_shape[d - 1] for d in self.dims)
 
     def forward(self, x, training):
-        n = self.backend.shape(x)[0]
-        out = self.buffer("out", (n,) + self.output_shape)
+        out = self.buffer("out", self.batch_output_shape(x))
         self.backend.transpose(out, x, (0,) + self.dims)
         return out
 
     def backward(self, dout):
-        n = self.backend.shape(dout)[0]
-        dx = self.buffer("dx", (n,) + self.input_shape)
+        dx = self.buffer("dx", self.batch_input_shape(dout))
         inverse = [0] * (len(self.dims) + 1)
         for i, a in enumerate((0,) + self.dims):
             inverse[a] = i

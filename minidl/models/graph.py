@@ -16,7 +16,7 @@ loss, and backward adds the penalty's gradient to that node's dL/doutput.
 from collections import Counter
 
 from ..backends import get_backend
-from ..layers.base import InputLayer, format_shape
+from ..layers.base import InputLayer, compatible, format_shape
 from ..layers.buffers import BufferSet
 from ..random import mix_seed
 from . import structure
@@ -319,6 +319,17 @@ class Graph:
 
     def check_input(self, x_shape, argument="x", index=0):
         expected = self.inputs[index].sample_shape
-        if tuple(x_shape[1:]) != tuple(expected):
+        if not compatible(tuple(x_shape[1:]), tuple(expected)):
             raise ValueError(f"{self.owner} expects {argument} of shape "
                              f"{format_shape(expected)}, got {tuple(x_shape)}")
+
+    def output_shapes_for(self, input_shapes):
+        """The outputs' sample shapes for inputs of these sample shapes: with unknown (None)
+        input dims, each batch's concrete shapes, from every node's layer in order (a shape
+        that its layers cannot take fails here, naming the layer, before anything runs)."""
+        shapes = {id(t): tuple(s) for t, s in zip(self.inputs, input_shapes)}
+        for node in self.nodes:
+            ins = [shapes[id(t)] for t in node.inputs]
+            shapes[id(node.outputs[0])] = tuple(node.layer.concrete_output_shape(
+                ins if node.structured else ins[0]))
+        return [shapes[id(t)] for t in self.outputs]

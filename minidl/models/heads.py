@@ -61,9 +61,15 @@ class Head:
             self.fused = loss.configure("linear")
         self.metrics = metrics
         self.prefix = prefix                   # "" for a single-output model, else "<name>_"
-        self.positions = math.prod(self.shape[:-1])
+        # an output with unknown (None) dims takes each batch's concrete shape (resolve)
+        self.declared_shape, self.unknown = self.shape, None in self.shape
+        self.positions = 1 if self.unknown else math.prod(self.shape[:-1])
         self.loss_name = prefix + "loss"
         self.metric_names = [prefix + m.name for m in metrics]
+
+    def resolve(self, shape):
+        """Take a batch's concrete output shape (an output with unknown dims)."""
+        self.shape, self.positions = tuple(shape), math.prod(shape[:-1])
 
 
     def buffers(self, get, b, n):
@@ -106,6 +112,9 @@ def make_heads(graph, loss, loss_weights, metrics, owner, weighted_metrics=None)
             l = copy.copy(l)
         used.add(id(l))
         shape = graph.output_shapes[i]
+        if shape[-1] is None:
+            raise ValueError(f"{owner}: output {name!r} has shape {format_shape(shape)}; a loss "
+                             "needs its last (class or feature) dimension known")
         if l.sparse and shape[-1] < 2:
             raise ValueError(f"{owner}: loss {l.name!r} needs at least 2 output classes, "
                              f"output {name!r} is {format_shape(shape)}")

@@ -51,6 +51,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         self._step_views = None       # (batch size, the step's buffers) of the last step
         self._use_guard = UseGuard()  # one thread at a time (concurrency.py)
         self._trainable = True
+        self._dynamic_heads = False   # compile sets it (see _buffers_for)
         if inputs is not None or outputs is not None:
             self._set_graph(inputs, outputs)
 
@@ -169,6 +170,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         self._seeded_layers = [(i, l) for i, l in enumerate(self.graph.primitive_layers)
                                if l.needs_step_seed]
         self._fused = [h.index for h in heads if h.fused]
+        self._dynamic_heads = any(h.unknown for h in heads)   # outputs with None dims
         self._counters = self._new_counters()
         self._eval_counters = None  # evaluate()'s own counters, made on first use
         self._seen = 0
@@ -195,10 +197,12 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         return metric_names(self._heads) if self.compiled else ["loss"]
 
     # ------------------------------------------------------------ buffers
-    def _buffers_for(self, n):
+    def _buffers_for(self, n, xs):
         """Each head's target, loss and gradient buffers for a batch of n (views of the
         largest batch's), with their views of one row per position, as the loss and metric
-        ops take them."""
+        ops take them. Outputs with unknown (None) dims get this batch's shapes first."""
+        if self._dynamic_heads:
+            self._resolve_heads(xs)
         if self._step_views is not None and self._step_views[0] == n:
             return self._step_views[1]
         get, b = self._buffers.get, self.backend
@@ -208,10 +212,9 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
 
     def _upload_inputs(self, xs):
         """Host arrays (one per input) into the model's input buffers."""
-        n = len(xs[0])
         out = []
-        for i, (x, shape) in enumerate(zip(xs, self.graph.input_shapes)):
-            buf = self._buffers.get(("x", i), (n,) + shape)
+        for i, x in enumerate(xs):
+            buf = self._buffers.get(("x", i), x.shape)
             self.backend.copy_from_host(buf, x)
             out.append(buf)
         return out
@@ -318,7 +321,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
     def _gradients(self, xs, ys, sws=None):
         """Forward, loss and backward of one batch: fills every trainable weight's grad."""
         n = len(xs[0])
-        bufs = self._buffers_for(n)
+        bufs = self._buffers_for(n, xs)
         outputs = self.graph.forward(self._upload_inputs(xs), training=True)
         preds = self._loss_and_metrics(bufs, ys, n, outputs, sws)
         b = self.backend
@@ -343,7 +346,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
 
     def _test_step(self, xs, ys, sws=None):
         n = len(xs[0])
-        bufs = self._buffers_for(n)
+        bufs = self._buffers_for(n, xs)
         outputs = self.graph.forward(self._upload_inputs(xs), training=False)
         self._loss_and_metrics(bufs, ys, n, outputs, sws)
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..layers.base import KerasTensor
+from ..layers.base import KerasTensor, compatible
 from . import structure
 from .concurrency import one_thread_at_a_time
 
@@ -120,7 +120,7 @@ class ModelAsLayer:
             if not isinstance(t, KerasTensor):
                 raise TypeError(f"{owner} must be called on symbolic tensors only, got "
                                 f"{type(t).__name__}")
-            if t.sample_shape != expected.sample_shape:
+            if not compatible(t.sample_shape, expected.sample_shape):
                 raise ValueError(f"{owner}: input {expected.layer.name!r} has shape "
                                  f"{expected.shape}, got a tensor of shape {t.shape}")
         call = ModelCall(self, tensors, training)

@@ -12,7 +12,7 @@ is built; summary(), save() and weight access raise a "not built" error.
 import numpy as np
 
 from ..custom_objects import custom_object_scope
-from ..layers.base import InputLayer, Input, KerasTensor, Layer, int_tuple
+from ..layers.base import InputLayer, Input, KerasTensor, Layer, sample_shape
 from .config import deserialize_item, item_spec
 from .graph import Graph
 from .model import Model
@@ -138,7 +138,7 @@ class Sequential(Model):
                 or len(input_shape) < 2:
             raise ValueError(f"{self.describe()}.build: input_shape must be (batch, *shape), "
                              f"e.g. (None, 784), got {input_shape!r}")
-        shape = int_tuple(tuple(input_shape)[1:], "input_shape (after the batch axis)",
+        shape = sample_shape(tuple(input_shape)[1:], "input_shape (after the batch axis)",
                           f"{self.describe()}.build")
         if self._input is not None:
             if shape != self._input.sample_shape:

@@ -13,7 +13,7 @@ def _output_shape(item):
     shape = item.output_shape
     if isinstance(shape, list):   # a nested model with several outputs
         return "[" + ", ".join(str(tuple(s)) for s in shape) + "]"
-    if shape and shape[0] is None:   # a nested model's shape includes the batch axis
+    if getattr(item, "graph", None) is not None:   # a nested model's shape has the batch axis
         return str(tuple(shape)).replace(",)", ")")
     return format_shape(shape)
 

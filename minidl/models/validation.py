@@ -47,15 +47,35 @@ class DataValidation:
                              f"{[len(xi) for xi in out]}")
         return out
 
-    def _validate_y(self, y, n, argument="y", x_argument="x"):
+    def _head_shapes(self, xs):
+        """Each head's output shape for the inputs xs: the declared ones, or with unknown
+        (None) dims those that xs's shapes give."""
+        if not self._dynamic_heads:
+            return [h.shape for h in self._heads]
+        outs = self.graph.output_shapes_for([x.shape[1:] for x in xs])
+        return [outs[h.index] for h in self._heads]
+
+    def _resolve_heads(self, xs):
+        """Give the heads with unknown dims the shapes of this batch (a new shape drops the
+        step's buffer views; the buffers themselves are resized in place, see buffers.py)."""
+        shapes = [x.shape[1:] for x in xs]
+        if shapes == getattr(self, "_heads_resolved_for", None):
+            return
+        for h, shape in zip(self._heads, self._head_shapes(xs)):
+            if h.unknown:
+                h.resolve(shape)
+        self._heads_resolved_for, self._step_views = shapes, None
+
+    def _validate_y(self, y, n, argument="y", x_argument="x", xs=None):
         if y is None:
             raise ValueError(f"{argument}: targets are required")
         names = self.graph.output_names
         ys = structure.flatten_data(y, names, argument, self.describe())
         out = []
-        for i, (h, yi) in enumerate(zip(self._heads, ys)):
+        shapes = self._head_shapes(xs) if xs is not None else [h.shape for h in self._heads]
+        for i, (h, yi, shape) in enumerate(zip(self._heads, ys, shapes)):
             where = self._argument(argument, names, i)
-            yi = h.loss.prepare_targets(yi, h.shape, where)
+            yi = h.loss.prepare_targets(yi, shape, where)
             if len(yi) != n:
                 raise ValueError(f"{x_argument} and {where} must have the same length, got "
                                  f"{n} samples and {len(yi)} targets")
@@ -64,7 +84,7 @@ class DataValidation:
 
     def _validate_xy(self, x, y, x_argument="x", y_argument="y"):
         xs = self._validate_x(x, x_argument)
-        return xs, self._validate_y(y, len(xs[0]), y_argument, x_argument)
+        return xs, self._validate_y(y, len(xs[0]), y_argument, x_argument, xs)
 
     def _sample_weights(self, sample_weight, class_weight, ys, owner, argument="sample_weight"):
         """One float32 array of per-sample weights for each output, or None when neither
@@ -130,11 +150,11 @@ class DataValidation:
             if xi.shape[1:] != g.inputs[i].sample_shape or len(xi) == 0:
                 g.check_input(xi.shape, "the data iterator's x batch", i)
         ys = structure.flatten_data(yb, g.output_names, "the data iterator's y batch", owner)
-        for i, (h, yi) in enumerate(zip(self._heads, ys)):
+        for i, (h, yi, shape) in enumerate(zip(self._heads, ys, self._head_shapes(xs))):
             yi = np.asarray(yi)
             if yi.dtype != np.dtype(h.loss.target_dtype) or yi.shape != \
-                    h.loss.target_shape(len(xs[0]), h.shape):
-                yi = h.loss.prepare_targets(yi, h.shape, "the data iterator's y batch")
+                    h.loss.target_shape(len(xs[0]), shape):
+                yi = h.loss.prepare_targets(yi, shape, "the data iterator's y batch")
             if len(yi) != len(xs[0]):
                 raise ValueError(f"{owner}: a batch has {len(xs[0])} samples and {len(yi)} "
                                  "targets")
