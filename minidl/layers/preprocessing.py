@@ -186,12 +186,21 @@ class Normalization(ChannelAffine):
 class ImageLayer(Layer):
     """A layer on images (N, H, W, C)."""
 
+    # its resampling steps are planned once for the input's height and width
+    needs_known_size = False
+
     def build(self, input_shape):
         self.expect_rank(input_shape, 3, "image (H, W, C)")
+        if self.needs_known_size and None in input_shape[:2]:
+            raise ValueError(f"{self.describe()} needs a known input height and width (its "
+                             "resampling steps are planned for them), got input shape "
+                             f"{format_shape(input_shape)}; give Input a fixed image size")
 
 
 class ResampledImage(ImageLayer):
     """An image layer whose output is (height, width, C), made by the fixed steps self._steps."""
+
+    needs_known_size = True
 
     def compute_output_shape(self, input_shape):
         return (self.height, self.width, input_shape[2])

@@ -74,6 +74,8 @@ class Graph:
             raise ValueError(f"{owner}: the same Input is given twice in inputs")
         self.nodes = self._topological_order()
         self._check_inputs()
+        # inputs with unknown (None) dims: each batch's shapes are checked through the layers
+        self.unknown_dims = any(None in t.sample_shape for t in self.inputs)
         self.entries = self._entries()
         # the input layers, then what Model.layers lists: layers and nested models, once each
         self.layers = [t.layer for t in self.inputs]

@@ -45,6 +45,8 @@ class DataValidation:
         if any(len(xi) != len(out[0]) for xi in out):
             raise ValueError(f"{argument}: the inputs have different numbers of samples: "
                              f"{[len(xi) for xi in out]}")
+        if g.unknown_dims:   # a shape that fits Input but not a layer fails here, named
+            g.output_shapes_for([xi.shape[1:] for xi in out])
         return out
 
     def _head_shapes(self, xs):
@@ -172,4 +174,6 @@ class DataValidation:
         xs = [np.ascontiguousarray(xi, dtype=np.float32) for xi in xs]
         for i, xi in enumerate(xs):
             self.graph.check_input(xi.shape, "x", i)
+        if self.graph.unknown_dims:
+            self.graph.output_shapes_for([xi.shape[1:] for xi in xs])
         return xs
