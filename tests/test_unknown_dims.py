@@ -24,6 +24,17 @@ def _seeded_weights(model, seed=1):
                                for w in layer.get_weights()])
 
 
+class _NoShape(layers.Layer):
+    """A custom layer whose call uses another layer and that gives no compute_output_shape."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = layers.Dense(2)
+
+    def call(self, x):
+        return self.inner(x)
+
+
 def _classifier():
     inp = minidl.Input((None, None, 3))
     x = layers.Conv2D(6, 3, padding="same", activation="relu")(inp)
@@ -130,7 +141,7 @@ def test_summary_and_shapes_show_none(active_backend):
     (lambda i: layers.Dense(3)(minidl.Input((4, None))), r"Dense .*last dimension.*\(None, 4, None\)"),
     (lambda i: layers.Conv2D(2, 3)(minidl.Input((None, None, None))), r"Conv2D .*'kernel'.*\(3, 3, None, 2\)"),
     (lambda i: layers.BatchNormalization()(minidl.Input((5, None))), r"BatchNormalization .*\(None, 5, None\)"),
-    (lambda i: layers.Resizing(8, 8)(i), r"Resizing .*known input height and width"),
+    (lambda i: _NoShape()(i), r"_NoShape .*unknown \(None\) dims.*compute_output_shape"),
     (lambda i: layers.Conv2D(2, 5)(minidl.Input((None, 3, 1))), r"Conv2D .*kernel \(5, 5\) is larger.*\(None, None, 3, 1\)"),
 ])
 def test_layers_that_need_a_known_dim_say_so(active_backend, build, match):
@@ -206,3 +217,72 @@ def test_eager_call_and_fixed_shapes_unchanged(active_backend):
     assert not fixed._unknown_dims
     with pytest.raises(ValueError, match="was built for input shape"):
         fixed(minidl.Input((9, 8, 1)))
+
+
+class _Block(layers.Layer):
+    """A custom layer with a Conv2D built in build() for unknown sizes."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.conv = layers.Conv2D(4, 3, padding="same")
+
+    def build(self, input_shape):
+        self.conv.build(input_shape)
+
+    def call(self, x):
+        return minidl.ops.relu(self.conv(x)) + 1.0
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[:-1]) + (4,)
+
+
+class _Scale(layers.Layer):
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones")
+
+    def call(self, x):
+        return x * self.w
+
+
+def test_custom_layers_and_lambda(active_backend):
+    """Layers written with minidl.ops: shapes from compute_output_shape, or probed (an
+    output dim that follows the unknown input dims is unknown too)."""
+    inp = minidl.Input((None, None, 3))
+    x = layers.Lambda(lambda t: t * 0.5)(inp)
+    x = _Scale()(x)
+    x = _Block()(x)
+    assert x.shape == (None, None, None, 4)
+    x = layers.Lambda(lambda t: minidl.ops.mean(t, axis=(1, 2)))(x)
+    assert x.shape == (None, 4)
+    model = minidl.Model(inp, layers.Dense(2)(x))
+    model.compile("adam", "mse")
+    rng = np.random.default_rng(0)
+    model.fit(rng.normal(size=(4, 8, 8, 3)), rng.normal(size=(4, 2)), verbose=0)
+    images = _data(3, 2, 13, 11)
+    out = model.predict(images)
+    assert out.shape == (2, 2)
+    # the same weights on a known size give the same numbers
+    fixed_in = minidl.Input((13, 11, 3))
+    fixed = minidl.Model(fixed_in, model.layers[-1](model.layers[-2](model.layers[-3](
+        model.layers[-4](model.layers[-5](fixed_in))))))
+    np.testing.assert_allclose(fixed.predict(images), out, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("make", [lambda: layers.Resizing(6, 5), lambda: layers.CenterCrop(4, 6),
+                                  lambda: layers.RandomCrop(5, 4, seed=3),
+                                  lambda: layers.Resizing(6, 5, crop_to_aspect_ratio=True)])
+def test_resampling_layers_plan_each_size(active_backend, make):
+    """Resizing, CenterCrop and RandomCrop on unknown sizes: the steps of each new size, the
+    same numbers as the layer built for that size, and a training step runs."""
+    layer = make()
+    inp = minidl.Input((None, None, 3))
+    model = minidl.Model(inp, layers.Conv2D(2, 1)(layer(inp)))
+    model.compile("sgd", "mse")
+    for size in ((9, 7), (5, 10), (9, 7)):
+        images = _data(size[0], 2, *size)
+        fixed_in = minidl.Input(size + (3,))
+        fixed = minidl.Model(fixed_in, model.layers[-1](make()(fixed_in)))
+        np.testing.assert_allclose(model.predict(images), fixed.predict(images), rtol=1e-5,
+                                   atol=1e-6)
+        model.fit(images, np.zeros((2,) + model.output_shape[1:]), verbose=0)
+        assert layer._hw == size

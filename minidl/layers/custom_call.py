@@ -145,12 +145,33 @@ def _attach(layer, backend, zeros):
 _PROBE = NumpyBackend("float32")
 
 
+# Unknown (None) input dims are probed at two sizes: an output dim that changes with them is
+# unknown too. Sizes large enough for the usual windows, coprime so that strides and
+# divisions (h // 8) tell them apart.
+_PROBE_SIZES = (32, 45)
+
+
 def infer_output_shape(layer, input_shape):
     """The output shape (without the batch axis) of call on a one-sample batch of zeros, run
-    on a private numpy backend with zero weights (no random numbers drawn)."""
+    on a private numpy backend with zero weights (no random numbers drawn), or once attached
+    on the layer's backend with its weights."""
     shapes = input_shape if layer.multiple_inputs else [input_shape]
-    xs = [Tensor(_PROBE.zeros((1,) + tuple(s)), _PROBE) for s in shapes]
-    with autodiff.on_backend(_PROBE, probe=True), autodiff.recording(None):
+    if not any(None in s for s in shapes):
+        return _probe(layer, shapes)
+    if layer.sublayers():
+        raise ValueError(f"{layer.describe()}: its input shape "
+                         f"{[(None,) + tuple(s) for s in shapes]} has unknown (None) dims and "
+                         "its call uses other layers; define compute_output_shape(input_shape) "
+                         "and build its layers in build() for such inputs")
+    a, b = ([tuple(size if d is None else d for d in s) for s in shapes] for size in _PROBE_SIZES)
+    return tuple(p if p == q else None for p, q in zip(_probe(layer, a), _probe(layer, b)))
+
+
+def _probe(layer, shapes):
+    # an attached layer (a batch's shapes resolved in a model) probes where its weights are
+    backend = layer.backend or _PROBE
+    xs = [Tensor(backend.zeros((1,) + tuple(s)), backend) for s in shapes]
+    with autodiff.on_backend(backend, probe=True), autodiff.recording(None):
         out = _output_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
                                            **_call_kwargs(layer, False)))
     if not out.shape or out.shape[0] != 1:

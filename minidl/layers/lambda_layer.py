@@ -45,9 +45,10 @@ class Lambda(Layer):
         if callable(shape):   # Keras: a function of the input shape (batch axis included)
             with_batch = ([(None,) + tuple(s) for s in input_shape] if self.multiple_inputs
                           else (None,) + tuple(input_shape))
-            self.output_shape = tuple(int(d) for d in tuple(shape(with_batch))[1:])
+            self.output_shape = tuple(None if d is None else int(d)
+                                      for d in tuple(shape(with_batch))[1:])
         else:                 # Keras: a shape without the batch axis
-            self.output_shape = tuple(int(d) for d in shape)
+            self.output_shape = tuple(None if d is None else int(d) for d in shape)
 
     def get_config(self):
         name = getattr(self.function, "__name__", "")

@@ -186,28 +186,41 @@ class Normalization(ChannelAffine):
 class ImageLayer(Layer):
     """A layer on images (N, H, W, C)."""
 
-    # its resampling steps are planned once for the input's height and width
-    needs_known_size = False
-
     def build(self, input_shape):
         self.expect_rank(input_shape, 3, "image (H, W, C)")
-        if self.needs_known_size and None in input_shape[:2]:
-            raise ValueError(f"{self.describe()} needs a known input height and width (its "
-                             "resampling steps are planned for them), got input shape "
-                             f"{format_shape(input_shape)}; give Input a fixed image size")
 
 
 class ResampledImage(ImageLayer):
-    """An image layer whose output is (height, width, C), made by the fixed steps self._steps."""
+    """An image layer whose output is (height, width, C), made by the fixed steps self._steps,
+    planned for the input's height and width (self._hw): at build when they are known, else
+    for each batch of a new size (only the latest steps are kept)."""
 
-    needs_known_size = True
+    _steps_role = "resized"
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        self._steps = None
+        if None not in input_shape[:2]:
+            self._plan_steps(tuple(input_shape[:2]))
+
+    def _plan_steps(self, hw):
+        self._hw = hw
+        self._steps = ImageSteps(self, self._steps_list(hw), self._steps_role)
+
+    def _batch_steps(self, x):
+        hw = self.backend.shape(x)[1:3]
+        if self._steps is None or self._hw != hw:
+            self._plan_steps(hw)
+            self._steps.attach(self.backend)
+        return self._steps
 
     def compute_output_shape(self, input_shape):
         return (self.height, self.width, input_shape[2])
 
     def attach(self, backend, initial_values=None):
         super().attach(backend, initial_values)
-        self._steps.attach(backend)
+        if self._steps is not None:
+            self._steps.attach(backend)
 
 
 class Resizing(ResampledImage):
@@ -227,14 +240,12 @@ class Resizing(ResampledImage):
         return dict(super().get_config(), height=self.height, width=self.width,
                     interpolation=self.interpolation, crop_to_aspect_ratio=self.crop_to_aspect_ratio)
 
-    def build(self, input_shape):
-        super().build(input_shape)
-        self._steps = ImageSteps(self, smart_resize_steps(
-            input_shape[:2], (self.height, self.width), self.interpolation,
-            self.crop_to_aspect_ratio), "resized")
+    def _steps_list(self, hw):
+        return smart_resize_steps(hw, (self.height, self.width), self.interpolation,
+                                  self.crop_to_aspect_ratio)
 
     def forward(self, x, training):
-        return self._steps.forward(x)
+        return (self._batch_steps(x) if self._unknown_dims else self._steps).forward(x)
 
     def backward(self, dout):
         return self._steps.backward(dout)
@@ -250,10 +261,10 @@ class CenterCrop(Resizing):
     def get_config(self):
         return dict(Layer.get_config(self), height=self.height, width=self.width)
 
-    def build(self, input_shape):
-        ImageLayer.build(self, input_shape)
-        self._steps = ImageSteps(self, center_crop_steps(input_shape[:2], (self.height, self.width)),
-                                 "cropped")
+    _steps_role = "cropped"
+
+    def _steps_list(self, hw):
+        return center_crop_steps(hw, (self.height, self.width))
 
 
 def center_crop_steps(in_hw, out_hw):

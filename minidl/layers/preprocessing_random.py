@@ -16,7 +16,7 @@ import numbers
 
 from ..arguments import number
 from ..backends.image_args import FILL_MODES, INTERPOLATIONS
-from .image_steps import ImageSteps, smart_resize_steps
+from .image_steps import smart_resize_steps
 from .preprocessing import ImageLayer, ResampledImage, choice, positive_int
 
 
@@ -202,14 +202,13 @@ class RandomCrop(RandomLayer, ResampledImage):
     def get_config(self):
         return dict(super().get_config(), height=self.height, width=self.width)
 
-    def build(self, input_shape):
-        super().build(input_shape)
-        h, w = input_shape[:2]
-        self._room = (h - self.height, w - self.width)
-        self._steps = ImageSteps(self, smart_resize_steps((h, w), (self.height, self.width),
-                                                          "bilinear", True), "resized")
+    def _steps_list(self, hw):
+        self._room = (hw[0] - self.height, hw[1] - self.width)
+        return smart_resize_steps(hw, (self.height, self.width), "bilinear", True)
 
     def forward(self, x, training):
+        if self._unknown_dims:
+            self._batch_steps(x)
         self._applied = bool(training) and min(self._room) >= 0
         return self.augment(x) if self._applied else self._steps.forward(x)
 
@@ -221,13 +220,13 @@ class RandomCrop(RandomLayer, ResampledImage):
         n, _, _, c = b.shape(x)
         self._transforms = self.buffer("transforms", (n, 8))
         b.image_random_transforms(self._transforms, "crop", (*map(float, self._room), 0.0, 0.0),
-                                  self.input_shape[0], self.input_shape[1], self.step_seed)
+                                  self._hw[0], self._hw[1], self.step_seed)
         out = self.buffer("out", (n, self.height, self.width, c))
         b.image_transform_forward(out, x, self._transforms, "nearest", "nearest", 0.0)
         return out
 
     def augment_backward(self, dout):
-        dx = self.buffer("dx", (self.backend.shape(dout)[0],) + tuple(self.input_shape))
+        dx = self.buffer("dx", (self.backend.shape(dout)[0],) + self._hw + (self.input_shape[2],))
         self.backend.image_transform_backward(dx, dout, self._transforms, "nearest", "nearest")
         return dx
 
