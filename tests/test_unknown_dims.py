@@ -286,3 +286,34 @@ def test_resampling_layers_plan_each_size(active_backend, make):
                                    atol=1e-6)
         model.fit(images, np.zeros((2,) + model.output_shape[1:]), verbose=0)
         assert layer._hw == size
+
+
+class _Batches:
+    """A data iterator whose batches differ in image size."""
+
+    def __init__(self, batches):
+        self.batches = batches
+
+    def __len__(self):
+        return len(self.batches)
+
+    def __iter__(self):
+        return iter(self.batches)
+
+
+def test_iterator_batches_of_several_sizes(active_backend):
+    """Each batch of an iterator may have its own size: the loss is the mean of the batch
+    losses (weighted by their samples) and accuracy counts every pixel, as Keras."""
+    rng = np.random.default_rng(0)
+    model = minidl.Sequential([minidl.Input((None, None, 3)), layers.Conv2D(3, 3, padding="same"),
+                               layers.Conv2D(2, 1, activation="softmax")])
+    model.compile("sgd", "sparse_categorical_crossentropy", metrics=["accuracy"])
+    data = [(_data(s, n, s, s + 1), rng.integers(0, 2, (n, s, s + 1))) for s, n in ((4, 2), (12, 6))]
+    history = model.fit(_Batches(data), epochs=2, verbose=0)
+    assert len(history.history["loss"]) == 2
+    loss, acc = model.evaluate(_Batches(data), verbose=0)
+    probs = [model.predict(x) for x, _ in data]
+    means = [-np.log(np.take_along_axis(p, y[..., None], -1)).mean() for p, (_, y) in zip(probs, data)]
+    np.testing.assert_allclose(loss, (2 * means[0] + 6 * means[1]) / 8, rtol=1e-4)
+    hits = np.concatenate([(p.argmax(-1) == y).ravel() for p, (_, y) in zip(probs, data)])
+    np.testing.assert_allclose(acc, hits.mean(), rtol=1e-6)

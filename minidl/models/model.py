@@ -174,6 +174,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         self._counters = self._new_counters()
         self._eval_counters = None  # evaluate()'s own counters, made on first use
         self._seen = 0
+        self._head_rows = [0] * len(heads)
         self.compiled = True
 
     def _new_counters(self):
@@ -232,6 +233,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         if self._penalized:
             b.fill(penalty_sum, 0.0)
         self._seen = 0
+        self._head_rows = [0] * len(self._heads)   # rows (samples x positions) per head
 
     def _metric_values(self):
         """The running loss and metrics since the last reset (reads the device)."""
@@ -240,15 +242,20 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         heads, penalty_sum = self._counters
         values = {}
         total = float(b.to_numpy(penalty_sum)[0]) / seen if self._penalized else 0.0
-        for h, (loss_sum, counts, weight_sum) in zip(self._heads, heads):
-            head_loss = float(b.to_numpy(loss_sum)[0]) / (seen * h.positions)
+        for h, (loss_sum, counts, weight_sum), rows in zip(self._heads, heads, self._head_rows):
+            positions, shape = h.positions, h.shape
+            if h.unknown and self._seen:   # sizes may vary: the positions per sample, on average
+                positions = rows / seen
+                shape = (positions, shape[-1])
+            # (an output with unknown dims sums its batches' means over the positions)
+            head_loss = float(b.to_numpy(loss_sum)[0]) / (seen * (1 if h.unknown else positions))
             total += h.weight * head_loss
             if len(self._heads) > 1:
                 values[h.loss_name] = head_loss
             # weighted_metrics divide by the weights' sum (0 when every weight is 0, as Keras)
-            samples = float(b.to_numpy(weight_sum)[0]) / h.positions if h.weighted else seen
+            samples = float(b.to_numpy(weight_sum)[0]) / positions if h.weighted else seen
             for name, m, c in zip(h.metric_names, h.metrics, counts):
-                values[name] = m.value(b, c, samples if m.weighted else seen, h.shape)
+                values[name] = m.value(b, c, samples if m.weighted else seen, shape)
         return dict({"loss": total}, **values)
 
     # ------------------------------------------------------------ steps
@@ -267,6 +274,8 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
             row_weights = None
             if sws is not None:
                 row_weights = self._weigh(hb, "loss", np.repeat(sws[i], h.positions))
+            if h.unknown:   # Keras's running loss: each batch's mean, weighted by its samples
+                b.axpby(hb["loss"], 1.0 / h.positions, hb["loss"], 0.0, hb["loss"])
             b.sum(loss_sum, hb["loss"], accumulate=True)
             # With logits (from_logits=True), metrics look at the probabilities the loss computed.
             scored = (hb["probs_rows"] if (h.loss.produces_probs and not h.fused)
@@ -283,6 +292,8 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         if self._penalized:   # the running sum is per sample: n times this batch's penalty
             penalties.add_penalties(b, penalty_sum, self._penalties[0], self.graph, n)
         self._seen += n
+        if self._dynamic_heads:
+            self._head_rows = [r + n * h.positions for r, h in zip(self._head_rows, self._heads)]
         return preds
 
     def _upload_weights(self, hb, role, weights):

@@ -261,7 +261,7 @@ class TrainingLoops:
 
     def _evaluate_batches(self, source, owner, cbs, steps=None):
         # Evaluation uses its own counters so the training epoch's running values survive.
-        saved = (self._counters, self._seen)
+        saved = (self._counters, self._seen, self._head_rows)
         if getattr(self, "_eval_counters", None) is None:
             self._eval_counters = self._new_counters()
         self._counters = self._eval_counters
@@ -285,7 +285,7 @@ class TrainingLoops:
                 cbs.on_test_end(values)
             return values
         finally:
-            self._counters, self._seen = saved
+            self._counters, self._seen, self._head_rows = saved
 
     # ----------------------------------------------------------- predict
     @one_thread_at_a_time
