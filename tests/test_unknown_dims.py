@@ -103,6 +103,10 @@ def test_output_with_unknown_dims_takes_each_batch_shape(active_backend):
     expected = -np.mean(np.log(np.take_along_axis(out, y_new[..., None], -1)))
     np.testing.assert_allclose(loss, expected, rtol=1e-4)
     np.testing.assert_allclose(acc, np.mean(out.argmax(-1) == y_new), rtol=1e-6)
+    weights = np.array([2.0, 0.0, 0.5], np.float32)   # Keras: sum(w * loss) / samples
+    per_sample = -np.log(np.take_along_axis(out, y_new[..., None], -1)).mean(axis=(1, 2, 3))
+    np.testing.assert_allclose(model.evaluate(x_new, y_new, sample_weight=weights, verbose=0)[0],
+                               np.sum(weights * per_sample) / 3, rtol=1e-4)
     with pytest.raises(ValueError, match=r"targets of shape|expects"):
         model.evaluate(x_new, rng.integers(0, 3, (3, 16, 16)), verbose=0)
 
