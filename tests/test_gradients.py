@@ -237,3 +237,18 @@ def test_residual_graph_gradient_accumulates():
     analytic = np.array(first.kernel.grad)
     idx, num = numeric_grad(total_loss, first.kernel.value, rng, count=20)
     np.testing.assert_allclose(analytic.reshape(-1)[idx], num, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("kernel,strides,padding,multiplier,shape", [
+    (3, 1, "same", 1, (6, 5, 3)), (3, 2, "same", 2, (7, 6, 3)), ((3, 2), (2, 1), "valid", 2, (7, 5, 2)),
+    (1, 1, "valid", 3, (4, 4, 2)), (5, 2, "same", 1, (5, 7, 4)),
+])
+def test_depthwise_conv2d(kernel, strides, padding, multiplier, shape):
+    check_layer(layers.DepthwiseConv2D(kernel, strides=strides, padding=padding,
+                                       depth_multiplier=multiplier, activation="tanh"), shape)
+
+
+@pytest.mark.parametrize("use_bias,multiplier", [(True, 1), (False, 2)])
+def test_separable_conv2d(use_bias, multiplier):
+    check_layer(layers.SeparableConv2D(4, 3, strides=2, padding="same", depth_multiplier=multiplier,
+                                       use_bias=use_bias, activation="tanh"), (7, 6, 3))

@@ -53,7 +53,8 @@ class Host:
 
 @dataclass(eq=False)
 class Plan:
-    """A window plan, made by each backend with `builder` ("conv2d_plan" or "pool2d_plan")."""
+    """A window plan, made by each backend with `builder` ("conv2d_plan", "pool2d_plan" or
+    "depthwise_conv2d_plan")."""
     builder: str
     args: tuple
 
@@ -405,6 +406,61 @@ def conv_cases():
     # multiplies them with the zero padding, 0 * inf = NaN, where a kernel that skips the padding
     # does not; the contract does not say whether padding takes part in the products
     cases.append(conv_case(*CONV_GEOMETRIES[1], specials="weight"))
+    return cases
+
+
+# ------------------------------------------------------------------ depthwise convolution
+def depthwise_plan(in_shape, kernel_shape, strides, padding):
+    return Plan("depthwise_conv2d_plan", (in_shape, kernel_shape, strides, padding))
+
+
+# (input, kernel, depth multiplier, strides, padding): strides 1 and 2, same and valid, M 1 to 3,
+# odd sizes, channel counts below, at and past one vector (8 and 16 lanes) with a tail
+DEPTHWISE_GEOMETRIES = [
+    ((2, 7, 9, 3), (3, 3), 1, (1, 1), "same"),
+    ((2, 7, 9, 3), (3, 3), 2, (2, 2), "same"),
+    ((1, 8, 8, 16), (3, 3), 1, (2, 2), "same"),
+    ((3, 9, 7, 19), (3, 3), 1, (1, 1), "valid"),
+    ((2, 11, 10, 5), (3, 3), 2, (2, 2), "valid"),
+    ((1, 6, 5, 1), (5, 5), 3, (1, 1), "same"),
+    ((2, 5, 9, 8), (3, 2), 1, (1, 3), "valid"),
+    ((1, 7, 7, 33), (5, 5), 1, (2, 2), "same"),
+    ((2, 4, 6, 4), (1, 1), 2, (1, 1), "valid"),
+    ((1, 14, 14, 24), (3, 3), 1, (2, 2), "same"),
+    ((2, 5, 5, 7), (5, 5), 1, (1, 1), "valid"),
+    ((1, 3, 4, 2), (4, 4), 2, (3, 2), "same"),
+]
+
+
+def depthwise_case(in_shape, kernel, multiplier, strides, padding, use_bias=True, specials=False):
+    kernel_shape = kernel + (in_shape[3], multiplier)
+    channels = in_shape[3] * multiplier
+
+    def build(rng):
+        plan = depthwise_plan(in_shape, kernel_shape, strides, padding)
+        x, w = randn(rng, *in_shape), randn(rng, *kernel_shape)
+        bias = randn(rng, channels) if use_bias else None
+        out_shape = window_out_shape(in_shape, kernel, strides, padding, channels)
+        dout = randn(rng, *out_shape)
+        if specials:
+            with_specials(x, stride=31)
+            with_specials(dout, stride=29)
+        return [call("depthwise_conv2d_forward", out(*out_shape), x, w, bias, plan),
+                call("depthwise_conv2d_backward_data", out(*in_shape), dout, w, plan),
+                call("depthwise_conv2d_backward_filter", out(*kernel_shape),
+                     out(channels) if use_bias else None, dout, x, plan)]
+    suffix = ("" if use_bias else "-nobias") + ("-input-nan" if specials else "")
+    return Case("depthwise_conv2d", "depthwise_conv2d-" +
+                geometry_id(in_shape, kernel, strides, padding, f"m{multiplier}") + suffix,
+                build, rtol=1e-4, atol=2e-5)
+
+
+def depthwise_cases():
+    cases = [depthwise_case(*g, use_bias=i % 4 != 3) for i, g in enumerate(DEPTHWISE_GEOMETRIES)]
+    # NaN and inf in x and dout with "valid" padding only: with "same" padding numpy multiplies
+    # an inf dout with the zero padding in backward-filter (NaN) where the kernels skip the
+    # padding; the contract does not say whether padding takes part in the products (as conv2d)
+    cases += [depthwise_case(*DEPTHWISE_GEOMETRIES[i], specials=True) for i in (3, 4, 6)]
     return cases
 
 
@@ -1282,6 +1338,7 @@ def tensor_op_cases():
 
 
 CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases() + conv_cases()
+         + depthwise_cases()
          + pool_cases() + layout_cases() + batchnorm_cases() + layernorm_cases() + layer_op_cases()
          + dropout_cases() + image_cases() + loss_cases() + row_loss_cases()
          + metric_cases() + optimizer_cases() + tensor_op_cases())
@@ -1425,7 +1482,7 @@ def test_every_contract_op_has_a_row():
     with_specials_rows = {c.op for c in CASES if c.id.endswith("-nan")}
     assert with_specials_rows >= {"add", "axpby", "multiply", "bias_add", "activation", "gemm", "conv2d",
                                   "max_pool2d", "avg_pool2d", "global_avg_pool", "pad2d", "concat",
-                                  "batchnorm", "layernorm", "prelu", "channel_mask", "gaussian_noise",
+                                  "depthwise_conv2d", "batchnorm", "layernorm", "prelu", "channel_mask", "gaussian_noise",
                                   "transpose", "dropout", "softmax_cross_entropy", "sigmoid_cross_entropy",
                                   "cross_entropy", "mean_squared_error", "row_loss", "sum", "accuracy",
                                   "clip_by_value", "clip_by_norm", "sgd_update", "adam_update",

@@ -26,6 +26,7 @@ Conventions used by every op:
 
 import math
 
+from .depthwise_geometry import depthwise_window
 from .window import Window2D, conv_output_length, make_window, same_padding  # noqa: F401
 
 
@@ -165,6 +166,25 @@ class Backend:
 
     def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
         """dweight (KH, KW, C, F) and dbias (F,) or None from dout and the forward input x."""
+        raise NotImplementedError
+
+    # ------------------------------------------------ depthwise convolution
+    # kernel (KH, KW, C, M): output channel c * M + m is input channel c convolved with
+    # kernel[:, :, c, m] (minidl/backends/depthwise_geometry.py); SeparableConv2D adds a 1x1 gemm.
+    def depthwise_conv2d_plan(self, in_shape, kernel_shape, strides, padding):
+        """A Window2D for input (N, H, W, C) and a depthwise kernel (KH, KW, C, M); plan.oc = C * M."""
+        return depthwise_window("depthwise_conv2d_plan", in_shape, kernel_shape, strides, padding)
+
+    def depthwise_conv2d_forward(self, out, x, weight, bias, plan):
+        """out (N, OH, OW, C*M) = depthwise conv(x (N, H, W, C), weight (KH, KW, C, M)) + bias (C*M,) or None."""
+        raise NotImplementedError
+
+    def depthwise_conv2d_backward_data(self, dx, dout, weight, plan):
+        """dx (N, H, W, C) = gradient of the depthwise output dout (N, OH, OW, C*M) w.r.t. its input."""
+        raise NotImplementedError
+
+    def depthwise_conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
+        """dweight (KH, KW, C, M) and dbias (C*M,) or None from dout and the forward input x."""
         raise NotImplementedError
 
     # ---------------------------------------------------------- pooling

@@ -13,8 +13,8 @@ from .. import activations
 from .base import Backend
 from .host_memory import HostMemory
 from . import image_args
-from .numpy_ops import (activations as numpy_activations, images, losses, optimizers, regularize,
-                        row_losses, windows)
+from .numpy_ops import (activations as numpy_activations, depthwise, images, losses, optimizers,
+                        regularize, row_losses, windows)
 from .numpy_ops.layer_ops import NumpyLayerOps
 from .numpy_ops.tensor_ops import NumpyTensorOps
 from .checks import check_concat, check_dropout_args, check_scalar_out, check_shape, require_input
@@ -107,6 +107,15 @@ class NumpyBackend(NumpyTensorOps, NumpyLayerOps, HostMemory, Backend):
 
     def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
         windows.conv2d_backward_filter(dweight, dbias, dout, x, plan)
+
+    def depthwise_conv2d_forward(self, out, x, weight, bias, plan):
+        depthwise.depthwise_conv2d_forward(out, x, weight, bias, plan)
+
+    def depthwise_conv2d_backward_data(self, dx, dout, weight, plan):
+        depthwise.depthwise_conv2d_backward_data(dx, dout, weight, plan)
+
+    def depthwise_conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
+        depthwise.depthwise_conv2d_backward_filter(dweight, dbias, dout, x, plan)
 
     # ---------------------------------------------------------- pooling
     def max_pool2d_forward(self, out, argmax, x, plan):

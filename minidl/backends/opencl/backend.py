@@ -14,6 +14,7 @@ from ... import activations
 from ..base import Backend
 from ..checks import check_concat, check_dropout_args, check_shape, require_input
 from .conv import ConvOps, window_args
+from .depthwise import DepthwiseOps
 from .gemm import Gemm
 from .group_ops import GroupOps
 from .images import ImageOps
@@ -33,7 +34,7 @@ COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 
 
 class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps,
-                    GroupOps, Backend):
+                    DepthwiseOps, GroupOps, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
     convolutions in conv.ConvOps; losses, metrics, reductions and optimizer updates in
     training_ops.TrainingOps; the GPU profile's cooperative reductions in group_ops.GroupOps.

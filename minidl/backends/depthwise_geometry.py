@@ -1,0 +1,46 @@
+"""The geometry of a depthwise convolution, shared by every backend: its Window2D plan and the
+shapes its tensors must have.
+
+A depthwise kernel (KH, KW, C, M) convolves each input channel c with its own M filters
+kernel[:, :, c, m]; output channel c * M + m holds the result, so the output has C * M
+channels (plan.oc) and M = plan.oc // plan.c (Keras's depth_multiplier).
+"""
+
+from .checks import check_shape
+from .window import make_window
+
+
+def depthwise_window(op, in_shape, kernel_shape, strides, padding):
+    """A Window2D for input (N, H, W, C) and a depthwise kernel (KH, KW, C, M); oc = C * M."""
+    if len(in_shape) != 4 or len(kernel_shape) != 4 or kernel_shape[2] != in_shape[3]:
+        raise ValueError(f"{op}: input shape {tuple(in_shape)} must be (N, H, W, C) and kernel "
+                         f"shape {tuple(kernel_shape)} (KH, KW, C, M) with the same C")
+    kh, kw, c, multiplier = kernel_shape
+    if min(kh, kw, multiplier, c) < 1 or min(strides) < 1:
+        raise ValueError(f"{op}: kernel shape {tuple(kernel_shape)} and strides {tuple(strides)} "
+                         f"must be positive")
+    plan = make_window(in_shape, (kh, kw), strides, padding, out_channels=c * multiplier)
+    if plan.oh < 1 or plan.ow < 1:
+        raise ValueError(f"{op}: kernel {(kh, kw)} with strides {tuple(strides)} and padding "
+                         f"{padding!r} leaves no output for input {tuple(in_shape)}")
+    return plan
+
+
+def multiplier(plan):
+    """M, the depth multiplier of a depthwise plan."""
+    return plan.oc // plan.c
+
+
+def depthwise_shapes(plan):
+    """The shape each argument name of the depthwise ops must have under `plan`."""
+    kernel = (plan.kh, plan.kw, plan.c, multiplier(plan))
+    return {"x": plan.in_shape, "dx": plan.in_shape, "out": plan.out_shape, "dout": plan.out_shape,
+            "weight": kernel, "dweight": kernel, "bias": (plan.oc,), "dbias": (plan.oc,)}
+
+
+def check_depthwise(op, plan, **tensors):
+    """Check each tensor (None skipped) against the plan; keywords are the op's argument names."""
+    shapes = depthwise_shapes(plan)
+    for name, tensor in tensors.items():
+        if tensor is not None:
+            check_shape(op, name, tensor, shapes[name])

@@ -1,0 +1,51 @@
+"""The depthwise convolution ops of the opencl backend, on kernels/depthwise.cl: one work-item
+per output element (forward), per input element (backward-data, a gather) and per weight
+element and slice of output rows (backward-filter, whose slices a second kernel sums).
+
+DepthwiseOps is a mixin of OpenCLBackend (backend.py), which provides _run1d,
+_scratch_tensor and _check.
+"""
+
+from ..depthwise_geometry import depthwise_shapes, multiplier
+from .conv import window_args
+
+# Output rows (of N * OH) one backward-filter work-item sums: fewer rows mean more work-items
+# (and more partial sums to add). 16 rows of a 56-wide MobileNetV2 layer are ~900 products.
+FILTER_SLICE_ROWS = 16
+
+
+class DepthwiseOps:
+    """depthwise_conv2d_forward, _backward_data and _backward_filter of OpenCLBackend."""
+
+    def _check_depthwise(self, op, plan, **tensors):
+        shapes = depthwise_shapes(plan)
+        for name, tensor in tensors.items():
+            if tensor is not None:
+                self._check(op, name, tensor, shapes[name])
+
+    def depthwise_conv2d_forward(self, out, x, weight, bias, plan):
+        self._check_depthwise("depthwise_conv2d_forward", plan, out=out, x=x, weight=weight, bias=bias)
+        n = plan.n * plan.oh * plan.ow * plan.oc
+        self._run1d("depthwise.cl", "depthwise_conv2d_forward", n, out, x, weight,
+                    weight if bias is None else bias, int(bias is not None), *window_args(plan),
+                    multiplier(plan), n)
+
+    def depthwise_conv2d_backward_data(self, dx, dout, weight, plan):
+        self._check_depthwise("depthwise_conv2d_backward_data", plan, dx=dx, dout=dout, weight=weight)
+        n = plan.n * plan.h * plan.w * plan.c
+        self._run1d("depthwise.cl", "depthwise_conv2d_backward_data", n, dx, dout, weight,
+                    *window_args(plan), multiplier(plan), n)
+
+    def depthwise_conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
+        self._check_depthwise("depthwise_conv2d_backward_filter", plan, dweight=dweight, dbias=dbias,
+                              dout=dout, x=x)
+        rows = plan.n * plan.oh
+        slices = -(-rows // FILTER_SLICE_ROWS)
+        taps = plan.kh * plan.kw * plan.oc
+        part = taps + plan.oc
+        partials = self._scratch_tensor("depthwise_filter_partials", (slices, part))
+        self._run1d("depthwise.cl", "depthwise_conv2d_filter_partial", slices * part, partials, dout, x,
+                    *window_args(plan), multiplier(plan), FILTER_SLICE_ROWS, rows, slices * part)
+        self._run1d("depthwise.cl", "depthwise_conv2d_filter_sum", part, dweight,
+                    dweight if dbias is None else dbias, int(dbias is not None), partials, slices,
+                    taps, part)

@@ -1,0 +1,223 @@
+"""DepthwiseConv2D and SeparableConv2D (channels_last), with Keras 3's arguments and weights.
+
+DepthwiseConv2D: kernel (kh, kw, in, depth_multiplier), bias (in * depth_multiplier,); output
+channel c * depth_multiplier + m is input channel c convolved with kernel[:, :, c, m].
+SeparableConv2D: that depthwise step without a bias (depthwise_kernel), then a 1x1 convolution
+(pointwise_kernel (1, 1, in * depth_multiplier, filters), one gemm) and bias (filters,).
+"""
+
+from .. import activations, constraints, regularizers
+from .base import Layer, format_shape
+from .conv import WindowPlanMixin, normalize_pair, normalize_padding
+from .core import ActivationMixin
+
+
+def _check_channels_last(data_format, owner):
+    if data_format not in (None, "channels_last"):
+        raise ValueError(f"{owner}: data_format must be 'channels_last' (or None), the one layout "
+                         f"minidl supports; got {data_format!r}")
+    return "channels_last"
+
+
+def _check_no_dilation(dilation_rate, owner):
+    if normalize_pair(dilation_rate, "dilation_rate", owner) != (1, 1):
+        raise ValueError(f"{owner}: dilation_rate must be 1 or (1, 1); minidl's depthwise "
+                         f"convolution has no dilation, got {dilation_rate!r}")
+    return (1, 1)
+
+
+def _check_multiplier(depth_multiplier, owner):
+    if not isinstance(depth_multiplier, int) or isinstance(depth_multiplier, bool) or depth_multiplier < 1:
+        raise ValueError(f"{owner}: depth_multiplier must be a positive int, got {depth_multiplier!r}")
+    return depth_multiplier
+
+
+class _DepthwiseBase(WindowPlanMixin, ActivationMixin, Layer):
+    """The depthwise step shared by both layers: arguments, the plan, and the depthwise ops."""
+
+    def _set_depthwise_options(self, kernel_size, strides, padding, depth_multiplier, data_format,
+                               dilation_rate, activation, use_bias, depthwise_initializer,
+                               bias_initializer, depthwise_regularizer, bias_regularizer,
+                               depthwise_constraint, bias_constraint):
+        owner = self.describe()
+        self.kernel_size = normalize_pair(kernel_size, "kernel_size", owner)
+        self.strides = normalize_pair(strides, "strides", owner)
+        self.padding = normalize_padding(padding, owner)
+        self.depth_multiplier = _check_multiplier(depth_multiplier, owner)
+        self.data_format = _check_channels_last(data_format, owner)
+        self.dilation_rate = _check_no_dilation(dilation_rate, owner)
+        self.activation = activations.get(activation, owner)
+        self.use_bias = bool(use_bias)
+        self.depthwise_initializer = depthwise_initializer
+        self.bias_initializer = bias_initializer
+        self.depthwise_regularizer = regularizers.get(depthwise_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.depthwise_constraint = constraints.get(depthwise_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
+
+    def _depthwise_config(self):
+        return dict(super().get_config(), kernel_size=list(self.kernel_size), strides=list(self.strides),
+                    padding=self.padding, depth_multiplier=self.depth_multiplier,
+                    data_format=self.data_format, dilation_rate=list(self.dilation_rate),
+                    activation=self.activation, use_bias=self.use_bias,
+                    depthwise_initializer=str(self.depthwise_initializer),
+                    bias_initializer=str(self.bias_initializer),
+                    depthwise_regularizer=regularizers.serialize(self.depthwise_regularizer),
+                    bias_regularizer=regularizers.serialize(self.bias_regularizer),
+                    activity_regularizer=regularizers.serialize(self.activity_regularizer),
+                    depthwise_constraint=constraints.serialize(self.depthwise_constraint),
+                    bias_constraint=constraints.serialize(self.bias_constraint))
+
+    def _add_depthwise_kernel(self, name, input_shape):
+        self.expect_rank(input_shape, 3, "(height, width, channels)")
+        h, w, c = input_shape
+        kh, kw = self.kernel_size
+        if self.padding == "valid" and (h < kh or w < kw):
+            raise ValueError(f"{self.describe()}: kernel {self.kernel_size} is larger than its "
+                             f"input {format_shape(input_shape)} with padding 'valid'")
+        return self.add_weight(name, (kh, kw, c, self.depth_multiplier), self.depthwise_initializer,
+                               regularizer=self.depthwise_regularizer, constraint=self.depthwise_constraint)
+
+    def _add_bias(self, size):
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (size,), self.bias_initializer,
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
+
+    def _depthwise_shape(self, input_shape):
+        """(OH, OW, C * M) of the depthwise step."""
+        from ..backends.window import make_window
+        h, w, c = input_shape
+        plan = make_window((1, h, w, c), self.kernel_size, self.strides, self.padding,
+                           c * self.depth_multiplier)
+        return plan.out_shape[1:]
+
+    def _make_plan(self, in_shape):
+        return self.backend.depthwise_conv2d_plan(in_shape, self._depthwise_kernel.shape, self.strides,
+                                                  self.padding)
+
+    def _depthwise_forward(self, out, x, bias):
+        self._x = x
+        self.backend.depthwise_conv2d_forward(out, x, self._depthwise_kernel.value, bias, self._plan)
+
+    def _depthwise_backward(self, dd, dbias):
+        """The depthwise step's weight gradients and, when needed, its input gradient."""
+        b, plan = self.backend, self._plan
+        if self.trainable:
+            b.depthwise_conv2d_backward_filter(self._depthwise_kernel.grad, dbias, dd, self._x, plan)
+        if not self.input_grad_needed:
+            return None
+        dx = self.buffer("dx", plan.in_shape)
+        b.depthwise_conv2d_backward_data(dx, dd, self._depthwise_kernel.value, plan)
+        return dx
+
+
+class DepthwiseConv2D(_DepthwiseBase):
+    """Depthwise 2-D convolution: each input channel convolved with its own depth_multiplier filters.
+
+    padding "same" pads as TensorFlow does (the odd pixel at the bottom/right).
+    """
+
+    def __init__(self, kernel_size, strides=(1, 1), padding="valid", depth_multiplier=1, data_format=None,
+                 dilation_rate=(1, 1), activation=None, use_bias=True, depthwise_initializer="glorot_uniform",
+                 bias_initializer="zeros", depthwise_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, depthwise_constraint=None, bias_constraint=None, name=None,
+                 trainable=True):
+        super().__init__(name=name, trainable=trainable, activity_regularizer=activity_regularizer)
+        self._set_depthwise_options(kernel_size, strides, padding, depth_multiplier, data_format,
+                                    dilation_rate, activation, use_bias, depthwise_initializer,
+                                    bias_initializer, depthwise_regularizer, bias_regularizer,
+                                    depthwise_constraint, bias_constraint)
+
+    def get_config(self):
+        return self._depthwise_config()
+
+    def build(self, input_shape):
+        self.kernel = self._depthwise_kernel = self._add_depthwise_kernel("kernel", input_shape)
+        self._add_bias(input_shape[2] * self.depth_multiplier)
+
+    def compute_output_shape(self, input_shape):
+        return self._depthwise_shape(input_shape)
+
+    def forward(self, x, training):
+        plan = self.plan(self.backend.shape(x)[0])
+        z = self.buffer("z", plan.out_shape)
+        self._depthwise_forward(z, x, self.bias.value if self.use_bias else None)
+        return self._activate(z)
+
+    def backward_preactivation(self, dz):
+        return self._depthwise_backward(dz, self.bias.grad if self.use_bias and self.trainable else None)
+
+
+class SeparableConv2D(_DepthwiseBase):
+    """Depthwise convolution (no bias) followed by a 1x1 convolution to `filters` channels."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
+                 dilation_rate=(1, 1), depth_multiplier=1, activation=None, use_bias=True,
+                 depthwise_initializer="glorot_uniform", pointwise_initializer="glorot_uniform",
+                 bias_initializer="zeros", depthwise_regularizer=None, pointwise_regularizer=None,
+                 bias_regularizer=None, activity_regularizer=None, depthwise_constraint=None,
+                 pointwise_constraint=None, bias_constraint=None, name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable, activity_regularizer=activity_regularizer)
+        if not isinstance(filters, int) or isinstance(filters, bool) or filters <= 0:
+            raise ValueError(f"{self.describe()}: filters must be a positive int, got {filters!r}")
+        self.filters = filters
+        self._set_depthwise_options(kernel_size, strides, padding, depth_multiplier, data_format,
+                                    dilation_rate, activation, use_bias, depthwise_initializer,
+                                    bias_initializer, depthwise_regularizer, bias_regularizer,
+                                    depthwise_constraint, bias_constraint)
+        self.pointwise_initializer = pointwise_initializer
+        self.pointwise_regularizer = regularizers.get(pointwise_regularizer)
+        self.pointwise_constraint = constraints.get(pointwise_constraint)
+
+    def get_config(self):
+        return dict(self._depthwise_config(), filters=self.filters,
+                    pointwise_initializer=str(self.pointwise_initializer),
+                    pointwise_regularizer=regularizers.serialize(self.pointwise_regularizer),
+                    pointwise_constraint=constraints.serialize(self.pointwise_constraint))
+
+    def build(self, input_shape):
+        self.depthwise_kernel = self._depthwise_kernel = self._add_depthwise_kernel("depthwise_kernel",
+                                                                                   input_shape)
+        mid = input_shape[2] * self.depth_multiplier
+        self.pointwise_kernel = self.add_weight("pointwise_kernel", (1, 1, mid, self.filters),
+                                                self.pointwise_initializer,
+                                                regularizer=self.pointwise_regularizer,
+                                                constraint=self.pointwise_constraint)
+        self._add_bias(self.filters)
+
+    def compute_output_shape(self, input_shape):
+        oh, ow, _ = self._depthwise_shape(input_shape)
+        return (oh, ow, self.filters)
+
+    def _pointwise_matrix(self, tensor):
+        """The (1, 1, C * M, filters) pointwise kernel (or its gradient) as a (C * M, filters) matrix."""
+        return self.backend.reshape(tensor, (self.pointwise_kernel.shape[2], self.filters))
+
+    def forward(self, x, training):
+        b = self.backend
+        plan = self.plan(b.shape(x)[0])
+        d = self.buffer("depthwise", plan.out_shape)
+        self._depthwise_forward(d, x, None)
+        rows = plan.n * plan.oh * plan.ow
+        self._d2 = b.reshape(d, (rows, plan.oc))
+        z = self.buffer("z", (rows, self.filters))
+        b.gemm(z, self._d2, self._pointwise_matrix(self.pointwise_kernel.value))
+        if self.use_bias:
+            b.bias_add(z, z, self.bias.value)
+        return b.reshape(self._activate(z), (plan.n, plan.oh, plan.ow, self.filters))
+
+    def _deactivate(self, dout):
+        rows = self._plan.n * self._plan.oh * self._plan.ow
+        return super()._deactivate(self.backend.reshape(dout, (rows, self.filters)))
+
+    def backward_preactivation(self, dz):
+        b = self.backend
+        if self.trainable:
+            b.gemm(self._pointwise_matrix(self.pointwise_kernel.grad), self._d2, dz, trans_a=True)
+            if self.use_bias:
+                b.bias_grad(self.bias.grad, dz)
+        if not (self.trainable or self.input_grad_needed):
+            return None
+        dd = self.buffer("ddepthwise", b.shape(self._d2))
+        b.gemm(dd, dz, self._pointwise_matrix(self.pointwise_kernel.value), trans_b=True)
+        return self._depthwise_backward(b.reshape(dd, self._plan.out_shape), None)
