@@ -82,7 +82,7 @@ def test_bad_arguments_are_refused_by_name(make, match):
 
 
 def test_kernel_larger_than_a_valid_input_is_refused(numpy_backend):
-    with pytest.raises(ValueError, match=r"DepthwiseConv2D 'dw'.*kernel \(5, 5\).*\(None, 3, 3, 2\)"):
+    with pytest.raises(ValueError, match=r"DepthwiseConv2D 'dw'.*kernel \(5, 5\).*no output.*\(None, 3, 3, 2\)"):
         Sequential([layers.Input((3, 3, 2)), layers.DepthwiseConv2D(5, name="dw")])
 
 
@@ -159,6 +159,7 @@ def test_save_and_load_keep_weights_and_predictions(backend, tmp_path):
     ((3, 9, 8, 5), (3, 3, 5, 1), (1, 1), "same"),
     ((2, 9, 8, 5), (3, 3, 5, 2), (2, 2), "same"),
     ((4, 30, 30, 24), (3, 3, 24, 1), (2, 2), "same"),      # large enough to run threaded
+    ((4, 20, 21, 12), (3, 3, 12, 2), (1, 1), "same"),      # threaded, with a multiplier
     ((2, 12, 11, 17), (5, 3, 17, 3), (1, 2), "valid"),
 ])
 def test_cpu_kernels_match_their_reference_twins(isa, in_shape, kernel_shape, strides, padding):

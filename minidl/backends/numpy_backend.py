@@ -108,14 +108,9 @@ class NumpyBackend(NumpyTensorOps, NumpyLayerOps, HostMemory, Backend):
     def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
         windows.conv2d_backward_filter(dweight, dbias, dout, x, plan)
 
-    def depthwise_conv2d_forward(self, out, x, weight, bias, plan):
-        depthwise.depthwise_conv2d_forward(out, x, weight, bias, plan)
-
-    def depthwise_conv2d_backward_data(self, dx, dout, weight, plan):
-        depthwise.depthwise_conv2d_backward_data(dx, dout, weight, plan)
-
-    def depthwise_conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
-        depthwise.depthwise_conv2d_backward_filter(dweight, dbias, dout, x, plan)
+    depthwise_conv2d_forward = staticmethod(depthwise.depthwise_conv2d_forward)
+    depthwise_conv2d_backward_data = staticmethod(depthwise.depthwise_conv2d_backward_data)
+    depthwise_conv2d_backward_filter = staticmethod(depthwise.depthwise_conv2d_backward_filter)
 
     # ---------------------------------------------------------- pooling
     def max_pool2d_forward(self, out, argmax, x, plan):

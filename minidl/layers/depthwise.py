@@ -70,13 +70,13 @@ class _DepthwiseBase(WindowPlanMixin, ActivationMixin, Layer):
 
     def _add_depthwise_kernel(self, name, input_shape):
         self.expect_rank(input_shape, 3, "(height, width, channels)")
-        h, w, c = input_shape
-        kh, kw = self.kernel_size
-        if self.padding == "valid" and (h < kh or w < kw):
-            raise ValueError(f"{self.describe()}: kernel {self.kernel_size} is larger than its "
-                             f"input {format_shape(input_shape)} with padding 'valid'")
-        return self.add_weight(name, (kh, kw, c, self.depth_multiplier), self.depthwise_initializer,
-                               regularizer=self.depthwise_regularizer, constraint=self.depthwise_constraint)
+        oh, ow, _ = self._depthwise_shape(input_shape)
+        if min(oh, ow) < 1:
+            raise ValueError(f"{self.describe()}: kernel {self.kernel_size} with padding "
+                             f"{self.padding!r} leaves no output for its input {format_shape(input_shape)}")
+        return self.add_weight(name, self.kernel_size + (input_shape[2], self.depth_multiplier),
+                               self.depthwise_initializer, regularizer=self.depthwise_regularizer,
+                               constraint=self.depthwise_constraint)
 
     def _add_bias(self, size):
         if self.use_bias:
