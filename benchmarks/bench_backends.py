@@ -3,6 +3,7 @@
     python benchmarks/bench_backends.py [--json out.json] [--backends cpu,opencl,numpy] [--steps N]
                                         [--memory] [--threads N] [--clock wall|cpu] [--torch-passive]
     python -m minidl.bench ...            # the same, from a source checkout
+    python -m minidl.bench --depthwise    # only MobileNetV2's depthwise convolutions (bench_depthwise.py)
 
 Reports:
   * the machine's peak FP32 rate, measured here with an FMA loop on every kernel thread;
@@ -491,8 +492,15 @@ def main(argv=None):
     parser.add_argument("--torch-passive", action="store_true",
                         help="run torch with OMP_WAIT_POLICY=passive too (as the cpu backend), "
                              "instead of torch's default spinning threads")
+    parser.add_argument("--depthwise", action="store_true",
+                        help="only the depthwise convolutions of MobileNetV2 (benchmarks/bench_depthwise.py)")
     args = parser.parse_args(argv)
     threads = args.threads if args.threads else kernel_threads()
+    if args.depthwise:
+        sys.path.insert(0, HERE)
+        import bench_depthwise
+        bench_depthwise.run([n.strip() for n in args.backends.split(",") if n.strip()], threads, args.json)
+        return
     if args.clock == "cpu" and threads != 1:
         parser.error("--clock cpu counts every thread's time: use it with --threads 1")
     names = [n.strip() for n in args.backends.split(",") if n.strip()]

@@ -94,7 +94,7 @@ def torch_in_child(threads):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def run(backend_names, threads):
+def run(backend_names, threads, json_path=None):
     bench._kernels().minidl_set_num_threads(threads)
     os.environ["MINIDL_NUM_THREADS"] = str(threads)
     torch = torch_in_child(threads)
@@ -115,6 +115,10 @@ def run(backend_names, threads):
             rows.append([label, name] + [f"{times[p]:.2f}" for p in PASSES] + [f"{total:.2f}", ratio])
     bench._print_table(f"Depthwise convolutions of MobileNetV2, batch {BATCH}, {threads} threads, ms",
                        ["layer", "backend", "fwd", "bwd-data", "bwd-filter", "total", "vs torch"], rows)
+    if json_path:
+        from minidl.io import atomic_write
+        with atomic_write(json_path, "w") as f:
+            json.dump(report, f, indent=2)
     return report
 
 
@@ -126,11 +130,7 @@ def main(argv=None):
     parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
     threads = args.threads or bench.kernel_threads()
-    report = run([n.strip() for n in args.backends.split(",") if n.strip()], threads)
-    if args.json:
-        from minidl.io import atomic_write
-        with atomic_write(args.json, "w") as f:
-            json.dump(report, f, indent=2)
+    run([n.strip() for n in args.backends.split(",") if n.strip()], threads, args.json)
 
 
 if __name__ == "__main__":

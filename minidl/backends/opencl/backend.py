@@ -63,16 +63,16 @@ class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, OptimOps, 
         return self._gemm_engine
 
     # ------------------------------------------------------------ helpers
-    def _kernel(self, filename, name):
-        return self.rt.kernel(filename, name)
+    def _kernel(self, filename, name, defines=None):
+        return self.rt.kernel(filename, name, defines)
 
-    def _run1d(self, filename, name, n, *args):
+    def _run1d(self, filename, name, n, *args, defines=None):
         """Launch a kernel over n work-items (rounded up to whole work-groups: every kernel checks
         its index against a count it receives). Small launches get small work-groups so that
-        every compute unit gets some."""
+        every compute unit gets some. `defines` are the program's -D options."""
         if n <= 0:
             return
-        kernel = self._kernel(filename, name)
+        kernel = self._kernel(filename, name, defines)
         if self.gpu:  # whole warps / wavefronts, within the kernel's and device's limits
             local = self.group_size(kernel)
         else:

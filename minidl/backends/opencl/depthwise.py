@@ -9,6 +9,12 @@ _scratch_tensor and _check.
 from ..depthwise_geometry import depthwise_shapes, multiplier
 from .conv import window_args
 
+# Channels one forward / backward-data work-item computes (kernels/depthwise.cl's RUN), per
+# profile: one element per work-item on GPUs; on CPU devices (PoCL) a work-item's index
+# arithmetic costs more than one multiply-add, and 16 channels ran the MobileNetV2 layers of
+# benchmarks/bench_depthwise.py several times faster than 1.
+CHANNEL_RUN = {"gpu": 1, "cpu": 16}
+
 # Output rows (of N * OH) one backward-filter work-item sums: fewer rows mean more work-items
 # (and more partial sums to add). 16 rows of a 56-wide MobileNetV2 layer are ~900 products.
 FILTER_SLICE_ROWS = 16
@@ -23,18 +29,25 @@ class DepthwiseOps:
             if tensor is not None:
                 self._check(op, name, tensor, shapes[name])
 
+    def _run_define(self):
+        return {"RUN": CHANNEL_RUN[self.rt.profile]}
+
+    def _runs(self, channels):
+        """Work-items per pixel: runs of RUN channels."""
+        return -(-channels // CHANNEL_RUN[self.rt.profile])
+
     def depthwise_conv2d_forward(self, out, x, weight, bias, plan):
         self._check_depthwise("depthwise_conv2d_forward", plan, out=out, x=x, weight=weight, bias=bias)
-        n = plan.n * plan.oh * plan.ow * plan.oc
+        n = plan.n * plan.oh * plan.ow * self._runs(plan.oc)
         self._run1d("depthwise.cl", "depthwise_conv2d_forward", n, out, x, weight,
                     weight if bias is None else bias, int(bias is not None), *window_args(plan),
-                    multiplier(plan), n)
+                    multiplier(plan), n, defines=self._run_define())
 
     def depthwise_conv2d_backward_data(self, dx, dout, weight, plan):
         self._check_depthwise("depthwise_conv2d_backward_data", plan, dx=dx, dout=dout, weight=weight)
-        n = plan.n * plan.h * plan.w * plan.c
+        n = plan.n * plan.h * plan.w * self._runs(plan.c)
         self._run1d("depthwise.cl", "depthwise_conv2d_backward_data", n, dx, dout, weight,
-                    *window_args(plan), multiplier(plan), n)
+                    *window_args(plan), multiplier(plan), n, defines=self._run_define())
 
     def depthwise_conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
         self._check_depthwise("depthwise_conv2d_backward_filter", plan, dweight=dweight, dbias=dbias,

@@ -5,13 +5,19 @@
 // from the backend's Window2D plan (window_args: H, W, C, OH, OW, KH, KW, SH, SW, PT, PL).
 // Positions outside the input are padding and take no part in any product.
 //
-// One work-item per output element (forward), per input element (backward-data: it gathers
-// over the windows that cover it, so no two work-items write one address) and per weight
-// element and slice of output rows (backward-filter, then a sum over the slices).
+// Forward: one work-item per output pixel and run of RUN consecutive channels. Backward-data:
+// one work-item per input pixel and run of RUN channels of dx, gathering over the windows that
+// cover it, so that no two work-items write one address. Backward-filter: one work-item per
+// weight (or bias) element and slice of output rows, then one per element to sum the slices.
 // Consecutive work-items take consecutive channels: their loads and stores are contiguous.
-//
-// Tunable (host side, minidl/backends/opencl/depthwise.py): FILTER_SLICE_ROWS, the output rows
-// one backward-filter work-item sums; fewer rows mean more work-items and more partial sums.
+
+// Tunable: the channels one forward / backward-data work-item computes (its accumulators stay
+// in registers). The host sets it per profile (minidl/backends/opencl/depthwise.py): 1 on GPUs
+// (one work-item per element), a vector's worth or more on CPU devices, where the index
+// arithmetic of a work-item costs more than its multiply-adds.
+#ifndef RUN
+#define RUN 1
+#endif
 
 // the first output index along one axis whose window covers input index i (window o covers i
 // when o*s - pad <= i <= o*s - pad + k - 1)
@@ -28,19 +34,29 @@ __kernel void depthwise_conv2d_forward(__global float *out, __global const float
                                        const int SH, const int SW, const int PT, const int PL,
                                        const int M, const int n)
 {
-    const int i = get_global_id(0);   // n = N*OH*OW*F
+    const int i = get_global_id(0);   // n = N*OH*OW*runs, runs = ceil(F / RUN)
     if (i >= n) return;
-    const int F = C * M;
-    const int f = i % F, p = i / F;
+    const int F = C * M, runs = (F + RUN - 1) / RUN;
+    const int f0 = i % runs * RUN, p = i / runs, len = min(RUN, F - f0);
     const int ox = p % OW, oy = (p / OW) % OH, b = p / (OW * OH);
-    const int y0 = oy * SH - PT, x0 = ox * SW - PL, c = f / M;
-    float acc = has_bias ? bias[f] : 0.0f;
-    for (int ky = max(0, -y0); ky < min(KH, H - y0); ++ky) {
-        __global const float *xr = x + ((size_t)(b * H + y0 + ky) * W) * C + c;
-        for (int kx = max(0, -x0); kx < min(KW, W - x0); ++kx)
-            acc = fma(xr[(size_t)(x0 + kx) * C], weight[(ky * KW + kx) * F + f], acc);
+    const int y0 = oy * SH - PT, x0 = ox * SW - PL;
+    float acc[RUN];
+    int channel[RUN];   // the input channel of output channel f0 + j (divided once, not per tap)
+    for (int j = 0; j < RUN; ++j) {
+        acc[j] = has_bias && j < len ? bias[f0 + j] : 0.0f;
+        channel[j] = (f0 + j) / M;
     }
-    out[i] = acc;
+    for (int ky = max(0, -y0); ky < min(KH, H - y0); ++ky) {
+        for (int kx = max(0, -x0); kx < min(KW, W - x0); ++kx) {
+            __global const float *xp = x + ((size_t)(b * H + y0 + ky) * W + x0 + kx) * C;
+            __global const float *wp = weight + (ky * KW + kx) * F + f0;
+            for (int j = 0; j < RUN; ++j)
+                if (j < len) acc[j] = fma(xp[channel[j]], wp[j], acc[j]);
+        }
+    }
+    __global float *dst = out + (size_t)p * F + f0;
+    for (int j = 0; j < RUN; ++j)
+        if (j < len) dst[j] = acc[j];
 }
 
 __kernel void depthwise_conv2d_backward_data(__global float *dx, __global const float *dout,
@@ -49,24 +65,29 @@ __kernel void depthwise_conv2d_backward_data(__global float *dx, __global const 
                                              const int KW, const int SH, const int SW, const int PT,
                                              const int PL, const int M, const int n)
 {
-    const int i = get_global_id(0);   // n = N*H*W*C
+    const int i = get_global_id(0);   // n = N*H*W*runs, runs = ceil(C / RUN)
     if (i >= n) return;
-    const int F = C * M;
-    const int c = i % C, p = i / C;
+    const int F = C * M, runs = (C + RUN - 1) / RUN;
+    const int c0 = i % runs * RUN, p = i / runs, len = min(RUN, C - c0);
     const int ix = p % W, iy = (p / W) % H, b = p / (W * H);
     const int oy1 = min((iy + PT) / SH, OH - 1), ox1 = min((ix + PL) / SW, OW - 1);
-    float acc = 0.0f;
+    float acc[RUN];
+    for (int j = 0; j < RUN; ++j)
+        acc[j] = 0.0f;
     for (int oy = depthwise_first(iy, PT, KH, SH); oy <= oy1; ++oy) {
         const int ky = iy + PT - oy * SH;
         for (int ox = depthwise_first(ix, PL, KW, SW); ox <= ox1; ++ox) {
             const int kx = ix + PL - ox * SW;
-            __global const float *d = dout + ((size_t)(b * OH + oy) * OW + ox) * F + c * M;
-            __global const float *w = weight + (ky * KW + kx) * F + c * M;
-            for (int m = 0; m < M; ++m)
-                acc = fma(d[m], w[m], acc);
+            __global const float *d = dout + ((size_t)(b * OH + oy) * OW + ox) * F + c0 * M;
+            __global const float *w = weight + (ky * KW + kx) * F + c0 * M;
+            for (int j = 0; j < RUN; ++j)
+                for (int m = 0; m < M; ++m)
+                    if (j < len) acc[j] = fma(d[j * M + m], w[j * M + m], acc[j]);
         }
     }
-    dx[i] = acc;
+    __global float *dst = dx + (size_t)p * C + c0;
+    for (int j = 0; j < RUN; ++j)
+        if (j < len) dst[j] = acc[j];
 }
 
 // partials (slices, KH*KW*F + F): slice s's sums over output rows [s*slice_rows, +slice_rows)
