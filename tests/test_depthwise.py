@@ -82,7 +82,7 @@ def test_bad_arguments_are_refused_by_name(make, match):
 
 
 def test_kernel_larger_than_a_valid_input_is_refused(numpy_backend):
-    with pytest.raises(ValueError, match=r"DepthwiseConv2D 'dw'.*kernel \(5, 5\).*no output.*\(None, 3, 3, 2\)"):
+    with pytest.raises(ValueError, match=r"DepthwiseConv2D 'dw'.*kernel \(5, 5\) is larger.*\(None, 3, 3, 2\)"):
         Sequential([layers.Input((3, 3, 2)), layers.DepthwiseConv2D(5, name="dw")])
 
 
@@ -150,6 +150,28 @@ def test_save_and_load_keep_weights_and_predictions(backend, tmp_path):
         for a, b in zip(model.get_weights(), loaded.get_weights()):
             np.testing.assert_array_equal(a, b)
         np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-6)
+    finally:
+        minidl.set_backend("numpy")
+
+
+@pytest.mark.parametrize("backend", ["numpy"] + FAST_BACKENDS)
+def test_unknown_image_sizes_train_and_predict_at_any_size(backend):
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(8, 12, 12, 3)).astype(np.float32), rng.integers(0, 3, 8)
+    minidl.set_backend(backend)
+    minidl.set_seed(0)
+    try:
+        inp = layers.Input((None, None, 3))
+        h = layers.DepthwiseConv2D(3, strides=2, padding="same", depth_multiplier=2)(inp)
+        h = layers.SeparableConv2D(3, 3, activation="relu")(h)
+        model = Model(inp, layers.GlobalAveragePooling2D()(h))
+        assert model.output_shape == (None, 3)
+        model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+        model.fit(x, y, batch_size=4, epochs=1, verbose=0)
+        big = rng.normal(size=(2, 19, 17, 3)).astype(np.float32)
+        assert model.predict(big, verbose=0).shape == (2, 3)
+        np.testing.assert_allclose(model.predict(x[:3], verbose=0), model.predict(x, verbose=0)[:3],
+                                   rtol=1e-5, atol=1e-6)
     finally:
         minidl.set_backend("numpy")
 

@@ -7,8 +7,9 @@ SeparableConv2D: that depthwise step without a bias (depthwise_kernel), then a 1
 """
 
 from .. import activations, constraints, regularizers
-from .base import Layer, format_shape
-from .conv import WindowPlanMixin, normalize_pair, normalize_padding
+from .base import Layer
+from .conv import (WindowPlanMixin, check_window_fits, normalize_pair, normalize_padding,
+                   window_output_shape)
 from .core import ActivationMixin
 
 
@@ -70,10 +71,7 @@ class _DepthwiseBase(WindowPlanMixin, ActivationMixin, Layer):
 
     def _add_depthwise_kernel(self, name, input_shape):
         self.expect_rank(input_shape, 3, "(height, width, channels)")
-        oh, ow, _ = self._depthwise_shape(input_shape)
-        if min(oh, ow) < 1:
-            raise ValueError(f"{self.describe()}: kernel {self.kernel_size} with padding "
-                             f"{self.padding!r} leaves no output for its input {format_shape(input_shape)}")
+        check_window_fits(self, input_shape, self.kernel_size, "kernel")
         return self.add_weight(name, self.kernel_size + (input_shape[2], self.depth_multiplier),
                                self.depthwise_initializer, regularizer=self.depthwise_regularizer,
                                constraint=self.depthwise_constraint)
@@ -84,12 +82,10 @@ class _DepthwiseBase(WindowPlanMixin, ActivationMixin, Layer):
                                         regularizer=self.bias_regularizer, constraint=self.bias_constraint)
 
     def _depthwise_shape(self, input_shape):
-        """(OH, OW, C * M) of the depthwise step."""
-        from ..backends.window import make_window
-        h, w, c = input_shape
-        plan = make_window((1, h, w, c), self.kernel_size, self.strides, self.padding,
-                           c * self.depth_multiplier)
-        return plan.out_shape[1:]
+        """(OH, OW, C * M) of the depthwise step; an unknown (None) height or width stays unknown."""
+        check_window_fits(self, input_shape, self.kernel_size, "kernel")   # a batch's shape
+        return window_output_shape(input_shape, self.kernel_size, self.strides, self.padding,
+                                   input_shape[2] * self.depth_multiplier)
 
     def _make_plan(self, in_shape):
         return self.backend.depthwise_conv2d_plan(in_shape, self._depthwise_kernel.shape, self.strides,
@@ -139,7 +135,7 @@ class DepthwiseConv2D(_DepthwiseBase):
         return self._depthwise_shape(input_shape)
 
     def forward(self, x, training):
-        plan = self.plan(self.backend.shape(x)[0])
+        plan = self.batch_plan(x)
         z = self.buffer("z", plan.out_shape)
         self._depthwise_forward(z, x, self.bias.value if self.use_bias else None)
         return self._activate(z)
@@ -195,7 +191,7 @@ class SeparableConv2D(_DepthwiseBase):
 
     def forward(self, x, training):
         b = self.backend
-        plan = self.plan(b.shape(x)[0])
+        plan = self.batch_plan(x)
         d = self.buffer("depthwise", plan.out_shape)
         self._depthwise_forward(d, x, None)
         rows = plan.n * plan.oh * plan.ow
