@@ -91,6 +91,18 @@ def test_plan_errors_name_the_op_and_shapes():
         depthwise_window("depthwise_conv2d_plan", (1, 5, 5, 3), (3, 3, 4, 1), (1, 1), "same")
 
 
+@pytest.mark.parametrize("backend", ["numpy"] + FAST_BACKENDS)
+def test_ops_refuse_a_plan_that_is_not_a_depthwise_one(backend):
+    b = minidl.backends.set_backend(backend)
+    try:
+        plan = b.conv2d_plan((1, 5, 5, 2), (3, 3, 2, 3), (1, 1), "same")   # 3 outputs from 2 channels
+        x, w = b.zeros((1, 5, 5, 2)), b.zeros((3, 3, 2, 1))
+        with pytest.raises(ValueError, match="not a multiple of its 2 input channels"):
+            b.depthwise_conv2d_forward(b.zeros((1, 5, 5, 3)), x, w, None, plan)
+    finally:
+        minidl.set_backend("numpy")
+
+
 # ------------------------------------------------------------ training and saving
 def build_model():
     inp = layers.Input((10, 11, 3))

@@ -27,7 +27,11 @@ def depthwise_window(op, in_shape, kernel_shape, strides, padding):
 
 
 def multiplier(plan):
-    """M, the depth multiplier of a depthwise plan."""
+    """M, the depth multiplier of a depthwise plan (one made by depthwise_window)."""
+    if plan.c < 1 or plan.oc % plan.c:
+        raise ValueError(f"depthwise convolution: the plan's {plan.oc} output channels are not a "
+                         f"multiple of its {plan.c} input channels; build it with "
+                         f"depthwise_conv2d_plan")
     return plan.oc // plan.c
 
 
