@@ -13,15 +13,16 @@ from .. import activations
 from .base import Backend
 from .host_memory import HostMemory
 from . import image_args
-from .numpy_ops import (activations as numpy_activations, depthwise, images, losses, optimizers,
-                        regularize, row_losses, windows)
+from .numpy_ops import (activations as numpy_activations, images, losses, optimizers, regularize,
+                        row_losses, windows)
+from .numpy_ops.depthwise import NumpyDepthwiseOps
 from .numpy_ops.layer_ops import NumpyLayerOps
 from .numpy_ops.tensor_ops import NumpyTensorOps
 from .checks import check_concat, check_dropout_args, check_scalar_out, check_shape, require_input
 
 
 
-class NumpyBackend(NumpyTensorOps, NumpyLayerOps, HostMemory, Backend):
+class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyDepthwiseOps, HostMemory, Backend):
     """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
 
     name = "numpy"
@@ -107,10 +108,6 @@ class NumpyBackend(NumpyTensorOps, NumpyLayerOps, HostMemory, Backend):
 
     def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
         windows.conv2d_backward_filter(dweight, dbias, dout, x, plan)
-
-    depthwise_conv2d_forward = staticmethod(depthwise.depthwise_conv2d_forward)
-    depthwise_conv2d_backward_data = staticmethod(depthwise.depthwise_conv2d_backward_data)
-    depthwise_conv2d_backward_filter = staticmethod(depthwise.depthwise_conv2d_backward_filter)
 
     # ---------------------------------------------------------- pooling
     def max_pool2d_forward(self, out, argmax, x, plan):

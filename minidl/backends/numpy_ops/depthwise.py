@@ -2,6 +2,7 @@
 vectorized multiply-add per kernel tap (the only Python loop runs over the KH * KW taps).
 
 Shapes: x (N, H, W, C), weight (KH, KW, C, M), out (N, OH, OW, C * M) seen as (N, OH, OW, C, M).
+NumpyDepthwiseOps is a mixin of NumpyBackend.
 """
 
 import numpy as np
@@ -19,36 +20,37 @@ def _by_multiplier(t, plan):
     return t.reshape(plan.n, plan.oh, plan.ow, plan.c, multiplier(plan))
 
 
-def depthwise_conv2d_forward(out, x, weight, bias, plan):
-    check_depthwise("depthwise_conv2d_forward", plan, out=out, x=x, weight=weight, bias=bias)
-    windows = window_view(padded_input(x, plan, 0.0), plan)        # (N, OH, OW, KH, KW, C)
-    acc = np.zeros((plan.n, plan.oh, plan.ow, plan.c, multiplier(plan)), dtype=out.dtype)
-    for i, j in _taps(plan):
-        acc += windows[:, :, :, i, j, :, None] * weight[i, j]
-    acc = acc.reshape(plan.out_shape)
-    if bias is not None:
-        acc += bias
-    out[...] = acc
+class NumpyDepthwiseOps:
+    """depthwise_conv2d_forward, _backward_data and _backward_filter of NumpyBackend."""
 
+    def depthwise_conv2d_forward(self, out, x, weight, bias, plan):
+        check_depthwise("depthwise_conv2d_forward", plan, out=out, x=x, weight=weight, bias=bias)
+        windows = window_view(padded_input(x, plan, 0.0), plan)        # (N, OH, OW, KH, KW, C)
+        acc = np.zeros((plan.n, plan.oh, plan.ow, plan.c, multiplier(plan)), dtype=out.dtype)
+        for i, j in _taps(plan):
+            acc += windows[:, :, :, i, j, :, None] * weight[i, j]
+        acc = acc.reshape(plan.out_shape)
+        if bias is not None:
+            acc += bias
+        out[...] = acc
 
-def depthwise_conv2d_backward_data(dx, dout, weight, plan):
-    check_depthwise("depthwise_conv2d_backward_data", plan, dx=dx, dout=dout, weight=weight)
-    dout5 = _by_multiplier(dout, plan)
-    hp = plan.h + plan.pad_top + plan.pad_bottom
-    wp = plan.w + plan.pad_left + plan.pad_right
-    dxp = np.zeros((plan.n, hp, wp, plan.c), dtype=dx.dtype)
-    for i, j in _taps(plan):
-        dxp[:, i:i + plan.sh * plan.oh:plan.sh, j:j + plan.sw * plan.ow:plan.sw, :] += \
-            (dout5 * weight[i, j]).sum(axis=-1)
-    dx[...] = dxp[:, plan.pad_top:plan.pad_top + plan.h, plan.pad_left:plan.pad_left + plan.w, :]
+    def depthwise_conv2d_backward_data(self, dx, dout, weight, plan):
+        check_depthwise("depthwise_conv2d_backward_data", plan, dx=dx, dout=dout, weight=weight)
+        dout5 = _by_multiplier(dout, plan)
+        hp = plan.h + plan.pad_top + plan.pad_bottom
+        wp = plan.w + plan.pad_left + plan.pad_right
+        dxp = np.zeros((plan.n, hp, wp, plan.c), dtype=dx.dtype)
+        for i, j in _taps(plan):
+            dxp[:, i:i + plan.sh * plan.oh:plan.sh, j:j + plan.sw * plan.ow:plan.sw, :] += \
+                (dout5 * weight[i, j]).sum(axis=-1)
+        dx[...] = dxp[:, plan.pad_top:plan.pad_top + plan.h, plan.pad_left:plan.pad_left + plan.w, :]
 
-
-def depthwise_conv2d_backward_filter(dweight, dbias, dout, x, plan):
-    check_depthwise("depthwise_conv2d_backward_filter", plan, dweight=dweight, dbias=dbias,
-                    dout=dout, x=x)
-    windows = window_view(padded_input(x, plan, 0.0), plan)
-    dout5 = _by_multiplier(dout, plan)
-    for i, j in _taps(plan):
-        dweight[i, j] = np.einsum("nhwc,nhwcm->cm", windows[:, :, :, i, j, :], dout5)
-    if dbias is not None:
-        dbias[...] = dout.reshape(-1, plan.oc).sum(axis=0)
+    def depthwise_conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
+        check_depthwise("depthwise_conv2d_backward_filter", plan, dweight=dweight, dbias=dbias,
+                        dout=dout, x=x)
+        windows = window_view(padded_input(x, plan, 0.0), plan)
+        dout5 = _by_multiplier(dout, plan)
+        for i, j in _taps(plan):
+            dweight[i, j] = np.einsum("nhwc,nhwcm->cm", windows[:, :, :, i, j, :], dout5)
+        if dbias is not None:
+            dbias[...] = dout.reshape(-1, plan.oc).sum(axis=0)
