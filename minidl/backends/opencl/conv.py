@@ -10,6 +10,7 @@ Three algorithms:
   im2col    the patches copied into a matrix (kernels/conv.cl), then one GEMM of any family.
 A 1x1, stride-1, unpadded convolution is a plain GEMM on x. The input gradient of a stride-1
 convolution is computed as another convolution (rotated filters), implicit when it qualifies.
+Dilated and grouped convolutions take direct kernels (kernels/conv_general.cl) in every profile.
 
 ConvOps is a mixin of OpenCLBackend (backend.py), which provides rt, gemm_engine, gemm,
 reshape, bias_add, bias_grad, _run1d, _scratch_tensor and _check.
@@ -27,6 +28,16 @@ def window_args(plan):
     """The window geometry arguments that conv.cl's and pool.cl's kernels take, in their order."""
     return (plan.h, plan.w, plan.c, plan.oh, plan.ow, plan.kh, plan.kw, plan.sh, plan.sw,
             plan.pad_top, plan.pad_left)
+
+
+def general_args(plan):
+    """conv_general.cl's window arguments: window_args, then dilation, groups and filters."""
+    return window_args(plan) + (plan.dh, plan.dw, plan.groups, plan.oc)
+
+
+def is_general(plan):
+    """Dilated or grouped: a geometry only conv_general.cl's direct kernels take."""
+    return plan.dh != 1 or plan.dw != 1 or plan.groups != 1
 
 
 def is_pointwise(plan):
@@ -53,7 +64,7 @@ class ConvOps:
 
     # ------------------------------------------------------------ checks
     def _check_conv(self, op, plan, names, tensors):
-        kernel = (plan.kh, plan.kw, plan.c, plan.oc)
+        kernel = plan.kernel_shape
         expected = {"x": plan.in_shape, "dx": plan.in_shape, "out": plan.out_shape,
                     "dout": plan.out_shape, "weight": kernel, "dweight": kernel,
                     "bias": (plan.oc,), "dbias": (plan.oc,)}
@@ -71,6 +82,11 @@ class ConvOps:
     # ---------------------------------------------------------- contract
     def conv2d_forward(self, out, x, weight, bias, plan):
         self._check_conv("conv2d_forward", plan, ("out", "x", "weight", "bias"), (out, x, weight, bias))
+        if is_general(plan):
+            count = plan.n * plan.oh * plan.ow * plan.oc
+            self._run1d("conv_general.cl", "conv2d_forward_general", count, out, x, weight,
+                        weight if bias is None else bias, int(bias is not None), *general_args(plan), count)
+            return
         if self._uses_tiled():
             self._conv2d_tiled("conv2d_forward_tiled", plan.n * plan.oh * plan.ow, plan.oc, 1,
                                out, x, weight, weight if bias is None else bias,
@@ -89,6 +105,11 @@ class ConvOps:
 
     def conv2d_backward_data(self, dx, dout, weight, plan):
         self._check_conv("conv2d_backward_data", plan, ("dx", "dout", "weight"), (dx, dout, weight))
+        if is_general(plan):
+            count = plan.n * plan.h * plan.w * plan.c
+            self._run1d("conv_general.cl", "conv2d_backward_data_general", count, dx, dout, weight,
+                        *general_args(plan), count)
+            return
         if self._uses_tiled():
             pixels = plan.n * plan.h * plan.w
             self._conv2d_tiled("conv2d_backward_data_tiled", pixels, plan.c, 1, dx, dout, weight,
@@ -112,7 +133,11 @@ class ConvOps:
         self._check_conv("conv2d_backward_filter", plan, ("dweight", "dbias", "dout", "x"),
                          (dweight, dbias, dout, x))
         dout2 = self.reshape(dout, (plan.n * plan.oh * plan.ow, plan.oc))
-        if self._uses_tiled():
+        if is_general(plan):
+            count = dweight.size
+            self._run1d("conv_general.cl", "conv2d_backward_filter_general", count, dweight, dout, x,
+                        plan.n, *general_args(plan), count)
+        elif self._uses_tiled():
             self._conv2d_backward_filter_tiled(dweight, dout, x, plan)
         elif self._uses_implicit(plan):
             self._conv2d_backward_filter_implicit(dweight, dout, x, plan)
