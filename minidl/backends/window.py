@@ -120,6 +120,9 @@ def transpose_window(in_shape, kernel_shape, strides, padding, output_padding, d
     n, h, w, cin = in_shape
     kh, kw, filters, _ = kernel_shape
     pads = (None, None) if output_padding is None else output_padding
+    if output_padding is not None and any(p >= s for p, s in zip(output_padding, strides)):
+        raise ValueError(f"output_padding must be less than strides in every dimension, got "
+                         f"output_padding={tuple(output_padding)}, strides={tuple(strides)}")
     rows, top = transpose_alignment(h, kh, strides[0], padding, pads[0], dilation[0])
     cols, left = transpose_alignment(w, kw, strides[1], padding, pads[1], dilation[1])
     bottom = (h - 1) * strides[0] + effective_kernel(kh, dilation[0]) - rows - top

@@ -3,6 +3,7 @@
 from ..custom_objects import get_registered_object
 from .base import Input, InputLayer, KerasTensor, Layer
 from .conv import Conv2D, ZeroPadding2D
+from .conv_transpose import Conv2DTranspose
 from .core import Activation, Dense, Dropout, Flatten, LeakyReLU, ReLU, Reshape
 from .lambda_layer import Lambda
 from .merge import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add,
@@ -28,7 +29,8 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     BatchNormalization, AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D, GlobalMaxPooling2D,
     Cropping2D, RepeatVector, ELU, Softmax, LayerNormalization, PReLU, GaussianNoise,
     SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing, RandomBrightness,
-    RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom)}
+    RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
+    Conv2DTranspose)}
 
 
 def deserialize(class_name, config, custom_objects=None):

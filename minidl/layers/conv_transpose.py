@@ -1,0 +1,105 @@
+"""Conv2DTranspose (channels_last): the adjoint of a convolution, on the backend's conv ops.
+
+A transposed convolution of x (N, H, W, Cin) with kernel (kh, kw, filters, Cin) is the
+backward-data of the convolution that maps its output (N, OH, OW, filters) back to x's shape,
+with that very kernel (Keras's layout is the convolution's (kh, kw, in, out)). So the forward
+pass is conv2d_backward_data, the input gradient conv2d_forward, and the kernel gradient
+conv2d_backward_filter with the roles of x and dout swapped; the bias is a bias_add on the
+output. backend.conv2d_transpose_plan builds that convolution's geometry (Keras's output size
+and alignment, output_padding included) once per batch size.
+"""
+
+from .. import activations
+from ..backends.window import transpose_window
+from .base import Layer, format_shape
+from .conv import WindowPlanMixin, normalize_dilation, normalize_padding, normalize_pair
+from .core import ActivationMixin
+
+
+class Conv2DTranspose(WindowPlanMixin, ActivationMixin, Layer):
+    """Transposed 2-D convolution; kernel (kh, kw, filters, in_channels), bias (filters,).
+
+    The output size is Keras's: with output_padding None, H * stride for "same" and
+    (H - 1) * stride + max(kernel, stride) for "valid"; otherwise
+    (H - 1) * stride + kernel - 2 * (kernel // 2 if "same" else 0) + output_padding, with
+    output_padding < stride. The kernel extent is (kernel - 1) * dilation_rate + 1.
+    """
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", output_padding=None,
+                 dilation_rate=(1, 1), activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros", kernel_regularizer=None,
+                 bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                 bias_constraint=None, name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable, activity_regularizer=activity_regularizer)
+        self._set_weight_options(kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint)
+        if not isinstance(filters, int) or isinstance(filters, bool) or filters <= 0:
+            raise ValueError(f"{self.describe()}: filters must be a positive int, got {filters!r}")
+        self.filters = filters
+        self.kernel_size = normalize_pair(kernel_size, "kernel_size", self.describe())
+        self.strides = normalize_pair(strides, "strides", self.describe())
+        self.padding = normalize_padding(padding, self.describe())
+        self.output_padding = None if output_padding is None else normalize_pair(
+            output_padding, "output_padding", self.describe(), minimum=0)
+        if self.output_padding is not None and any(p >= s for p, s in zip(self.output_padding, self.strides)):
+            raise ValueError(f"{self.describe()}: output_padding must be strictly less than strides "
+                             f"in every dimension, got output_padding={self.output_padding} and "
+                             f"strides={self.strides}")
+        self.dilation_rate = normalize_dilation(dilation_rate, self.strides, self.describe())
+        self.activation = activations.get(activation, self.describe())
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
+
+    def get_config(self):
+        return dict(super().get_config(), filters=self.filters, kernel_size=list(self.kernel_size),
+                    strides=list(self.strides), padding=self.padding,
+                    output_padding=None if self.output_padding is None else list(self.output_padding),
+                    dilation_rate=list(self.dilation_rate), activation=self.activation,
+                    use_bias=self.use_bias, kernel_initializer=str(self.kernel_initializer),
+                    bias_initializer=str(self.bias_initializer), **self._weight_options_config())
+
+    def build(self, input_shape):
+        self.expect_rank(input_shape, 3, "(height, width, channels)")
+        kh, kw = self.kernel_size
+        out_shape = self.compute_output_shape(input_shape)
+        if min(out_shape[:2]) < 1:
+            raise ValueError(f"{self.describe()}: input {format_shape(input_shape)} gives the empty "
+                             f"output {format_shape(out_shape)}")
+        self.kernel = self.add_weight("kernel", (kh, kw, self.filters, input_shape[2]),
+                                      self.kernel_initializer, regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer,
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
+
+    def compute_output_shape(self, input_shape):
+        h, w, c = input_shape
+        plan = transpose_window((1, h, w, c), self.kernel_size + (self.filters, c), self.strides,
+                                self.padding, self.output_padding, self.dilation_rate)
+        return plan.in_shape[1:]
+
+    def _make_plan(self, in_shape):
+        return self.backend.conv2d_transpose_plan(in_shape, self.kernel.shape, self.strides, self.padding,
+                                                  self.output_padding, self.dilation_rate)
+
+    def forward(self, x, training):
+        self._x = x
+        plan = self.plan(self.backend.shape(x)[0])
+        z = self.buffer("z", plan.in_shape)
+        self.backend.conv2d_backward_data(z, x, self.kernel.value, plan)
+        if self.use_bias:
+            self.backend.bias_add(z, z, self.bias.value)
+        return self._activate(z)
+
+    def backward_preactivation(self, dz):
+        b = self.backend
+        if self.trainable:
+            # the convolution's filter gradient with its input (here dz) and output (here x) swapped
+            b.conv2d_backward_filter(self.kernel.grad, None, self._x, dz, self._plan)
+            if self.use_bias:
+                b.bias_grad(self.bias.grad, dz)
+        if not self.input_grad_needed:
+            return None
+        dx = self.buffer("dx", self._plan.out_shape)
+        b.conv2d_forward(dx, dz, self.kernel.value, None, self._plan)
+        return dx
