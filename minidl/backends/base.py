@@ -207,6 +207,15 @@ class Backend:
         """dx (N, H, W, C) = dout (N, C) / (H * W) broadcast over H and W."""
         raise NotImplementedError
 
+    def upsample2d_forward(self, out, x, size, interpolation):
+        """out (N, H*sh, W*sw, C) = x (N, H, W, C) upsampled by size (sh, sw): "nearest" repeats
+        pixels, "bilinear" interpolates with half-pixel centers (Keras's image.resize)."""
+        raise NotImplementedError
+
+    def upsample2d_backward(self, dx, dout, size, interpolation):
+        """dx (N, H, W, C) = gradient of upsample2d_forward from dout (N, H*sh, W*sw, C)."""
+        raise NotImplementedError
+
     def pad2d_forward(self, out, x, pads):
         """out (N, H+t+b, W+l+r, C) = x zero-padded by pads = (top, bottom, left, right)."""
         raise NotImplementedError
