@@ -1,5 +1,5 @@
-"""The image ops of the opencl backend (kernels/images.cl, kernels/upsample.cl); a mixin of OpenCLBackend, which
-provides _run1d and _check. Nothing is computed on the host: transforms stay on the device."""
+"""The image ops of the opencl backend (kernels/images.cl, kernels/upsample.cl); a mixin of
+OpenCLBackend, which provides _run1d and _check. Nothing is computed on the host: transforms stay on the device."""
 
 import numpy as np
 
