@@ -52,12 +52,12 @@ void minidl_upsample2d_forward(float *out, const float *x, int64_t sh, int64_t s
                 const float *restrict a = row0 + x0 * c, *restrict bb = row0 + x1 * c;
                 const float *restrict d = row1 + x0 * c, *restrict e = row1 + x1 * c;
                 float *restrict o = dst;
-                const float wa = (1.0f - ty) * (1.0f - tx), wb = (1.0f - ty) * tx;
-                const float wd = ty * (1.0f - tx), we = ty * tx;
                 if (!bilinear) {
                     memcpy(o, a, sizeof(float) * c);
                     continue;
                 }
+                const float wa = (1.0f - ty) * (1.0f - tx), wb = (1.0f - ty) * tx;
+                const float wd = ty * (1.0f - tx), we = ty * tx;
                 for (int64_t k = 0; k < c; k++)
                     o[k] = wa * a[k] + wb * bb[k] + wd * d[k] + we * e[k];
             }
@@ -105,36 +105,36 @@ void minidl_upsample2d_backward(float *dx, const float *dout, int64_t sh, int64_
         }
 }
 
+/* dst = the definition as a sum over every (destination, source) pixel pair: the forward
+ * (dst the output, src the input) or, when adjoint, the backward (dst the input, src dout). */
+static void reference_pass(float *dst, const float *src, int64_t sh, int64_t sw, int bilinear, int64_t n,
+                           int64_t h, int64_t w, int64_t c, int adjoint)
+{
+    const int64_t oh = h * sh, ow = w * sw;
+    const int64_t dh = adjoint ? h : oh, dw = adjoint ? w : ow, srch = adjoint ? oh : h, srcw = adjoint ? ow : w;
+    for (int64_t b = 0; b < n; b++)
+        for (int64_t y = 0; y < dh; y++)
+            for (int64_t x = 0; x < dw; x++)
+                for (int64_t k = 0; k < c; k++) {
+                    double acc = 0.0;
+                    for (int64_t sy = 0; sy < srch; sy++)
+                        for (int64_t sx = 0; sx < srcw; sx++) {
+                            double wy = adjoint ? axis_weight(sy, y, sh, h, bilinear) : axis_weight(y, sy, sh, h, bilinear);
+                            double wx = adjoint ? axis_weight(sx, x, sw, w, bilinear) : axis_weight(x, sx, sw, w, bilinear);
+                            acc += wy * wx * src[((b * srch + sy) * srcw + sx) * c + k];
+                        }
+                    dst[((b * dh + y) * dw + x) * c + k] = (float)acc;
+                }
+}
+
 void minidl_upsample2d_forward_ref(float *out, const float *x, int64_t sh, int64_t sw, int bilinear,
                                    int64_t n, int64_t h, int64_t w, int64_t c)
 {
-    const int64_t oh = h * sh, ow = w * sw;
-    for (int64_t b = 0; b < n; b++)
-        for (int64_t oy = 0; oy < oh; oy++)
-            for (int64_t ox = 0; ox < ow; ox++)
-                for (int64_t k = 0; k < c; k++) {
-                    double acc = 0.0;
-                    for (int64_t iy = 0; iy < h; iy++)
-                        for (int64_t ix = 0; ix < w; ix++)
-                            acc += (double)axis_weight(oy, iy, sh, h, bilinear) *
-                                   axis_weight(ox, ix, sw, w, bilinear) * x[((b * h + iy) * w + ix) * c + k];
-                    out[((b * oh + oy) * ow + ox) * c + k] = (float)acc;
-                }
+    reference_pass(out, x, sh, sw, bilinear, n, h, w, c, 0);
 }
 
 void minidl_upsample2d_backward_ref(float *dx, const float *dout, int64_t sh, int64_t sw, int bilinear,
                                     int64_t n, int64_t h, int64_t w, int64_t c)
 {
-    const int64_t oh = h * sh, ow = w * sw;
-    for (int64_t b = 0; b < n; b++)
-        for (int64_t iy = 0; iy < h; iy++)
-            for (int64_t ix = 0; ix < w; ix++)
-                for (int64_t k = 0; k < c; k++) {
-                    double acc = 0.0;
-                    for (int64_t oy = 0; oy < oh; oy++)
-                        for (int64_t ox = 0; ox < ow; ox++)
-                            acc += (double)axis_weight(oy, iy, sh, h, bilinear) *
-                                   axis_weight(ox, ix, sw, w, bilinear) * dout[((b * oh + oy) * ow + ox) * c + k];
-                    dx[((b * h + iy) * w + ix) * c + k] = (float)acc;
-                }
+    reference_pass(dx, dout, sh, sw, bilinear, n, h, w, c, 1);
 }

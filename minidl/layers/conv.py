@@ -130,7 +130,10 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
         if c % groups:
             raise ValueError(f"{self.describe()}: the input's {c} channels (input shape "
                              f"{format_shape(input_shape)}) are not divisible by groups={groups}")
-        self.kernel = self.add_weight("kernel", (kh, kw, c // groups, self.filters), self.kernel_initializer,
+        self._add_kernel_and_bias((kh, kw, c // groups, self.filters))
+
+    def _add_kernel_and_bias(self, kernel_shape):
+        self.kernel = self.add_weight("kernel", kernel_shape, self.kernel_initializer,
                                       regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
         if self.use_bias:
             self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer,

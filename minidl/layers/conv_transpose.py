@@ -9,20 +9,19 @@ output. backend.conv2d_transpose_plan builds that convolution's geometry (Keras'
 and alignment, output_padding included) once per batch size.
 """
 
-from .. import activations
 from ..backends.window import transpose_window
-from .base import Layer, format_shape
-from .conv import WindowPlanMixin, normalize_dilation, normalize_padding, normalize_pair
-from .core import ActivationMixin
+from .base import format_shape
+from .conv import Conv2D, normalize_pair
 
 
-class Conv2DTranspose(WindowPlanMixin, ActivationMixin, Layer):
+class Conv2DTranspose(Conv2D):
     """Transposed 2-D convolution; kernel (kh, kw, filters, in_channels), bias (filters,).
 
     The output size is Keras's: with output_padding None, H * stride for "same" and
     (H - 1) * stride + max(kernel, stride) for "valid"; otherwise
     (H - 1) * stride + kernel - 2 * (kernel // 2 if "same" else 0) + output_padding, with
-    output_padding < stride. The kernel extent is (kernel - 1) * dilation_rate + 1.
+    output_padding < stride. The kernel extent is (kernel - 1) * dilation_rate + 1. Conv2D's
+    arguments and checks, without groups (Keras's Conv2DTranspose has none).
     """
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", output_padding=None,
@@ -30,33 +29,21 @@ class Conv2DTranspose(WindowPlanMixin, ActivationMixin, Layer):
                  kernel_initializer="glorot_uniform", bias_initializer="zeros", kernel_regularizer=None,
                  bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
                  bias_constraint=None, name=None, trainable=True):
-        super().__init__(name=name, trainable=trainable, activity_regularizer=activity_regularizer)
-        self._set_weight_options(kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint)
-        if not isinstance(filters, int) or isinstance(filters, bool) or filters <= 0:
-            raise ValueError(f"{self.describe()}: filters must be a positive int, got {filters!r}")
-        self.filters = filters
-        self.kernel_size = normalize_pair(kernel_size, "kernel_size", self.describe())
-        self.strides = normalize_pair(strides, "strides", self.describe())
-        self.padding = normalize_padding(padding, self.describe())
+        super().__init__(filters, kernel_size, strides, padding, dilation_rate, 1, activation, use_bias,
+                         kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                         activity_regularizer, kernel_constraint, bias_constraint, name, trainable)
         self.output_padding = None if output_padding is None else normalize_pair(
             output_padding, "output_padding", self.describe(), minimum=0)
         if self.output_padding is not None and any(p >= s for p, s in zip(self.output_padding, self.strides)):
             raise ValueError(f"{self.describe()}: output_padding must be strictly less than strides "
                              f"in every dimension, got output_padding={self.output_padding} and "
                              f"strides={self.strides}")
-        self.dilation_rate = normalize_dilation(dilation_rate, self.strides, self.describe())
-        self.activation = activations.get(activation, self.describe())
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = kernel_initializer
-        self.bias_initializer = bias_initializer
 
     def get_config(self):
-        return dict(super().get_config(), filters=self.filters, kernel_size=list(self.kernel_size),
-                    strides=list(self.strides), padding=self.padding,
-                    output_padding=None if self.output_padding is None else list(self.output_padding),
-                    dilation_rate=list(self.dilation_rate), activation=self.activation,
-                    use_bias=self.use_bias, kernel_initializer=str(self.kernel_initializer),
-                    bias_initializer=str(self.bias_initializer), **self._weight_options_config())
+        config = dict(super().get_config(), output_padding=None if self.output_padding is None
+                      else list(self.output_padding))
+        del config["groups"]
+        return config
 
     def build(self, input_shape):
         self.expect_rank(input_shape, 3, "(height, width, channels)")
@@ -65,12 +52,7 @@ class Conv2DTranspose(WindowPlanMixin, ActivationMixin, Layer):
         if min(out_shape[:2]) < 1:
             raise ValueError(f"{self.describe()}: input {format_shape(input_shape)} gives the empty "
                              f"output {format_shape(out_shape)}")
-        self.kernel = self.add_weight("kernel", (kh, kw, self.filters, input_shape[2]),
-                                      self.kernel_initializer, regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        if self.use_bias:
-            self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer,
-                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
+        self._add_kernel_and_bias((kh, kw, self.filters, input_shape[2]))
 
     def compute_output_shape(self, input_shape):
         h, w, c = input_shape
