@@ -195,6 +195,35 @@ def test_save_and_load_keep_the_new_layers(active_backend, tmp_path):
                                atol=1e-6)
 
 
+def test_unknown_image_sizes_give_what_fixed_sizes_give(active_backend):
+    def stack(shape):
+        minidl.set_seed(5)
+        return Sequential([layers.Input(shape), layers.Conv2D(4, 3, padding="same", groups=2, dilation_rate=2),
+                           layers.Conv2DTranspose(3, 3, strides=2, padding="same"),
+                           layers.UpSampling2D((1, 2), interpolation="bilinear")])
+    model = stack((None, None, 2))
+    assert model.output_shape == (None, None, None, 3)
+    rng = np.random.default_rng(8)
+    for h, w in ((6, 5), (4, 7)):
+        x = rng.normal(size=(2, h, w, 2)).astype(np.float32)
+        fixed = stack((h, w, 2))
+        fixed.set_weights(model.get_weights())
+        np.testing.assert_allclose(model.predict(x, verbose=0), fixed.predict(x, verbose=0), rtol=1e-5,
+                                   atol=1e-6)
+        assert model.predict(x, verbose=0).shape == (2, 2 * h, 4 * w, 3)
+    model.compile(optimizer="sgd", loss="mse")   # and the backward passes take the batch's size
+    for h, w in ((6, 5), (4, 7)):
+        x = rng.normal(size=(4, h, w, 2)).astype(np.float32)
+        fixed = stack((h, w, 2))
+        fixed.set_weights(model.get_weights())
+        fixed.compile(optimizer="sgd", loss="mse")
+        y = rng.normal(size=(4, 2 * h, 4 * w, 3)).astype(np.float32)
+        model.fit(x, y, batch_size=4, epochs=1, verbose=0, shuffle=False)
+        fixed.fit(x, y, batch_size=4, epochs=1, verbose=0, shuffle=False)
+        for got, want in zip(model.get_weights(), fixed.get_weights()):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+
+
 # ------------------------------------------------------------------ cpu kernels vs reference twins
 @pytest.mark.parametrize("in_shape,kernel_shape,strides,padding,dilation,groups", [
     ((3, 9, 8, 8), (3, 3, 4, 6), (1, 1), "same", (2, 2), 2),

@@ -49,16 +49,18 @@ class Conv2DTranspose(Conv2D):
         self.expect_rank(input_shape, 3, "(height, width, channels)")
         kh, kw = self.kernel_size
         out_shape = self.compute_output_shape(input_shape)
-        if min(out_shape[:2]) < 1:
+        known = [d for d in out_shape[:2] if d is not None]
+        if known and min(known) < 1:
             raise ValueError(f"{self.describe()}: input {format_shape(input_shape)} gives the empty "
                              f"output {format_shape(out_shape)}")
         self._add_kernel_and_bias((kh, kw, self.filters, input_shape[2]))
 
     def compute_output_shape(self, input_shape):
+        """Keras's output size; an unknown (None) height or width stays unknown."""
         h, w, c = input_shape
-        plan = transpose_window((1, h, w, c), self.kernel_size + (self.filters, c), self.strides,
+        plan = transpose_window((1, h or 1, w or 1, c), self.kernel_size + (self.filters, c), self.strides,
                                 self.padding, self.output_padding, self.dilation_rate)
-        return plan.in_shape[1:]
+        return (None if h is None else plan.h, None if w is None else plan.w, self.filters)
 
     def _make_plan(self, in_shape):
         return self.backend.conv2d_transpose_plan(in_shape, self.kernel.shape, self.strides, self.padding,
@@ -66,7 +68,7 @@ class Conv2DTranspose(Conv2D):
 
     def forward(self, x, training):
         self._x = x
-        plan = self.plan(self.backend.shape(x)[0])
+        plan = self.batch_plan(x)
         z = self.buffer("z", plan.in_shape)
         self.backend.conv2d_backward_data(z, x, self.kernel.value, plan)
         if self.use_bias:

@@ -26,15 +26,16 @@ class UpSampling2D(Layer):
         self.expect_rank(input_shape, 3, "(height, width, channels)")
 
     def compute_output_shape(self, input_shape):
+        """An unknown (None) height or width stays unknown."""
         h, w, c = input_shape
-        return (h * self.size[0], w * self.size[1], c)
+        return (None if h is None else h * self.size[0], None if w is None else w * self.size[1], c)
 
     def forward(self, x, training):
-        out = self.buffer("out", (self.backend.shape(x)[0],) + self.output_shape)
+        out = self.buffer("out", self.batch_output_shape(x))
         self.backend.upsample2d_forward(out, x, self.size, self.interpolation)
         return out
 
     def backward(self, dout):
-        dx = self.buffer("dx", (self.backend.shape(dout)[0],) + self.input_shape)
+        dx = self.buffer("dx", self.batch_input_shape(dout))
         self.backend.upsample2d_backward(dx, dout, self.size, self.interpolation)
         return dx
