@@ -127,10 +127,10 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
         kh, kw = self.kernel_size
         groups = self.groups
         self._check_kernel_fits(input_shape)
-        if c % groups:
+        if c is not None and c % groups:   # an unknown c: add_weight says the kernel needs it
             raise ValueError(f"{self.describe()}: the input's {c} channels (input shape "
                              f"{format_shape(input_shape)}) are not divisible by groups={groups}")
-        self._add_kernel_and_bias((kh, kw, c // groups, self.filters))
+        self._add_kernel_and_bias((kh, kw, None if c is None else c // groups, self.filters))
 
     def _add_kernel_and_bias(self, kernel_shape):
         self.kernel = self.add_weight("kernel", kernel_shape, self.kernel_initializer,
