@@ -187,6 +187,11 @@ class Tape:
         held = self._leaves.get(id(variable))
         return None if held is None else held[1]
 
+    def filled_weights(self):
+        """ids of the weights whose gradients built-in layers' backward wrote (those run
+        inside the recorded call whose backward has run)."""
+        return {id(w) for layer in self.backwards for w in layer.trainable_weights}
+
     def record(self, output, inputs, rule):
         self.nodes.append((output, inputs, rule))
 

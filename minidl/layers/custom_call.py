@@ -63,8 +63,7 @@ def call_backward(layer, dout):
     sources = [x for x in xs] + [leaf for leaf in leaves if leaf is not None]
     grads = tape.gradients([out], [Tensor(dout, b)], sources)
     by_leaf = dict(zip([id(s) for s in sources], grads))
-    # built-in sublayers whose backward ran have written their own weight gradients
-    filled = {id(w) for sub in tape.backwards for w in sub.trainable_weights}
+    filled = tape.filled_weights()
     for w, leaf in zip(weights, leaves):
         g = by_leaf.get(id(leaf)) if leaf is not None else None
         if g is not None:
@@ -88,9 +87,10 @@ def is_eager(inputs):
     return any(isinstance(t, (Tensor, autodiff.Variable)) for t in items)
 
 
-def call_eagerly(layer, inputs):
+def call_eagerly(layer, inputs, training=None):
     """A layer called on Tensors inside another layer's call: built on first use, attached to
-    the tensors' backend, and run at once. A layer written with ops records into the caller's
+    the tensors' backend, and run at once, in training mode while a tape records unless the
+    call says training=. A layer written with ops records into the caller's
     tape; a built-in one runs its fused forward, and its backward becomes the tape's gradient
     rule (it must then run once per step: its backward uses the state of its forward)."""
     many = isinstance(inputs, (list, tuple))
@@ -106,11 +106,11 @@ def call_eagerly(layer, inputs):
     if layer.backend is not b:
         _attach(layer, b, zeros=autodiff.probing())
     tape = autodiff.current_tape()
+    mode = tape is not None if training is None else bool(training)
     if layer.uses_call():
-        return _output_of(layer, layer.call(ts if many else ts[0],
-                                            **_call_kwargs(layer, tape is not None)))
+        return _output_of(layer, layer.call(ts if many else ts[0], **_call_kwargs(layer, mode)))
     layer.input_grad_needed = any(t.requires_grad for t in ts)
-    out = Tensor(layer.forward([t.value for t in ts] if many else ts[0].value, tape is not None), b)
+    out = Tensor(layer.forward([t.value for t in ts] if many else ts[0].value, mode), b)
     if tape is None or not (layer.input_grad_needed or layer.trainable_weights):
         return out
     if id(layer) in tape.forwards:
@@ -151,13 +151,14 @@ _PROBE = NumpyBackend("float32")
 _PROBE_SIZES = (32, 45)
 
 
-def infer_output_shape(layer, input_shape):
+def infer_output_shape(layer, input_shape, backend=None):
     """The output shape (without the batch axis) of call on a one-sample batch of zeros, run
     on a private numpy backend with zero weights (no random numbers drawn), or once attached
-    on the layer's backend with its weights."""
+    on the layer's backend with its weights; on `backend` instead when given, where the
+    layers inside attach with their real initial weights (a subclassed model's build)."""
     shapes = input_shape if layer.multiple_inputs else [input_shape]
     if not any(None in s for s in shapes):
-        return _probe(layer, shapes)
+        return _probe(layer, shapes, backend)
     if layer.sublayers():
         raise ValueError(f"{layer.describe()}: its input shape "
                          f"{[(None,) + tuple(s) for s in shapes]} has unknown (None) dims and "
@@ -167,11 +168,11 @@ def infer_output_shape(layer, input_shape):
     return tuple(p if p == q else None for p, q in zip(_probe(layer, a), _probe(layer, b)))
 
 
-def _probe(layer, shapes):
+def _probe(layer, shapes, backend=None):
     # an attached layer (a batch's shapes resolved in a model) probes where its weights are
-    backend = layer.backend or _PROBE
-    xs = [Tensor(backend.zeros((1,) + tuple(s)), backend) for s in shapes]
-    with autodiff.on_backend(backend, probe=True), autodiff.recording(None):
+    target = backend or layer.backend or _PROBE
+    xs = [Tensor(target.zeros((1,) + tuple(s)), target) for s in shapes]
+    with autodiff.on_backend(target, probe=backend is None), autodiff.recording(None):
         out = _output_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
                                            **_call_kwargs(layer, False)))
     if not out.shape or out.shape[0] != 1:
