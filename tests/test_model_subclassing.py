@@ -190,11 +190,11 @@ class GuideModel(minidl.Model):
 
     def train_step(self, data):
         x, y = data
+        weights = self.trainable_weights
         with minidl.GradientTape() as tape:
             y_pred = self(x, training=True)
-            loss = self.compute_loss(y=y, y_pred=y_pred)
-        grads = tape.gradient(loss, self.trainable_weights)
-        self.optimizer.apply(grads, self.trainable_weights)
+            loss = self.compute_loss(x, y, y_pred)
+        self.optimizer.apply(tape.gradient(loss, weights), weights)
         return self.compute_metrics(x, y, y_pred)
 
 
