@@ -488,6 +488,16 @@ class Backend:
         each row of x (rows, k); ties go to the lowest index, a NaN wins at its first position."""
         raise NotImplementedError
 
+    def argsort_rows(self, out, x):
+        """out int32 (rows, n) = the positions that sort each row of x (rows, n) ascending;
+        stable (equal values keep their order), NaN last (numpy.argsort(kind="stable"))."""
+        raise NotImplementedError
+
+    def scan_rows(self, out, x, name):
+        """out (rows, n) = the running "cumsum" or "cumprod" of each row of x (rows, n), one
+        pass per row; out may alias x."""
+        raise NotImplementedError
+
     def cast(self, out, x):
         """out = x converted between float and int32 tensors (float to int truncates toward 0)."""
         raise NotImplementedError
