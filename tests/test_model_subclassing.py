@@ -116,6 +116,26 @@ def test_training_reaches_dropout_inside_call(active_backend):
     assert np.mean(dropped == 0) > 0.2 and np.mean(inference == 0) < 0.2
 
 
+def test_dropout_inside_call_draws_the_masks_of_sequential(active_backend):
+    class Dropping(minidl.Model):
+        def __init__(self):
+            super().__init__()
+            self.stack = [layers.Dense(32, activation="relu"), layers.Dropout(0.4),
+                          layers.Dense(3, activation="softmax")]
+
+        def call(self, inputs, training=False):
+            for layer in self.stack:
+                inputs = layer(inputs, training=training)
+            return inputs
+
+    x, y = data(np.random.default_rng(8), (8,), 3)
+    seq = Sequential([layers.Dense(32, activation="relu"), layers.Dropout(0.4),
+                      layers.Dense(3, activation="softmax")])
+    model = Dropping()
+    seq.seed = model.seed    # a new mask every step, the same as Sequential's at that position
+    train_both(model, seq, x, y)
+
+
 def test_weights_layers_and_summary_follow_keras(active_backend):
     model = MLP(name="mlp")
     assert [l.name for l in model.layers] == [model.hidden.name, model.out.name]
@@ -224,6 +244,35 @@ def test_custom_train_step_matches_the_fused_step(active_backend):
     np.testing.assert_allclose(histories[0]["loss"], histories[1]["loss"], rtol=1e-4)
     assert histories[0]["loss"][-1] < 0.5 * histories[0]["loss"][0]
     assert models[0].evaluate(x, y, return_dict=True).keys() == {"loss", "mae"}
+
+
+class Delegating(minidl.Model):
+    """A step that hands over to the default one (Keras's super().train_step)."""
+
+    def train_step(self, data):
+        self.steps_seen = getattr(self, "steps_seen", 0) + 1
+        return super().train_step(data)
+
+
+def test_default_train_step_with_sample_weights_matches_the_fused_step(active_backend):
+    rng = np.random.default_rng(7)
+    x, y = data(rng, (6,), 3)
+    weights = rng.uniform(0.0, 2.0, len(x))
+    models = []
+    for cls in (Delegating, Model):
+        inputs = layers.Input((6,))
+        models.append(cls(inputs, layers.Dense(3, activation="softmax")(
+            layers.Dense(8, activation="relu")(inputs))))
+    models[0].set_weights(models[1].get_weights())
+    histories = [m.compile(optimizer=optimizers.SGD(0.1), loss="sparse_categorical_crossentropy",
+                           metrics=["accuracy"]) or
+                 m.fit(x, y, batch_size=16, epochs=3, verbose=0, shuffle=False,
+                       sample_weight=weights).history for m in models]
+    assert models[0].steps_seen == 9
+    for a, b in zip(*(m.get_weights() for m in models)):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    for key in ("loss", "accuracy"):
+        np.testing.assert_allclose(histories[0][key], histories[1][key], rtol=1e-4)
 
 
 class LowLevel(minidl.Model):
