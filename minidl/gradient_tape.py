@@ -34,6 +34,7 @@ class GradientTape:
         self._stack = ExitStack()
         self._stack.enter_context(autodiff.on_backend(backend))
         self._stack.enter_context(autodiff.recording(self._tape))
+        self._stack.enter_context(autodiff.call_scope())
         return self
 
     def __exit__(self, *exc):

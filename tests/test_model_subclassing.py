@@ -136,6 +136,48 @@ def test_dropout_inside_call_draws_the_masks_of_sequential(active_backend):
     train_both(model, seq, x, y)
 
 
+class Siamese(minidl.Model):
+    """One Dense (and one Dropout) called on both inputs, as Keras allows."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.shared = layers.Dense(6, activation="tanh")
+        self.drop = layers.Dropout(0.3)
+        self.head = layers.Dense(3, activation="softmax")
+
+    def call(self, inputs, training=False):
+        a = self.drop(self.shared(inputs[0]), training=training)
+        b = self.drop(self.shared(inputs[1]), training=training)
+        return self.head(a - b * 0.5)
+
+
+def siamese_functional():
+    inputs = [layers.Input((4,)), layers.Input((4,))]
+    shared, drop = layers.Dense(6, activation="tanh"), layers.Dropout(0.3)
+    a, b = (drop(shared(t)) for t in inputs)
+    return Model(inputs, layers.Dense(3, activation="softmax")(
+        layers.Lambda(lambda ab: ab[0] - ab[1] * 0.5)([a, b])))
+
+
+def test_a_layer_called_twice_in_call_trains_as_a_shared_graph_layer(active_backend):
+    x, y = data(np.random.default_rng(9), (8,), 3)
+    pair = [x[:, :4], x[:, 4:]]
+    model, graph = Siamese(), siamese_functional()
+    # inference: each call keeps its own output (the second does not overwrite the first)
+    model.predict(pair, verbose=0)
+    (w, bias), (w2, b2) = model.shared.get_weights(), model.head.get_weights()
+    logits = (np.tanh(pair[0] @ w + bias) - 0.5 * np.tanh(pair[1] @ w + bias)) @ w2 + b2
+    want = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    np.testing.assert_allclose(model.predict(pair, verbose=0), want, rtol=1e-4, atol=1e-6)
+    graph.set_weights(model.get_weights())
+    graph.seed = model.seed     # the Dropout sits at the same position: the same masks
+    for m in (model, graph):
+        m.compile(optimizer=optimizers.SGD(0.2), loss="sparse_categorical_crossentropy")
+        m.fit(pair, y, batch_size=16, epochs=3, verbose=0, shuffle=False)
+    for a, b in zip(model.get_weights(), graph.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
 def test_weights_layers_and_summary_follow_keras(active_backend):
     model = MLP(name="mlp")
     assert [l.name for l in model.layers] == [model.hidden.name, model.out.name]

@@ -12,6 +12,7 @@ from .. import autodiff
 from .. import ops
 from ..autodiff import Tensor
 from ..backends.numpy_backend import NumpyBackend
+from . import shared_calls
 
 
 def _call_kwargs(layer, training, mask=None):
@@ -41,7 +42,7 @@ def call_forward(layer, inputs, training):
     tape = autodiff.Tape(b) if training else None
     needs = layer.input_grad_needed and training
     xs = [Tensor(v, b, requires_grad=needs) for v in (inputs if layer.multiple_inputs else [inputs])]
-    with autodiff.on_backend(b), autodiff.recording(tape):
+    with autodiff.on_backend(b), autodiff.recording(tape), autodiff.call_scope():
         out = _output_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
                                            **_call_kwargs(layer, training)))
     layer._tape = (tape, xs, out) if training else None
@@ -92,7 +93,7 @@ def call_eagerly(layer, inputs, training=None):
     the tensors' backend, and run at once, in training mode while a tape records unless the
     call says training=. A layer written with ops records into the caller's
     tape; a built-in one runs its fused forward, and its backward becomes the tape's gradient
-    rule (it must then run once per step: its backward uses the state of its forward)."""
+    rule (a layer called several times keeps each call's state: shared_calls.py)."""
     many = isinstance(inputs, (list, tuple))
     ts = [ops.cast(ops.core.as_tensor(t), "float32") for t in (inputs if many else [inputs])]
     b = ts[0].backend
@@ -110,17 +111,14 @@ def call_eagerly(layer, inputs, training=None):
     if layer.uses_call():
         return _output_of(layer, layer.call(ts if many else ts[0], **_call_kwargs(layer, mode)))
     layer.input_grad_needed = any(t.requires_grad for t in ts)
-    out = Tensor(layer.forward([t.value for t in ts] if many else ts[0].value, mode), b)
+    value, call = shared_calls.forward(layer, [t.value for t in ts] if many else ts[0].value,
+                                       mode, b, keep=tape is not None)
+    out = Tensor(value, b)
     if tape is None or not (layer.input_grad_needed or layer.trainable_weights):
         return out
-    if id(layer) in tape.forwards:
-        raise ValueError(f"{layer.describe()} is called twice in one step; a built-in layer "
-                         "keeps one forward's state for its backward: use two layers")
-    tape.forwards.add(id(layer))
 
     def rule(g):
-        tape.backwards.append(layer)
-        d = layer.backward(g.value)
+        d = shared_calls.backward(layer, g.value, call, tape, b)
         if d is None:
             return (None,) * len(ts)
         return tuple(Tensor(v, b) for v in (d if many else [d]))
@@ -172,7 +170,8 @@ def _probe(layer, shapes, backend=None):
     # an attached layer (a batch's shapes resolved in a model) probes where its weights are
     target = backend or layer.backend or _PROBE
     xs = [Tensor(target.zeros((1,) + tuple(s)), target) for s in shapes]
-    with autodiff.on_backend(target, probe=backend is None), autodiff.recording(None):
+    with autodiff.on_backend(target, probe=backend is None), autodiff.recording(None), \
+            autodiff.call_scope():
         out = _output_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
                                            **_call_kwargs(layer, False)))
     if not out.shape or out.shape[0] != 1:

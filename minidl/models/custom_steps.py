@@ -29,7 +29,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .. import ops
+from .. import autodiff, ops
 from ..autodiff import Tensor
 from ..gradient_tape import GradientTape
 from . import structure
@@ -182,7 +182,8 @@ class CustomSteps:
 
     def _run_step(self, step, xs, ys, sws):
         self._counted = False
-        logs = step(self._step_data(xs, ys, sws))
+        with autodiff.call_scope():
+            logs = step(self._step_data(xs, ys, sws))
         if logs is None:
             logs = {}
         if not isinstance(logs, Mapping):
