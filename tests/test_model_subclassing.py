@@ -178,6 +178,46 @@ def test_a_layer_called_twice_in_call_trains_as_a_shared_graph_layer(active_back
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
+class TwoHeads(minidl.Model):
+    def __init__(self, as_dict):
+        super().__init__()
+        self.as_dict = as_dict
+        self.trunk = layers.Dense(8, activation="relu")
+        self.heads = {"cls": layers.Dense(3, activation="softmax"), "reg": layers.Dense(2)}
+
+    def call(self, inputs):
+        h = self.trunk(inputs)
+        out = {k: head(h) for k, head in self.heads.items()}
+        return out if self.as_dict else [out["cls"], out["reg"]]
+
+
+@pytest.mark.parametrize("as_dict", [False, True], ids=["list", "dict"])
+def test_several_outputs_train_as_the_functional_model(active_backend, as_dict):
+    x, yc = data(np.random.default_rng(10), (5,), 3)
+    yr = np.random.default_rng(11).normal(size=(len(x), 2)).astype(np.float32)
+    inputs = layers.Input((5,))
+    h = layers.Dense(8, activation="relu")(inputs)
+    graph = Model(inputs, {"cls": layers.Dense(3, activation="softmax", name="cls")(h),
+                           "reg": layers.Dense(2, name="reg")(h)})
+    model = TwoHeads(as_dict)
+    model.build((None, 5))
+    graph.set_weights(model.get_weights())
+    losses = {"cls": "sparse_categorical_crossentropy", "reg": "mse"}
+    histories = []
+    for m, keyed in ((model, as_dict), (graph, True)):
+        m.compile(optimizer=optimizers.SGD(0.1), loss=losses if keyed else list(losses.values()),
+                  loss_weights={"cls": 1.0, "reg": 0.5} if keyed else [1.0, 0.5])
+        y = {"cls": yc, "reg": yr} if keyed else [yc, yr]
+        histories.append(m.fit(x, y, batch_size=16, epochs=3, verbose=0, shuffle=False).history)
+    for a, b in zip(model.get_weights(), graph.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(histories[0]["loss"], histories[1]["loss"], rtol=1e-4)
+    assert ("cls_loss" if as_dict else "output_0_loss") in histories[0]
+    predicted = model.predict(x[:4], verbose=0)
+    assert (sorted(predicted) == ["cls", "reg"]) if as_dict else (
+        [p.shape for p in predicted] == [(4, 3), (4, 2)])
+
+
 def test_weights_layers_and_summary_follow_keras(active_backend):
     model = MLP(name="mlp")
     assert [l.name for l in model.layers] == [model.hidden.name, model.out.name]

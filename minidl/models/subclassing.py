@@ -18,13 +18,18 @@ layer, made when the input shape is known (build(), or the first fit / evaluate 
 call on data), so compile, the training loops, saving weights and nesting are Model's own.
 
 The model's layers are the layers and models set as its attributes (tracking.py), in the
-order they were set; their weights are the model's, in that order.
+order they were set; their weights are the model's, in that order. A call that returns a list
+or a dict of tensors gives the model several outputs: the call layer joins them into one
+tensor and OutputPart layers (one per output) take it apart, so the graph still sees one call.
 """
 
 import inspect
+import math
+from collections.abc import Mapping
 
 import numpy as np
 
+from .. import ops
 from ..backends import get_backend
 from ..layers.base import Input, KerasTensor, Layer
 from ..layers import custom_call
@@ -52,14 +57,30 @@ class ModelCallLayer(Layer):
     def __init__(self, model):
         super().__init__(name=model.name)
         self.model = model
+        self.structure = None   # (dict keys or None, output shapes) when call returns several
 
     def describe(self):
         return self.model.describe()
 
     def call(self, inputs, training=None):
         if _accepts_training(self.model):
-            return self.model.call(inputs, training=bool(training))
-        return self.model.call(inputs)
+            result = self.model.call(inputs, training=bool(training))
+        else:
+            result = self.model.call(inputs)
+        return self._joined(result) if isinstance(result, (list, tuple, Mapping)) else result
+
+    def _joined(self, result):
+        """Several outputs as one (batch, total) tensor, each flattened, in order; OutputPart
+        layers take them apart again (so the graph sees one call with one output)."""
+        keys = [str(k) for k in result] if isinstance(result, Mapping) else None
+        outs = [ops.cast(ops.core.as_tensor(v), "float32")
+                for v in (result.values() if keys is not None else result)]
+        if not outs:
+            raise ValueError(f"{self.describe()}: call returned no outputs")
+        self.structure = (keys, [o.shape[1:] for o in outs])
+        n = outs[0].shape[0]
+        return ops.concatenate([ops.reshape(o, (n, -1)) for o in outs], axis=1)
+
 
     def sublayers(self):
         return self.model.tracked_layers()
@@ -85,6 +106,21 @@ class ModelCallLayer(Layer):
             else:
                 item._call_layer.attach(backend)
 
+
+class OutputPart(Layer):
+    """Output `index` of a subclassed model whose call returns several: columns start to
+    start + size of the joined output, in the output's shape."""
+
+    def __init__(self, start, shape, name):
+        super().__init__(name=name)
+        self.start, self.shape = start, tuple(shape)
+
+    def call(self, inputs):
+        return ops.reshape(inputs[:, self.start:self.start + math.prod(self.shape)],
+                           (-1,) + self.shape)
+
+    def compute_output_shape(self, input_shape):
+        return (None,) + self.shape
 
 @register
 class SubclassedModel(CustomSteps, Model):
@@ -153,10 +189,22 @@ class SubclassedModel(CustomSteps, Model):
         except Exception:
             layer.built, layer._inbound_nodes = False, []   # ready for another shape
             raise
-        self._set_graph(inputs if many else inputs[0], out)
+        self._set_graph(inputs if many else inputs[0], self._outputs_of(out))
         if self._pending_compile is not None:
             pending, self._pending_compile = self._pending_compile, None
             self.compile(**pending)
+
+    def _outputs_of(self, joined):
+        """The graph's outputs: the call layer's, or its parts when call returns several."""
+        if self._call_layer.structure is None:
+            return joined
+        keys, shapes = self._call_layer.structure
+        names = keys or [f"output_{i}" for i in range(len(shapes))]
+        parts, start = [], 0
+        for name, shape in zip(names, shapes):
+            parts.append(OutputPart(start, shape, name)(joined))
+            start += math.prod(shape)
+        return dict(zip(keys, parts)) if keys is not None else parts
 
     def _build_from_data(self, x):
         if self.graph is not None:
