@@ -287,6 +287,45 @@ def test_subclassed_model_nested_both_ways(active_backend):
     assert len(holder.weights) == 4 and holder.layers[0] is encoder
 
 
+class Residual(minidl.Model):
+    def __init__(self, units):
+        super().__init__()
+        self.inner = layers.Dense(units, activation="relu")
+        self.outer = layers.Dense(units)
+
+    def call(self, inputs):
+        return self.outer(self.inner(inputs)) + inputs
+
+
+class Tower(minidl.Model):
+    def __init__(self):
+        super().__init__()
+        self.stem = layers.Dense(8)
+        self.blocks = [Residual(8), Residual(8)]
+        self.head = layers.Dense(3, activation="softmax")
+
+    def call(self, inputs, training=False):
+        x = self.stem(inputs)
+        for block in self.blocks:
+            x = block(x, training=training)
+        return self.head(x)
+
+
+def test_subclassed_models_inside_a_subclassed_model(active_backend, tmp_path):
+    x, y = data(np.random.default_rng(12), (4,), 3)
+    tower = Tower()
+    tower.compile(optimizer=optimizers.SGD(0.3), loss="sparse_categorical_crossentropy")
+    history = tower.fit(x, y, batch_size=16, epochs=4, verbose=0).history
+    assert history["loss"][-1] < history["loss"][0]
+    assert [w.shape for w in tower.blocks[0].weights] == [(8, 8), (8,)] * 2
+    assert len(tower.get_weights()) == 2 + 8 + 2 and tower.count_params() == 40 + 288 + 27
+    tower.save_weights(str(tmp_path / "tower.weights.h5"))
+    again = Tower()
+    again.build((None, 4))
+    again.load_weights(str(tmp_path / "tower.weights.h5"))
+    np.testing.assert_array_equal(again.predict(x, verbose=0), tower.predict(x, verbose=0))
+
+
 class GuideModel(minidl.Model):
     """Keras's customizing-fit guide's CustomModel, minidl's way."""
 

@@ -229,7 +229,13 @@ class SubclassedModel(CustomSteps, Model):
 
     def _call_tensors(self, inputs, training):
         """Called on minidl.ops Tensors (in another model's call or a train_step): the
-        model's call, recorded on the tape that records."""
+        model's call, recorded on the tape that records. A model first called this way (one
+        subclassed model inside another) is built from the tensors' shapes first, so that
+        its weights can be read and set on their own too."""
+        if self.graph is None:
+            many = isinstance(inputs, (list, tuple))
+            shapes = [(None,) + tuple(ops.shape(t))[1:] for t in (inputs if many else [inputs])]
+            self.build(shapes if many else shapes[0])
         if _accepts_training(self):
             return self.call(inputs, training=bool(training))
         return self.call(inputs)
