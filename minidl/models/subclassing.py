@@ -30,6 +30,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import ops
+from ..custom_objects import custom_object_scope, get_registered_name, get_registered_object
 from ..backends import get_backend
 from ..layers.base import Input, KerasTensor, Layer
 from ..layers import custom_call
@@ -38,6 +39,9 @@ from .custom_steps import CustomSteps
 from .model import Model, register_subclass_base
 from .registry import register
 from .summary import summary_lines
+
+
+MAX_SAMPLE = 1 << 24   # elements of one input sample that a model file may ask a build for
 
 
 def _accepts_training(model):
@@ -268,15 +272,44 @@ class SubclassedModel(CustomSteps, Model):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        from ..custom_objects import custom_object_scope
         with custom_object_scope(custom_objects):
             return cls(**config)
 
-    def save(self, filepath, overwrite=True, include_optimizer=True):
-        raise ValueError(
-            f"{self.describe()}: a subclassed model's architecture is Python code, which "
-            "minidl never stores; save its weights with save_weights(), rebuild it with "
-            "from_config(get_config()) and load_weights()")
+    def saved_architecture(self):
+        """What model.save() writes for the architecture: the class by its registered name
+        and get_config(), never code; loading needs the class in custom_objects (or
+        registered), as Keras."""
+        self._require_built("save")
+        return {"class_name": "SubclassedModel", "class": get_registered_name(self),
+                "config": self.get_config(),
+                "input_shapes": [list(t.sample_shape) for t in self.graph.inputs],
+                "input_structure": self.graph.input_structure}
+
+    @staticmethod
+    def restore(architecture, path, error):
+        """The model saved_architecture() describes, built (fresh weights): its class from
+        custom_objects, from_config, build. Anything wrong raises `error` naming `path`."""
+        name = architecture.get("class")
+        cls = get_registered_object(name) if isinstance(name, str) else None
+        if not (isinstance(cls, type) and issubclass(cls, SubclassedModel)):
+            raise error(f"{path}: the model is a subclassed model of class {name!r}; pass the "
+                        f"class in custom_objects={{{name!r}: {name}}} (a file never holds code)")
+        shapes = architecture.get("input_shapes")
+        # Building runs call on one sample of each input: bounded (MAX_SAMPLE elements), so
+        # that a file cannot make the build allocate without limit.
+        if not (isinstance(shapes, list) and 0 < len(shapes) <= 64 and all(
+                isinstance(s, list) and all(type(d) is int and d > 0 for d in s)
+                and math.prod(s) <= MAX_SAMPLE for s in shapes)) \
+                or not isinstance(architecture.get("config"), dict):
+            raise error(f"{path}: the subclassed model's config or input shapes are malformed "
+                        f"(each input at most {MAX_SAMPLE} elements per sample)")
+        try:
+            model = cls.from_config(architecture["config"])
+            batched = [(None,) + tuple(s) for s in shapes]
+            model.build(batched if architecture.get("input_structure") == "list" else batched[0])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise error(f"{path}: {cls.__name__} cannot be rebuilt from its config: {exc}") from None
+        return model
 
 
 def _built_first(name):
