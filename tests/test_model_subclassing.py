@@ -422,6 +422,22 @@ def test_default_train_step_with_sample_weights_matches_the_fused_step(active_ba
         np.testing.assert_allclose(histories[0][key], histories[1][key], rtol=1e-4)
 
 
+class Uniform(minidl.Model):
+    """A test_step scoring predictions of its own, not the output layer's."""
+
+    def test_step(self, data):
+        x, y = data
+        y_pred = self(x) * 0.0 + 1.0 / 3.0
+        return self.compute_metrics(x, y, y_pred)
+
+
+def test_compute_metrics_scores_the_step_predictions(active_backend):
+    x, y = data(np.random.default_rng(14), (4,), 3)
+    model = Uniform(*_graph(4))
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    assert model.evaluate(x, y) == pytest.approx(np.log(3.0), rel=1e-5)
+
+
 class LowLevel(minidl.Model):
     """The guide's lower-level variant: its own loss, metric objects and metrics property."""
 
@@ -491,8 +507,8 @@ def test_no_host_transfer_inside_a_step_on_opencl(make):
     assert three["d2h_count"] == 3 * one["d2h_count"]
 
 
-def _graph():
-    inputs = layers.Input((8,))
+def _graph(features=8):
+    inputs = layers.Input((features,))
     return inputs, layers.Dense(3, activation="softmax")(inputs)
 
 

@@ -87,13 +87,22 @@ class CustomSteps:
     def _loss_optional(self):
         return self._overrides("train_step")
 
+    def compile(self, *args, **kwargs):
+        """As the model's compile; with a step of your own, the losses read the outputs
+        themselves (not the fused pre-activation of a softmax / sigmoid layer): y_pred is
+        whatever the step computed."""
+        super().compile(*args, **kwargs)
+        if self.compiled and (self._overrides("train_step") or self._overrides("test_step")):
+            for h in self._heads:
+                if h.fused:
+                    h.fused = h.loss.configure("linear")
+            self._fused = []
+
     # ------------------------------------------------------------ tools
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         """The compiled loss of (y, y_pred) as a scalar Tensor (each output's loss times its
         loss_weight, summed; each sample's loss times its weight when sample_weight is given),
         differentiable inside a GradientTape."""
-        if not getattr(self, "_heads", None):
-            raise ValueError(f"{self.describe()}.compute_loss: compile the model with a loss")
         ys, preds, weights = self._per_head(y, y_pred, sample_weight, "compute_loss")
         total = None
         for h, yt, yp, sw in zip(self._heads, ys, preds, weights):
@@ -131,7 +140,10 @@ class CustomSteps:
         return CompiledLogs(self)
 
     def _per_head(self, y, y_pred, sample_weight, what):
-        heads = self._heads
+        heads = getattr(self, "_heads", None)
+        if not heads:
+            raise ValueError(f"{self.describe()}.{what}: compile the model with a loss (and "
+                             "metrics) first")
         many = len(heads) > 1
 
         def listed(value, argument, allow_none=False):

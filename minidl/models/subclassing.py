@@ -30,8 +30,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import ops
-from ..custom_objects import custom_object_scope, get_registered_name, get_registered_object
 from ..backends import get_backend
+from ..custom_objects import custom_object_scope, get_registered_name, get_registered_object
 from ..layers.base import Input, KerasTensor, Layer
 from ..layers import custom_call
 from . import tracking
@@ -84,7 +84,6 @@ class ModelCallLayer(Layer):
         self.structure = (keys, [o.shape[1:] for o in outs])
         n = outs[0].shape[0]
         return ops.concatenate([ops.reshape(o, (n, -1)) for o in outs], axis=1)
-
 
     def sublayers(self):
         return self.model.tracked_layers()
