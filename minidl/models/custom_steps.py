@@ -124,7 +124,7 @@ class CustomSteps:
         ys, preds, weights = self._per_head(y, y_pred, sample_weight, "compute_metrics")
         b = self.backend
         n = ops.shape(preds[0])[0]
-        bufs = self._buffers_for(n)
+        bufs = self._buffers_for(n, getattr(self, "_step_xs", None))   # (for unknown dims)
         for h, hb, yt in zip(self._heads, bufs, ys):
             yt = ops.core.as_tensor(yt)
             if yt.value is not hb["y"]:
@@ -166,7 +166,7 @@ class CustomSteps:
         b = self.backend
         x = [Tensor(v, b) for v in self._upload_inputs(xs)]
         n = len(xs[0])
-        bufs = self._buffers_for(n)
+        bufs = self._buffers_for(n, xs)
         y = []
         for hb, yt in zip(bufs, ys):
             b.copy_from_host(hb["y"], yt)
@@ -179,9 +179,9 @@ class CustomSteps:
             data += (w if len(w) > 1 else w[0],)
         return data
 
-    def _validate_y(self, y, n, argument="y", x_argument="x"):
+    def _validate_y(self, y, n, argument="y", x_argument="x", xs=None):
         if getattr(self, "_heads", None):
-            return super()._validate_y(y, n, argument, x_argument)
+            return super()._validate_y(y, n, argument, x_argument, xs)
         # compiled without a loss: the step's own code reads y, as float32 arrays
         names = self.graph.output_names
         ys = [np.ascontiguousarray(yi, dtype=np.float32)
@@ -193,7 +193,7 @@ class CustomSteps:
         return ys
 
     def _run_step(self, step, xs, ys, sws):
-        self._counted = False
+        self._counted, self._step_xs = False, xs
         with autodiff.call_scope():
             logs = step(self._step_data(xs, ys, sws))
         if logs is None:
