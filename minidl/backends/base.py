@@ -489,13 +489,11 @@ class Backend:
         raise NotImplementedError
 
     def argsort_rows(self, out, x):
-        """out int32 (rows, n) = the positions that sort each row of x (rows, n) ascending;
-        stable (equal values keep their order), NaN last (numpy.argsort(kind="stable"))."""
+        """out int32 (rows, n): positions sorting each row of x ascending, stable, NaN last."""
         raise NotImplementedError
 
     def scan_rows(self, out, x, name):
-        """out (rows, n) = the running "cumsum" or "cumprod" of each row of x (rows, n), one
-        pass per row; out may alias x."""
+        """out (rows, n) = running "cumsum" / "cumprod" of each row of x; out may alias x."""
         raise NotImplementedError
 
     def cast(self, out, x):
