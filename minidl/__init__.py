@@ -9,12 +9,13 @@ minidl.backends, chosen with set_backend).
 from . import activations, callbacks, initializers, layers, losses, metrics, models, optimizers
 from . import backend, ops, saving, schedules, utils
 from .backends import available_backends, get_backend, set_backend
+from .gradient_tape import GradientTape
 from .layers import Input
 from .models import Model, Sequential
 from .random import set_seed
 
 __version__ = "0.1.0"
 
-__all__ = ["Input", "Model", "Sequential", "activations", "available_backends", "backend",
+__all__ = ["GradientTape", "Input", "Model", "Sequential", "activations", "available_backends", "backend",
            "callbacks", "get_backend", "initializers", "layers", "losses", "metrics", "models",
            "ops", "optimizers", "saving", "schedules", "set_backend", "set_seed", "utils"]

@@ -171,8 +171,7 @@ class Tape:
         self.backend = backend
         self.nodes = []       # (output Tensor, input Tensors, rule(dout) -> grads per input)
         self._leaves = {}     # id(Variable) -> (Variable, its leaf Tensor)
-        self.forwards = set()    # ids of built-in layers run inside the recorded call
-        self.backwards = []      # those whose backward ran (their weight gradients are filled)
+        self.backwards = []      # built-in layers whose backward ran (their weight grads are filled)
 
     def leaf(self, variable):
         held = self._leaves.get(id(variable))
@@ -186,6 +185,11 @@ class Tape:
     def leaf_of(self, variable):
         held = self._leaves.get(id(variable))
         return None if held is None else held[1]
+
+    def filled_weights(self):
+        """ids of the weights whose gradients built-in layers' backward wrote (those run
+        inside the recorded call whose backward has run)."""
+        return {id(w) for layer in self.backwards for w in layer.trainable_weights}
 
     def record(self, output, inputs, rule):
         self.nodes.append((output, inputs, rule))
@@ -229,6 +233,24 @@ def recording(tape):
         yield tape
     finally:
         _state.tape = saved
+
+
+def current_call_scope():
+    """{id(layer): its calls so far} of the eager computation running (layers/shared_calls.py),
+    or None outside one."""
+    return getattr(_state, "calls", None)
+
+
+@contextmanager
+def call_scope():
+    """One eager computation (a custom layer's call, a GradientTape block, a train_step): the
+    built-in layers called inside count their calls afresh."""
+    saved = getattr(_state, "calls", None)
+    _state.calls = {}
+    try:
+        yield
+    finally:
+        _state.calls = saved
 
 
 def current_backend(default=None):

@@ -88,6 +88,17 @@ CASES = {
     "cumsum-diff": (lambda a: ops.cumsum(a, axis=1) * ops.pad(ops.diff(a), [(0, 0), (1, 0)]),
                     [(3, 4)]),
     "arctan2": (lambda a, b: ops.arctan2(a, b), [(6,), (6,)]),
+    "sort-argsort": (lambda a: ops.sort(a, axis=0) * ops.arange(12, dtype="float32")[:3]
+                     + ops.sum(ops.sort(a, axis=None)[-3:]), [(4, 3)]),
+    "top_k": (lambda a: ops.top_k(a, 2)[0] ** 2.0, [(3, 5)]),
+    "cumsum-long-axis": (lambda a: ops.cumsum(a, axis=0) ** 2.0 + ops.sum(ops.cumsum(a) * 0.5),
+                         [(6, 2)]),
+    "cumprod": (lambda a: ops.cumprod(a, axis=1) * ops.cumprod(a, axis=None)[:4], [(2, 4)]),
+    "einsum": (lambda a, b, c: ops.einsum("bij,bjk,k->bi", a, b, c) ** 2.0
+               + ops.sum(ops.einsum("bij->j", a)), [(2, 3, 4), (2, 4, 2), (2,)]),
+    "median-quantile": (lambda a: ops.median(a, axis=1) * 2.0 + ops.sum(
+        ops.quantile(a, [0.2, 0.7], axis=(0, 1))) + ops.quantile(a, 0.4, method="midpoint"),
+        [(3, 5)]),
     "normalize-norm": (lambda a: ops.normalize(a) * ops.norm(a, axis=0), [(3, 4)]),
     "conv-same-strided": (lambda x, w: ops.conv(x, w, strides=2, padding="same") ** 2.0,
                           [(2, 5, 5, 3), (3, 3, 3, 2)]),

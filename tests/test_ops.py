@@ -1394,7 +1394,32 @@ def tensor_op_cases():
                 call("arange", out(3, 5), -1.5, 0.25),
                 call("arange", np.zeros(7, np.int32), 3, -2)]
 
+    def argsort_rows(n_rows, n, specials):
+        def build(rng):
+            x = np.round(randn(rng, n_rows, n) * 2) / 2           # many ties: stability shows
+            if specials:
+                x = with_specials(x, stride=7)
+            return [call("argsort_rows", np.full((n_rows, n), -1, np.int32), x)]
+        return build
+
+    def scan_rows(name, n_rows, n):
+        def build(rng):
+            x = 1.0 + 0.01 * randn(rng, n_rows, n) if name == "cumprod" else \
+                np.abs(randn(rng, n_rows, n)) + 0.1
+            aliased = randn(rng, 3, 5)
+            return [call("scan_rows", out(n_rows, n), x.astype(np.float32), name),
+                    call("scan_rows", aliased, aliased, name)]       # in place
+        return build
+
     cases = []
+    cases += [Case("argsort_rows", "argsort_rows-ties", argsort_rows(5, 33, False)),
+              Case("argsort_rows", "argsort_rows-nan", argsort_rows(4, 29, True)),
+              Case("argsort_rows", "argsort_rows-parallel", argsort_rows(300, 257, False)),
+              Case("argsort_rows", "argsort_rows-one-long-row", argsort_rows(1, 5000, False))]
+    for name in ("cumsum", "cumprod"):
+        cases += [Case("scan_rows", f"scan_rows-{name}", scan_rows(name, 6, 37), rtol=2e-5),
+                  Case("scan_rows", f"scan_rows-{name}-parallel", scan_rows(name, 300, 257),
+                       rtol=2e-5)]
     for name in UNARY_OPS:
         cases += [Case("unary", f"unary-{name}-{n}", unary(name, n, False), rtol=2e-6)
                   for n in (37, 70001)]

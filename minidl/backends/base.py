@@ -506,6 +506,14 @@ class Backend:
         each row of x (rows, k); ties go to the lowest index, a NaN wins at its first position."""
         raise NotImplementedError
 
+    def argsort_rows(self, out, x):
+        """out int32 (rows, n): positions sorting each row of x ascending, stable, NaN last."""
+        raise NotImplementedError
+
+    def scan_rows(self, out, x, name):
+        """out (rows, n) = running "cumsum" / "cumprod" of each row of x; out may alias x."""
+        raise NotImplementedError
+
     def cast(self, out, x):
         """out = x converted between float and int32 tensors (float to int truncates toward 0)."""
         raise NotImplementedError

@@ -54,6 +54,17 @@ def check_take(op, x, indices, axis, out_shape):
         raise ValueError(f"{op}: out must have shape {want}, got {tuple(out_shape)}")
 
 
+def check_rows(op, out, x, out_dtype):
+    """x a (rows, n) float tensor and out of its shape with dtype out_dtype (argsort_rows,
+    scan_rows)."""
+    if len(x.shape) != 2 or np.dtype(x.dtype).kind != "f":
+        raise ValueError(f"{op}: x must be a float (rows, n) tensor, got {x.dtype} of shape "
+                         f"{tuple(x.shape)}")
+    if tuple(out.shape) != tuple(x.shape) or np.dtype(out.dtype) != np.dtype(out_dtype):
+        raise ValueError(f"{op}: out must be {np.dtype(out_dtype)} of shape {tuple(x.shape)}, got "
+                         f"{out.dtype} of shape {tuple(out.shape)}")
+
+
 def reduced_axes(op, out_shape, x_shape):
     if len(out_shape) != len(x_shape) or any(o not in (1, s) for o, s in zip(out_shape, x_shape)):
         raise ValueError(f"{op}: out of shape {tuple(out_shape)} must have x's rank {len(x_shape)} "

@@ -200,7 +200,7 @@ class Layer(metaclass=LayerMeta):
         use, as Keras 3 outside a model): the result as a numpy array. On minidl.ops
         Tensors (inside another layer's call): the result as a Tensor, recorded in training."""
         if custom_call.is_eager(inputs):
-            return custom_call.call_eagerly(self, inputs)
+            return custom_call.call_eagerly(self, inputs, training)
         if self.uses_call():
             self.multiple_inputs = isinstance(inputs, (list, tuple))
         tensors = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]

@@ -12,6 +12,7 @@ from .. import autodiff
 from .. import ops
 from ..autodiff import Tensor
 from ..backends.numpy_backend import NumpyBackend
+from . import shared_calls
 
 
 def _call_kwargs(layer, training, mask=None):
@@ -41,7 +42,7 @@ def call_forward(layer, inputs, training):
     tape = autodiff.Tape(b) if training else None
     needs = layer.input_grad_needed and training
     xs = [Tensor(v, b, requires_grad=needs) for v in (inputs if layer.multiple_inputs else [inputs])]
-    with autodiff.on_backend(b), autodiff.recording(tape):
+    with autodiff.on_backend(b), autodiff.recording(tape), autodiff.call_scope():
         out = _output_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
                                            **_call_kwargs(layer, training)))
     layer._tape = (tape, xs, out) if training else None
@@ -63,8 +64,7 @@ def call_backward(layer, dout):
     sources = [x for x in xs] + [leaf for leaf in leaves if leaf is not None]
     grads = tape.gradients([out], [Tensor(dout, b)], sources)
     by_leaf = dict(zip([id(s) for s in sources], grads))
-    # built-in sublayers whose backward ran have written their own weight gradients
-    filled = {id(w) for sub in tape.backwards for w in sub.trainable_weights}
+    filled = tape.filled_weights()
     for w, leaf in zip(weights, leaves):
         g = by_leaf.get(id(leaf)) if leaf is not None else None
         if g is not None:
@@ -88,11 +88,12 @@ def is_eager(inputs):
     return any(isinstance(t, (Tensor, autodiff.Variable)) for t in items)
 
 
-def call_eagerly(layer, inputs):
+def call_eagerly(layer, inputs, training=None):
     """A layer called on Tensors inside another layer's call: built on first use, attached to
-    the tensors' backend, and run at once. A layer written with ops records into the caller's
+    the tensors' backend, and run at once, in training mode while a tape records unless the
+    call says training=. A layer written with ops records into the caller's
     tape; a built-in one runs its fused forward, and its backward becomes the tape's gradient
-    rule (it must then run once per step: its backward uses the state of its forward)."""
+    rule (a layer called several times keeps each call's state: shared_calls.py)."""
     many = isinstance(inputs, (list, tuple))
     ts = [ops.cast(ops.core.as_tensor(t), "float32") for t in (inputs if many else [inputs])]
     b = ts[0].backend
@@ -106,21 +107,18 @@ def call_eagerly(layer, inputs):
     if layer.backend is not b:
         _attach(layer, b, zeros=autodiff.probing())
     tape = autodiff.current_tape()
+    mode = tape is not None if training is None else bool(training)
     if layer.uses_call():
-        return _output_of(layer, layer.call(ts if many else ts[0],
-                                            **_call_kwargs(layer, tape is not None)))
+        return _output_of(layer, layer.call(ts if many else ts[0], **_call_kwargs(layer, mode)))
     layer.input_grad_needed = any(t.requires_grad for t in ts)
-    out = Tensor(layer.forward([t.value for t in ts] if many else ts[0].value, tape is not None), b)
+    value, call = shared_calls.forward(layer, [t.value for t in ts] if many else ts[0].value,
+                                       mode, b, keep=tape is not None)
+    out = Tensor(value, b)
     if tape is None or not (layer.input_grad_needed or layer.trainable_weights):
         return out
-    if id(layer) in tape.forwards:
-        raise ValueError(f"{layer.describe()} is called twice in one step; a built-in layer "
-                         "keeps one forward's state for its backward: use two layers")
-    tape.forwards.add(id(layer))
 
     def rule(g):
-        tape.backwards.append(layer)
-        d = layer.backward(g.value)
+        d = shared_calls.backward(layer, g.value, call, tape, b)
         if d is None:
             return (None,) * len(ts)
         return tuple(Tensor(v, b) for v in (d if many else [d]))
@@ -151,13 +149,14 @@ _PROBE = NumpyBackend("float32")
 _PROBE_SIZES = (32, 45)
 
 
-def infer_output_shape(layer, input_shape):
+def infer_output_shape(layer, input_shape, backend=None):
     """The output shape (without the batch axis) of call on a one-sample batch of zeros, run
     on a private numpy backend with zero weights (no random numbers drawn), or once attached
-    on the layer's backend with its weights."""
+    on the layer's backend with its weights; on `backend` instead when given, where the
+    layers inside attach with their real initial weights (a subclassed model's build)."""
     shapes = input_shape if layer.multiple_inputs else [input_shape]
     if not any(None in s for s in shapes):
-        return _probe(layer, shapes)
+        return _probe(layer, shapes, backend)
     if layer.sublayers():
         raise ValueError(f"{layer.describe()}: its input shape "
                          f"{[(None,) + tuple(s) for s in shapes]} has unknown (None) dims and "
@@ -167,11 +166,12 @@ def infer_output_shape(layer, input_shape):
     return tuple(p if p == q else None for p, q in zip(_probe(layer, a), _probe(layer, b)))
 
 
-def _probe(layer, shapes):
+def _probe(layer, shapes, backend=None):
     # an attached layer (a batch's shapes resolved in a model) probes where its weights are
-    backend = layer.backend or _PROBE
-    xs = [Tensor(backend.zeros((1,) + tuple(s)), backend) for s in shapes]
-    with autodiff.on_backend(backend, probe=True), autodiff.recording(None):
+    target = backend or layer.backend or _PROBE
+    xs = [Tensor(target.zeros((1,) + tuple(s)), target) for s in shapes]
+    with autodiff.on_backend(target, probe=backend is None), autodiff.recording(None), \
+            autodiff.call_scope():
         out = _output_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
                                            **_call_kwargs(layer, False)))
     if not out.shape or out.shape[0] != 1:

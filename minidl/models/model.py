@@ -14,7 +14,7 @@ from ..custom_objects import custom_object_scope
 from ..layers.base import InputLayer
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
-from . import penalties, saving, structure
+from . import penalties, saving, structure, tracking
 from .config import functional_config, functional_from_config
 from .concurrency import UseGuard, one_thread_at_a_time
 from .graph import Graph
@@ -27,8 +27,27 @@ from .training import TrainingLoops
 from .validation import DataValidation
 
 
+# Functions (bases, namespace) -> bases that subclassing.py registers: Keras's rule that a
+# Model subclass defining call() computes with it, and one defining train_step / test_step
+# runs them in fit / evaluate, applied to the subclass's bases when it is created.
+_subclass_bases = []
+
+
+def register_subclass_base(choose):
+    _subclass_bases.append(choose)
+
+
+class ModelType(type):
+    """The metaclass of Model: lets subclassing.py pick a user subclass's bases."""
+
+    def __new__(mcls, name, bases, namespace, **kwargs):
+        for choose in _subclass_bases:
+            bases = choose(bases, namespace)
+        return super().__new__(mcls, name, bases, namespace, **kwargs)
+
+
 @register
-class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
+class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclass=ModelType):
     """A model from input tensors to output tensors: Model(inputs, outputs), each one
     tensor, a list or a dict of tensors, as Keras."""
 
@@ -41,7 +60,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         self.graph = None
         self.optimizer = None
         self.loss = None
-        self.metrics = []
+        self._metrics = []
         self.compiled = False
         self.stop_training = False
         self.trained_epochs = 0       # epochs completed (saved with the model)
@@ -133,13 +152,14 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         check_compile_extras(owner, run_eagerly, steps_per_execution, jit_compile,
                              auto_scale_loss)
         self._require_built("compile")
-        if loss is None:
+        if loss is None and not self._loss_optional():
             raise ValueError(f"{owner}: a loss is required, e.g. "
                              "loss='sparse_categorical_crossentropy'")
         # Everything is checked before the model changes: a failed compile leaves the
         # previous configuration in place (and usable).
         optimizer = optimizers_mod.get(optimizer)
-        heads = make_heads(self.graph, loss, loss_weights, metrics, owner, weighted_metrics)
+        heads = ([] if loss is None else
+                 make_heads(self.graph, loss, loss_weights, metrics, owner, weighted_metrics))
         # trainable flags are read here, as Keras: a change takes effect at the next compile
         self.graph.prepare()
         trainable = self.graph.trainable_weights()
@@ -162,12 +182,14 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         # the Loss objects (one for a one-output model, else one per output, in order)
         self.loss = heads[0].loss if len(heads) == 1 else [h.loss for h in heads]
         self.loss_weights = loss_weights
-        self.metrics = [m for h in heads for m in h.metrics]
+        self._metrics = [m for h in heads for m in h.metrics]
         self._buffers.reset(self.backend)
         self._step_views = None
         # The position, not hash(name): str hashes change from process to process
         # (PYTHONHASHSEED), and a run resumed in another process must draw the same numbers.
-        self._seeded_layers = [(i, l) for i, l in enumerate(self.graph.primitive_layers)
+        # (layers held by a layer written with ops, or by a subclassed model, count each)
+        self._seeded_layers = [(i, l) for i, l in
+                               enumerate(tracking.leaf_layers(self.graph.primitive_layers))
                                if l.needs_step_seed]
         self._fused = [h.index for h in heads if h.fused]
         self._dynamic_heads = any(h.unknown for h in heads)   # outputs with None dims
@@ -176,6 +198,15 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         self._seen = 0
         self._head_rows = [0] * len(heads)
         self.compiled = True
+
+    def _loss_optional(self):
+        """Whether compile() may go without a loss (a train_step of your own computes it)."""
+        return False
+
+    @property
+    def metrics(self):
+        """The compiled metrics (a subclass may override this property, as Keras's)."""
+        return self._metrics
 
     def _new_counters(self):
         """(per head: (loss sum, metric counts, weight sum), penalty sum): the weight sum (of
@@ -268,7 +299,8 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         heads, penalty_sum = self._counters
         for i, (h, hb, y, out, (loss_sum, counts, weight_sum)) in enumerate(
                 zip(self._heads, bufs, ys, outputs, heads)):
-            b.copy_from_host(hb["y"], y)
+            if y is not None:   # None: the targets are in hb["y"] already (custom_steps.py)
+                b.copy_from_host(hb["y"], y)
             pred = self._rows(self.graph.preactivation(h.index) if h.fused else out, n, h)
             h.loss.forward(b, hb["loss"], pred, hb["y_rows"], hb["probs_rows"])
             row_weights = None
@@ -345,12 +377,16 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops):
         self.graph.backward([hb["dpred"] for hb in bufs], self._fused)
         penalties.add_penalty_gradients(b, self._penalties[1])
 
-    def _train_step(self, xs, ys, sws=None):
-        """One forward + backward + update on host arrays already validated."""
+    def _seed_step(self):
+        """Every random layer's seed for this training step."""
         for position, layer in self._seeded_layers:
             base = self.seed if layer.seed is None else layer.seed  # Dropout(seed=...) wins
             # 62 bits: the backends' generators take a non-negative int64
             layer.step_seed = mrandom.mix_seed(base, position, self.optimizer.iterations) >> 2
+
+    def _train_step(self, xs, ys, sws=None):
+        """One forward + backward + update on host arrays already validated."""
+        self._seed_step()
         self._gradients(xs, ys, sws)
         self.optimizer.apply_gradients(self._grads_and_vars)
         penalties.apply_constraints(self.backend, self._penalties[2])

@@ -11,7 +11,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..layers import custom_call
 from ..layers.base import KerasTensor, compatible
+from .eager_graph import call_graph_on_tensors
 from . import structure
 from .concurrency import one_thread_at_a_time
 
@@ -98,7 +100,14 @@ class ModelAsLayer:
                             f"got {training!r}")
         if any(isinstance(t, KerasTensor) for t in _flat(inputs)):
             return self._call_symbolic(inputs, training)
+        if custom_call.is_eager(_flat(inputs)):   # inside a call or a train_step
+            return self._call_tensors(inputs, training)
         return self._call_eager(inputs, bool(training))
+
+    def _call_tensors(self, inputs, training):
+        """On minidl.ops Tensors: the graph's layers called one by one (eager_graph.py)."""
+        self._require_built("a call")
+        return call_graph_on_tensors(self.graph, inputs, training, self.describe())
 
     def _build_for(self, inputs):
         """Build before a first call (Sequential builds from the inputs' shapes)."""

@@ -162,7 +162,9 @@ def _check_target(filepath, overwrite):
 def save_model(model, filepath, overwrite=True, include_optimizer=True):
     model._require_built("save")
     filepath = _check_target(filepath, overwrite)
-    header = {"format": FORMAT, "version": VERSION, "model": model.get_config(),
+    # a subclassed model's architecture is its class (by name) and config (subclassing.py)
+    architecture = getattr(model, "saved_architecture", model.get_config)()
+    header = {"format": FORMAT, "version": VERSION, "model": architecture,
               "trained_epochs": model.trained_epochs, "seed": model.seed,
               "fit_state": model.fit_state, "compile": None}
     files = {"weights.npz": _npz_bytes(_weights_dict(model))}
@@ -369,6 +371,14 @@ def _load_model(filepath, compile):
         header, path = f.header, f.path
         _check_header(header, path)
         config = header["model"]
+        kind = config.get("class_name")
+        restore = getattr(MODEL_CLASSES.get(kind), "restore", None) if isinstance(kind, str) else None
+        if restore is not None:   # a subclassed model: rebuilt by its own class's code
+            model = restore(config, path, ModelFileError)
+            _apply_weights(model, f.npz("weights.npz", sum(len(layer.weights) for layer in
+                                                           model._weighted_layers),
+                                        model.count_params()), path)
+            return _restore_state(model, header, f, path, compile)
         try:
             _check_architecture(config)
             cls = model_class(config.get("class_name"))
@@ -388,11 +398,16 @@ def _load_model(filepath, compile):
         except (KeyError, TypeError, ValueError) as exc:
             raise ModelFileError(f"{path}: the model architecture cannot be rebuilt: {exc}") from None
         _apply_weights(model, weights, path)
-        model.trained_epochs = int(header.get("trained_epochs", 0))
-        model.seed = int(header.get("seed", model.seed))
-        model.fit_state = header.get("fit_state") or {}
-        if compile and header.get("compile"):
-            _compile_from(model, header["compile"], f, path)
+        return _restore_state(model, header, f, path, compile)
+
+
+def _restore_state(model, header, f, path, compile):
+    """The training position and (compile=True) the compile settings and optimizer state."""
+    model.trained_epochs = int(header.get("trained_epochs", 0))
+    model.seed = int(header.get("seed", model.seed))
+    model.fit_state = header.get("fit_state") or {}
+    if compile and header.get("compile"):
+        _compile_from(model, header["compile"], f, path)
     return model
 
 

@@ -10,6 +10,8 @@ from ..layers.base import format_shape
 
 
 def _output_shape(item):
+    if not item.built:    # a subclassed model's layer before its first call, as Keras 3
+        return "?"
     shape = item.output_shape
     if isinstance(shape, list):   # a nested model with several outputs
         return "[" + ", ".join(str(tuple(s)) for s in shape) + "]"
@@ -36,7 +38,8 @@ def _connections(model):
 
 
 def summary_lines(model, show_trainable=False):
-    functional = type(model).__name__ != "Sequential"
+    # a subclassed model lists its tracked layers, as a Sequential does (Keras 3)
+    functional = type(model).__name__ != "Sequential" and not hasattr(model, "tracked_layers")
     widths = [33, 26, 11] + ([30] if functional else []) + ([10] if show_trainable else [])
     total = sum(widths)
     headers = ["Layer (type)", "Output Shape", "Param #"] + (["Connected to"] if functional else [])
@@ -55,7 +58,7 @@ def summary_lines(model, show_trainable=False):
         kind = type(item).__name__
         kind = "Functional" if kind == "Model" else kind   # Keras 3's name for Model(...)
         cells = [f"{item.name} ({kind})", _output_shape(item),
-                 str(item.count_params())]
+                 str(item.count_params()) if item.built else "0 (unbuilt)"]
         if functional:
             cells.append(", ".join(connected.get(id(item), [])) or "-")
         if show_trainable:

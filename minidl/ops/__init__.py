@@ -16,7 +16,7 @@ from .core import (OPERATORS, abs, absolute, add, arccos, arccosh, arcsin, arcsi
                    logical_xor, maximum, minimum, multiply, negative, not_equal, power, reciprocal,
                    relu, round, shape, sigmoid, sign, sqrt, square, stop_gradient, subtract, tanh,
                    true_divide, where)
-from .composite import (all, any, append, arctan2, array, average, batch_normalization, ceil, copy, count_nonzero, cumsum, diag, diff,
+from .composite import (all, any, append, arctan2, array, average, batch_normalization, ceil, copy, count_nonzero, diag, diff,
                         diagonal, elu, empty, expm1, floor_divide, hard_silu, in_top_k, logspace,
                         meshgrid, norm, normalize, select, unstack, vdot, flip, hard_sigmoid, hstack, isclose, isfinite, isinf,
                         isnan, linspace, log10, log2, log_sigmoid, logaddexp, logsumexp, mod,
@@ -24,10 +24,12 @@ from .composite import (all, any, append, arctan2, array, average, batch_normali
                         roll, rsqrt, selu, size, slice, slice_update, softsign, swapaxes, swish,
                         take_along_axis, tensordot, trace, tri, tril, triu, vstack)
 from .creation import arange, eye, full_like, identity, ones, ones_like, zeros, zeros_like
+from .einsum import einsum
 from .linalg import dot, matmul
 from .nn import (average_pool, binary_crossentropy, categorical_crossentropy, conv, conv_transpose,
                  gelu, leaky_relu, log_softmax, max_pool, one_hot, silu, softmax, softplus,
                  sparse_categorical_crossentropy)
+from .ordering import argsort, cumprod, cumsum, median, quantile, sort, top_k
 from .reductions import amax, amin, argmax, argmin, max, mean, min, prod, std, sum, var
 from .shapes import (broadcast_to, concatenate, expand_dims, getitem, repeat, reshape, split,
                      squeeze, stack, take, tile, transpose)
@@ -35,4 +37,5 @@ from .shapes import (broadcast_to, concatenate, expand_dims, getitem, repeat, re
 autodiff.register_operators(dict(OPERATORS, matmul=matmul, getitem=getitem))
 
 __all__ = [name for name in dir() if not name.startswith("_") and name not in
-           ("OPERATORS", "autodiff", "composite", "core", "creation", "linalg", "nn", "reductions", "shapes")]
+           ("OPERATORS", "autodiff", "composite", "core", "creation", "einsum", "linalg", "nn", "ordering", "reductions",
+            "shapes")]

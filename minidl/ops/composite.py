@@ -446,18 +446,6 @@ def diff(a, n=1, axis=-1):
     return t
 
 
-def cumsum(x, axis=None):
-    """Running sums along axis as one matmul with a triangular matrix (O(n^2) in the axis length:
-    meant for the short axes of losses and metrics)."""
-    t = as_tensor(x)
-    if axis is None:
-        t, axis = ravel(t), 0
-    moved = moveaxis(t, axis, -1)
-    n = moved.shape[-1]
-    summed = matmul(moved, transpose(tri(n)))
-    return moveaxis(summed, -1, axis)
-
-
 def arctan2(x1, x2):
     """The angle of (x2, x1), in (-pi, pi]."""
     y, x = as_tensor(x1), as_tensor(x2)

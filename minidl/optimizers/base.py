@@ -144,6 +144,7 @@ class Optimizer:
             raise ValueError(f"{type(self).__name__} '{self.name}'.build: {len(names)} names for "
                              f"{len(weights)} weights")
         self._shapes = [tuple(backend.shape(w)) for w in weights]
+        self._positions = {id(w): i for i, w in enumerate(weights)}   # for apply()
         self._weight_paths = names
         self._decays = [self._weight_decay() if self._uses_weight_decay(w, name) else 0.0
                         for w, name in zip(weights, names)]
@@ -208,6 +209,31 @@ class Optimizer:
         if self.use_ema:
             self._update_moving_average(backend, [weight for _, weight in grads_and_vars])
         self.iterations += 1
+
+    def apply(self, grads, trainable_variables):
+        """Keras 3's optimizer.apply(grads, trainable_variables), for a train_step of your
+        own: one gradient (a minidl Tensor, e.g. from GradientTape.gradient) per weight, for
+        every weight the optimizer was built for (model.trainable_weights), in any order."""
+        owner = f"{type(self).__name__} {self.name!r}.apply"
+        if not self.built:
+            raise RuntimeError(f"{owner}: the optimizer is not built; compile the model first")
+        grads, variables = list(grads), list(trainable_variables)
+        if len(grads) != len(variables):
+            raise ValueError(f"{owner}: {len(grads)} gradients for {len(variables)} weights")
+        pairs = [None] * len(self._shapes)
+        for g, v in zip(grads, variables):
+            position = self._positions.get(id(getattr(v, "value", v)))
+            if position is None:
+                raise ValueError(f"{owner}: {getattr(v, 'name', v)!r} is not one of the "
+                                 f"{len(self._shapes)} weights the optimizer was built for")
+            if g is None:
+                raise ValueError(f"{owner}: the gradient of {getattr(v, 'name', v)!r} is None "
+                                 "(the loss does not depend on it)")
+            pairs[position] = (getattr(g, "value", g), getattr(v, "value", v))
+        if any(p is None for p in pairs):
+            raise ValueError(f"{owner}: got {len(variables)} weights; pass every one of the "
+                             f"{len(self._shapes)} it was built for (model.trainable_weights)")
+        self.apply_gradients(pairs)
 
     def _update_moving_average(self, backend, weights):
         """Keras: average = m * average + (1 - m) * w, m = 0 at the first step (a copy), then

@@ -1,4 +1,5 @@
-"""The tensor ops of the contract (minidl/backends/base.py) on csrc/tensor_ops.c.
+"""The tensor ops of the contract (minidl/backends/base.py) on csrc/tensor_ops.c (and
+csrc/row_order.c for the row sorts and scans).
 
 Python computes the strides of each operand (0 on broadcast axes) and hands them to the C
 loops with pointers; the C side does every element.
@@ -8,8 +9,8 @@ import numpy as np
 
 from ..base import BINARY_OPS, REDUCE_OPS, UNARY_OPS
 from ..tensor_checks import (broadcast_strides, check_broadcast, check_indices, check_name,
-                             check_rank, check_strided, check_take, reduced_axes)
-from ._ffi import FLOAT32, INT32, checked, ffi
+                             check_rank, check_rows, check_strided, check_take, reduced_axes)
+from ._ffi import FLOAT32, INT32, checked, ffi, raise_for_status
 
 
 def _int64s(values):
@@ -111,6 +112,19 @@ class CpuTensorOps:
         px = checked("arg_reduce", "x", x)
         self._lib.minidl_tensor_arg_reduce(checked("arg_reduce", "out", out, (x.shape[0],), INT32),
                                            px, x.shape[0], x.shape[1], name == "argmin")
+
+    def argsort_rows(self, out, x):
+        check_rows("argsort_rows", out, x, INT32)
+        status = self._lib.minidl_rows_argsort(checked("argsort_rows", "out", out, dtype=INT32),
+                                               checked("argsort_rows", "x", x), *x.shape)
+        if status:
+            raise_for_status("argsort_rows", status, f"(x of shape {tuple(x.shape)})")
+
+    def scan_rows(self, out, x, name):
+        check_name("scan_rows", name, ("cumsum", "cumprod"))
+        check_rows("scan_rows", out, x, FLOAT32)
+        self._lib.minidl_rows_scan(checked("scan_rows", "out", out), checked("scan_rows", "x", x),
+                                   *x.shape, name == "cumprod")
 
     def cast(self, out, x):
         if out.size != x.size:

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..base import BINARY_OPS, REDUCE_OPS, UNARY_OPS
 from ..tensor_checks import (check_broadcast, check_name, check_rank, check_strided, check_take,
-                             check_indices, reduced_axes)
+                             check_indices, check_rows, reduced_axes)
 
 
 _ERF = np.vectorize(math.erf, otypes=[np.float64])   # numpy has no erf; the reference may be slow
@@ -104,6 +104,17 @@ class NumpyTensorOps:
             raise ValueError(f"arg_reduce: x must be (rows, k) and out int32 (rows,), got x "
                              f"{tuple(x.shape)} and out {tuple(out.shape)} {out.dtype}")
         out[...] = np.argmax(x, axis=1) if name == "argmax" else np.argmin(x, axis=1)
+
+    def argsort_rows(self, out, x):
+        check_rows("argsort_rows", out, x, "int32")
+        out[...] = np.argsort(x, axis=1, kind="stable")
+
+    def scan_rows(self, out, x, name):
+        check_name("scan_rows", name, ("cumsum", "cumprod"))
+        check_rows("scan_rows", out, x, x.dtype)
+        scan = np.cumsum if name == "cumsum" else np.cumprod
+        with np.errstate(all="ignore"):
+            out[...] = scan(x, axis=1, dtype=np.float64)
 
     def cast(self, out, x):
         if out.size != x.size:

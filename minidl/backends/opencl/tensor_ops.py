@@ -11,7 +11,8 @@ import numpy as np
 
 from ..base import BINARY_OPS, REDUCE_OPS, UNARY_OPS
 from ..tensor_checks import (broadcast_strides, check_broadcast, check_name, check_rank,
-                             check_strided, check_take, contiguous_strides, reduced_axes)
+                             check_rows, check_strided, check_take, contiguous_strides,
+                             reduced_axes)
 
 FILE = "tensor_ops.cl"
 
@@ -31,12 +32,15 @@ class OpenCLTensorOps:
     """Mixin of OpenCLBackend: the tensor ops."""
 
     def _launch(self, name, defines, n, *args):
+        self._launch_kernel(self.rt.kernel(FILE, name, defines), n, *args)
+
+    def _launch_kernel(self, kernel, n, *args):
+        """Run `kernel` over n work-items (rounded up to a work-group multiple)."""
         if n <= 0:
             return
         local = self._local_1d
         while local > 1 and n < local * 8:
             local //= 2
-        kernel = self.rt.kernel(FILE, name, defines)
         self.rt.launch(kernel, (-(-n // local) * local,), (local,), *args)
 
     def unary(self, out, x, name):
@@ -126,6 +130,17 @@ class OpenCLTensorOps:
                              f"x {x.shape} and out {out.shape} {out.dtype}")
         self._launch("arg_reduce", {}, x.shape[0], out, x, x.shape[0], x.shape[1],
                      int(name == "argmin"))
+
+    def argsort_rows(self, out, x):
+        check_rows("opencl argsort_rows", out, x, np.int32)
+        kernel = self.rt.kernel("row_order.cl", "argsort_rows")
+        self._launch_kernel(kernel, out.size, out, x, *x.shape)
+
+    def scan_rows(self, out, x, name):
+        check_name("opencl scan_rows", name, ("cumsum", "cumprod"))
+        check_rows("opencl scan_rows", out, x, np.float32)
+        kernel = self.rt.kernel("row_order.cl", "scan_rows")
+        self._launch_kernel(kernel, x.shape[0], out, x, *x.shape, int(name == "cumprod"))
 
     def cast(self, out, x):
         if out.size != x.size:
