@@ -73,7 +73,7 @@ class Airbench94:
 
     def learning_rate_schedule(self, total_steps):
         rate = self.learning_rate * self.batch_size / 1024 / (1 + 1 / (1 - self.momentum))
-        warmup = int(total_steps * 0.23)
+        warmup = max(int(total_steps * 0.23), 1)   # a warm-up of at least one step
         return schedules.PolynomialDecay(0.2 * rate, max(total_steps - warmup, 1), end_learning_rate=0.07 * rate,
                                          power=1.0, warmup_target=rate, warmup_steps=warmup)
 
