@@ -162,7 +162,7 @@ int conv_backward_filter_im2col(float *dweight, float *dbias, const float *dout,
                                 const struct minidl_window *s, float *scratch, int threads, int *team)
 {
     const int k = (int)conv_patch_size(s), f = (int)s->f, pointwise = conv_is_pointwise(s);
-    const int64_t chunk = conv_chunk_rows(s);
+    const int64_t chunk = conv_filter_chunk_rows(s);
     int status = MINIDL_OK;
     *team = 1;
 #pragma omp parallel num_threads(threads) reduction(max : status)

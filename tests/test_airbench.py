@@ -318,3 +318,22 @@ def test_cifar10_example_runs_airbench94_on_a_small_subset(tmp_path):
     assert "summary: airbench94 on cpu" in done.stdout and "s in all" in done.stdout
     refused = run_example(["--model", "airbench94", "--optimizer", "adam"], tmp_path)
     assert refused.returncode != 0 and "trains with its recipe" in refused.stderr
+
+
+@pytest.mark.parametrize("size", [7, 3])
+def test_cpu_backward_filter_at_airbench_shapes_matches_numpy(size):
+    """7x7 and 3x3 images at 256 channels take im2col's backward-filter in chunks of 96 rows
+    (csrc/conv.c): several chunks, split between threads, against the numpy backend."""
+    from minidl.backends.cpu import create
+    from minidl.backends.numpy_backend import NumpyBackend
+    rng = np.random.default_rng(size)
+    x = rng.standard_normal((9, size, size, 256), dtype=np.float32)
+    dout = rng.standard_normal((9, size, size, 32), dtype=np.float32)
+    results = []
+    for backend in (create(), NumpyBackend()):
+        plan = backend.conv2d_plan(x.shape, (3, 3, 256, 32), (1, 1), "same")
+        dw, db = backend.empty((3, 3, 256, 32)), backend.empty((32,))
+        backend.conv2d_backward_filter(dw, db, backend.from_numpy(dout), backend.from_numpy(x), plan)
+        results.append((backend.to_numpy(dw), backend.to_numpy(db)))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-4, atol=2e-3)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-4, atol=1e-3)
