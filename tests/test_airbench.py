@@ -181,6 +181,16 @@ def test_tta_on_linear_outputs_and_bad_input():
         flat.predict(np.zeros((2, 4), np.float32), tta="flip")
 
 
+def test_tta_on_images_of_unknown_size():
+    minidl.set_backend("numpy")
+    model = Sequential([layers.Input((None, None, 2)), layers.Conv2D(3, 3, padding="same"),
+                        layers.GlobalAveragePooling2D(), layers.Dense(2)])
+    for shape in ((3, 6, 5, 2), (2, 4, 7, 2)):
+        x = np.random.default_rng(2).normal(size=shape).astype(np.float32)
+        want = sum(w * model.predict(v) for v, w in reference_views(x, "flip_translate"))
+        np.testing.assert_allclose(model.predict(x, tta="flip_translate"), want, rtol=1e-5, atol=1e-6)
+
+
 # ------------------------------------------------------------------- initializers
 def test_patch_whitening_matches_a_numpy_eigendecomposition():
     rng = np.random.default_rng(0)

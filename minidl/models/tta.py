@@ -41,29 +41,34 @@ class TestTimeAugmentation:
     def __init__(self, model, mode, owner):
         if mode not in MODES:
             raise ValueError(f"{owner}: tta must be None or one of {list(MODES)}, got {mode!r}")
-        graph, backend = model.graph, model.backend
-        shapes = graph.input_shapes
-        if not all(len(shape) == 3 for shape in shapes) or len({s[:2] for s in shapes}) != 1:
-            raise ValueError(f"{owner}: tta={mode!r} needs image inputs (N, height, width, channels) of "
-                             f"one size, got input shapes {[(None,) + tuple(s) for s in shapes]}")
-        height, width = shapes[0][:2]
-
-        def upload(index):
-            return None if index is None else backend.from_numpy(np.ascontiguousarray(index, np.int32))
-
-        self.model, self.mode = model, mode
-        self.views = [(upload(r), upload(c), w) for r, c, w in _views(mode, height, width)]
+        shapes = model.graph.input_shapes
+        if not all(len(shape) == 3 for shape in shapes):
+            raise ValueError(f"{owner}: tta={mode!r} needs image inputs (N, height, width, channels), "
+                             f"got input shapes {[(None,) + tuple(s) for s in shapes]}")
+        self.model, self.mode, self.owner = model, mode, owner
+        self._views = {}   # (height, width) -> views, uploaded once per image size
         heads = model._heads if model.compiled else []
         self.fused = {h.index for h in heads if h.fused}
+
+    def views(self, height, width):
+        if (height, width) not in self._views:
+            upload = self.model.backend.from_numpy
+            self._views[(height, width)] = [
+                (None if r is None else upload(np.ascontiguousarray(r, np.int32)),
+                 None if c is None else upload(np.ascontiguousarray(c, np.int32)), w)
+                for r, c, w in _views(self.mode, height, width)]
+        return self._views[(height, width)]
 
     def forward(self, inputs):
         """Like graph.forward(inputs, training=False), the outputs averaged over the views."""
         model, graph, b = self.model, self.model.graph, self.model.backend
-        n = b.shape(inputs[0])[0]
+        sizes = {tuple(b.shape(x))[1:3] for x in inputs}
+        if len(sizes) != 1:
+            raise ValueError(f"{self.owner}: tta={self.mode!r} needs every input image of one size, "
+                             f"got {sorted(sizes)}")
         get = model._buffers.get
-        sums = [get(("tta_sum", i), (n,) + tuple(shape)) for i, shape in enumerate(graph.output_shapes)]
-        outputs = None
-        for v, (rows, cols, weight) in enumerate(self.views):
+        sums, outputs = None, None
+        for v, (rows, cols, weight) in enumerate(self.views(*sizes.pop())):
             views = []
             for i, x in enumerate(inputs):
                 shape = tuple(b.shape(x))
@@ -77,8 +82,10 @@ class TestTimeAugmentation:
                     x = view
                 views.append(x)
             outputs = graph.forward(views, training=False)
-            for i, (total, out) in enumerate(zip(sums, outputs)):
-                value = graph.preactivation(i) if i in self.fused else out
+            values = [graph.preactivation(i) if i in self.fused else out for i, out in enumerate(outputs)]
+            if sums is None:
+                sums = [get(("tta_sum", i), tuple(b.shape(value))) for i, value in enumerate(values)]
+            for total, value in zip(sums, values):
                 b.axpby(total, weight, value, 1.0 if v else 0.0, total if v else value)
         for i, (total, out) in enumerate(zip(sums, outputs)):
             if i in self.fused:
