@@ -3,6 +3,12 @@
 
     python benchmarks/bench_zoo.py                                  # every usable backend, every model
     python benchmarks/bench_zoo.py --backends cpu --models resnet20 --steps 20 --json out.json
+    python benchmarks/bench_zoo.py --backends cpu --models airbench94 --batch-size 1024 --steps 3
+
+airbench94 trains with its recipe (minidl.recipes.Airbench94: AlternatingFlipIterator, Nesterov
+SGD with learning-rate multipliers, label smoothing, lookahead) against the PyTorch twin of
+torch_airbench.py (channels_last). Each row also gives the measuring process's peak resident
+memory (ru_maxrss: the data, the model, its buffers and the library).
 
 Method: for each (backend, model) a fresh child process trains the model with model.fit on
 random CIFAR-shaped uint8 images fed through minidl.data.ArrayIterator (random crops and flips,
@@ -27,8 +33,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 EPOCH_IMAGES = 50_000
-MODELS = ("keras_cnn", "tf_tutorial", "resnet20")
-INPUT_SHAPES = {"keras_cnn": (32, 32, 3), "tf_tutorial": (24, 24, 3), "resnet20": (32, 32, 3)}
+MODELS = ("keras_cnn", "tf_tutorial", "resnet20", "airbench94")
+INPUT_SHAPES = {"keras_cnn": (32, 32, 3), "tf_tutorial": (24, 24, 3), "resnet20": (32, 32, 3),
+                "airbench94": (32, 32, 3)}
 
 
 # ---------------------------------------------------------------- minidl worker
@@ -42,16 +49,24 @@ def measure_minidl(backend_name, model_name, batch, warmup, steps):
 
     backend = minidl.set_backend(backend_name)
     minidl.set_seed(0)
-    model = zoo.build(model_name)
-    model.compile(optimizer=optimizers.SGD(learning_rate=0.01, momentum=0.9),
-                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     rng = np.random.default_rng(0)
     n = (warmup + steps) * batch
     x = rng.integers(0, 256, size=(n, 32, 32, 3), dtype=np.uint8)
     y = rng.integers(0, 10, size=(n, 1), dtype=np.uint8)
-    crop = INPUT_SHAPES[model_name][:2]
-    augment = Augment(pad=4 if crop == (32, 32) else 0, crop=crop, flip=True)
-    data = ArrayIterator(x, y, batch_size=batch, seed=0, augment=augment)
+    extra = []
+    if model_name == "airbench94":
+        from minidl.recipes import Airbench94
+        recipe = Airbench94(batch_size=batch)
+        data = recipe.train_data(x, y.ravel(), seed=0)
+        model = recipe.build(x, len(data))
+        extra = recipe.callbacks(len(data))
+    else:
+        model = zoo.build(model_name)
+        model.compile(optimizer=optimizers.SGD(learning_rate=0.01, momentum=0.9),
+                      loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+        crop = INPUT_SHAPES[model_name][:2]
+        augment = Augment(pad=4 if crop == (32, 32) else 0, crop=crop, flip=True)
+        data = ArrayIterator(x, y, batch_size=batch, seed=0, augment=augment)
 
     class StepTimer(callbacks.Callback):
         start = end = None
@@ -67,7 +82,7 @@ def measure_minidl(backend_name, model_name, batch, warmup, steps):
 
     timer = StepTimer()
     begin = time.perf_counter()
-    model.fit(data, epochs=1, verbose=0, callbacks=[timer])
+    model.fit(data, epochs=1, verbose=0, callbacks=extra + [timer])
     if timer.start is None:  # no warm-up: time from the start of fit
         timer.start = begin
     return timer.end - timer.start
@@ -121,6 +136,10 @@ def measure_torch(model_name, batch, warmup, steps):
 
     torch.set_num_threads(os.cpu_count())
     torch.manual_seed(0)
+    if model_name == "airbench94":
+        sys.path.insert(0, HERE)
+        from torch_airbench import training_step
+        return time_steps(training_step(batch), warmup, steps)
     model = torch_model(model_name).train()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()  # on logits: the softmax of the Keras model's last layer
@@ -134,6 +153,10 @@ def measure_torch(model_name, batch, warmup, steps):
         loss.backward()
         optimizer.step()
 
+    return time_steps(step, warmup, steps)
+
+
+def time_steps(step, warmup, steps):
     for _ in range(warmup):
         step()
     start = time.perf_counter()
@@ -162,23 +185,25 @@ def run_worker(job, timeout):
     if done.returncode != 0:
         lines = (done.stderr or done.stdout).strip().splitlines()
         return None, lines[-1] if lines else f"exit status {done.returncode}"
-    return json.loads(done.stdout.strip().splitlines()[-1])["seconds"], None
+    return json.loads(done.stdout.strip().splitlines()[-1]), None
 
 
 def worker_main(job):
+    import resource
     job = json.loads(job)
     if job["kind"] == "torch":
         seconds = measure_torch(job["model"], job["batch"], job["warmup"], job["steps"])
     else:
         seconds = measure_minidl(job["backend"], job["model"], job["batch"], job["warmup"], job["steps"])
-    print(json.dumps({"seconds": seconds}))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024   # KiB on Linux
+    print(json.dumps({"seconds": seconds, "peak_mb": round(peak)}))
 
 
-def figures(seconds, batch, steps):
-    images = batch * steps
+def figures(measured, batch, steps):
+    seconds, images = measured["seconds"], batch * steps
     return {"seconds": round(seconds, 4), "ms_per_step": round(1000 * seconds / steps, 2),
             "images_per_second": round(images / seconds, 1),
-            "seconds_per_epoch": round(seconds / images * EPOCH_IMAGES, 1)}
+            "seconds_per_epoch": round(seconds / images * EPOCH_IMAGES, 1), "peak_mb": measured["peak_mb"]}
 
 
 def main(argv=None):
@@ -230,15 +255,15 @@ def main(argv=None):
     for model in models:
         reference = None
         if have_torch:
-            seconds, error = run_worker(dict(job, kind="torch", model=model), args.timeout)
-            reference = figures(seconds, args.batch_size, args.steps) if seconds else {"error": error}
+            measured, error = run_worker(dict(job, kind="torch", model=model), args.timeout)
+            reference = figures(measured, args.batch_size, args.steps) if measured else {"error": error}
             results.append(dict(reference, model=model, backend=f"pytorch {torch_version}"))
         for backend in backends:
             print(f"measuring {model} on {backend} ...", file=sys.stderr, flush=True)
-            seconds, error = run_worker(dict(job, kind="minidl", backend=backend, model=model), args.timeout)
-            row = figures(seconds, args.batch_size, args.steps) if seconds else {"error": error}
+            measured, error = run_worker(dict(job, kind="minidl", backend=backend, model=model), args.timeout)
+            row = figures(measured, args.batch_size, args.steps) if measured else {"error": error}
             row.update(model=model, backend=backend)
-            if seconds and reference and "seconds" in reference:
+            if measured and reference and "seconds" in reference:
                 row["vs_pytorch"] = round(row["seconds"] / reference["seconds"], 2)
             results.append(row)
 
@@ -246,15 +271,15 @@ def main(argv=None):
           f"{args.warmup} warm-up steps, extrapolated to {EPOCH_IMAGES:,} images per epoch "
           f"(random data through ArrayIterator with crops and flips; validation not included; "
           f"{os.cpu_count()} CPU threads).\n")
-    print("| model | backend | ms/step | images/s | s/epoch | time vs PyTorch |")
-    print("|---|---|---:|---:|---:|---:|")
+    print("| model | backend | ms/step | images/s | s/epoch | time vs PyTorch | peak memory MB |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for row in results:
         if "error" in row:
-            print(f"| {row['model']} | {row['backend']} | failed: {row['error']} | | | |")
+            print(f"| {row['model']} | {row['backend']} | failed: {row['error']} | | | | |")
             continue
         ratio = f"{row['vs_pytorch']:.2f}x" if "vs_pytorch" in row else ""
         print(f"| {row['model']} | {row['backend']} | {row['ms_per_step']:.1f} | "
-              f"{row['images_per_second']:.0f} | {row['seconds_per_epoch']:.1f} | {ratio} |")
+              f"{row['images_per_second']:.0f} | {row['seconds_per_epoch']:.1f} | {ratio} | {row['peak_mb']} |")
     if args.json:
         with atomic_write(args.json, "w") as f:
             json.dump({"batch_size": args.batch_size, "warmup": args.warmup, "steps": args.steps,

@@ -183,7 +183,7 @@ int conv_backward_filter_im2col(float *dweight, float *dbias, const float *dout,
 {
     const int k = (int)conv_patch_size(s), f = (int)s->f, pointwise = conv_is_pointwise(s);
     const int fg = (int)conv_group_filters(s);
-    const int64_t chunk = conv_chunk_rows(s), groups = s->groups, cg = conv_group_channels(s);
+    const int64_t chunk = conv_filter_chunk_rows(s), groups = s->groups, cg = conv_group_channels(s);
     int status = MINIDL_OK;
     *team = 1;
 #pragma omp parallel num_threads(threads) reduction(max : status)

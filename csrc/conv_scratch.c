@@ -18,6 +18,10 @@
 
 /* Bytes of cols per chunk: about a quarter of the 1 MiB L2, leaving room for the packed A block. */
 #define CONV_CHUNK_BYTES (256 * 1024)
+/* Backward-filter's chunks: each one reads and writes all of dweight (K, F), and its rows are
+ * the GEMM's inner dimension, so they must be many: at K = 2304 (3x3x256) 256 KiB gave 48 rows
+ * and 50-60 GFLOP/s on one core, 1 MiB (96 rows) 68-81 (airbench94's 7x7 and 3x3 layers). */
+#define CONV_FILTER_CHUNK_BYTES (1024 * 1024)
 /* Chunks hold a multiple of this many rows (a multiple of every micro-kernel's MR). */
 #define CONV_ROW_QUANTUM 48
 /* The implicit path needs at least this many outputs per image (every micro-kernel's MR). */
@@ -25,14 +29,24 @@
 
 static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 
-int64_t conv_chunk_rows(const struct minidl_window *s)
+static int64_t chunk_rows_of(const struct minidl_window *s, int64_t bytes)
 {
-    int64_t rows = CONV_CHUNK_BYTES / ((int64_t)sizeof(float) * conv_patch_size(s));
+    int64_t rows = bytes / ((int64_t)sizeof(float) * conv_patch_size(s));
     rows = rows / CONV_ROW_QUANTUM * CONV_ROW_QUANTUM;
     if (rows < CONV_ROW_QUANTUM)
         rows = CONV_ROW_QUANTUM;
     int64_t all = (conv_total_rows(s) + CONV_ROW_QUANTUM - 1) / CONV_ROW_QUANTUM * CONV_ROW_QUANTUM;
     return rows < all ? rows : all;
+}
+
+int64_t conv_chunk_rows(const struct minidl_window *s)
+{
+    return chunk_rows_of(s, CONV_CHUNK_BYTES);
+}
+
+int64_t conv_filter_chunk_rows(const struct minidl_window *s)
+{
+    return chunk_rows_of(s, CONV_FILTER_CHUNK_BYTES);
 }
 
 struct minidl_window conv_forward_image(const struct minidl_window *s)
@@ -96,7 +110,8 @@ size_t conv_pitch_dout_floats(const struct minidl_window *s)
 
 static size_t work_floats(const struct minidl_window *s)
 {
-    size_t work = round16((size_t)(conv_chunk_rows(s) * conv_patch_size(s)));
+    size_t work = round16((size_t)(max_size((size_t)conv_chunk_rows(s), (size_t)conv_filter_chunk_rows(s)) *
+                                   (size_t)conv_patch_size(s)));
     if (conv_implicit_geometry_ok(s)) {
         struct minidl_window fg = conv_forward_image(s), bg = conv_backward_data_image(s);
         size_t filter = conv_padded_x_floats(s) + conv_pitch_dout_floats(s) +

@@ -5,6 +5,7 @@
     python examples/cifar10.py --model resnet20 --checkpoint r20.mdl
     python examples/cifar10.py --model resnet20 --checkpoint r20.mdl --resume   # after Ctrl-C
     python examples/cifar10.py --model keras_cnn --epochs 1 --train-limit 512 --test-limit 256
+    python examples/cifar10.py --model airbench94                  # minidl.recipes.Airbench94, 10 epochs
 
 Each epoch prints its training time, images per second, training loss and accuracy and the
 test accuracy; the last line sums the run up. --log writes the same as JSON after every epoch.
@@ -24,7 +25,7 @@ except ImportError:  # run from a checkout without `pip install -e .`
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import minidl
 
-from minidl import callbacks, optimizers, schedules, zoo
+from minidl import callbacks, optimizers, recipes, schedules, zoo
 from minidl.data import ArrayIterator, Augment, channel_stats
 from minidl.datasets import cifar10
 from minidl.io import atomic_write
@@ -43,6 +44,10 @@ DEFAULTS = {
     # by 1 / (1 - 0.9) = 10; decoupled decay skips it, so 5e-3 here matches 5e-4 there.
     "resnet20": dict(epochs=60, batch_size=128, optimizer="sgd", lr=0.1, weight_decay=5e-3,
                      schedule="piecewise"),
+    # Keller Jordan's airbench94 (minidl.recipes.Airbench94): lr and weight decay in its
+    # decoupled form (per 1024 images, independent of momentum), Nesterov SGD, its schedule.
+    "airbench94": dict(epochs=10, batch_size=1024, optimizer="sgd", lr=11.5, weight_decay=0.0153,
+                       schedule="airbench"),
 }
 
 
@@ -75,6 +80,9 @@ def parse_args(argv=None):
             setattr(args, key, value)
     if args.resume and not args.checkpoint:
         p.error("--resume needs --checkpoint PATH (the file to resume from)")
+    if args.model == "airbench94" and (args.resume or args.optimizer != "sgd" or not args.augment):
+        p.error("--model airbench94 trains with its recipe: Nesterov SGD and its augmentation, "
+                "no --resume (its lookahead weights are not saved in the checkpoint)")
     for name in ("epochs", "batch_size", "train_limit", "test_limit"):
         value = getattr(args, name)
         if value is not None and value <= 0:
@@ -99,6 +107,10 @@ def make_optimizer(args, steps_per_epoch):
 
 
 def make_iterators(args, x_train, y_train, x_test, y_test):
+    if args.model == "airbench94":
+        recipe = airbench_recipe(args)
+        # test images normalized once; evaluate / predict batch them (with or without TTA)
+        return recipe.train_data(x_train, y_train, seed=args.seed), (recipe.normalize(x_test), y_test)
     mean, std = channel_stats(x_train)
     if args.model == "tf_tutorial":
         train_augment = Augment(crop=(24, 24), flip=True)
@@ -113,6 +125,33 @@ def make_iterators(args, x_train, y_train, x_test, y_test):
     test = ArrayIterator(x_test, y_test, batch_size=max(args.batch_size, 250), shuffle=False,
                          augment=test_augment, mean=mean, std=std)
     return train, test
+
+
+def airbench_recipe(args):
+    return recipes.Airbench94(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.lr,
+                              weight_decay=args.weight_decay)
+
+
+def build_model(args, x_train, train):
+    """A new compiled model and the callbacks its recipe needs."""
+    if args.model == "airbench94":
+        recipe = airbench_recipe(args)
+        return recipe.build(x_train, len(train)), recipe.callbacks(len(train))
+    model = zoo.build(args.model)
+    model.compile(optimizer=make_optimizer(args, len(train)),
+                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    return model, []
+
+
+def test_time_augmentation(model, test, log):
+    """airbench94's final evaluation: test accuracy without and with TTA, and its time."""
+    started = time.perf_counter()
+    plain = model.evaluate(*test, batch_size=500, return_dict=True)["accuracy"]
+    tta = model.evaluate(*test, batch_size=500, tta="flip_translate", return_dict=True)["accuracy"]
+    seconds = time.perf_counter() - started
+    log.update(test_accuracy=plain, tta_test_accuracy=tta, final_evaluation_seconds=round(seconds, 3))
+    print(f"final test accuracy {plain:.4f}, with test-time augmentation (flip_translate) {tta:.4f} "
+          f"({seconds:.1f} s)", flush=True)
 
 
 class EpochReport(callbacks.Callback):
@@ -220,9 +259,7 @@ def main(argv=None):
         initial_epoch = model.trained_epochs
         print(f"resuming {args.checkpoint}: {initial_epoch} epochs done", flush=True)
     else:
-        model = zoo.build(args.model)
-        model.compile(optimizer=make_optimizer(args, len(train)),
-                      loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+        model, recipe_callbacks = build_model(args, x_train, train)
         initial_epoch = 0
     if initial_epoch >= args.epochs:
         print(f"nothing to do: the checkpoint has {initial_epoch} epochs, --epochs is {args.epochs}")
@@ -235,7 +272,7 @@ def main(argv=None):
     print(f"{args.model} ({model.count_params():,} weights) on {backend_name}: "
           f"{len(x_train)} training / {len(x_test)} test images, batch {args.batch_size}, "
           f"{args.optimizer} lr {args.lr}, augmentation {'on' if args.augment else 'off'}", flush=True)
-    cbs = [EpochReport(args, len(x_train), log)]
+    cbs = ([] if args.resume else recipe_callbacks) + [EpochReport(args, len(x_train), log)]
     if args.checkpoint:
         cbs.append(callbacks.ModelCheckpoint(args.checkpoint))
     try:
@@ -253,6 +290,8 @@ def main(argv=None):
             print("\ninterrupted; nothing was saved (no --checkpoint). Run with --checkpoint PATH "
                   "to be able to resume with --resume.", file=sys.stderr)
         return 130
+    if args.model == "airbench94":
+        test_time_augmentation(model, test, log)
     log["wall_seconds"] = time.perf_counter() - started
     line = summary_line(args, log)
     log["summary"] = line

@@ -79,6 +79,25 @@ class RandomUniform(Initializer):
         return mrandom.generator().uniform(-0.05, 0.05, size=shape)
 
 
+class Dirac(Initializer):
+    """Identity convolution (PyTorch's dirac_, airbench's conv init): for a kernel (kh, kw, in,
+    out), output channel o < min(in, out) passes input channel o through at the centre tap
+    (kh // 2, kw // 2); any further output channels keep PyTorch's default conv draw,
+    uniform(-1 / sqrt(fan_in), 1 / sqrt(fan_in)). Other shapes are an error."""
+
+    def __call__(self, shape):
+        shape = tuple(shape)
+        if len(shape) != 4:
+            raise ValueError(f"initializer 'dirac' needs a conv kernel shape (kh, kw, in, out), got {shape}")
+        kh, kw, channels_in, channels_out = shape
+        limit = 1.0 / math.sqrt(kh * kw * channels_in)
+        values = mrandom.generator().uniform(-limit, limit, size=shape)
+        identity = min(channels_in, channels_out)
+        values[..., :identity] = 0.0
+        values[kh // 2, kw // 2, np.arange(identity), np.arange(identity)] = 1.0
+        return values
+
+
 def _truncated_normal(shape, stddev):
     # Keras draws from a normal truncated at two standard deviations; the
     # 0.8796 factor restores the requested variance after truncation.
@@ -94,9 +113,13 @@ def _truncated_normal(shape, stddev):
 _BY_NAME = {
     "zeros": Zeros, "ones": Ones, "glorot_uniform": GlorotUniform,
     "glorot_normal": GlorotNormal, "he_normal": HeNormal, "he_uniform": HeUniform,
-    "random_normal": RandomNormal, "random_uniform": RandomUniform,
+    "random_normal": RandomNormal, "random_uniform": RandomUniform, "dirac": Dirac,
 }
 _NAMES_BY_CLASS = {cls: name for name, cls in _BY_NAME.items()}
+
+
+# Data-dependent initializers: fitted to data, then assigned to a built layer.
+from .initializers_data import DataInitializer, PatchWhitening, initialize_from_data  # noqa: E402
 
 
 def get(identifier):

@@ -3,6 +3,8 @@
     keras_cnn()    Keras's classic examples/cifar10_cnn.py network (4 convolutions, 1.25M weights)
     tf_tutorial()  the network of TensorFlow's CIFAR-10 tutorial, on 24x24 crops
     resnet20()     He et al. (2015)'s CIFAR ResNet-20 (0.27M weights)
+    airbench94()   Keller Jordan's airbench94 network (2024; 1.97M weights), trained by
+                   minidl.recipes.Airbench94 to 94% in about 10 epochs
 
 The active backend (minidl.set_backend) is the one the models are built on.
 """
@@ -10,7 +12,7 @@ The active backend (minidl.set_backend) is the one the models are built on.
 from . import layers
 from .models import Model, Sequential
 
-MODELS = ("keras_cnn", "tf_tutorial", "resnet20")
+MODELS = ("keras_cnn", "tf_tutorial", "resnet20", "airbench94")
 
 
 def keras_cnn(input_shape=(32, 32, 3), num_classes=10):
@@ -94,9 +96,48 @@ def resnet20(input_shape=(32, 32, 3), num_classes=10, blocks_per_stage=3):
     return Model(inputs, outputs, name=f"resnet{6 * blocks_per_stage + 2}")
 
 
+def _conv_group(x, filters, momentum, group):
+    """airbench's ConvGroup: conv 3x3 -> max-pool 2 -> BN -> GELU -> conv 3x3 -> BN -> GELU.
+    BatchNormalization without a learned scale; identity-initialized bias-free convolutions."""
+    def norm(x, index):
+        return layers.BatchNormalization(momentum=momentum, epsilon=1e-12, scale=False,
+                                         name=f"group{group}_norm{index}")(x)
+
+    x = layers.Conv2D(filters, 3, padding="same", use_bias=False, kernel_initializer="dirac",
+                      name=f"group{group}_conv1")(x)
+    x = layers.MaxPooling2D(2)(x)
+    x = layers.Activation("gelu")(norm(x, 1))
+    x = layers.Conv2D(filters, 3, padding="same", use_bias=False, kernel_initializer="dirac",
+                      name=f"group{group}_conv2")(x)
+    return layers.Activation("gelu")(norm(x, 2))
+
+
+def airbench94(input_shape=(32, 32, 3), num_classes=10, widths=(64, 256, 256), batchnorm_momentum=0.6,
+               scaling_factor=1 / 9):
+    """Keller Jordan's airbench94 (arXiv 2404.00498): a 2x2 convolution "whiten" with
+    2 * 12 filters (fitted to the data by minidl.recipes.Airbench94.whiten, frozen) and GELU,
+    three conv groups of `widths`, max-pool 3, a bias-free Dense and a fixed output scale.
+    Its outputs are logits (train with from_logits=True). BatchNormalization momentum 0.6 is
+    Keras's (PyTorch's 0.4)."""
+    inputs = layers.Input(input_shape)
+    channels = input_shape[-1]
+    x = layers.Conv2D(2 * 4 * channels, 2, padding="valid", activation="gelu",
+                      kernel_initializer="zeros", name="whiten")(inputs)
+    for group, filters in enumerate(widths, start=1):
+        x = _conv_group(x, filters, batchnorm_momentum, group)
+    x = layers.MaxPooling2D(3)(x)
+    x = layers.Flatten()(x)
+    # PyTorch's default Linear draw is uniform(+-1/sqrt(256)) = +-0.0625; Keras's
+    # random_uniform (+-0.05) is the nearest named initializer.
+    x = layers.Dense(num_classes, use_bias=False, kernel_initializer="random_uniform", name="head")(x)
+    outputs = layers.Rescaling(scaling_factor, name="scale")(x)
+    return Model(inputs, outputs, name="airbench94")
+
+
 def build(name, **kwargs):
     """The model called `name` (one of MODELS)."""
-    builders = {"keras_cnn": keras_cnn, "tf_tutorial": tf_tutorial, "resnet20": resnet20}
+    builders = {"keras_cnn": keras_cnn, "tf_tutorial": tf_tutorial, "resnet20": resnet20,
+                "airbench94": airbench94}
     if name not in builders:
         raise ValueError(f"zoo.build: unknown model {name!r}; choose one of {list(MODELS)}")
     return builders[name](**kwargs)

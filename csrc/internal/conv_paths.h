@@ -39,6 +39,7 @@ static inline void conv_add_floats(float *restrict dst, const float *restrict sr
 
 /* Rows of the im2col matrix built at a time (a multiple of every micro-kernel's MR). */
 int64_t conv_chunk_rows(const struct minidl_window *s);
+int64_t conv_filter_chunk_rows(const struct minidl_window *s); // backward-filter's im2col chunks
 /* Per-image geometry of the implicit forward (x padded to (OH + KH - 1, OW + KW - 1, C)) and
  * of the implicit backward-data (dout padded to (H + KH - 1, W + KW - 1, F), into dx). */
 struct minidl_window conv_forward_image(const struct minidl_window *s);

@@ -16,8 +16,10 @@ ModelCheckpoint, EarlyStopping and ReduceLROnPlateau tell an improvement.
 from .base import Callback, CallbackList
 from .csv_logger import CSVLogger
 from .early_stopping import EarlyStopping
+from .freeze_weights import FreezeWeights
 from .history import History
 from .learning_rate_scheduler import LearningRateScheduler
+from .lookahead import Lookahead
 from .model_checkpoint import ModelCheckpoint
 from .monitor import MonitorCallback
 from .progress_bar import ProgressBar
@@ -26,4 +28,4 @@ from .terminate_on_nan import TerminateOnNaN
 
 __all__ = ["Callback", "CallbackList", "History", "ProgressBar", "MonitorCallback",
            "ModelCheckpoint", "EarlyStopping", "LearningRateScheduler", "ReduceLROnPlateau",
-           "CSVLogger", "TerminateOnNaN"]
+           "CSVLogger", "TerminateOnNaN", "Lookahead", "FreezeWeights"]

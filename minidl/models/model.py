@@ -14,8 +14,7 @@ from ..custom_objects import custom_object_scope
 from ..layers.base import InputLayer
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
-from . import penalties, saving, structure, tracking
-from .config import functional_config, functional_from_config
+from . import penalties, saving, structure, tracking, tta
 from .concurrency import UseGuard, one_thread_at_a_time
 from .graph import Graph
 from .heads import make_heads, metric_names
@@ -394,11 +393,11 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
     def _test_step(self, xs, ys, sws=None):
         n = len(xs[0])
         bufs = self._buffers_for(n, xs)
-        outputs = self.graph.forward(self._upload_inputs(xs), training=False)
+        outputs = tta.inference(self, self._upload_inputs(xs))
         self._loss_and_metrics(bufs, ys, n, outputs, sws)
 
     def _predict_step(self, xs):
-        outputs = self.graph.forward(self._upload_inputs(xs), training=False)
+        outputs = tta.inference(self, self._upload_inputs(xs))
         return [self.backend.to_numpy(o) for o in outputs]
 
     def _pack_outputs(self, arrays):

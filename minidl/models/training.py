@@ -16,6 +16,7 @@ A model runs one of these calls at a time (concurrency.py): a second thread gets
 ModelInUseError instead of wrong outputs or lost steps.
 """
 
+import contextlib
 from collections.abc import Mapping
 
 import numpy as np
@@ -26,6 +27,7 @@ from .concurrency import one_thread_at_a_time
 from .fit_state import forget_position, position, resume_point
 from .interrupts import InterruptGuard
 from .keras_api import check_fit_extras
+from .tta import TestTimeAugmentation
 
 
 class LazyLogs(Mapping):
@@ -51,6 +53,16 @@ class LazyLogs(Mapping):
 
     def __len__(self):
         return len(self._model.metrics_names) + len(self._extra)
+
+
+@contextlib.contextmanager
+def _augmented(model, tta, owner):
+    """model._tta set for the duration of one evaluate / predict call (None: no views)."""
+    model._tta = None if tta is None else TestTimeAugmentation(model, tta, owner)
+    try:
+        yield
+    finally:
+        model._tta = None
 
 
 def _positive_int(value, argument, owner, allow_none=False):
@@ -237,10 +249,16 @@ class TrainingLoops:
     # ---------------------------------------------------------- evaluate
     @one_thread_at_a_time
     def evaluate(self, x=None, y=None, batch_size=None, verbose=0, sample_weight=None,
-                 steps=None, callbacks=None, return_dict=False):
-        """Loss and metrics over the data: a float, a list [loss, *metrics], or a dict."""
+                 steps=None, callbacks=None, return_dict=False, tta=None):
+        """Loss and metrics over the data: a float, a list [loss, *metrics], or a dict.
+        tta="flip" / "flip_translate": test-time augmentation (models/tta.py)."""
         self._require_compiled("evaluate")
         owner = f"{self.describe()}.evaluate"
+        with _augmented(self, tta, owner):
+            return self._evaluate(x, y, batch_size, verbose, sample_weight, steps, callbacks,
+                                  return_dict, owner)
+
+    def _evaluate(self, x, y, batch_size, verbose, sample_weight, steps, callbacks, return_dict, owner):
         batch_size = 32 if batch_size is None else _positive_int(batch_size, "batch_size", owner)
         steps = _positive_int(steps, "steps", owner, allow_none=True)
         if is_iterator(x):
@@ -289,10 +307,15 @@ class TrainingLoops:
 
     # ----------------------------------------------------------- predict
     @one_thread_at_a_time
-    def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None):
-        """Model outputs for x (an array, or an iterator whose batches are x or (x, y))."""
+    def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, tta=None):
+        """Model outputs for x (an array, or an iterator whose batches are x or (x, y));
+        tta="flip" / "flip_translate": averaged over augmented views (models/tta.py)."""
         self._require_built("predict")
         owner = f"{self.describe()}.predict"
+        with _augmented(self, tta, owner):
+            return self._predict(x, batch_size, verbose, steps, callbacks, owner)
+
+    def _predict(self, x, batch_size, verbose, steps, callbacks, owner):
         batch_size = 32 if batch_size is None else _positive_int(batch_size, "batch_size", owner)
         steps = _positive_int(steps, "steps", owner, allow_none=True)
         if is_iterator(x):

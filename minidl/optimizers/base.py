@@ -43,7 +43,7 @@ class Optimizer:
 
     def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None,
                  global_clipnorm=None, use_ema=False, ema_momentum=0.99, ema_overwrite_frequency=None,
-                 name=None, **keras2):
+                 name=None, learning_rate_multipliers=None, **keras2):
         owner = type(self).__name__
         learning_rate, self.decay = _keras2_arguments(owner, learning_rate, keras2)
         self.learning_rate = learning_rate
@@ -60,6 +60,8 @@ class Optimizer:
                              f"global_clipnorm={global_clipnorm}")
         self._set_ema(owner, use_ema, ema_momentum, ema_overwrite_frequency)
         self._exclude_ids, self._exclude_pattern = set(), None
+        self._multipliers = None     # one per weight once built
+        self.learning_rate_multipliers = learning_rate_multipliers
         if name is not None and not isinstance(name, str):
             raise TypeError(f"{owner}: name must be a string or None, got {name!r}")
         self.name = name if name is not None else owner.lower()
@@ -102,6 +104,45 @@ class Optimizer:
             return False
         return not (self._exclude_pattern is not None and name is not None
                     and self._exclude_pattern.search(name) is not None)
+
+    # ------------------------------------------ per-weight learning-rate multipliers
+    @property
+    def learning_rate_multipliers(self):
+        """{regular expression: multiplier} (a copy), or None: a weight whose path ("layer/kernel")
+        the first matching expression (re.search, in the mapping's order) names steps at
+        learning_rate * multiplier; 0 freezes it (no step, no decay). Caffe's lr_mult."""
+        return None if self._multiplier_table is None else dict(self._multiplier_table)
+
+    @learning_rate_multipliers.setter
+    def learning_rate_multipliers(self, mapping):
+        owner = f"{type(self).__name__}: learning_rate_multipliers"
+        if mapping is not None and not hasattr(mapping, "items"):
+            raise TypeError(f"{owner} must be a dict {{regular expression: multiplier}} or None, "
+                            f"got {type(mapping).__name__}")
+        table = None
+        if mapping is not None:
+            table = {}
+            for pattern, value in mapping.items():
+                if not isinstance(pattern, str):
+                    raise TypeError(f"{owner}: keys must be strings (regular expressions matched "
+                                    f"against 'layer/weight' paths), got {pattern!r}")
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise ValueError(f"{owner}: {pattern!r} is not a regular expression: {exc}") from None
+                table[pattern] = _number(value, f"learning_rate_multipliers[{pattern!r}]",
+                                         type(self).__name__, low=0.0)
+        self._multiplier_table = table
+        if getattr(self, "_state", None) is not None:   # built: takes effect at the next step
+            self._multipliers = self._resolve_multipliers(self._weight_paths)
+
+    def _resolve_multipliers(self, paths):
+        table = self._multiplier_table or {}
+        found = []
+        for path in paths:
+            matches = [m for pattern, m in table.items() if path is not None and re.search(pattern, path)]
+            found.append(matches[0] if matches else 1.0)
+        return found
 
     # -------------------------------------------------------- learning rate
     @property
@@ -148,6 +189,7 @@ class Optimizer:
         self._weight_paths = names
         self._decays = [self._weight_decay() if self._uses_weight_decay(w, name) else 0.0
                         for w, name in zip(weights, names)]
+        self._multipliers = self._resolve_multipliers(names)
         self._state = {slot: [self._create_slot(backend, slot, shape) for shape in self._shapes]
                        for slot in self._active_slots()}
         # The same tensors per weight, so that a step does no look-ups (set_state copies into them).
@@ -205,7 +247,14 @@ class Optimizer:
                 backend.clip_by_value(grad, self.clipvalue)
             if self.clipnorm is not None:
                 backend.clip_by_norm(grad, self.clipnorm)
-            self._update(backend, weight, grad, self._state_of_weight[index], lr, self._decays[index])
+            multiplier = self._multipliers[index]
+            if multiplier == 1.0:
+                self._update(backend, weight, grad, self._state_of_weight[index], lr, self._decays[index])
+            elif multiplier:
+                # The gradient step scales, the decoupled decay (lr * weight_decay) does not:
+                # airbench's bias_scaler. Same fused op, so no extra pass.
+                self._update(backend, weight, grad, self._state_of_weight[index], lr * multiplier,
+                             self._decays[index] / multiplier)
         if self.use_ema:
             self._update_moving_average(backend, [weight for _, weight in grads_and_vars])
         self.iterations += 1
@@ -340,6 +389,8 @@ class Optimizer:
                   "ema_overwrite_frequency": self.ema_overwrite_frequency}
         if self.decay:  # only when given, so that configs without it stay as Keras 3 writes them
             config["decay"] = self.decay
+        if self._multiplier_table is not None:
+            config["learning_rate_multipliers"] = dict(self._multiplier_table)
         return config
 
     @classmethod
