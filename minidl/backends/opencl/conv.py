@@ -20,8 +20,6 @@ ConvOps is a mixin of OpenCLBackend (backend.py), which provides rt, gemm_engine
 reshape, bias_add, bias_grad, _run1d, _scratch_tensor and _check.
 """
 
-import math
-
 from ..base import Window2D
 from . import conv_direct
 from .gemm import split_k_slices
@@ -77,20 +75,12 @@ class ConvOps:
         its work-group does not fit the device (then the implicit-GEMM tiles run). Cached per
         geometry and parameter set."""
         params = conv_direct.conv_params(self.gemm_engine.params)
-        key = (op, flip, tuple(sorted(params.items())), plan.n, plan.h, plan.w, plan.c, plan.kh,
-               plan.kw, plan.sh, plan.sw, plan.pad_top, plan.pad_left, plan.oh, plan.ow, plan.oc)
+        key = (op, flip, params and tuple(sorted(params.items())), plan.n, plan.h, plan.w,
+               plan.c, plan.kh, plan.kw, plan.sh, plan.sw, plan.pad_top, plan.pad_left, plan.oh,
+               plan.ow, plan.oc)
         cache = self.__dict__.setdefault("_direct_defines", {})
         if key not in cache:
-            filter_grad = op == "filter"
-            defines = conv_direct.kernel_defines(params, plan, filter_grad, flip,
-                                                 self.rt.local_mem_size, self.rt.max_work_group_size)
-            if defines is not None:   # registers may hold a GPU kernel under the device limit
-                name = (("conv_direct_filter.cl", "conv2d_backward_filter_direct") if filter_grad
-                        else ("conv_direct.cl", "conv2d_direct"))
-                kernel = self.rt.kernel(*name, defines)
-                if self.rt.kernel_max_group(kernel) < math.prod(conv_direct.local_size(defines, filter_grad)):
-                    defines = None
-            cache[key] = defines
+            cache[key] = conv_direct.fitting_defines(self.rt, params, plan, op == "filter", flip)
         return cache[key]
 
     def _uses_implicit(self, plan):

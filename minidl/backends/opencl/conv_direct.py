@@ -7,6 +7,8 @@ A parameter set is a plain dict, stored by the tuner beside the GEMM's (params["
 a work-group's TOH x TOW output pixels x TF filters, CK input channels staged per step, each
 work-item WPP pixels x WPF filters (kernels/conv_patch.cl, conv_direct.cl document them). The
 filter gradient uses the same pixel tile and filters, each work-item WPQ (tap, channel) rows.
+params["conv"] = False runs the implicit-GEMM tiles for every convolution (tests use it to
+reach them; a device where they win can be given it).
 Where the shapes do not fit the device (local memory, work-group size) even with fewer channels
 per step, `None` is returned and conv.py runs the implicit-GEMM tiles (conv_tiled.cl) instead.
 Nothing here imports pyopencl: traffic.py computes from it on any machine.
@@ -21,11 +23,18 @@ CONV_KEYS = ("TOH", "TOW", "TF", "CK", "WPP", "WPF")
 MAX_WPQ = 16              # the filter gradient's (tap, channel) rows per work-item, at most
 SLICE_GROUPS = 256        # the filter gradient is split until it has about this many work-groups
 MIN_SLICE_POSITIONS = 4   # ... each slice walking at least this many pixel tiles
+FORWARD_KERNEL = ("conv_direct.cl", "conv2d_direct")
+FILTER_KERNEL = ("conv_direct_filter.cl", "conv2d_backward_filter_direct")
 
 
 def conv_params(gemm_params):
-    """The direct convolutions' parameter set that goes with a tiled GEMM parameter set."""
-    return dict(gemm_params.get("conv") or CONV_DEFAULT)
+    """The direct convolutions' parameter set that goes with a tiled GEMM parameter set (its
+    "conv" entry, else CONV_DEFAULT), or None where that entry is False (no direct kernels)."""
+    value = gemm_params.get("conv", CONV_DEFAULT)
+    if value is False:
+        return None
+    check_conv_params(value)
+    return dict(value)
 
 
 def check_conv_params(params):
@@ -52,6 +61,23 @@ def _threads(tile):
     return (tile["TF"] // tile["WPF"]) * (tile["TOH"] * tile["TOW"] // tile["WPP"])
 
 
+def fit_threads(tile, group_limit):
+    """`tile` with its register blocks grown (fewer work-items, the same tile) until a
+    work-group has at most group_limit work-items (None if even one pixel tile cannot)."""
+    tile = dict(tile)
+    while _threads(tile) > group_limit:
+        pixels = tile["TOH"] * tile["TOW"]
+        if pixels % (2 * tile["WPP"]) == 0 and tile["WPP"] <= tile["WPF"]:
+            tile["WPP"] *= 2
+        elif tile["TF"] % (2 * tile["WPF"]) == 0:
+            tile["WPF"] *= 2
+        elif pixels % (2 * tile["WPP"]) == 0:
+            tile["WPP"] *= 2
+        else:
+            return None
+    return tile
+
+
 def _patch_floats(d):
     return ((d["TOH"] - 1) * d["SH"] + d["KH"]) * ((d["TOW"] - 1) * d["SW"] + d["KW"]) * d["CK"]
 
@@ -74,8 +100,13 @@ def local_size(defines, filter_grad=False):
 def kernel_defines(params, plan, filter_grad=False, flip=False,
                    local_limit=math.inf, group_limit=math.inf):
     """The -D defines of the direct kernel for `plan` (a Window2D: for flip, the flipped
-    convolution's), CK lowered until the work-group fits local_limit bytes; None when nothing fits."""
-    tile = layer_tile(params, plan.oc, plan.ow)
+    convolution's), CK lowered until the work-group fits local_limit bytes; None when nothing
+    fits or params is None (conv_params of a set without direct kernels)."""
+    if params is None:
+        return None
+    tile = fit_threads(layer_tile(params, plan.oc, plan.ow), group_limit)
+    if tile is None:
+        return None
     threads = _threads(tile)
     defines = {k: tile[k] for k in ("TOH", "TOW", "TF", "WPF")}
     defines.update(KH=plan.kh, KW=plan.kw, SH=plan.sh, SW=plan.sw, CK=min(tile["CK"], plan.c))
@@ -93,6 +124,19 @@ def kernel_defines(params, plan, filter_grad=False, flip=False,
         if defines["CK"] == 1:
             return None
         defines["CK"] = -(-defines["CK"] // 2)
+
+
+def fitting_defines(rt, params, plan, filter_grad=False, flip=False):
+    """kernel_defines within the limits of runtime `rt`'s device and of the built kernel
+    (registers may hold a GPU kernel under the device's work-group limit); None where none fit."""
+    defines = kernel_defines(params, plan, filter_grad, flip, rt.local_mem_size,
+                             rt.max_work_group_size)
+    if defines is None:
+        return None
+    kernel = rt.kernel(*(FILTER_KERNEL if filter_grad else FORWARD_KERNEL), defines)
+    if rt.kernel_max_group(kernel) < math.prod(local_size(defines, filter_grad)):
+        return None
+    return defines
 
 
 def tiles_of(defines, plan):
@@ -125,8 +169,8 @@ def _axis_loads(size, out_size, tile, stride, kernel, pad):
 
 
 def patch_loads(defines, plan):
-    """Input elements that staging the patches loads: once per filter tile (the forward pass)
-    or per filter tile (the filter gradient: each work-group's CK channels), all channels."""
+    """Input elements that staging the patches loads: every channel of the patches, once per
+    filter tile (in the filter gradient each work-group stages its CK channels of them)."""
     rows = _axis_loads(plan.h, plan.oh, defines["TOH"], plan.sh, plan.kh, plan.pad_top)
     cols = _axis_loads(plan.w, plan.ow, defines["TOW"], plan.sw, plan.kw, plan.pad_left)
     return plan.n * rows * cols * plan.c * -(-plan.oc // defines["TF"])
@@ -149,7 +193,7 @@ def direct_loads(defines, plan, filter_grad=False):
 def forward(backend, out, x, weight, bias, plan, defines):
     """out (N, OH, OW, F) = conv(x, weight (KH, KW, C, F)) + bias (F,) or None; with
     defines["FLIP"], dx of a stride-1 convolution: x is dout, `plan` the flipped geometry."""
-    kernel = backend.rt.kernel("conv_direct.cl", "conv2d_direct", defines)
+    kernel = backend.rt.kernel(*FORWARD_KERNEL, defines)
     ty, tx = tiles_of(defines, plan)
     local = local_size(defines)
     groups = (-(-plan.oc // defines["TF"]), ty * tx, plan.n)
@@ -162,7 +206,7 @@ def forward(backend, out, x, weight, bias, plan, defines):
 def backward_filter(backend, dweight, dout, x, plan, defines):
     """dweight (KH, KW, C, F) from dout (N, OH, OW, F) and x (N, H, W, C), in split-K slices."""
     engine = backend.gemm_engine
-    kernel = backend.rt.kernel("conv_direct_filter.cl", "conv2d_backward_filter_direct", defines)
+    kernel = backend.rt.kernel(*FILTER_KERNEL, defines)
     ty, tx = tiles_of(defines, plan)
     slices, per_slice = filter_slices(defines, plan)
     size = plan.kh * plan.kw * plan.c * plan.oc
