@@ -65,8 +65,8 @@ CONV_CANDIDATES = [
     {"TOH": 16, "TOW": 16, "TF": 64, "CK": 8, "WPP": 8, "WPF": 8},   # 4 x as much reuse, 64 results
     {"TOH": 4, "TOW": 8, "TF": 32, "CK": 8, "WPP": 2, "WPF": 2},     # small groups
 ]
-# (N, H, W, C), filters: a 32- and a 64-filter 3 x 3 "same" layer of keras_cnn at batch 8
-TUNE_CONVS = (((8, 32, 32, 32), 32), ((8, 16, 16, 32), 64))
+# (N, H, W, C), filters: a 32- and a 64-filter 3 x 3 "same" layer of keras_cnn at batch 4
+TUNE_CONVS = (((4, 32, 32, 32), 32), ((4, 16, 16, 32), 64))
 CONV_BUDGET_S = 10.0
 
 # device_key -> "tuned", "cached" or "default": how the parameters in use were chosen
@@ -275,6 +275,8 @@ def tune_convolutions(runtime, gemm_params, candidates=None, repeats=3, budget_s
     bench = _ConvBench(runtime, gemm_params, np.random.default_rng(1))
     start, results = time.perf_counter(), []
     for params in candidates or CONV_CANDIDATES:
+        if time.perf_counter() - start > budget_s:   # the rest are left untried
+            break
         best = [float("inf")] * len(bench.layers)
         try:
             usable = all(bench.run(params, layer) for layer in bench.layers)
@@ -292,8 +294,6 @@ def tune_convolutions(runtime, gemm_params, candidates=None, repeats=3, budget_s
         rates = [w / t / 1e9 for w, t in zip(work, best)] if usable else None
         results.append({"params": params, "gflops": float(np.exp(np.mean(np.log(rates))))
                         if rates else None})
-        if time.perf_counter() - start > budget_s:
-            break
     return results
 
 
