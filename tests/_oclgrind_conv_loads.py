@@ -64,8 +64,9 @@ def main():
                 expected.append([name, 4 * loads])
                 if slices > 1:
                     expected.append(["gemm_sum_slices", 4 * slices * size])
-            else:
-                expected.append([name, 4 * (loads + (at.n * at.oh * at.ow * at.oc if kind == "conv2d_forward" else 0))])
+            else:   # the forward pass reads the bias once per result
+                bias_reads = at.n * at.oh * at.ow * at.oc if kind == "conv2d_forward" else 0
+                expected.append([name, 4 * (loads + bias_reads)])
     print(json.dumps(expected))
 
 

@@ -1,4 +1,5 @@
-"""Pick the SGEMM kernel and its parameters for a device by timing candidates on it.
+"""Pick the SGEMM kernel and its parameters for a device by timing candidates on it (and, when
+the GPU profile's tiled family wins, the direct convolutions' tiles: its params["conv"]).
 
 The opencl backend tunes on its first GEMM on a device it has not seen (up to
 TIME_BUDGET_S seconds, announced by one line on stderr), never when backends are
@@ -123,7 +124,7 @@ def gemm_params(runtime):
         except (KeyError, TypeError, ValueError):
             pass  # a hand-edited entry that cannot run here: tune again
     print(f"minidl opencl: tuning the GEMM kernels for {runtime.device.name} (once per device, "
-          f"up to ~{TIME_BUDGET_S:.0f} s; the choice is saved in {cache_path()}; "
+          f"up to ~{TIME_BUDGET_S + CONV_BUDGET_S:.0f} s; the choice is saved in {cache_path()}; "
           f"MINIDL_OPENCL_TUNE=0 skips this and uses the defaults)", file=sys.stderr, flush=True)
     entry = tune(runtime)
     save_entry(runtime.device_key, entry)
@@ -318,13 +319,16 @@ def main(argv=None):
             print(f"{runtime.device_key}: no current choice stored in {cache_path()}; the first "
                   f"GEMM tunes, or run this without --show")
         return
-    print(f"tuning {runtime.device_key} (up to ~{TIME_BUDGET_S:.0f} s)", flush=True)
+    print(f"tuning {runtime.device_key} (up to ~{TIME_BUDGET_S + CONV_BUDGET_S:.0f} s)", flush=True)
     entry = tune(runtime, shapes=[(args.size,) * 3] if args.size else None)
     save_entry(runtime.device_key, entry)
     print(f"GFLOP/s on (m, n, k) = {entry['shapes']}, and their geometric mean:")
     for result in entry["results"]:
         by_shape = " ".join(f"{r:7.1f}" for r in result.get("gflops_by_shape", []))
         print(f"{by_shape:>24}  {result['gflops']!s:>7}  {result['params']}")
+    for result in entry.get("conv_results", []):
+        rate = "-" if result["gflops"] is None else f"{result['gflops']:.1f}"
+        print(f"{'direct convolutions':>24}  {rate:>7}  {result['params']}")
     print(f"chosen for {runtime.device_key}: {entry['params']} ({entry['gflops']} GFLOP/s), "
           f"saved in {cache_path()}")
 
