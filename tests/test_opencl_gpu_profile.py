@@ -335,8 +335,12 @@ def test_direct_tiles_shrink_to_the_device_or_give_way(gpu_be, monkeypatch):
     narrow = conv_direct.kernel_defines(params, plan, group_limit=64)
     assert math.prod(conv_direct.local_size(narrow)) <= 64 and narrow["TF"] == 64
     assert conv_direct.kernel_defines(params, plan, local_limit=1000) is None
-    # where nothing fits, the implicit-GEMM tiles compute it, and get it right
-    monkeypatch.setattr(gpu_be.rt, "local_mem_size", 1000)
+    # where the built kernel cannot run the work-group (its registers), the implicit-GEMM tiles
+    # compute it, and get it right
+    limit = gpu_be.rt.kernel_max_group
+    monkeypatch.setattr(gpu_be, "_direct_defines", {}, raising=False)   # choices made before
+    monkeypatch.setattr(gpu_be.rt, "kernel_max_group",
+                        lambda k: 16 if k.function_name.endswith("direct") else limit(k))
     launched = []
     launch = gpu_be.rt.launch
     monkeypatch.setattr(gpu_be.rt, "launch", lambda k, *a: launched.append(k.function_name) or launch(k, *a))
@@ -372,3 +376,17 @@ def test_the_tuner_times_the_direct_tiles_and_keeps_the_fastest(opencl_tiled, mo
     monkeypatch.setattr(tuner, "tune_convolutions", lambda runtime, params: results)
     entry = tuner.tune(opencl_tiled.rt, candidates=[SMALL], shapes=[(16, 16, 16)], repeats=1)
     assert entry["params"] == dict(SMALL, conv=small) and entry["conv_results"] == results
+
+
+def test_a_stored_choice_with_broken_conv_tiles_is_tuned_again(opencl_tiled, tmp_path, monkeypatch):
+    from minidl.backends.opencl import tuner
+    monkeypatch.setenv("MINIDL_HOME", str(tmp_path))
+    monkeypatch.setenv("MINIDL_OPENCL_TUNE", "1")
+    monkeypatch.setattr(settings, "_current", settings.read())
+    broken = dict(SMALL, conv={"TOH": 4, "TOW": 4, "TF": 8, "CK": 0, "WPP": 2, "WPF": 2})
+    tuner.save_entry(opencl_tiled.rt.device_key, {"params": broken, "profile": "gpu",
+                                                  "version": tuner.TUNER_VERSION})
+    fresh = {"params": dict(SMALL, conv=SMALL_CONV), "version": tuner.TUNER_VERSION, "profile": "gpu"}
+    monkeypatch.setattr(tuner, "tune", lambda runtime: fresh)
+    assert tuner.gemm_params(opencl_tiled.rt) == fresh["params"]
+    assert tuner.last_source(opencl_tiled.rt) == "tuned"

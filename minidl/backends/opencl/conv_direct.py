@@ -39,7 +39,8 @@ def conv_params(gemm_params):
 
 def check_conv_params(params):
     """Raise ValueError when a parameter set is malformed (the device limits are checked per layer)."""
-    if any(not isinstance(params.get(k), int) or params[k] < 1 for k in CONV_KEYS):
+    if not isinstance(params, dict) or any(not isinstance(params.get(k), int) or params[k] < 1
+                                           for k in CONV_KEYS):
         raise ValueError(f"conv params {params}: {', '.join(CONV_KEYS)} must be positive integers")
     if params["TF"] % params["WPF"] or (params["TOH"] * params["TOW"]) % params["WPP"]:
         raise ValueError(f"conv params {params}: WPF must divide TF and WPP TOH * TOW")

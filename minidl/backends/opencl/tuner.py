@@ -119,6 +119,7 @@ def gemm_params(runtime):
             and entry.get("profile") in (None, runtime.profile)):
         try:
             check_params(entry["params"], runtime)
+            conv_direct.conv_params(entry["params"])   # its "conv" tiles, when stored
             _sources[runtime.device_key] = "cached"
             return entry["params"]
         except (KeyError, TypeError, ValueError):
