@@ -6,7 +6,9 @@ Oclgrind (tests/test_oclgrind.py starts it; README shows the command for the ful
 
 By default it runs the cheapest row of each op of the table, each op's cheapest "-nan" row and
 the rows of EXTRA_ROWS (about 80 rows, run twice: a minute or two; --all: every row, hours),
-on the opencl backend with the GPU profile's kernels (small 16 x 16 GEMM tiles, so that tiles are ragged),
+on the opencl backend with the GPU profile's kernels (small 16 x 16 GEMM tiles and 4 x 4 x 8
+direct convolution tiles, so that tiles are ragged; the convolution rows again with the
+implicit-GEMM convolution tiles),
 comparing results with the numpy reference as test_ops does. Every row runs again with the CPU
 profile's kernels (the register-blocked GEMM family), and one long-k product takes its split-K
 path, so that every kernel of kernels/*.cl runs at least once. It writes JSON:
@@ -140,10 +142,14 @@ def main(argv=None):
     cpu = create(runtime=Runtime(), gemm_params=direct_default(4))
     os.environ["MINIDL_OPENCL_PROFILE"] = "gpu"
     settings.reload()
+    # the implicit-GEMM tiles (conv_tiled.cl), which the GPU profile runs where the direct
+    # convolutions do not fit the device
+    gemm_conv = create(runtime=gpu.rt, gemm_params=dict(SMALL_TILES, conv=False))
     runs, failed = [], []
     rows = test_ops.CASES if args.all else select_rows(test_ops, args.match)
     for case in rows:
-        for label, backend in (("gpu", gpu), ("cpu", cpu)):
+        variants = (("gpu", gpu), ("cpu", cpu)) + ((("gpu-gemm-conv", gemm_conv),) if case.op == "conv2d" else ())
+        for label, backend in variants:
             try:
                 test_ops.check_case(backend, case)
             except BaseException as exc:  # noqa: BLE001 - pytest.skip and assertion errors alike

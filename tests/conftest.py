@@ -16,7 +16,8 @@ os.environ.setdefault("MINIDL_HOME", tempfile.mkdtemp(prefix="minidl-tests-"))
 CPU_ISAS = ("generic", "avx2", "avx512")      # minidl_set_isa's numbering: 0, 1, 2
 
 # The GPU-style OpenCL GEMM family with small tiles, so that tests see ragged ones.
-SMALL_TILES = {"family": "tiled", "TSM": 16, "TSN": 16, "TSK": 8, "WPTM": 2, "WPTN": 2, "VWN": 4}
+SMALL_TILES = {"family": "tiled", "TSM": 16, "TSN": 16, "TSK": 8, "WPTM": 2, "WPTN": 2, "VWN": 4,
+               "conv": {"TOH": 4, "TOW": 4, "TF": 8, "CK": 4, "WPP": 2, "WPF": 2}}
 
 
 def cpu_isas_here():

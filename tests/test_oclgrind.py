@@ -67,3 +67,38 @@ def test_the_expected_pyopencl_probe_is_all_that_is_left_out():
              "\tError:    CL_INVALID_WORK_GROUP_SIZE\n\n")
     assert api_errors("tuned 3 rows\n" + probe * 3 + "\n1 error generated.\n\n") == []
     assert len(api_errors(probe + other + probe)) == 1
+
+
+def launched_loads(text):
+    """[kernel, bytes loaded from global memory] per launch, from `oclgrind --inst-counts`."""
+    blocks = re.split(r"Instructions executed for kernel '(\w+)':", text)[1:]
+    loads = []
+    for name, body in zip(blocks[::2], blocks[1::2]):
+        found = re.search(r"load global \((\d+) bytes\)", body)
+        loads.append([name, int(found.group(1)) if found else 0])
+    return loads
+
+
+@pytest.mark.skipif(shutil.which("oclgrind") is None, reason="oclgrind is not installed")
+def test_direct_convolutions_load_what_the_traffic_formulas_say(tmp_path):
+    """benchmarks/opencl_traffic.py's figures come from traffic.py's formulas: Oclgrind counts the
+    bytes each launch of the direct convolutions really loads, and they must agree exactly."""
+    env = dict(os.environ, MINIDL_OPENCL_PROFILE="gpu", MINIDL_OPENCL_TUNE="0",
+               MINIDL_OPENCL_BUILD_OPTIONS="-cl-opt-disable", PYOPENCL_NO_CACHE="1",
+               MINIDL_HOME=str(tmp_path))
+    env.pop("MINIDL_OPENCL_DEVICE", None)
+    done = subprocess.run(["oclgrind", "--inst-counts", sys.executable,
+                           os.path.join(HERE, "_oclgrind_conv_loads.py")], env=env,
+                          capture_output=True, text=True, timeout=TIMEOUT_S, cwd=os.path.dirname(HERE))
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-4000:]
+    expected = [e for e in json.loads(done.stdout.strip().splitlines()[-1]) if e is not None]
+    names = {name for name, _ in expected}
+    measured = [entry for entry in launched_loads(output) if entry[0] in names]
+    assert len(expected) >= 8 and measured == expected
+
+
+def test_launched_loads_reads_oclgrind_instruction_counts():
+    text = ("Instructions executed for kernel 'a':\n   12 - load private (48 bytes)\n"
+            "   3 - load global (12 bytes)\nInstructions executed for kernel 'b':\n   1 - br\n")
+    assert launched_loads(text) == [["a", 12], ["b", 0]]

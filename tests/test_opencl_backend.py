@@ -273,12 +273,18 @@ def test_tuner_picks_the_fastest_and_caches_it(cl_be, tmp_path, monkeypatch):
     monkeypatch.setattr(tuner, "DIRECT_CANDIDATES", TINY_CANDIDATES[:1])
     monkeypatch.setattr(tuner, "TILED_CANDIDATES", TINY_CANDIDATES[1:])
     monkeypatch.setattr(tuner, "TUNE_SHAPES", ((64, 64, 64), (96, 40, 20)))
+    tiny_conv = {"TOH": 4, "TOW": 4, "TF": 8, "CK": 4, "WPP": 2, "WPF": 2}
+    monkeypatch.setattr(tuner, "TUNE_CONVS", (((1, 6, 6, 3), 4),))
+    monkeypatch.setattr(tuner, "CONV_CANDIDATES", [tiny_conv])
     params = tuner.gemm_params(cl_be.rt)
     table = json.loads((tmp_path / "opencl_tuning.json").read_text())
     entry = table[cl_be.rt.device_key]
     timed = [r for r in entry["results"] if r["gflops"] is not None]
     assert len(timed) == 2 and all(len(r["gflops_by_shape"]) == 2 for r in timed)
-    assert params == entry["params"] == max(timed, key=lambda r: r["gflops"])["params"]
+    fastest = max(timed, key=lambda r: r["gflops"])["params"]
+    # the tiled family also gets the direct convolutions' fastest tiles
+    assert params == entry["params"] == (dict(fastest, conv=tiny_conv) if fastest["family"] == "tiled"
+                                         else fastest)
     assert tuner.last_source(cl_be.rt) == "tuned"
 
     def no_tuning(*args, **kwargs):

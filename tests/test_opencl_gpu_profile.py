@@ -5,6 +5,8 @@ selection, and the traffic formulas. Every op row of tests/test_ops.py also runs
 profile here (with the default 64 x 64 tiles; the opencl_tiled fixture has small ones).
 """
 
+import math
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,7 @@ from minidl.backends.base import Window2D  # noqa: E402
 from test_ops import CASES, check_case  # noqa: E402
 
 SMALL = {"family": "tiled", "TSM": 16, "TSN": 16, "TSK": 8, "WPTM": 2, "WPTN": 2, "VWN": 4}
+SMALL_CONV = {"TOH": 4, "TOW": 4, "TF": 8, "CK": 4, "WPP": 2, "WPF": 2}
 
 
 @pytest.fixture
@@ -116,6 +119,8 @@ GEOMETRIES = [  # n, h, w, c, filters, kh, kw, sh, sw, (top, bottom, left, right
     (2, 10, 9, 3, 20, 5, 4, 2, 3, (2, 1, 1, 2)),    # uneven kernel, strides and padding
     (2, 12, 12, 16, 33, 3, 3, 1, 1, (0, 0, 0, 0)),  # ragged filter tiles
     (1, 3, 3, 4, 33, 3, 3, 1, 1, (0, 0, 0, 0)),     # one output pixel: a short, wide tile
+    (2, 11, 10, 10, 7, 3, 3, 1, 1, (1, 1, 1, 1)),   # a ragged channel chunk (4 + 4 + 2)
+    (1, 12, 13, 2, 3, 1, 1, 3, 2, (0, 0, 0, 0)),    # stride larger than the kernel: rows skipped
 ]
 
 
@@ -149,11 +154,13 @@ def test_tiled_convolutions_match_numpy_without_im2col(tiled_be, geometry):
         np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-3, err_msg=name)
 
 
-def test_tiled_input_gradient_adds_nothing_from_taps_that_miss(tiled_be):
-    """A strided convolution's input gradient: an inf weight reaches only the pixels its tap
-    covers (col2im's rule), not every pixel through 0 * inf."""
+@pytest.mark.parametrize("stride", [1, 2])
+def test_tiled_input_gradient_adds_nothing_from_taps_that_miss(tiled_be, stride):
+    """A convolution's input gradient (stride 1: the direct kernel's rotated convolution,
+    stride 2: the implicit-GEMM tiles): an inf weight reaches only the pixels its tap covers
+    (col2im's rule), not every pixel through 0 * inf."""
     from minidl.backends.numpy_backend import NumpyBackend
-    geometry = (1, 7, 7, 4, 5, 3, 3, 2, 2, (0, 0, 0, 0))
+    geometry = (1, 7, 7, 4, 5, 3, 3, stride, stride, (0, 0, 0, 0))
     rng = np.random.default_rng(5)
     plan = make_plan(*geometry)
     weight, dout = randn(rng, 3, 3, 4, 5), randn(rng, *plan.out_shape)
@@ -223,7 +230,7 @@ def test_traffic_of_64_tiles_is_a_sixteenth_byte_per_flop():
     # a 64-filter convolution over 64 * 84 pixels: the same tiles, the patches read from x
     plan = make_plan(4, 42, 32, 64, 64, 3, 3, 1, 1, (1, 1, 1, 1))
     assert traffic.product_shape("conv2d_forward", plan) == (4 * 42 * 32, 64, 576)
-    assert traffic.bytes_per_flop("conv2d_forward", plan, TILED_DEFAULT) == 1 / 16
+    assert traffic.bytes_per_flop("conv2d_forward", plan, TILED_DEFAULT, "gemm") == 1 / 16
     # a product 32 columns wide cannot do better than 2 / 32 whatever its tiles
     narrow = {"m": 4096, "n": 32, "k": 288}
     assert traffic.bytes_per_flop("gemm", narrow, TILED_DEFAULT) > 1 / 16
@@ -271,4 +278,115 @@ def test_narrow_and_short_products_get_reshaped_tiles():
     assert gemm.tile_for(base, 40, 40) == base               # nothing to gain either way
     # a 32-filter convolution: 2 (128 + 32) / (128 * 32) bytes per flop instead of 3 / 32
     plan = make_plan(32, 32, 32, 32, 32, 3, 3, 1, 1, (0, 0, 0, 0))
-    assert traffic.bytes_per_flop("conv2d_forward", plan, base) == pytest.approx(0.078125, rel=1e-3)
+    assert traffic.bytes_per_flop("conv2d_forward", plan, base, "gemm") == pytest.approx(0.078125, rel=1e-3)
+
+
+# ------------------------------------------------------------- direct convolutions
+def test_direct_convolutions_load_a_halo_patch_once_for_all_taps():
+    """A 32-filter 3 x 3 layer: 8 x 16 pixel tiles x 32 filters. The patch (10 x 18 per chunk of
+    channels) is loaded once per tile, the filters once per tile: 2 / 128 + the patch's share,
+    under 1/16 where the implicit GEMM cannot go below 2 / 32 + ... ."""
+    from minidl.backends.opencl import conv_direct, traffic
+    from minidl.backends.opencl.gemm import TILED_DEFAULT
+    plan = make_plan(32, 32, 32, 32, 32, 3, 3, 1, 1, (1, 1, 1, 1))
+    defines, _ = traffic.direct_defines("conv2d_forward", plan, TILED_DEFAULT)
+    assert (defines["TOH"], defines["TOW"], defines["TF"], defines["CK"]) == (8, 16, 32, 8)
+    patch = 32 * (4 * 10 - 2) * (2 * 18 - 2) * 32   # each tile's rows and columns, less the padding
+    filters = 32 * 4 * 2 * 9 * 32 * 32
+    assert conv_direct.direct_loads(defines, plan) == patch + filters
+    assert traffic.bytes_per_flop("conv2d_forward", plan, TILED_DEFAULT) == pytest.approx(
+        4 * (patch + filters) / (2 * 32 * 32 * 32 * 9 * 32 * 32))
+    for kind in ("conv2d_forward", "conv2d_backward_data", "conv2d_backward_filter"):
+        assert traffic.algorithm(kind, plan, TILED_DEFAULT) == "direct"
+        assert traffic.bytes_per_flop(kind, plan, TILED_DEFAULT) < 1 / 16
+        assert traffic.bytes_per_flop(kind, plan, TILED_DEFAULT, "gemm") > 1 / 16
+    strided = make_plan(2, 9, 9, 4, 8, 3, 3, 2, 2, (1, 1, 1, 1))
+    assert traffic.algorithm("conv2d_backward_data", strided, TILED_DEFAULT) == "gemm"
+    assert traffic.algorithm("conv2d_forward", plan, dict(TILED_DEFAULT, conv=False)) == "gemm"
+
+
+def test_the_traffic_table_is_under_a_sixteenth_where_the_operands_allow(capsys):
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "benchmarks", "opencl_traffic.py")
+    spec = importlib.util.spec_from_file_location("opencl_traffic", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.main([]) == 0
+    table = capsys.readouterr().out
+    rows = [line.split() for line in table.splitlines() if line.startswith("conv")]
+    # ... kernel, B/FLOP, implicit GEMM, compulsory, row/item[, (bound)]
+    assert len(rows) == 11 and all(row[-5] == "direct" and float(row[-4]) < 1 / 16
+                                   for row in rows if row[-1] != "(bound)")
+    assert sum(row[-1] == "(bound)" for row in rows) == 1    # the 3-channel filter gradient
+    assert "OVER" not in table
+
+
+def test_direct_tiles_shrink_to_the_device_or_give_way(gpu_be, monkeypatch):
+    from minidl.backends.opencl import conv_direct
+    plan = make_plan(2, 12, 12, 32, 64, 3, 3, 1, 1, (1, 1, 1, 1))
+    params = conv_direct.CONV_DEFAULT
+    full = conv_direct.kernel_defines(params, plan)
+    assert full["CK"] == 8 and conv_direct.local_bytes(full) == 4 * (10 * 10 * 8 + 9 * 8 * 65)
+    # less local memory: fewer channels per step; fewer work-items: larger register blocks
+    small = conv_direct.kernel_defines(params, plan, local_limit=conv_direct.local_bytes(full) // 2)
+    assert small["CK"] == 4 and conv_direct.local_bytes(small) <= conv_direct.local_bytes(full) // 2
+    narrow = conv_direct.kernel_defines(params, plan, group_limit=64)
+    assert math.prod(conv_direct.local_size(narrow)) <= 64 and narrow["TF"] == 64
+    assert conv_direct.kernel_defines(params, plan, local_limit=1000) is None
+    # where the built kernel cannot run the work-group (its registers), the implicit-GEMM tiles
+    # compute it, and get it right
+    limit = gpu_be.rt.kernel_max_group
+    monkeypatch.setattr(gpu_be, "_direct_defines", {}, raising=False)   # choices made before
+    monkeypatch.setattr(gpu_be.rt, "kernel_max_group",
+                        lambda k: 16 if k.function_name.endswith("direct") else limit(k))
+    launched = []
+    launch = gpu_be.rt.launch
+    monkeypatch.setattr(gpu_be.rt, "launch", lambda k, *a: launched.append(k.function_name) or launch(k, *a))
+    test_tiled_convolutions_match_numpy_without_im2col(gpu_be, (2, 6, 7, 3, 5, 3, 3, 1, 1, (1, 1, 1, 1)))
+    assert {"conv2d_forward_tiled", "conv2d_backward_data_tiled",
+            "conv2d_backward_filter_tiled"} <= set(launched)
+    assert not {"conv2d_direct", "conv2d_backward_filter_direct"} & set(launched)
+
+
+def test_conv_false_runs_the_implicit_gemm_tiles(opencl_tiled, monkeypatch):
+    from minidl.backends.opencl import create
+    be = create(runtime=opencl_tiled.rt, gemm_params=dict(SMALL, conv=False))
+    launched = []
+    launch = be.rt.launch
+    monkeypatch.setattr(be.rt, "launch", lambda k, *a: launched.append(k.function_name) or launch(k, *a))
+    test_tiled_convolutions_match_numpy_without_im2col(be, GEOMETRIES[0])
+    assert "conv2d_forward_tiled" in launched and "conv2d_direct" not in launched
+    with pytest.raises(ValueError, match="WPF must divide TF"):
+        create(runtime=opencl_tiled.rt, gemm_params=dict(SMALL, conv={
+            "TOH": 4, "TOW": 4, "TF": 6, "CK": 4, "WPP": 2, "WPF": 4})).conv2d_forward(
+            be.empty((1, 1, 1, 6)), be.empty((1, 3, 3, 1)), be.empty((3, 3, 1, 6)), None,
+            make_plan(1, 3, 3, 1, 6, 3, 3, 1, 1, (0, 0, 0, 0)))
+
+
+def test_the_tuner_times_the_direct_tiles_and_keeps_the_fastest(opencl_tiled, monkeypatch):
+    from minidl.backends.opencl import tuner
+    monkeypatch.setattr(tuner, "TUNE_CONVS", (((1, 6, 6, 3), 4),))
+    too_big = {"TOH": 512, "TOW": 512, "TF": 8, "CK": 1, "WPP": 1, "WPF": 1}   # a 1 MB patch
+    small = SMALL_CONV
+    results = tuner.tune_convolutions(opencl_tiled.rt, SMALL, [too_big, small], repeats=1)
+    assert [r["params"] for r in results] == [too_big, small]
+    assert results[0]["gflops"] is None and results[1]["gflops"] is not None
+    monkeypatch.setattr(tuner, "tune_convolutions", lambda runtime, params: results)
+    entry = tuner.tune(opencl_tiled.rt, candidates=[SMALL], shapes=[(16, 16, 16)], repeats=1)
+    assert entry["params"] == dict(SMALL, conv=small) and entry["conv_results"] == results
+
+
+def test_a_stored_choice_with_broken_conv_tiles_is_tuned_again(opencl_tiled, tmp_path, monkeypatch):
+    from minidl.backends.opencl import tuner
+    monkeypatch.setenv("MINIDL_HOME", str(tmp_path))
+    monkeypatch.setenv("MINIDL_OPENCL_TUNE", "1")
+    monkeypatch.setattr(settings, "_current", settings.read())
+    broken = dict(SMALL, conv={"TOH": 4, "TOW": 4, "TF": 8, "CK": 0, "WPP": 2, "WPF": 2})
+    tuner.save_entry(opencl_tiled.rt.device_key, {"params": broken, "profile": "gpu",
+                                                  "version": tuner.TUNER_VERSION})
+    fresh = {"params": dict(SMALL, conv=SMALL_CONV), "version": tuner.TUNER_VERSION, "profile": "gpu"}
+    monkeypatch.setattr(tuner, "tune", lambda runtime: fresh)
+    assert tuner.gemm_params(opencl_tiled.rt) == fresh["params"]
+    assert tuner.last_source(opencl_tiled.rt) == "tuned"

@@ -1,9 +1,14 @@
 """Conv2D's three ops on the opencl backend: conv2d_forward, conv2d_backward_data and
 conv2d_backward_filter, in the contract's argument order (outputs, inputs, weights, plan).
 
-Three algorithms:
-  tiled     with the tiled GEMM family (the GPU profile): implicit GEMMs with work-group tiles
-            in local memory (kernels/conv_tiled.cl) for all three ops and every geometry.
+Four algorithms:
+  direct    with the tiled GEMM family (the GPU profile): direct convolutions that stage each
+            work-group's input patch with its halo in local memory once for all kernel taps
+            (conv_direct.py, kernels/conv_direct.cl, conv_direct_filter.cl): the forward pass
+            and the filter gradient of every geometry, the input gradient at stride 1, wherever
+            the work-group fits the device.
+  tiled     the GPU profile's fallback: implicit GEMMs with work-group tiles in local memory
+            (kernels/conv_tiled.cl) for all three ops and every geometry.
   implicit  an implicit GEMM (kernels/conv_implicit.cl) that reads each patch straight from x,
             with the register blocks of the direct GEMM family: no im2col matrix. Used with
             the direct family when the layer has at least IMPLICIT_MIN_FILTERS filters.
@@ -18,6 +23,7 @@ reshape, bias_add, bias_grad, _run1d, _scratch_tensor and _check.
 """
 
 from ..base import Window2D
+from . import conv_direct
 from .gemm import split_k_slices
 
 # Convolutions with at least this many filters skip im2col (the implicit GEMM reads the patches
@@ -77,6 +83,19 @@ class ConvOps:
     def _uses_tiled(self):
         return self.gemm_engine.family == "tiled"
 
+    def _direct(self, op, plan, flip=False):
+        """The direct kernel's defines for `op` ("forward", "filter") at `plan`, or None where
+        its work-group does not fit the device (then the implicit-GEMM tiles run). Cached per
+        geometry and parameter set."""
+        params = conv_direct.conv_params(self.gemm_engine.params)
+        key = (op, flip, params and tuple(sorted(params.items())), plan.n, plan.h, plan.w,
+               plan.c, plan.kh, plan.kw, plan.sh, plan.sw, plan.pad_top, plan.pad_left, plan.oh,
+               plan.ow, plan.oc)
+        cache = self.__dict__.setdefault("_direct_defines", {})
+        if key not in cache:
+            cache[key] = conv_direct.fitting_defines(self.rt, params, plan, op == "filter", flip)
+        return cache[key]
+
     def _uses_implicit(self, plan):
         return (self.gemm_engine.family == "direct" and plan.oc >= IMPLICIT_MIN_FILTERS
                 and not is_pointwise(plan))
@@ -88,6 +107,10 @@ class ConvOps:
             self._general_forward(out, x, weight, bias, plan)
             return
         if self._uses_tiled():
+            defines = self._direct("forward", plan)
+            if defines is not None:
+                conv_direct.forward(self, out, x, weight, bias, plan, defines)
+                return
             self._conv2d_tiled("conv2d_forward_tiled", plan.n * plan.oh * plan.ow, plan.oc, 1,
                                out, x, weight, weight if bias is None else bias,
                                int(bias is not None), *window_args(plan),
@@ -109,6 +132,11 @@ class ConvOps:
             self._general_backward_data(dx, dout, weight, plan)
             return
         if self._uses_tiled():
+            flipped = flipped_plan(plan) if plan.sh == plan.sw == 1 else None
+            defines = None if flipped is None else self._direct("forward", flipped, flip=True)
+            if defines is not None:   # a convolution of dout with the rotated filters
+                conv_direct.forward(self, dx, dout, weight, None, flipped, defines)
+                return
             pixels = plan.n * plan.h * plan.w
             self._conv2d_tiled("conv2d_backward_data_tiled", pixels, plan.c, 1, dx, dout, weight,
                                *window_args(plan), pixels, plan.oc)
@@ -134,7 +162,11 @@ class ConvOps:
         if is_general(plan):
             self._general_backward_filter(dweight, dout2, x, plan)
         elif self._uses_tiled():
-            self._conv2d_backward_filter_tiled(dweight, dout, x, plan)
+            defines = self._direct("filter", plan)
+            if defines is not None:
+                conv_direct.backward_filter(self, dweight, dout, x, plan, defines)
+            else:
+                self._conv2d_backward_filter_tiled(dweight, dout, x, plan)
         elif self._uses_implicit(plan):
             self._conv2d_backward_filter_implicit(dweight, dout, x, plan)
         else:

@@ -1,4 +1,5 @@
-"""Pick the SGEMM kernel and its parameters for a device by timing candidates on it.
+"""Pick the SGEMM kernel and its parameters for a device by timing candidates on it (and, when
+the GPU profile's tiled family wins, the direct convolutions' tiles: its params["conv"]).
 
 The opencl backend tunes on its first GEMM on a device it has not seen (up to
 TIME_BUDGET_S seconds, announced by one line on stderr), never when backends are
@@ -22,12 +23,13 @@ import numpy as np
 
 from ... import settings
 from ...io import atomic_write
+from . import conv_direct
 from .gemm import DIRECT_DEFAULT, TILED_DEFAULT, Gemm, check_params, default_params
 
 CACHE_FILE = "opencl_tuning.json"
 MAX_CACHE_BYTES = 1 << 20  # a larger tuning table is not read (it holds a few entries)
 # Stored choices made by another version of the kernels or candidates are tuned again.
-TUNER_VERSION = 8
+TUNER_VERSION = 9
 # Products timed for each candidate, scored by their geometric mean: the SGEMM benchmark's
 # square, and the tall-skinny shapes of convolution layers (pixels x filters x taps*channels).
 TUNE_SHAPES = ((1024, 1024, 1024), (8192, 32, 288), (8192, 64, 576))
@@ -54,6 +56,19 @@ TILED_CANDIDATES = [
     {"family": "tiled", "TSM": 64, "TSN": 64, "TSK": 32, "WPTM": 4, "WPTN": 4, "VWN": 4},
     {"family": "tiled", "TSM": 32, "TSN": 32, "TSK": 16, "WPTM": 2, "WPTN": 2, "VWN": 4},
 ]
+# The direct convolutions' tiles (conv_direct.py), tuned when the tiled family wins (its
+# params["conv"]): forward pass, input and filter gradients of the layers in TUNE_CONVS timed.
+CONV_CANDIDATES = [
+    conv_direct.CONV_DEFAULT,
+    {"TOH": 8, "TOW": 16, "TF": 64, "CK": 8, "WPP": 8, "WPF": 4},    # 128 pixels, 32 results each
+    {"TOH": 8, "TOW": 8, "TF": 64, "CK": 4, "WPP": 4, "WPF": 4},     # less local memory
+    {"TOH": 8, "TOW": 8, "TF": 32, "CK": 8, "WPP": 2, "WPF": 4},     # 128 work-items
+    {"TOH": 16, "TOW": 16, "TF": 64, "CK": 8, "WPP": 8, "WPF": 8},   # 4 x as much reuse, 64 results
+    {"TOH": 4, "TOW": 8, "TF": 32, "CK": 8, "WPP": 2, "WPF": 2},     # small groups
+]
+# (N, H, W, C), filters: a 32- and a 64-filter 3 x 3 "same" layer of keras_cnn at batch 4
+TUNE_CONVS = (((4, 32, 32, 32), 32), ((4, 16, 16, 32), 64))
+CONV_BUDGET_S = 10.0
 
 # device_key -> "tuned", "cached" or "default": how the parameters in use were chosen
 _sources = {}
@@ -104,12 +119,13 @@ def gemm_params(runtime):
             and entry.get("profile") in (None, runtime.profile)):
         try:
             check_params(entry["params"], runtime)
+            conv_direct.conv_params(entry["params"])   # its "conv" tiles, when stored
             _sources[runtime.device_key] = "cached"
             return entry["params"]
         except (KeyError, TypeError, ValueError):
             pass  # a hand-edited entry that cannot run here: tune again
     print(f"minidl opencl: tuning the GEMM kernels for {runtime.device.name} (once per device, "
-          f"up to ~{TIME_BUDGET_S:.0f} s; the choice is saved in {cache_path()}; "
+          f"up to ~{TIME_BUDGET_S + CONV_BUDGET_S:.0f} s; the choice is saved in {cache_path()}; "
           f"MINIDL_OPENCL_TUNE=0 skips this and uses the defaults)", file=sys.stderr, flush=True)
     entry = tune(runtime)
     save_entry(runtime.device_key, entry)
@@ -198,10 +214,89 @@ def tune(runtime, candidates=None, shapes=None, repeats=3, budget_s=TIME_BUDGET_
                         "gflops_by_shape": [round(r, 2) for r in rates]})
     timed = [r for r in results if r["gflops"] is not None]
     winner = max(timed, key=lambda r: r["gflops"]) if timed else None
-    return {"params": winner["params"] if winner else default_params(runtime),
-            "gflops": winner["gflops"] if winner else None,
-            "shapes": [list(s) for s in shapes], "results": results, "version": TUNER_VERSION,
-            "profile": runtime.profile}
+    params = winner["params"] if winner else default_params(runtime)
+    entry = {"params": params, "gflops": winner["gflops"] if winner else None,
+             "shapes": [list(s) for s in shapes], "results": results, "version": TUNER_VERSION,
+             "profile": runtime.profile}
+    if params["family"] == "tiled":
+        entry["conv_results"] = conv_results = tune_convolutions(runtime, params)
+        timed = [r for r in conv_results if r["gflops"] is not None]
+        if timed:
+            entry["params"] = dict(params, conv=max(timed, key=lambda r: r["gflops"])["params"])
+    return entry
+
+
+class _ConvBench:
+    """What conv_direct's launches use of a backend (rt, gemm_engine), with the layers of
+    TUNE_CONVS and their operands on the device, and a numpy reference for checking."""
+
+    def __init__(self, runtime, gemm_params, rng):
+        from ..numpy_backend import NumpyBackend
+        self.rt, self.gemm_engine = runtime, Gemm(runtime, gemm_params)
+        self.layers = []
+        for in_shape, filters in TUNE_CONVS:
+            plan = NumpyBackend().conv2d_plan(in_shape, (3, 3, in_shape[3], filters), (1, 1), "same")
+            host = [rng.standard_normal(s, dtype=np.float32)
+                    for s in (plan.in_shape, (3, 3, in_shape[3], filters), plan.out_shape)]
+            device = [runtime.alloc(a.shape) for a in host]
+            for d, a in zip(device, host):
+                runtime.write(d, a)
+            outs = [runtime.alloc(s) for s in (plan.out_shape, plan.in_shape, host[1].shape)]
+            self.layers.append((plan, host, device, outs))
+
+    def run(self, params, layer):
+        """The three ops of `layer` with conv parameter set `params`; False where it cannot run."""
+        from .conv import flipped_plan
+        plan, _, (x, weight, dout), (out, dx, dweight) = layer
+        flipped = flipped_plan(plan)
+        defines = [conv_direct.fitting_defines(self.rt, params, plan),
+                   conv_direct.fitting_defines(self.rt, params, flipped, flip=True),
+                   conv_direct.fitting_defines(self.rt, params, plan, filter_grad=True)]
+        if None in defines:
+            return False
+        conv_direct.forward(self, out, x, weight, None, plan, defines[0])
+        conv_direct.forward(self, dx, dout, weight, None, flipped, defines[1])
+        conv_direct.backward_filter(self, dweight, dout, x, plan, defines[2])
+        return True
+
+    def correct(self, layer):
+        """Whether the last run of `layer` matches numpy."""
+        from ..numpy_backend import NumpyBackend
+        plan, (x, weight, dout), _, device_outs = layer
+        reference, outs = NumpyBackend(), [np.empty(t.shape, np.float32) for t in device_outs]
+        reference.conv2d_forward(outs[0], x, weight, None, plan)
+        reference.conv2d_backward_data(outs[1], dout, weight, plan)
+        reference.conv2d_backward_filter(outs[2], None, dout, x, plan)
+        return all(np.allclose(self.rt.read(d), o, rtol=1e-3, atol=1e-2)
+                   for d, o in zip(device_outs, outs))
+
+
+def tune_convolutions(runtime, gemm_params, candidates=None, repeats=3, budget_s=CONV_BUDGET_S):
+    """Time the direct convolutions' candidates (CONV_CANDIDATES) on TUNE_CONVS's layers:
+    [{"params", "gflops"}] (gflops None for a candidate that cannot run here or is wrong)."""
+    bench = _ConvBench(runtime, gemm_params, np.random.default_rng(1))
+    start, results = time.perf_counter(), []
+    for params in candidates or CONV_CANDIDATES:
+        if time.perf_counter() - start > budget_s:   # the rest are left untried
+            break
+        best = [float("inf")] * len(bench.layers)
+        try:
+            usable = all(bench.run(params, layer) for layer in bench.layers)
+            runtime.finish()
+            usable = usable and all(bench.correct(layer) for layer in bench.layers)
+        except Exception:  # noqa: BLE001  a candidate this device cannot build or run
+            usable = False
+        for _ in range(repeats if usable else 0):
+            for index, layer in enumerate(bench.layers):
+                t0 = time.perf_counter()
+                bench.run(params, layer)
+                runtime.finish()
+                best[index] = min(best[index], time.perf_counter() - t0)
+        work = [3 * 2 * p.n * p.oh * p.ow * 9 * p.c * p.oc for p, *_ in bench.layers]
+        rates = [w / t / 1e9 for w, t in zip(work, best)] if usable else None
+        results.append({"params": params, "gflops": float(np.exp(np.mean(np.log(rates))))
+                        if rates else None})
+    return results
 
 
 def main(argv=None):
@@ -225,13 +320,16 @@ def main(argv=None):
             print(f"{runtime.device_key}: no current choice stored in {cache_path()}; the first "
                   f"GEMM tunes, or run this without --show")
         return
-    print(f"tuning {runtime.device_key} (up to ~{TIME_BUDGET_S:.0f} s)", flush=True)
+    print(f"tuning {runtime.device_key} (up to ~{TIME_BUDGET_S + CONV_BUDGET_S:.0f} s)", flush=True)
     entry = tune(runtime, shapes=[(args.size,) * 3] if args.size else None)
     save_entry(runtime.device_key, entry)
     print(f"GFLOP/s on (m, n, k) = {entry['shapes']}, and their geometric mean:")
     for result in entry["results"]:
         by_shape = " ".join(f"{r:7.1f}" for r in result.get("gflops_by_shape", []))
         print(f"{by_shape:>24}  {result['gflops']!s:>7}  {result['params']}")
+    for result in entry.get("conv_results", []):
+        rate = "-" if result["gflops"] is None else f"{result['gflops']:.1f}"
+        print(f"{'direct convolutions':>24}  {rate:>7}  {result['params']}")
     print(f"chosen for {runtime.device_key}: {entry['params']} ({entry['gflops']} GFLOP/s), "
           f"saved in {cache_path()}")
 
