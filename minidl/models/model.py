@@ -15,6 +15,7 @@ from ..layers.base import InputLayer
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
 from . import penalties, saving, structure, tracking, tta
+from .config import functional_config, functional_from_config
 from .concurrency import UseGuard, one_thread_at_a_time
 from .graph import Graph
 from .heads import make_heads, metric_names
