@@ -96,8 +96,9 @@ class Rescaling(ChannelAffine):
 
 class Normalization(ChannelAffine):
     """(x - mean) / max(sqrt(variance), 1e-7) per feature of the last axis (Keras 3); invert=True
-    maps back. mean and variance are given, or learned from data by adapt(data). axis is -1
-    (or the last axis) or None (one mean and variance for every value)."""
+    maps back. mean and variance are given, or learned from data by adapt(data); until then
+    they are 0 and 1 (the identity), as Keras 3's (EfficientNet's stem has such a layer).
+    axis is -1 (or the last axis) or None (one mean and variance for every value)."""
 
     def __init__(self, axis=-1, mean=None, variance=None, invert=False, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
@@ -176,11 +177,6 @@ class Normalization(ChannelAffine):
             return std.astype(np.float32), mean.astype(np.float32)
         return (1.0 / std).astype(np.float32), (-mean / std).astype(np.float32)
 
-    def forward(self, x, training):
-        if self._stats is None:
-            raise ValueError(f"{self.describe()} has no mean and variance: pass them to the "
-                             "constructor or call adapt(data) before using the model")
-        return super().forward(x, training)
 
 
 class ImageLayer(Layer):
