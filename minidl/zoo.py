@@ -3,14 +3,15 @@
     keras_cnn()    Keras's classic examples/cifar10_cnn.py network (4 convolutions, 1.25M weights)
     tf_tutorial()  the network of TensorFlow's CIFAR-10 tutorial, on 24x24 crops
     resnet20()     He et al. (2015)'s CIFAR ResNet-20 (0.27M weights)
+    mobilenet_v2() Keras's applications.MobileNetV2 on 32x32 images (2.27M weights at alpha 1)
 
 The active backend (minidl.set_backend) is the one the models are built on.
 """
 
-from . import layers
+from . import applications, layers
 from .models import Model, Sequential
 
-MODELS = ("keras_cnn", "tf_tutorial", "resnet20")
+MODELS = ("keras_cnn", "tf_tutorial", "resnet20", "mobilenet_v2")
 
 
 def keras_cnn(input_shape=(32, 32, 3), num_classes=10):
@@ -94,9 +95,17 @@ def resnet20(input_shape=(32, 32, 3), num_classes=10, blocks_per_stage=3):
     return Model(inputs, outputs, name=f"resnet{6 * blocks_per_stage + 2}")
 
 
+def mobilenet_v2(input_shape=(32, 32, 3), num_classes=10, alpha=1.0):
+    """keras.applications.MobileNetV2(weights=None) for CIFAR-10-sized images: the ImageNet
+    network unchanged (its five stride-2 steps leave 1x1 maps at 32x32), alpha its width."""
+    return applications.MobileNetV2(input_shape=input_shape, alpha=alpha, weights=None,
+                                    classes=num_classes)
+
+
 def build(name, **kwargs):
     """The model called `name` (one of MODELS)."""
-    builders = {"keras_cnn": keras_cnn, "tf_tutorial": tf_tutorial, "resnet20": resnet20}
+    builders = {"keras_cnn": keras_cnn, "tf_tutorial": tf_tutorial, "resnet20": resnet20,
+                "mobilenet_v2": mobilenet_v2}
     if name not in builders:
         raise ValueError(f"zoo.build: unknown model {name!r}; choose one of {list(MODELS)}")
     return builders[name](**kwargs)

@@ -28,6 +28,22 @@ KERAS = {
         (14714688, 14714688, 0, 20, (512,), "vgg16", "55f153b1e8f492a2"),
     ("VGG16", (("classes", 10), ("input_shape", (32, 32, 3)))):
         (33638218, 33638218, 0, 23, (10,), "vgg16", "ae513e8886a1caa8"),
+    ("MobileNetV2", ()): (3538984, 3504872, 34112, 156, (1000,), "mobilenetv2_1.00_224",
+                          "3c2334b1e71a2462"),
+    ("MobileNetV2", (("alpha", 0.35), ("classes", 10), ("input_shape", (32, 32, 3)))):
+        (423018, 408938, 14080, 156, (10,), "mobilenetv2_0.35_32", "3c2334b1e71a2462"),
+    ("MobileNetV2", (("classes", 10), ("input_shape", (32, 32, 3)))):
+        (2270794, 2236682, 34112, 156, (10,), "mobilenetv2_1.00_32", "3c2334b1e71a2462"),
+    ("MobileNetV2", (("alpha", 1.4), ("include_top", False), ("input_shape", (33, 35, 3)))):
+        (4363712, 4315776, 47936, 154, (2, 2, 1792), "mobilenetv2_1.40_33", "128c5859a8e30298"),
+    ("MobileNetV2", (("alpha", 0.5), ("input_shape", (96, 96, 3)))):
+        (1987224, 1968680, 18544, 156, (1000,), "mobilenetv2_0.50_96", "3c2334b1e71a2462"),
+    ("EfficientNetB0", ()): (5330571, 5288548, 42023, 240, (1000,), "efficientnetb0",
+                             "225a6508b23b1f29"),
+    ("EfficientNetB0", (("classes", 10), ("input_shape", (32, 32, 3)))):
+        (4062381, 4020358, 42023, 240, (10,), "efficientnetb0", "225a6508b23b1f29"),
+    ("EfficientNetB0", (("include_top", False), ("input_shape", (33, 35, 3)), ("pooling", "avg"))):
+        (4049571, 4007548, 42023, 238, (1280,), "efficientnetb0", "edd3e70de0970075"),
 }
 
 
@@ -78,6 +94,8 @@ def test_module_style_names():
     assert applications.resnet50.ResNet50 is applications.ResNet50
     assert applications.resnet.ResNet50 is applications.ResNet50
     assert applications.vgg16.VGG16 is applications.VGG16
+    assert applications.mobilenet_v2.MobileNetV2 is applications.MobileNetV2
+    assert applications.efficientnet.EfficientNetB0 is applications.EfficientNetB0
 
 
 def test_deeper_resnets_count_their_blocks():
@@ -88,7 +106,7 @@ def test_deeper_resnets_count_their_blocks():
         assert f"conv4_block{blocks}_out" in names and f"conv4_block{blocks + 1}_out" not in names
 
 
-@pytest.mark.parametrize("builder", ["ResNet50", "VGG16"])
+@pytest.mark.parametrize("builder", ["ResNet50", "VGG16", "MobileNetV2", "EfficientNetB0"])
 def test_imagenet_weights_are_refused_with_what_to_do(builder):
     with pytest.raises(ValueError, match=r"weights='imagenet'.*ships none.*weights=None.*"
                                          r"load_weights"):
@@ -146,6 +164,74 @@ def test_predict_on_a_tiny_batch(builder):
     probs = model.predict(x, verbose=0)
     assert probs.shape == (2, 10) and np.all(np.isfinite(probs))
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_mobilenet_v2_blocks():
+    model = applications.MobileNetV2(weights=None, input_shape=(32, 32, 3), alpha=0.35, classes=10)
+    depthwise = [layer for layer in model.layers if type(layer).__name__ == "DepthwiseConv2D"]
+    assert len(depthwise) == 17 and not any(layer.use_bias for layer in depthwise)
+    assert [layer.name for layer in depthwise if layer.strides == (2, 2)] == [
+        "block_1_depthwise", "block_3_depthwise", "block_6_depthwise", "block_13_depthwise"]
+    assert model.get_layer("block_1_pad").padding == ((0, 1), (0, 1))
+    assert model.get_layer("Conv1_relu").max_value == 6.0
+    assert model.get_layer("bn_Conv1").momentum == pytest.approx(0.999)
+    assert model.get_layer("Conv1").filters == 16 and model.get_layer("Conv_1").filters == 1280
+    assert sum(type(layer).__name__ == "Add" for layer in model.layers) == 10
+    with pytest.raises(ValueError, match="alpha must be a positive number"):
+        applications.MobileNetV2(weights=None, input_shape=(32, 32, 3), alpha=0)
+
+
+def test_efficientnet_b0_blocks():
+    model = applications.EfficientNetB0(weights=None, input_shape=(32, 32, 3), classes=10)
+    drops = {layer.name: layer for layer in model.layers if type(layer).__name__ == "Dropout"}
+    # stochastic depth on the 9 identity blocks, rate 0.2 * block index / 16, and the top dropout
+    assert len(drops) == 10 and drops["top_dropout"].rate == pytest.approx(0.2)
+    assert drops["block2b_drop"].rate == pytest.approx(0.2 * 2 / 16)   # Keras: 0.025
+    assert drops["block2b_drop"].noise_shape == (None, 1, 1, 1)
+    assert model.get_layer("block1a_se_excite").output_shape == (16, 16, 32)
+    assert model.get_layer("block1a_se_reshape").output_shape == (1, 1, 32)
+    assert model.get_layer("block6a_dwconv").kernel_size == (5, 5)
+    assert model.get_layer("stem_activation").activation == "silu"
+    assert [type(layer).__name__ for layer in model.layers[1:3]] == ["Rescaling", "Normalization"]
+
+
+@pytest.mark.parametrize("builder", ["MobileNetV2", "EfficientNetB0"])
+def test_predict_as_keras_would_without_weights(builder):
+    """predict on a tiny batch: probabilities (EfficientNet's stem Normalization, never
+    adapted, is the identity)."""
+    model = getattr(applications, builder)(weights=None, input_shape=(32, 32, 3), classes=10)
+    x = np.random.default_rng(0).uniform(0, 255, (2, 32, 32, 3)).astype(np.float32)
+    probs = model.predict(x, verbose=0)
+    assert probs.shape == (2, 10) and np.all(np.isfinite(probs))
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_mobilenet_v2_trains_on_every_backend(active_backend):
+    model = applications.MobileNetV2(weights=None, input_shape=(32, 32, 3), alpha=0.35,
+                                     classes=10)
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (8, 32, 32, 3)).astype(np.float32)
+    y = rng.integers(0, 10, 8)
+    losses = model.fit(x, y, batch_size=8, epochs=3, verbose=0).history["loss"]
+    assert np.all(np.isfinite(losses)) and losses[-1] < losses[0]
+
+
+def test_efficientnet_b0_trains_on_cpu():
+    minidl.set_backend("cpu")
+    model = applications.EfficientNetB0(weights=None, input_shape=(32, 32, 3), classes=10)
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 255, (8, 32, 32, 3)).astype(np.float32)
+    y = rng.integers(0, 10, 8)
+    losses = model.fit(x, y, batch_size=8, epochs=3, verbose=0).history["loss"]
+    assert np.all(np.isfinite(losses)) and losses[-1] < losses[0]
+
+
+def test_zoo_mobilenet_v2():
+    model = zoo.build("mobilenet_v2")
+    assert model.input_shape == (None, 32, 32, 3) and model.output_shape == (None, 10)
+    assert model.count_params() == 2270794 and not model.compiled   # Keras's figure above
 
 
 def test_preprocess_input_modes_as_keras():

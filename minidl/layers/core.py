@@ -261,7 +261,8 @@ class Dropout(Layer):
         noise = self.noise_shape
         wrong = len(noise) != len(input_shape) + 1 or noise[0] is not None or any(
             d is not None and d not in (1, s) for d, s in zip(noise[1:], input_shape))
-        shared = [d == 1 and s != 1 for d, s in zip(noise[1:], input_shape)]
+        # axes of length 1 can count as shared or not: only the others must be in order
+        shared = [d == 1 for d, s in zip(noise[1:], input_shape) if s != 1]
         k = shared.count(True)
         if wrong or shared != [True] * k + [False] * (len(shared) - k):
             raise ValueError(f"{self.describe()}: noise_shape {noise!r} does not fit inputs of shape "
@@ -269,7 +270,8 @@ class Dropout(Layer):
                              "..., d_n): the batch axis None, then the shared axes, then the input's")
         if k == 0:
             return None
-        return count_elements(input_shape[:k]), count_elements(input_shape[k:])
+        size = count_elements([s for d, s in zip(noise[1:], input_shape) if d == 1])
+        return size, count_elements(input_shape) // size
 
     def forward(self, x, training):
         self._dropped = bool(training) and self.rate > 0

@@ -121,11 +121,16 @@ class Normalization(ChannelAffine):
             raise ValueError(f"{self.describe()}: axis must be -1 (the last axis) or None for inputs "
                              f"of shape {format_shape(input_shape)}, got {self.axis}")
         c = input_shape[-1]
-        self.add_weight("mean", (c,), "zeros", trainable=False)
-        self.add_weight("variance", (c,), "ones", trainable=False)
-        if self.mean is not None:
+        if self.mean is not None:   # constants from the config, no weights (as Keras 3)
             self._stats = (_per_channel(self.mean, "mean", self.describe(), c),
                            _per_channel(self.variance, "variance", self.describe(), c))
+            return
+        # Keras 3's weights: mean and variance ((C,), or () with axis=None) and a count that
+        # Keras keeps for older files and leaves at 0
+        shape = () if self.axis is None else (c,)
+        self.add_weight("mean", shape, "zeros", trainable=False)
+        self.add_weight("variance", shape, "ones", trainable=False)
+        self.add_weight("count", (), "zeros", trainable=False)
 
     def adapt(self, data, batch_size=None, steps=None):
         """Learn mean and variance from data: an array (N, ...) or an iterable of arrays or of
@@ -154,16 +159,27 @@ class Normalization(ChannelAffine):
         c = self.input_shape[-1]
         self._stats = (np.broadcast_to(mean, (c,)).copy(), np.broadcast_to(variance, (c,)).copy())
         if self.backend is not None:
-            self.assign_weights([s.astype(np.float32) for s in self._stats])
+            self._store_stats()
+
+    def _store_stats(self):
+        """Write the host statistics into the weights (a layer with given mean has none)."""
+        if self.weights:
+            shape = self.weights[0].shape
+            Layer.assign_weights(self, [s[:1].reshape(shape).astype(np.float32) if shape == ()
+                                        else s.astype(np.float32) for s in self._stats]
+                                 + [np.zeros((), np.float32)])
+        self._upload()
 
     def attach(self, backend, initial_values=None):
         super().attach(backend, initial_values)
         if self._stats is not None:
-            Layer.assign_weights(self, [s.astype(np.float32) for s in self._stats])
+            self._store_stats()
 
     def assign_weights(self, arrays):
         super().assign_weights(arrays)
-        self._stats = tuple(np.asarray(a, np.float64) for a in arrays)
+        c = self.input_shape[-1]
+        self._stats = tuple(np.broadcast_to(np.asarray(a, np.float64).reshape(-1), (c,)).copy()
+                            for a in arrays[:2])
         self._upload()
 
     def _vectors(self):
