@@ -1,0 +1,165 @@
+"""Keras arguments the applications need, on every backend: ReLU(max_value=6), Dropout's
+noise_shape, Multiply broadcasting (squeeze-and-excitation), Normalization's Keras 3 weights
+and its identity before adapt(); gradients checked in float64 on numpy."""
+
+import numpy as np
+import pytest
+
+import minidl
+from minidl import layers
+from minidl.backends.numpy_backend import NumpyBackend
+from minidl.models import Model
+from test_gradients import check_layer
+
+BACKENDS = minidl.available_backends()
+
+
+@pytest.fixture(params=BACKENDS)
+def active_backend(request):
+    request.addfinalizer(lambda: minidl.set_backend("numpy"))
+    minidl.set_backend(request.param)
+    minidl.set_seed(0)
+    return request.param
+
+
+@pytest.fixture
+def float64_numpy():
+    minidl.set_backend(NumpyBackend(dtype="float64"))
+    minidl.set_seed(1)
+    yield
+    minidl.set_backend("numpy")
+
+
+def values(shape, seed=0, low=-8.0, high=8.0):
+    return np.random.default_rng(seed).uniform(low, high, shape).astype(np.float32)
+
+
+def test_relu_max_value_six(active_backend):
+    x = values((4, 7))
+    relu6 = layers.ReLU(6.0)
+    np.testing.assert_array_equal(relu6(x), np.clip(x, 0, 6))
+    assert relu6.get_config()["max_value"] == 6.0
+    assert layers.deserialize("ReLU", relu6.get_config()).activation == "relu6"
+    np.testing.assert_allclose(layers.ReLU(negative_slope=0.5)(x), np.where(x < 0, 0.5 * x, x))
+    for bad in (dict(max_value=5.0), dict(threshold=1.0), dict(max_value=6.0, negative_slope=0.1)):
+        with pytest.raises(ValueError, match="ReLU 're_lu.*capped at 6"):
+            layers.ReLU(**bad)
+
+
+def test_relu6_gradient(float64_numpy):
+    check_layer(layers.ReLU(max_value=6), (3, 4))
+
+
+@pytest.mark.parametrize("noise_shape, input_shape", [
+    ((None, 1, 1, 1), (3, 4, 5)),     # whole samples (EfficientNet's stochastic depth)
+    ((None, 1, 1, 5), (3, 4, 5)),     # whole feature maps, as SpatialDropout2D
+    ((None, 1, 1, None), (3, 4, 5)),
+    ((None, 1, 1, 1), (1, 1, 6)),     # length-1 axes count either way
+])
+def test_dropout_noise_shape(active_backend, noise_shape, input_shape):
+    rate = 0.5
+    layer = layers.Dropout(rate, noise_shape=noise_shape)
+    inputs = layers.Input(input_shape)
+    model = Model(inputs, layer(inputs))
+    model.compile("sgd", "mse")
+    x = values((64,) + input_shape, low=1.0, high=2.0)
+    b = model.backend
+    layer.step_seed = 7
+    y = b.to_numpy(layer.forward(b.from_numpy(x), True))
+    ratio = y / x
+    assert set(np.unique(np.round(ratio, 5))) <= {0.0, 1.0 / (1 - rate)}
+    # one draw per (sample, position on the axes not shared): constant along the shared ones
+    shared = tuple(i for i, d in enumerate(noise_shape[1:], start=1) if d == 1)
+    np.testing.assert_array_equal(ratio, np.broadcast_to(ratio.max(axis=shared, keepdims=True)
+                                                         if shared else ratio, ratio.shape))
+    assert 0.2 < float(np.mean(ratio == 0)) < 0.8
+    dout = values(y.shape, seed=3)
+    dx = b.to_numpy(layer.backward(b.from_numpy(dout)))
+    np.testing.assert_allclose(dx, dout * ratio, rtol=1e-6)
+    np.testing.assert_array_equal(model.predict(x, verbose=0), x)   # inference: the identity
+
+
+def test_dropout_noise_shape_config_and_errors():
+    layer = layers.Dropout(0.2, noise_shape=(None, 1, 1, 1), seed=3)
+    clone = layers.deserialize("Dropout", layer.get_config())
+    assert clone.noise_shape == (None, 1, 1, 1) and clone.seed == 3
+    assert "noise_shape" not in layers.SpatialDropout2D(0.1).get_config()
+    inputs = layers.Input((4, 5, 6))
+    for bad in ((None, 1, 1), (None, 4, 1, 6), (None, 3, 5, 6), (2, 1, 1, 1)):
+        with pytest.raises(ValueError, match="Dropout 'dropout.*noise_shape.*does not fit"):
+            layers.Dropout(0.5, noise_shape=bad)(inputs)
+    with pytest.raises(ValueError, match="noise_shape entries must be None or positive ints"):
+        layers.Dropout(0.5, noise_shape=(None, 0, 1))
+
+
+def test_dropout_noise_shape_gradient(float64_numpy):
+    layer = layers.Dropout(0.4, noise_shape=(None, 1, 1, 1))
+    layer.step_seed = 5
+    check_layer(layer, (3, 3, 2), batch=4)
+
+
+@pytest.mark.parametrize("small_first", [False, True])
+def test_multiply_broadcasts_as_keras(active_backend, small_first):
+    big, small = layers.Input((4, 5, 3)), layers.Input((1, 1, 3))
+    pair = [small, big] if small_first else [big, small]
+    product = layers.multiply(pair, name="excite")
+    assert product.shape == (None, 4, 5, 3)
+    model = Model(pair, layers.Dense(2)(layers.Flatten()(product)))
+    model.compile("sgd", "mse")
+    xb, xs = values((3, 4, 5, 3), seed=1), values((3, 1, 1, 3), seed=2)
+    arrays = [xs, xb] if small_first else [xb, xs]
+    excite = model.get_layer("excite")
+    b = model.backend
+    out = b.to_numpy(excite.forward([b.from_numpy(a) for a in arrays], True))
+    np.testing.assert_allclose(out, xb * xs, rtol=1e-6)
+    dout = values((3, 4, 5, 3), seed=4)
+    grads = [b.to_numpy(g) for g in excite.backward(b.from_numpy(dout))]
+    dbig, dsmall = (grads[1], grads[0]) if small_first else grads
+    np.testing.assert_allclose(dbig, dout * xs, rtol=1e-6)
+    np.testing.assert_allclose(dsmall, (dout * xb).sum(axis=(1, 2), keepdims=True), rtol=1e-4,
+                               atol=1e-4)
+
+
+def test_multiply_broadcast_gradient(float64_numpy):
+    check_layer(layers.Multiply(), [(3, 4, 2), (1, 1, 2)])
+    check_layer(layers.Multiply(), [(1, 4), (3, 4)])
+
+
+def test_multiply_shapes_that_do_not_broadcast():
+    with pytest.raises(ValueError, match="Multiply 'multiply.*one shape"):
+        layers.Multiply()([layers.Input((4, 5, 3)), layers.Input((4, 1, 3))])
+    with pytest.raises(ValueError, match="Multiply 'multiply.*one shape"):
+        layers.Multiply()([layers.Input((4, 3)), layers.Input((1, 2))])
+
+
+def test_normalization_weights_and_identity_as_keras_3(active_backend):
+    x = values((6, 3, 3, 2))
+    norm = layers.Normalization(axis=3)
+    np.testing.assert_allclose(norm(x), x, rtol=1e-6)    # never adapted: mean 0, variance 1
+    assert [(w.name, w.shape, w.trainable) for w in norm.weights] == [
+        ("mean", (2,), False), ("variance", (2,), False), ("count", (), False)]
+    norm.adapt(x)
+    mean, variance, count = norm.get_weights()
+    np.testing.assert_allclose(mean, x.reshape(-1, 2).mean(axis=0), rtol=1e-5)
+    np.testing.assert_allclose(variance, x.reshape(-1, 2).var(axis=0), rtol=1e-4)
+    assert count == 0          # Keras 3 leaves its count at 0
+    np.testing.assert_allclose(norm(x), (x - mean) / np.sqrt(variance), rtol=1e-4, atol=1e-5)
+    assert layers.Normalization(mean=1.0, variance=4.0).weights == []   # constants, as Keras
+    whole = layers.Normalization(axis=None)
+    whole.adapt(x)
+    np.testing.assert_allclose(whole(x), (x - x.mean()) / x.std(), rtol=1e-4, atol=1e-5)
+    assert [w.shape for w in whole.weights] == [(), (), ()]
+    np.testing.assert_allclose(whole.get_weights()[0], x.mean(), rtol=1e-5)
+
+
+def test_normalization_statistics_survive_save_and_load(tmp_path):
+    x = values((8, 4))
+    inputs = layers.Input((4,))
+    norm = layers.Normalization()
+    norm.adapt(x)
+    model = Model(inputs, layers.Dense(2)(norm(inputs)))
+    path = str(tmp_path / "norm.keras")
+    model.save(path)
+    again = minidl.models.load_model(path)
+    np.testing.assert_allclose(again.predict(x, verbose=0), model.predict(x, verbose=0),
+                               rtol=1e-6)
