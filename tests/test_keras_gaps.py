@@ -163,3 +163,37 @@ def test_normalization_statistics_survive_save_and_load(tmp_path):
     again = minidl.models.load_model(path)
     np.testing.assert_allclose(again.predict(x, verbose=0), model.predict(x, verbose=0),
                                rtol=1e-6)
+
+
+# w after four steps of these gradients from w = [0.5, -1, 2] with lr 0.1, as Keras 3.15.1
+# (torch backend) computes them; the plain Adam row shows that amsgrad changes the result
+AMSGRAD_GRADS = [[4.0, -0.5, 1.0], [0.1, -0.2, 0.3], [0.05, 0.1, -2.0], [-0.01, 0.02, 0.01]]
+AMSGRAD_KERAS = [
+    (dict(amsgrad=True), "Adam", [0.2331403, -0.7093069, 1.8615617]),
+    (dict(amsgrad=True, weight_decay=0.1), "AdamW", [0.2183179, -0.6752273, 1.787166]),
+    (dict(), "Adam", [0.2330457, -0.7093069, 1.861572]),
+]
+
+
+@pytest.mark.parametrize("kwargs, name, expected", AMSGRAD_KERAS)
+def test_amsgrad_as_keras(active_backend, kwargs, name, expected):
+    from minidl.backends import get_backend
+    b = get_backend()
+    optimizer = getattr(minidl.optimizers, name)(learning_rate=0.1, **kwargs)
+    w = b.from_numpy(np.array([0.5, -1.0, 2.0], np.float32))
+    optimizer.build(b, [w])
+    for g in AMSGRAD_GRADS:
+        optimizer.apply_gradients([(b.from_numpy(np.array(g, np.float32)), w)])
+    # float32 rounding (Keras computes in float32 too) stays far below the amsgrad difference
+    np.testing.assert_allclose(b.to_numpy(w), expected, rtol=0, atol=5e-6)
+    assert optimizer.get_config().get("amsgrad", False) == kwargs.get("amsgrad", False)
+    slots = {key.rsplit("/", 1)[0] for key in optimizer.get_state(b)}
+    assert ("velocity_hat" in slots) == kwargs.get("amsgrad", False)
+
+
+def test_amsgrad_state_and_config_round_trip():
+    optimizer = minidl.optimizers.Adam(amsgrad=True)
+    clone = minidl.optimizers.deserialize(minidl.optimizers.serialize(optimizer))
+    assert clone.amsgrad is True and type(clone).__name__ == "Adam"
+    with pytest.raises(TypeError, match="amsgrad must be a bool"):
+        minidl.optimizers.AdamW(amsgrad="yes")

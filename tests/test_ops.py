@@ -1060,6 +1060,8 @@ OPTIMIZERS = [   # (id, op, hyperparameters)
     ("adadelta-decay", "adadelta_update", dict(lr=0.5, rho=0.9, epsilon=1e-6, weight_decay=0.05)),
     ("adamax", "adamax_update", dict(lr=2e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-7, weight_decay=0.0)),
     ("adamax-decay", "adamax_update", dict(lr=0.01, beta_1=0.8, beta_2=0.99, epsilon=1e-7, weight_decay=0.1)),
+    ("amsgrad", "amsgrad_update", dict(lr=1e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-7, weight_decay=0.0)),
+    ("amsgrad-decay", "amsgrad_update", dict(lr=0.01, beta_1=0.8, beta_2=0.99, epsilon=1e-7, weight_decay=0.1)),
     ("nadam", "nadam_update", dict(lr=1e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-7, weight_decay=0.0)),
     ("nadam-decay", "nadam_update", dict(lr=0.01, beta_1=0.8, beta_2=0.99, epsilon=1e-7, weight_decay=0.1)),
     ("lion", "lion_update", dict(lr=1e-3, beta_1=0.9, beta_2=0.99, weight_decay=0.0)),
@@ -1077,11 +1079,12 @@ OPTIMIZER_STATE = {
     "adagrad_update": ("accumulator",),
     "adadelta_update": ("positive", "positive"),
     "adamax_update": ("any", "positive"),
+    "amsgrad_update": ("any", "positive", "positive"),
     "nadam_update": ("any", "positive"),
     "lion_update": ("any",),
     "ftrl_update": ("accumulator", "any"),
 }
-STEP_OPS = ("adam_update", "adamax_update", "nadam_update")
+STEP_OPS = ("adam_update", "adamax_update", "amsgrad_update", "nadam_update")
 
 
 def optimizer_case(name, op, hyper, n, specials=False):
@@ -1487,6 +1490,6 @@ def test_every_contract_op_has_a_row():
                                   "cross_entropy", "mean_squared_error", "row_loss", "sum", "accuracy",
                                   "clip_by_value", "clip_by_norm", "sgd_update", "adam_update",
                                   "rmsprop_update", "adagrad_update", "adadelta_update", "adamax_update",
-                                  "nadam_update", "lion_update", "ftrl_update", "ema_update",
+                                  "amsgrad_update", "nadam_update", "lion_update", "ftrl_update", "ema_update",
                                   "clip_by_global_norm", "l1_l2", "norm_constraint", "unary", "binary",
                                   "where", "reduce"}

@@ -511,6 +511,11 @@ class Backend:
         w -= lr / (1 - b1^t) * m / (u + eps)."""
         raise NotImplementedError
 
+    def amsgrad_update(self, w, g, m, v, v_hat, lr, beta_1, beta_2, epsilon, step, weight_decay):
+        """Keras Adam(amsgrad=True) at 1-based step t: m and v as adam_update; v_hat = max(v_hat, v);
+        w -= lr sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v_hat) + eps)."""
+        raise NotImplementedError
+
     def nadam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, weight_decay):
         """Keras Nadam at 1-based step t, u_product = prod over s <= t of b1 (1 - 0.5 * 0.96^s):
         m += (g - m)(1-b1); v += (g^2 - v)(1-b2);

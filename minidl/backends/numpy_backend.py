@@ -385,6 +385,9 @@ class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyDepthwiseOps, HostMemory,
     def adadelta_update(self, w, g, acc_grad, acc_delta, lr, rho, epsilon, weight_decay):
         optimizers.adadelta_update(w, g, acc_grad, acc_delta, lr, rho, epsilon, weight_decay)
 
+    def amsgrad_update(self, w, g, m, v, v_hat, lr, beta_1, beta_2, epsilon, step, weight_decay):
+        optimizers.amsgrad_update(w, g, m, v, v_hat, lr, beta_1, beta_2, epsilon, step, weight_decay)
+
     def adamax_update(self, w, g, m, u, lr, beta_1, beta_2, epsilon, step, weight_decay):
         optimizers.adamax_update(w, g, m, u, lr, beta_1, beta_2, epsilon, step, weight_decay)
 

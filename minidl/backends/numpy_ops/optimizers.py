@@ -64,6 +64,21 @@ def adam_update(w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay):
     w -= alpha * m / (np.sqrt(v) + epsilon)
 
 
+def amsgrad_update(w, g, m, v, v_hat, lr, beta_1, beta_2, epsilon, step, weight_decay):
+    op = "amsgrad_update"
+    _check_state(op, w, g=g, m=m, v=v, v_hat=v_hat)
+    if step < 1:
+        raise ValueError(f"{op}: step is 1-based, got {step}")
+    _decay(w, lr, weight_decay)
+    m *= beta_1
+    m += (1 - beta_1) * g
+    v *= beta_2
+    v += (1 - beta_2) * np.square(g)
+    np.maximum(v_hat, v, out=v_hat)
+    alpha = lr * math.sqrt(1 - beta_2 ** step) / (1 - beta_1 ** step)
+    w -= alpha * m / (np.sqrt(v_hat) + epsilon)
+
+
 def rmsprop_update(w, g, ms, mom, lr, rho, momentum, epsilon, weight_decay):
     op = "rmsprop_update"
     _check_state(op, w, g=g, ms=ms, mom=mom)
