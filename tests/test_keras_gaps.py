@@ -197,3 +197,34 @@ def test_amsgrad_state_and_config_round_trip():
     assert clone.amsgrad is True and type(clone).__name__ == "Adam"
     with pytest.raises(TypeError, match="amsgrad must be a bool"):
         minidl.optimizers.AdamW(amsgrad="yes")
+
+
+@pytest.mark.parametrize("axis, input_shape", [([-2, -1], (3, 4, 5)), ([1, 2, 3], (2, 3, 4)),
+                                               ((2, 1), (5, 3)), (-1, (4, 6))])
+def test_layer_normalization_over_trailing_axes(active_backend, axis, input_shape):
+    layer = layers.LayerNormalization(axis=axis, epsilon=1e-3)
+    inputs = layers.Input(input_shape)
+    model = Model(inputs, layer(inputs))
+    model.compile("sgd", "mse")
+    k = len(axis) if isinstance(axis, (list, tuple)) else 1
+    assert layer.gamma.shape == tuple(input_shape[-k:]) == layer.beta.shape   # Keras's shapes
+    rng = np.random.default_rng(0)
+    gamma, beta = rng.normal(size=input_shape[-k:]), rng.normal(size=input_shape[-k:])
+    layer.set_weights([gamma, beta])
+    x = values((6,) + input_shape)
+    axes = tuple(range(len(input_shape) + 1 - k, len(input_shape) + 1))
+    mean, var = x.mean(axis=axes, keepdims=True), x.var(axis=axes, keepdims=True)
+    np.testing.assert_allclose(model.predict(x, verbose=0),
+                               (x - mean) / np.sqrt(var + 1e-3) * gamma + beta, rtol=1e-4, atol=1e-4)
+    clone = layers.deserialize("LayerNormalization", layer.get_config())
+    assert clone.axis == layer.axis
+
+
+def test_layer_normalization_trailing_axes_gradient(float64_numpy):
+    check_layer(layers.LayerNormalization(axis=[-2, -1]), (2, 3, 4))
+
+
+def test_layer_normalization_axis_errors():
+    for axis, shape in (([1, 3], (2, 3, 4)), (1, (2, 3, 4)), ([0, 1], (3,)), ("last", (3,))):
+        with pytest.raises(ValueError, match="LayerNormalization 'layer_normalization.*axis"):
+            layers.LayerNormalization(axis=axis).build_once(shape)
