@@ -228,3 +228,38 @@ def test_layer_normalization_axis_errors():
     for axis, shape in (([1, 3], (2, 3, 4)), (1, (2, 3, 4)), ([0, 1], (3,)), ("last", (3,))):
         with pytest.raises(ValueError, match="LayerNormalization 'layer_normalization.*axis"):
             layers.LayerNormalization(axis=axis).build_once(shape)
+
+
+def test_cosine_similarity_metric_as_keras(active_backend):
+    # Keras 3's docstring examples: 0.49999997, 0.6999999 and [0, 0.99999994, -0.99999994]
+    metric = minidl.metrics.CosineSimilarity(axis=1)
+    y_true, y_pred = np.array([[0.0, 1.0], [1.0, 1.0]]), np.array([[1.0, 0.0], [1.0, 1.0]])
+    metric.update_state(y_true, y_pred)
+    assert float(metric.result().numpy()) == pytest.approx(0.5, abs=1e-6)
+    metric.reset_state()
+    metric.update_state(y_true, y_pred, sample_weight=np.array([0.3, 0.7]))
+    assert float(metric.result().numpy()) == pytest.approx(0.7, abs=1e-6)
+    values_ = minidl.metrics.cosine_similarity(np.array([[0.0, 1.0], [1.0, 1.0], [1.0, 1.0]]),
+                                               np.array([[1.0, 0.0], [1.0, 1.0], [-1.0, -1.0]]))
+    np.testing.assert_allclose(values_.numpy(), [0.0, 1.0, -1.0], atol=1e-6)
+    a, b = values((4, 3, 5), seed=1), values((4, 3, 5), seed=2)
+    expected = (a * b).sum(axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    np.testing.assert_allclose(minidl.metrics.cosine_similarity(a, b, axis=1).numpy(), expected,
+                               rtol=1e-5)
+    zeros = minidl.metrics.cosine_similarity(np.zeros((2, 3)), np.ones((2, 3))).numpy()
+    np.testing.assert_array_equal(zeros, [0.0, 0.0])      # norms floored: no NaN
+
+
+def test_cosine_similarity_metric_in_compile(active_backend):
+    inputs = layers.Input((4,))
+    model = Model(inputs, layers.Dense(3)(inputs))
+    model.compile("sgd", "mse", metrics=["cosine_similarity",
+                                         minidl.metrics.CosineSimilarity(name="cos", axis=-1)])
+    x, y = values((8, 4), seed=1), values((8, 3), seed=2)
+    logs = model.evaluate(x, y, verbose=0, return_dict=True)
+    p = model.predict(x, verbose=0)
+    expected = np.mean((p * y).sum(axis=1) / np.linalg.norm(p, axis=1) / np.linalg.norm(y, axis=1))
+    assert logs["cosine_similarity"] == pytest.approx(expected, rel=1e-4)
+    assert logs["cos"] == pytest.approx(expected, rel=1e-4)
+    with pytest.raises(ValueError, match="CosineSimilarity: axis must be an int"):
+        minidl.metrics.CosineSimilarity(axis="last")
