@@ -263,3 +263,42 @@ def test_cosine_similarity_metric_in_compile(active_backend):
     assert logs["cos"] == pytest.approx(expected, rel=1e-4)
     with pytest.raises(ValueError, match="CosineSimilarity: axis must be an int"):
         minidl.metrics.CosineSimilarity(axis="last")
+
+
+# Keras 3.15.1: Resizing(3, 3, interpolation, pad_to_aspect_ratio=True, fill_value=-1) of
+# np.arange(8).reshape(1, 2, 4, 1) (padded to 4 x 4 first)
+PAD_KERAS = {
+    "nearest": [[-1.0, -1.0, -1.0], [4.0, 6.0, 7.0], [-1.0, -1.0, -1.0]],
+    "bilinear": [[-0.805556, -0.583333, -0.361111], [2.166667, 3.5, 4.833334],
+                 [-0.13889, 0.083332, 0.305554]],
+}
+
+
+@pytest.mark.parametrize("interpolation", ["nearest", "bilinear"])
+def test_resizing_pad_to_aspect_ratio_as_keras(active_backend, interpolation):
+    x = np.arange(8, dtype=np.float32).reshape(1, 2, 4, 1)
+    layer = layers.Resizing(3, 3, interpolation=interpolation, pad_to_aspect_ratio=True,
+                            fill_value=-1.0)
+    np.testing.assert_allclose(layer(x)[0, :, :, 0], PAD_KERAS[interpolation], atol=2e-6)
+    # any shape: the same as resizing the image padded by numpy (same margins on both sides)
+    images = values((2, 5, 8, 3), low=0.0, high=1.0)
+    # 5 x 8 in frames of 1:1 (8 x 8: 7 x 8 with equal margins), 5:2 (20 x 8: 19 x 8), 5:16
+    for size, pads in (((6, 6), ((1, 1), (0, 0))), ((10, 4), ((7, 7), (0, 0))),
+                       ((5, 16), ((0, 0), (4, 4)))):
+        padded = np.pad(images, ((0, 0),) + pads + ((0, 0),), constant_values=0.25)
+        expected = layers.Resizing(*size, interpolation=interpolation)(padded)
+        got = layers.Resizing(*size, interpolation=interpolation, pad_to_aspect_ratio=True,
+                              fill_value=0.25)(images)
+        np.testing.assert_allclose(got, expected, atol=1e-6)
+
+
+def test_resizing_pad_to_aspect_ratio_gradient_and_config(float64_numpy):
+    layer = layers.Resizing(4, 4, pad_to_aspect_ratio=True, fill_value=0.5)
+    check_layer(layer, (3, 5, 2))
+    config = layer.get_config()
+    assert config["pad_to_aspect_ratio"] and config["fill_mode"] == "constant"
+    assert layers.deserialize("Resizing", config).fill_value == 0.5
+    with pytest.raises(ValueError, match="only one of pad_to_aspect_ratio and crop_to_aspect_ratio"):
+        layers.Resizing(4, 4, pad_to_aspect_ratio=True, crop_to_aspect_ratio=True)
+    with pytest.raises(ValueError, match="fill_mode must be one of"):
+        layers.Resizing(4, 4, pad_to_aspect_ratio=True, fill_mode="reflect")

@@ -208,6 +208,7 @@ class ResampledImage(ImageLayer):
     for each batch of a new size (only the latest steps are kept)."""
 
     _steps_role = "resized"
+    fill_value = 0.0   # what "constant" steps (Resizing's padding) read outside the image
 
     def build(self, input_shape):
         super().build(input_shape)
@@ -217,7 +218,7 @@ class ResampledImage(ImageLayer):
 
     def _plan_steps(self, hw):
         self._hw = hw
-        self._steps = ImageSteps(self, self._steps_list(hw), self._steps_role)
+        self._steps = ImageSteps(self, self._steps_list(hw), self._steps_role, self.fill_value)
 
     def _batch_steps(self, x):
         hw = self.backend.shape(x)[1:3]
@@ -238,23 +239,33 @@ class ResampledImage(ImageLayer):
 class Resizing(ResampledImage):
     """Resize images to (height, width) (Keras 3): interpolation "bilinear" or "nearest",
     TensorFlow's half-pixel centres; crop_to_aspect_ratio first crops the largest centred
-    window of the target's aspect ratio."""
+    window of the target's aspect ratio, pad_to_aspect_ratio instead centres the image in a
+    frame of that ratio filled with fill_value (fill_mode "constant", the one Keras has)."""
 
     def __init__(self, height, width, interpolation="bilinear", crop_to_aspect_ratio=False,
-                 name=None, trainable=True):
+                 pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0, name=None,
+                 trainable=True):
         super().__init__(name=name, trainable=trainable)
         self.height = positive_int(height, "height", self.describe())
         self.width = positive_int(width, "width", self.describe())
         self.interpolation = choice(interpolation, "interpolation", self.describe(), INTERPOLATIONS)
         self.crop_to_aspect_ratio = bool(crop_to_aspect_ratio)
+        self.pad_to_aspect_ratio = bool(pad_to_aspect_ratio)
+        if self.crop_to_aspect_ratio and self.pad_to_aspect_ratio:
+            raise ValueError(f"{self.describe()}: only one of pad_to_aspect_ratio and "
+                             "crop_to_aspect_ratio can be True")
+        self.fill_mode = choice(fill_mode, "fill_mode", self.describe(), ("constant",))
+        self.fill_value = number(fill_value, "fill_value", self.describe())
 
     def get_config(self):
         return dict(super().get_config(), height=self.height, width=self.width,
-                    interpolation=self.interpolation, crop_to_aspect_ratio=self.crop_to_aspect_ratio)
+                    interpolation=self.interpolation, crop_to_aspect_ratio=self.crop_to_aspect_ratio,
+                    pad_to_aspect_ratio=self.pad_to_aspect_ratio, fill_mode=self.fill_mode,
+                    fill_value=self.fill_value)
 
     def _steps_list(self, hw):
         return smart_resize_steps(hw, (self.height, self.width), self.interpolation,
-                                  self.crop_to_aspect_ratio)
+                                  self.crop_to_aspect_ratio, self.pad_to_aspect_ratio)
 
     def forward(self, x, training):
         return (self._batch_steps(x) if self._unknown_dims else self._steps).forward(x)
