@@ -302,3 +302,81 @@ def test_resizing_pad_to_aspect_ratio_gradient_and_config(float64_numpy):
         layers.Resizing(4, 4, pad_to_aspect_ratio=True, crop_to_aspect_ratio=True)
     with pytest.raises(ValueError, match="fill_mode must be one of"):
         layers.Resizing(4, 4, pad_to_aspect_ratio=True, fill_mode="reflect")
+
+
+# ------------------------------------------------- ImageDataGenerator: brightness and ZCA
+def test_brightness_shift_as_keras_2():
+    from minidl.preprocessing.image import brightness_shift
+    # Keras 3.15.1's apply_brightness_shift(x, factor, False) of these two images
+    x = np.array([[[10.5, 200.0, 255.0]], [[0.0, 128.0, 64.0]]], np.float32)[None]
+    np.testing.assert_array_equal(brightness_shift(x, [1.5]).reshape(-1),
+                                  [15.0, 255.0, 255.0, 0.0, 192.0, 96.0])
+    stretched = np.array([[[-10.0, 100.0, 300.0]], [[7.0, 55.5, 0.0]]], np.float32)[None]
+    np.testing.assert_allclose(brightness_shift(stretched, [0.5]).reshape(-1),
+                               [-10.0, 44.705883, 144.39215, -2.705882, 21.607843, -5.137255],
+                               rtol=1e-6)
+    # and Keras's code path (Pillow's Brightness on the uint8 image) on random images
+    image_module = pytest.importorskip("PIL.Image")
+    from PIL import ImageEnhance
+    rng = np.random.default_rng(0)
+    images = rng.uniform(0, 255, (6, 5, 4, 3)).astype(np.float32)
+    factors = rng.uniform(0.2, 1.8, 6)
+    expected = np.stack([np.asarray(ImageEnhance.Brightness(image_module.fromarray(
+        im.astype(np.uint8), "RGB")).enhance(f), np.float32) for im, f in zip(images, factors)])
+    np.testing.assert_array_equal(brightness_shift(images.copy(), factors), expected)
+
+
+def test_flow_with_brightness_range_repeats_and_stays_in_range():
+    from minidl.preprocessing.image import ImageDataGenerator
+    x = np.random.default_rng(1).uniform(20, 200, (12, 4, 4, 3)).astype(np.float32)
+    generator = ImageDataGenerator(brightness_range=(0.5, 1.2))
+    first = next(iter(generator.flow(x, batch_size=12, shuffle=False, seed=3)))[0]
+    again = next(iter(generator.flow(x, batch_size=12, shuffle=False, seed=3)))[0]
+    np.testing.assert_array_equal(first, again)
+    ratio = first.sum(axis=(1, 2, 3)) / np.trunc(x).sum(axis=(1, 2, 3))
+    assert np.all(ratio > 0.5 - 0.02) and np.all(ratio <= 1.2) and np.ptp(ratio) > 0.05
+    with pytest.raises(ValueError, match="brightness_range must be None or a tuple or list of two"):
+        ImageDataGenerator(brightness_range=0.5)
+
+
+def test_zca_whitening_as_keras_2():
+    from minidl.preprocessing.image import ImageDataGenerator
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 255, (200, 2, 2, 3)).astype(np.float32)
+    x[..., 1] = 0.5 * x[..., 0] + 0.5 * x[..., 1]           # correlated channels
+    with pytest.warns(UserWarning, match="zca_whitening overrides featurewise_center"):
+        generator = ImageDataGenerator(zca_whitening=True, rescale=1 / 255)
+    with pytest.warns(UserWarning, match="overrides featurewise_std_normalization"):
+        ImageDataGenerator(zca_whitening=True, featurewise_center=True,
+                           featurewise_std_normalization=True)
+    assert generator.featurewise_center
+    with pytest.raises(ValueError, match="featurewise_center needs fit"):   # turned on by zca
+        generator.standardize(x[:2].copy())
+    generator.fit(x)
+    # Keras 2's fit: SVD of the centred, flattened images; sqrt(n) / (s + zca_epsilon)
+    scaled = x.astype(np.float64) / 255
+    flat = (scaled - scaled.mean(axis=(0, 1, 2))).reshape(200, -1)
+    u, s, _ = np.linalg.svd(flat.T, full_matrices=False)
+    matrix = (u * (np.sqrt(200) / (s + 1e-6))) @ u.T
+    np.testing.assert_allclose(generator.zca_whitening_matrix, matrix, rtol=1e-4, atol=1e-3)
+    white = generator.standardize(x.copy()).reshape(200, -1)
+    # whitened: the covariance of the training images is the identity
+    np.testing.assert_allclose(white.T @ white / 200, np.eye(12), atol=1e-3)
+    with pytest.raises(ValueError, match="zca_whitening was fit on images of 12 values"):
+        generator.standardize(np.zeros((1, 3, 3, 3), np.float32))
+
+
+def test_flow_with_zca_feeds_fit(active_backend):
+    from minidl.preprocessing.image import ImageDataGenerator
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 255, (32, 4, 4, 3)).astype(np.float32)
+    y = rng.integers(0, 2, 32)
+    with pytest.warns(UserWarning):
+        generator = ImageDataGenerator(zca_whitening=True, brightness_range=(0.8, 1.2),
+                                       horizontal_flip=True)
+    generator.fit(x)
+    inputs = layers.Input((4, 4, 3))
+    model = Model(inputs, layers.Dense(2, activation="softmax")(layers.Flatten()(inputs)))
+    model.compile("adam", "sparse_categorical_crossentropy")
+    history = model.fit(generator.flow(x, y, batch_size=8, seed=1), epochs=2, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))
