@@ -380,3 +380,30 @@ def test_flow_with_zca_feeds_fit(active_backend):
     model.compile("adam", "sparse_categorical_crossentropy")
     history = model.fit(generator.flow(x, y, batch_size=8, seed=1), epochs=2, verbose=0)
     assert np.all(np.isfinite(history.history["loss"]))
+
+
+# Keras 3.15.1: LayerNormalization(axis=[-2, -1], rms_scaling=True, epsilon=1e-3) with this
+# gamma on x = arange(12).reshape(2, 2, 3) ** 1.5 (weights: gamma only, shape (2, 3))
+RMS_GAMMA = [[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]]
+RMS_KERAS = [[[0.0, 0.50959, 2.16202], [-1.32396, 1.01919, 5.69742]],
+             [[1.97177, 4.96944, 9.10724], [-3.62238, 2.12129, 9.78925]]]
+
+
+def test_layer_normalization_rms_scaling_as_keras(active_backend):
+    with pytest.warns(UserWarning, match="rms_scaling=True is deprecated"):
+        layer = layers.LayerNormalization(axis=[-2, -1], rms_scaling=True, epsilon=1e-3)
+    inputs = layers.Input((2, 3))
+    model = Model(inputs, layer(inputs))
+    model.compile("sgd", "mse")
+    assert [(w.name, w.shape) for w in layer.weights] == [("gamma", (2, 3))]
+    layer.set_weights([np.array(RMS_GAMMA)])
+    x = (np.arange(12, dtype=np.float32).reshape(2, 2, 3) ** 1.5).astype(np.float32)
+    np.testing.assert_allclose(model.predict(x, verbose=0), RMS_KERAS, rtol=1e-5, atol=1e-5)
+    with pytest.warns(UserWarning, match="deprecated"):
+        assert layers.deserialize("LayerNormalization", layer.get_config()).rms_scaling
+
+
+def test_layer_normalization_rms_scaling_gradient(float64_numpy):
+    with pytest.warns(UserWarning):
+        layer = layers.LayerNormalization(rms_scaling=True)
+    check_layer(layer, (3, 5))

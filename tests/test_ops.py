@@ -626,7 +626,7 @@ def batchnorm_cases():
     return [batchnorm_case(shape) for shape in shapes] + [batchnorm_case((12, 8), specials=True)]
 
 
-def layernorm_case(shape, specials=False):
+def layernorm_case(shape, specials=False, centered=True):
     rows, c = shape
 
     def build(rng):
@@ -636,15 +636,18 @@ def layernorm_case(shape, specials=False):
             row_specials(x)
             dout.flat[[2, dout.size - 1]] = [np.nan, np.inf]
         y, mean, invstd = out(rows, c), out(rows), out(rows)
-        return [call("layernorm_forward", y, mean, invstd, x, gamma, beta, 1e-3),
-                call("layernorm_backward", out(rows, c), out(c), out(c), dout, x, mean, invstd, gamma)]
-    return Case("layernorm", "layernorm-" + "x".join(map(str, shape)) + ("-nan" if specials else ""), build,
-                rtol=1e-4, atol=1e-5)
+        return [call("layernorm_forward", y, mean, invstd, x, gamma, beta, 1e-3, centered),
+                call("layernorm_backward", out(rows, c), out(c), out(c), dout, x, mean, invstd, gamma,
+                     centered)]
+    return Case("layernorm", "layernorm-" + "x".join(map(str, shape)) + ("" if centered else "-rms")
+                + ("-nan" if specials else ""), build, rtol=1e-4, atol=1e-5)
 
 
 def layernorm_cases():
     shapes = [(1, 1), (1, 7), (7, 3), (33, 64), (130, 17), (512, 300), (3, 1000)]
-    return [layernorm_case(shape) for shape in shapes] + [layernorm_case((12, 8), specials=True)]
+    return ([layernorm_case(shape) for shape in shapes] + [layernorm_case((12, 8), specials=True)]
+            + [layernorm_case(shape, centered=False) for shape in ((1, 7), (33, 64), (130, 17))]
+            + [layernorm_case((12, 8), specials=True, centered=False)])
 
 
 def prelu_case(shape, specials=False):

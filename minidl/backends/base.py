@@ -258,12 +258,13 @@ class Backend:
         raise NotImplementedError
 
     # x is viewed as (M, C): statistics are per row (Keras LayerNormalization, axis=-1).
-    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon):
+    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon, centered=True):
         """out (M, C) = (x - mean) * invstd * gamma + beta, gamma and beta (C,); each row's mean
-        (M,) and invstd (M,) = 1/sqrt(var + eps) (biased variance) are saved for backward."""
+        (M,) and invstd (M,) = 1/sqrt(var + eps) (biased variance) are saved for backward.
+        centered=False: out = x * invstd * gamma + beta (Keras's rms_scaling)."""
         raise NotImplementedError
 
-    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
+    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma, centered=True):
         """dx (M, C), dgamma (C,) and dbeta (C,): the gradients of layernorm_forward."""
         raise NotImplementedError
 

@@ -1,5 +1,7 @@
 """BatchNormalization (statistics per channel, over the batch) and LayerNormalization (per sample)."""
 
+import warnings
+
 from ..arguments import number
 from .base import Layer, count_elements, format_shape
 
@@ -151,11 +153,18 @@ class LayerNormalization(AffineNormalization):
     (biased) variance, then scaled by gamma and shifted by beta (weights gamma, beta of the
     normalized axes' shape, in Keras's order; scale / center False drop them). axis is the
     last axis or a list of trailing axes ([-2, -1]: gamma (d_{n-1}, d_n)). The same transform
-    in training and inference."""
+    in training and inference. rms_scaling=True is Keras 3's deprecated variant: x * gamma /
+    sqrt(var(x) + epsilon), with gamma and no beta (the variance, not the mean square, as
+    Keras computes it)."""
 
-    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
-                 gamma_initializer="ones", name=None, trainable=True):
+    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, rms_scaling=False,
+                 beta_initializer="zeros", gamma_initializer="ones", name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
+        self.rms_scaling = bool(rms_scaling)
+        if self.rms_scaling:
+            warnings.warn(f"{self.describe()}: rms_scaling=True is deprecated in Keras 3: it divides "
+                          "by the standard deviation, not the root mean square (Keras's "
+                          "RMSNormalization does that)", stacklevel=2)
         if isinstance(axis, (list, tuple)) and len(axis) == 1:
             axis = axis[0]
         axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
@@ -170,7 +179,8 @@ class LayerNormalization(AffineNormalization):
 
     def get_config(self):
         return dict(super().get_config(), axis=self.axis, epsilon=self.epsilon, center=self.center,
-                    scale=self.scale, beta_initializer=str(self.beta_initializer),
+                    scale=self.scale, rms_scaling=self.rms_scaling,
+                    beta_initializer=str(self.beta_initializer),
                     gamma_initializer=str(self.gamma_initializer))
 
     def build(self, input_shape):
@@ -182,8 +192,9 @@ class LayerNormalization(AffineNormalization):
                              "list of trailing axes without the batch axis ([-2, -1]) for inputs of "
                              f"shape {format_shape(input_shape)}, got axis={self.axis}")
         shape = tuple(input_shape[a - 1] for a in axes)
-        self.gamma = self.add_weight("gamma", shape, self.gamma_initializer) if self.scale else None
-        self.beta = self.add_weight("beta", shape, self.beta_initializer) if self.center else None
+        scale, center = self.scale or self.rms_scaling, self.center and not self.rms_scaling
+        self.gamma = self.add_weight("gamma", shape, self.gamma_initializer) if scale else None
+        self.beta = self.add_weight("beta", shape, self.beta_initializer) if center else None
         self._normalized = count_elements(shape)
 
     def _features(self):
@@ -198,7 +209,8 @@ class LayerNormalization(AffineNormalization):
         self._mean = self.buffer("mean", (rows,))
         self._invstd = self.buffer("invstd", (rows,))
         gamma, beta, _, _ = self._affine
-        b.layernorm_forward(out, self._mean, self._invstd, self._x2, gamma, beta, self.epsilon)
+        b.layernorm_forward(out, self._mean, self._invstd, self._x2, gamma, beta, self.epsilon,
+                            not self.rms_scaling)
         return b.reshape(out, shape)
 
     def backward(self, dout):
@@ -207,5 +219,5 @@ class LayerNormalization(AffineNormalization):
         dx = self.buffer("dx", b.shape(self._x2))
         gamma, _, dgamma, dbeta = self._affine
         b.layernorm_backward(dx, dgamma, dbeta, b.reshape(dout, b.shape(self._x2)), self._x2,
-                             self._mean, self._invstd, gamma)
+                             self._mean, self._invstd, gamma, not self.rms_scaling)
         return b.reshape(dx, shape)
