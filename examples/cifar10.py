@@ -43,6 +43,9 @@ DEFAULTS = {
     # by 1 / (1 - 0.9) = 10; decoupled decay skips it, so 5e-3 here matches 5e-4 there.
     "resnet20": dict(epochs=60, batch_size=128, optimizer="sgd", lr=0.1, weight_decay=5e-3,
                      schedule="piecewise"),
+    # Keras's ImageNet MobileNetV2 unchanged on 32x32 images; its usual recipe: Adam from 1e-3.
+    "mobilenet_v2": dict(epochs=30, batch_size=128, optimizer="adam", lr=1e-3, weight_decay=0.0,
+                         schedule="piecewise"),
 }
 
 
