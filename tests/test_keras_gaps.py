@@ -1,33 +1,19 @@
-"""Keras arguments the applications need, on every backend: ReLU(max_value=6), Dropout's
-noise_shape, Multiply broadcasting (squeeze-and-excitation), Normalization's Keras 3 weights
-and its identity before adapt(); gradients checked in float64 on numpy."""
+"""Keras arguments minidl lacked, on every backend and against Keras 3.15.1's results: what the
+applications need (ReLU(max_value=6), Dropout's noise_shape, Multiply broadcasting,
+Normalization's Keras 3 weights and its identity before adapt()), LayerNormalization over
+several axes and with rms_scaling, Adam / AdamW(amsgrad=True), the CosineSimilarity metric,
+Resizing(pad_to_aspect_ratio=True) and ImageDataGenerator's brightness_range and ZCA whitening.
+Gradients are checked in float64 on numpy."""
 
 import numpy as np
 import pytest
 
 import minidl
 from minidl import layers
-from minidl.backends.numpy_backend import NumpyBackend
 from minidl.models import Model
+from test_functional_api import float64_backend  # noqa: F401  (float64 numpy backend)
 from test_gradients import check_layer
-
-BACKENDS = minidl.available_backends()
-
-
-@pytest.fixture(params=BACKENDS)
-def active_backend(request):
-    request.addfinalizer(lambda: minidl.set_backend("numpy"))
-    minidl.set_backend(request.param)
-    minidl.set_seed(0)
-    return request.param
-
-
-@pytest.fixture
-def float64_numpy():
-    minidl.set_backend(NumpyBackend(dtype="float64"))
-    minidl.set_seed(1)
-    yield
-    minidl.set_backend("numpy")
+from test_keras_compat import active_backend  # noqa: F401  (the every-backend fixture)
 
 
 def values(shape, seed=0, low=-8.0, high=8.0):
@@ -46,7 +32,7 @@ def test_relu_max_value_six(active_backend):
             layers.ReLU(**bad)
 
 
-def test_relu6_gradient(float64_numpy):
+def test_relu6_gradient(float64_backend):
     check_layer(layers.ReLU(max_value=6), (3, 4))
 
 
@@ -92,7 +78,7 @@ def test_dropout_noise_shape_config_and_errors():
         layers.Dropout(0.5, noise_shape=(None, 0, 1))
 
 
-def test_dropout_noise_shape_gradient(float64_numpy):
+def test_dropout_noise_shape_gradient(float64_backend):
     layer = layers.Dropout(0.4, noise_shape=(None, 1, 1, 1))
     layer.step_seed = 5
     check_layer(layer, (3, 3, 2), batch=4)
@@ -120,7 +106,7 @@ def test_multiply_broadcasts_as_keras(active_backend, small_first):
                                atol=1e-4)
 
 
-def test_multiply_broadcast_gradient(float64_numpy):
+def test_multiply_broadcast_gradient(float64_backend):
     check_layer(layers.Multiply(), [(3, 4, 2), (1, 1, 2)])
     check_layer(layers.Multiply(), [(1, 4), (3, 4)])
 
@@ -220,7 +206,7 @@ def test_layer_normalization_over_trailing_axes(active_backend, axis, input_shap
     assert clone.axis == layer.axis
 
 
-def test_layer_normalization_trailing_axes_gradient(float64_numpy):
+def test_layer_normalization_trailing_axes_gradient(float64_backend):
     check_layer(layers.LayerNormalization(axis=[-2, -1]), (2, 3, 4))
 
 
@@ -292,7 +278,7 @@ def test_resizing_pad_to_aspect_ratio_as_keras(active_backend, interpolation):
         np.testing.assert_allclose(got, expected, atol=1e-6)
 
 
-def test_resizing_pad_to_aspect_ratio_gradient_and_config(float64_numpy):
+def test_resizing_pad_to_aspect_ratio_gradient_and_config(float64_backend):
     layer = layers.Resizing(4, 4, pad_to_aspect_ratio=True, fill_value=0.5)
     check_layer(layer, (3, 5, 2))
     config = layer.get_config()
@@ -403,7 +389,7 @@ def test_layer_normalization_rms_scaling_as_keras(active_backend):
         assert layers.deserialize("LayerNormalization", layer.get_config()).rms_scaling
 
 
-def test_layer_normalization_rms_scaling_gradient(float64_numpy):
+def test_layer_normalization_rms_scaling_gradient(float64_backend):
     with pytest.warns(UserWarning):
         layer = layers.LayerNormalization(rms_scaling=True)
     check_layer(layer, (3, 5))
