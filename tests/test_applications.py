@@ -90,6 +90,22 @@ def test_resnet50_blocks_and_default_input():
     assert model.get_layer("predictions").activation == "softmax"
 
 
+@pytest.mark.parametrize("builder, features, name, params", [
+    ("ResNet50", 2048, "resnet50", 23587712), ("VGG16", 512, "vgg16", 14714688),
+    ("MobileNetV2", 1280, "mobilenetv2_1.00_None", 2257984),
+    ("EfficientNetB0", 1280, "efficientnetb0", 4049571)])
+def test_without_top_any_image_size(builder, features, name, params):
+    """include_top=False without input_shape: inputs (None, None, None, 3), as Keras 3.15.1
+    (same output shape, name and weight count)."""
+    model = getattr(applications, builder)(weights=None, include_top=False, pooling="avg")
+    assert model.input_shape == (None, None, None, 3) and model.output_shape == (None, features)
+    assert model.name == name and model.count_params() == params
+    for hw in ((32, 32), (40, 48)):
+        x = np.random.default_rng(0).uniform(0, 255, (2,) + hw + (3,)).astype(np.float32)
+        out = model.predict(x, verbose=0)
+        assert out.shape == (2, features) and np.all(np.isfinite(out))
+
+
 def test_module_style_names():
     assert applications.resnet50.ResNet50 is applications.ResNet50
     assert applications.resnet.ResNet50 is applications.ResNet50

@@ -393,3 +393,22 @@ def test_layer_normalization_rms_scaling_gradient(float64_backend):
     with pytest.warns(UserWarning):
         layer = layers.LayerNormalization(rms_scaling=True)
     check_layer(layer, (3, 5))
+
+
+def test_shared_dropout_and_broadcast_multiply_with_unknown_image_sizes(active_backend):
+    inputs = layers.Input((None, None, 4))
+    scale = layers.Reshape((1, 1, 4))(layers.GlobalAveragePooling2D()(inputs))
+    excited = layers.multiply([inputs, layers.Dense(4, activation="sigmoid")(scale)])
+    dropped = layers.Dropout(0.5, noise_shape=(None, 1, 1, 1))(excited)
+    spatial = layers.SpatialDropout2D(0.3)(dropped)
+    model = Model(inputs, layers.Dense(1)(layers.GlobalAveragePooling2D()(spatial)))
+    model.compile("sgd", "mse")
+    for hw in ((3, 5), (6, 2)):
+        x = values((4,) + hw + (4,), seed=hw[0])
+        loss = model.train_on_batch(x, np.ones((4, 1), np.float32))
+        assert np.isfinite(loss)
+        gate = 1 / (1 + np.exp(-(x.mean(axis=(1, 2)) @ model.layers[3].get_weights()[0]
+                                 + model.layers[3].get_weights()[1])))
+        probe = Model(inputs, excited)
+        np.testing.assert_allclose(probe.predict(x, verbose=0), x * gate[:, None, None, :],
+                                   rtol=1e-4, atol=1e-5)

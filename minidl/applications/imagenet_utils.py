@@ -76,11 +76,7 @@ def image_input(owner, input_tensor, input_shape):
     """The network's input tensor: input_tensor (a symbolic tensor of a minidl graph) or a new
     Input(input_shape)."""
     if input_tensor is None:
-        try:
-            return layers.Input(shape=input_shape)
-        except ValueError as exc:
-            raise ValueError(f"{owner}: {exc}; pass input_shape=(height, width, 3) (include_top"
-                             "=False without input_shape means images of any size)") from None
+        return layers.Input(shape=input_shape)
     if not isinstance(input_tensor, KerasTensor):
         raise ValueError(f"{owner}: input_tensor must be a symbolic tensor (layers.Input(...) or "
                          f"a layer's output), got {type(input_tensor).__name__}")

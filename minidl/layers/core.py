@@ -247,7 +247,7 @@ class Dropout(Layer):
         self.noise_shape = noise_shape
         self.seed = seed
         self.step_seed = 0
-        self._shared = None   # (shared, own): values per sample that share a draw, draws per sample
+        self._shared = None   # the sample axes along which one draw is shared (noise_shape 1)
 
     def get_config(self):
         noise = None if self.noise_shape is None else list(self.noise_shape)
@@ -268,10 +268,13 @@ class Dropout(Layer):
             raise ValueError(f"{self.describe()}: noise_shape {noise!r} does not fit inputs of shape "
                              f"{format_shape(input_shape)}; minidl takes (None, 1, ..., 1, d_k, "
                              "..., d_n): the batch axis None, then the shared axes, then the input's")
-        if k == 0:
-            return None
-        size = count_elements([s for d, s in zip(noise[1:], input_shape) if d == 1])
-        return size, count_elements(input_shape) // size
+        return tuple(i for i, d in enumerate(noise[1:]) if d == 1) if k else None
+
+    def _layout(self, shape):
+        """(shared, own) of a batch of `shape`: the values of a sample that share one draw (the
+        shared axes, leading once length-1 axes are set aside) and the draws per sample."""
+        shared = count_elements([shape[1 + i] for i in self._shared])
+        return shared, count_elements(shape[1:]) // shared
 
     def forward(self, x, training):
         self._dropped = bool(training) and self.rate > 0
@@ -289,7 +292,7 @@ class Dropout(Layer):
     def _shared_forward(self, x, shape):
         # one draw per (sample, own) position, applied along the shared axes
         b = self.backend
-        n, (shared, own) = shape[0], self._shared
+        n, (shared, own) = shape[0], self._layout(shape)
         ones = self.buffer("ones", (n, own))
         b.fill(ones, 1.0)
         self._mask = self.buffer("mask", (n, own))
@@ -304,7 +307,7 @@ class Dropout(Layer):
         b = self.backend
         shape = b.shape(dout)
         if self._shared is not None:
-            n, (shared, own) = shape[0], self._shared
+            n, (shared, own) = shape[0], self._layout(shape)
             dx = self.buffer("dx", (n, shared, own))
             b.channel_mask_multiply(dx, b.reshape(dout, (n, shared, own)), self._mask)
             return b.reshape(dx, shape)

@@ -77,17 +77,17 @@ class Multiply(_Merge):
     squeeze-and-excitation product of MobileNetV3 and EfficientNet."""
 
     def build(self, input_shape):
-        self._broadcast = None   # (index of the smaller input, (shared, own) sizes)
+        self._broadcast = None   # (index of the smaller input, how many leading axes it shares)
         if len(input_shape) == 2 and input_shape[0] != input_shape[1]:
-            small = 0 if count_elements(input_shape[0]) < count_elements(input_shape[1]) else 1
-            big_shape, small_shape = input_shape[1 - small], input_shape[small]
-            ones = [d == 1 and s != 1 for d, s in zip(small_shape, big_shape)]
-            k = ones.count(True)
-            if (len(big_shape) == len(small_shape) and ones == [True] * k + [False] * (len(ones) - k)
-                    and tuple(small_shape[k:]) == tuple(big_shape[k:])):
-                self._broadcast = small, (count_elements(big_shape[:k]),
-                                          count_elements(big_shape[k:]))
-                return
+            for small in (0, 1):
+                small_shape, big_shape = input_shape[small], input_shape[1 - small]
+                ones = [d == 1 and e != 1 for d, e in zip(small_shape, big_shape)]
+                k = ones.count(True)
+                if (k and len(big_shape) == len(small_shape)
+                        and ones == [True] * k + [False] * (len(ones) - k)
+                        and tuple(small_shape[k:]) == tuple(big_shape[k:])):
+                    self._broadcast = small, k
+                    return
         super().build(input_shape)
 
     def compute_output_shape(self, input_shape):
@@ -106,11 +106,16 @@ class Multiply(_Merge):
             b.multiply(out, out, x)
         return out
 
+    def _layout(self, shape):
+        """(shared, own) sizes of a batch of the bigger input's `shape`."""
+        k = self._broadcast[1]
+        return count_elements(shape[1:1 + k]), count_elements(shape[1 + k:])
+
     def _broadcast_forward(self, xs):
         b = self.backend
-        small, (shared, own) = self._broadcast
+        small = self._broadcast[0]
         big_shape = b.shape(xs[1 - small])
-        n = big_shape[0]
+        n, (shared, own) = big_shape[0], self._layout(big_shape)
         out = self.buffer("out", (n, shared, own))
         b.channel_mask_multiply(out, b.reshape(xs[1 - small], (n, shared, own)),
                                 b.reshape(xs[small], (n, own)))
@@ -135,9 +140,9 @@ class Multiply(_Merge):
         # the big input's gradient is dout * small; the small one's sums dout * big over the
         # shared axes (a global average pool of the product, times their size)
         b = self.backend
-        small, (shared, own) = self._broadcast
+        small = self._broadcast[0]
         shape = b.shape(dout)
-        n = shape[0]
+        n, (shared, own) = shape[0], self._layout(shape)
         dbig = self.buffer(("dx", 1 - small), (n, shared, own))
         b.channel_mask_multiply(dbig, b.reshape(dout, (n, shared, own)),
                                 b.reshape(self._xs[small], (n, own)))
@@ -148,7 +153,7 @@ class Multiply(_Merge):
         b.axpby(dsmall, float(shared), dsmall, 0.0, dsmall)
         dxs = [None, None]
         dxs[1 - small] = b.reshape(dbig, shape)
-        dxs[small] = b.reshape(dsmall, (n,) + tuple(self.input_shape[small]))
+        dxs[small] = b.reshape(dsmall, b.shape(self._xs[small]))
         return dxs
 
 

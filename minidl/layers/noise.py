@@ -53,7 +53,7 @@ class SpatialDropout2D(Dropout):
 
     def build(self, input_shape):
         self.expect_rank(input_shape, 3, "(height, width, channels)")
-        self._shared = (input_shape[0] * input_shape[1], input_shape[2])
+        self._shared = (0, 1)   # height and width
 
 
 __all__ = ["GaussianNoise", "SpatialDropout2D"]
