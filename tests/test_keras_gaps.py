@@ -2,7 +2,7 @@
 applications need (ReLU(max_value=6), Dropout's noise_shape, Multiply broadcasting,
 Normalization's Keras 3 weights and its identity before adapt()), LayerNormalization over
 several axes and with rms_scaling, Adam / AdamW(amsgrad=True), the CosineSimilarity metric,
-Resizing(pad_to_aspect_ratio=True) and ImageDataGenerator's brightness_range and ZCA whitening.
+PReLU with any shared_axes, Resizing(pad_to_aspect_ratio=True) and ImageDataGenerator's brightness_range and ZCA whitening.
 Gradients are checked in float64 on numpy."""
 
 import numpy as np
@@ -412,3 +412,42 @@ def test_shared_dropout_and_broadcast_multiply_with_unknown_image_sizes(active_b
         probe = Model(inputs, excited)
         np.testing.assert_allclose(probe.predict(x, verbose=0), x * gate[:, None, None, :],
                                    rtol=1e-4, atol=1e-5)
+
+
+# Keras 3.15.1: PReLU(shared_axes=[2]) on x = (arange(24).reshape(1, 2, 3, 4) - 12) / 3 with
+# alpha = arange(8).reshape(2, 1, 4) * 0.1 + 0.05: the first 12 outputs (x < 0 there)
+PRELU_KERAS = [-0.2, -0.55, -0.83333, -1.05, -0.13333, -0.35, -0.5, -0.58333, -0.06667, -0.15,
+               -0.16667, -0.11667]
+
+
+@pytest.mark.parametrize("shared_axes", [[3], [1, 3], [2], [1, 2]])
+def test_prelu_any_shared_axes_as_keras(active_backend, shared_axes):
+    layer = layers.PReLU(shared_axes=shared_axes)
+    inputs = layers.Input((2, 3, 4))
+    model = Model(inputs, layer(inputs))
+    model.compile("sgd", "mse")
+    shape = tuple(1 if i + 1 in shared_axes else d for i, d in enumerate((2, 3, 4)))
+    assert layer.alpha.shape == shape                       # Keras's alpha shape
+    alpha = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) * 0.1 + 0.05
+    layer.set_weights([alpha])
+    x = ((np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4) - 12) / 3).repeat(3, axis=0)
+    x[1:] = values((2, 2, 3, 4), seed=5)
+    y = model.predict(x, verbose=0)
+    np.testing.assert_allclose(y, np.where(x > 0, x, alpha * x), rtol=1e-6)
+    if shared_axes == [2]:
+        np.testing.assert_allclose(y[0].reshape(-1)[:12], PRELU_KERAS, atol=1e-5)
+    b = model.backend
+    layer.forward(b.from_numpy(x), True)
+    dout = values(x.shape, seed=6)
+    dx = b.to_numpy(layer.backward(b.from_numpy(dout)))
+    # (sample 0 holds an exact 0, where the subgradient is a convention)
+    np.testing.assert_allclose(dx[1:], np.where(x > 0, dout, alpha * dout)[1:], rtol=1e-5)
+    axes = tuple(i for i, d in enumerate((1,) + shape) if d == 1)
+    np.testing.assert_allclose(b.to_numpy(layer.alpha.grad),
+                               np.where(x > 0, 0, x * dout).sum(axis=axes).reshape(shape),
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_prelu_shared_axes_gradient(float64_backend):
+    check_layer(layers.PReLU(alpha_initializer="ones", shared_axes=[3]), (2, 3, 2))
+    check_layer(layers.PReLU(alpha_initializer="ones", shared_axes=[1, 3]), (2, 3, 2))
