@@ -2,8 +2,8 @@
 applications need (ReLU(max_value=6), Dropout's noise_shape, Multiply broadcasting,
 Normalization's Keras 3 weights and its identity before adapt()), LayerNormalization over
 several axes and with rms_scaling, Adam / AdamW(amsgrad=True), the CosineSimilarity metric,
-PReLU with any shared_axes, Resizing(pad_to_aspect_ratio=True) and ImageDataGenerator's brightness_range and ZCA whitening.
-Gradients are checked in float64 on numpy."""
+PReLU with any shared_axes, Resizing(pad_to_aspect_ratio=True) and ImageDataGenerator's
+brightness_range and ZCA whitening. Gradients are checked in float64 on numpy."""
 
 import numpy as np
 import pytest
