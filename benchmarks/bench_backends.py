@@ -12,6 +12,8 @@ Reports:
     is set, since it changes which OpenBLAS kernels numpy uses);
   * each conv layer of the Keras CIFAR-10 CNN (batch 128): forward, backward-data and
     backward-filter in ms, next to torch's (torch.set_num_threads(kernel threads));
+  * a Conv2DTranspose layer (3x3, stride 2, 16x16x64 -> 32x32x64, batch 64): forward and
+    backward ms next to torch's conv_transpose2d;
   * the whole CNN training step (ms, images/s) on each backend and in PyTorch;
   * with --memory, the peak resident memory of a 200-step training run of each, measured
     in child processes.
@@ -214,6 +216,71 @@ def torch_conv_ms(torch, in_shape, kernel_shape, padding):
                 1e3 * median_seconds(lambda: backward([False, True, True])))
 
 
+# ------------------------------------------------------ Conv2DTranspose
+# A decoder's upsampling layer: 3x3, stride 2, "same", 64 -> 64 channels on 16x16 images, batch 64
+CONV_TRANSPOSE = ("conv2d_transpose 3x3 s2 16x16 64->64", (64, 16, 16, 64), (3, 3, 64, 64), (2, 2))
+
+
+def backend_conv_transpose_ms(backend):
+    """(forward, backward) ms of the CONV_TRANSPOSE layer on `backend`, as Conv2DTranspose runs
+    it: forward = conv2d_backward_data + bias_add, backward = conv2d_forward (input gradient) +
+    conv2d_backward_filter + bias_grad."""
+    _, in_shape, kernel_shape, strides = CONV_TRANSPOSE
+    rng = np.random.default_rng(0)
+    plan = backend.conv2d_transpose_plan(in_shape, kernel_shape, strides, "same")
+    x = backend.from_numpy(rng.standard_normal(in_shape, dtype=np.float32))
+    w = backend.from_numpy(rng.standard_normal(kernel_shape, dtype=np.float32) * 0.1)
+    bias, dbias = backend.from_numpy(np.zeros(kernel_shape[2], np.float32)), backend.empty((kernel_shape[2],))
+    y = backend.empty(plan.in_shape)
+    dy = backend.from_numpy(rng.standard_normal(plan.in_shape, dtype=np.float32))
+    dx, dw = backend.empty(in_shape), backend.empty(kernel_shape)
+
+    def forward():
+        backend.conv2d_backward_data(y, x, w, plan)
+        backend.bias_add(y, y, bias)
+        backend.synchronize()
+
+    def backward():
+        backend.conv2d_forward(dx, dy, w, None, plan)
+        backend.conv2d_backward_filter(dw, None, x, dy, plan)
+        backend.bias_grad(dbias, dy)
+        backend.synchronize()
+    return 1e3 * median_seconds(forward), 1e3 * median_seconds(backward)
+
+
+def torch_conv_transpose_ms(torch):
+    """The same two passes in PyTorch: conv_transpose2d, and convolution_backward for the input,
+    weight and bias gradients."""
+    _, (n, h, w, c), (kh, kw, f, _), strides = CONV_TRANSPOSE
+    x, weight, bias = torch.randn(n, c, h, w), torch.randn(c, f, kh, kw) * 0.1, torch.zeros(f)
+    pad, extra = [kh // 2, kw // 2], [1, 1]   # Keras's "same" for this layer: output 2H x 2W
+    with torch.no_grad():
+        def forward():
+            return torch.nn.functional.conv_transpose2d(x, weight, bias, strides, pad, extra)
+        dout = torch.randn_like(forward())
+        backward = lambda: torch.ops.aten.convolution_backward(  # noqa: E731
+            dout, x, weight, [f], list(strides), pad, [1, 1], True, extra, 1, [True, True, True])
+        return 1e3 * median_seconds(forward), 1e3 * median_seconds(backward)
+
+
+def conv_transpose_rows(backends, torch_result):
+    """Time CONV_TRANSPOSE on each backend (not numpy) and print it next to torch's."""
+    label = CONV_TRANSPOSE[0]
+    result, rows = {}, []
+    for name, b in backends.items():
+        if name != "numpy":
+            result[name] = dict(zip(("forward", "backward"), backend_conv_transpose_ms(b)))
+    if torch_result is not None:
+        result["torch"] = torch_result["conv_transpose_ms"]
+    totals = {name: r["forward"] + r["backward"] for name, r in result.items()}
+    for name, r in result.items():
+        vs = f"{totals[name] / totals['torch']:.2f}" if "torch" in totals else ""
+        rows.append([label, name, f"{r['forward']:.2f}", f"{r['backward']:.2f}", f"{totals[name]:.2f}", vs])
+    _print_table("Conv2DTranspose, batch 64, ms", ["layer", "backend", "fwd", "bwd", "fwd+bwd", "vs torch"],
+                 rows)
+    return result
+
+
 # ------------------------------------------------------ CNN training step
 
 def cnn_step_flops():
@@ -323,7 +390,9 @@ def torch_report(threads, steps, clock="wall"):
     for label, in_shape, kernel_shape, padding in CNN_CONVS:
         fwd, bwd_data, bwd_filter = torch_conv_ms(torch, in_shape, kernel_shape, padding)
         conv[label] = {"forward": fwd, "backward_data": bwd_data, "backward_filter": bwd_filter}
+    fwd, bwd = torch_conv_transpose_ms(torch)
     return {"version": torch.__version__, "conv_ms": conv,
+            "conv_transpose_ms": {"forward": fwd, "backward": bwd},
             "cnn_step_ms": step_ms(torch_cnn_step_runner(torch), steps)}
 
 
@@ -434,6 +503,8 @@ def run(backend_names, steps, memory, threads, clock, torch_passive=False):
             rows.append([label, "torch", f"{fwd:.2f}", f"{bwd_data:.2f}", f"{bwd_filter:.2f}", "", "", ""])
     _print_table(f"Conv layers of the CIFAR-10 CNN, batch {CNN_BATCH}, ms (and % of peak)",
                  ["layer", "backend", "fwd", "bwd-data", "bwd-filter", "fwd%", "data%", "filter%"], rows)
+
+    report["conv_transpose_ms"] = conv_transpose_rows(backends, torch)
 
     # whole training step
     step_flops = cnn_step_flops()

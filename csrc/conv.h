@@ -5,10 +5,11 @@
 
 #include "window.h"
 
-/* 2-D convolution, channels-last, with the geometry s of window.h:
+/* 2-D convolution, channels-last, with the geometry s of window.h (shown for groups == 1; a
+ * grouped one is `groups` such convolutions on channel and filter slices, see window.h):
  *   x (N, H, W, C) * weight (KH, KW, C, F) -> out (N, OH, OW, F)
  * with out[n, oy, ox, f] = sum over ky, kx, c of
- *   x[n, oy * SH - pad_top + ky, ox * SW - pad_left + kx, c] * weight[ky, kx, c, f]
+ *   x[n, oy * SH - pad_top + ky * DH, ox * SW - pad_left + kx * DW, c] * weight[ky, kx, c, f]
  * (input positions outside the image read as zero). */
 
 /* Floats of scratch the fast kernels need for this shape with minidl_num_threads()

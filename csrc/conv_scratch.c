@@ -38,20 +38,20 @@ int64_t conv_chunk_rows(const struct minidl_window *s)
 struct minidl_window conv_forward_image(const struct minidl_window *s)
 {
     struct minidl_window g = {1, s->oh + s->kh - 1, s->ow + s->kw - 1, s->c, s->kh, s->kw, 1, 1, 0, 0,
-                              s->oh, s->ow, s->f};
+                              s->oh, s->ow, s->f, 1, 1, 1};
     return g;
 }
 
 struct minidl_window conv_backward_data_image(const struct minidl_window *s)
 {
     struct minidl_window g = {1, s->h + s->kh - 1, s->w + s->kw - 1, s->f, s->kh, s->kw, 1, 1, 0, 0,
-                              s->h, s->w, s->c};
+                              s->h, s->w, s->c, 1, 1, 1};
     return g;
 }
 
 int conv_implicit_geometry_ok(const struct minidl_window *s)
 {
-    if (s->sh != 1 || s->sw != 1 || conv_is_pointwise(s))
+    if (s->sh != 1 || s->sw != 1 || s->dh != 1 || s->dw != 1 || s->groups != 1 || conv_is_pointwise(s))
         return 0;
     int64_t pad_bottom = s->oh + s->kh - 1 - s->h - s->pad_top, pad_right = s->ow + s->kw - 1 - s->w - s->pad_left;
     if (s->pad_top < 0 || s->pad_left < 0 || pad_bottom < 0 || pad_right < 0 || s->pad_top >= s->kh ||
@@ -63,10 +63,17 @@ int conv_implicit_geometry_ok(const struct minidl_window *s)
 
 /* ------------------------------------------------------------------ scratch layout */
 
+/* One group's packed weights (K, F / groups) or their transpose, 64-byte aligned. */
+static size_t group_packed_floats(const struct minidl_window *s)
+{
+    int k = (int)conv_patch_size(s), fg = (int)conv_group_filters(s);
+    return round16(max_size(sgemm_packed_b_floats(k, fg), sgemm_packed_b_floats(fg, k)));
+}
+
 static size_t shared_floats(const struct minidl_window *s)
 {
     size_t k = conv_patch_size(s);
-    size_t packed = max_size(sgemm_packed_b_floats(k, s->f), sgemm_packed_b_floats(s->f, k));
+    size_t packed = group_packed_floats(s) * s->groups;
     if (conv_implicit_geometry_ok(s)) {
         struct minidl_window fg = conv_forward_image(s), bg = conv_backward_data_image(s);
         packed = max_size(packed, max_size(implicit_conv_packed_weight_floats(&fg),
@@ -126,6 +133,11 @@ float *conv_packed_weight(const struct minidl_window *s, float *scratch)
 {
     (void)s;
     return scratch;
+}
+
+float *conv_packed_group_weight(const struct minidl_window *s, float *scratch, int64_t g)
+{
+    return scratch + group_packed_floats(s) * g;
 }
 
 float *conv_flipped_weight(const struct minidl_window *s, float *scratch)

@@ -91,6 +91,13 @@ CASES = {
     "normalize-norm": (lambda a: ops.normalize(a) * ops.norm(a, axis=0), [(3, 4)]),
     "conv-same-strided": (lambda x, w: ops.conv(x, w, strides=2, padding="same") ** 2.0,
                           [(2, 5, 5, 3), (3, 3, 3, 2)]),
+    "conv-dilated-grouped": (lambda x, w: ops.conv(x, w, padding="same", dilation_rate=2) ** 2.0,
+                             [(2, 5, 5, 4), (3, 3, 2, 4)]),
+    "conv_transpose-same-strided": (lambda x, w: ops.conv_transpose(x, w, strides=2, padding="same") ** 2.0,
+                                    [(2, 3, 4, 3), (3, 3, 2, 3)]),
+    "conv_transpose-valid-output_padding": (
+        lambda x, w: ops.conv_transpose(x, w, strides=(2, 3), output_padding=(1, 2)) ** 2.0,
+        [(1, 3, 3, 2), (2, 3, 3, 2)]),
     "max_pool": (lambda x: ops.max_pool(x, 2, padding="same") * 3.0, [(1, 5, 5, 2)]),
     "average_pool": (lambda x: ops.average_pool(x, (2, 3), strides=1) ** 2.0, [(2, 4, 5, 1)]),
     "one_hot-take": (lambda a: ops.sum(ops.one_hot(ops.convert_to_tensor([2, 0]), 3) * a[:2], 1),

@@ -87,6 +87,35 @@ def test_conv2d_without_bias():
     check_layer(layers.Conv2D(3, 3, padding="same", use_bias=False), (5, 5, 2))
 
 
+@pytest.mark.parametrize("kernel,padding,dilation,groups,shape", [
+    (3, "same", 2, 1, (7, 6, 2)), ((3, 2), "valid", (2, 1), 1, (8, 6, 3)), (3, "same", 1, 2, (5, 5, 4)),
+    (2, "valid", 1, 4, (5, 6, 4)), (3, "same", 2, 2, (6, 7, 6)),
+])
+def test_conv2d_dilated_and_grouped(kernel, padding, dilation, groups, shape):
+    check_layer(layers.Conv2D(4, kernel, padding=padding, dilation_rate=dilation, groups=groups,
+                              activation="tanh"), shape)
+
+
+@pytest.mark.parametrize("kernel,strides,padding,output_padding,dilation,shape", [
+    (3, 2, "same", None, 1, (4, 3, 2)), (3, 2, "valid", None, 1, (3, 4, 2)), (4, 2, "same", None, 1, (3, 3, 3)),
+    (3, 2, "same", 1, 1, (3, 3, 2)), ((3, 2), (3, 2), "valid", (2, 1), 1, (3, 3, 2)), (1, 2, "valid", None, 1, (3, 3, 2)),
+    (3, 1, "same", None, 2, (5, 4, 2)), (2, 1, "valid", None, (2, 1), (3, 4, 3)),
+])
+def test_conv2d_transpose(kernel, strides, padding, output_padding, dilation, shape):
+    check_layer(layers.Conv2DTranspose(3, kernel, strides=strides, padding=padding, output_padding=output_padding,
+                                       dilation_rate=dilation, activation="tanh"), shape)
+
+
+def test_conv2d_transpose_without_bias():
+    check_layer(layers.Conv2DTranspose(2, 3, strides=2, padding="same", use_bias=False), (3, 3, 2))
+
+
+@pytest.mark.parametrize("size,interpolation", [((2, 2), "nearest"), ((2, 3), "nearest"), ((2, 2), "bilinear"),
+                                                ((3, 2), "bilinear"), ((1, 4), "bilinear")])
+def test_upsampling2d(size, interpolation):
+    check_layer(layers.UpSampling2D(size, interpolation=interpolation), (3, 4, 2))
+
+
 @pytest.mark.parametrize("cls", [layers.MaxPooling2D, layers.AveragePooling2D])
 @pytest.mark.parametrize("pool,strides,padding", [(2, None, "valid"), (3, 2, "same"), (2, 1, "same"),
                                                   (3, 2, "valid")])

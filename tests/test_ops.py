@@ -59,8 +59,8 @@ class Plan:
     args: tuple
 
 
-def conv_plan(in_shape, kernel_shape, strides, padding):
-    return Plan("conv2d_plan", (in_shape, kernel_shape, strides, padding))
+def conv_plan(in_shape, kernel_shape, strides, padding, dilation=(1, 1), groups=1):
+    return Plan("conv2d_plan", (in_shape, kernel_shape, strides, padding, dilation, groups))
 
 
 def pool_plan(in_shape, pool, strides, padding):
@@ -361,10 +361,11 @@ def random_conv_geometry(seed):
     return (n, h, w, c), (kh, kw), f, (sh, sw), ("same", "valid")[seed % 2]
 
 
-def window_out_shape(in_shape, window, strides, padding, channels=None):
+def window_out_shape(in_shape, window, strides, padding, channels=None, dilation=(1, 1)):
     n, h, w, c = in_shape
-    return (n, conv_output_length(h, window[0], strides[0], padding),
-            conv_output_length(w, window[1], strides[1], padding), c if channels is None else channels)
+    return (n, conv_output_length(h, window[0], strides[0], padding, dilation[0]),
+            conv_output_length(w, window[1], strides[1], padding, dilation[1]),
+            c if channels is None else channels)
 
 
 def geometry_id(in_shape, window, strides, padding, filters=None):
@@ -373,15 +374,16 @@ def geometry_id(in_shape, window, strides, padding, filters=None):
             f"-{padding}")
 
 
-def conv_case(in_shape, kernel, filters, strides, padding, use_bias=True, specials=None):
+def conv_case(in_shape, kernel, filters, strides, padding, use_bias=True, specials=None,
+              dilation=(1, 1), groups=1):
     kh, kw = kernel
-    kernel_shape = (kh, kw, in_shape[3], filters)
+    kernel_shape = (kh, kw, in_shape[3] // groups, filters)
 
     def build(rng):
-        plan = conv_plan(in_shape, kernel_shape, strides, padding)
+        plan = conv_plan(in_shape, kernel_shape, strides, padding, dilation, groups)
         x, w = randn(rng, *in_shape), randn(rng, *kernel_shape)
         bias = randn(rng, filters) if use_bias else None
-        out_shape = window_out_shape(in_shape, kernel, strides, padding, filters)
+        out_shape = window_out_shape(in_shape, kernel, strides, padding, filters, dilation)
         dout = randn(rng, *out_shape)
         if specials == "input":
             with_specials(x, stride=97)
@@ -393,8 +395,69 @@ def conv_case(in_shape, kernel, filters, strides, padding, use_bias=True, specia
                 call("conv2d_backward_filter", out(*kernel_shape), out(filters) if use_bias else None,
                      dout, x, plan)]
     suffix = ("" if use_bias else "-nobias") + ("" if specials is None else f"-{specials}-nan")
+    suffix = ("" if dilation == (1, 1) else f"-d{dilation[0]}x{dilation[1]}") + (
+        "" if groups == 1 else f"-g{groups}") + suffix
     return Case("conv2d", "conv2d-" + geometry_id(in_shape, kernel, strides, padding, filters) + suffix,
                 build, rtol=1e-4, atol=2e-5)
+
+
+# (N, H, W, C), (KH, KW), F, strides, padding, dilation, groups: the geometries every backend
+# runs on its dilated / grouped path (cpu: im2col with per-group GEMMs; opencl: conv_general.cl)
+DILATED_GROUPED_GEOMETRIES = [
+    ((2, 9, 9, 4), (3, 3), 6, (1, 1), "same", (2, 2), 2),
+    ((3, 10, 11, 8), (3, 2), 8, (2, 1), "valid", (1, 1), 4),
+    ((2, 12, 12, 3), (3, 3), 5, (1, 1), "valid", (2, 3), 1),
+    ((1, 7, 6, 4), (1, 1), 4, (1, 1), "valid", (1, 1), 4),       # grouped 1x1: no pointwise shortcut
+    ((4, 8, 8, 6), (2, 2), 4, (1, 1), "same", (3, 1), 2),        # even dilated kernel: asymmetric pads
+    ((5, 17, 17, 32), (3, 3), 32, (1, 1), "same", (2, 2), 1),    # the shape of an implicit-path row
+    ((2, 9, 9, 16), (3, 3), 32, (1, 1), "same", (1, 1), 4),
+    ((2, 8, 8, 8), (3, 3), 8, (2, 2), "same", (1, 1), 2),
+    ((1, 6, 7, 2), (2, 3), 3, (1, 1), "same", (2, 2), 1),
+    ((3, 7, 7, 4), (3, 3), 4, (1, 1), "same", (1, 1), 4),        # one channel per group
+]
+
+
+def dilated_grouped_cases():
+    return [conv_case(*g[:5], use_bias=i % 3 != 1, dilation=g[5], groups=g[6])
+            for i, g in enumerate(DILATED_GROUPED_GEOMETRIES)]
+
+
+# (N, H, W, Cin), (KH, KW), filters, strides, padding, output_padding, dilation of a transposed
+# convolution; backend.conv2d_transpose_plan gives the plan of the convolution it is the adjoint of
+TRANSPOSE_GEOMETRIES = [
+    ((2, 5, 5, 4), (3, 3), 6, (2, 2), "same", None, (1, 1)),
+    ((2, 5, 6, 4), (3, 3), 5, (2, 2), "valid", None, (1, 1)),
+    ((2, 5, 6, 4), (1, 1), 3, (2, 2), "valid", None, (1, 1)),     # kernel < stride: rows no window reads
+    ((2, 4, 4, 3), (3, 3), 5, (2, 2), "same", (1, 1), (1, 1)),
+    ((2, 4, 4, 3), (3, 3), 5, (2, 2), "valid", (1, 0), (1, 1)),
+    ((2, 4, 4, 3), (3, 3), 5, (1, 1), "same", None, (2, 2)),
+    ((2, 4, 5, 3), (4, 3), 5, (3, 2), "valid", (2, 1), (1, 1)),
+    ((3, 6, 6, 8), (4, 4), 8, (2, 2), "same", None, (1, 1)),
+    ((2, 8, 8, 16), (3, 3), 16, (1, 1), "same", None, (1, 1)),    # stride 1: the implicit paths
+    ((4, 8, 8, 32), (3, 3), 32, (2, 2), "same", (1, 1), (1, 1)),
+]
+
+
+def conv_transpose_case(in_shape, kernel, filters, strides, padding, output_padding, dilation):
+    from minidl.backends.window import transpose_window
+    kernel_shape = kernel + (filters, in_shape[3])
+    out_shape = transpose_window(in_shape, kernel_shape, strides, padding, output_padding, dilation).in_shape
+
+    def build(rng):
+        plan = Plan("conv2d_transpose_plan", (in_shape, kernel_shape, strides, padding, output_padding,
+                                              dilation))
+        x, w, dy = randn(rng, *in_shape), randn(rng, *kernel_shape), randn(rng, *out_shape)
+        # forward, input gradient and kernel gradient of the transposed convolution
+        return [call("conv2d_backward_data", out(*out_shape), x, w, plan),
+                call("conv2d_forward", out(*in_shape), dy, w, None, plan),
+                call("conv2d_backward_filter", out(*kernel_shape), None, x, dy, plan)]
+    extra = "" if output_padding is None else f"-op{output_padding[0]}x{output_padding[1]}"
+    return Case("conv2d_transpose", "conv2d_transpose-" + geometry_id(in_shape, kernel, strides, padding, filters)
+                + extra + f"-d{dilation[0]}x{dilation[1]}", build, rtol=1e-4, atol=2e-5)
+
+
+def conv_transpose_cases():
+    return [conv_transpose_case(*g) for g in TRANSPOSE_GEOMETRIES]
 
 
 def conv_cases():
@@ -462,6 +525,29 @@ def depthwise_cases():
     # padding; the contract does not say whether padding takes part in the products (as conv2d)
     cases += [depthwise_case(*DEPTHWISE_GEOMETRIES[i], specials=True) for i in (3, 4, 6)]
     return cases
+# ------------------------------------------------------------------ upsampling
+# (N, H, W, C), size, interpolation; the last rows cross the cpu threading threshold
+UPSAMPLE_GEOMETRIES = [
+    ((2, 5, 4, 3), (2, 2), "nearest"), ((2, 5, 4, 3), (2, 2), "bilinear"),
+    ((1, 3, 7, 2), (3, 2), "nearest"), ((1, 3, 7, 2), (3, 2), "bilinear"),
+    ((2, 1, 1, 5), (2, 3), "bilinear"),                  # one pixel: every output reads it
+    ((3, 6, 2, 1), (1, 4), "bilinear"), ((3, 6, 2, 1), (4, 1), "bilinear"),
+    ((4, 16, 16, 32), (2, 2), "nearest"), ((4, 16, 16, 32), (2, 2), "bilinear"),
+    ((2, 9, 11, 17), (3, 3), "bilinear"),
+]
+
+
+def upsample_cases():
+    def case(shape, size, interpolation):
+        n, h, w, c = shape
+        big = (n, h * size[0], w * size[1], c)
+
+        def build(rng):
+            return [call("upsample2d_forward", out(*big), randn(rng, *shape), size, interpolation),
+                    call("upsample2d_backward", out(*shape), randn(rng, *big), size, interpolation)]
+        return Case("upsample2d", f"upsample2d-{'x'.join(map(str, shape))}-{size[0]}x{size[1]}-{interpolation}",
+                    build)
+    return [case(*g) for g in UPSAMPLE_GEOMETRIES]
 
 
 # ------------------------------------------------------------------ pooling, padding, concat
@@ -1344,11 +1430,12 @@ def tensor_op_cases():
 
 
 CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases() + conv_cases()
-         + depthwise_cases()
-         + pool_cases() + layout_cases() + batchnorm_cases() + layernorm_cases() + layer_op_cases()
+         + depthwise_cases() + dilated_grouped_cases() + conv_transpose_cases() + upsample_cases()
+         + pool_cases()
+         + layout_cases() + batchnorm_cases() + layernorm_cases() + layer_op_cases()
          + dropout_cases() + image_cases() + loss_cases() + row_loss_cases()
          + metric_cases() + optimizer_cases() + tensor_op_cases())
-GEMM_FAMILY_OPS = ("gemm", "conv2d")          # the rows that run through the opencl GEMM kernels
+GEMM_FAMILY_OPS = ("gemm", "conv2d", "conv2d_transpose")   # the rows that run through the opencl GEMM kernels
 
 
 # ------------------------------------------------------------------ running a row

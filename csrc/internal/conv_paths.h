@@ -17,13 +17,16 @@
 
 /* ---- geometry */
 static inline int64_t conv_total_rows(const struct minidl_window *s) { return s->n * s->oh * s->ow; }
-static inline int64_t conv_patch_size(const struct minidl_window *s) { return s->kh * s->kw * s->c; }
+/* Rows K of the weight matrix (K, F): one group's taps, KH * KW * C / groups. */
+static inline int64_t conv_patch_size(const struct minidl_window *s) { return s->kh * s->kw * (s->c / s->groups); }
+static inline int64_t conv_group_channels(const struct minidl_window *s) { return s->c / s->groups; }
+static inline int64_t conv_group_filters(const struct minidl_window *s) { return s->f / s->groups; }
 static inline size_t round16(size_t floats) { return (floats + 15) / 16 * 16; } /* keeps 64-byte alignment */
 
-/* 1x1, stride 1, unpadded: x itself is the im2col matrix. */
+/* 1x1, stride 1, unpadded, one group: x itself is the im2col matrix. */
 static inline int conv_is_pointwise(const struct minidl_window *s)
 {
-    return s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->pad_top == 0 &&
+    return s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->groups == 1 && s->pad_top == 0 &&
            s->pad_left == 0 && s->oh == s->h && s->ow == s->w;
 }
 
@@ -40,7 +43,8 @@ int64_t conv_chunk_rows(const struct minidl_window *s);
  * of the implicit backward-data (dout padded to (H + KH - 1, W + KW - 1, F), into dx). */
 struct minidl_window conv_forward_image(const struct minidl_window *s);
 struct minidl_window conv_backward_data_image(const struct minidl_window *s);
-/* Stride 1, padding within the kernel on every side, images big enough for a full tile. */
+/* Stride 1, no dilation, one group, padding within the kernel on every side, images big
+ * enough for a full tile. */
 int conv_implicit_geometry_ok(const struct minidl_window *s);
 
 /* ---- scratch layout (conv_scratch.c): shared packed weights, then per-thread areas */
@@ -48,6 +52,8 @@ size_t conv_scratch_floats(const struct minidl_window *s, int threads);
 /* Threads the scratch has room for (0: not even one), at most minidl_num_threads(). */
 int conv_usable_threads(const struct minidl_window *s, size_t scratch_floats);
 float *conv_packed_weight(const struct minidl_window *s, float *scratch);
+/* Group g's packed weights (K, F / groups) (or their transpose) in the im2col path. */
+float *conv_packed_group_weight(const struct minidl_window *s, float *scratch, int64_t g);
 float *conv_flipped_weight(const struct minidl_window *s, float *scratch); /* (KH, KW, F, C) */
 float *conv_thread_work(const struct minidl_window *s, float *scratch, int t);
 float *conv_thread_partial_dweight(const struct minidl_window *s, float *scratch, int t);

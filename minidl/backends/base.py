@@ -27,7 +27,8 @@ Conventions used by every op:
 import math
 
 from .depthwise_geometry import depthwise_window
-from .window import Window2D, conv_output_length, make_window, same_padding  # noqa: F401
+from .window import (Window2D, conv_output_length, make_window, same_padding,  # noqa: F401
+                     transpose_window)
 
 
 # Operation names of the tensor ops below (minidl.ops builds on them); a backend's kernels
@@ -151,10 +152,18 @@ class Backend:
         raise NotImplementedError
 
     # ------------------------------------------------------ convolution
-    def conv2d_plan(self, in_shape, kernel_shape, strides, padding):
-        """A Window2D for input (N, H, W, C) and a kernel (kh, kw, C, filters)."""
+    def conv2d_plan(self, in_shape, kernel_shape, strides, padding, dilation_rate=(1, 1), groups=1):
+        """A Window2D for input (N, H, W, C) and a kernel (kh, kw, C / groups, filters)."""
         kh, kw, _, filters = kernel_shape
-        return make_window(in_shape, (kh, kw), strides, padding, out_channels=filters)
+        return make_window(in_shape, (kh, kw), strides, padding, filters, dilation_rate, groups)
+
+    def conv2d_transpose_plan(self, in_shape, kernel_shape, strides, padding, output_padding=None,
+                              dilation_rate=(1, 1)):
+        """The plan of a transposed convolution of x (N, H, W, Cin) with kernel (kh, kw, filters,
+        Cin): the Window2D of the convolution it is the adjoint of (plan.out_shape is x's shape,
+        plan.in_shape the transposed output's). Its forward is conv2d_backward_data, its input
+        gradient conv2d_forward, its kernel gradient conv2d_backward_filter with x as dout."""
+        return transpose_window(in_shape, kernel_shape, strides, padding, output_padding, dilation_rate)
 
     def conv2d_forward(self, out, x, weight, bias, plan):
         """out (N, OH, OW, F) = conv(x (N, H, W, C), weight (KH, KW, C, F)) + bias (F,) or None."""
@@ -216,6 +225,15 @@ class Backend:
 
     def global_avg_pool_backward(self, dx, dout):
         """dx (N, H, W, C) = dout (N, C) / (H * W) broadcast over H and W."""
+        raise NotImplementedError
+
+    def upsample2d_forward(self, out, x, size, interpolation):
+        """out (N, H*sh, W*sw, C) = x (N, H, W, C) upsampled by size (sh, sw): "nearest" repeats
+        pixels, "bilinear" interpolates with half-pixel centers (Keras's image.resize)."""
+        raise NotImplementedError
+
+    def upsample2d_backward(self, dx, dout, size, interpolation):
+        """dx (N, H, W, C) = gradient of upsample2d_forward from dout (N, H*sh, W*sw, C)."""
         raise NotImplementedError
 
     def pad2d_forward(self, out, x, pads):

@@ -43,6 +43,23 @@ def check_transform(op, out_shape, x_shape, transforms_shape, interpolation, fil
             code(op, "fill_mode", fill_mode, FILL_MODES))
 
 
+def check_upsample(op, small_shape, large_shape, size, interpolation):
+    """(sh, sw, bilinear 0/1) after checking an upsample2d_* call: images (N, H, W, C) and
+    (N, H * sh, W * sw, C), interpolation "nearest" or "bilinear"."""
+    try:
+        sh, sw = (int(v) for v in size)
+    except (TypeError, ValueError):
+        raise ValueError(f"{op}: size must be a pair of ints >= 1, got {size!r}") from None
+    if sh < 1 or sw < 1 or len(small_shape) != 4:
+        raise ValueError(f"{op}: size must be a pair of ints >= 1 and images (N, H, W, C), got size "
+                         f"{size!r} and images {tuple(small_shape)}")
+    n, h, w, c = small_shape
+    if tuple(large_shape) != (n, h * sh, w * sw, c):
+        raise ValueError(f"{op}: images {tuple(small_shape)} upsampled by {(sh, sw)} are "
+                         f"{(n, h * sh, w * sw, c)}, got {tuple(large_shape)}")
+    return sh, sw, code(op, "interpolation", interpolation, INTERPOLATIONS)
+
+
 def check_random_transforms(op, transforms, kind, ranges, height, width):
     if len(transforms.shape) != 2 or transforms.shape[1] != TRANSFORM_SIZE:
         check_shape(op, "transforms", transforms, (transforms.shape[0], TRANSFORM_SIZE))

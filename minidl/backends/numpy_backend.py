@@ -14,7 +14,7 @@ from .base import Backend
 from .host_memory import HostMemory
 from . import image_args
 from .numpy_ops import (activations as numpy_activations, images, losses, optimizers, regularize,
-                        row_losses, windows)
+                        row_losses, upsampling, windows)
 from .numpy_ops.depthwise import NumpyDepthwiseOps
 from .numpy_ops.layer_ops import NumpyLayerOps
 from .numpy_ops.tensor_ops import NumpyTensorOps
@@ -254,6 +254,16 @@ class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyDepthwiseOps, HostMemory,
         np.multiply(x, mask, out=out)
 
     # ----------------------------------------------------------- images
+    def upsample2d_forward(self, out, x, size, interpolation):
+        sh, sw, bilinear = image_args.check_upsample("upsample2d_forward", x.shape, out.shape, size,
+                                                     interpolation)
+        upsampling.forward(out, x, sh, sw, bilinear)
+
+    def upsample2d_backward(self, dx, dout, size, interpolation):
+        sh, sw, bilinear = image_args.check_upsample("upsample2d_backward", dx.shape, dout.shape, size,
+                                                     interpolation)
+        upsampling.backward(dx, dout, sh, sw, bilinear)
+
     def image_transform_forward(self, out, x, transforms, interpolation, fill_mode, fill_value):
         image_args.check_transform("image_transform_forward", out.shape, x.shape, transforms.shape,
                                    interpolation, fill_mode)

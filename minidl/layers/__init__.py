@@ -4,6 +4,8 @@ from ..custom_objects import get_registered_object
 from .base import Input, InputLayer, KerasTensor, Layer
 from .conv import Conv2D, ZeroPadding2D
 from .depthwise import DepthwiseConv2D, SeparableConv2D
+from .conv_transpose import Conv2DTranspose
+from .upsampling import UpSampling2D
 from .core import Activation, Dense, Dropout, Flatten, LeakyReLU, ReLU, Reshape
 from .lambda_layer import Lambda
 from .merge import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add,
@@ -30,7 +32,7 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     Cropping2D, RepeatVector, ELU, Softmax, LayerNormalization, PReLU, GaussianNoise,
     SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing, RandomBrightness,
     RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
-    DepthwiseConv2D, SeparableConv2D)}
+    DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D)}
 
 
 def deserialize(class_name, config, custom_objects=None):

@@ -25,6 +25,15 @@ def normalize_padding(padding, owner):
     return padding.lower()
 
 
+def normalize_dilation(dilation_rate, strides, owner):
+    """dilation_rate as a pair; Keras refuses it > 1 together with strides > 1."""
+    pair = normalize_pair(dilation_rate, "dilation_rate", owner)
+    if max(pair) > 1 and max(strides) > 1:
+        raise ValueError(f"{owner}: strides > 1 is not supported together with dilation_rate > 1, "
+                         f"got strides={strides} and dilation_rate={pair}")
+    return pair
+
+
 class WindowPlanMixin:
     """For layers whose backend ops take a Window2D plan (Conv2D, the poolings): the plan of
     the latest input shape, rebuilt when it changes. A plan may hold scratch sized for its
@@ -56,12 +65,13 @@ class WindowPlanMixin:
         raise NotImplementedError
 
 
-def window_output_shape(input_shape, kernel, strides, padding, out_channels):
+def window_output_shape(input_shape, kernel, strides, padding, out_channels, dilation=(1, 1)):
     """The (height, width, channels) a sliding window makes of `input_shape` (one sample);
     an unknown (None) height or width stays unknown."""
     h, w, _ = input_shape
-    known = (1, kernel[0] if h is None else h, kernel[1] if w is None else w, input_shape[2])
-    out = _window(known, kernel, strides, padding, out_channels).out_shape[1:]
+    known = (1, (kernel[0] - 1) * dilation[0] + 1 if h is None else h,
+             (kernel[1] - 1) * dilation[1] + 1 if w is None else w, input_shape[2])
+    out = _window(known, kernel, strides, padding, out_channels, dilation).out_shape[1:]
     return (None if h is None else out[0], None if w is None else out[1], out[2])
 
 
@@ -75,13 +85,15 @@ def check_window_fits(layer, input_shape, window, what):
 
 
 class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
-    """2-D convolution; kernel (kh, kw, in_channels, filters), bias (filters,).
+    """2-D convolution; kernel (kh, kw, in_channels / groups, filters), bias (filters,).
 
-    padding "same" pads as TensorFlow does (the odd pixel at the bottom/right).
+    padding "same" pads as TensorFlow does (the odd pixel at the bottom/right). dilation_rate
+    spaces the kernel taps; groups > 1 splits channels and filters into that many independent
+    convolutions (Keras's grouped Conv2D).
     """
 
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", activation=None,
-                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", dilation_rate=(1, 1),
+                 groups=1, activation=None, use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable, activity_regularizer=activity_regularizer)
@@ -92,6 +104,11 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
         self.kernel_size = normalize_pair(kernel_size, "kernel_size", self.describe())
         self.strides = normalize_pair(strides, "strides", self.describe())
         self.padding = normalize_padding(padding, self.describe())
+        self.dilation_rate = normalize_dilation(dilation_rate, self.strides, self.describe())
+        if not isinstance(groups, int) or isinstance(groups, bool) or groups <= 0 or filters % groups:
+            raise ValueError(f"{self.describe()}: groups must be a positive int that divides "
+                             f"filters={filters}, got {groups!r}")
+        self.groups = groups
         self.activation = activations.get(activation, self.describe())
         self.use_bias = bool(use_bias)
         self.kernel_initializer = kernel_initializer
@@ -99,7 +116,8 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
 
     def get_config(self):
         return dict(super().get_config(), filters=self.filters, kernel_size=list(self.kernel_size),
-                    strides=list(self.strides), padding=self.padding, activation=self.activation,
+                    strides=list(self.strides), padding=self.padding,
+                    dilation_rate=list(self.dilation_rate), groups=self.groups, activation=self.activation,
                     use_bias=self.use_bias, kernel_initializer=str(self.kernel_initializer),
                     bias_initializer=str(self.bias_initializer), **self._weight_options_config())
 
@@ -107,20 +125,35 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
         self.expect_rank(input_shape, 3, "(height, width, channels)")
         c = input_shape[2]
         kh, kw = self.kernel_size
-        check_window_fits(self, input_shape, self.kernel_size, "kernel")
-        self.kernel = self.add_weight("kernel", (kh, kw, c, self.filters), self.kernel_initializer,
+        groups = self.groups
+        self._check_kernel_fits(input_shape)
+        if c is not None and c % groups:   # an unknown c: add_weight says the kernel needs it
+            raise ValueError(f"{self.describe()}: the input's {c} channels (input shape "
+                             f"{format_shape(input_shape)}) are not divisible by groups={groups}")
+        self._add_kernel_and_bias((kh, kw, None if c is None else c // groups, self.filters))
+
+    def _add_kernel_and_bias(self, kernel_shape):
+        self.kernel = self.add_weight("kernel", kernel_shape, self.kernel_initializer,
                                       regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
         if self.use_bias:
             self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer,
                                         regularizer=self.bias_regularizer, constraint=self.bias_constraint)
 
     def compute_output_shape(self, input_shape):
-        check_window_fits(self, input_shape, self.kernel_size, "kernel")   # a batch's shape
+        self._check_kernel_fits(input_shape)   # a batch's shape
         return window_output_shape(input_shape, self.kernel_size, self.strides, self.padding,
-                                   self.filters)
+                                   self.filters, self.dilation_rate)
+
+    def _check_kernel_fits(self, input_shape):
+        """The rows and columns the (dilated) kernel spans, (k - 1) * dilation + 1, must fit a
+        'valid' input."""
+        extent = tuple((k - 1) * d + 1 for k, d in zip(self.kernel_size, self.dilation_rate))
+        check_window_fits(self, input_shape, extent, "kernel" if extent == self.kernel_size
+                          else "dilated kernel")
 
     def _make_plan(self, in_shape):
-        return self.backend.conv2d_plan(in_shape, self.kernel.shape, self.strides, self.padding)
+        return self.backend.conv2d_plan(in_shape, self.kernel.shape, self.strides, self.padding,
+                                        self.dilation_rate, self.groups)
 
     def forward(self, x, training):
         self._x = x
@@ -142,9 +175,9 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
         return dx
 
 
-def _window(in_shape, kernel, strides, padding, out_channels):
+def _window(in_shape, kernel, strides, padding, out_channels, dilation=(1, 1)):
     from ..backends.base import make_window
-    return make_window(in_shape, kernel, strides, padding, out_channels)
+    return make_window(in_shape, kernel, strides, padding, out_channels, dilation)
 
 
 class ZeroPadding2D(Layer):

@@ -25,8 +25,9 @@ from .composite import (all, any, append, arctan2, array, average, batch_normali
                         take_along_axis, tensordot, trace, tri, tril, triu, vstack)
 from .creation import arange, eye, full_like, identity, ones, ones_like, zeros, zeros_like
 from .linalg import dot, matmul
-from .nn import (average_pool, binary_crossentropy, categorical_crossentropy, conv, gelu, leaky_relu, log_softmax, max_pool, one_hot, silu,
-                 softmax, softplus, sparse_categorical_crossentropy)
+from .nn import (average_pool, binary_crossentropy, categorical_crossentropy, conv, conv_transpose,
+                 gelu, leaky_relu, log_softmax, max_pool, one_hot, silu, softmax, softplus,
+                 sparse_categorical_crossentropy)
 from .reductions import amax, amin, argmax, argmin, max, mean, min, prod, std, sum, var
 from .shapes import (broadcast_to, concatenate, expand_dims, getitem, repeat, reshape, split,
                      squeeze, stack, take, tile, transpose)

@@ -96,22 +96,63 @@ def _pair(value, what, op):
 
 
 def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
-    """2-D convolution: inputs (N, H, W, C), kernel (KH, KW, C, F), channels_last."""
+    """2-D convolution: inputs (N, H, W, C), kernel (KH, KW, C / groups, F), channels_last; as
+    in Keras, a kernel with fewer input channels than inputs makes a grouped convolution."""
     x, w = cast(as_tensor(inputs), "float32"), cast(as_tensor(kernel), "float32")
-    if len(x.shape) != 4 or len(w.shape) != 4 or x.shape[3] != w.shape[2]:
-        raise ValueError(f"ops.conv: inputs (N, H, W, C) and kernel (KH, KW, C, F) needed, got "
-                         f"{x.shape} and {w.shape}")
-    if data_format not in (None, "channels_last") or dilation_rate not in (1, (1, 1)):
-        raise ValueError("ops.conv: only channels_last without dilation is supported")
+    if (len(x.shape) != 4 or len(w.shape) != 4 or w.shape[2] < 1 or x.shape[3] % w.shape[2]
+            or w.shape[3] % (x.shape[3] // w.shape[2])):
+        raise ValueError(f"ops.conv: inputs (N, H, W, C) and kernel (KH, KW, C / groups, F) with C "
+                         f"and F divisible by groups needed, got {x.shape} and {w.shape}")
+    if data_format not in (None, "channels_last"):
+        raise ValueError(f"ops.conv: only data_format='channels_last' is supported, got {data_format!r}")
     b = x.backend
-    plan = b.conv2d_plan(x.shape, w.shape, _pair(strides, "strides", "conv"), padding)
+    plan = b.conv2d_plan(x.shape, w.shape, _pair(strides, "strides", "conv"), padding,
+                         _pair(dilation_rate, "dilation_rate", "conv"), x.shape[3] // w.shape[2])
     out = empty_like_shape(b, plan.out_shape)
     b.conv2d_forward(out.value, x.value, w.value, None, plan)
+    return _record_conv(out, x, w, plan, transposed=False)
+
+
+def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=None, data_format=None,
+                   dilation_rate=1):
+    """2-D transposed convolution: inputs (N, H, W, C), kernel (KH, KW, F, C) -> (N, OH, OW, F),
+    the output size and alignment of Keras's ops.conv_transpose; channels_last."""
+    x, w = cast(as_tensor(inputs), "float32"), cast(as_tensor(kernel), "float32")
+    if len(x.shape) != 4 or len(w.shape) != 4 or x.shape[3] != w.shape[3]:
+        raise ValueError(f"ops.conv_transpose: inputs (N, H, W, C) and kernel (KH, KW, F, C) needed, "
+                         f"got {x.shape} and {w.shape}")
+    if data_format not in (None, "channels_last"):
+        raise ValueError(f"ops.conv_transpose: only data_format='channels_last' is supported, got "
+                         f"{data_format!r}")
+    b = x.backend
+    extra = None if output_padding is None else _non_negative_pair(output_padding)
+    plan = b.conv2d_transpose_plan(x.shape, w.shape, _pair(strides, "strides", "conv_transpose"), padding,
+                                   extra, _pair(dilation_rate, "dilation_rate", "conv_transpose"))
+    out = empty_like_shape(b, plan.in_shape)
+    b.conv2d_backward_data(out.value, x.value, w.value, plan)
+    return _record_conv(out, x, w, plan, transposed=True)
+
+
+def _non_negative_pair(value):
+    pair = (value, value) if isinstance(value, int) else tuple(value)
+    if len(pair) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in pair):
+        raise ValueError(f"ops.conv_transpose: output_padding must be an int >= 0 or a pair of them, "
+                         f"got {value!r}")
+    return pair
+
+
+def _record_conv(out, x, w, plan, transposed):
+    """Record the gradient rule of conv (or conv_transpose, its adjoint) of x with kernel w."""
+    b = x.backend
 
     def rule(g):
         dx, dw = empty_like_shape(b, x.shape), empty_like_shape(b, w.shape)
-        b.conv2d_backward_data(dx.value, g.value, w.value, plan)
-        b.conv2d_backward_filter(dw.value, None, g.value, x.value, plan)
+        if transposed:
+            b.conv2d_forward(dx.value, g.value, w.value, None, plan)
+            b.conv2d_backward_filter(dw.value, None, x.value, g.value, plan)
+        else:
+            b.conv2d_backward_data(dx.value, g.value, w.value, plan)
+            b.conv2d_backward_filter(dw.value, None, g.value, x.value, plan)
         return (dx, dw)
     return record(out, (x, w), rule)
 

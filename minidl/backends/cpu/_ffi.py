@@ -129,13 +129,14 @@ def window_struct(op, plan):
     built once and kept in plan.scratch."""
     win = plan.scratch.get(_WINDOW_KEY)
     if win is None:
-        for field in ("kh", "kw", "sh", "sw"):
+        for field in ("kh", "kw", "sh", "sw", "dh", "dw", "groups"):
             if getattr(plan, field) < 1:
                 raise ValueError(f"{op}: plan.{field} must be >= 1, got {getattr(plan, field)}")
         win = plan.scratch[_WINDOW_KEY] = ffi.new("struct minidl_window *", {
             "n": plan.n, "h": plan.h, "w": plan.w, "c": plan.c, "kh": plan.kh, "kw": plan.kw,
             "sh": plan.sh, "sw": plan.sw, "pad_top": plan.pad_top, "pad_left": plan.pad_left,
-            "oh": plan.oh, "ow": plan.ow, "f": plan.oc})
+            "oh": plan.oh, "ow": plan.ow, "f": plan.oc, "dh": plan.dh, "dw": plan.dw,
+            "groups": plan.groups})
     return win
 
 

@@ -1,4 +1,4 @@
-"""The image ops of the cpu backend (csrc/image_transform.c, csrc/image_adjust.c)."""
+"""The image ops of the cpu backend (csrc/image_transform.c, csrc/image_adjust.c, csrc/upsample.c)."""
 
 import math
 
@@ -8,7 +8,7 @@ from ._ffi import checked, ffi, output
 
 class ImageOps:
     """Mixed into CpuBackend: image_transform_*, random transforms, contrast, brightness,
-    channel_scale_shift. Needs self._lib. None of these kernels can fail (no scratch)."""
+    upsample2d_*, channel_scale_shift. Needs self._lib. None of these kernels can fail (no scratch)."""
 
     @staticmethod
     def _transform_args(op, out_shape, x_shape, transforms, interpolation, fill_mode):
@@ -58,6 +58,18 @@ class ImageOps:
         self._lib.minidl_random_brightness_forward(output(op, "out", out), checked(op, "x", x),
                                                    float(lower), float(upper), low, high,
                                                    int(seed) % 2 ** 64, n, x.size // max(n, 1))
+
+    def upsample2d_forward(self, out, x, size, interpolation):
+        op = "upsample2d_forward"
+        sh, sw, bilinear = image_args.check_upsample(op, x.shape, out.shape, size, interpolation)
+        self._lib.minidl_upsample2d_forward(output(op, "out", out), checked(op, "x", x), sh, sw, bilinear,
+                                            *x.shape)
+
+    def upsample2d_backward(self, dx, dout, size, interpolation):
+        op = "upsample2d_backward"
+        sh, sw, bilinear = image_args.check_upsample(op, dx.shape, dout.shape, size, interpolation)
+        self._lib.minidl_upsample2d_backward(output(op, "dx", dx), checked(op, "dout", dout), sh, sw,
+                                             bilinear, *dx.shape)
 
     def channel_scale_shift(self, out, x, scale, shift):
         op = "channel_scale_shift"

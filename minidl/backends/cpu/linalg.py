@@ -8,7 +8,7 @@ C-contiguous float32 numpy array; the C code reads and writes it in place.
 
 import numpy as np
 
-from ..base import make_window
+from ..base import make_window, transpose_window
 from ._ffi import checked, ffi, fptr, output, raise_for_status, require_lib, window_struct
 
 _PLAN_KEY = "cpu_conv"  # where a Window2D plan keeps this backend's conv scratch
@@ -61,17 +61,30 @@ class LinalgOps:
         if status:
             raise_for_status("gemm", status, f"op(a) {(m, k)} @ op(b) {(k, n)}")
 
-    def conv2d_plan(self, in_shape, kernel_shape, strides, padding):
-        """A Window2D for input (N, H, W, C) and a kernel (kh, kw, C, filters), with its scratch."""
-        kh, kw, c, filters = kernel_shape
-        if len(in_shape) != 4 or in_shape[3] != c:
-            raise ValueError(f"conv2d_plan: input shape {tuple(in_shape)} must be (N, H, W, {c}) "
-                             f"for kernel shape {tuple(kernel_shape)}")
-        plan = make_window(in_shape, (kh, kw), strides, padding, out_channels=filters)
+    def conv2d_plan(self, in_shape, kernel_shape, strides, padding, dilation_rate=(1, 1), groups=1):
+        """A Window2D for input (N, H, W, C) and a kernel (kh, kw, C / groups, filters), with its scratch."""
+        kh, kw, cg, filters = kernel_shape
+        if len(in_shape) != 4 or groups < 1 or in_shape[3] != cg * groups or filters % groups:
+            raise ValueError(f"conv2d_plan: input shape {tuple(in_shape)} must be (N, H, W, {cg * groups}) "
+                             f"for kernel shape {tuple(kernel_shape)} and groups={groups} (filters "
+                             f"divisible by groups)")
+        plan = make_window(in_shape, (kh, kw), strides, padding, filters, dilation_rate, groups)
         if plan.oh < 1 or plan.ow < 1:
-            raise ValueError(f"conv2d_plan: kernel {(kh, kw)} with strides {tuple(strides)} and "
-                             f"padding {padding!r} leaves no output for input {tuple(in_shape)}")
+            raise ValueError(f"conv2d_plan: kernel {(kh, kw)} with strides {tuple(strides)}, dilation "
+                             f"{tuple(dilation_rate)} and padding {padding!r} leaves no output for input "
+                             f"{tuple(in_shape)}")
         plan.scratch[_PLAN_KEY] = _ConvScratch("conv2d_plan", plan)
+        return plan
+
+    def conv2d_transpose_plan(self, in_shape, kernel_shape, strides, padding, output_padding=None,
+                              dilation_rate=(1, 1)):
+        """The Window2D of the convolution a transposed convolution is the adjoint of (base.py),
+        with its scratch."""
+        if len(in_shape) != 4 or in_shape[3] != kernel_shape[3]:
+            raise ValueError(f"conv2d_transpose_plan: input shape {tuple(in_shape)} must be "
+                             f"(N, H, W, {kernel_shape[3]}) for kernel shape {tuple(kernel_shape)}")
+        plan = transpose_window(in_shape, kernel_shape, strides, padding, output_padding, dilation_rate)
+        plan.scratch[_PLAN_KEY] = _ConvScratch("conv2d_transpose_plan", plan)
         return plan
 
     def conv2d_forward(self, out, x, weight, bias, plan):
@@ -79,7 +92,7 @@ class LinalgOps:
         op = "conv2d_forward"
         pout = output(op, "out", out, plan.out_shape)
         px = checked(op, "x", x, plan.in_shape)
-        pw = checked(op, "weight", weight, (plan.kh, plan.kw, plan.c, plan.oc))
+        pw = checked(op, "weight", weight, plan.kernel_shape)
         pbias = ffi.NULL if bias is None else checked(op, "bias", bias, (plan.oc,))
         s = _scratch(op, plan)
         status = require_lib().minidl_conv2d_forward(pout, px, pw, pbias, s.window, s.ptr, s.floats)
@@ -91,7 +104,7 @@ class LinalgOps:
         op = "conv2d_backward_data"
         pdx = output(op, "dx", dx, plan.in_shape)
         pdout = checked(op, "dout", dout, plan.out_shape)
-        pw = checked(op, "weight", weight, (plan.kh, plan.kw, plan.c, plan.oc))
+        pw = checked(op, "weight", weight, plan.kernel_shape)
         s = _scratch(op, plan)
         status = require_lib().minidl_conv2d_backward_data(pdx, pdout, pw, s.window, s.ptr, s.floats)
         if status:
@@ -100,7 +113,7 @@ class LinalgOps:
     def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
         """dweight (KH, KW, C, F) and dbias (F,) or None from dout and the forward input x."""
         op = "conv2d_backward_filter"
-        pdw = output(op, "dweight", dweight, (plan.kh, plan.kw, plan.c, plan.oc))
+        pdw = output(op, "dweight", dweight, plan.kernel_shape)
         pdb = ffi.NULL if dbias is None else output(op, "dbias", dbias, (plan.oc,))
         pdout = checked(op, "dout", dout, plan.out_shape)
         px = checked(op, "x", x, plan.in_shape)

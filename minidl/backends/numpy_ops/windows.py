@@ -24,12 +24,17 @@ def _check_plan_shapes(op, plan, **tensors):
         check_shape(op, name, tensor, expected[name])
 
 
+def padded_shape(plan):
+    """(N, H+pt+pb, W+pl+pr, C), a negative pb or pr (rows no window reads) taken as 0."""
+    return (plan.n, plan.h + plan.pad_top + max(plan.pad_bottom, 0),
+            plan.w + plan.pad_left + max(plan.pad_right, 0), plan.c)
+
+
 def padded_input(x, plan, fill):
-    """x (N, H, W, C) copied into the interior of a (N, H+pt+pb, W+pl+pr, C) buffer whose border is `fill`."""
-    if not (plan.pad_top or plan.pad_bottom or plan.pad_left or plan.pad_right):
+    """x (N, H, W, C) copied into the interior of a padded_shape buffer whose border is `fill`."""
+    if not (plan.pad_top or plan.pad_bottom > 0 or plan.pad_left or plan.pad_right > 0):
         return x
-    shape = (plan.n, plan.h + plan.pad_top + plan.pad_bottom,
-             plan.w + plan.pad_left + plan.pad_right, plan.c)
+    shape = padded_shape(plan)
     key = ("numpy", "padded_input", x.dtype.str, float(fill))
     xp = plan.scratch.get(key)
     if xp is None or xp.shape != shape:
@@ -44,7 +49,7 @@ def window_view(xp, plan):
     """A read-only (N, OH, OW, KH, KW, C) view of the padded input: one window per output pixel."""
     s_n, s_h, s_w, s_c = xp.strides
     return as_strided(xp, shape=(plan.n, plan.oh, plan.ow, plan.kh, plan.kw, plan.c),
-                      strides=(s_n, s_h * plan.sh, s_w * plan.sw, s_h, s_w, s_c),
+                      strides=(s_n, s_h * plan.sh, s_w * plan.sw, s_h * plan.dh, s_w * plan.dw, s_c),
                       writeable=False)
 
 
@@ -60,14 +65,13 @@ def scatter_windows(dx, window_grads, plan):
     window_grads may also be (N, OH, OW, 1, 1, C) when every position of a window gets the
     same gradient (average pooling); it is then broadcast to each kernel offset.
     """
-    hp = plan.h + plan.pad_top + plan.pad_bottom
-    wp = plan.w + plan.pad_left + plan.pad_right
-    dxp = np.zeros((plan.n, hp, wp, plan.c), dtype=dx.dtype)
+    dxp = np.zeros(padded_shape(plan), dtype=dx.dtype)
     per_offset = window_grads.shape[3] != 1 or window_grads.shape[4] != 1
     for i in range(plan.kh):
         for j in range(plan.kw):
             grad = window_grads[:, :, :, i, j, :] if per_offset else window_grads[:, :, :, 0, 0, :]
-            dxp[:, i:i + plan.sh * plan.oh:plan.sh, j:j + plan.sw * plan.ow:plan.sw, :] += grad
+            y, x = i * plan.dh, j * plan.dw
+            dxp[:, y:y + plan.sh * plan.oh:plan.sh, x:x + plan.sw * plan.ow:plan.sw, :] += grad
     dx[...] = dxp[:, plan.pad_top:plan.pad_top + plan.h, plan.pad_left:plan.pad_left + plan.w, :]
 
 
@@ -81,14 +85,34 @@ def valid_positions(plan):
 
 
 # ------------------------------------------------------------------ convolution
+# A grouped convolution is one batched matmul over the groups: the im2col columns of group g
+# are its channel slice of every tap, (G, M, KH*KW*Cg), and its weights (G, KH*KW*Cg, Fg).
+def _group_cols(cols, plan):
+    """(M, KH*KW*C) im2col columns -> (G, M, KH*KW*Cg)."""
+    g = plan.groups
+    m = cols.shape[0]
+    return cols.reshape(m, plan.kh * plan.kw, g, plan.c // g).transpose(2, 0, 1, 3).reshape(g, m, -1)
+
+
+def _group_weight(weight, plan):
+    """(KH, KW, Cg, F) -> (G, KH*KW*Cg, Fg)."""
+    g = plan.groups
+    return weight.reshape(-1, g, plan.oc // g).transpose(1, 0, 2)
+
+
+def _ungroup(result, plan):
+    """(G, M, Fg) -> (M, F)."""
+    return result.transpose(1, 0, 2).reshape(result.shape[1], plan.oc)
+
+
 def conv2d_forward(out, x, weight, bias, plan):
     op = "conv2d_forward"
     _check_plan_shapes(op, plan, out=out, x=x)
-    check_shape(op, "weight", weight, (plan.kh, plan.kw, plan.c, plan.oc))
+    check_shape(op, "weight", weight, plan.kernel_shape)
     if bias is not None:
         check_shape(op, "bias", bias, (plan.oc,))
     cols = im2col(x, plan)                                          # (M, KH*KW*C)
-    result = cols @ weight.reshape(plan.kh * plan.kw * plan.c, plan.oc)   # (M, F)
+    result = _ungroup(_group_cols(cols, plan) @ _group_weight(weight, plan), plan)   # (M, F)
     if bias is not None:
         result += bias
     out[...] = result.reshape(plan.out_shape)
@@ -97,21 +121,25 @@ def conv2d_forward(out, x, weight, bias, plan):
 def conv2d_backward_data(dx, dout, weight, plan):
     op = "conv2d_backward_data"
     _check_plan_shapes(op, plan, dx=dx, dout=dout)
-    check_shape(op, "weight", weight, (plan.kh, plan.kw, plan.c, plan.oc))
-    m = plan.n * plan.oh * plan.ow
-    dcols = dout.reshape(m, plan.oc) @ weight.reshape(plan.kh * plan.kw * plan.c, plan.oc).T
+    check_shape(op, "weight", weight, plan.kernel_shape)
+    g, m = plan.groups, plan.n * plan.oh * plan.ow
+    dout_g = dout.reshape(m, g, plan.oc // g).transpose(1, 0, 2)             # (G, M, Fg)
+    dcols = dout_g @ _group_weight(weight, plan).transpose(0, 2, 1)          # (G, M, KH*KW*Cg)
+    dcols = dcols.reshape(g, m, plan.kh * plan.kw, plan.c // g).transpose(1, 2, 0, 3)
     scatter_windows(dx, dcols.reshape(plan.n, plan.oh, plan.ow, plan.kh, plan.kw, plan.c), plan)
 
 
 def conv2d_backward_filter(dweight, dbias, dout, x, plan):
     op = "conv2d_backward_filter"
     _check_plan_shapes(op, plan, dout=dout, x=x)
-    check_shape(op, "dweight", dweight, (plan.kh, plan.kw, plan.c, plan.oc))
+    check_shape(op, "dweight", dweight, plan.kernel_shape)
     if dbias is not None:
         check_shape(op, "dbias", dbias, (plan.oc,))
-    m = plan.n * plan.oh * plan.ow
+    g, m = plan.groups, plan.n * plan.oh * plan.ow
     dout_2d = dout.reshape(m, plan.oc)
-    dweight[...] = (im2col(x, plan).T @ dout_2d).reshape(dweight.shape)
+    dout_g = dout_2d.reshape(m, g, plan.oc // g).transpose(1, 0, 2)         # (G, M, Fg)
+    dw = _group_cols(im2col(x, plan), plan).transpose(0, 2, 1) @ dout_g     # (G, KH*KW*Cg, Fg)
+    dweight[...] = dw.transpose(1, 0, 2).reshape(dweight.shape)
     if dbias is not None:
         dbias[...] = dout_2d.sum(axis=0)
 
@@ -138,9 +166,7 @@ def max_pool2d_forward(out, argmax, x, plan):
 def max_pool2d_backward(dx, dout, argmax, plan):
     op = "max_pool2d_backward"
     _check_plan_shapes(op, plan, dx=dx, dout=dout, argmax=argmax)
-    hp = plan.h + plan.pad_top + plan.pad_bottom
-    wp = plan.w + plan.pad_left + plan.pad_right
-    dxp = np.zeros((plan.n, hp, wp, plan.c), dtype=dx.dtype)
+    dxp = np.zeros(padded_shape(plan), dtype=dx.dtype)
     zero = dx.dtype.type(0)
     for i in range(plan.kh):
         for j in range(plan.kw):

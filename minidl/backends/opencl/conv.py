@@ -10,6 +10,8 @@ Three algorithms:
   im2col    the patches copied into a matrix (kernels/conv.cl), then one GEMM of any family.
 A 1x1, stride-1, unpadded convolution is a plain GEMM on x. The input gradient of a stride-1
 convolution is computed as another convolution (rotated filters), implicit when it qualifies.
+Dilated and grouped convolutions take im2col in every profile: group g's patches (its channel
+slice, dilated taps) times its weight columns, one GEMM per group.
 
 ConvOps is a mixin of OpenCLBackend (backend.py), which provides rt, gemm_engine, gemm,
 reshape, bias_add, bias_grad, _run1d, _scratch_tensor and _check.
@@ -27,6 +29,17 @@ def window_args(plan):
     """The window geometry arguments that conv.cl's and pool.cl's kernels take, in their order."""
     return (plan.h, plan.w, plan.c, plan.oh, plan.ow, plan.kh, plan.kw, plan.sh, plan.sw,
             plan.pad_top, plan.pad_left)
+
+
+def im2col_args(plan, group=0):
+    """conv.cl's im2col / col2im arguments: window_args, dilation, and the channel slice of `group`."""
+    cg = plan.c // plan.groups
+    return window_args(plan) + (plan.dh, plan.dw, group * cg, cg)
+
+
+def is_general(plan):
+    """Dilated or grouped: a geometry only the im2col path takes."""
+    return plan.dh != 1 or plan.dw != 1 or plan.groups != 1
 
 
 def is_pointwise(plan):
@@ -53,7 +66,7 @@ class ConvOps:
 
     # ------------------------------------------------------------ checks
     def _check_conv(self, op, plan, names, tensors):
-        kernel = (plan.kh, plan.kw, plan.c, plan.oc)
+        kernel = plan.kernel_shape
         expected = {"x": plan.in_shape, "dx": plan.in_shape, "out": plan.out_shape,
                     "dout": plan.out_shape, "weight": kernel, "dweight": kernel,
                     "bias": (plan.oc,), "dbias": (plan.oc,)}
@@ -71,6 +84,9 @@ class ConvOps:
     # ---------------------------------------------------------- contract
     def conv2d_forward(self, out, x, weight, bias, plan):
         self._check_conv("conv2d_forward", plan, ("out", "x", "weight", "bias"), (out, x, weight, bias))
+        if is_general(plan):
+            self._general_forward(out, x, weight, bias, plan)
+            return
         if self._uses_tiled():
             self._conv2d_tiled("conv2d_forward_tiled", plan.n * plan.oh * plan.ow, plan.oc, 1,
                                out, x, weight, weight if bias is None else bias,
@@ -89,6 +105,9 @@ class ConvOps:
 
     def conv2d_backward_data(self, dx, dout, weight, plan):
         self._check_conv("conv2d_backward_data", plan, ("dx", "dout", "weight"), (dx, dout, weight))
+        if is_general(plan):
+            self._general_backward_data(dx, dout, weight, plan)
+            return
         if self._uses_tiled():
             pixels = plan.n * plan.h * plan.w
             self._conv2d_tiled("conv2d_backward_data_tiled", pixels, plan.c, 1, dx, dout, weight,
@@ -106,13 +125,15 @@ class ConvOps:
         dcols = self._cols(plan)
         self.gemm(dcols, dout2, w2, trans_b=True)
         pixels = plan.n * plan.h * plan.w
-        self._run1d("conv.cl", "col2im", pixels, dx, dcols, *window_args(plan), pixels)
+        self._run1d("conv.cl", "col2im", pixels, dx, dcols, *im2col_args(plan), pixels)
 
     def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
         self._check_conv("conv2d_backward_filter", plan, ("dweight", "dbias", "dout", "x"),
                          (dweight, dbias, dout, x))
         dout2 = self.reshape(dout, (plan.n * plan.oh * plan.ow, plan.oc))
-        if self._uses_tiled():
+        if is_general(plan):
+            self._general_backward_filter(dweight, dout2, x, plan)
+        elif self._uses_tiled():
             self._conv2d_backward_filter_tiled(dweight, dout, x, plan)
         elif self._uses_implicit(plan):
             self._conv2d_backward_filter_implicit(dweight, dout, x, plan)
@@ -134,7 +155,7 @@ class ConvOps:
             return self.reshape(x, (plan.n * plan.h * plan.w, plan.c))
         cols = self._cols(plan)
         runs = cols.shape[0] * plan.kh   # one work-item per (cols row, kernel row)
-        self._run1d("conv.cl", "im2col", runs, cols, x, *window_args(plan), runs)
+        self._run1d("conv.cl", "im2col", runs, cols, x, *im2col_args(plan), runs)
         return cols
 
     def _backward_data_as_convolution(self, dx, dout, weight, plan):
@@ -150,6 +171,65 @@ class ConvOps:
         self._run1d("conv.cl", "flip_filters", taps, flipped, weight, plan.kh, plan.kw, plan.c,
                     plan.oc, taps)
         self._conv2d_forward_implicit(dx, dout, flipped, None, flipped_plan(plan))
+
+    # ------------------------------------------------- dilated / grouped
+    def _group_cols(self, x, plan, group):
+        """The im2col matrix (N*OH*OW, KH*KW*C/G) of one group's channels, with dilated taps."""
+        rows, cg = plan.n * plan.oh * plan.ow, plan.c // plan.groups
+        cols = self._scratch_tensor("im2col", (rows, plan.kh * plan.kw * cg))
+        runs = rows * plan.kh
+        self._run1d("conv.cl", "im2col", runs, cols, x, *im2col_args(plan, group), runs)
+        return cols
+
+    def _group_columns(self, name, matrix, plan, group):
+        """matrix (rows, F)'s columns of `group`, (rows, F/G): matrix itself for one group,
+        else a copy in scratch `name`."""
+        if plan.groups == 1:
+            return matrix
+        fg = plan.oc // plan.groups
+        part = self._scratch_tensor(name, (matrix.shape[0], fg))
+        self.strided_copy(part, matrix, group * fg, (plan.oc, 1))
+        return part
+
+    def _gemm_into_group(self, target, plan, group, a, b, trans_a=False, trans_b=False):
+        """target (rows, F)'s columns of `group` = op(a) @ op(b): straight into target for one
+        group; else into scratch, then added into target (which the caller zeroed)."""
+        if plan.groups == 1:
+            self.gemm(target, a, b, trans_a=trans_a, trans_b=trans_b)
+            return
+        fg = plan.oc // plan.groups
+        part = self._scratch_tensor("group_result", (target.shape[0], fg))
+        self.gemm(part, a, b, trans_a=trans_a, trans_b=trans_b)
+        self.strided_add(target, part, group * fg, (plan.oc, 1))
+
+    def _general_forward(self, out, x, weight, bias, plan):
+        out2 = self.reshape(out, (plan.n * plan.oh * plan.ow, plan.oc))
+        w2 = self.reshape(weight, (plan.kh * plan.kw * (plan.c // plan.groups), plan.oc))
+        if plan.groups > 1:
+            self.fill(out2, 0.0)
+        for g in range(plan.groups):
+            self._gemm_into_group(out2, plan, g, self._group_cols(x, plan, g),
+                                  self._group_columns("group_weight", w2, plan, g))
+        if bias is not None:
+            self.bias_add(out2, out2, bias)
+
+    def _general_backward_data(self, dx, dout, weight, plan):
+        rows, k = plan.n * plan.oh * plan.ow, plan.kh * plan.kw * (plan.c // plan.groups)
+        dout2, w2 = self.reshape(dout, (rows, plan.oc)), self.reshape(weight, (k, plan.oc))
+        pixels = plan.n * plan.h * plan.w
+        for g in range(plan.groups):  # col2im writes group g's channels of every dx pixel
+            dcols = self._scratch_tensor("im2col", (rows, k))
+            self.gemm(dcols, self._group_columns("group_dout", dout2, plan, g),
+                      self._group_columns("group_weight", w2, plan, g), trans_b=True)
+            self._run1d("conv.cl", "col2im", pixels, dx, dcols, *im2col_args(plan, g), pixels)
+
+    def _general_backward_filter(self, dweight, dout2, x, plan):
+        dw2 = self.reshape(dweight, (plan.kh * plan.kw * (plan.c // plan.groups), plan.oc))
+        if plan.groups > 1:
+            self.fill(dw2, 0.0)
+        for g in range(plan.groups):
+            self._gemm_into_group(dw2, plan, g, self._group_cols(x, plan, g),
+                                  self._group_columns("group_dout", dout2, plan, g), trans_a=True)
 
     # ---------------------------------------------------------- implicit
     def _conv2d_forward_implicit(self, out, x, weight, bias, plan):

@@ -1,5 +1,5 @@
-"""The image ops of the opencl backend (kernels/images.cl); a mixin of OpenCLBackend, which
-provides _run1d and _check. Nothing is computed on the host: transforms stay on the device."""
+"""The image ops of the opencl backend (kernels/images.cl, kernels/upsample.cl); a mixin of
+OpenCLBackend, which provides _run1d and _check. Nothing is computed on the host: transforms stay on the device."""
 
 import numpy as np
 
@@ -15,7 +15,7 @@ def _seed_halves(seed):
 
 
 class ImageOps:
-    """image_transform_*, random transforms, contrast, brightness, channel_scale_shift."""
+    """image_transform_*, random transforms, contrast, brightness, upsample2d_*, channel_scale_shift."""
 
     def _transform(self, kernel, out_shape, x_shape, written, read, transforms, interpolation,
                    fill_mode, *scalars):
@@ -61,6 +61,20 @@ class ImageOps:
 
     def random_brightness_forward(self, out, x, lower, upper, value_range, seed):
         self._adjust("random_brightness_forward", out, x, lower, upper, value_range, seed)
+
+    def upsample2d_forward(self, out, x, size, interpolation):
+        sh, sw, bilinear = image_args.check_upsample("opencl upsample2d_forward", x.shape, out.shape,
+                                                     size, interpolation)
+        pixels = out.size // max(x.shape[3], 1)   # one work-item per output pixel
+        self._run1d("upsample.cl", "upsample2d_forward", pixels, out, x, sh, sw, bilinear, *x.shape,
+                    pixels)
+
+    def upsample2d_backward(self, dx, dout, size, interpolation):
+        sh, sw, bilinear = image_args.check_upsample("opencl upsample2d_backward", dx.shape, dout.shape,
+                                                     size, interpolation)
+        pixels = dx.size // max(dx.shape[3], 1)   # one work-item per input pixel (a gather)
+        self._run1d("upsample.cl", "upsample2d_backward", pixels, dx, dout, sh, sw, bilinear, *dx.shape,
+                    pixels)
 
     def channel_scale_shift(self, out, x, scale, shift):
         op = "channel_scale_shift"
