@@ -16,12 +16,13 @@ struct optim_args {
     float *s1, *s2;
     float c[8];
     double *result;
+    float *s3; /* a third state tensor (AMSGrad's v_hat) */
 };
 
 typedef void (*range_kernel)(const struct optim_args *a, int64_t lo, int64_t hi);
 
 struct optim_kernels {
-    range_kernel adadelta, adamax, nadam, lion, ftrl, ema, sum_squares, scale;
+    range_kernel adadelta, adamax, amsgrad, nadam, lion, ftrl, ema, sum_squares, scale;
 };
 
 #define KERNEL(name) name##_generic
@@ -81,6 +82,13 @@ void minidl_adamax_update(float *w, float *m, float *u, const float *g, float lr
 {
     struct optim_args a = {w, g, m, u, {decay_factor(lr, weight_decay), lr_t, beta_1, beta_2, epsilon}, 0};
     run(active()->adamax, &a, n);
+}
+
+void minidl_amsgrad_update(float *w, float *m, float *v, float *v_hat, const float *g, float lr, float lr_t,
+                           float beta_1, float beta_2, float epsilon, float weight_decay, int64_t n)
+{
+    struct optim_args a = {w, g, m, v, {decay_factor(lr, weight_decay), lr_t, beta_1, beta_2, epsilon}, 0, v_hat};
+    run(active()->amsgrad, &a, n);
 }
 
 void minidl_nadam_update(float *w, float *m, float *v, const float *g, float lr, float beta_1, float beta_2,

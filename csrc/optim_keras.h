@@ -1,4 +1,4 @@
-/* The Keras 3 optimizers beyond SGD/Adam/RMSprop/Adagrad, the weights' moving average (use_ema)
+/* The Keras 3 optimizers beyond SGD/Adam/RMSprop/Adagrad (and Adam's AMSGrad variant), the weights' moving average (use_ema)
  * and clipping by the global norm. Each update is one pass over its tensors (n elements each),
  * state updated in place; weight_decay is decoupled: w -= lr * weight_decay * w before the step.
  * Scalar coefficients that depend on the step come in already computed (see base.py).
@@ -15,6 +15,10 @@ void minidl_adadelta_update(float *w, float *acc_grad, float *acc_delta, const f
 /* m += (g - m)(1-b1); u = max(b2 u, |g|); w -= lr_t m / (u + eps), lr_t = lr / (1 - b1^t) */
 void minidl_adamax_update(float *w, float *m, float *u, const float *g, float lr, float lr_t, float beta_1,
                           float beta_2, float epsilon, float weight_decay, int64_t n);
+/* Adam(amsgrad=True): m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; v_hat = max(v_hat, v) (NaN
+ * propagates); w -= lr_t m / (sqrt(v_hat) + eps), lr_t = lr sqrt(1 - b2^t) / (1 - b1^t) */
+void minidl_amsgrad_update(float *w, float *m, float *v, float *v_hat, const float *g, float lr, float lr_t,
+                           float beta_1, float beta_2, float epsilon, float weight_decay, int64_t n);
 /* m += (g - m)(1-b1); v += (g^2 - v)(1-b2); w -= lr (c_m m + c_g g) / (sqrt(v v_scale) + eps) */
 void minidl_nadam_update(float *w, float *m, float *v, const float *g, float lr, float beta_1, float beta_2,
                          float epsilon, float c_m, float c_g, float v_scale, float weight_decay, int64_t n);

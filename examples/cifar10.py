@@ -48,6 +48,9 @@ DEFAULTS = {
     # decoupled form (per 1024 images, independent of momentum), Nesterov SGD, its schedule.
     "airbench94": dict(epochs=10, batch_size=1024, optimizer="sgd", lr=11.5, weight_decay=0.0153,
                        schedule="airbench"),
+    # Keras's ImageNet MobileNetV2 unchanged on 32x32 images; its usual recipe: Adam from 1e-3.
+    "mobilenet_v2": dict(epochs=30, batch_size=128, optimizer="adam", lr=1e-3, weight_decay=0.0,
+                         schedule="piecewise"),
 }
 
 

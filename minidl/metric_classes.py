@@ -171,6 +171,25 @@ def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5):
     return _in_top_k(ops.sum(target * y_pred, axis=-1), y_pred, k)
 
 
+def cosine_similarity(y_true, y_pred, axis=-1):
+    """sum(l2_normalize(y_true) * l2_normalize(y_pred)) along axis, each norm floored at 1e-7
+    (Keras's metrics.cosine_similarity; the loss is its negative)."""
+    def normalize(x):
+        return x * ops.minimum(ops.rsqrt(ops.sum(ops.square(x), axis=axis, keepdims=True)), 1e7)
+    y_pred = ops.cast(y_pred, "float32")
+    return ops.sum(normalize(ops.cast(y_true, "float32")) * normalize(y_pred), axis=axis)
+
+
+class CosineSimilarity(MeanMetricWrapper):
+    """The mean cosine similarity of targets and predictions along `axis`."""
+
+    def __init__(self, name="cosine_similarity", dtype=None, axis=-1):
+        if isinstance(axis, bool) or not isinstance(axis, int):
+            raise ValueError(f"CosineSimilarity: axis must be an int, got {axis!r}")
+        super().__init__(cosine_similarity, name=name, dtype=dtype, axis=axis)
+        self.axis = axis
+
+
 class BinaryAccuracy(MeanMetricWrapper):
     def __init__(self, name="binary_accuracy", dtype=None, threshold=0.5):
         super().__init__(binary_accuracy, name=name, dtype=dtype, threshold=threshold)
@@ -271,4 +290,5 @@ class AUC(_ConfusionCounts):
 
 CLASSES = {cls.__name__: cls for cls in (
     Mean, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy,
-    TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy, Precision, Recall, AUC)}
+    TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy, Precision, Recall, AUC,
+    CosineSimilarity)}

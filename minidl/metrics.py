@@ -10,12 +10,12 @@ import math
 from . import autodiff
 from .autodiff import Tensor
 from .custom_objects import get_registered_object
-from .metric_classes import (AUC, CLASSES, BinaryAccuracy, CategoricalAccuracy, Mean,
-                             MeanMetricWrapper, Metric, Precision, Recall,
+from .metric_classes import (AUC, CLASSES, BinaryAccuracy, CategoricalAccuracy,
+                             CosineSimilarity, Mean, MeanMetricWrapper, Metric, Precision, Recall,
                              SparseCategoricalAccuracy, SparseTopKCategoricalAccuracy,
                              TopKCategoricalAccuracy, binary_accuracy, categorical_accuracy,
-                             sparse_categorical_accuracy, sparse_top_k_categorical_accuracy,
-                             top_k_categorical_accuracy)
+                             cosine_similarity, sparse_categorical_accuracy,
+                             sparse_top_k_categorical_accuracy, top_k_categorical_accuracy)
 
 
 class CountingMetric:
@@ -99,7 +99,8 @@ def saved_name(identifier):
 
 
 # the class metrics by the names their instances carry (how a saved model lists them)
-_BY_METRIC_NAME = {"auc": AUC, "precision": Precision, "recall": Recall, "mean": Mean}
+_BY_METRIC_NAME = {"auc": AUC, "precision": Precision, "recall": Recall, "mean": Mean,
+                   "cosine_similarity": CosineSimilarity}
 
 
 def get(identifier, loss, output_shape):
@@ -135,8 +136,9 @@ def get(identifier, loss, output_shape):
                      "(in custom_objects when loading)")
 
 
-__all__ = ["AUC", "BinaryAccuracy", "CategoricalAccuracy", "Mean", "MeanMetricWrapper", "Metric",
+__all__ = ["AUC", "BinaryAccuracy", "CategoricalAccuracy", "CosineSimilarity", "Mean", "MeanMetricWrapper", "Metric",
            "Precision", "Recall", "SparseCategoricalAccuracy", "SparseTopKCategoricalAccuracy",
-           "TopKCategoricalAccuracy", "binary_accuracy", "categorical_accuracy", "get",
+           "TopKCategoricalAccuracy", "binary_accuracy", "categorical_accuracy", "cosine_similarity",
+           "get",
            "sparse_categorical_accuracy", "sparse_top_k_categorical_accuracy",
            "top_k_categorical_accuracy"]

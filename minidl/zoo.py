@@ -5,14 +5,15 @@
     resnet20()     He et al. (2015)'s CIFAR ResNet-20 (0.27M weights)
     airbench94()   Keller Jordan's airbench94 network (2024; 1.97M weights), trained by
                    minidl.recipes.Airbench94 to 94% in about 10 epochs
+    mobilenet_v2() Keras's applications.MobileNetV2 on 32x32 images (2.27M weights at alpha 1)
 
 The active backend (minidl.set_backend) is the one the models are built on.
 """
 
-from . import layers
+from . import applications, layers
 from .models import Model, Sequential
 
-MODELS = ("keras_cnn", "tf_tutorial", "resnet20", "airbench94")
+MODELS = ("keras_cnn", "tf_tutorial", "resnet20", "airbench94", "mobilenet_v2")
 
 
 def keras_cnn(input_shape=(32, 32, 3), num_classes=10):
@@ -134,10 +135,17 @@ def airbench94(input_shape=(32, 32, 3), num_classes=10, widths=(64, 256, 256), b
     return Model(inputs, outputs, name="airbench94")
 
 
+def mobilenet_v2(input_shape=(32, 32, 3), num_classes=10, alpha=1.0):
+    """keras.applications.MobileNetV2(weights=None) for CIFAR-10-sized images: the ImageNet
+    network unchanged (its five stride-2 steps leave 1x1 maps at 32x32), alpha its width."""
+    return applications.MobileNetV2(input_shape=input_shape, alpha=alpha, weights=None,
+                                    classes=num_classes)
+
+
 def build(name, **kwargs):
     """The model called `name` (one of MODELS)."""
     builders = {"keras_cnn": keras_cnn, "tf_tutorial": tf_tutorial, "resnet20": resnet20,
-                "airbench94": airbench94}
+                "airbench94": airbench94, "mobilenet_v2": mobilenet_v2}
     if name not in builders:
         raise ValueError(f"zoo.build: unknown model {name!r}; choose one of {list(MODELS)}")
     return builders[name](**kwargs)

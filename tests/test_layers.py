@@ -251,7 +251,6 @@ def test_config_round_trip(layer):
     (lambda: layers.Softmax(axis=3), (4, 5), "Softmax .* axis=3 .*\\(None, 4, 5\\)"),
     (lambda: layers.Softmax(axis=0), (4, 5), "Softmax .* axis=0 .*\\(None, 4, 5\\)"),
     (lambda: layers.Permute((2, 1)), (4, 5, 6), "Permute .* \\(None, 4, 5, 6\\)"),
-    (lambda: layers.PReLU(shared_axes=[2]), (4, 5), "PReLU .* shared_axes .*\\(None, 4, 5\\)"),
     (lambda: layers.PReLU(shared_axes=[3]), (4, 5), "PReLU .* shared_axes .*\\(None, 4, 5\\)"),
     (lambda: layers.LayerNormalization(axis=1), (4, 5), "LayerNormalization .* axis=1"),
     (lambda: layers.BatchNormalization(axis=1), (4, 5), "BatchNormalization .* axis=1"),

@@ -712,7 +712,7 @@ def batchnorm_cases():
     return [batchnorm_case(shape) for shape in shapes] + [batchnorm_case((12, 8), specials=True)]
 
 
-def layernorm_case(shape, specials=False):
+def layernorm_case(shape, specials=False, centered=True):
     rows, c = shape
 
     def build(rng):
@@ -722,15 +722,18 @@ def layernorm_case(shape, specials=False):
             row_specials(x)
             dout.flat[[2, dout.size - 1]] = [np.nan, np.inf]
         y, mean, invstd = out(rows, c), out(rows), out(rows)
-        return [call("layernorm_forward", y, mean, invstd, x, gamma, beta, 1e-3),
-                call("layernorm_backward", out(rows, c), out(c), out(c), dout, x, mean, invstd, gamma)]
-    return Case("layernorm", "layernorm-" + "x".join(map(str, shape)) + ("-nan" if specials else ""), build,
-                rtol=1e-4, atol=1e-5)
+        return [call("layernorm_forward", y, mean, invstd, x, gamma, beta, 1e-3, centered),
+                call("layernorm_backward", out(rows, c), out(c), out(c), dout, x, mean, invstd, gamma,
+                     centered)]
+    return Case("layernorm", "layernorm-" + "x".join(map(str, shape)) + ("" if centered else "-rms")
+                + ("-nan" if specials else ""), build, rtol=1e-4, atol=1e-5)
 
 
 def layernorm_cases():
     shapes = [(1, 1), (1, 7), (7, 3), (33, 64), (130, 17), (512, 300), (3, 1000)]
-    return [layernorm_case(shape) for shape in shapes] + [layernorm_case((12, 8), specials=True)]
+    return ([layernorm_case(shape) for shape in shapes] + [layernorm_case((12, 8), specials=True)]
+            + [layernorm_case(shape, centered=False) for shape in ((1, 7), (33, 64), (130, 17))]
+            + [layernorm_case((12, 8), specials=True, centered=False)])
 
 
 def prelu_case(shape, specials=False):
@@ -1146,6 +1149,8 @@ OPTIMIZERS = [   # (id, op, hyperparameters)
     ("adadelta-decay", "adadelta_update", dict(lr=0.5, rho=0.9, epsilon=1e-6, weight_decay=0.05)),
     ("adamax", "adamax_update", dict(lr=2e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-7, weight_decay=0.0)),
     ("adamax-decay", "adamax_update", dict(lr=0.01, beta_1=0.8, beta_2=0.99, epsilon=1e-7, weight_decay=0.1)),
+    ("amsgrad", "amsgrad_update", dict(lr=1e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-7, weight_decay=0.0)),
+    ("amsgrad-decay", "amsgrad_update", dict(lr=0.01, beta_1=0.8, beta_2=0.99, epsilon=1e-7, weight_decay=0.1)),
     ("nadam", "nadam_update", dict(lr=1e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-7, weight_decay=0.0)),
     ("nadam-decay", "nadam_update", dict(lr=0.01, beta_1=0.8, beta_2=0.99, epsilon=1e-7, weight_decay=0.1)),
     ("lion", "lion_update", dict(lr=1e-3, beta_1=0.9, beta_2=0.99, weight_decay=0.0)),
@@ -1163,11 +1168,12 @@ OPTIMIZER_STATE = {
     "adagrad_update": ("accumulator",),
     "adadelta_update": ("positive", "positive"),
     "adamax_update": ("any", "positive"),
+    "amsgrad_update": ("any", "positive", "positive"),
     "nadam_update": ("any", "positive"),
     "lion_update": ("any",),
     "ftrl_update": ("accumulator", "any"),
 }
-STEP_OPS = ("adam_update", "adamax_update", "nadam_update")
+STEP_OPS = ("adam_update", "adamax_update", "amsgrad_update", "nadam_update")
 
 
 def optimizer_case(name, op, hyper, n, specials=False):
@@ -1599,6 +1605,6 @@ def test_every_contract_op_has_a_row():
                                   "cross_entropy", "mean_squared_error", "row_loss", "sum", "accuracy",
                                   "clip_by_value", "clip_by_norm", "sgd_update", "adam_update",
                                   "rmsprop_update", "adagrad_update", "adadelta_update", "adamax_update",
-                                  "nadam_update", "lion_update", "ftrl_update", "ema_update",
+                                  "amsgrad_update", "nadam_update", "lion_update", "ftrl_update", "ema_update",
                                   "clip_by_global_norm", "l1_l2", "norm_constraint", "unary", "binary",
                                   "where", "reduce"}

@@ -36,6 +36,25 @@ static void KERNEL(adamax)(const struct optim_args *a, int64_t lo, int64_t hi)
     }
 }
 
+static void KERNEL(amsgrad)(const struct optim_args *a, int64_t lo, int64_t hi)
+{
+    float *restrict w = a->w, *restrict m = a->s1, *restrict v = a->s2, *restrict vh = a->s3;
+    const float *restrict g = a->g;
+    const float decay = a->c[0], lr_t = a->c[1], b1 = a->c[2], b2 = a->c[3], eps = a->c[4];
+#pragma omp simd
+    for (int64_t i = lo; i < hi; i++) {
+        float gi = g[i];
+        float mi = b1 * m[i] + (1.0f - b1) * gi;
+        float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+        float vhi = vi > vh[i] ? vi : vh[i];
+        vhi = vi != vi ? vi : vhi; /* NaN in v or v_hat propagates, as numpy's maximum */
+        m[i] = mi;
+        v[i] = vi;
+        vh[i] = vhi;
+        w[i] = w[i] * decay - lr_t * mi / (sqrtf(vhi) + eps);
+    }
+}
+
 static void KERNEL(nadam)(const struct optim_args *a, int64_t lo, int64_t hi)
 {
     float *restrict w = a->w, *restrict m = a->s1, *restrict v = a->s2;
@@ -125,6 +144,6 @@ static void KERNEL(scale)(const struct optim_args *a, int64_t lo, int64_t hi)
 }
 
 static const struct optim_kernels KERNEL(table) = {
-    .adadelta = KERNEL(adadelta), .adamax = KERNEL(adamax), .nadam = KERNEL(nadam), .lion = KERNEL(lion),
+    .adadelta = KERNEL(adadelta), .adamax = KERNEL(adamax), .amsgrad = KERNEL(amsgrad), .nadam = KERNEL(nadam), .lion = KERNEL(lion),
     .ftrl = KERNEL(ftrl), .ema = KERNEL(ema), .sum_squares = KERNEL(sum_squares), .scale = KERNEL(scale),
 };

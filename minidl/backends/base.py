@@ -276,12 +276,13 @@ class Backend:
         raise NotImplementedError
 
     # x is viewed as (M, C): statistics are per row (Keras LayerNormalization, axis=-1).
-    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon):
+    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon, centered=True):
         """out (M, C) = (x - mean) * invstd * gamma + beta, gamma and beta (C,); each row's mean
-        (M,) and invstd (M,) = 1/sqrt(var + eps) (biased variance) are saved for backward."""
+        (M,) and invstd (M,) = 1/sqrt(var + eps) (biased variance) are saved for backward.
+        centered=False: out = x * invstd * gamma + beta (Keras's rms_scaling)."""
         raise NotImplementedError
 
-    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
+    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma, centered=True):
         """dx (M, C), dgamma (C,) and dbeta (C,): the gradients of layernorm_forward."""
         raise NotImplementedError
 
@@ -535,6 +536,11 @@ class Backend:
     def adamax_update(self, w, g, m, u, lr, beta_1, beta_2, epsilon, step, weight_decay):
         """Keras Adamax at 1-based step t: m += (g - m)(1-b1); u = max(b2 u, |g|);
         w -= lr / (1 - b1^t) * m / (u + eps)."""
+        raise NotImplementedError
+
+    def amsgrad_update(self, w, g, m, v, v_hat, lr, beta_1, beta_2, epsilon, step, weight_decay):
+        """Keras Adam(amsgrad=True) at 1-based step t: m and v as adam_update; v_hat = max(v_hat, v);
+        w -= lr sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v_hat) + eps)."""
         raise NotImplementedError
 
     def nadam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, weight_decay):

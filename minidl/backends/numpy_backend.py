@@ -157,7 +157,7 @@ class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyDepthwiseOps, HostMemory,
             start += dx.shape[-1]
 
     # --------------------------------------------------- normalization
-    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon):
+    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon, centered=True):
         op = "layernorm_forward"
         check_shape(op, "x", x, x.shape[:1] + (gamma.shape[0],))
         for name, t, shape in (("out", out, x.shape), ("mean", mean, x.shape[:1]),
@@ -165,11 +165,11 @@ class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyDepthwiseOps, HostMemory,
             check_shape(op, name, t, shape)
         m = x.mean(axis=1, keepdims=True)
         inv = 1 / np.sqrt(((x - m) ** 2).mean(axis=1, keepdims=True) + epsilon)
-        out[...] = (x - m) * inv * gamma + beta
+        out[...] = (x - (m if centered else 0)) * inv * gamma + beta
         mean[...] = m[:, 0]
         invstd[...] = inv[:, 0]
 
-    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
+    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma, centered=True):
         op = "layernorm_backward"
         for name, t, shape in (("dx", dx, x.shape), ("dout", dout, x.shape), ("dgamma", dgamma, gamma.shape),
                                ("dbeta", dbeta, gamma.shape), ("mean", mean, x.shape[:1]),
@@ -178,9 +178,11 @@ class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyDepthwiseOps, HostMemory,
         inv = invstd[:, None]
         xhat = (x - mean[:, None]) * inv
         g = dout * gamma
-        dgamma[...] = (dout * xhat).sum(axis=0)
+        scaled = xhat if centered else x * inv   # what gamma multiplies in forward
+        dgamma[...] = (dout * scaled).sum(axis=0)
         dbeta[...] = dout.sum(axis=0)
-        dx[...] = inv * (g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True))
+        dx[...] = inv * (g - (g.mean(axis=1, keepdims=True) if centered else 0)
+                         - xhat * (g * scaled).mean(axis=1, keepdims=True))
 
     def batchnorm_forward_train(self, out, mean, invstd, x, gamma, beta,
                                 moving_mean, moving_var, momentum, epsilon):
@@ -394,6 +396,9 @@ class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyDepthwiseOps, HostMemory,
 
     def adadelta_update(self, w, g, acc_grad, acc_delta, lr, rho, epsilon, weight_decay):
         optimizers.adadelta_update(w, g, acc_grad, acc_delta, lr, rho, epsilon, weight_decay)
+
+    def amsgrad_update(self, w, g, m, v, v_hat, lr, beta_1, beta_2, epsilon, step, weight_decay):
+        optimizers.amsgrad_update(w, g, m, v, v_hat, lr, beta_1, beta_2, epsilon, step, weight_decay)
 
     def adamax_update(self, w, g, m, u, lr, beta_1, beta_2, epsilon, step, weight_decay):
         optimizers.adamax_update(w, g, m, u, lr, beta_1, beta_2, epsilon, step, weight_decay)

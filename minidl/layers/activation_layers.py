@@ -71,9 +71,10 @@ class Softmax(Activation):
 
 class PReLU(Layer):
     """x for x > 0, alpha * x otherwise, with a learned alpha (Keras PReLU). alpha has the input's
-    shape (batch axis excluded) with the shared_axes set to 1; the shared axes must be the
-    leading ones (shared_axes=[1, 2] on images: one slope per channel), so that the backend
-    sees x as (rows, alpha.size)."""
+    shape (batch axis excluded) with the shared_axes set to 1. With leading shared axes
+    (shared_axes=[1, 2] on images: one slope per channel) the backend sees x as
+    (rows, alpha.size); other shared axes ([3] on images: one slope per pixel) broadcast alpha to
+    the sample's shape each step and sum its gradient back over them."""
 
     def __init__(self, alpha_initializer="zeros", shared_axes=None, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
@@ -98,28 +99,41 @@ class PReLU(Layer):
         if any(a > rank for a in self.shared_axes):
             raise ValueError(f"{self.describe()}: shared_axes {list(self.shared_axes)} do not fit inputs "
                              f"of shape {format_shape(input_shape)}")
-        if self.shared_axes != tuple(range(1, len(self.shared_axes) + 1)):
-            raise ValueError(f"{self.describe()}: only leading shared_axes (1, 2, ...) are supported, "
-                             f"got {list(self.shared_axes)} for inputs of shape {format_shape(input_shape)}")
         shape = tuple(1 if i + 1 in self.shared_axes else d for i, d in enumerate(input_shape))
         self.alpha = self.add_weight("alpha", shape, self.alpha_initializer)
         self._k = count_elements(shape)
+        self._broadcast = self.shared_axes != tuple(range(1, len(self.shared_axes) + 1))
+
+    def _slopes(self, shape):
+        """(slopes (k,), k): alpha as the ops see it for a batch of `shape`."""
+        b = self.backend
+        if not self._broadcast:
+            return b.reshape(self.alpha.value, (self._k,)), self._k
+        full = self.buffer("alpha_full", (1,) + tuple(shape[1:]))
+        b.binary(full, b.reshape(self.alpha.value, (1,) + self.alpha.shape), 0.0, "add")
+        k = count_elements(shape[1:])
+        return b.reshape(full, (k,)), k
 
     def forward(self, x, training):
         b = self.backend
         shape = b.shape(x)
-        self._x2 = b.reshape(x, (count_elements(shape) // self._k, self._k))
+        self._alpha_rows, k = self._slopes(shape)
+        self._x2 = b.reshape(x, (count_elements(shape) // k, k))
         out = self.buffer("out", b.shape(self._x2))
-        b.prelu_forward(out, self._x2, b.reshape(self.alpha.value, (self._k,)))
+        b.prelu_forward(out, self._x2, self._alpha_rows)
         return b.reshape(out, shape)
 
     def backward(self, dout):
         b = self.backend
         shape = b.shape(dout)
-        dx = self.buffer("dx", b.shape(self._x2))
+        rows, k = b.shape(self._x2)
+        dx = self.buffer("dx", (rows, k))
         dalpha = self.alpha.grad if self.alpha.grad is not None else self.buffer("dalpha", self.alpha.shape)
-        b.prelu_backward(dx, b.reshape(dalpha, (self._k,)), b.reshape(dout, b.shape(self._x2)),
-                         self._x2, b.reshape(self.alpha.value, (self._k,)))
+        per_slope = self.buffer("dalpha_full", (k,)) if self._broadcast else b.reshape(dalpha, (k,))
+        b.prelu_backward(dx, per_slope, b.reshape(dout, (rows, k)), self._x2, self._alpha_rows)
+        if self._broadcast:   # sum over the shared axes
+            b.reduce(b.reshape(dalpha, (1,) + self.alpha.shape),
+                     b.reshape(per_slope, (1,) + tuple(shape[1:])), "sum")
         return b.reshape(dx, shape)
 
 

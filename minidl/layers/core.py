@@ -132,15 +132,24 @@ class Activation(ActivationMixin, Layer):
 
 
 class ReLU(Activation):
-    """max(x, 0), or negative_slope * x for x < 0 (Keras ReLU without max_value)."""
+    """Keras ReLU: max(x, 0), negative_slope * x for x < 0, or min(max(x, 0), 6) with
+    max_value=6 (MobileNetV2's ReLU(6.0)). Other max_value and threshold values are refused."""
 
-    def __init__(self, negative_slope=0.0, name=None, trainable=True):
-        super().__init__("relu" if negative_slope == 0 else "leaky_relu", name=name,
-                         trainable=trainable)
-        self.alpha = number(negative_slope, "negative_slope", self.describe(), low=0)
+    def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, name=None,
+                 trainable=True):
+        super().__init__("relu", name=name, trainable=trainable)
+        slope = number(negative_slope, "negative_slope", self.describe(), low=0)
+        cap = None if max_value is None else number(max_value, "max_value", self.describe(), low=0)
+        if cap not in (None, 6.0) or (cap is not None and slope != 0) or threshold != 0:
+            raise ValueError(f"{self.describe()}: minidl has max(x, 0), leaky (negative_slope) and "
+                             f"capped at 6 (max_value=6); got max_value={max_value!r}, "
+                             f"negative_slope={negative_slope!r}, threshold={threshold!r}")
+        self.activation = "relu6" if cap is not None else ("relu" if slope == 0 else "leaky_relu")
+        self.max_value, self.alpha = cap, slope
 
     def get_config(self):
-        return {"negative_slope": self.alpha, "name": self.name, "trainable": self.trainable}
+        return {"max_value": self.max_value, "negative_slope": self.alpha, "threshold": 0.0,
+                "name": self.name, "trainable": self.trainable}
 
 
 class LeakyReLU(Activation):
@@ -213,36 +222,95 @@ class Reshape(Layer):
 class Dropout(Layer):
     """Zeroes a fraction `rate` of the inputs during training and scales the rest by 1/(1-rate).
 
+    noise_shape (Keras's, batch axis first) makes whole blocks share one draw: entries 1 where
+    the input's axis is longer share along that axis. minidl takes the shared axes as a run
+    right after the batch axis, (None, 1, ..., 1, d_k, ..., d_n): (None, 1, 1, 1) drops whole
+    samples (EfficientNet's stochastic depth), (None, 1, 1, C) whole feature maps.
+
     The mask comes from the backend's counter-based generator; the model sets `step_seed`
     before every training step so that a resumed run draws the same masks.
     """
 
     needs_step_seed = True
 
-    def __init__(self, rate, seed=None, name=None, trainable=True):
+    def __init__(self, rate, noise_shape=None, seed=None, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
         self.rate = number(rate, "rate", self.describe(), low=0, high=1)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise ValueError(f"{self.describe()}: seed must be None or an int >= 0, got {seed!r}")
+        if noise_shape is not None:
+            noise_shape = tuple(noise_shape)
+            if any(d is not None and (isinstance(d, bool) or not isinstance(d, int) or d < 1)
+                   for d in noise_shape):
+                raise ValueError(f"{self.describe()}: noise_shape entries must be None or "
+                                 f"positive ints, got {noise_shape!r}")
+        self.noise_shape = noise_shape
         self.seed = seed
         self.step_seed = 0
+        self._shared = None   # the sample axes along which one draw is shared (noise_shape 1)
 
     def get_config(self):
-        return dict(super().get_config(), rate=self.rate, seed=self.seed)
+        noise = None if self.noise_shape is None else list(self.noise_shape)
+        return dict(super().get_config(), rate=self.rate, noise_shape=noise, seed=self.seed)
+
+    def build(self, input_shape):
+        if self.noise_shape is not None:
+            self._shared = self._mask_layout(tuple(input_shape))
+
+    def _mask_layout(self, input_shape):
+        noise = self.noise_shape
+        wrong = len(noise) != len(input_shape) + 1 or noise[0] is not None or any(
+            d is not None and d not in (1, s) for d, s in zip(noise[1:], input_shape))
+        # axes of length 1 can count as shared or not: only the others must be in order
+        shared = [d == 1 for d, s in zip(noise[1:], input_shape) if s != 1]
+        k = shared.count(True)
+        if wrong or shared != [True] * k + [False] * (len(shared) - k):
+            raise ValueError(f"{self.describe()}: noise_shape {noise!r} does not fit inputs of shape "
+                             f"{format_shape(input_shape)}; minidl takes (None, 1, ..., 1, d_k, "
+                             "..., d_n): the batch axis None, then the shared axes, then the input's")
+        return tuple(i for i, d in enumerate(noise[1:]) if d == 1) if k else None
+
+    def _layout(self, shape):
+        """(shared, own) of a batch of `shape`: the values of a sample that share one draw (the
+        shared axes, leading once length-1 axes are set aside) and the draws per sample."""
+        shared = count_elements([shape[1 + i] for i in self._shared])
+        return shared, count_elements(shape[1:]) // shared
 
     def forward(self, x, training):
         self._dropped = bool(training) and self.rate > 0
         if not self._dropped:
             return x
-        shape = self.backend.shape(x)
+        b = self.backend
+        shape = b.shape(x)
+        if self._shared is not None:
+            return self._shared_forward(x, shape)
         out = self.buffer("out", shape)
         self._mask = self.buffer("mask", shape)
-        self.backend.dropout_forward(out, self._mask, x, self.rate, self.step_seed)
+        b.dropout_forward(out, self._mask, x, self.rate, self.step_seed)
         return out
+
+    def _shared_forward(self, x, shape):
+        # one draw per (sample, own) position, applied along the shared axes
+        b = self.backend
+        n, (shared, own) = shape[0], self._layout(shape)
+        ones = self.buffer("ones", (n, own))
+        b.fill(ones, 1.0)
+        self._mask = self.buffer("mask", (n, own))
+        b.dropout_forward(self.buffer("kept", (n, own)), self._mask, ones, self.rate, self.step_seed)
+        out = self.buffer("out", (n, shared, own))
+        b.channel_mask_multiply(out, b.reshape(x, (n, shared, own)), self._mask)
+        return b.reshape(out, shape)
 
     def backward(self, dout):
         if not self._dropped:
             return dout
-        dx = self.buffer("dx", self.backend.shape(dout))
-        self.backend.multiply(dx, dout, self._mask)
+        b = self.backend
+        shape = b.shape(dout)
+        if self._shared is not None:
+            n, (shared, own) = shape[0], self._layout(shape)
+            dx = self.buffer("dx", (n, shared, own))
+            b.channel_mask_multiply(dx, b.reshape(dout, (n, shared, own)), self._mask)
+            return b.reshape(dx, shape)
+        dx = self.buffer("dx", shape)
+        b.multiply(dx, dout, self._mask)
         return dx

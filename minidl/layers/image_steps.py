@@ -27,24 +27,42 @@ def aspect_crop(height, width, target_height, target_width):
             crop_height, crop_width)
 
 
-def smart_resize_steps(in_hw, out_hw, interpolation, crop_to_aspect_ratio):
-    """[(row, (oh, ow), interpolation, fill_mode)] taking images of in_hw to out_hw."""
+def aspect_pad(height, width, target_height, target_width):
+    """(top, left, padded_height, padded_width) of Keras's pad_to_aspect_ratio: the image
+    centred in a frame of the target's aspect ratio, the same margin on both sides (so the
+    frame may be one pixel short of the exact ratio, as Keras's concatenation makes it)."""
+    pad_height = max(height, int(float(width * target_height) / target_width))
+    pad_width = max(width, int(float(height * target_width) / target_height))
+    top, left = int(float(pad_height - height) / 2), int(float(pad_width - width) / 2)
+    return top, left, height + 2 * top, width + 2 * left
+
+
+def smart_resize_steps(in_hw, out_hw, interpolation, crop_to_aspect_ratio,
+                       pad_to_aspect_ratio=False):
+    """[(row, (oh, ow), interpolation, fill_mode)] taking images of in_hw to out_hw; a pad
+    step reads outside the image: its fill_mode is "constant" (ImageSteps' fill_value)."""
     steps, hw = [], tuple(in_hw)
     if crop_to_aspect_ratio:
         top, left, ch, cw = aspect_crop(*hw, *out_hw)
         if (ch, cw) != hw:
             steps.append((crop_row(top, left), (ch, cw), "nearest", "nearest"))
             hw = (ch, cw)
+    elif pad_to_aspect_ratio:
+        top, left, ph, pw = aspect_pad(*hw, *out_hw)
+        if (ph, pw) != hw:
+            steps.append((crop_row(-top, -left), (ph, pw), "nearest", "constant"))
+            hw = (ph, pw)
     if hw != tuple(out_hw):
         steps.append((resize_row(hw, out_hw), tuple(out_hw), interpolation, "nearest"))
     return steps
 
 
 class ImageSteps:
-    """Runs a list of steps forward (through per-step buffers of `layer`) and backward."""
+    """Runs a list of steps forward (through per-step buffers of `layer`) and backward;
+    fill_value is what "constant" steps read outside the image."""
 
-    def __init__(self, layer, steps, role):
-        self.layer, self.steps, self.role = layer, steps, role
+    def __init__(self, layer, steps, role, fill_value=0.0):
+        self.layer, self.steps, self.role, self.fill_value = layer, steps, role, float(fill_value)
         self.rows = []
 
     def attach(self, backend):
@@ -56,7 +74,7 @@ class ImageSteps:
         for index, ((_, (oh, ow), interpolation, fill_mode), row) in enumerate(zip(self.steps, self.rows)):
             n, _, _, c = b.shape(x)
             out = self.layer.buffer(f"{self.role}{index}", (n, oh, ow, c))
-            b.image_transform_forward(out, x, row, interpolation, fill_mode, 0.0)
+            b.image_transform_forward(out, x, row, interpolation, fill_mode, self.fill_value)
             self._inputs.append(b.shape(x))
             x = out
         return x

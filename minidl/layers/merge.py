@@ -1,7 +1,7 @@
 """Layers that merge several tensors: Add, Subtract, Multiply, Average, Maximum, Minimum and
 Concatenate, and Keras's functional forms (layers.add([a, b]) is Add()([a, b]))."""
 
-from .base import Layer, format_shape
+from .base import Layer, count_elements, format_shape
 
 
 class _Merge(Layer):
@@ -72,20 +72,60 @@ class Average(_Merge):
 
 
 class Multiply(_Merge):
-    """The elementwise product of the inputs."""
+    """The elementwise product of the inputs. Two inputs may differ as Keras broadcasts them
+    when one has 1 in leading axes where the other is longer, (H, W, C) * (1, 1, C): the
+    squeeze-and-excitation product of MobileNetV3 and EfficientNet."""
+
+    def build(self, input_shape):
+        self._broadcast = None   # (index of the smaller input, how many leading axes it shares)
+        if len(input_shape) == 2 and input_shape[0] != input_shape[1]:
+            for small in (0, 1):
+                small_shape, big_shape = input_shape[small], input_shape[1 - small]
+                ones = [d == 1 and e != 1 for d, e in zip(small_shape, big_shape)]
+                k = ones.count(True)
+                if (k and len(big_shape) == len(small_shape)
+                        and ones == [True] * k + [False] * (len(ones) - k)
+                        and tuple(small_shape[k:]) == tuple(big_shape[k:])):
+                    self._broadcast = small, k
+                    return
+        super().build(input_shape)
+
+    def compute_output_shape(self, input_shape):
+        if self._broadcast is not None:
+            return input_shape[1 - self._broadcast[0]]
+        return input_shape[0]
 
     def forward(self, xs, training):
         b = self.backend
         self._xs = list(xs)
+        if self._broadcast is not None:
+            return self._broadcast_forward(xs)
         out = self.buffer("out", b.shape(xs[0]))
         b.multiply(out, xs[0], xs[1])
         for x in xs[2:]:
             b.multiply(out, out, x)
         return out
 
+    def _layout(self, shape):
+        """(shared, own) sizes of a batch of the bigger input's `shape`."""
+        k = self._broadcast[1]
+        return count_elements(shape[1:1 + k]), count_elements(shape[1 + k:])
+
+    def _broadcast_forward(self, xs):
+        b = self.backend
+        small = self._broadcast[0]
+        big_shape = b.shape(xs[1 - small])
+        n, (shared, own) = big_shape[0], self._layout(big_shape)
+        out = self.buffer("out", (n, shared, own))
+        b.channel_mask_multiply(out, b.reshape(xs[1 - small], (n, shared, own)),
+                                b.reshape(xs[small], (n, own)))
+        return b.reshape(out, big_shape)
+
     def backward(self, dout):
         # d(product)/d(x_i) = the product of the other inputs
         b = self.backend
+        if self._broadcast is not None:
+            return self._broadcast_backward(dout)
         dxs = []
         for i in range(len(self._xs)):
             dx = self.buffer(("dx", i), b.shape(dout))
@@ -94,6 +134,26 @@ class Multiply(_Merge):
                 if j != i:
                     b.multiply(dx, dx, x)
             dxs.append(dx)
+        return dxs
+
+    def _broadcast_backward(self, dout):
+        # the big input's gradient is dout * small; the small one's sums dout * big over the
+        # shared axes (a global average pool of the product, times their size)
+        b = self.backend
+        small = self._broadcast[0]
+        shape = b.shape(dout)
+        n, (shared, own) = shape[0], self._layout(shape)
+        dbig = self.buffer(("dx", 1 - small), (n, shared, own))
+        b.channel_mask_multiply(dbig, b.reshape(dout, (n, shared, own)),
+                                b.reshape(self._xs[small], (n, own)))
+        product = self.buffer("product", shape)
+        b.multiply(product, dout, self._xs[1 - small])
+        dsmall = self.buffer(("dx", small), (n, own))
+        b.global_avg_pool_forward(dsmall, b.reshape(product, (n, shared, 1, own)))
+        b.axpby(dsmall, float(shared), dsmall, 0.0, dsmall)
+        dxs = [None, None]
+        dxs[1 - small] = b.reshape(dbig, shape)
+        dxs[small] = b.reshape(dsmall, b.shape(self._xs[small]))
         return dxs
 
 

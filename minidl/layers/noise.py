@@ -41,33 +41,19 @@ class GaussianNoise(Layer):
 class SpatialDropout2D(Dropout):
     """Dropout of whole feature maps (Keras SpatialDropout2D, channels_last): in training each
     sample drops each channel with probability `rate` everywhere in the image and scales the
-    kept channels by 1 / (1 - rate). The (N, C) mask comes from dropout_forward on ones."""
+    kept channels by 1 / (1 - rate): Dropout with noise_shape (None, 1, 1, channels)."""
+
+    def __init__(self, rate, seed=None, name=None, trainable=True):
+        super().__init__(rate, seed=seed, name=name, trainable=trainable)
+
+    def get_config(self):
+        config = super().get_config()
+        del config["noise_shape"]
+        return config
 
     def build(self, input_shape):
         self.expect_rank(input_shape, 3, "(height, width, channels)")
-
-    def forward(self, x, training):
-        self._dropped = bool(training) and self.rate > 0
-        if not self._dropped:
-            return x
-        b = self.backend
-        n, h, w, c = b.shape(x)
-        ones = self.buffer("ones", (n, c))
-        b.fill(ones, 1.0)
-        self._mask = self.buffer("mask", (n, c))
-        b.dropout_forward(self.buffer("kept", (n, c)), self._mask, ones, self.rate, self.step_seed)
-        out = self.buffer("out", (n, h * w, c))
-        b.channel_mask_multiply(out, b.reshape(x, (n, h * w, c)), self._mask)
-        return b.reshape(out, (n, h, w, c))
-
-    def backward(self, dout):
-        if not self._dropped:
-            return dout
-        b = self.backend
-        n, h, w, c = b.shape(dout)
-        dx = self.buffer("dx", (n, h * w, c))
-        b.channel_mask_multiply(dx, b.reshape(dout, (n, h * w, c)), self._mask)
-        return b.reshape(dx, (n, h, w, c))
+        self._shared = (0, 1)   # height and width
 
 
 __all__ = ["GaussianNoise", "SpatialDropout2D"]

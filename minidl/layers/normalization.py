@@ -1,5 +1,7 @@
 """BatchNormalization (statistics per channel, over the batch) and LayerNormalization (per sample)."""
 
+import warnings
+
 from ..arguments import number
 from .base import Layer, count_elements, format_shape
 
@@ -10,7 +12,11 @@ class AffineNormalization(Layer):
 
     def attach(self, backend, initial_values=None):
         super().attach(backend, initial_values)
-        self._affine = affine_parameters(self, backend, self.input_shape[-1])
+        self._affine = affine_parameters(self, backend, self._features())
+
+    def _features(self):
+        """The length of gamma and beta as the ops see them (flat)."""
+        return self.input_shape[-1]
 
 
 class BatchNormalization(AffineNormalization):
@@ -131,27 +137,40 @@ def affine_parameters(layer, backend, c):
     ones = backend.zeros((c,))
     backend.fill(ones, 1.0)
 
+    def flat(tensor):
+        # LayerNormalization over several axes has gamma (d1, d2, ...): the ops see (c,) views
+        return tensor if tuple(backend.shape(tensor)) == (c,) else backend.reshape(tensor, (c,))
+
     def grad(weight):
         # a frozen layer's weights have gradients too (the ops write them); nothing applies them
-        return weight.grad if weight.grad is not None else backend.zeros((c,))
-    return (gamma.value if gamma else ones, beta.value if beta else backend.zeros((c,)),
+        return flat(weight.grad) if weight.grad is not None else backend.zeros((c,))
+    return (flat(gamma.value) if gamma else ones, flat(beta.value) if beta else backend.zeros((c,)),
             grad(gamma) if gamma else backend.zeros((c,)), grad(beta) if beta else backend.zeros((c,)))
 
 
 class LayerNormalization(AffineNormalization):
-    """Keras LayerNormalization over the last axis: each sample's features are normalized
-    with their own mean and (biased) variance, then scaled by gamma and shifted by beta
-    (weights gamma, beta of shape (features,), in Keras's order; scale / center False drop
-    them). The same transform in training and inference."""
+    """Keras LayerNormalization: each sample is normalized over `axis` with its own mean and
+    (biased) variance, then scaled by gamma and shifted by beta (weights gamma, beta of the
+    normalized axes' shape, in Keras's order; scale / center False drop them). axis is the
+    last axis or a list of trailing axes ([-2, -1]: gamma (d_{n-1}, d_n)). The same transform
+    in training and inference. rms_scaling=True is Keras 3's deprecated variant: x * gamma /
+    sqrt(var(x) + epsilon), with gamma and no beta (the variance, not the mean square, as
+    Keras computes it)."""
 
-    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
-                 gamma_initializer="ones", name=None, trainable=True):
+    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, rms_scaling=False,
+                 beta_initializer="zeros", gamma_initializer="ones", name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
+        self.rms_scaling = bool(rms_scaling)
+        if self.rms_scaling:
+            warnings.warn(f"{self.describe()}: rms_scaling=True is deprecated in Keras 3: it divides "
+                          "by the standard deviation, not the root mean square (Keras's "
+                          "RMSNormalization does that)", stacklevel=2)
         if isinstance(axis, (list, tuple)) and len(axis) == 1:
             axis = axis[0]
-        if isinstance(axis, bool) or not isinstance(axis, int):
-            raise ValueError(f"{self.describe()}: axis must be an int (the last axis), got {axis!r}")
-        self.axis = axis
+        axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+        if not axes or any(isinstance(a, bool) or not isinstance(a, int) for a in axes):
+            raise ValueError(f"{self.describe()}: axis must be an int or a list of ints, got {axis!r}")
+        self.axis = axes if isinstance(axis, (list, tuple)) else axis
         self.epsilon = number(epsilon, "epsilon", self.describe(), low=0, low_inclusive=False)
         self.center = bool(center)
         self.scale = bool(scale)
@@ -160,28 +179,38 @@ class LayerNormalization(AffineNormalization):
 
     def get_config(self):
         return dict(super().get_config(), axis=self.axis, epsilon=self.epsilon, center=self.center,
-                    scale=self.scale, beta_initializer=str(self.beta_initializer),
+                    scale=self.scale, rms_scaling=self.rms_scaling,
+                    beta_initializer=str(self.beta_initializer),
                     gamma_initializer=str(self.gamma_initializer))
 
     def build(self, input_shape):
         rank = len(input_shape) + 1
-        if rank < 2 or self.axis not in (-1, rank - 1):
-            raise ValueError(f"{self.describe()}: only the last axis, -1 or {rank - 1}, is supported "
-                             f"for inputs of shape {format_shape(input_shape)}, got axis={self.axis}")
-        c = input_shape[-1]
-        self.gamma = self.add_weight("gamma", (c,), self.gamma_initializer) if self.scale else None
-        self.beta = self.add_weight("beta", (c,), self.beta_initializer) if self.center else None
+        axes = sorted(a % rank if -rank <= a < rank else a
+                      for a in (self.axis if isinstance(self.axis, list) else [self.axis]))
+        if rank < 2 or axes != list(range(rank - len(axes), rank)) or 0 in axes:
+            raise ValueError(f"{self.describe()}: axis must be the last axis (-1 or {rank - 1}) or a "
+                             "list of trailing axes without the batch axis ([-2, -1]) for inputs of "
+                             f"shape {format_shape(input_shape)}, got axis={self.axis}")
+        shape = tuple(input_shape[a - 1] for a in axes)
+        scale, center = self.scale or self.rms_scaling, self.center and not self.rms_scaling
+        self.gamma = self.add_weight("gamma", shape, self.gamma_initializer) if scale else None
+        self.beta = self.add_weight("beta", shape, self.beta_initializer) if center else None
+        self._normalized = count_elements(shape)
+
+    def _features(self):
+        return self._normalized
 
     def forward(self, x, training):
         b = self.backend
         shape = b.shape(x)
-        rows = count_elements(shape[:-1])
-        self._x2 = b.reshape(x, (rows, shape[-1]))
+        rows = count_elements(shape) // self._normalized
+        self._x2 = b.reshape(x, (rows, self._normalized))
         out = self.buffer("out", b.shape(self._x2))
         self._mean = self.buffer("mean", (rows,))
         self._invstd = self.buffer("invstd", (rows,))
         gamma, beta, _, _ = self._affine
-        b.layernorm_forward(out, self._mean, self._invstd, self._x2, gamma, beta, self.epsilon)
+        b.layernorm_forward(out, self._mean, self._invstd, self._x2, gamma, beta, self.epsilon,
+                            not self.rms_scaling)
         return b.reshape(out, shape)
 
     def backward(self, dout):
@@ -190,5 +219,5 @@ class LayerNormalization(AffineNormalization):
         dx = self.buffer("dx", b.shape(self._x2))
         gamma, _, dgamma, dbeta = self._affine
         b.layernorm_backward(dx, dgamma, dbeta, b.reshape(dout, b.shape(self._x2)), self._x2,
-                             self._mean, self._invstd, gamma)
+                             self._mean, self._invstd, gamma, not self.rms_scaling)
         return b.reshape(dx, shape)

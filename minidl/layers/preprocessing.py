@@ -96,8 +96,9 @@ class Rescaling(ChannelAffine):
 
 class Normalization(ChannelAffine):
     """(x - mean) / max(sqrt(variance), 1e-7) per feature of the last axis (Keras 3); invert=True
-    maps back. mean and variance are given, or learned from data by adapt(data). axis is -1
-    (or the last axis) or None (one mean and variance for every value)."""
+    maps back. mean and variance are given, or learned from data by adapt(data); until then
+    they are 0 and 1 (the identity), as Keras 3's (EfficientNet's stem has such a layer).
+    axis is -1 (or the last axis) or None (one mean and variance for every value)."""
 
     def __init__(self, axis=-1, mean=None, variance=None, invert=False, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
@@ -120,11 +121,16 @@ class Normalization(ChannelAffine):
             raise ValueError(f"{self.describe()}: axis must be -1 (the last axis) or None for inputs "
                              f"of shape {format_shape(input_shape)}, got {self.axis}")
         c = input_shape[-1]
-        self.add_weight("mean", (c,), "zeros", trainable=False)
-        self.add_weight("variance", (c,), "ones", trainable=False)
-        if self.mean is not None:
+        if self.mean is not None:   # constants from the config, no weights (as Keras 3)
             self._stats = (_per_channel(self.mean, "mean", self.describe(), c),
                            _per_channel(self.variance, "variance", self.describe(), c))
+            return
+        # Keras 3's weights: mean and variance ((C,), or () with axis=None) and a count that
+        # Keras keeps for older files and leaves at 0
+        shape = () if self.axis is None else (c,)
+        self.add_weight("mean", shape, "zeros", trainable=False)
+        self.add_weight("variance", shape, "ones", trainable=False)
+        self.add_weight("count", (), "zeros", trainable=False)
 
     def adapt(self, data, batch_size=None, steps=None):
         """Learn mean and variance from data: an array (N, ...) or an iterable of arrays or of
@@ -153,16 +159,27 @@ class Normalization(ChannelAffine):
         c = self.input_shape[-1]
         self._stats = (np.broadcast_to(mean, (c,)).copy(), np.broadcast_to(variance, (c,)).copy())
         if self.backend is not None:
-            self.assign_weights([s.astype(np.float32) for s in self._stats])
+            self._store_stats()
+
+    def _store_stats(self):
+        """Write the host statistics into the weights (a layer with given mean has none)."""
+        if self.weights:
+            shape = self.weights[0].shape
+            Layer.assign_weights(self, [s[:1].reshape(shape).astype(np.float32) if shape == ()
+                                        else s.astype(np.float32) for s in self._stats]
+                                 + [np.zeros((), np.float32)])
+        self._upload()
 
     def attach(self, backend, initial_values=None):
         super().attach(backend, initial_values)
         if self._stats is not None:
-            Layer.assign_weights(self, [s.astype(np.float32) for s in self._stats])
+            self._store_stats()
 
     def assign_weights(self, arrays):
         super().assign_weights(arrays)
-        self._stats = tuple(np.asarray(a, np.float64) for a in arrays)
+        c = self.input_shape[-1]
+        self._stats = tuple(np.broadcast_to(np.asarray(a, np.float64).reshape(-1), (c,)).copy()
+                            for a in arrays[:2])
         self._upload()
 
     def _vectors(self):
@@ -176,11 +193,6 @@ class Normalization(ChannelAffine):
             return std.astype(np.float32), mean.astype(np.float32)
         return (1.0 / std).astype(np.float32), (-mean / std).astype(np.float32)
 
-    def forward(self, x, training):
-        if self._stats is None:
-            raise ValueError(f"{self.describe()} has no mean and variance: pass them to the "
-                             "constructor or call adapt(data) before using the model")
-        return super().forward(x, training)
 
 
 class ImageLayer(Layer):
@@ -196,6 +208,7 @@ class ResampledImage(ImageLayer):
     for each batch of a new size (only the latest steps are kept)."""
 
     _steps_role = "resized"
+    fill_value = 0.0   # what "constant" steps (Resizing's padding) read outside the image
 
     def build(self, input_shape):
         super().build(input_shape)
@@ -205,7 +218,7 @@ class ResampledImage(ImageLayer):
 
     def _plan_steps(self, hw):
         self._hw = hw
-        self._steps = ImageSteps(self, self._steps_list(hw), self._steps_role)
+        self._steps = ImageSteps(self, self._steps_list(hw), self._steps_role, self.fill_value)
 
     def _batch_steps(self, x):
         hw = self.backend.shape(x)[1:3]
@@ -226,23 +239,33 @@ class ResampledImage(ImageLayer):
 class Resizing(ResampledImage):
     """Resize images to (height, width) (Keras 3): interpolation "bilinear" or "nearest",
     TensorFlow's half-pixel centres; crop_to_aspect_ratio first crops the largest centred
-    window of the target's aspect ratio."""
+    window of the target's aspect ratio, pad_to_aspect_ratio instead centres the image in a
+    frame of that ratio filled with fill_value (fill_mode "constant", the one Keras has)."""
 
     def __init__(self, height, width, interpolation="bilinear", crop_to_aspect_ratio=False,
-                 name=None, trainable=True):
+                 pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0, name=None,
+                 trainable=True):
         super().__init__(name=name, trainable=trainable)
         self.height = positive_int(height, "height", self.describe())
         self.width = positive_int(width, "width", self.describe())
         self.interpolation = choice(interpolation, "interpolation", self.describe(), INTERPOLATIONS)
         self.crop_to_aspect_ratio = bool(crop_to_aspect_ratio)
+        self.pad_to_aspect_ratio = bool(pad_to_aspect_ratio)
+        if self.crop_to_aspect_ratio and self.pad_to_aspect_ratio:
+            raise ValueError(f"{self.describe()}: only one of pad_to_aspect_ratio and "
+                             "crop_to_aspect_ratio can be True")
+        self.fill_mode = choice(fill_mode, "fill_mode", self.describe(), ("constant",))
+        self.fill_value = number(fill_value, "fill_value", self.describe())
 
     def get_config(self):
         return dict(super().get_config(), height=self.height, width=self.width,
-                    interpolation=self.interpolation, crop_to_aspect_ratio=self.crop_to_aspect_ratio)
+                    interpolation=self.interpolation, crop_to_aspect_ratio=self.crop_to_aspect_ratio,
+                    pad_to_aspect_ratio=self.pad_to_aspect_ratio, fill_mode=self.fill_mode,
+                    fill_value=self.fill_value)
 
     def _steps_list(self, hw):
         return smart_resize_steps(hw, (self.height, self.width), self.interpolation,
-                                  self.crop_to_aspect_ratio)
+                                  self.crop_to_aspect_ratio, self.pad_to_aspect_ratio)
 
     def forward(self, x, training):
         return (self._batch_steps(x) if self._unknown_dims else self._steps).forward(x)

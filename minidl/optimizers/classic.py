@@ -58,24 +58,40 @@ class RMSprop(Optimizer):
 
 
 class Adam(Optimizer):
-    """Adam with Keras's bias correction folded into the step size at 1-based step t."""
+    """Adam with Keras's bias correction folded into the step size at 1-based step t;
+    amsgrad=True divides by the running maximum of the second moment (Keras's velocity_hat
+    slot), in one fused backend update."""
 
-    _slots = ("momentum", "velocity")
-    _non_negative_slots = ("velocity",)
+    _slots = ("momentum", "velocity", "velocity_hat")
+    _non_negative_slots = ("velocity", "velocity_hat")
 
-    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **kwargs):
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False,
+                 **kwargs):
         super().__init__(learning_rate, **kwargs)
-        self.beta_1 = _number(beta_1, "beta_1", "Adam", low=0.0, high=1.0)
-        self.beta_2 = _number(beta_2, "beta_2", "Adam", low=0.0, high=1.0)
-        self.epsilon = _number(epsilon, "epsilon", "Adam", low=0.0)
+        owner = type(self).__name__
+        self.beta_1 = _number(beta_1, "beta_1", owner, low=0.0, high=1.0)
+        self.beta_2 = _number(beta_2, "beta_2", owner, low=0.0, high=1.0)
+        self.epsilon = _number(epsilon, "epsilon", owner, low=0.0)
+        if not isinstance(amsgrad, bool):
+            raise TypeError(f"{owner}: amsgrad must be a bool, got {amsgrad!r}")
+        self.amsgrad = amsgrad
+
+    def _active_slots(self):
+        return (self._slots if self.amsgrad else self._slots[:2]) + self._ema_slot()
 
     def _update(self, backend, weight, grad, state, lr, weight_decay):
+        if self.amsgrad:
+            backend.amsgrad_update(weight, grad, state["momentum"], state["velocity"],
+                                   state["velocity_hat"], lr, self.beta_1, self.beta_2,
+                                   self.epsilon, self.iterations + 1, weight_decay)
+            return
         backend.adam_update(weight, grad, state["momentum"], state["velocity"], lr, self.beta_1,
                             self.beta_2, self.epsilon, self.iterations + 1, weight_decay)
 
     def get_config(self):
         config = super().get_config()
-        config.update(beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon)
+        config.update(beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon,
+                      amsgrad=self.amsgrad)
         return config
 
 

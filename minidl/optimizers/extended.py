@@ -89,10 +89,10 @@ class AdamW(Adam):
     """Adam with decoupled weight decay (Keras's default 0.004; it must be a number)."""
 
     def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
-                 **kwargs):
+                 amsgrad=False, **kwargs):
         if weight_decay is None:
             raise ValueError("AdamW: argument `weight_decay` must be a float. Received: weight_decay=None")
-        super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay=weight_decay, **kwargs)
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, weight_decay=weight_decay, **kwargs)
 
 
 class Lion(Optimizer):

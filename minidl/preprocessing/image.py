@@ -15,6 +15,7 @@ statistics from fit(x) (computed after rescale), in that order.
 
 import copy
 import numbers
+import warnings
 
 import numpy as np
 
@@ -45,20 +46,45 @@ class ImageDataGenerator:
     rotation_range: degrees; width_shift_range / height_shift_range: a fraction of the size
     when < 1, else pixels; shear_range: degrees (counter-clockwise shear); zoom_range: a number
     z ([1 - z, 1 + z]) or (lower, upper), drawn for each axis; channel_shift_range: a value added
-    to every channel, clipped to the image's range; fill_mode "nearest", "reflect", "wrap" or
+    to every channel, clipped to the image's range; brightness_range: (lower, upper), each
+    image's brightness scaled by a factor drawn from it, as Keras 2 does it through Pillow
+    (pixels quantized to 0..255, see brightness_shift); fill_mode "nearest", "reflect", "wrap" or
     "constant" (with cval); validation_split: the fraction flow(subset="validation") serves.
+    zca_whitening (with zca_epsilon): fit(x) learns Keras 2's ZCA matrix of the centred images
+    (it turns featurewise_center on and featurewise_std_normalization off, as Keras does), and
+    standardize multiplies each flattened image by it.
     """
 
     def __init__(self, featurewise_center=False, samplewise_center=False,
                  featurewise_std_normalization=False, samplewise_std_normalization=False,
-                 rotation_range=0, width_shift_range=0.0, height_shift_range=0.0, shear_range=0.0,
-                 zoom_range=0.0, channel_shift_range=0.0, fill_mode="nearest", cval=0.0,
-                 horizontal_flip=False, vertical_flip=False, rescale=None,
-                 preprocessing_function=None, validation_split=0.0, dtype="float32"):
+                 zca_whitening=False, zca_epsilon=1e-6, rotation_range=0, width_shift_range=0.0,
+                 height_shift_range=0.0, brightness_range=None, shear_range=0.0, zoom_range=0.0,
+                 channel_shift_range=0.0, fill_mode="nearest", cval=0.0, horizontal_flip=False,
+                 vertical_flip=False, rescale=None, preprocessing_function=None,
+                 validation_split=0.0, dtype="float32"):
         self.featurewise_center = bool(featurewise_center)
         self.samplewise_center = bool(samplewise_center)
         self.featurewise_std_normalization = bool(featurewise_std_normalization)
         self.samplewise_std_normalization = bool(samplewise_std_normalization)
+        self.zca_whitening = bool(zca_whitening)
+        self.zca_epsilon = _nonnegative(zca_epsilon, "zca_epsilon")
+        self.zca_whitening_matrix = None
+        if self.zca_whitening and not self.featurewise_center:
+            self.featurewise_center = True
+            warnings.warn("ImageDataGenerator: zca_whitening overrides featurewise_center "
+                          "(turned on)", stacklevel=2)
+        if self.zca_whitening and self.featurewise_std_normalization:
+            self.featurewise_std_normalization = False
+            warnings.warn("ImageDataGenerator: zca_whitening overrides "
+                          "featurewise_std_normalization (turned off)", stacklevel=2)
+        if brightness_range is not None and (
+                not isinstance(brightness_range, (tuple, list)) or len(brightness_range) != 2
+                or not all(isinstance(b, numbers.Real) and not isinstance(b, bool)
+                           for b in brightness_range)):
+            raise ValueError("ImageDataGenerator: brightness_range must be None or a tuple or "
+                             f"list of two floats, got {brightness_range!r}")
+        self.brightness_range = None if brightness_range is None else tuple(
+            float(b) for b in brightness_range)
         self.rotation_range = _nonnegative(rotation_range, "rotation_range")
         self.width_shift_range = _nonnegative(width_shift_range, "width_shift_range")
         self.height_shift_range = _nonnegative(height_shift_range, "height_shift_range")
@@ -101,6 +127,13 @@ class ImageDataGenerator:
             self.mean = flat.mean(axis=0).astype(np.float32)
         if self.featurewise_std_normalization:
             self.std = flat.std(axis=0).astype(np.float32)
+        if self.zca_whitening:
+            # Keras 2: the SVD of the centred, flattened images (float64 here)
+            n = len(x)
+            centred = (flat - flat.mean(axis=0)).reshape(n, -1)
+            u, s, _ = np.linalg.svd(centred.T, full_matrices=False)
+            s_inv = np.sqrt(n) / (s + self.zca_epsilon)
+            self.zca_whitening_matrix = ((u * s_inv) @ u.T).astype(np.float32)
 
     def standardize(self, x):
         """x (N, H, W, C) float32 standardized in place (and returned), as Keras 2."""
@@ -121,6 +154,15 @@ class ImageDataGenerator:
             if self.std is None:
                 raise ValueError("ImageDataGenerator: featurewise_std_normalization needs fit(x) first")
             x /= self.std + np.float32(STD_EPSILON)
+        if self.zca_whitening:
+            matrix = self.zca_whitening_matrix
+            if matrix is None:
+                raise ValueError("ImageDataGenerator: zca_whitening needs fit(x) first")
+            flat = x.reshape(len(x), -1)
+            if flat.shape[1] != matrix.shape[0]:
+                raise ValueError(f"ImageDataGenerator: zca_whitening was fit on images of "
+                                 f"{matrix.shape[0]} values, got images of shape {x.shape[1:]}")
+            x[...] = (flat @ matrix).reshape(x.shape)
         return x
 
     # ------------------------------------------------------------------ random transforms
@@ -185,6 +227,29 @@ class ImageDataGenerator:
                                   subset=subset, prefetch=prefetch, kernel=kernel)
 
 
+def brightness_shift(x, factors):
+    """x (N, H, W, C) float32 with each image's brightness scaled by factors[i] in place, as
+    Keras 2's apply_brightness_shift(x, factor, scale=False) does through Pillow: an image
+    outside [0, 255] is first stretched to it, the pixels become uint8 (truncated), Pillow's
+    blend with black makes trunc(factor * pixel) clipped to [0, 255] in float32 arithmetic,
+    and a stretched image is mapped back to its range. An alpha channel (C = 4) is kept."""
+    channels = x.shape[-1]
+    if channels not in (1, 3, 4):
+        raise ValueError(f"ImageDataGenerator: brightness_range needs images with 1, 3 or 4 "
+                         f"channels (as Pillow), got shape {x.shape[1:]}")
+    low = x.min(axis=(1, 2, 3), keepdims=True)
+    high = x.max(axis=(1, 2, 3), keepdims=True)
+    stretched = (low < 0) | (high > 255)
+    span = high - low
+    pixels = np.where(stretched, (x - low) / np.where(span != 0, span, 1) * 255, x)
+    pixels = pixels.astype(np.uint8).astype(np.float32)
+    colour = slice(0, 3) if channels == 4 else slice(None)
+    factor = np.asarray(factors, np.float32).reshape(-1, 1, 1, 1)
+    pixels[..., colour] = np.clip(np.trunc(factor * pixels[..., colour]), 0, 255)
+    x[...] = np.where(stretched, pixels / 255 * span + low, pixels)
+    return x
+
+
 def transform_images(out, x, transforms, interpolation, fill_mode, cval, use_c=True):
     """out (N, OH, OW, C) = host images x (N, H, W, C) float32 resampled under transforms (N, 8)
     or (1, 8) by the cpu backend's C kernel (the numpy reference when it is not built)."""
@@ -240,10 +305,12 @@ class NumpyArrayIterator(ArrayIterator):
         n, height, width = self.x.shape[:3]
         order = self._rng.permutation(n) if self.shuffle else np.arange(n)
         transforms, channel = self.generator.draw_transforms(self._rng, n, height, width)
-        return order.astype(np.int64), transforms, channel
+        brightness = self.generator.brightness_range
+        factors = None if brightness is None else self._rng.uniform(*brightness, n)
+        return order.astype(np.int64), transforms, channel, factors
 
     def _build_batch(self, plan, b):
-        order, transforms, channel = plan
+        order, transforms, channel, factors = plan
         s = slice(b * self.batch_size, min((b + 1) * self.batch_size, self.num_samples))
         rows = order[s]
         x_buf, y_buf = self._buffers[b % len(self._buffers)]
@@ -260,6 +327,8 @@ class NumpyArrayIterator(ArrayIterator):
             low = out.min(axis=(1, 2, 3), keepdims=True)
             high = out.max(axis=(1, 2, 3), keepdims=True)
             np.clip(out + channel[s][:, None, None, None], low, high, out=out)
+        if factors is not None:
+            brightness_shift(out, factors[s])
         g.standardize(out)
         if y_buf is None:
             return out, None
@@ -272,5 +341,5 @@ class NumpyArrayIterator(ArrayIterator):
                 f"batch_size={self.batch_size}, shuffle={self.shuffle})")
 
 
-__all__ = ["ImageDataGenerator", "NumpyArrayIterator", "array_to_img", "img_to_array", "load_img",
-           "save_img", "transform_images"]
+__all__ = ["ImageDataGenerator", "NumpyArrayIterator", "array_to_img", "brightness_shift",
+           "img_to_array", "load_img", "save_img", "transform_images"]

@@ -213,22 +213,22 @@ class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, LinalgOps, DepthwiseOps, O
             raise ValueError(f"{op}: x must be 2-D (rows, channels), got shape {x.shape}")
         return (px,) + x.shape
 
-    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon):
+    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon, centered=True):
         op = "layernorm_forward"
         px, rows, c = self._layernorm_rows(op, x)
         self._lib.minidl_layernorm_forward(
             output(op, "out", out, x.shape), output(op, "mean", mean, (rows,)),
             output(op, "invstd", invstd, (rows,)), px, checked(op, "gamma", gamma, (c,)),
-            checked(op, "beta", beta, (c,)), float(epsilon), rows, c)
+            checked(op, "beta", beta, (c,)), float(epsilon), int(bool(centered)), rows, c)
 
-    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
+    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma, centered=True):
         op = "layernorm_backward"
         px, rows, c = self._layernorm_rows(op, x)
         self._lib.minidl_layernorm_backward(
             output(op, "dx", dx, x.shape), output(op, "dgamma", dgamma, (c,)),
             output(op, "dbeta", dbeta, (c,)), checked(op, "dout", dout, x.shape), px,
             checked(op, "mean", mean, (rows,)), checked(op, "invstd", invstd, (rows,)),
-            checked(op, "gamma", gamma, (c,)), rows, c, self._column_scratch(c))
+            checked(op, "gamma", gamma, (c,)), int(bool(centered)), rows, c, self._column_scratch(c))
 
     def batchnorm_forward_train(self, out, mean, invstd, x, gamma, beta,
                                 moving_mean, moving_var, momentum, epsilon):

@@ -32,6 +32,16 @@ class OptimOps:
                                        checked(op, "g", g, w.shape), float(lr), float(lr / (1.0 - beta_1 ** step)),
                                        float(beta_1), float(beta_2), float(epsilon), float(weight_decay), w.size)
 
+    def amsgrad_update(self, w, g, m, v, v_hat, lr, beta_1, beta_2, epsilon, step, weight_decay):
+        op = "amsgrad_update"
+        _step_at_least_one(op, step)
+        pw = output(op, "w", w)
+        lr_t = lr * (1.0 - beta_2 ** step) ** 0.5 / (1.0 - beta_1 ** step)
+        self._lib.minidl_amsgrad_update(pw, output(op, "m", m, w.shape), output(op, "v", v, w.shape),
+                                        output(op, "v_hat", v_hat, w.shape), checked(op, "g", g, w.shape),
+                                        float(lr), float(lr_t), float(beta_1), float(beta_2), float(epsilon),
+                                        float(weight_decay), w.size)
+
     def nadam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, weight_decay):
         op = "nadam_update"
         _step_at_least_one(op, step)

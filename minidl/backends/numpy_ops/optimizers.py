@@ -50,9 +50,10 @@ def sgd_update(w, g, velocity, lr, momentum, nesterov, weight_decay):
         w += velocity
 
 
-def adam_update(w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay):
-    op = "adam_update"
-    _check_state(op, w, g=g, m=m, v=v)
+def adam_update(w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay, v_hat=None):
+    """Keras Adam; with v_hat (AMSGrad) the step divides by the running maximum of v."""
+    op = "adam_update" if v_hat is None else "amsgrad_update"
+    _check_state(op, w, g=g, m=m, v=v, v_hat=v_hat)
     if step < 1:
         raise ValueError(f"{op}: step is 1-based, got {step}")
     _decay(w, lr, weight_decay)
@@ -60,8 +61,14 @@ def adam_update(w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay):
     m += (1 - beta_1) * g
     v *= beta_2
     v += (1 - beta_2) * np.square(g)
+    if v_hat is not None:
+        np.maximum(v_hat, v, out=v_hat)
     alpha = lr * math.sqrt(1 - beta_2 ** step) / (1 - beta_1 ** step)
-    w -= alpha * m / (np.sqrt(v) + epsilon)
+    w -= alpha * m / (np.sqrt(v if v_hat is None else v_hat) + epsilon)
+
+
+def amsgrad_update(w, g, m, v, v_hat, lr, beta_1, beta_2, epsilon, step, weight_decay):
+    adam_update(w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay, v_hat)
 
 
 def rmsprop_update(w, g, ms, mom, lr, rho, momentum, epsilon, weight_decay):

@@ -20,24 +20,25 @@ class LayerOps:
             self._check(op, name, t, (rows,) if name in ("mean", "invstd") else (c,))
         return rows, c
 
-    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon):
+    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon, centered=True):
         op = "layernorm_forward"
         self._check_same_size(op, ("out", "x"), (out, x))
         rows, c = self._layernorm_geometry(op, x, {"mean": mean, "invstd": invstd, "gamma": gamma,
                                                    "beta": beta})
         self._run1d("layernorm.cl", "layernorm_forward", rows, out, mean, invstd, x, gamma, beta,
-                    float(epsilon), rows, c)
+                    float(epsilon), int(bool(centered)), rows, c)
 
-    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
+    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma, centered=True):
         op = "layernorm_backward"
         self._check_same_size(op, ("dx", "dout", "x"), (dx, dout, x))
         rows, c = self._layernorm_geometry(op, x, {"mean": mean, "invstd": invstd, "gamma": gamma,
                                                    "dgamma": dgamma, "dbeta": dbeta})
-        self._run1d("layernorm.cl", "layernorm_dout_xhat", rows, dx, dout, x, mean, invstd, rows, c)
+        self._run1d("layernorm.cl", "layernorm_dout_xhat", rows, dx, dout, x, mean, invstd,
+                    int(bool(centered)), rows, c)
         self._column_sums(dgamma, dx, 1.0, accumulate=False)
         self._column_sums(dbeta, dout, 1.0, accumulate=False)
         self._run1d("layernorm.cl", "layernorm_backward_dx", rows, dx, dout, x, mean, invstd, gamma,
-                    rows, c)
+                    int(bool(centered)), rows, c)
 
     def transpose(self, out, x, axes):
         axes = tuple(int(a) for a in axes)

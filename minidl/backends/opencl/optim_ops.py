@@ -31,6 +31,12 @@ class OptimOps:
                     float(lr / (1.0 - beta_1 ** step)), float(beta_1), float(beta_2), float(epsilon),
                     float(weight_decay))
 
+    def amsgrad_update(self, w, g, m, v, v_hat, lr, beta_1, beta_2, epsilon, step, weight_decay):
+        _step_at_least_one("amsgrad_update", step)
+        self._optim("amsgrad_update", (w, g, m, v, v_hat), ("w", "g", "m", "v", "v_hat"), float(lr),
+                    float(lr * (1.0 - beta_2 ** step) ** 0.5 / (1.0 - beta_1 ** step)), float(beta_1),
+                    float(beta_2), float(epsilon), float(weight_decay))
+
     def nadam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, weight_decay):
         _step_at_least_one("nadam_update", step)
         c_m, c_g, v_scale = nadam_coefficients(beta_1, beta_2, step, u_product)

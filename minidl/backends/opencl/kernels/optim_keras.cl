@@ -35,6 +35,26 @@ __kernel void adamax_update(__global float *w, __global const float *g, __global
     w[i] = decayed(w[i], lr, weight_decay) - lr_t * mi / (ui + epsilon);
 }
 
+// Adam(amsgrad=True): m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; v_hat = max(v_hat, v) (NaN
+// propagates); w -= lr_t m / (sqrt(v_hat) + eps), lr_t = lr sqrt(1 - b2^t) / (1 - b1^t)
+__kernel void amsgrad_update(__global float *w, __global const float *g, __global float *m,
+                             __global float *v, __global float *v_hat, const float lr, const float lr_t,
+                             const float beta_1, const float beta_2, const float epsilon,
+                             const float weight_decay, const int n)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const float gi = g[i];
+    const float mi = beta_1 * m[i] + (1.0f - beta_1) * gi;
+    const float vi = beta_2 * v[i] + (1.0f - beta_2) * gi * gi;
+    const float old = v_hat[i];
+    const float vhi = is_nan(vi) ? vi : (vi > old ? vi : old);
+    m[i] = mi;
+    v[i] = vi;
+    v_hat[i] = vhi;
+    w[i] = decayed(w[i], lr, weight_decay) - lr_t * mi / (sqrt(vhi) + epsilon);
+}
+
 // m += (g - m)(1-b1); v += (g^2 - v)(1-b2); w -= lr (c_m m + c_g g) / (sqrt(v v_scale) + eps)
 __kernel void nadam_update(__global float *w, __global const float *g, __global float *m,
                            __global float *v, const float lr, const float beta_1, const float beta_2,
