@@ -4,14 +4,16 @@ import math
 
 import numpy as np
 
-DTYPES = {"float32": np.dtype(np.float32), "int32": np.dtype(np.int32)}
+# uint8 and int8 hold the activations and weights of int8 inference (minidl.quantization)
+DTYPES = {"float32": np.dtype(np.float32), "int32": np.dtype(np.int32),
+          "uint8": np.dtype(np.uint8), "int8": np.dtype(np.int8)}
 
 
 def as_dtype(dtype):
-    """The numpy dtype for a minidl dtype name ("float32" or "int32") or a numpy dtype."""
+    """The numpy dtype for a minidl dtype name (float32, int32, uint8, int8) or a numpy dtype."""
     name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
     if name not in DTYPES:
-        raise TypeError(f"opencl backend: dtype must be float32 or int32, got {dtype!r}")
+        raise TypeError(f"opencl backend: dtype must be float32, int32, uint8 or int8, got {dtype!r}")
     return DTYPES[name]
 
 

@@ -1,0 +1,136 @@
+"""Quantized model files: one zip, written atomically, read without running code.
+
+    minidl_quantized.json   format tag, the float model's config, the quantization steps
+    weights.npz             the float model's weights (its non-int8 layers run from them)
+    quantized.npz           per int8 layer: packed int8 weights, column offsets, multipliers,
+                            weight scales
+
+Reading is bounded as minidl/models/saving.py's: known members only, each refused unread when
+the zip directory gives it more bytes than the architecture allows, every .npy header (shape,
+dtype) checked against what the architecture needs before its data is read.
+"""
+
+import json
+import math
+import numbers
+import zipfile
+
+import numpy as np
+
+from .. import activations
+from ..backends.quantized_ops import NR
+from ..io import ArchiveError, NpzArchive, ZipArchive, atomic_write
+from ..models.saving import (MAX_HEADER_BYTES, ModelFileError, _apply_weights, _check_architecture,
+                             _declared_weights, _npz_bytes, _weights_dict)
+from ..models.registry import model_class
+from .model import QuantizedModel
+
+FORMAT = "minidl-quantized-model"
+VERSION = 1
+HEADER = "minidl_quantized.json"
+MEMBERS = (HEADER, "weights.npz", "quantized.npz")
+_ENTRY_BYTES, _BASE_BYTES = 4096, 1 << 16
+
+
+def save_quantized(qmodel, filepath, overwrite=True):
+    import os
+    filepath = os.fspath(filepath)
+    if not overwrite and os.path.exists(filepath):
+        raise FileExistsError(f"{filepath} exists and overwrite=False")
+    header = {"format": FORMAT, "version": VERSION, "model": qmodel.float_model.get_config(),
+              "method": qmodel.method, "steps": qmodel.steps}
+    files = {HEADER: json.dumps(header).encode(),
+             "weights.npz": _npz_bytes(_weights_dict(qmodel.float_model)),
+             "quantized.npz": _npz_bytes(qmodel.arrays)}
+    with atomic_write(filepath, "wb") as f:
+        with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED) as z:
+            for name, data in files.items():
+                z.writestr(name, data)
+
+
+def _expected_arrays(model, steps):
+    """{key: (shape, dtype)} of quantized.npz for the rebuilt float model's int8 layers."""
+    expected = {}
+    for i, (node, step) in enumerate(zip(model.graph.nodes, steps)):
+        if step["kind"] not in ("conv", "dense"):
+            continue
+        shape = node.layer.kernel.shape
+        k, n = math.prod(shape[:-1]), shape[-1]
+        packed = (-(-k // 4) * 4) * (-(-n // NR) * NR)
+        expected.update({f"{i}/w": ((packed,), np.int8), f"{i}/column_offset": ((n,), np.int32),
+                         f"{i}/multiplier": ((n,), np.float32), f"{i}/weight_scale": ((n,), np.float32)})
+    return expected
+
+
+def _qparams_ok(value):
+    return (isinstance(value, list) and len(value) == 2 and isinstance(value[0], numbers.Real)
+            and not isinstance(value[0], bool) and math.isfinite(value[0]) and value[0] > 0
+            and isinstance(value[1], int) and not isinstance(value[1], bool) and 0 <= value[1] <= 255)
+
+
+def _check_steps(steps, path):
+    if not isinstance(steps, list) or not all(isinstance(s, dict) and isinstance(s.get("kind"), str)
+                                              for s in steps):
+        raise ModelFileError(f"{path}: steps must be a list of objects with a kind")
+    for i, s in enumerate(steps):
+        if s["kind"] not in ("conv", "dense"):
+            continue
+        act = s.get("float_activation")
+        if not (_qparams_ok(s.get("input")) and (s.get("output") is None or _qparams_ok(s["output"]))
+                and isinstance(s.get("relu"), bool)
+                and (act is None or (isinstance(act, str) and act in activations.ACTIVATIONS))):
+            raise ModelFileError(f"{path}: step {i} ({s['kind']}) needs input [scale > 0, zero "
+                                 f"point 0..255], output null or the same, relu true/false and a "
+                                 f"known float_activation or null, got {s!r:.300}")
+
+
+def load_quantized(filepath):
+    """The QuantizedModel saved at filepath, on the active backend."""
+    try:
+        with ZipArchive(filepath, MEMBERS) as z:
+            return _load(z, z.where)
+    except ArchiveError as exc:
+        raise ModelFileError(str(exc)) from None
+
+
+def _load(z, path):
+    if HEADER not in z.members:
+        raise ModelFileError(f"{path} is not a minidl quantized model file: it has no {HEADER}")
+    try:
+        header = json.loads(z.read(HEADER, MAX_HEADER_BYTES))
+    except (ValueError, RecursionError) as exc:
+        raise ModelFileError(f"{path}: {HEADER} is not readable JSON: {str(exc)[:200]}") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("version") != VERSION:
+        raise ModelFileError(f"{path} is not a {FORMAT} file of version {VERSION}")
+    config, steps = header.get("model"), header.get("steps")
+    _check_steps(steps, path)
+    try:
+        _check_architecture(config)
+        arrays, params, _ = _declared_weights(config)
+        model = model_class(config.get("class_name")).from_config(config)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+        raise ModelFileError(f"{path}: the model architecture cannot be rebuilt: "
+                             f"{type(exc).__name__}: {str(exc)[:300]}") from None
+    if "weights.npz" not in z.members or "quantized.npz" not in z.members:
+        raise ModelFileError(f"{path} lacks weights.npz or quantized.npz")
+    weights = NpzArchive(z.read("weights.npz", _BASE_BYTES + arrays * _ENTRY_BYTES + 8 * params),
+                         f"{path}: weights.npz")
+    _apply_weights(model, weights, path)
+    if len(steps) != len(model.graph.nodes):
+        raise ModelFileError(f"{path}: {len(steps)} steps for {len(model.graph.nodes)} layers")
+    expected = _expected_arrays(model, steps)
+    limit = _BASE_BYTES + len(expected) * _ENTRY_BYTES + sum(
+        math.prod(shape) * np.dtype(dtype).itemsize for shape, dtype in expected.values())
+    npz = NpzArchive(z.read("quantized.npz", limit), f"{path}: quantized.npz")
+    if set(npz.entries) != set(expected):
+        raise ModelFileError(f"{path}: quantized.npz holds {sorted(npz.entries)[:6]}, the int8 "
+                             f"layers need {sorted(expected)[:6]}")
+    for key, (shape, dtype) in expected.items():
+        if npz.entries[key] != (shape, np.dtype(dtype)):
+            raise ModelFileError(f"{path}: quantized.npz array {key!r} is {npz.entries[key]}, "
+                                 f"expected {(shape, np.dtype(dtype))}")
+    arrays = {key: npz.array(key).copy() for key in expected}
+    try:
+        return QuantizedModel(model, steps, arrays, header.get("method"))
+    except ValueError as exc:
+        raise ModelFileError(f"{path}: {exc}") from None

@@ -1,0 +1,78 @@
+"""Which layers of a float model run in int8, and what folds into them.
+
+Each node of the model's graph gets a kind:
+  conv, dense   int8 x int8 -> int32, requantized (or dequantized) in the epilogue
+  maxpool       on uint8 when its input is uint8 (max commutes with the monotone quantization)
+  reshape       Flatten / Reshape: a view, of either form
+  identity      layers that do nothing at inference (Dropout and the noise layers)
+  alias         a BatchNormalization folded into the preceding conv, or a ReLU fused into it
+  float         everything else, run by the float layer itself on dequantized values
+"""
+
+from .. import layers as L
+
+IDENTITY_LAYERS = ("Dropout", "SpatialDropout2D", "GaussianNoise", "GaussianDropout", "AlphaDropout")
+UINT8_CONSUMERS = ("conv", "dense", "maxpool", "reshape", "identity")
+
+
+def _is_relu(layer):
+    return type(layer) in (L.Activation, L.ReLU) and layer.activation == "relu"
+
+
+def _foldable_bn(layer):
+    return type(layer) is L.BatchNormalization and layer.axis in (-1, 3)
+
+
+def plan_kinds(graph):
+    """[{kind, fused_output (tensor), relu, float_activation, bn (node index or None)}] per
+    node of graph.nodes, and the consumers of each tensor {id: [node index]}."""
+    nodes = graph.nodes
+    seen = set()
+    consumers = {}
+    for i, node in enumerate(nodes):
+        if id(node.layer) in seen:
+            raise ValueError(f"minidl.quantization: {node.layer.describe()} is called more than "
+                             "once in the model; shared layers are not supported")
+        seen.add(id(node.layer))
+        for t in node.inputs:
+            consumers.setdefault(id(t), []).append(i)
+    outputs = {id(t) for t in graph.outputs}
+
+    def only_consumer(tensor):
+        users = consumers.get(id(tensor), [])
+        return users[0] if len(users) == 1 and id(tensor) not in outputs else None
+
+    kinds = [None] * len(nodes)
+    for i, node in enumerate(nodes):
+        if kinds[i] is not None:
+            continue
+        layer = node.layer
+        name = type(layer).__name__
+        entry = {"kind": "float", "fused_output": node.outputs[0], "relu": False,
+                 "float_activation": None, "bn": None}
+        if type(layer) in (L.Conv2D, L.Dense):
+            entry["kind"] = "conv" if type(layer) is L.Conv2D else "dense"
+            act = layer.activation
+            entry["relu"] = act == "relu"
+            entry["float_activation"] = None if act in ("linear", "relu") else act
+            out = node.outputs[0]
+            j = only_consumer(out)
+            if act == "linear" and entry["kind"] == "conv" and j is not None \
+                    and _foldable_bn(nodes[j].layer):
+                entry["bn"] = j
+                kinds[j] = {"kind": "alias"}
+                out = nodes[j].outputs[0]
+                j = only_consumer(out)
+            if act == "linear" and j is not None and _is_relu(nodes[j].layer):
+                entry["relu"] = True
+                kinds[j] = {"kind": "alias"}
+                out = nodes[j].outputs[0]
+            entry["fused_output"] = out
+        elif type(layer) is L.MaxPooling2D:
+            entry["kind"] = "maxpool"
+        elif type(layer) in (L.Flatten, L.Reshape):
+            entry["kind"] = "reshape"
+        elif name in IDENTITY_LAYERS:
+            entry["kind"] = "identity"
+        kinds[i] = entry
+    return kinds, consumers
