@@ -169,12 +169,16 @@ int minidl_qconv2d_forward(uint8_t *out_u8, float *out_f32, const uint8_t *x, co
 
 void minidl_quantize_u8(uint8_t *out, const float *x, float inv_scale, int32_t zero_point, int64_t count)
 {
+    /* clamp to the integers [-zero_point, 255 - zero_point] first (rounding then clamping gives
+       the same), then round to nearest even by adding and subtracting 1.5 * 2^23: exact for
+       |v| < 2^22, and plain arithmetic the compiler vectorizes (rintf is a libm call here) */
+    const float lo = (float)-zero_point, hi = (float)(255 - zero_point), magic = 12582912.0f;
 #pragma omp parallel for num_threads(count >= (1 << 16) ? minidl_num_threads() : 1) schedule(static)
     for (int64_t i = 0; i < count; i++) {
-        float v = rintf(x[i] * inv_scale);
-        /* NaN becomes the zero point (a real 0), as in the numpy reference */
-        float q = v != v ? (float)zero_point : v + (float)zero_point;
-        out[i] = (uint8_t)(q < 0.0f ? 0.0f : (q > 255.0f ? 255.0f : q));
+        float v = x[i] * inv_scale;
+        v = v != v ? 0.0f : v;   /* NaN becomes the zero point (a real 0), as in the reference */
+        v = v < lo ? lo : (v > hi ? hi : v);
+        out[i] = (uint8_t)((int32_t)((v + magic) - magic) + zero_point);
     }
 }
 

@@ -1,4 +1,4 @@
-/* AVX2 int8 micro-kernel, 4 rows x 16 columns: vpmaddubsw multiplies the 4 u8 activations of a
+/* AVX2 int8 micro-kernel, 6 rows x 16 columns: vpmaddubsw multiplies the 4 u8 activations of a
  * k-group (broadcast) by the 4 s8 weights of each column and adds adjacent pairs into int16;
  * vpmaddwd by ones adds the two pairs into int32. The int16 step cannot saturate because the
  * weights are 7-bit (csrc/qgemm.h): this is oneDNN's choice for CPUs without VNNI; FBGEMM and
@@ -48,7 +48,7 @@ void qgemm_ukernel_avx2(const struct qgemm_epilogue *e, int64_t row0, int rows, 
         const int8_t *wg = w + g * np * 4;
         __m256i w0 = _mm256_loadu_si256((const __m256i *)wg);
         __m256i w1 = _mm256_loadu_si256((const __m256i *)(wg + 32));
-#pragma GCC unroll 4
+#pragma GCC unroll 6
         for (int i = 0; i < QGEMM_MR; i++) {
             if (i >= rows)
                 break;

@@ -1,4 +1,4 @@
-/* AVX512_VNNI int8 micro-kernel, 4 rows x 16 columns: vpdpbusd multiplies the 4 u8 activations
+/* AVX512_VNNI int8 micro-kernel, 6 rows x 16 columns: vpdpbusd multiplies the 4 u8 activations
  * of a k-group (broadcast) by the 4 s8 weights of each of 16 columns and adds the four products
  * into the int32 accumulator, with no int16 step. Chosen at run time only on CPUs with
  * AVX512_VNNI (csrc/qgemm.c); compiled everywhere by its target pragma. */
@@ -39,7 +39,7 @@ void qgemm_ukernel_vnni(const struct qgemm_epilogue *e, int64_t row0, int rows, 
     int64_t groups = (k + 3) / 4, full = k / 4;
     for (int64_t g = 0; g < groups; g++) {
         __m512i wv = _mm512_loadu_si512((const void *)(w + g * np * 4));
-#pragma GCC unroll 4
+#pragma GCC unroll 6
         for (int i = 0; i < QGEMM_MR; i++) {
             if (i >= rows)
                 break;

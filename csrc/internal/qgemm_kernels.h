@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define QGEMM_MR 4
+#define QGEMM_MR 6
 
 struct qgemm_epilogue {
     uint8_t *out_u8;          /* one of the two is NULL */
