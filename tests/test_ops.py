@@ -1417,6 +1417,14 @@ def tensor_op_cases():
                     call("scan_rows", aliased, aliased, name)]       # in place
         return build
 
+    def rounding(rng):
+        x = randn(rng, 70001) * np.float32(10.0) ** rng.integers(-9, 6, 70001).astype(np.float32)
+        x[:9] = [np.nan, np.inf, -np.inf, 65504, 65519.99, 65520, 3e-8, -6.1e-5, 3.4e38]
+        inplace = randn(rng, 37)
+        return [call("round_to_precision", out(70001), x, "bfloat16"),
+                call("round_to_precision", out(70001), x, "float16"),
+                call("round_to_precision", inplace, inplace, "bfloat16")]
+
     cases = []
     cases += [Case("argsort_rows", "argsort_rows-ties", argsort_rows(5, 33, False)),
               Case("argsort_rows", "argsort_rows-nan", argsort_rows(4, 29, True)),
@@ -1450,7 +1458,10 @@ def tensor_op_cases():
                               reduce(name, shape, kept), rtol=2e-5))
     cases += [Case("reduce", "reduce-nan", reduce_nan), Case("strided", "strided-copy-add", strided),
               Case("take", "take", take), Case("arg_reduce", "arg_reduce-nan", arg),
-              Case("cast", "cast-arange", cast_arange)]
+              Case("cast", "cast-arange", cast_arange),
+              # exact: the reference rounds the same float32 values
+              Case("round_to_precision", "round_to_precision-nan", rounding, rtol=0, atol=0,
+                   ref="float32")]
     return cases
 
 

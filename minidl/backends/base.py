@@ -40,6 +40,7 @@ BINARY_OPS = ("add", "subtract", "multiply", "divide", "power", "maximum", "mini
               "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
               "logical_or")
 REDUCE_OPS = ("sum", "max", "min", "prod")
+PRECISIONS = ("bfloat16", "float16")   # what round_to_precision rounds to
 MAX_RANK = 8   # the tensor ops take tensors of rank <= MAX_RANK
 
 
@@ -517,6 +518,12 @@ class Backend:
 
     def cast(self, out, x):
         """out = x converted between float and int32 tensors (float to int truncates toward 0)."""
+        raise NotImplementedError
+
+    def round_to_precision(self, out, x, precision):
+        """out = x rounded to the nearest "bfloat16" or "float16" value (round to nearest even;
+        float16 overflows to +-inf from 65520), kept in the float tensor: the operands of
+        mixed-precision compute (minidl.mixed_precision). out may be x."""
         raise NotImplementedError
 
     def arange(self, out, start, step):

@@ -7,10 +7,10 @@ loops with pointers; the C side does every element.
 
 import numpy as np
 
-from ..base import BINARY_OPS, REDUCE_OPS, UNARY_OPS
+from ..base import BINARY_OPS, PRECISIONS, REDUCE_OPS, UNARY_OPS
 from ..tensor_checks import (broadcast_strides, check_broadcast, check_indices, check_name,
                              check_rank, check_rows, check_strided, check_take, reduced_axes)
-from ._ffi import FLOAT32, INT32, checked, ffi, raise_for_status
+from ._ffi import FLOAT32, INT32, checked, ffi, output, raise_for_status
 
 
 def _int64s(values):
@@ -125,6 +125,13 @@ class CpuTensorOps:
         check_rows("scan_rows", out, x, FLOAT32)
         self._lib.minidl_rows_scan(checked("scan_rows", "out", out), checked("scan_rows", "x", x),
                                    *x.shape, name == "cumprod")
+
+    def round_to_precision(self, out, x, precision):
+        op = "round_to_precision"
+        check_name(op, precision, PRECISIONS)
+        px = checked(op, "x", x)
+        kernel = self._lib.minidl_round_bfloat16 if precision == "bfloat16" else self._lib.minidl_round_float16
+        kernel(output(op, "out", out, x.shape), px, x.size)
 
     def cast(self, out, x):
         if out.size != x.size:

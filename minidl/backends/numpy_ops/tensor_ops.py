@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ..base import BINARY_OPS, REDUCE_OPS, UNARY_OPS
+from ..base import BINARY_OPS, PRECISIONS, REDUCE_OPS, UNARY_OPS
 from ..tensor_checks import (check_broadcast, check_name, check_rank, check_strided, check_take,
                              check_indices, check_rows, reduced_axes)
 
@@ -49,6 +49,18 @@ def _view(flat, offset, shape, strides):
     item = flat.itemsize
     return np.lib.stride_tricks.as_strided(flat[offset:] if offset < flat.size else flat[:0],
                                            shape=shape, strides=[s * item for s in strides])
+
+
+def round_to_precision(x, precision):
+    """x (float32 or float64) rounded to bfloat16 or float16 values, in x's dtype: the bits of
+    the float32 value rounded to nearest even (bfloat16), or numpy's float16 conversion."""
+    f32 = np.asarray(x, np.float32)
+    if precision == "float16":
+        with np.errstate(over="ignore"):
+            return f32.astype(np.float16).astype(x.dtype)
+    u = f32.view(np.uint32).astype(np.uint64)
+    rounded = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(f32), f32, rounded).astype(x.dtype)
 
 
 class NumpyTensorOps:
@@ -121,6 +133,12 @@ class NumpyTensorOps:
             raise ValueError(f"cast: out {tuple(out.shape)} and x {tuple(x.shape)} differ in size")
         with np.errstate(invalid="ignore"):
             out[...] = np.trunc(x).reshape(out.shape) if out.dtype.kind == "i" else x.reshape(out.shape)
+
+    def round_to_precision(self, out, x, precision):
+        check_name("round_to_precision", precision, PRECISIONS)
+        if tuple(out.shape) != tuple(x.shape):
+            raise ValueError(f"round_to_precision: out {tuple(out.shape)} and x {tuple(x.shape)} differ")
+        out[...] = round_to_precision(x, precision)
 
     def arange(self, out, start, step):
         flat = out.reshape(-1)

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ..base import BINARY_OPS, REDUCE_OPS, UNARY_OPS
+from ..base import BINARY_OPS, PRECISIONS, REDUCE_OPS, UNARY_OPS
 from ..tensor_checks import (broadcast_strides, check_broadcast, check_name, check_rank,
                              check_rows, check_strided, check_take, contiguous_strides,
                              reduced_axes)
@@ -141,6 +141,13 @@ class OpenCLTensorOps:
         check_rows("opencl scan_rows", out, x, np.float32)
         kernel = self.rt.kernel("row_order.cl", "scan_rows")
         self._launch_kernel(kernel, x.shape[0], out, x, *x.shape, int(name == "cumprod"))
+
+    def round_to_precision(self, out, x, precision):
+        if precision not in PRECISIONS:
+            raise ValueError(f"opencl round_to_precision: precision must be one of {PRECISIONS}, "
+                             f"got {precision!r}")
+        self._check_same_size("round_to_precision", ("out", "x"), (out, x))
+        self._run1d("precision.cl", f"round_{precision}", x.size, out, x, x.size)
 
     def cast(self, out, x):
         if out.size != x.size:
