@@ -7,7 +7,7 @@ minidl.backends, chosen with set_backend).
 """
 
 from . import activations, callbacks, initializers, layers, losses, metrics, models, optimizers
-from . import backend, ops, saving, schedules, utils
+from . import backend, mixed_precision, ops, quantization, saving, schedules, utils
 from .backends import available_backends, get_backend, set_backend
 from .gradient_tape import GradientTape
 from .layers import Input

@@ -20,6 +20,7 @@ import numpy as np
 from .. import constraints, initializers, regularizers
 from ..arguments import int_tuple
 from ..autodiff import Variable
+from ..mixed_precision import DTypePolicy
 from ..naming import auto_name, snake_case
 from .buffers import BufferSet
 from . import custom_call
@@ -150,7 +151,24 @@ class Layer(metaclass=LayerMeta):
 
     # ------------------------------------------------------------ config
     def get_config(self):
-        return {"name": self.name, "trainable": self.trainable}
+        config = {"name": self.name, "trainable": self.trainable}
+        if self._dtype_policy is not None:
+            config["dtype"] = self._dtype_policy.name   # a mixed policy (minidl.mixed_precision)
+        return config
+
+    _dtype_policy = None   # set by LayerMeta: None for float32, else a mixed DTypePolicy
+
+    @property
+    def dtype_policy(self):
+        return self._dtype_policy or DTypePolicy("float32")
+
+    @property
+    def compute_dtype(self):
+        return self.dtype_policy.compute_dtype
+
+    @property
+    def variable_dtype(self):
+        return self.dtype_policy.variable_dtype
 
     def _set_weight_options(self, kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
                             bias_constraint=None):
@@ -488,6 +506,7 @@ class InputLayer(Layer):
     """The graph's entry point; Input(shape) returns its output tensor."""
 
     _shape_argument = "shape"   # input_shape= / batch_input_shape= land here (LayerMeta)
+    _dtype_argument = True      # dtype= is the input's dtype, not a policy (LayerMeta)
 
     def __init__(self, shape=None, name=None, dtype="float32", batch_size=None, batch_shape=None):
         if shape is None and batch_shape is not None:

@@ -1,6 +1,7 @@
 """Conv2D and ZeroPadding2D (channels_last)."""
 
 from .. import activations
+from ..mixed_precision import compute_operands
 from .base import Layer, format_shape
 from .core import ActivationMixin
 
@@ -156,10 +157,11 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
                                         self.dilation_rate, self.groups)
 
     def forward(self, x, training):
+        x, self._kernel_used = compute_operands(self, x, self.kernel.value)   # the dtype policy's
         self._x = x
         plan = self.batch_plan(x)
         z = self.buffer("z", plan.out_shape)
-        self.backend.conv2d_forward(z, x, self.kernel.value,
+        self.backend.conv2d_forward(z, x, self._kernel_used,
                                     self.bias.value if self.use_bias else None, plan)
         return self._activate(z)
 
@@ -171,7 +173,7 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
         if not self.input_grad_needed:
             return None
         dx = self.buffer("dx", self._plan.in_shape)
-        b.conv2d_backward_data(dx, dz, self.kernel.value, self._plan)
+        b.conv2d_backward_data(dx, dz, self._kernel_used, self._plan)
         return dx
 
 

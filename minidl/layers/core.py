@@ -2,6 +2,7 @@
 
 from .. import activations
 from ..arguments import number
+from ..mixed_precision import compute_operands
 from .base import Layer, count_elements, format_shape, int_tuple
 
 
@@ -88,9 +89,10 @@ class Dense(ActivationMixin, Layer):
         b = self.backend
         shape = self._x_shape = b.shape(x)
         rows = count_elements(shape[:-1])
+        x, self._kernel_used = compute_operands(self, x, self.kernel.value)   # the dtype policy's
         self._x2 = b.reshape(x, (rows, shape[-1]))
         z = self.buffer("z", (rows, self.units))
-        b.gemm(z, self._x2, self.kernel.value)
+        b.gemm(z, self._x2, self._kernel_used)
         if self.use_bias:
             b.bias_add(z, z, self.bias.value)
         return b.reshape(self._activate(z), shape[:-1] + (self.units,))
@@ -110,7 +112,7 @@ class Dense(ActivationMixin, Layer):
         if not self.input_grad_needed:
             return None
         dx = self.buffer("dx", b.shape(self._x2))
-        b.gemm(dx, dz, self.kernel.value, trans_b=True)
+        b.gemm(dx, dz, self._kernel_used, trans_b=True)
         return b.reshape(dx, self._x_shape)
 
 

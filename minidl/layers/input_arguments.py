@@ -14,6 +14,7 @@ constructor has to list them.
 import warnings
 
 from ..arguments import int_tuple
+from ..mixed_precision import layer_policy
 
 _ARGUMENTS = ("input_shape", "batch_input_shape", "input_dim")
 _WARNING = ("Do not pass an `input_shape`/`input_dim` argument to a layer. When using "
@@ -75,6 +76,10 @@ class LayerMeta(type):
             kwargs[target] = shape
         elif shape is not None:
             warnings.warn(_WARNING, UserWarning, stacklevel=2)
+        # dtype= is the layer's dtype policy (minidl.mixed_precision), for every layer but
+        # InputLayer, whose dtype is its input's
+        policy = None if getattr(cls, "_dtype_argument", False) else layer_policy(kwargs.pop("dtype", None))
         layer = super().__call__(*args, **kwargs)
         layer._input_shape_arg = shape
+        layer._dtype_policy = policy
         return layer

@@ -124,8 +124,10 @@ def quantize(model, calibration_data, method="minmax", percentile=99.99, batch_s
 
 
 def load_quantized_model(filepath):
+    """The QuantizedModel that QuantizedModel.save wrote to filepath, on the active backend;
+    a bad file raises ModelFileError naming it (nothing in it is run, allocations are bounded)."""
     from .saving import load_quantized
-    return load_quantized(filepath)
+    return load_quantized(filepath, QuantizedModel)
 
 
 __all__ = ["METHODS", "QuantizedModel", "load_quantized_model", "quantize"]

@@ -23,7 +23,6 @@ from ..io import ArchiveError, NpzArchive, ZipArchive, atomic_write
 from ..models.saving import (MAX_HEADER_BYTES, ModelFileError, _apply_weights, _check_architecture,
                              _declared_weights, _npz_bytes, _weights_dict)
 from ..models.registry import model_class
-from .model import QuantizedModel
 
 FORMAT = "minidl-quantized-model"
 VERSION = 1
@@ -84,16 +83,17 @@ def _check_steps(steps, path):
                                  f"known float_activation or null, got {s!r:.300}")
 
 
-def load_quantized(filepath):
-    """The QuantizedModel saved at filepath, on the active backend."""
+def load_quantized(filepath, build):
+    """build(float model, steps, arrays, method) of what filepath holds, the float model on the
+    active backend (build is QuantizedModel: this module does not import it)."""
     try:
         with ZipArchive(filepath, MEMBERS) as z:
-            return _load(z, z.where)
+            return _load(z, z.where, build)
     except ArchiveError as exc:
         raise ModelFileError(str(exc)) from None
 
 
-def _load(z, path):
+def _load(z, path, build):
     if HEADER not in z.members:
         raise ModelFileError(f"{path} is not a minidl quantized model file: it has no {HEADER}")
     try:
@@ -131,6 +131,6 @@ def _load(z, path):
                                  f"expected {(shape, np.dtype(dtype))}")
     arrays = {key: npz.array(key).copy() for key in expected}
     try:
-        return QuantizedModel(model, steps, arrays, header.get("method"))
+        return build(model, steps, arrays, header.get("method"))
     except ValueError as exc:
         raise ModelFileError(f"{path}: {exc}") from None

@@ -1,0 +1,177 @@
+"""minidl.mixed_precision: Keras's policy API, bf16 / fp16 operand rounding in Conv2D and Dense
+(forward and backward) against a float64 reference on rounded operands, training on every
+backend, the policy saved with the model, LossScaleOptimizer and the one warning."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import minidl
+from minidl import layers, mixed_precision as mp, optimizers
+from minidl.backends.numpy_ops.tensor_ops import round_to_precision
+from minidl.models import Model, Sequential, load_model
+
+
+@pytest.fixture(autouse=True)
+def float32_afterwards():
+    yield
+    mp.set_global_policy("float32")
+    minidl.set_backend("numpy")
+
+
+@pytest.fixture(params=["numpy", "cpu", "opencl"])
+def active_backend(request):
+    try:
+        minidl.set_backend(request.param)
+    except minidl.backends.BackendUnavailable as exc:
+        pytest.skip(str(exc))
+    minidl.set_seed(3)
+    return request.param
+
+
+def test_policy_names_and_dtypes():
+    policy = mp.Policy("mixed_bfloat16")
+    assert (policy.name, policy.compute_dtype, policy.variable_dtype) == \
+        ("mixed_bfloat16", "bfloat16", "float32")
+    assert mp.DTypePolicy("mixed_float16").compute_dtype == "float16"
+    assert mp.DTypePolicy().compute_dtype == "float32" and repr(policy) == '<DTypePolicy "mixed_bfloat16">'
+    with pytest.raises(ValueError, match="use 'mixed_bfloat16'"):
+        mp.Policy("bfloat16")
+    with pytest.raises(ValueError, match="name must be one of"):
+        mp.set_global_policy("int8")
+
+
+def test_global_policy_is_taken_at_construction_and_dtype_overrides_it():
+    assert mp.global_policy().name == "float32"
+    before = layers.Dense(3)
+    mp.set_global_policy("mixed_bfloat16")
+    assert mp.global_policy() == mp.Policy("mixed_bfloat16")
+    during = layers.Dense(3)
+    own = layers.Conv2D(4, 3, dtype="float32")
+    mp.set_global_policy(None)
+    assert before.dtype_policy.name == "float32" and before.compute_dtype == "float32"
+    assert during.compute_dtype == "bfloat16" and during.variable_dtype == "float32"
+    assert own.compute_dtype == "float32" and "dtype" not in own.get_config()
+    assert layers.Dense(2, dtype=mp.Policy("mixed_float16")).get_config()["dtype"] == "mixed_float16"
+    with pytest.raises(ValueError, match="DTypePolicy: name must be one of"):
+        layers.Dense(2, dtype="float64")
+
+
+def _dense_model(policy, rng):
+    model = Sequential([layers.Input((37,)), layers.Dense(19, dtype=policy)])
+    model.compile(optimizer="sgd", loss="mse")
+    return model
+
+
+@pytest.mark.parametrize("policy,precision", [("mixed_bfloat16", "bfloat16"), ("mixed_float16", "float16")])
+def test_dense_computes_on_rounded_operands(active_backend, policy, precision):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(23, 37)).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        model = _dense_model(policy, rng)
+        got = model.predict(x)
+    kernel, bias = model.get_weights()
+    rx, rk = (round_to_precision(a, precision).astype(np.float64) for a in (x, kernel))
+    np.testing.assert_allclose(got, rx @ rk + bias, rtol=1e-5, atol=1e-5)
+    plain = x.astype(np.float64) @ kernel + bias
+    assert np.abs(got - plain).max() > 1e-4          # the rounding did happen
+    assert kernel.dtype == np.float32                # master weights stay float32
+
+
+def test_conv_forward_and_backward_use_rounded_operands(active_backend):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(4, 7, 7, 3)).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        conv = layers.Conv2D(5, 3, padding="same", use_bias=False, dtype="mixed_bfloat16")
+        model = Sequential([layers.Input((7, 7, 3)), conv, layers.Flatten(), layers.Dense(2, dtype="float32")])
+        model.compile(optimizer=optimizers.SGD(1.0), loss="mse")
+        kernel = model.get_weights()[0]
+        b = minidl.get_backend()
+        xt = b.from_numpy(x)
+        conv.input_grad_needed = True          # the model's first layer: its dx is wanted here
+        out = conv.forward(xt, True)
+        dout = rng.normal(size=(4, 7, 7, 5)).astype(np.float32)
+        dx = conv.backward(b.from_numpy(dout))
+    rx = round_to_precision(x, "bfloat16").astype(np.float64)
+    rk = round_to_precision(kernel, "bfloat16").astype(np.float64)
+    cols = np.lib.stride_tricks.sliding_window_view(np.pad(rx, ((0, 0), (1, 1), (1, 1), (0, 0))),
+                                                    (3, 3), axis=(1, 2))
+    cols = cols.transpose(0, 1, 2, 4, 5, 3).reshape(-1, 27)
+    np.testing.assert_allclose(b.to_numpy(out), (cols @ rk.reshape(27, 5)).reshape(4, 7, 7, 5),
+                               rtol=1e-5, atol=1e-5)
+    dweight = (cols.T @ dout.reshape(-1, 5).astype(np.float64)).reshape(kernel.shape)
+    np.testing.assert_allclose(b.to_numpy(conv.kernel.grad), dweight, rtol=1e-4, atol=1e-4)
+    # dx = the transposed convolution of dout by the rounded kernel
+    dcols = dout.reshape(-1, 5).astype(np.float64) @ rk.reshape(27, 5).T   # (n*h*w, kh*kw*c)
+    dpad = np.zeros((4, 9, 9, 3))
+    dcols = dcols.reshape(4, 7, 7, 3, 3, 3)
+    for ky in range(3):
+        for kx in range(3):
+            dpad[:, ky:ky + 7, kx:kx + 7] += dcols[:, :, :, ky, kx]
+    np.testing.assert_allclose(b.to_numpy(dx), dpad[:, 1:8, 1:8], rtol=1e-4, atol=1e-4)
+
+
+def _cnn():
+    inp = layers.Input((10, 10, 3))
+    h = layers.Conv2D(8, 3, padding="same", activation="relu")(inp)
+    h = layers.BatchNormalization()(h)
+    h = layers.MaxPooling2D(2)(h)
+    h = layers.Flatten()(h)
+    h = layers.Dense(16, activation="relu")(h)
+    return Model(inp, layers.Dense(3, activation="softmax")(h))
+
+
+def test_mixed_bfloat16_model_trains(active_backend):
+    rng = np.random.default_rng(2)
+    x = rng.random((64, 10, 10, 3)).astype(np.float32)
+    y = (x[:, :5].mean(axis=(1, 2, 3)) > x[:, 5:].mean(axis=(1, 2, 3))).astype(np.int64)
+    mp.set_global_policy("mixed_bfloat16")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        model = _cnn()
+        model.compile(optimizer=mp.LossScaleOptimizer(optimizers.Adam(0.01)),
+                      loss="sparse_categorical_crossentropy")
+        history = model.fit(x, y, batch_size=16, epochs=6, verbose=0)
+    losses = history.history["loss"]
+    assert losses[-1] < 0.8 * losses[0], losses
+    assert all(w.dtype == np.float32 for w in model.get_weights())
+    assert [l.compute_dtype for l in model.layers[1:]] == ["bfloat16"] * 6
+
+
+def test_policy_is_saved_with_the_model(active_backend, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        model = Sequential([layers.Input((6,)), layers.Dense(4, dtype="mixed_bfloat16"),
+                            layers.Dense(2)])
+        model.compile(optimizer="sgd", loss="mse")
+        model.save(tmp_path / "m.minidl")
+        loaded = load_model(tmp_path / "m.minidl")
+        x = np.random.default_rng(0).normal(size=(5, 6)).astype(np.float32)
+        np.testing.assert_array_equal(loaded.predict(x), model.predict(x))
+    assert [l.dtype_policy.name for l in loaded.layers] == ["mixed_bfloat16", "float32"]
+
+
+def test_loss_scale_optimizer_is_the_inner_optimizer():
+    inner = optimizers.SGD(0.1)
+    assert mp.LossScaleOptimizer(inner) is inner
+    with pytest.raises(TypeError, match="inner_optimizer must be a minidl Optimizer"):
+        mp.LossScaleOptimizer("sgd")
+    with pytest.raises(ValueError, match="initial_scale"):
+        mp.LossScaleOptimizer(inner, initial_scale=0)
+
+
+def test_warns_once_and_info_says_emulated():
+    minidl.set_backend("cpu")
+    mp._warned.clear()
+    model = Sequential([layers.Input((4,)), layers.Dense(3, dtype="mixed_bfloat16")])
+    x = np.ones((2, 4), np.float32)
+    with pytest.warns(RuntimeWarning, match="expect it to be slower than float32"):
+        model.predict(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.predict(x)                            # once per process and policy
+    info = mp.info()
+    assert info["native_bf16_kernel"] is False and info["compute"].startswith("emulated")
