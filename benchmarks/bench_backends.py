@@ -443,7 +443,7 @@ def _print_table(title, header, rows):
         print("  " + "  ".join(str(v).rjust(w) for v, w in zip(row, widths)))
 
 
-def run(backend_names, steps, memory, threads, clock, torch_passive=False, int8=True):
+def run(backend_names, steps, memory, threads, clock, torch_passive=False, low_precision=True):
     _kernels().minidl_set_num_threads(threads)
     os.environ["MINIDL_NUM_THREADS"] = str(threads)  # for the child processes
     set_clock(clock)
@@ -547,11 +547,13 @@ def run(backend_names, steps, memory, threads, clock, torch_passive=False, int8=
             mem[kind] = mib if error is None else {"error": error}
             rows.append([kind, f"{mib:.0f}" if error is None else error])
         _print_table("Peak RSS of a 200-step training run (child process)", ["run", "MiB"], rows)
-    if "cpu" in backends and int8:
+    if "cpu" in backends and low_precision:
         sys.path.insert(0, HERE)
         import bench_lowprec   # the low-precision section (benchmarks/bench_lowprec.py)
         report["int8_predict"] = bench_lowprec.int8_rows()
         bench_lowprec.print_int8(report["int8_predict"], _print_table)
+        report["mixed_bfloat16_step"] = bench_lowprec.mixed_rows()
+        bench_lowprec.print_mixed(report["mixed_bfloat16_step"], _print_table)
     return report
 
 
@@ -570,8 +572,8 @@ def main(argv=None):
                              "instead of torch's default spinning threads")
     parser.add_argument("--depthwise", action="store_true",
                         help="only the depthwise convolutions of MobileNetV2 (benchmarks/bench_depthwise.py)")
-    parser.add_argument("--no-int8", action="store_true",
-                        help="skip the int8-vs-float32 predict rows (benchmarks/bench_lowprec.py)")
+    parser.add_argument("--no-low-precision", action="store_true",
+                        help="skip the int8 and mixed_bfloat16 rows (benchmarks/bench_lowprec.py)")
     args = parser.parse_args(argv)
     threads = args.threads if args.threads else kernel_threads()
     if args.depthwise:
@@ -583,7 +585,7 @@ def main(argv=None):
         parser.error("--clock cpu counts every thread's time: use it with --threads 1")
     names = [n.strip() for n in args.backends.split(",") if n.strip()]
     report = run(names, max(args.steps, 1), args.memory, threads, args.clock, args.torch_passive,
-                 not args.no_int8)
+                 not args.no_low_precision)
     if args.json:
         from minidl.io import atomic_write
         with atomic_write(args.json, "w") as f:
