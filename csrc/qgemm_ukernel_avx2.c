@@ -52,11 +52,7 @@ void qgemm_ukernel_avx2(const struct qgemm_epilogue *e, int64_t row0, int rows, 
         for (int i = 0; i < QGEMM_MR; i++) {
             if (i >= rows)
                 break;
-            int32_t four;
-            if (g < full)
-                memcpy(&four, a + i * lda + 4 * g, 4);
-            else
-                four = qgemm_group(a + i * lda, g, k);
+            int32_t four = qgemm_row_group(a + i * lda, g, full, k);
             __m256i av = _mm256_set1_epi32(four);
             acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(_mm256_maddubs_epi16(av, w0), ones));
             acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(_mm256_maddubs_epi16(av, w1), ones));

@@ -43,11 +43,7 @@ void qgemm_ukernel_vnni(const struct qgemm_epilogue *e, int64_t row0, int rows, 
         for (int i = 0; i < QGEMM_MR; i++) {
             if (i >= rows)
                 break;
-            int32_t four;
-            if (g < full)
-                memcpy(&four, a + i * lda + 4 * g, 4);
-            else
-                four = qgemm_group(a + i * lda, g, k);
+            int32_t four = qgemm_row_group(a + i * lda, g, full, k);
             acc[i] = _mm512_dpbusd_epi32(acc[i], _mm512_set1_epi32(four), wv);
         }
     }

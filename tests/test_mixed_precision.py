@@ -20,14 +20,6 @@ def float32_afterwards():
     minidl.set_backend("numpy")
 
 
-@pytest.fixture(params=["numpy", "cpu", "opencl"])
-def active_backend(request):
-    try:
-        minidl.set_backend(request.param)
-    except minidl.backends.BackendUnavailable as exc:
-        pytest.skip(str(exc))
-    minidl.set_seed(3)
-    return request.param
 
 
 def test_policy_names_and_dtypes():

@@ -124,15 +124,6 @@ def test_vnni_path():
 
 
 # ------------------------------------------------------------------ models
-@pytest.fixture(params=["numpy", "cpu", "opencl"])
-def active_backend(request):
-    try:
-        minidl.set_backend(request.param)
-    except minidl.backends.BackendUnavailable as exc:
-        pytest.skip(str(exc))
-    minidl.set_seed(1)
-    yield request.param
-    minidl.set_backend("numpy")
 
 
 def _small_cnn():

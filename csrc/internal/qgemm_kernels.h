@@ -45,6 +45,17 @@ static inline int32_t qgemm_group(const uint8_t *row, int64_t g, int64_t k)
     return v;
 }
 
+/* The 4 bytes of k-group g of a row: a plain 4-byte load for the `full` whole groups. */
+static inline int32_t qgemm_row_group(const uint8_t *row, int64_t g, int64_t full, int64_t k)
+{
+    int32_t four;
+    if (g < full) {
+        memcpy(&four, row + 4 * g, 4);
+        return four;
+    }
+    return qgemm_group(row, g, k);
+}
+
 /* The epilogue of one element (csrc/qgemm.h), in scalar code; the vector paths equal it. */
 static inline void qgemm_store_one(const struct qgemm_epilogue *e, int64_t r, int j, int32_t acc)
 {
