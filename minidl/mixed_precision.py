@@ -32,6 +32,8 @@ class DTypePolicy:
     def __init__(self, name="float32"):
         if isinstance(name, DTypePolicy):
             name = name.name
+        elif isinstance(name, dict) and isinstance(name.get("config"), dict):
+            name = name["config"].get("name")   # Keras 3's serialized {"class_name": "DTypePolicy", ...}
         if name is None:
             name = "float32"
         if not isinstance(name, str) or name not in POLICIES:

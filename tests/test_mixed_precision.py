@@ -46,6 +46,8 @@ def test_global_policy_is_taken_at_construction_and_dtype_overrides_it():
     assert during.compute_dtype == "bfloat16" and during.variable_dtype == "float32"
     assert own.compute_dtype == "float32" and "dtype" not in own.get_config()
     assert layers.Dense(2, dtype=mp.Policy("mixed_float16")).get_config()["dtype"] == "mixed_float16"
+    keras_config = {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "mixed_bfloat16"}}
+    assert layers.Dense(2, dtype=keras_config).compute_dtype == "bfloat16"
     with pytest.raises(ValueError, match="DTypePolicy: name must be one of"):
         layers.Dense(2, dtype="float64")
 
