@@ -243,6 +243,8 @@ def test_load_refuses_a_tampered_file(tmp_path):
             z.writestr(name, data)
     with pytest.raises(ModelFileError, match="quantized.npz"):
         load_quantized_model(bad)
+    with pytest.raises(FileNotFoundError, match="no quantized model file"):
+        load_quantized_model(tmp_path / "missing.minidl")
 
 
 def test_bad_arguments_name_themselves():

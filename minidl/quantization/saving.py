@@ -12,6 +12,7 @@ dtype) checked against what the architecture needs before its data is read.
 
 import json
 import math
+import os
 import numbers
 import zipfile
 
@@ -23,6 +24,7 @@ from ..io import ArchiveError, NpzArchive, ZipArchive, atomic_write
 from ..models.saving import (MAX_HEADER_BYTES, ModelFileError, _apply_weights, _check_architecture,
                              _declared_weights, _npz_bytes, _weights_dict)
 from ..models.registry import model_class
+from .calibration import METHODS
 
 FORMAT = "minidl-quantized-model"
 VERSION = 1
@@ -32,7 +34,6 @@ _ENTRY_BYTES, _BASE_BYTES = 4096, 1 << 16
 
 
 def save_quantized(qmodel, filepath, overwrite=True):
-    import os
     filepath = os.fspath(filepath)
     if not overwrite and os.path.exists(filepath):
         raise FileExistsError(f"{filepath} exists and overwrite=False")
@@ -86,8 +87,11 @@ def _check_steps(steps, path):
 def load_quantized(filepath, build):
     """build(float model, steps, arrays, method) of what filepath holds, the float model on the
     active backend (build is QuantizedModel: this module does not import it)."""
+    path = os.fspath(filepath)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no quantized model file at {path}")
     try:
-        with ZipArchive(filepath, MEMBERS) as z:
+        with ZipArchive(path, MEMBERS) as z:
             return _load(z, z.where, build)
     except ArchiveError as exc:
         raise ModelFileError(str(exc)) from None
@@ -103,6 +107,9 @@ def _load(z, path, build):
     if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("version") != VERSION:
         raise ModelFileError(f"{path} is not a {FORMAT} file of version {VERSION}")
     config, steps = header.get("model"), header.get("steps")
+    if header.get("method") not in METHODS:
+        raise ModelFileError(f"{path}: method must be one of {', '.join(METHODS)}, got "
+                             f"{header.get('method')!r:.100}")
     _check_steps(steps, path)
     try:
         _check_architecture(config)
