@@ -96,6 +96,36 @@ def select_rows(test_ops, match="", extra=EXTRA_ROWS):
     return chosen + [by_id[name] for name in extra if by_id[name] not in chosen]
 
 
+def run_int8_ops(backend):
+    """kernels/qgemm.cl's int8 ops (not backend contract ops, so not in test_ops's table) at
+    small ragged shapes, against the integer numpy reference; the ids of the rows that differ."""
+    import test_quantization as tq
+    from minidl.backends.base import make_window
+    from minidl.quantization.ops import for_backend
+    ops, rng, failed = for_backend(backend), np.random.default_rng(0), []
+
+    def check(name, out, *args):
+        expected = out.copy()
+        getattr(tq.REFERENCE, name)(expected, *args)
+        if not np.array_equal(tq._run(ops, name, out, *args), expected):
+            failed.append(name)
+
+    a = rng.integers(0, 256, (5, 11), dtype=np.uint8)
+    _, w, offset, mult = tq._layer_arrays(rng, 11, 19, (0.02, 7), 0.05)
+    check("qgemm_forward", np.zeros((5, 19), np.uint8), a, w, offset, mult, 3, True)
+    x = rng.integers(0, 256, (1, 5, 4, 3), dtype=np.uint8)
+    plan = make_window(x.shape, (3, 2), (2, 1), "same", 6)
+    _, w, offset, mult = tq._layer_arrays(rng, 18, 6, (0.02, 7), None)
+    check("qconv2d_forward", np.zeros((1, plan.oh, plan.ow, 6), np.float32), x, w, offset, mult, 0,
+          False, 7, plan)
+    f = rng.standard_normal((2, 3, 5)).astype(np.float32)
+    check("quantize_u8", np.zeros(f.shape, np.uint8), f, 0.03, 90)
+    check("dequantize_u8", np.zeros(x.shape, np.float32), x, 0.03, 90)
+    pool = make_window(x.shape, (2, 2), (2, 2), "same", None)
+    check("max_pool2d_u8", np.zeros((1, pool.oh, pool.ow, 3), np.uint8), x, pool)
+    return failed
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=None, help="write the JSON census here (default stdout)")
@@ -168,6 +198,9 @@ def main(argv=None):
         if not np.allclose(cpu.to_numpy(c), a @ b, rtol=1e-4, atol=1e-3):
             failed.append({"row": f"split-k gemm {LONG_K}", "family": "direct", "error": "wrong"})
         runs.append(f"split-k gemm {LONG_K} [cpu]")
+        failed += [{"row": f"int8 {name}", "family": "qgemm.cl", "error": "differs from the reference"}
+                   for name in run_int8_ops(gpu)]
+        runs.append("int8 ops [qgemm.cl]")
     census = {"rows": runs, "failed": failed, "launched": sorted(launched),
               "defined": sorted(kernels_defined((gpu.rt, cpu.rt)))}
     text = json.dumps(census, indent=1)
