@@ -189,6 +189,20 @@ void minidl_dequantize_u8(float *out, const uint8_t *x, float scale, int32_t zer
         out[i] = scale * (float)((int32_t)x[i] - zero_point);
 }
 
+void minidl_add_u8(uint8_t *out, const uint8_t *a, const uint8_t *b, int32_t a_zero_point,
+                   int32_t b_zero_point, int64_t a_multiplier, int64_t b_multiplier,
+                   int32_t out_zero_point, int32_t relu, int64_t count)
+{
+    const int64_t half = (int64_t)1 << (MINIDL_QADD_SHIFT - 1);
+    const int32_t lo = relu ? out_zero_point : 0;
+#pragma omp parallel for num_threads(count >= (1 << 16) ? minidl_num_threads() : 1) schedule(static)
+    for (int64_t i = 0; i < count; i++) {
+        int64_t acc = (int64_t)(a[i] - a_zero_point) * a_multiplier + (int64_t)(b[i] - b_zero_point) * b_multiplier;
+        int64_t q = ((acc + half) >> MINIDL_QADD_SHIFT) + out_zero_point;
+        out[i] = (uint8_t)(q < lo ? lo : (q > 255 ? 255 : q));
+    }
+}
+
 void minidl_max_pool2d_u8(uint8_t *out, const uint8_t *x, const struct minidl_window *win)
 {
     int64_t c = win->c;

@@ -47,6 +47,16 @@ int minidl_qconv2d_forward(uint8_t *out_u8, float *out_f32, const uint8_t *x, co
 void minidl_quantize_u8(uint8_t *out, const float *x, float inv_scale, int32_t zero_point, int64_t count);
 void minidl_dequantize_u8(float *out, const uint8_t *x, float scale, int32_t zero_point, int64_t count);
 
+/* out = clamp(((a - a_zero_point) * a_multiplier + (b - b_zero_point) * b_multiplier
+ *              + 2^(MINIDL_QADD_SHIFT - 1)) >> MINIDL_QADD_SHIFT) + out_zero_point, lo, 255),
+ * lo = relu ? out_zero_point : 0: the sum of two uint8 tensors of other scales, in int64
+ * fixed point (multiplier = round(scale / out_scale * 2^MINIDL_QADD_SHIFT), |multiplier| < 2^31;
+ * >> is the arithmetic shift, a floor). */
+#define MINIDL_QADD_SHIFT 20
+void minidl_add_u8(uint8_t *out, const uint8_t *a, const uint8_t *b, int32_t a_zero_point,
+                   int32_t b_zero_point, int64_t a_multiplier, int64_t b_multiplier,
+                   int32_t out_zero_point, int32_t relu, int64_t count);
+
 /* Max pooling of uint8 (n, h, w, c) over the window's real positions (padding never wins). */
 void minidl_max_pool2d_u8(uint8_t *out, const uint8_t *x, const struct minidl_window *win);
 

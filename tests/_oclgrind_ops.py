@@ -123,6 +123,7 @@ def run_int8_ops(backend):
     check("dequantize_u8", np.zeros(x.shape, np.float32), x, 0.03, 90)
     pool = make_window(x.shape, (2, 2), (2, 2), "same", None)
     check("max_pool2d_u8", np.zeros((1, pool.oh, pool.ow, 3), np.uint8), x, pool)
+    check("add_u8", np.zeros(x.shape, np.uint8), x, x[:, ::-1].copy(), 10, 200, 3 << 19, 5 << 17, 30, True)
     return failed
 
 

@@ -13,7 +13,8 @@ from minidl.models import Model, Sequential
 from minidl.models.saving import ModelFileError
 from minidl.quantization import load_quantized_model, quantize
 from minidl.quantization.ops import for_backend
-from minidl.quantization.packing import WEIGHT_MAX, epilogue_arrays, pack, quantize_kernel, weight_scales
+from minidl.quantization.packing import (WEIGHT_MAX, add_multiplier, epilogue_arrays, pack,
+                                         quantize_kernel, weight_scales)
 
 REFERENCE = QuantizedOps(None)
 
@@ -90,6 +91,20 @@ def test_quantize_dequantize_and_pool_equal_reference(backend):
     p_ref = np.zeros((plan.n, plan.oh, plan.ow, plan.c), np.uint8)
     REFERENCE.max_pool2d_u8(p_ref, q_ref, plan)
     np.testing.assert_array_equal(_run(ops, "max_pool2d_u8", p_ref * 0, q_ref, plan), p_ref)
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_add_u8_equals_reference(backend, relu):
+    rng = np.random.default_rng(4)
+    a = rng.integers(0, 256, size=(3, 70001), dtype=np.uint8)
+    b = rng.integers(0, 256, size=(3, 70001), dtype=np.uint8)
+    args = (a, b, 31, 200, add_multiplier(0.05, 0.07), add_multiplier(0.2, 0.07), 60, relu)
+    expected = np.zeros(a.shape, np.uint8)
+    REFERENCE.add_u8(expected, *args)
+    np.testing.assert_array_equal(_run(for_backend(backend), "add_u8", expected * 0, *args), expected)
+    real = 0.05 * (a.astype(np.float64) - 31) + 0.2 * (b.astype(np.float64) - 200)
+    want = np.clip(np.rint(real / 0.07) + 60, 60 if relu else 0, 255)
+    assert np.abs(expected - want).max() <= 1           # the fixed point rounds within a step
 
 
 def test_reference_matches_float_convolution():
@@ -184,7 +199,8 @@ def test_resnet_block_folds_batchnorm(active_backend):
     model = _trained(_small_resnet, x, y)
     qmodel = quantize(model, x)
     kinds = [s["kind"] for s in qmodel.steps]
-    assert kinds.count("alias") == 3            # two BatchNormalization and one ReLU fused
+    assert kinds.count("alias") == 4            # two BatchNormalization, two ReLU fused
+    assert kinds.count("add") == 1 and qmodel.steps[kinds.index("add")]["relu"]
     pf, pq = model.predict(x), qmodel.predict(x)
     assert (pf.argmax(1) == pq.argmax(1)).mean() >= 0.9
     assert np.abs(pf - pq).max() < 0.1

@@ -14,6 +14,7 @@ equal bit for bit to this reference.
 import numpy as np
 
 NR = 16   # MINIDL_QGEMM_NR: packed weight columns are padded to a multiple of this
+ADD_SHIFT = 20   # MINIDL_QADD_SHIFT: add_u8's multipliers are fixed point with this many bits
 
 
 def unpack_weights(w, k, n):
@@ -86,6 +87,18 @@ def check_zero_point(op, zero_point):
     return int(zero_point)
 
 
+def check_add(op, out, a, b, a_zero_point, b_zero_point, a_multiplier, b_multiplier, out_zero_point):
+    """(za, zb, zo, ma, mb) of an add_u8 call, every argument checked."""
+    check(op, "a", a, a.shape, np.uint8)
+    check(op, "b", b, a.shape, np.uint8)
+    check(op, "out", out, a.shape, np.uint8)
+    for name, m in (("a_multiplier", a_multiplier), ("b_multiplier", b_multiplier)):
+        if not isinstance(m, (int, np.integer)) or not -2 ** 31 < int(m) < 2 ** 31:
+            raise ValueError(f"{op}: {name} must be an int of magnitude < 2**31, got {m!r}")
+    return (check_zero_point(op, a_zero_point), check_zero_point(op, b_zero_point),
+            check_zero_point(op, out_zero_point), int(a_multiplier), int(b_multiplier))
+
+
 class QuantizedOps:
     """The contract, implemented in numpy on host arrays: the reference of the other backends.
 
@@ -98,6 +111,8 @@ class QuantizedOps:
         the convolution of x (n, h, w, c) uint8 by packed w ((kh * kw * c, f) matrix),
         padding positions holding x_zero_point.
     max_pool2d_u8(out, x, plan): max over each window's real positions.
+    add_u8(out, a, b, a_zero_point, b_zero_point, a_multiplier, b_multiplier, out_zero_point,
+        relu): csrc/qgemm.h's fixed-point sum of two uint8 tensors of other scales.
     """
 
     name = "numpy"
@@ -139,6 +154,14 @@ class QuantizedOps:
         acc = cols.astype(np.int64) @ unpack_weights(w, cols.shape[1], plan.oc).astype(np.int64)
         out[...] = epilogue(acc, column_offset, multiplier, check_zero_point("qconv2d_forward", zero_point),
                             relu, out.dtype).reshape(out.shape)
+
+    def add_u8(self, out, a, b, a_zero_point, b_zero_point, a_multiplier, b_multiplier,
+               out_zero_point, relu):
+        za, zb, zo, ma, mb = check_add("add_u8", out, a, b, a_zero_point, b_zero_point, a_multiplier,
+                                       b_multiplier, out_zero_point)
+        acc = (a.astype(np.int64) - za) * ma + (b.astype(np.int64) - zb) * mb
+        q = ((acc + (1 << (ADD_SHIFT - 1))) >> ADD_SHIFT) + zo
+        out[...] = np.clip(q, zo if relu else 0, 255).astype(np.uint8)
 
     def max_pool2d_u8(self, out, x, plan):
         check("max_pool2d_u8", "x", x, plan.in_shape, np.uint8)

@@ -14,7 +14,7 @@ import numpy as np
 from ..arguments import number
 from .calibration import METHODS, RangeObserver, qparams
 from .model import QuantizedModel, output_forms
-from .packing import epilogue_arrays, pack, quantize_kernel, weight_scales
+from .packing import add_multiplier, epilogue_arrays, pack, quantize_kernel, weight_scales
 from .structure import plan_kinds
 
 
@@ -44,8 +44,8 @@ def _calibrate(model, kinds, batches, method, percentile):
     graph, b = model.graph, model.backend
     watched = set()
     for node, kind in zip(graph.nodes, kinds):
-        if kind["kind"] in ("conv", "dense"):
-            watched.update((id(node.inputs[0]), id(kind["fused_output"])))
+        if kind["kind"] in ("conv", "dense", "add"):
+            watched.update([id(t) for t in node.inputs] + [id(kind["fused_output"])])
     observers = {t: RangeObserver(method, percentile) for t in watched}
     for batch in batches:
         values = {id(graph.inputs[0]): b.from_numpy(batch)}
@@ -119,6 +119,9 @@ def quantize(model, calibration_data, method="minmax", percentile=99.99, batch_s
                            f"{i}/multiplier": multiplier, f"{i}/weight_scale": scales})
             step.update(relu=bool(kind["relu"]), float_activation=kind["float_activation"],
                         input=list(qin), output=None if qout is None else list(qout))
+        elif kind["kind"] == "add":   # qin: the two inputs' parameters
+            step.update(relu=bool(kind["relu"]), inputs=[list(q) for q in qin], output=list(qout),
+                        multipliers=[add_multiplier(q[0], qout[0]) for q in qin])
         steps.append(step)
     return QuantizedModel(model, steps, arrays, method)
 

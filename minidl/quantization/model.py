@@ -96,6 +96,13 @@ class QuantizedModel:
                 out = self._int8_layer(i, layer, step, self._as_u8(key, inputs[0], step["input"]), n)
                 values[id(kind["fused_output"])] = out
                 continue
+            if k == "add":
+                (qa, qb), (za, zb) = [self._as_u8(id(t), v, qp) for t, v, qp in
+                                      zip(node.inputs, inputs, step["inputs"])], [q[1] for q in step["inputs"]]
+                out = self._buffer(("add", i), b.shape(qa), True)
+                self.ops.add_u8(out, qa, qb, za, zb, *step["multipliers"], step["output"][1], step["relu"])
+                values[id(kind["fused_output"])] = _Value(q=out, qp=tuple(step["output"]))
+                continue
             v = inputs[0]
             if k == "identity":
                 result = v
@@ -170,8 +177,9 @@ def _alpha(layer):
 
 
 def output_forms(graph, kinds, consumers, ranges):
-    """Per node the (input, output) quantization parameters of conv and dense nodes: their
-    output is uint8 when every consumer of their (fused) output reads uint8."""
+    """Per node the (input, output) quantization parameters of conv and dense nodes (their
+    output is uint8 when every consumer of their fused output reads uint8), and of add nodes
+    ([both inputs'], output)."""
     static = {}   # tensor id -> qp of the uint8 form it has, for the tensors that have one
     forms = []
     for node, kind in zip(graph.nodes, kinds):
@@ -188,6 +196,11 @@ def output_forms(graph, kinds, consumers, ranges):
             if qout is not None:
                 static[id(out)] = qout
             forms.append((qin, qout))
+            continue
+        if k == "add":   # always uint8 out: its consumers dequantize if they must
+            out = id(kind["fused_output"])
+            static[out] = ranges[out]
+            forms.append(([static.get(id(t)) or ranges[id(t)] for t in node.inputs], ranges[out]))
             continue
         if k in ("maxpool", "reshape", "identity") and id(node.inputs[0]) in static:
             static[id(node.outputs[0])] = static[id(node.inputs[0])]

@@ -8,7 +8,7 @@ format every ISA path (VNNI, AVX2, generic, OpenCL, numpy) computes the same exa
 
 import numpy as np
 
-from ..backends.quantized_ops import NR
+from ..backends.quantized_ops import ADD_SHIFT, NR
 
 WEIGHT_MAX = 63
 
@@ -45,3 +45,12 @@ def epilogue_arrays(q, w_scales, bias, in_scale, in_zero_point, out_scale):
     offset = bias_q - int(in_zero_point) * q.astype(np.int64).sum(axis=0)
     multiplier = acc_scale if out_scale is None else acc_scale / np.float64(out_scale)
     return offset.astype(np.int32), multiplier.astype(np.float32)
+
+
+def add_multiplier(in_scale, out_scale):
+    """add_u8's fixed-point multiplier of an input of scale in_scale into an output of out_scale."""
+    m = int(round(float(in_scale) / float(out_scale) * 2 ** ADD_SHIFT))
+    if not 0 < m < 2 ** 31:
+        raise ValueError(f"minidl.quantization: an Add input's scale {in_scale} is out of range "
+                         f"for its output's scale {out_scale}")
+    return m

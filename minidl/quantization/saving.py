@@ -73,6 +73,17 @@ def _check_steps(steps, path):
                                               for s in steps):
         raise ModelFileError(f"{path}: steps must be a list of objects with a kind")
     for i, s in enumerate(steps):
+        if s["kind"] == "add":
+            qin, mults = s.get("inputs"), s.get("multipliers")
+            if not (isinstance(qin, list) and len(qin) == 2 and all(map(_qparams_ok, qin))
+                    and _qparams_ok(s.get("output")) and isinstance(s.get("relu"), bool)
+                    and isinstance(mults, list) and len(mults) == 2
+                    and all(isinstance(m, int) and not isinstance(m, bool) and 0 < m < 2 ** 31
+                            for m in mults)):
+                raise ModelFileError(f"{path}: step {i} (add) needs two inputs and an output "
+                                     f"[scale > 0, zero point 0..255], relu true/false and two "
+                                     f"multipliers in (0, 2**31), got {s!r:.300}")
+            continue
         if s["kind"] not in ("conv", "dense"):
             continue
         act = s.get("float_activation")

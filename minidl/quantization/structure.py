@@ -2,6 +2,7 @@
 
 Each node of the model's graph gets a kind:
   conv, dense   int8 x int8 -> int32, requantized (or dequantized) in the epilogue
+  add           Add of two tensors, in int64 fixed point on uint8 (a ReLU after it fused)
   maxpool       on uint8 when its input is uint8 (max commutes with the monotone quantization)
   reshape       Flatten / Reshape: a view, of either form
   identity      layers that do nothing at inference (Dropout and the noise layers)
@@ -12,7 +13,7 @@ Each node of the model's graph gets a kind:
 from .. import layers as L
 
 IDENTITY_LAYERS = ("Dropout", "SpatialDropout2D", "GaussianNoise", "GaussianDropout", "AlphaDropout")
-UINT8_CONSUMERS = ("conv", "dense", "maxpool", "reshape", "identity")
+UINT8_CONSUMERS = ("conv", "dense", "add", "maxpool", "reshape", "identity")
 
 
 def _is_relu(layer):
@@ -68,6 +69,13 @@ def plan_kinds(graph):
                 kinds[j] = {"kind": "alias"}
                 out = nodes[j].outputs[0]
             entry["fused_output"] = out
+        elif type(layer) is L.Add and len(node.inputs) == 2:
+            entry["kind"] = "add"
+            j = only_consumer(node.outputs[0])
+            if j is not None and _is_relu(nodes[j].layer):
+                entry["relu"] = True
+                kinds[j] = {"kind": "alias"}
+                entry["fused_output"] = nodes[j].outputs[0]
         elif type(layer) is L.MaxPooling2D:
             entry["kind"] = "maxpool"
         elif type(layer) in (L.Flatten, L.Reshape):

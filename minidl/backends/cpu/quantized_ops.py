@@ -3,7 +3,7 @@ csrc/qgemm.c: the VNNI, AVX2 or generic micro-kernel, as minidl_cpu_isa() select
 
 import numpy as np
 
-from ..quantized_ops import QuantizedOps, check, check_zero_point, conv_sizes, gemm_sizes
+from ..quantized_ops import QuantizedOps, check, check_add, check_zero_point, conv_sizes, gemm_sizes
 from ._ffi import ffi, raise_for_status, require_lib, window_struct
 
 
@@ -64,3 +64,10 @@ class CpuQuantizedOps(QuantizedOps):
         check("max_pool2d_u8", "out", out, (plan.n, plan.oh, plan.ow, plan.c), np.uint8)
         self._lib.minidl_max_pool2d_u8(_ptr("uint8_t[]", out), _ptr("uint8_t[]", x),
                                        window_struct("max_pool2d_u8", plan))
+
+    def add_u8(self, out, a, b, a_zero_point, b_zero_point, a_multiplier, b_multiplier,
+               out_zero_point, relu):
+        za, zb, zo, ma, mb = check_add("add_u8", out, a, b, a_zero_point, b_zero_point, a_multiplier,
+                                       b_multiplier, out_zero_point)
+        self._lib.minidl_add_u8(_ptr("uint8_t[]", out), _ptr("uint8_t[]", a), _ptr("uint8_t[]", b),
+                                za, zb, ma, mb, zo, int(bool(relu)), a.size)

@@ -4,7 +4,7 @@ not yet tuned for GPUs)."""
 
 import numpy as np
 
-from ..quantized_ops import QuantizedOps, check, check_zero_point, conv_sizes, gemm_sizes
+from ..quantized_ops import QuantizedOps, check, check_add, check_zero_point, conv_sizes, gemm_sizes
 
 _FILE = "qgemm.cl"
 
@@ -62,3 +62,10 @@ class OpenCLQuantizedOps(QuantizedOps):
         check("max_pool2d_u8", "x", x, plan.in_shape, np.uint8)
         check("max_pool2d_u8", "out", out, (plan.n, plan.oh, plan.ow, plan.c), np.uint8)
         self._run("max_pool2d_u8", out.size, out, x, *_window(plan))
+
+    def add_u8(self, out, a, b, a_zero_point, b_zero_point, a_multiplier, b_multiplier,
+               out_zero_point, relu):
+        za, zb, zo, ma, mb = check_add("add_u8", out, a, b, a_zero_point, b_zero_point, a_multiplier,
+                                       b_multiplier, out_zero_point)
+        self._run("add_u8", a.size, out, a, b, za, zb, np.int64(ma), np.int64(mb), zo,
+                  int(bool(relu)), a.size)

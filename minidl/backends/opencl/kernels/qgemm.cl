@@ -95,6 +95,20 @@ __kernel void dequantize_u8(__global float *out, __global const uchar *x, const 
     out[i] = scale * (float)((int)x[i] - zp);
 }
 
+// out = clamp(((a - za) * ma + (b - zb) * mb + 2^(QADD_SHIFT - 1)) >> QADD_SHIFT + zo, lo, 255)
+#define QADD_SHIFT 20   // must equal MINIDL_QADD_SHIFT of csrc/qgemm.h
+__kernel void add_u8(__global uchar *out, __global const uchar *a, __global const uchar *b,
+                     const int za, const int zb, const long ma, const long mb, const int zo,
+                     const int relu, const int count)
+{
+    const int i = get_global_id(0);
+    if (i >= count)
+        return;
+    const long acc = (long)((int)a[i] - za) * ma + (long)((int)b[i] - zb) * mb;
+    const long q = ((acc + (1L << (QADD_SHIFT - 1))) >> QADD_SHIFT) + zo;
+    out[i] = (uchar)clamp(q, (long)(relu ? zo : 0), 255L);
+}
+
 // max over each window's real positions; one work-item per output element
 __kernel void max_pool2d_u8(__global uchar *out, __global const uchar *x, const int NB, const int H,
                             const int W, const int C, const int KH, const int KW, const int SH,
