@@ -19,17 +19,7 @@ INT8_BATCH = 256
 INT8_MODELS = ("keras_cnn", "resnet20")
 
 
-def _median_ms(fn, runs=3):
-    fn()   # warm-up: buffers, plans
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1e3 * float(np.median(times))
-
-
-def int8_rows(runs=3):
+def int8_rows(runs=5):
     """{model: {float_ms, int8_ms, speedup, top1_agreement, kernel}} on the cpu backend."""
     import minidl
     from minidl import zoo
@@ -42,8 +32,8 @@ def int8_rows(runs=3):
         model = getattr(zoo, name)()
         qmodel = quantize(model, x)
         pf, pq = model.predict(x, batch_size=INT8_BATCH), qmodel.predict(x, batch_size=INT8_BATCH)
-        float_ms = _median_ms(lambda: model.predict(x, batch_size=INT8_BATCH), runs)
-        int8_ms = _median_ms(lambda: qmodel.predict(x, batch_size=INT8_BATCH), runs)
+        float_ms, int8_ms = _interleaved_ms([lambda: model.predict(x, batch_size=INT8_BATCH),
+                                             lambda: qmodel.predict(x, batch_size=INT8_BATCH)], runs)
         report[name] = {"float_ms": float_ms, "int8_ms": int8_ms, "speedup": float_ms / int8_ms,
                         "top1_agreement": float((pf.argmax(1) == pq.argmax(1)).mean()),
                         "kernel": qmodel.info()["kernel"]}
@@ -53,7 +43,21 @@ def int8_rows(runs=3):
 MIXED_BATCH = 128
 
 
-def mixed_rows(steps=3):
+def _interleaved_ms(fns, runs):
+    """Median ms of each of fns, timed in turns (a, b, a, b, ...) after one warm-up call each,
+    so that a change of machine load during the run weighs on both alike."""
+    for fn in fns:
+        fn()
+    times = [[] for _ in fns]
+    for _ in range(runs):
+        for fn, spent in zip(fns, times):
+            start = time.perf_counter()
+            fn()
+            spent.append(time.perf_counter() - start)
+    return [1e3 * float(np.median(t)) for t in times]
+
+
+def mixed_rows(steps=5):
     """{model: {float32_ms, mixed_bfloat16_ms, ratio}}: median training step times."""
     import warnings
 
@@ -65,16 +69,18 @@ def mixed_rows(steps=3):
     y = rng.integers(0, 10, MIXED_BATCH).astype(np.int32)
     report = {}
     for name in INT8_MODELS:
-        entry = report[name] = {}
+        steps_of = []
         for policy in ("float32", "mixed_bfloat16"):
             mixed_precision.set_global_policy(policy)
             minidl.set_seed(0)
             model = getattr(zoo, name)()
             model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)   # the emulation's warning
-                entry[f"{policy}_ms"] = _median_ms(lambda: model.train_on_batch(x, y), steps)
+            steps_of.append(lambda model=model: model.train_on_batch(x, y))
         mixed_precision.set_global_policy("float32")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)   # the emulation's warning
+            float_ms, mixed_ms = _interleaved_ms(steps_of, steps)
+        entry = report[name] = {"float32_ms": float_ms, "mixed_bfloat16_ms": mixed_ms}
         entry["ratio"] = entry["mixed_bfloat16_ms"] / entry["float32_ms"]
     report["path"] = mixed_precision.info()["compute"]
     return report
