@@ -521,9 +521,8 @@ class Backend:
         raise NotImplementedError
 
     def round_to_precision(self, out, x, precision):
-        """out = x rounded to the nearest "bfloat16" or "float16" value (round to nearest even;
-        float16 overflows to +-inf from 65520), kept in the float tensor: the operands of
-        mixed-precision compute (minidl.mixed_precision). out may be x."""
+        """out (may be x) = x rounded to the nearest "bfloat16" / "float16" value, to nearest even
+        (float16: +-inf from 65520), in float: mixed-precision operands (minidl.mixed_precision)."""
         raise NotImplementedError
 
     def arange(self, out, start, step):
