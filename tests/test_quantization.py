@@ -263,6 +263,16 @@ def test_load_refuses_a_tampered_file(tmp_path):
         load_quantized_model(tmp_path / "missing.minidl")
 
 
+def test_dilated_and_grouped_convolutions_stay_float():
+    minidl.set_backend("numpy")
+    model = Sequential([layers.Input((9, 9, 4)), layers.Conv2D(4, 3, dilation_rate=2, activation="relu"),
+                        layers.Conv2D(4, 3, groups=2), layers.Flatten(), layers.Dense(3)])
+    x = np.random.default_rng(0).random((8, 9, 9, 4)).astype(np.float32)
+    qmodel = quantize(model, x)
+    assert [s["kind"] for s in qmodel.steps] == ["float", "float", "reshape", "dense"]
+    np.testing.assert_allclose(qmodel.predict(x), model.predict(x), rtol=0.05, atol=0.05)
+
+
 def test_bad_arguments_name_themselves():
     minidl.set_backend("numpy")
     model = _small_cnn()

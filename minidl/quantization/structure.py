@@ -24,6 +24,11 @@ def _foldable_bn(layer):
     return type(layer) is L.BatchNormalization and layer.axis in (-1, 3)
 
 
+def _plain_conv(layer):
+    """A Conv2D the int8 kernels run: no dilation, one group (others run in float)."""
+    return tuple(getattr(layer, "dilation_rate", (1, 1))) == (1, 1) and getattr(layer, "groups", 1) == 1
+
+
 def plan_kinds(graph):
     """[{kind, fused_output (tensor), relu, float_activation, bn (node index or None)}] per
     node of graph.nodes, and the consumers of each tensor {id: [node index]}."""
@@ -51,7 +56,7 @@ def plan_kinds(graph):
         name = type(layer).__name__
         entry = {"kind": "float", "fused_output": node.outputs[0], "relu": False,
                  "float_activation": None, "bn": None}
-        if type(layer) in (L.Conv2D, L.Dense):
+        if type(layer) is L.Dense or (type(layer) is L.Conv2D and _plain_conv(layer)):
             entry["kind"] = "conv" if type(layer) is L.Conv2D else "dense"
             act = layer.activation
             entry["relu"] = act == "relu"
