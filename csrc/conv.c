@@ -37,7 +37,8 @@ static int implicit_forward(const struct minidl_window *s, int threads)
 static int implicit_backward_filter(const struct minidl_window *s, int threads)
 {
     const double area_ratio = (double)s->h * (s->w + s->kw - 1) / ((double)s->oh * s->ow);
-    return implicit_possible(s, threads) && s->kw * s->c >= 32 && area_ratio <= 1.2;
+    // 1.25: the CIFAR CNN's 32x32 valid layer (ratio 1.21) stays implicit, 12% faster there
+    return implicit_possible(s, threads) && s->kw * s->c >= 32 && area_ratio <= 1.25;
 }
 
 /* Backward-data as a forward conv computes C outputs per pixel in NR-wide tiles (C well
