@@ -12,6 +12,7 @@ Tests that change a variable call `reload()` afterwards.
 | MINIDL_DATA_DIR        | data_dir          | None                         |
 | MINIDL_NUM_THREADS     | num_threads       | None (all cores)             |
 | MINIDL_CPU_ISA         | cpu_isa           | None (the best cpuid allows) |
+| MINIDL_AMX             | amx               | True (AMX kernels where the CPU has them) |
 | MINIDL_OPENCL_DEVICE   | opencl_device     | None (first GPU, else first) |
 | MINIDL_OPENCL_TUNE     | opencl_tune       | True                         |
 | MINIDL_OPENCL_PROFILE  | opencl_profile    | None (from the device type)  |
@@ -43,6 +44,7 @@ class Settings:
     data_dir: Optional[str]
     num_threads: Optional[int]
     cpu_isa: Optional[str]
+    amx: bool
     opencl_device: Optional[str]
     opencl_tune: bool
     opencl_profile: Optional[str]
@@ -95,19 +97,25 @@ def _words(environ, name):
         raise SettingError(f"{name}={environ[name]!r}: {exc}") from None
 
 
+def _switch(environ, name):
+    """An on/off variable, on unless set to one of _FALSE_WORDS."""
+    value = _text(environ, name)
+    return value is None or value.lower() not in _FALSE_WORDS
+
+
 def read(environ=None):
     """Settings from `environ` (default os.environ), validated; raises SettingError."""
     environ = os.environ if environ is None else environ
     home = _text(environ, "MINIDL_HOME") or os.path.join(os.path.expanduser("~"), ".minidl")
-    tune = _text(environ, "MINIDL_OPENCL_TUNE")
     return Settings(
         backend=(_text(environ, "MINIDL_BACKEND") or "").lower() or None,
         home=home,
         data_dir=_text(environ, "MINIDL_DATA_DIR"),
         num_threads=_positive_int(environ, "MINIDL_NUM_THREADS"),
         cpu_isa=_choice(environ, "MINIDL_CPU_ISA", CPU_ISAS),
+        amx=_switch(environ, "MINIDL_AMX"),
         opencl_device=_text(environ, "MINIDL_OPENCL_DEVICE"),
-        opencl_tune=tune is None or tune.lower() not in _FALSE_WORDS,
+        opencl_tune=_switch(environ, "MINIDL_OPENCL_TUNE"),
         opencl_profile=_choice(environ, "MINIDL_OPENCL_PROFILE", OPENCL_PROFILES),
         opencl_build_options=_words(environ, "MINIDL_OPENCL_BUILD_OPTIONS"),
     )

@@ -39,8 +39,9 @@ def _load_extension():
 
 
 def apply_settings():
-    """Pass settings.current()'s num_threads and cpu_isa (MINIDL_NUM_THREADS, MINIDL_CPU_ISA) to
-    the kernels; done when the extension loads, again by whoever changed the settings since."""
+    """Pass settings.current()'s num_threads, cpu_isa and amx (MINIDL_NUM_THREADS, MINIDL_CPU_ISA,
+    MINIDL_AMX) to the kernels; done when the extension loads, again by whoever changed the
+    settings since."""
     chosen = settings.current()
     lib.minidl_set_num_threads(chosen.num_threads or 0)  # 0: every core
     wanted = ISA_IDS[chosen.cpu_isa] if chosen.cpu_isa else lib.minidl_cpu_best_isa()
@@ -48,6 +49,7 @@ def apply_settings():
         warnings.warn(f"MINIDL_CPU_ISA={chosen.cpu_isa}: this CPU does not support it; the cpu "
                       f"backend uses {ffi.string(lib.minidl_cpu_isa_name()).decode()}", RuntimeWarning,
                       stacklevel=2)
+    lib.minidl_set_amx(1 if chosen.amx else 0)
 
 
 try:

@@ -60,7 +60,9 @@ class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, LinalgOps, DepthwiseOps, O
 
     def info(self):
         return {"name": self.name, "isa": ffi.string(self._lib.minidl_cpu_isa_name()).decode(),
-                "threads": int(self._lib.minidl_num_threads())}
+                "threads": int(self._lib.minidl_num_threads()),
+                "amx": ffi.string(self._lib.minidl_amx_status()).decode()
+                + ("" if self._lib.minidl_amx_active() or not self._lib.minidl_amx_available() else " (switched off)")}
 
     # ------------------------------------------------------ elementwise
     def add(self, out, a, b):
