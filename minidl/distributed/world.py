@@ -1,0 +1,152 @@
+"""The MPI world minidl.distributed runs in (through mpi4py), and the one fault policy.
+
+mpi4py is imported on the first init(), never at `import minidl`: a machine without MPI keeps
+the rest of minidl. Every rank calls the same collectives in the same order (data-parallel
+training does: the same model, the same number of steps), so plain MPI collectives suffice.
+
+Faults: an exception that escapes on one rank would leave the others waiting forever in their
+next collective. init() therefore installs an excepthook that prints which rank failed and why,
+then calls MPI_Abort, which stops every rank of the job at once (mpirun reports the exit code).
+A rank that dies outright (killed, out of memory) is seen by mpirun, which ends the job too. A
+collective that has not finished after `timeout` seconds (a rank stuck, not dead) raises
+DistributedError on the ranks that wait.
+"""
+
+import sys
+import time
+
+import numpy as np
+
+
+class DistributedError(RuntimeError):
+    """A collective failed or timed out, or the ranks disagree (e.g. different models)."""
+
+
+class _World:
+    comm = None          # MPI.COMM_WORLD (or the communicator given to init)
+    local_comm = None    # the ranks on this machine
+    mpi = None           # the mpi4py.MPI module
+    timeout = 600.0      # seconds a collective may wait
+    previous_hook = None
+
+
+_world = _World()
+
+
+def _import_mpi():
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        raise ImportError("minidl.distributed needs mpi4py and an MPI library: "
+                          "pip install \"minidl[distributed]\" (and an MPI such as Debian's "
+                          "openmpi-bin)") from None
+    return MPI
+
+
+def init(comm=None, timeout=600.0):
+    """Join the MPI job (Horovod's hvd.init()). `comm`: an mpi4py communicator (default
+    COMM_WORLD); `timeout`: seconds any collective may wait before DistributedError. Calling
+    it again is harmless."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ValueError(f"minidl.distributed.init: timeout must be a positive number of seconds, "
+                         f"got {timeout!r}")
+    MPI = _import_mpi()
+    _world.mpi = MPI
+    _world.timeout = float(timeout)
+    if _world.comm is None:
+        _world.comm = MPI.COMM_WORLD if comm is None else comm
+        _world.local_comm = _world.comm.Split_type(MPI.COMM_TYPE_SHARED, key=_world.comm.Get_rank())
+        _world.previous_hook = sys.excepthook
+        sys.excepthook = _abort_on_uncaught
+
+
+def shutdown():
+    """Leave minidl.distributed (MPI itself is finalized by mpi4py at exit)."""
+    if _world.comm is None:
+        return
+    sys.excepthook = _world.previous_hook or sys.__excepthook__
+    _world.local_comm.Free()
+    _world.comm = _world.local_comm = None
+
+
+def is_initialized():
+    return _world.comm is not None
+
+
+def _require(what):
+    if _world.comm is None:
+        raise ValueError(f"minidl.distributed.{what}: call minidl.distributed.init() first")
+    return _world.comm
+
+
+def rank():
+    return _require("rank").Get_rank()
+
+
+def size():
+    return _require("size").Get_size()
+
+
+def local_rank():
+    _require("local_rank")
+    return _world.local_comm.Get_rank()
+
+
+def local_size():
+    _require("local_size")
+    return _world.local_comm.Get_size()
+
+
+def cross_rank():
+    """The index of this machine among the job's machines (Horovod's cross_rank): machines are
+    numbered in the order of their first rank."""
+    comm = _require("cross_rank")
+    leader = _world.local_comm.bcast(comm.Get_rank(), root=0)
+    firsts = comm.allgather(local_rank() == 0)
+    return sum(firsts[:leader + 1]) - 1
+
+
+def cross_size():
+    comm = _require("cross_size")
+    return sum(comm.allgather(local_rank() == 0))
+
+
+def is_primary():
+    """True on rank 0, and in a process that did not init() (single-process training): what
+    writes files and prints progress."""
+    return _world.comm is None or _world.comm.Get_rank() == 0
+
+
+def world_size():
+    """size() when initialized, else 1 (for code that works with and without MPI)."""
+    return 1 if _world.comm is None else _world.comm.Get_size()
+
+
+def _abort_on_uncaught(kind, value, traceback):
+    hook = _world.previous_hook or sys.__excepthook__
+    hook(kind, value, traceback)
+    comm = _world.comm
+    if comm is not None and comm.Get_size() > 1:
+        sys.stderr.write(f"minidl.distributed: rank {comm.Get_rank()} of {comm.Get_size()} failed "
+                         f"with {kind.__name__}: {value}; stopping every rank (MPI_Abort)\n")
+        sys.stderr.flush()
+        comm.Abort(1)
+
+
+def wait(requests, what):
+    """Wait for mpi4py requests, polling, at most the world's timeout."""
+    MPI = _world.mpi
+    deadline = time.monotonic() + _world.timeout
+    pause = 0.0
+    while not MPI.Request.Testall(requests):
+        if time.monotonic() > deadline:
+            raise DistributedError(f"{what} did not finish within {_world.timeout:.0f} s on rank "
+                                   f"{rank()}: another rank is stuck or has stopped calling it")
+        time.sleep(pause)
+        pause = min(0.001, pause + 0.0001)
+
+
+def check_array(array, what):
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"minidl.distributed.{what}: expected a numpy array, got {type(array).__name__}")
+    return np.ascontiguousarray(array)
