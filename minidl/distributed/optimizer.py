@@ -62,7 +62,7 @@ class _DistributedMixin:
     def gradients_final(self, weights):
         """Called during backward with weights whose gradients are complete: start every
         bucket they complete. Ignored unless this step will allreduce (see the docstring)."""
-        if world.world_size() == 1 or self._dist_pass + 1 < self._dist_passes or not self.built:
+        if world.world_size() == 1 or self._dist_passes > 1 or not self.built:
             return
         if self._dist_buckets is None:
             self._plan_buckets()
