@@ -76,6 +76,27 @@ def scenario_equivalence():
     return out
 
 
+def scenario_syncbn():
+    """BatchNormalization(synchronized=True) on 2 ranks against one process with ordinary
+    BatchNormalization on the global batch."""
+    x, y = data()
+    xs, ys = hvd.shard(x, y)
+
+    def model(synchronized):
+        minidl.set_seed(1)
+        return Sequential([layers.Input((6, 6, 2)), layers.Conv2D(4, 3),
+                           layers.BatchNormalization(synchronized=synchronized, momentum=0.9),
+                           layers.Activation("relu"), layers.Flatten(), layers.Dense(3, activation="softmax")])
+    weights, _ = trained(model(True), hvd.DistributedOptimizer(optimizers.SGD(0.1, momentum=0.9)),
+                         xs, ys, 16)
+    out = {"weights": weights}
+    if hvd.rank() == 0:
+        out["reference"], _ = trained(model(False), optimizers.SGD(0.1, momentum=0.9),
+                                      *global_batches(x, y, 16), 32)
+        out["unsynchronized"], _ = trained(model(False), optimizers.SGD(0.1, momentum=0.9), xs, ys, 16)
+    return out
+
+
 def scenario_passes():
     """backward_passes_per_step=2 with per-rank batch 8: the same update as one process with
     batch 32 (two passes of two ranks)."""

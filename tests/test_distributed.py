@@ -82,6 +82,20 @@ def test_two_ranks_equal_one_process_on_the_global_batch(backend):
 
 
 @needs_mpi
+@pytest.mark.parametrize("backend", ["numpy", "cpu", "opencl"])
+def test_synchronized_batchnorm_equals_one_process_on_the_global_batch(backend):
+    from minidl.backends import available_backends
+    if backend not in available_backends():
+        pytest.skip(f"the {backend} backend is not available here")
+    (r0, r1), _ = mpirun("syncbn", backend)
+    for a, b, c in zip(r0["weights"], r1["weights"], r0["reference"]):
+        assert np.array_equal(a, b)
+        np.testing.assert_allclose(a, c, rtol=1e-5, atol=2e-6)   # moving statistics included
+    # and it is not what each rank's own batch statistics would give
+    assert any(not np.allclose(a, c, rtol=1e-3) for a, c in zip(r0["unsynchronized"], r0["reference"]))
+
+
+@needs_mpi
 def test_backward_passes_per_step_aggregates_locally():
     (r0, r1), _ = mpirun("passes", "cpu")
     assert r0["iterations"] == r1["iterations"] == 2    # 4 batches of 8, 2 passes a step: 2 updates
@@ -193,3 +207,24 @@ def test_bf16_compression_rounds_to_nearest_even():
     back = Compression.bf16.decompress(Compression.bf16.compress(values))
     assert back[:5].tolist() == [1.0, 1.0, 1.015625, -2.5, np.inf]   # ties to even
     assert np.isnan(back[5])
+
+
+def test_synchronized_batchnorm_alone_is_ordinary_batchnorm(active_backend):
+    import minidl
+    from minidl import layers, optimizers
+    from minidl.models import Sequential
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(16, 4, 4, 2)).astype(np.float32), rng.integers(0, 2, 16)
+    runs = []
+    for synchronized in (False, True):
+        minidl.set_seed(2)
+        bn = layers.BatchNormalization(synchronized=synchronized)
+        model = Sequential([layers.Input((4, 4, 2)), layers.Conv2D(3, 3), bn, layers.Flatten(),
+                            layers.Dense(2, activation="softmax")])
+        model.compile(optimizers.SGD(0.1), "sparse_categorical_crossentropy")
+        model.fit(x, y, batch_size=8, epochs=1, verbose=0, shuffle=False)
+        runs.append(model.get_weights())
+        assert bn.get_config()["synchronized"] is synchronized
+        assert layers.BatchNormalization.from_config(bn.get_config()).synchronized is synchronized
+    for a, b in zip(*runs):
+        assert np.array_equal(a, b)

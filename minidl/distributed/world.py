@@ -145,3 +145,26 @@ def wait(requests, what):
                                    f"{rank()}: another rank is stuck or has stopped calling it")
         if waited > 1.0:
             time.sleep(0.001)
+
+
+def allreduce_count(count):
+    """The sum of an int over the ranks (rows of a synchronized batch); `count` alone when
+    not initialized."""
+    if _world.comm is None:
+        return int(count)
+    return int(_world.comm.allreduce(int(count), op=_world.mpi.SUM))
+
+
+def allreduce_sum_tensors(backend, tensors):
+    """Sum backend tensors in place over the ranks (one message; a synchronized layer's small
+    statistics)."""
+    if _world.comm is None or _world.comm.Get_size() == 1:
+        return
+    import numpy as np
+    host = [np.ascontiguousarray(backend.to_numpy(t), dtype=np.float32) for t in tensors]
+    flat = np.concatenate([h.ravel() for h in host])
+    _world.comm.Allreduce(_world.mpi.IN_PLACE, flat, op=_world.mpi.SUM)
+    offset = 0
+    for t, h in zip(tensors, host):
+        backend.copy_from_host(t, flat[offset:offset + h.size].reshape(h.shape))
+        offset += h.size
