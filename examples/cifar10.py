@@ -89,9 +89,9 @@ def parse_args(argv=None):
     if args.model == "airbench94" and (args.resume or args.optimizer != "sgd" or not args.augment):
         p.error("--model airbench94 trains with its recipe: Nesterov SGD and its augmentation, "
                 "no --resume (its lookahead weights are not saved in the checkpoint)")
-    if args.distributed and (args.model == "airbench94" or args.resume):
-        p.error("--distributed trains the zoo models with their optimizer, without --resume "
-                "(airbench94's recipe and resuming a distributed run are not supported yet)")
+    if args.distributed and args.model == "airbench94":
+        p.error("--distributed trains the zoo models with their optimizer; airbench94's recipe "
+                "is not supported with it yet")
     for name in ("epochs", "batch_size", "train_limit", "test_limit"):
         value = getattr(args, name)
         if value is not None and value <= 0:
@@ -280,7 +280,12 @@ def main(argv=None):
     if args.resume:
         if not os.path.exists(args.checkpoint):
             sys.exit(f"--resume: no checkpoint at {args.checkpoint}")
-        model = load_model(args.checkpoint)
+        if args.distributed:   # every rank resumes from rank 0's file
+            import minidl.distributed as hvd
+            model = hvd.load_model(args.checkpoint)
+            recipe_callbacks = [hvd.callbacks.MetricAverageCallback()]
+        else:
+            model = load_model(args.checkpoint)
         initial_epoch = model.trained_epochs
         print(f"resuming {args.checkpoint}: {initial_epoch} epochs done", flush=True)
     else:
@@ -300,7 +305,8 @@ def main(argv=None):
     say(f"{args.model} ({model.count_params():,} weights) on {backend_name}: "
           f"{len(x_train)} training / {len(x_test)} test images, batch {args.batch_size}, "
           f"{args.optimizer} lr {args.lr}, augmentation {'on' if args.augment else 'off'}", flush=True)
-    cbs = ([] if args.resume else recipe_callbacks) + ([EpochReport(args, len(x_train), log)] if primary else [])
+    cbs = ([] if args.resume and not args.distributed else recipe_callbacks) + \
+        ([EpochReport(args, len(x_train), log)] if primary else [])
     if args.checkpoint:
         cbs.append(callbacks.ModelCheckpoint(args.checkpoint))
     try:

@@ -97,6 +97,34 @@ def scenario_syncbn():
     return out
 
 
+def scenario_resume(folder):
+    """3 epochs straight against 1 epoch, a checkpoint written by rank 0, then every rank
+    loading it with hvd.load_model and training 2 more: bitwise equal."""
+    from minidl import callbacks
+    x, y = data()
+    xs, ys = hvd.shard(x, y)
+
+    def compiled():
+        model = small_model(seed=1)
+        model.compile(hvd.DistributedOptimizer(optimizers.Adam(0.01)), "sparse_categorical_crossentropy",
+                      metrics=["accuracy"])
+        return model
+    straight = compiled()
+    straight.fit(xs, ys, batch_size=8, epochs=3, verbose=0,
+                 callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0)])
+    first = compiled()
+    path = os.path.join(folder, "ckpt.minidl")
+    first.fit(xs, ys, batch_size=8, epochs=1, verbose=0,
+              callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), callbacks.ModelCheckpoint(path)])
+    hvd.barrier()                      # rank 0 has written the file
+    resumed = hvd.load_model(path)
+    resumed.fit(xs, ys, batch_size=8, epochs=3, initial_epoch=resumed.trained_epochs, verbose=0,
+                callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0)])
+    return {"straight": [w.tolist() for w in straight.get_weights()],
+            "resumed": [w.tolist() for w in resumed.get_weights()],
+            "optimizer": type(resumed.optimizer).__mro__[1].__name__, "epochs": resumed.trained_epochs}
+
+
 def scenario_passes():
     """backward_passes_per_step=2 with per-rank batch 8: the same update as one process with
     batch 32 (two passes of two ranks)."""

@@ -128,6 +128,15 @@ def test_files_and_progress_on_rank_zero_only(tmp_path):
 
 
 @needs_mpi
+def test_resume_from_rank_zeros_checkpoint_is_bitwise(tmp_path):
+    (r0, r1), _ = mpirun("resume", "cpu", str(tmp_path))
+    for r in (r0, r1):
+        assert r["optimizer"] == "_DistributedMixin" and r["epochs"] == 3
+        for a, b in zip(r["straight"], r["resumed"]):
+            assert np.array_equal(a, b)
+
+
+@needs_mpi
 def test_learning_rate_warmup_follows_horovods_formula():
     (r0, r1), _ = mpirun("warmup", "numpy")
     assert r0["lr"] == r1["lr"]

@@ -15,11 +15,11 @@ from . import callbacks
 from .collectives import (Average, Compression, Max, Min, Product, Sum, allgather, allreduce,
                           broadcast, broadcast_object, broadcast_variables)
 from .data import shard
-from .optimizer import DistributedOptimizer
-from .world import (DistributedError, cross_rank, cross_size, init, is_initialized, is_primary,
+from .optimizer import DistributedOptimizer, load_model
+from .world import (DistributedError, barrier, cross_rank, cross_size, init, is_initialized, is_primary,
                     local_rank, local_size, rank, shutdown, size)
 
 __all__ = ["Average", "Compression", "DistributedError", "DistributedOptimizer", "Max", "Min",
            "Product", "Sum", "allgather", "allreduce", "broadcast", "broadcast_object",
-           "broadcast_variables", "callbacks", "cross_rank", "cross_size", "init", "is_initialized",
-           "is_primary", "local_rank", "local_size", "rank", "shard", "shutdown", "size"]
+           "broadcast_variables", "barrier", "callbacks", "cross_rank", "cross_size", "init", "is_initialized",
+           "is_primary", "load_model", "local_rank", "local_size", "rank", "shard", "shutdown", "size"]

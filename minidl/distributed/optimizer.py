@@ -166,3 +166,24 @@ def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse=""
     wrapped._setup_distributed(compression, op, int(backward_passes_per_step),
                                average_aggregated_gradients, int(fusion_threshold_bytes))
     return wrapped
+
+
+def load_model(filepath, custom_optimizers=None, custom_objects=None,
+               compression=collectives.Compression.none):
+    """A saved model with its optimizer wrapped in DistributedOptimizer, its state (slots,
+    iteration count) and training position kept (Horovod's hvd.load_model): every rank loads
+    the same file to resume a run. custom_optimizers: optimizer classes of your own."""
+    from ..models import saving
+    from ..optimizers import deserialize
+    objects = dict(custom_objects or {})
+    objects.update({cls.__name__: cls for cls in (custom_optimizers or [])})
+    model = saving.load_model(filepath, custom_objects=objects)
+    if not model.compiled:
+        return model
+    config = saving.compile_config(model)
+    state = model.optimizer.get_state(model.backend)
+    with saving.custom_object_scope(objects):
+        wrapped = DistributedOptimizer(deserialize(config["optimizer"]), compression=compression)
+        saving.compile_from_config(model, config, optimizer=wrapped)
+    wrapped.set_state(model.backend, state)
+    return model

@@ -110,6 +110,14 @@ def cross_size():
     return sum(comm.allgather(local_rank() == 0))
 
 
+def barrier():
+    """Wait until every rank has called barrier() (hvd.barrier): e.g. rank 0 wrote a file the
+    others read next."""
+    comm = _require("barrier")
+    request = comm.Ibarrier()
+    wait([request], "barrier")
+
+
 def is_primary():
     """True on rank 0, and in a process that did not init() (single-process training): what
     writes files and prints progress."""
