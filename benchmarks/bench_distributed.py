@@ -66,10 +66,12 @@ def rank_main(steps, out):
         without_ms.append(_median_step_ms(plain, x, y, steps))
     latency, bandwidth = _allreduce_figures(hvd)
     grad_bytes = 4 * dist.count_params()
+    stats = dist.optimizer.distributed_stats()
     if hvd.rank() == 0:
         with open(out, "w") as f:
             json.dump({"with_ms": float(np.median(with_ms)), "without_ms": float(np.median(without_ms)),
-                       "latency_us": latency, "bandwidth": bandwidth, "gradient_bytes": grad_bytes}, f)
+                       "latency_us": latency, "bandwidth": bandwidth, "gradient_bytes": grad_bytes,
+                       "stats": stats}, f)
 
 
 def _allreduce_figures(hvd):
@@ -128,6 +130,9 @@ def main():
           f"scaling efficiency)")
     print(f"  2 ranks, no allreduce: {ranks['without_ms']:5.1f} ms/step -> the allreduce costs "
           f"{ranks['with_ms'] / ranks['without_ms']:.3f}x the step")
+    st = ranks["stats"]
+    print(f"  overlap: {st['started_during_backward']} of {st['buckets']} buckets started during "
+          f"backward; apply_gradients waited {1000 * st['wait_seconds'] / st['steps']:.2f} ms per step")
     print(f"allreduce latency (8 bytes): {ranks['latency_us']:.1f} us; bus bandwidth: " +
           ", ".join(f"{nbytes / 2 ** 20:g} MiB {gbs:.2f} GB/s" for nbytes, gbs in
                     sorted((int(k), v) for k, v in ranks["bandwidth"].items())))

@@ -16,6 +16,8 @@ is allreduced over the ranks:
   average_aggregated_gradients=True) and only every k-th call allreduces and updates.
 """
 
+import time
+
 import numpy as np
 
 from . import collectives, world
@@ -35,9 +37,17 @@ class _DistributedMixin:
         self._dist_threshold = fusion_threshold_bytes
         self._dist_buckets = None     # [[position, ...], ...] in backward order
         self._dist_bucket_of = None   # position -> bucket index
+        self._dist_bucket_buffers = None  # bucket -> backend tensor (1, its gradients' size)
         self._dist_accumulated = None  # backend tensors summing the local passes (k > 1)
         self._dist_pass = 0
+        self._dist_stats = {"steps": 0, "buckets": 0, "started_during_backward": 0,
+                            "wait_seconds": 0.0}
         self._reset_step()
+
+    def distributed_stats(self):
+        """Counts since the wrapper was made: allreduced steps, buckets, buckets started while
+        backward still ran (the overlap), and the seconds apply_gradients waited for them."""
+        return dict(self._dist_stats)
 
     def _reset_step(self):
         self._dist_final = {}         # position -> gradient tensor, this step
@@ -58,6 +68,15 @@ class _DistributedMixin:
             buckets.append(current)
         self._dist_buckets = buckets
         self._dist_bucket_of = {p: i for i, bucket in enumerate(buckets) for p in bucket}
+        self._dist_bucket_buffers = [
+            self._backend.zeros((1, sum(int(np.prod(self._shapes[p])) for p in bucket)))
+            for bucket in buckets]
+
+    def _flat_views(self, bucket, grads):
+        """The bucket's gradients as (1, size) views, in bucket order."""
+        backend = self._backend
+        return [backend.reshape(grads[p], (1, int(np.prod(self._shapes[p]))))
+                for p in self._dist_buckets[bucket]]
 
     def gradients_final(self, weights):
         """Called during backward with weights whose gradients are complete: start every
@@ -80,9 +99,9 @@ class _DistributedMixin:
             world._world.mpi.Request.Testall([r for r, _ in self._dist_started.values()])
 
     def _start_bucket(self, bucket, grads):
-        backend = self._backend
-        values = np.concatenate([np.asarray(backend.to_numpy(grads[p]), dtype=np.float32).ravel()
-                                 for p in self._dist_buckets[bucket]])
+        backend, buffer = self._backend, self._dist_bucket_buffers[bucket]
+        backend.concat_forward(buffer, self._flat_views(bucket, grads))
+        values = np.asarray(backend.to_numpy(buffer), dtype=np.float32).ravel()
         self._dist_started[bucket] = collectives.start_allreduce(values, self._dist_op,
                                                                  self._dist_compression)
 
@@ -96,18 +115,22 @@ class _DistributedMixin:
         if self._dist_buckets is None:
             self._plan_buckets()
         grads = {p: grad for p, (grad, _) in enumerate(pairs)}
+        stats = self._dist_stats
+        stats["steps"] += 1
+        stats["buckets"] += len(self._dist_buckets)
+        stats["started_during_backward"] += len(self._dist_started)
         for bucket in range(len(self._dist_buckets)):
             if bucket not in self._dist_started:
                 self._start_bucket(bucket, grads)
         started = self._dist_started
+        waiting = time.perf_counter()
         world.wait([r for r, _ in started.values()], f"allreduce of step {self.iterations}'s gradients")
+        stats["wait_seconds"] += time.perf_counter() - waiting
         backend = self._backend
         for bucket, (_, finish) in started.items():
-            reduced, offset = finish(), 0
-            for p in self._dist_buckets[bucket]:
-                count = int(np.prod(self._shapes[p]))
-                backend.copy_from_host(grads[p], reduced[offset:offset + count].reshape(self._shapes[p]))
-                offset += count
+            buffer = self._dist_bucket_buffers[bucket]
+            backend.copy_from_host(buffer, finish().reshape(1, -1))
+            backend.concat_backward(self._flat_views(bucket, grads), buffer)
         self._reset_step()
         return super().apply_gradients(pairs)
 
