@@ -13,7 +13,9 @@ setup(
     install_requires=["numpy>=1.26", "cffi>=1.15", "tqdm>=4.60"],
     extras_require={
         "opencl": ["pyopencl>=2022.1"],
-        "image": ["pillow>=9.1"],   # minidl.preprocessing.image's files, image_dataset_from_directory
-        "test": ["pytest>=7", "hypothesis>=6", "pyopencl>=2022.1", "pydot>=1.4", "pillow>=9.1"],
+        "image": ["pillow>=9.1"],
+        "distributed": ["mpi4py>=3.1"],   # minidl.distributed; needs an MPI library (openmpi-bin)   # minidl.preprocessing.image's files, image_dataset_from_directory
+        "test": ["pytest>=7", "hypothesis>=6", "pyopencl>=2022.1", "pydot>=1.4", "pillow>=9.1",
+                 "mpi4py>=3.1"],
     },
 )

@@ -75,6 +75,9 @@ def parse_args(argv=None):
     p.add_argument("--train-limit", type=int, metavar="N", help="train on the first N images only")
     p.add_argument("--test-limit", type=int, metavar="N", help="test on the first N images only")
     p.add_argument("--log", metavar="PATH", help="JSON log of the run, rewritten after every epoch")
+    p.add_argument("--distributed", action="store_true",
+                   help="data-parallel training over MPI (run under mpirun -np N): each rank trains "
+                        "on its shard with --batch-size, gradients averaged (minidl.distributed)")
     p.add_argument("--verbose", type=int, choices=[0, 1, 2], default=1,
                    help="fit's progress output: 0 none, 1 progress bar, 2 one line per epoch")
     args = p.parse_args(argv)
@@ -86,6 +89,9 @@ def parse_args(argv=None):
     if args.model == "airbench94" and (args.resume or args.optimizer != "sgd" or not args.augment):
         p.error("--model airbench94 trains with its recipe: Nesterov SGD and its augmentation, "
                 "no --resume (its lookahead weights are not saved in the checkpoint)")
+    if args.distributed and args.model == "airbench94":
+        p.error("--distributed trains the zoo models with their optimizer; airbench94's recipe "
+                "is not supported with it yet")
     for name in ("epochs", "batch_size", "train_limit", "test_limit"):
         value = getattr(args, name)
         if value is not None and value <= 0:
@@ -141,9 +147,15 @@ def build_model(args, x_train, train):
         recipe = airbench_recipe(args)
         return recipe.build(x_train, len(train)), recipe.callbacks(len(train))
     model = zoo.build(args.model)
-    model.compile(optimizer=make_optimizer(args, len(train)),
-                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
-    return model, []
+    optimizer = make_optimizer(args, len(train))
+    extra = []
+    if args.distributed:
+        import minidl.distributed as hvd
+        optimizer = hvd.DistributedOptimizer(optimizer)
+        # every rank starts from rank 0's weights; epoch logs averaged over the ranks' shards
+        extra = [hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()]
+    model.compile(optimizer=optimizer, loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    return model, extra
 
 
 def test_time_augmentation(model, test, log):
@@ -253,12 +265,27 @@ def main(argv=None):
         sys.exit(f"cifar10.py: {exc}")
     x_train, y_train = x_train[:args.train_limit], y_train[:args.train_limit]
     x_test, y_test = x_test[:args.test_limit], y_test[:args.test_limit]
+    primary = True
+    if args.distributed:
+        import minidl.distributed as hvd
+        hvd.init()
+        primary = hvd.is_primary()
+        x_train, y_train = hvd.shard(x_train, y_train)
+        x_test, y_test = hvd.shard(x_test, y_test)
+        if primary:
+            print(f"distributed: {hvd.size()} ranks, {len(x_train)} training images each, global "
+                  f"batch {hvd.size() * args.batch_size}", flush=True)
     train, test = make_iterators(args, x_train, y_train, x_test, y_test)
 
     if args.resume:
         if not os.path.exists(args.checkpoint):
             sys.exit(f"--resume: no checkpoint at {args.checkpoint}")
-        model = load_model(args.checkpoint)
+        if args.distributed:   # every rank resumes from rank 0's file
+            import minidl.distributed as hvd
+            model = hvd.load_model(args.checkpoint)
+            recipe_callbacks = [hvd.callbacks.MetricAverageCallback()]
+        else:
+            model = load_model(args.checkpoint)
         initial_epoch = model.trained_epochs
         print(f"resuming {args.checkpoint}: {initial_epoch} epochs done", flush=True)
     else:
@@ -272,10 +299,14 @@ def main(argv=None):
            "test_images": len(x_test), "parameters": model.count_params(),
            "initial_epoch": initial_epoch, "epochs": previous_epochs(args, initial_epoch),
            "wall_seconds": 0.0}
-    print(f"{args.model} ({model.count_params():,} weights) on {backend_name}: "
+    if not primary:   # rank 0 reports and writes the log
+        args.log = None
+    say = print if primary else (lambda *a, **k: None)
+    say(f"{args.model} ({model.count_params():,} weights) on {backend_name}: "
           f"{len(x_train)} training / {len(x_test)} test images, batch {args.batch_size}, "
           f"{args.optimizer} lr {args.lr}, augmentation {'on' if args.augment else 'off'}", flush=True)
-    cbs = ([] if args.resume else recipe_callbacks) + [EpochReport(args, len(x_train), log)]
+    cbs = ([] if args.resume and not args.distributed else recipe_callbacks) + \
+        ([EpochReport(args, len(x_train), log)] if primary else [])
     if args.checkpoint:
         cbs.append(callbacks.ModelCheckpoint(args.checkpoint))
     try:
@@ -299,7 +330,7 @@ def main(argv=None):
     line = summary_line(args, log)
     log["summary"] = line
     write_log(args.log, log)
-    print(line)
+    say(line)
     return 0
 
 

@@ -4,6 +4,7 @@ import csv
 import io
 import os
 
+from ..distributed import world
 from ..io import atomic_write
 from .arguments import path_arg
 from .base import Callback
@@ -60,5 +61,7 @@ class CSVLogger(Callback):
         if not self._rows:
             self._rows.append(self._line(["epoch"] + self.keys))
         self._rows.append(self._line([epoch] + [self._cell(logs.get(key, "NA")) for key in self.keys]))
+        if not world.is_primary():   # under minidl.distributed the file is rank 0's
+            return
         with atomic_write(self.filename, "w") as f:
             f.write("".join(self._rows))

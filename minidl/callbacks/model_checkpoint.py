@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 
+from ..distributed import world
 from .arguments import float_arg, path_arg
 from .monitor import MonitorCallback
 
@@ -123,6 +124,8 @@ class ModelCheckpoint(MonitorCallback):
         return False
 
     def _write(self, path):
+        if not world.is_primary():   # under minidl.distributed the files are rank 0's
+            return
         if self.save_weights_only:
             self.model.save_weights(path)
         else:

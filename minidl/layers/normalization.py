@@ -3,6 +3,7 @@
 import warnings
 
 from ..arguments import number
+from . import batchnorm_sync
 from .base import Layer, count_elements, format_shape
 
 
@@ -25,14 +26,17 @@ class BatchNormalization(AffineNormalization):
     Weights in Keras order: gamma (when scale), beta (when center), moving_mean,
     moving_variance; the moving ones are updated as moving = moving * momentum + batch *
     (1 - momentum). scale=False / center=False drop gamma / beta: the layer then normalizes
-    with a constant gamma of ones / beta of zeros that nothing trains.
+    with a constant gamma of ones / beta of zeros that nothing trains. synchronized=True: under
+    minidl.distributed with several ranks, training uses the statistics of every rank's batch
+    (batchnorm_sync.py); elsewhere it changes nothing.
     """
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
                  moving_mean_initializer="zeros", moving_variance_initializer="ones",
-                 name=None, trainable=True):
+                 synchronized=False, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
+        self.synchronized = bool(synchronized)
         if isinstance(axis, bool) or not isinstance(axis, int):
             raise ValueError(f"{self.describe()}: axis must be an int (the channel axis), "
                              f"got axis={axis!r}")
@@ -53,7 +57,8 @@ class BatchNormalization(AffineNormalization):
                     beta_initializer=str(self.beta_initializer),
                     gamma_initializer=str(self.gamma_initializer),
                     moving_mean_initializer=str(self.moving_mean_initializer),
-                    moving_variance_initializer=str(self.moving_variance_initializer))
+                    moving_variance_initializer=str(self.moving_variance_initializer),
+                    synchronized=self.synchronized)
 
     def build(self, input_shape):
         rank = len(input_shape) + 1
@@ -78,7 +83,9 @@ class BatchNormalization(AffineNormalization):
         # A frozen layer (trainable=False) normalizes with its moving statistics, as Keras.
         self._training = bool(training) and self.trainable
         self._x2 = x2
-        if self._training:
+        if self._training and batchnorm_sync.is_active(self):
+            batchnorm_sync.forward_train(self, out, x2)
+        elif self._training:
             self._mean = self.buffer("mean", (c,))
             self._invstd = self.buffer("invstd", (c,))
             gamma, beta, _, _ = self._affine
@@ -98,6 +105,9 @@ class BatchNormalization(AffineNormalization):
             return self._backward_frozen(dout)
         dout2 = b.reshape(dout, b.shape(self._x2))
         dx = self.buffer("dx", b.shape(self._x2))
+        if batchnorm_sync.is_active(self):
+            batchnorm_sync.backward(self, dx, dout2)
+            return b.reshape(dx, shape)
         gamma, _, dgamma, dbeta = self._affine
         b.batchnorm_backward(dx, dgamma, dbeta, dout2, self._x2, self._mean, self._invstd, gamma)
         return b.reshape(dx, shape)

@@ -181,6 +181,15 @@ class Graph:
                           node.structured, node.training, state, has_weights,
                           count[id(layer)] > 1 and has_weights))
         self._steps = steps
+        # backward runs the steps in reverse: a layer's weight gradients are final once its
+        # first call (its earliest step) has been back-propagated
+        first_step = {}
+        for index, (layer, *_rest) in enumerate(steps):
+            first_step.setdefault(id(layer), (index, layer))
+        self._grads_final_after = {}
+        for index, layer in first_step.values():
+            if layer.trainable_weights:
+                self._grads_final_after[index] = list(layer.trainable_weights)
         self._activity = {out: layer.activity_regularizer
                           for layer, _, out, *_ in steps
                           if getattr(layer, "activity_regularizer", None) is not None}
@@ -262,44 +271,52 @@ class Graph:
         return not any(id(t) in (ins if structured else [ins])
                        for _, ins, _, structured, *_ in self._steps)
 
-    def backward(self, douts, from_preactivation=()):
+    def backward(self, douts, from_preactivation=(), on_grads_final=None):
         """Back-propagate dL/doutput of each output (dL/dpre-activation for the outputs in
-        from_preactivation) through every node, filling (summing) weight gradients."""
-        b = self.backend
+        from_preactivation) through every node, filling (summing) weight gradients.
+        on_grads_final(weights), if given, is called as soon as those weights' gradients are
+        complete (minidl.distributed starts their allreduce while backward goes on)."""
         grads = {}
         for key, d in zip(self._output_ids, douts):
             self._accumulate(grads, key, d)
         fused = {self._output_ids[i] for i in from_preactivation}
         done = set()
-        for layer, ins, out, structured, _, state, has_weights, shared in reversed(self._steps):
-            g = grads.pop(out, None)
-            if g is None or not (layer.input_grad_needed or has_weights):
-                continue
-            if out in self._activity:   # the node's penalty is reg(output) / batch
-                # into a copy: g may be shared (Add passes one dout to all its inputs)
-                output, own = self._activity_values[out], self._grad_buffers.get(("activity", out),
-                                                                                 b.shape(g))
-                b.copy(own, g)
-                self._activity[out].add_gradient(b, own, output, 1.0 / b.shape(output)[0])
-                g = own
-            if state is not None:
-                state.load(layer)
-            saved = self._save_grads(layer) if shared and id(layer) in done else None
-            dinputs = layer.backward_preactivation(g) if out in fused else layer.backward(g)
-            if saved is not None:
-                for w, kept in saved:
-                    b.add(w.grad, w.grad, kept)
-            if shared:
-                done.add(id(layer))
-            if state is not None:
-                state.save(layer)
-            if not layer.input_grad_needed:
-                continue
-            if not structured:
-                self._accumulate(grads, ins, dinputs)
-                continue
-            for key, d in zip(ins, dinputs):
-                self._accumulate(grads, key, d)
+        for index in range(len(self._steps) - 1, -1, -1):
+            self._backward_step(self._steps[index], grads, fused, done)
+            if on_grads_final is not None and index in self._grads_final_after:
+                on_grads_final(self._grads_final_after[index])
+
+    def _backward_step(self, step, grads, fused, done):
+        b = self.backend
+        layer, ins, out, structured, _, state, has_weights, shared = step
+        g = grads.pop(out, None)
+        if g is None or not (layer.input_grad_needed or has_weights):
+            return
+        if out in self._activity:   # the node's penalty is reg(output) / batch
+            # into a copy: g may be shared (Add passes one dout to all its inputs)
+            output, own = self._activity_values[out], self._grad_buffers.get(("activity", out),
+                                                                             b.shape(g))
+            b.copy(own, g)
+            self._activity[out].add_gradient(b, own, output, 1.0 / b.shape(output)[0])
+            g = own
+        if state is not None:
+            state.load(layer)
+        saved = self._save_grads(layer) if shared and id(layer) in done else None
+        dinputs = layer.backward_preactivation(g) if out in fused else layer.backward(g)
+        if saved is not None:
+            for w, kept in saved:
+                b.add(w.grad, w.grad, kept)
+        if shared:
+            done.add(id(layer))
+        if state is not None:
+            state.save(layer)
+        if not layer.input_grad_needed:
+            return
+        if not structured:
+            self._accumulate(grads, ins, dinputs)
+            return
+        for key, d in zip(ins, dinputs):
+            self._accumulate(grads, key, d)
 
     def _accumulate(self, grads, key, d):
         if key not in grads:

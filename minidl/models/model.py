@@ -374,8 +374,20 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
             if sws is not None:   # Keras's sum_over_batch_size: sum(w * loss) / rows
                 rows = np.repeat(sws[i], h.positions)
                 self._weigh(hb, "dpred_rows", np.repeat(rows[:, None], h.shape[-1], axis=1))
-        self.graph.backward([hb["dpred"] for hb in bufs], self._fused)
+        self.graph.backward([hb["dpred"] for hb in bufs], self._fused, self._grads_final_hook())
         penalties.add_penalty_gradients(b, self._penalties[1])
+
+    def _grads_final_hook(self):
+        """The optimizer's listener for weight gradients completed during backward (a
+        minidl.distributed.DistributedOptimizer's), minus the weights whose regularizer
+        gradient is added after backward; None for ordinary optimizers."""
+        listener = getattr(self.optimizer, "gradients_final", None)
+        if listener is None:
+            return None
+        penalized = {id(w) for w, _ in self._penalties[1]}
+        if not penalized:
+            return listener
+        return lambda weights: listener([w for w in weights if id(w) not in penalized])
 
     def _seed_step(self):
         """Every random layer's seed for this training step."""

@@ -169,14 +169,14 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
               "fit_state": model.fit_state, "compile": None}
     files = {"weights.npz": _npz_bytes(_weights_dict(model))}
     if model.compiled:
-        header["compile"] = _compile_config(model)
+        header["compile"] = compile_config(model)
         if include_optimizer:
             files["optimizer.npz"] = _npz_bytes(model.optimizer.get_state(model.backend))
     files["minidl_model.json"] = json.dumps(header).encode()
     _write_zip(filepath, files)
 
 
-def _compile_config(model):
+def compile_config(model):
     heads = model._heads
     if len(heads) == 1:
         loss, weights = losses_mod.serialize(heads[0].loss), None
@@ -411,16 +411,22 @@ def _restore_state(model, header, f, path, compile):
     return model
 
 
+def compile_from_config(model, c, optimizer=None):
+    """model.compile with the settings compile_config() wrote; `optimizer` (an optimizer
+    object) replaces the saved one (minidl.distributed.load_model wraps it)."""
+    loss = c["loss"]
+    if isinstance(loss, dict) and "class_name" not in loss:   # one loss per output
+        loss = {name: losses_mod.get(spec) for name, spec in loss.items()}
+    else:
+        loss = losses_mod.get(loss)
+    model.compile(optimizer=optimizer or optimizers_mod.deserialize(c["optimizer"]), loss=loss,
+                  loss_weights=c.get("loss_weights"), metrics=c["metrics"],
+                  weighted_metrics=c.get("weighted_metrics"))
+
+
 def _compile_from(model, c, f, path):
     try:
-        loss = c["loss"]
-        if isinstance(loss, dict) and "class_name" not in loss:   # one loss per output
-            loss = {name: losses_mod.get(spec) for name, spec in loss.items()}
-        else:
-            loss = losses_mod.get(loss)
-        model.compile(optimizer=optimizers_mod.deserialize(c["optimizer"]), loss=loss,
-                      loss_weights=c.get("loss_weights"), metrics=c["metrics"],
-                      weighted_metrics=c.get("weighted_metrics"))
+        compile_from_config(model, c)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ModelFileError(f"{path}: the compile settings cannot be restored: {exc}") from None
     shapes = model.optimizer.state_shapes()

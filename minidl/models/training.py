@@ -22,6 +22,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import callbacks as callbacks_mod
+from ..distributed import world as distributed_world
 from .batch_sources import ArrayBatches, IteratorBatches, is_iterator
 from .concurrency import one_thread_at_a_time
 from .fit_state import forget_position, position, resume_point
@@ -104,6 +105,8 @@ class TrainingLoops:
         if verbose not in (0, 1, 2, "auto"):
             raise ValueError(f"{owner}: verbose must be 0, 1, 2 or 'auto', got {verbose!r}")
         verbose = 1 if verbose == "auto" else verbose
+        if not distributed_world.is_primary():   # minidl.distributed: rank 0 shows progress
+            verbose = 0
         train, val = self._fit_data(x, y, batch_size, shuffle, validation_split,
                                     validation_data, owner, sample_weight, class_weight)
         steps = len(train) if steps_per_epoch is None else min(steps_per_epoch, len(train))
@@ -112,8 +115,10 @@ class TrainingLoops:
         train.restore(iterator_state)
 
         history = callbacks_mod.History()
-        cb_list = [history] + ([callbacks_mod.ProgressBar(verbose)] if verbose else [])
-        cb_list += self._check_callbacks(callbacks, owner)
+        # Keras's order: the user's callbacks first, then History and the progress bar, so
+        # that these see the logs as callbacks left them (averaged over ranks, learning_rate)
+        cb_list = self._check_callbacks(callbacks, owner) + [history]
+        cb_list += [callbacks_mod.ProgressBar(verbose)] if verbose else []
         cbs = callbacks_mod.CallbackList(
             cb_list, model=self, params={"epochs": epochs, "steps": steps, "verbose": verbose,
                                          "initial_epoch": initial_epoch, "initial_step": skip})
