@@ -24,6 +24,17 @@ def small_mnist(rng, n_train=12, n_test=5):
             "y_test": rng.integers(0, 10, n_test).astype(np.uint8)}
 
 
+def test_shard_gives_each_rank_its_part(tmp_path):
+    arrays = small_mnist(np.random.default_rng(1), n_train=12, n_test=5)
+    path = write_npz(tmp_path / "mnist.npz", **arrays)
+    (x, y), (xt, yt) = mnist.load_data(str(path), shard=(1, 2))
+    np.testing.assert_array_equal(x, arrays["x_train"][1:12:2])
+    np.testing.assert_array_equal(y, arrays["y_train"][1:12:2])
+    np.testing.assert_array_equal(xt, arrays["x_test"][1:4:2])   # 5 samples: 2 each
+    with pytest.raises(ValueError, match="shard must be"):
+        mnist.load_data(str(path), shard=3)
+
+
 @pytest.mark.parametrize("compressed", [True, False])
 def test_reads_an_npz_in_keras_layout(tmp_path, compressed):
     arrays = small_mnist(np.random.default_rng(0))

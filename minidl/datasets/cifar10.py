@@ -31,6 +31,7 @@ import numpy as np
 from .. import settings
 from ..utils.file_utils import DownloadError, file_digest, save_response
 from . import _batch_pickle
+from .sharding import shard_splits
 
 URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
 TARBALL_NAME = "cifar-10-python.tar.gz"
@@ -76,14 +77,19 @@ def cache_dir():
     return settings.current().cache_dir
 
 
-def load_data(path=None):
+def load_data(path=None, shard=None):
     """Load CIFAR-10 as ((x_train, y_train), (x_test, y_test)).
+
+    shard=(rank, size) (a minidl extension, for minidl.distributed) returns rank's equal,
+    interleaved part of each split (minidl.distributed.shard).
 
     x_* are uint8 arrays of shape (N, 32, 32, 3) (height, width, RGB); y_* are uint8 class
     indices 0..9 of shape (N, 1). See the module docstring for where the files are looked for.
     Raises DatasetNotFoundError when the data is nowhere and cannot be downloaded, and
     CorruptDatasetError (naming the file) when a file is damaged or malformed.
     """
+    if shard is not None:
+        return shard_splits(load_data(path), shard)
     if path is not None:
         places = [os.path.expanduser(os.fspath(path))]
         download_folder = places[0]

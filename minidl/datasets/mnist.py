@@ -15,6 +15,7 @@ import os
 
 import numpy as np
 
+from .sharding import shard_splits
 from .. import settings
 from ..io import ArchiveError, NpzArchive
 from ..utils.file_utils import DownloadError, get_file
@@ -28,11 +29,13 @@ IMAGE_SHAPE = (28, 28)
 MAX_FILE_BYTES = 64 << 20
 
 
-def load_data(path="mnist.npz"):
-    """((x_train, y_train), (x_test, y_test)) of MNIST, as keras.datasets.mnist.load_data."""
+def load_data(path="mnist.npz", shard=None):
+    """((x_train, y_train), (x_test, y_test)) of MNIST, as keras.datasets.mnist.load_data;
+    shard=(rank, size): rank's part of each split, as cifar10.load_data."""
     file_path = _locate(os.fspath(path))
     arrays = _read(file_path)
-    return (arrays["x_train"], arrays["y_train"]), (arrays["x_test"], arrays["y_test"])
+    splits = (arrays["x_train"], arrays["y_train"]), (arrays["x_test"], arrays["y_test"])
+    return splits if shard is None else shard_splits(splits, shard)
 
 
 def _locate(path):
