@@ -1,0 +1,126 @@
+"""Defects in file, image and data handling (issue 21, items 1-4, 7, 8, 10-12): crafted archives,
+image folders with FIFOs and link loops, oversized and 16-bit images, empty crops, DOT names,
+file modes, non-finite augmentation ranges. Whatever could hang runs in a bounded child process."""
+
+import io
+import os
+import stat
+import subprocess
+import sys
+import tarfile
+import textwrap
+
+import numpy as np
+import pytest
+
+import minidl
+from minidl import settings
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIDL_HOME", str(tmp_path / "home"))
+    settings.reload()
+    yield tmp_path / "home"
+    monkeypatch.undo()
+    settings.reload()
+
+
+def served(tmp_path, name, data):
+    path = tmp_path / "server" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(data)
+    return path.as_uri()
+
+
+def crafted_tar(members):
+    """A tar.gz of (name, kind, payload) members: kind "file" (payload bytes), "dir",
+    "sym" / "hard" (payload the link target) or "fifo"."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, kind, payload in members:
+            info = tarfile.TarInfo(name)
+            if kind == "file":
+                info.size = len(payload)
+                tar.addfile(info, io.BytesIO(payload))
+                continue
+            info.type = {"dir": tarfile.DIRTYPE, "sym": tarfile.SYMTYPE, "hard": tarfile.LNKTYPE,
+                         "fifo": tarfile.FIFOTYPE}[kind]
+            if kind == "dir":
+                info.mode = 0o755
+            if kind in ("sym", "hard"):
+                info.linkname = payload
+            tar.addfile(info)
+    return buf.getvalue()
+
+
+def listing(folder):
+    return sorted(os.path.relpath(os.path.join(root, name), folder)
+                  for root, dirs, files in os.walk(folder) for name in dirs + files)
+
+
+# ---------------------------------------------------------------- 1. tar slip
+HOSTILE_ARCHIVES = {
+    # a -> ., so a/b is b at the root, a link to the cache folder's parent: b/x lands outside
+    "symlink_chain": [("a", "sym", "."), ("a/b", "sym", ".."), ("b/x", "file", b"escaped")],
+    # hard-link targets are named from the archive's root, not from the member's folder
+    "hard_link": [("x/y/h", "hard", "../victim.txt")],
+    # an earlier link changes meaning once a later one exists: s = c/../d/.. is inside
+    # while c is missing, outside once c -> .
+    "late_link": [("s", "sym", "c/../d/.."), ("c", "sym", "."), ("s/x", "file", b"escaped")],
+    "absolute_link": [("l", "sym", "/tmp"), ("l/x", "file", b"escaped")],
+    "link_loop": [("p", "sym", "q"), ("q", "sym", "p"), ("p/x", "file", b"x")],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_ARCHIVES))
+def test_hostile_tar_is_refused_before_anything_is_written(tmp_path, home, kind):
+    victim = tmp_path / "home" / "victim.txt"
+    victim.parent.mkdir(parents=True, exist_ok=True)
+    victim.write_bytes(b"keep")
+    before = listing(tmp_path)
+    members = [("ok.txt", "file", b"fine")] + HOSTILE_ARCHIVES[kind]
+    origin = served(tmp_path, f"{kind}.tar.gz", crafted_tar(members))
+    with pytest.raises(minidl.utils.DownloadError, match="outside|loop") as info:
+        minidl.utils.get_file(f"{kind}.tar.gz", origin, extract=True)
+    assert f"{kind}.tar.gz" in str(info.value) and "nothing was extracted" in str(info.value)
+    assert os.listdir(home / "datasets") == [f"{kind}.tar.gz"]   # no folder, no temporary
+    after = listing(tmp_path)
+    assert [p for p in after if not p.startswith(("server", os.path.join("home", "datasets")))] \
+        == [p for p in before if not p.startswith("server")]
+    assert victim.read_bytes() == b"keep"
+    assert not (tmp_path / "x").exists() and not (tmp_path / "home" / "x").exists()
+
+
+def test_fifo_member_is_refused_with_nothing_extracted(tmp_path, home):
+    members = [("a.txt", "file", b"A"), ("pipe", "fifo", None), ("z.txt", "file", b"Z")]
+    origin = served(tmp_path, "fifo.tar.gz", crafted_tar(members))
+    with pytest.raises(minidl.utils.DownloadError, match="FIFO"):
+        minidl.utils.get_file("fifo.tar.gz", origin, extract=True)
+    assert os.listdir(home / "datasets") == ["fifo.tar.gz"]   # no folder, no temporary
+
+
+def test_a_benign_tar_with_links_extracts_and_replaces_the_old_folder(tmp_path, home):
+    members = [("d", "dir", None), ("d/a.txt", "file", b"A"), ("latest", "sym", "d"),
+               ("d/e", "sym", "../d"), ("h.txt", "hard", "d/a.txt"), ("latest/b.txt", "file", b"B")]
+    origin = served(tmp_path, "pack.tar.gz", crafted_tar(members))
+    folder = minidl.utils.get_file("pack.tar.gz", origin, extract=True)
+    assert open(os.path.join(folder, "h.txt"), "rb").read() == b"A"
+    assert open(os.path.join(folder, "d", "b.txt"), "rb").read() == b"B"
+    (home / "datasets" / "pack_extracted" / "stale.txt").write_bytes(b"old")
+    folder = minidl.utils.get_file("pack.tar.gz", origin, extract=True)
+    assert not os.path.exists(os.path.join(folder, "stale.txt"))
+    assert sorted(os.listdir(home / "datasets")) == ["pack.tar.gz", "pack_extracted"]
+    mode = stat.S_IMODE(os.stat(folder).st_mode)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert mode == 0o777 & ~umask
+
+
+@pytest.mark.parametrize("fname, origin", [(".", "http://127.0.0.1:9/x"),
+                                           ("..", "http://127.0.0.1:9/x"),
+                                           (None, "http://127.0.0.1:9/data/.."),
+                                           (None, "http://127.0.0.1:9/data/.")])
+def test_get_file_refuses_dot_names(home, fname, origin):
+    with pytest.raises(ValueError, match="fname"):
+        minidl.utils.get_file(fname, origin, extract=True)
