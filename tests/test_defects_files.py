@@ -124,3 +124,74 @@ def test_a_benign_tar_with_links_extracts_and_replaces_the_old_folder(tmp_path, 
 def test_get_file_refuses_dot_names(home, fname, origin):
     with pytest.raises(ValueError, match="fname"):
         minidl.utils.get_file(fname, origin, extract=True)
+
+
+# ---------------------------------------------------------------- 2. empty crops and images
+@pytest.mark.parametrize("op", ["image_transform_forward", "image_transform_backward"])
+@pytest.mark.parametrize("x_hw, out_hw", [((0, 0), (4, 4)), ((10, 10), (0, 10)), ((1, 0), (2, 2))])
+def test_image_transform_refuses_empty_images_on_every_backend(backend, op, x_hw, out_hw):
+    big = np.zeros((2,) + x_hw + (3,), np.float32)
+    small = np.zeros((2,) + out_hw + (3,), np.float32)
+    transforms = backend.from_numpy(np.asarray([[1, 0, 0, 0, 1, 0, 0, 0]], np.float32))
+    args = (backend.from_numpy(small), backend.from_numpy(big), transforms, "bilinear", "nearest")
+    with pytest.raises(ValueError, match=r"at least 1 row and 1 column.*\(2, "):
+        if op.endswith("forward"):
+            backend.image_transform_forward(*args, 0.0)
+        else:
+            # the backward writes dx (the input's shape) from dout (the output's)
+            backend.image_transform_backward(backend.from_numpy(big), backend.from_numpy(small),
+                                             transforms, "bilinear", "nearest")
+
+
+def test_c_image_transform_returns_invalid_size_for_empty_images():
+    from minidl.backends.cpu._ffi import ffi, lib
+    out = np.full((1, 4, 4, 3), 7.0, np.float32)
+    x = np.zeros((1, 1, 1, 3), np.float32)
+    t = np.asarray([[1, 0, 0, 0, 1, 0, 0, 0]], np.float32)
+    ptr = lambda a: ffi.from_buffer("float[]", a)   # noqa: E731
+    for h, w, oh, ow in [(0, 1, 4, 4), (1, 0, 4, 4), (1, 1, 0, 4), (1, 1, 4, 0)]:
+        assert lib.minidl_image_transform_forward(ptr(out), ptr(x), ptr(t), 1, 1, 0.0,
+                                                  1, h, w, 3, oh, ow, 1) == lib.MINIDL_INVALID_SIZE
+        assert lib.minidl_image_transform_backward(ptr(x), ptr(out), ptr(t), 1, 1,
+                                                   1, h, w, 3, oh, ow, 1) == lib.MINIDL_INVALID_SIZE
+    assert (out == 7.0).all()   # nothing written
+    assert lib.minidl_image_transform_forward(ptr(out), ptr(x), ptr(t), 1, 1, 0.0,
+                                              1, 1, 1, 3, 4, 4, 1) == lib.MINIDL_OK
+
+
+@pytest.mark.parametrize("op", ["global_avg_pool_forward", "global_avg_pool_backward"])
+def test_global_avg_pool_refuses_images_without_pixels(backend, op):
+    x = backend.from_numpy(np.zeros((2, 0, 5, 3), np.float32))
+    pooled = backend.from_numpy(np.zeros((2, 3), np.float32))
+    with pytest.raises(ValueError, match=r"at least 1 pixel.*\(2, 0, 5, 3\)"):
+        if op.endswith("forward"):
+            backend.global_avg_pool_forward(pooled, x)
+        else:
+            backend.global_avg_pool_backward(x, pooled)
+
+
+@pytest.fixture(params=minidl.available_backends())
+def active_backend(request):
+    minidl.set_backend(request.param)
+    yield request.param
+    minidl.set_backend("numpy")
+
+
+def test_crop_to_aspect_ratio_keeps_one_row_as_keras(active_backend):
+    # Keras 3.15 (torch): Resizing(1, 100, crop_to_aspect_ratio=True) of this image is a
+    # 1x10 crop (rows 4) stretched to 100 columns: the first three values 120, 120, 120
+    x = np.arange(300, dtype=np.float32).reshape(1, 10, 10, 3)
+    model = minidl.Sequential([minidl.layers.Input((10, 10, 3)),
+                               minidl.layers.Resizing(1, 100, crop_to_aspect_ratio=True)])
+    y = model.predict(x, verbose=0)
+    assert y.shape == (1, 1, 100, 3)
+    np.testing.assert_allclose(y[0, 0, :3, 0], [120, 120, 120])
+    np.testing.assert_allclose(y[0, 0, -1], x[0, 4, 9])
+
+
+@pytest.mark.parametrize("layer", ["Resizing", "CenterCrop", "GlobalAveragePooling2D"])
+def test_layers_refuse_images_without_pixels(active_backend, layer):
+    made = getattr(minidl.layers, layer)(*(() if layer.startswith("Global") else (4, 4)))
+    model = minidl.Sequential([minidl.layers.Input((None, None, 3)), made])
+    with pytest.raises(ValueError, match=rf"{layer} '.*0x0"):
+        model.predict(np.zeros((1, 0, 0, 3), np.float32), verbose=0)

@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from ..backends.image_args import FILL_MODES, INTERPOLATIONS
+from ..backends.image_args import FILL_MODES, INTERPOLATIONS, check_transform
 from ..backends.numpy_ops.images import transform_forward as _transform_reference
 from ..data import ArrayIterator
 from .image_files import array_to_img, img_to_array, load_img, save_img
@@ -253,13 +253,17 @@ def brightness_shift(x, factors):
 def transform_images(out, x, transforms, interpolation, fill_mode, cval, use_c=True):
     """out (N, OH, OW, C) = host images x (N, H, W, C) float32 resampled under transforms (N, 8)
     or (1, 8) by the cpu backend's C kernel (the numpy reference when it is not built)."""
+    check_transform("transform_images", out.shape, x.shape, transforms.shape, interpolation, fill_mode)
     if use_c and _lib is not None:
         n, h, w, c = x.shape
-        _lib.minidl_image_transform_forward(
+        status = _lib.minidl_image_transform_forward(
             _ffi.from_buffer("float[]", out, True), _ffi.from_buffer("float[]", x),
             _ffi.from_buffer("float[]", transforms), INTERPOLATIONS.index(interpolation),
             FILL_MODES.index(fill_mode), float(cval), n, h, w, c, out.shape[1], out.shape[2],
             transforms.shape[0])
+        if status:   # check_transform refused what the kernel would
+            raise RuntimeError(f"transform_images: the kernel returned status {status} for "
+                               f"{tuple(x.shape)} -> {tuple(out.shape)}")
     else:
         _transform_reference(out, x, transforms, interpolation, fill_mode, float(cval))
     return out
