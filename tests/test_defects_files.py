@@ -195,3 +195,191 @@ def test_layers_refuse_images_without_pixels(active_backend, layer):
     model = minidl.Sequential([minidl.layers.Input((None, None, 3)), made])
     with pytest.raises(ValueError, match=rf"{layer} '.*0x0"):
         model.predict(np.zeros((1, 0, 0, 3), np.float32), verbose=0)
+
+
+# ---------------------------------------------------------------- 3. hangs in image folders
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_bounded(code, timeout=60):
+    """Run `code` in a child Python (this checkout's minidl); fail instead of hanging."""
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               MINIDL_BACKEND="numpy")
+    try:
+        done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the child process hung (killed after {timeout} s)")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def write_png(path, pixels):
+    pytest.importorskip("PIL")
+    from PIL import Image
+    Image.fromarray(pixels).save(path)
+
+
+@pytest.fixture
+def two_classes(tmp_path):
+    for name, value in (("a", 10), ("b", 200)):
+        (tmp_path / name).mkdir()
+        write_png(tmp_path / name / "1.png", np.full((4, 4, 3), value, np.uint8))
+    return tmp_path
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+def test_a_fifo_named_like_an_image_is_skipped_not_waited_on(two_classes):
+    os.mkfifo(two_classes / "a" / "x.png")
+    out = run_bounded(f"""
+        from minidl.utils import image_dataset_from_directory, load_img
+        ds = image_dataset_from_directory({str(two_classes)!r}, image_size=(4, 4), verbose=False)
+        print(len(ds.file_paths))
+        try:
+            load_img({str(two_classes / "a" / "x.png")!r})
+        except ValueError as exc:
+            print("refused:", exc)
+    """)
+    assert out.splitlines()[0] == "2"
+    assert "refused:" in out and "x.png" in out and "not a regular file" in out
+
+
+def test_follow_links_with_a_link_loop_reads_each_image_once(two_classes):
+    os.symlink("..", two_classes / "a" / "up")             # a loop back to the top folder
+    os.symlink("../b", two_classes / "a" / "to_b")         # another class's folder
+    (two_classes / "b" / "deep").mkdir()
+    os.symlink("../deep", two_classes / "b" / "deep" / "self")
+    out = run_bounded(f"""
+        import numpy as np
+        from minidl.utils import image_dataset_from_directory
+        ds = image_dataset_from_directory({str(two_classes)!r}, image_size=(4, 4), shuffle=False,
+                                          follow_links=True, verbose=False)
+        (x, y), = [(x.copy(), y.copy()) for x, y in ds]
+        print(len(ds.file_paths), y.tolist(), [int(v) for v in x[:, 0, 0, 0]])
+        ds = image_dataset_from_directory({str(two_classes)!r}, labels=None, image_size=(4, 4),
+                                          follow_links=True, verbose=False)
+        print(len(ds.file_paths))
+    """)
+    assert out.splitlines() == ["2 [0, 1] [10, 200]", "2"]
+
+
+# ---------------------------------------------------------------- 4. decompression bombs
+def png_header_only(width, height):
+    """A PNG whose header claims width x height grayscale pixels, with one tiny IDAT: what a
+    hostile file costs to make, a few dozen bytes."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + \
+            struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\0" * 64))
+            + chunk(b"IEND", b""))
+
+
+@pytest.mark.parametrize("side", [12000, 30000])   # under / over twice Pillow's own limit
+def test_huge_image_headers_are_refused_before_decoding(tmp_path, side):
+    pytest.importorskip("PIL")
+    (tmp_path / "c").mkdir()
+    bomb = tmp_path / "c" / "bomb.png"
+    bomb.write_bytes(png_header_only(side, side))
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=rf"bomb\.png.*{side}x{side}|bomb\.png.*MAX_IMAGE_PIXELS"):
+            minidl.utils.load_img(bomb)
+        with pytest.raises(ValueError, match=r"image_dataset_from_directory.*bomb\.png"):
+            minidl.utils.image_dataset_from_directory(tmp_path, image_size=(4, 4), verbose=False)
+        assert tracemalloc.get_traced_memory()[1] < 50 << 20
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_pixel_limit_is_settable(tmp_path):
+    write_png(tmp_path / "small.png", np.zeros((10, 10, 3), np.uint8))
+    assert minidl.utils.max_image_pixels() == 89_478_485
+    try:
+        minidl.utils.set_max_image_pixels(99)
+        with pytest.raises(ValueError, match=r"small\.png.*10x10.*99.*set_max_image_pixels"):
+            minidl.utils.load_img(tmp_path / "small.png")
+        minidl.utils.set_max_image_pixels(100)
+        assert minidl.utils.load_img(tmp_path / "small.png").size == (10, 10)
+        with pytest.raises(ValueError, match="set_max_image_pixels"):
+            minidl.utils.set_max_image_pixels(0)
+    finally:
+        minidl.utils.set_max_image_pixels(89_478_485)
+
+
+def test_a_damaged_image_error_names_the_file(tmp_path):
+    pytest.importorskip("PIL")
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n not really")
+    with pytest.raises(ValueError, match=r"broken\.png"):
+        minidl.utils.load_img(tmp_path / "c" / "broken.png")
+    with pytest.raises(ValueError, match=r"broken\.png"):
+        minidl.utils.image_dataset_from_directory(tmp_path, image_size=(4, 4), verbose=False)
+
+
+# ---------------------------------------------------------------- 7. 16-bit PNGs
+@pytest.mark.parametrize("color_mode, channels", [("grayscale", 1), ("rgb", 3), ("rgba", 4)])
+def test_sixteen_bit_pngs_are_scaled_not_clipped(tmp_path, color_mode, channels):
+    (tmp_path / "c").mkdir()
+    write_png(tmp_path / "c" / "deep.png", np.array([[32768, 1000], [65535, 0]], np.uint16))
+    ds = minidl.utils.image_dataset_from_directory(tmp_path, image_size=(2, 2), color_mode=color_mode,
+                                                   shuffle=False, verbose=False)
+    (x, _), = [(x.copy(), y) for x, y in ds]
+    # TensorFlow's decode_image (Keras's image_dataset_from_directory): value / 256
+    np.testing.assert_array_equal(x[0, :, :, 0], [[128, 3], [255, 0]])
+    assert x.shape[-1] == channels
+    img = minidl.utils.load_img(tmp_path / "c" / "deep.png", color_mode=color_mode)
+    values = minidl.utils.img_to_array(img)[:, :, 0]
+    # Keras's load_img keeps 16-bit grayscale as it is; rgb/rgba are scaled (Keras clips to 255)
+    expected = [[32768, 1000], [65535, 0]] if color_mode == "grayscale" else [[128, 3], [255, 0]]
+    np.testing.assert_array_equal(values, expected)
+
+
+# ---------------------------------------------------------------- 8. labels and batch sizes
+def test_listed_labels_must_be_class_indices(two_classes):
+    with pytest.raises(ValueError, match=r"labels.*0\.\.65535.*-1"):
+        minidl.utils.image_dataset_from_directory(two_classes, labels=[0, -1], label_mode="categorical",
+                                                  image_size=(4, 4), verbose=False)
+    with pytest.raises(ValueError, match=r"labels.*2147483647"):
+        minidl.utils.image_dataset_from_directory(two_classes, labels=[0, 2**31 - 1],
+                                                  image_size=(4, 4), verbose=False)
+    ds = minidl.utils.image_dataset_from_directory(two_classes, labels=[0, 3], label_mode="categorical",
+                                                   image_size=(4, 4), shuffle=False, verbose=False)
+    assert ds.class_names == ["0", "1", "2", "3"]
+    (_, y), = [(x, y.copy()) for x, y in ds]
+    np.testing.assert_array_equal(y, [[1, 0, 0, 0], [0, 0, 0, 1]])
+
+
+def test_a_huge_batch_size_allocates_for_the_samples_only(two_classes):
+    import tracemalloc
+    ds = minidl.utils.image_dataset_from_directory(two_classes, batch_size=10**9, image_size=(16, 16),
+                                                   shuffle=False, verbose=False)
+    tracemalloc.start()
+    try:
+        (x, y), = [(x.copy(), y.copy()) for x, y in ds]
+        assert tracemalloc.get_traced_memory()[1] < 1 << 20
+    finally:
+        tracemalloc.stop()
+    assert x.shape == (2, 16, 16, 3) and list(y) == [0, 1]
+
+
+# ---------------------------------------------------------------- 11. save_img's file mode
+def test_save_img_keeps_the_umask_mode_and_the_replaced_files_mode(tmp_path):
+    pytest.importorskip("PIL")
+    pixels = np.zeros((4, 4, 3), np.uint8)
+    old = os.umask(0o022)
+    try:
+        minidl.utils.save_img(tmp_path / "new.png", pixels)
+        assert stat.S_IMODE(os.stat(tmp_path / "new.png").st_mode) == 0o644
+        (tmp_path / "kept.png").write_bytes(b"")
+        os.chmod(tmp_path / "kept.png", 0o640)
+        minidl.utils.save_img(tmp_path / "kept.png", pixels)
+        assert stat.S_IMODE(os.stat(tmp_path / "kept.png").st_mode) == 0o640
+        assert minidl.utils.load_img(tmp_path / "kept.png").size == (4, 4)
+        assert sorted(os.listdir(tmp_path)) == ["kept.png", "new.png"]
+    finally:
+        os.umask(old)
