@@ -383,3 +383,28 @@ def test_save_img_keeps_the_umask_mode_and_the_replaced_files_mode(tmp_path):
         assert sorted(os.listdir(tmp_path)) == ["kept.png", "new.png"]
     finally:
         os.umask(old)
+
+
+# ---------------------------------------------------------------- 10. DOT ids and labels
+@pytest.mark.filterwarnings("ignore:.*deprecated")   # pyparsing's, inside pydot's DOT parser
+@pytest.mark.parametrize("subgraph", [False, True])
+def test_model_to_dot_names_nodes_by_id_and_escapes_labels(subgraph):
+    pydot = pytest.importorskip("pydot")
+    minidl.set_backend("numpy")
+    names = ['a"b', "a:b", "a:c", "x\\", "<b>&amp;</b>"]
+    inp = minidl.layers.Input((4,), name="in\\")
+    x = inp
+    for name in names:
+        x = minidl.layers.Dense(4, name=name)(x)
+    model = minidl.Model(inp, x, name='m"\\')
+    text = minidl.utils.model_to_dot(model, show_shapes=True, subgraph=subgraph).to_string()
+    graph = pydot.graph_from_dot_data(text if not subgraph else "digraph G {" + text + "}")[0]
+    if subgraph:
+        graph = graph.get_subgraphs()[0]
+    nodes = [n for n in graph.get_nodes() if n.get_name() not in ("node", "edge", "graph")]
+    assert len(nodes) == 6 and len(graph.get_edges()) == 5   # no node merged, no edge lost
+    chain = [str(id(layer)) for layer in model.graph.layers]
+    assert sorted((e.get_source(), e.get_destination()) for e in graph.get_edges()) == \
+        sorted(zip(chain[:-1], chain[1:]))
+    for name in ['a&quot;b', "a:b", "a:c", "x\\", "&lt;b&gt;&amp;amp;&lt;/b&gt;", "in\\"]:
+        assert f"<b>{name}</b> (" in text
