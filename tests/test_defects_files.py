@@ -408,3 +408,32 @@ def test_model_to_dot_names_nodes_by_id_and_escapes_labels(subgraph):
         sorted(zip(chain[:-1], chain[1:]))
     for name in ['a&quot;b', "a:b", "a:c", "x\\", "&lt;b&gt;&amp;amp;&lt;/b&gt;", "in\\"]:
         assert f"<b>{name}</b> (" in text
+
+
+# ---------------------------------------------------------------- 12. non-finite augmentation ranges
+@pytest.mark.parametrize("kwargs, name", [
+    ({"rotation_range": float("inf")}, "rotation_range"),
+    ({"width_shift_range": float("inf")}, "width_shift_range"),
+    ({"height_shift_range": float("nan")}, "height_shift_range"),
+    ({"shear_range": float("inf")}, "shear_range"),
+    ({"zoom_range": float("inf")}, "zoom_range"),
+    ({"zoom_range": (0.5, float("inf"))}, "zoom_range"),
+    ({"channel_shift_range": float("inf")}, "channel_shift_range"),
+    ({"brightness_range": (float("nan"), float("nan"))}, "brightness_range"),
+    ({"brightness_range": (0.5, float("inf"))}, "brightness_range"),
+    ({"rescale": float("nan")}, "rescale"),
+    ({"rescale": float("inf")}, "rescale"),
+    ({"zca_epsilon": float("inf")}, "zca_epsilon"),
+])
+def test_image_data_generator_refuses_non_finite_ranges(kwargs, name):
+    from minidl.preprocessing.image import ImageDataGenerator
+    with pytest.raises(ValueError, match=rf"ImageDataGenerator: {name} must be .*finite"):
+        ImageDataGenerator(**kwargs)
+
+
+def test_image_data_generator_still_takes_finite_ranges():
+    from minidl.preprocessing.image import ImageDataGenerator
+    generator = ImageDataGenerator(rotation_range=10, zoom_range=(0.9, 1.1), rescale=1 / 255,
+                                   brightness_range=(0.5, 1.5))
+    assert generator.rescale == pytest.approx(1 / 255) and generator.zoom_range == (0.9, 1.1)
+    assert ImageDataGenerator(rescale=0).rescale is None
