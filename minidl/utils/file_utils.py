@@ -125,6 +125,9 @@ def _extract(archive, folder, archive_format):
         return extract_archive(archive, folder, formats[archive_format])
     except ArchiveRefused as exc:
         raise DownloadError(f"get_file: {exc}") from None
+    except getattr(tarfile, "FilterError", ()) as exc:   # the data filter's second line
+        raise DownloadError(f"get_file: tarfile's data filter refused a member of {archive} "
+                            f"({type(exc).__name__}: {exc}); nothing was extracted in {folder}") from None
     except (tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
         raise DownloadError(f"get_file: {archive} is a damaged archive ({type(exc).__name__}: "
                             f"{exc}); nothing was extracted in {folder}") from None
