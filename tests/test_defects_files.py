@@ -121,6 +121,14 @@ def test_a_benign_tar_with_links_extracts_and_replaces_the_old_folder(tmp_path, 
     assert mode == 0o777 & ~umask
 
 
+def test_a_tar_that_fails_midway_leaves_nothing_behind(tmp_path, home):
+    members = [("a.txt", "file", b"A"), ("d", "dir", None), ("d", "file", b"a file over a folder")]
+    origin = served(tmp_path, "broken.tar.gz", crafted_tar(members))
+    with pytest.raises(minidl.utils.DownloadError, match="broken.tar.gz.*nothing was extracted"):
+        minidl.utils.get_file("broken.tar.gz", origin, extract=True)
+    assert os.listdir(home / "datasets") == ["broken.tar.gz"]
+
+
 @pytest.mark.parametrize("fname, origin", [(".", "http://127.0.0.1:9/x"),
                                            ("..", "http://127.0.0.1:9/x"),
                                            (None, "http://127.0.0.1:9/data/.."),
@@ -199,6 +207,22 @@ def test_layers_refuse_images_without_pixels(active_backend, layer):
     model = minidl.Sequential([minidl.layers.Input((None, None, 3)), made])
     with pytest.raises(ValueError, match=rf"{layer} '.*0x0"):
         model.predict(np.zeros((1, 0, 0, 3), np.float32), verbose=0)
+
+
+def test_image_dataset_crop_to_a_thin_aspect_ratio_reads_inside_the_image(tmp_path):
+    pytest.importorskip("PIL")
+    from PIL import Image
+    (tmp_path / "c").mkdir()
+    pixels = np.arange(300, dtype=np.uint8).reshape(10, 10, 3)
+    Image.fromarray(pixels).save(tmp_path / "c" / "i.png")
+    ds = minidl.utils.image_dataset_from_directory(tmp_path, image_size=(1, 100), verbose=False,
+                                                   crop_to_aspect_ratio=True, shuffle=False)
+    (x, _), = [(x.copy(), y) for x, y in ds]
+    assert x.shape == (1, 1, 100, 3)
+    # row 4 (Keras's centred 1x10 crop) stretched to 100 columns: nothing from outside it
+    row = pixels[4].astype(np.float32)
+    assert row.min() <= x.min() and x.max() <= row.max()
+    np.testing.assert_array_equal(x[0, 0, [0, -1]], row[[0, -1]])
 
 
 # ---------------------------------------------------------------- 3. hangs in image folders

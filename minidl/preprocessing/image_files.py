@@ -55,7 +55,8 @@ def load_img(path, color_mode="rgb", target_size=None, interpolation="nearest",
              keep_aspect_ratio=False):
     """A PIL image from a file (Keras): color_mode "grayscale", "rgb" or "rgba"; target_size
     (height, width) resizes with `interpolation` (keep_aspect_ratio: centre-crop to the target's
-    aspect ratio first)."""
+    aspect ratio first). As Keras's, grayscale keeps a 16-bit image's values; rgb and rgba scale
+    them to 8 bits (value / 256) where Pillow would clip them at 255."""
     Image = pil_image()
     if color_mode not in COLOR_MODES:
         raise ValueError(f"load_img: color_mode must be one of {list(COLOR_MODES)}, got {color_mode!r}")

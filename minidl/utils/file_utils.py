@@ -131,6 +131,9 @@ def _extract(archive, folder, archive_format):
     except (tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
         raise DownloadError(f"get_file: {archive} is a damaged archive ({type(exc).__name__}: "
                             f"{exc}); nothing was extracted in {folder}") from None
+    except OSError as exc:   # a full disk, or a member tar cannot create (a link over a file)
+        raise DownloadError(f"get_file: extracting {archive} failed ({type(exc).__name__}: "
+                            f"{exc}); nothing was extracted in {folder}") from exc
 
 
 def get_file(fname=None, origin=None, untar=False, md5_hash=None, file_hash=None,

@@ -72,7 +72,9 @@ def _files_and_labels(directory, labels, class_names, follow_links):
     if given.ndim != 1 or given.dtype.kind not in "iu" or len(given) != len(paths):
         raise ValueError(f"image_dataset_from_directory: labels must be 'inferred', None or one int "
                          f"per image file ({len(paths)} found in {directory!r}), got {labels!r}")
-    if len(given) and (given.min() < 0 or given.max() >= MAX_CLASSES):
+    if not len(given):
+        return paths, given.astype(np.int32), []
+    if given.min() < 0 or given.max() >= MAX_CLASSES:
         raise ValueError(f"image_dataset_from_directory: labels must be class indices in "
                          f"0..{MAX_CLASSES - 1}, got values from {given.min()} to {given.max()}")
     return paths, given.astype(np.int32), [str(c) for c in range(int(given.max()) + 1)]
