@@ -11,6 +11,7 @@
 
 #include "image_transform.h"
 #include "internal/parallel.h"
+#include "status.h"
 
 enum { FILL_CONSTANT, FILL_NEAREST, FILL_WRAP, FILL_REFLECT };
 
@@ -156,10 +157,9 @@ static int sizes_valid(int n, int h, int w, int c, int oh, int ow)
     return n >= 0 && c >= 0 && h >= 1 && w >= 1 && oh >= 1 && ow >= 1;
 }
 
-enum minidl_status minidl_image_transform_forward(float *out, const float *x, const float *transforms,
-                                                   int interpolation, int fill_mode, float fill_value,
-                                                   int n, int h, int w, int c, int oh, int ow,
-                                                   int transform_rows)
+int minidl_image_transform_forward(float *out, const float *x, const float *transforms,
+                                   int interpolation, int fill_mode, float fill_value,
+                                   int n, int h, int w, int c, int oh, int ow, int transform_rows)
 {
     if (!sizes_valid(n, h, w, c, oh, ow))
         return MINIDL_INVALID_SIZE;
@@ -175,10 +175,9 @@ enum minidl_status minidl_image_transform_forward(float *out, const float *x, co
     return MINIDL_OK;
 }
 
-enum minidl_status minidl_image_transform_backward(float *dx, const float *dout, const float *transforms,
-                                                    int interpolation, int fill_mode,
-                                                    int n, int h, int w, int c, int oh, int ow,
-                                                    int transform_rows)
+int minidl_image_transform_backward(float *dx, const float *dout, const float *transforms,
+                                    int interpolation, int fill_mode,
+                                    int n, int h, int w, int c, int oh, int ow, int transform_rows)
 {
     if (!sizes_valid(n, h, w, c, oh, ow))
         return MINIDL_INVALID_SIZE;

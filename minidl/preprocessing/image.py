@@ -262,7 +262,8 @@ def brightness_shift(x, factors):
 def transform_images(out, x, transforms, interpolation, fill_mode, cval, use_c=True):
     """out (N, OH, OW, C) = host images x (N, H, W, C) float32 resampled under transforms (N, 8)
     or (1, 8) by the cpu backend's C kernel (the numpy reference when it is not built)."""
-    check_transform("transform_images", out.shape, x.shape, transforms.shape, interpolation, fill_mode)
+    check_transform("transform_images", out.shape, x.shape, transforms.shape, interpolation,
+                    fill_mode)
     if use_c and _lib is not None:
         n, h, w, c = x.shape
         status = _lib.minidl_image_transform_forward(

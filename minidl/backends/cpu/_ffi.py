@@ -144,8 +144,8 @@ def window_struct(op, plan):
 
 def raise_for_status(op, status, detail=""):
     """Raise for the nonzero status (csrc/status.h) kernel `op` returned: MemoryError when it
-    could not allocate, ValueError for a sparse target out of range or an invalid size, RuntimeError for a scratch
-    too small; `detail` ends the message. Call it only when status != 0."""
+    could not allocate, ValueError for a sparse target out of range or an invalid size,
+    RuntimeError for a scratch too small; `detail` ends the message. Call it only when status != 0."""
     if status == lib.MINIDL_OUT_OF_MEMORY:
         raise MemoryError(f"cpu backend: {op} could not allocate {lib.minidl_failed_alloc_bytes()} "
                           f"bytes of scratch{': ' + detail if detail else ''}")

@@ -24,8 +24,8 @@ class ImageOps:
         op = "image_transform_forward"
         pt, codes, sizes = self._transform_args(op, out.shape, x.shape, transforms, interpolation,
                                                 fill_mode)
-        status = self._lib.minidl_image_transform_forward(output(op, "out", out), checked(op, "x", x),
-                                                          pt, *codes, float(fill_value), *sizes)
+        status = self._lib.minidl_image_transform_forward(
+            output(op, "out", out), checked(op, "x", x), pt, *codes, float(fill_value), *sizes)
         if status:
             raise_for_status(op, status, f"images {tuple(x.shape)} -> {tuple(out.shape)}")
 
@@ -33,8 +33,8 @@ class ImageOps:
         op = "image_transform_backward"
         pt, codes, sizes = self._transform_args(op, dout.shape, dx.shape, transforms,
                                                 interpolation, fill_mode)
-        status = self._lib.minidl_image_transform_backward(output(op, "dx", dx),
-                                                           checked(op, "dout", dout), pt, *codes, *sizes)
+        status = self._lib.minidl_image_transform_backward(
+            output(op, "dx", dx), checked(op, "dout", dout), pt, *codes, *sizes)
         if status:
             raise_for_status(op, status, f"images {tuple(dx.shape)} -> {tuple(dout.shape)}")
 
