@@ -129,6 +129,24 @@ def test_a_tar_that_fails_midway_leaves_nothing_behind(tmp_path, home):
     assert os.listdir(home / "datasets") == ["broken.tar.gz"]
 
 
+def test_zip_archives_extract_through_a_temporary_folder_too(tmp_path, home):
+    import zipfile
+
+    def zip_bytes(names):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            for name in names:
+                z.writestr(name, b"z")
+        return buf.getvalue()
+    folder = minidl.utils.get_file("ok.zip", served(tmp_path, "ok.zip", zip_bytes(["d/a.txt"])),
+                                   extract=True)
+    assert open(os.path.join(folder, "d", "a.txt"), "rb").read() == b"z"
+    with pytest.raises(minidl.utils.DownloadError, match=r"evil\.zip holds '\.\./x\.txt'.*outside"):
+        minidl.utils.get_file("evil.zip", served(tmp_path, "evil.zip", zip_bytes(["a", "../x.txt"])),
+                              extract=True)
+    assert sorted(os.listdir(home / "datasets")) == ["evil.zip", "ok.zip", "ok_extracted"]
+
+
 @pytest.mark.parametrize("fname, origin", [(".", "http://127.0.0.1:9/x"),
                                            ("..", "http://127.0.0.1:9/x"),
                                            (None, "http://127.0.0.1:9/data/.."),
