@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import activations
 from ..base import Backend
-from ..checks import check_concat, check_dropout_args, check_shape, require_input
+from ..checks import check_concat, check_dropout_args, check_pixels, check_shape, require_input
 from .conv import ConvOps, window_args
 from .depthwise import DepthwiseOps
 from .gemm import Gemm
@@ -301,6 +301,7 @@ class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, OptimOps, 
     def global_avg_pool_forward(self, out, x):
         n, h, w, c = x.shape
         self._check("global_avg_pool_forward", "out", out, (n, c))
+        check_pixels("opencl global_avg_pool_forward", "x", x.shape)
         if self.gpu:
             self.per_element("global_avg_pool_forward_columns", n * c, out, x, h * w, c)
             return
@@ -309,6 +310,7 @@ class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, OptimOps, 
     def global_avg_pool_backward(self, dx, dout):
         n, h, w, c = dx.shape
         self._check("global_avg_pool_backward", "dout", dout, (n, c))
+        check_pixels("opencl global_avg_pool_backward", "dx", dx.shape)
         if self.gpu:
             self.per_element("global_avg_pool_backward_elements", dx.size, dx, dout, h * w, c)
             return
