@@ -104,16 +104,22 @@ def test_fifo_member_is_refused_with_nothing_extracted(tmp_path, home):
     assert os.listdir(home / "datasets") == ["fifo.tar.gz"]   # no folder, no temporary
 
 
-def test_a_benign_tar_with_links_extracts_and_replaces_the_old_folder(tmp_path, home):
+def test_a_benign_tar_with_links_extracts_over_the_old_folder(tmp_path, home):
     members = [("d", "dir", None), ("d/a.txt", "file", b"A"), ("latest", "sym", "d"),
                ("d/e", "sym", "../d"), ("h.txt", "hard", "d/a.txt"), ("latest/b.txt", "file", b"B")]
     origin = served(tmp_path, "pack.tar.gz", crafted_tar(members))
     folder = minidl.utils.get_file("pack.tar.gz", origin, extract=True)
     assert open(os.path.join(folder, "h.txt"), "rb").read() == b"A"
     assert open(os.path.join(folder, "d", "b.txt"), "rb").read() == b"B"
-    (home / "datasets" / "pack_extracted" / "stale.txt").write_bytes(b"old")
+    # as Keras, a second extraction writes over the folder: the archive's files are restored,
+    # a file the user put there stays
+    (home / "datasets" / "pack_extracted" / "mine.txt").write_bytes(b"kept")
+    os.remove(os.path.join(folder, "d", "a.txt"))
+    (home / "datasets" / "pack_extracted" / "d" / "a.txt").write_bytes(b"edited")
     folder = minidl.utils.get_file("pack.tar.gz", origin, extract=True)
-    assert not os.path.exists(os.path.join(folder, "stale.txt"))
+    assert open(os.path.join(folder, "mine.txt"), "rb").read() == b"kept"
+    assert open(os.path.join(folder, "d", "a.txt"), "rb").read() == b"A"
+    assert os.path.islink(os.path.join(folder, "latest"))
     assert sorted(os.listdir(home / "datasets")) == ["pack.tar.gz", "pack_extracted"]
     mode = stat.S_IMODE(os.stat(folder).st_mode)
     umask = os.umask(0)

@@ -5,8 +5,9 @@ names and hard-link targets from the archive's root, symlink targets from the li
 folder, each path followed through the links that earlier members will already have
 created. A member (or a link) that would reach outside the folder, links in a loop, and
 special files (FIFOs, devices) refuse the whole archive. The members are then extracted into
-a temporary folder beside the target that is renamed into place only when extraction is
-complete, so a failure leaves neither a partial folder nor anything outside it. Python's own
+a temporary folder beside the target that takes its place (or whose entries move into an existing
+target, as Keras extracts over it) only when extraction is complete, so a failure leaves neither
+a partial folder nor anything outside it. Python's own
 tarfile "data" filter (3.9.17+ / 3.10.12+ / 3.11.4+) runs as a second line; the check above is
 what protects the older Pythons the README supports.
 """
@@ -140,7 +141,9 @@ def _check_zip(z, archive, folder):
 
 @contextlib.contextmanager
 def _staging(folder):
-    """A fresh temporary folder beside `folder`, renamed over it on success, removed on failure."""
+    """A fresh temporary folder beside `folder`; on success it becomes `folder` or, when that
+    exists, its entries move into it (Keras extracts over the folder: what the user keeps there
+    stays); on failure it is removed."""
     parent = os.path.dirname(os.path.abspath(folder))
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=f".{os.path.basename(folder)}.", suffix=".extracting",
@@ -148,22 +151,39 @@ def _staging(folder):
     try:
         os.chmod(staging, 0o777 & ~_umask())   # mkdtemp makes it 0700; a folder gets the umask's mode
         yield staging
-        old = None
-        if os.path.lexists(folder):
-            old = tempfile.mkdtemp(prefix=f".{os.path.basename(folder)}.", suffix=".old",
-                                   dir=parent)
-            os.rename(folder, os.path.join(old, "previous"))
-        os.rename(staging, folder)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            _move_into(staging, folder)
+            shutil.rmtree(staging, ignore_errors=True)
+        else:
+            if os.path.lexists(folder):   # a file or a link where the folder goes: replaced
+                os.remove(folder)
+            os.rename(staging, folder)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
 
 
+def _real_dir(path):
+    return os.path.isdir(path) and not os.path.islink(path)
+
+
+def _move_into(source, target):
+    """Move every entry of `source` into the existing folder `target`, each file replaced whole
+    (os.replace), folders merged; links are never followed (a link in `target` is replaced,
+    not written through)."""
+    for name in os.listdir(source):
+        src, dst = os.path.join(source, name), os.path.join(target, name)
+        if _real_dir(src) and _real_dir(dst):
+            _move_into(src, dst)
+            continue
+        if _real_dir(dst):
+            shutil.rmtree(dst)
+        os.replace(src, dst)
+
+
 def extract_archive(archive, folder, kinds):
-    """Extract `archive` (one of `kinds`: "tar", "zip") into `folder`, replacing what was
-    there. Returns False when it is none of `kinds`; raises ArchiveRefused (nothing written)
+    """Extract `archive` (one of `kinds`: "tar", "zip") into `folder`, over what is there
+    (other files stay). Returns False when it is none of `kinds`; raises ArchiveRefused (nothing written)
     or the tarfile / zipfile / OS error of a damaged archive (nothing left behind)."""
     for kind in kinds:
         if kind == "tar" and tarfile.is_tarfile(archive):
