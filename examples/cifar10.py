@@ -239,9 +239,12 @@ def data_not_found(exc):
 def main(argv=None):
     args = parse_args(argv)
     started = time.perf_counter()
-    if args.backend:
-        minidl.set_backend(args.backend)
-    backend = minidl.get_backend()
+    try:
+        if args.backend:
+            minidl.set_backend(args.backend)
+        backend = minidl.get_backend()
+    except minidl.backends.BackendUnavailable as exc:   # one paragraph, no traceback
+        sys.exit(f"cifar10.py: the {args.backend or 'default'} backend cannot run here. {exc}.")
     backend_name = getattr(backend, "name", type(backend).__name__)
     minidl.set_seed(args.seed)
 

@@ -90,3 +90,118 @@ def test_quantize_refuses_calibration_data_without_a_finite_value(fill):
     mixed = np.random.default_rng(1).random((6, 4)).astype(np.float32)
     mixed[0] = fill                  # some non-finite values among finite ones still calibrate
     assert np.isfinite(quantize(model, mixed).predict(mixed[1:])).all()
+
+
+# ------------------------------------------------------------------ item 13: .ci/run's phases
+_FAKE_PYTHON = """#!/usr/bin/env bash
+# python3 as .ci/run calls it: pip and -c succeed, each pytest run prints a summary line and
+# exits with the status the test chose for that phase
+echo "$*" >> "$CALLS"
+case "$*" in
+    *"-k opencl"*) echo "7 passed in 0.1s"; exit "$RUSTICL_STATUS" ;;
+    *"-m pytest"*) echo "1 failed, 9 passed in 0.2s"; exit "$MAIN_STATUS" ;;
+esac
+exit 0
+"""
+
+
+@pytest.mark.parametrize("main_status,rusticl_status,ok", [(1, 0, False), (0, 0, True), (5, 0, False),
+                                                           (0, 2, False)])
+def test_ci_runs_every_phase_and_fails_at_the_end(tmp_path, main_status, rusticl_status, ok):
+    import os
+    import shutil
+    import subprocess
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    (tmp_path / ".ci").mkdir()
+    shutil.copy(os.path.join(repo, ".ci", "run"), tmp_path / ".ci" / "run")
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    for name, text in {"python3": _FAKE_PYTHON,
+                       "dpkg-query": "#!/bin/sh\necho 'install ok installed'\n"}.items():
+        (stubs / name).write_text(text)
+        (stubs / name).chmod(0o755)
+    icd = tmp_path / "rusticl.icd"
+    icd.write_text("libRusticlOpenCL.so.1\n")
+    calls = tmp_path / "calls"
+    env = dict(os.environ, PATH=f"{stubs}:{os.environ['PATH']}", CALLS=str(calls),
+               MAIN_STATUS=str(main_status), RUSTICL_STATUS=str(rusticl_status),
+               MINIDL_CI_RUSTICL_ICD=str(icd))
+    done = subprocess.run(["bash", str(tmp_path / ".ci" / "run")], env=env, capture_output=True,
+                          text=True, timeout=60)
+    ran = calls.read_text()
+    assert "-m pytest -q tests" in ran and "-k opencl" in ran    # the rusticl phase ran too
+    assert (done.returncode == 0) == ok, done.stdout + done.stderr
+    tail = done.stdout.strip().splitlines()[-4:]
+    assert "tests: 1 failed, 9 passed in 0.2s" in tail and "rusticl: 7 passed in 0.1s" in tail
+    if main_status == 5:
+        assert "FAILED tests: pytest collected no tests (exit 5)" in tail
+    assert tail[-1] == "every phase passed" if ok else tail[-1].startswith("FAILED ")
+
+
+# ------------------------------------------------------------------ items 14 and 18: setup.py
+def _setup_arguments():
+    """The keyword arguments of setup.py's setup() call, read without running setup.py."""
+    import ast
+    import os
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "setup.py")
+    with open(path) as f:
+        tree = ast.parse(f.read())
+    call = next(node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                and getattr(node.func, "id", None) == "setup")
+    return {k.arg: ast.literal_eval(k.value) for k in call.keywords
+            if k.arg in ("install_requires", "extras_require")}
+
+
+def _names(requirements):
+    import re
+    return {re.split(r"[<>=!~\[ ;]", r, maxsplit=1)[0].lower() for r in requirements}
+
+
+def test_pip_install_brings_pyopencl_and_the_test_extra_scipy():
+    args = _setup_arguments()
+    assert "pyopencl" in _names(args["install_requires"])     # --backend opencl after the quick start
+    assert "scipy" in _names(args["extras_require"]["test"])  # test_image_utils' scipy reference
+
+
+def _run_example(env_changes, *argv):
+    import os
+    import subprocess
+    import sys
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=repo)
+    env.update(env_changes)
+    return subprocess.run([sys.executable, os.path.join(repo, "examples", "cifar10.py"), *argv],
+                          env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_opencl_without_a_platform_is_one_paragraph(tmp_path):
+    """No OpenCL driver (an empty ICD vendors folder): the example and set_backend say what to
+    install, without a traceback and without telling to install pyopencl, which is there."""
+    pytest.importorskip("pyopencl")
+    (tmp_path / "vendors").mkdir()
+    no_icd = {"OCL_ICD_VENDORS": str(tmp_path / "vendors"), "MINIDL_DATA_DIR": str(tmp_path)}
+    done = _run_example(no_icd, "--backend", "opencl", "--epochs", "1")
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    message = done.stderr.strip()
+    assert message.startswith("cifar10.py: the opencl backend cannot run here.")
+    assert len(message.splitlines()) == 1
+    assert "pocl-opencl-icd" in message and "pip install pyopencl" not in message
+    import os
+    import subprocess
+    import sys
+    probe = ("import minidl\ntry:\n    minidl.set_backend('opencl')\nexcept minidl.backends."
+             "BackendUnavailable as exc:\n    print(exc)\n")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, PYTHONPATH=repo, **no_icd)).stdout
+    assert "install an OpenCL driver" in out and "pip install pyopencl" not in out, out
+
+
+def test_opencl_without_pyopencl_is_one_paragraph(tmp_path):
+    (tmp_path / "pyopencl.py").write_text("raise ImportError('No module named pyopencl')\n")
+    import os
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = _run_example({"PYTHONPATH": f"{tmp_path}{os.pathsep}{repo}",
+                         "MINIDL_DATA_DIR": str(tmp_path)}, "--backend", "opencl", "--epochs", "1")
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert "pip install pyopencl" in done.stderr and len(done.stderr.strip().splitlines()) == 1
