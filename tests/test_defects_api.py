@@ -205,3 +205,50 @@ def test_opencl_without_pyopencl_is_one_paragraph(tmp_path):
                          "MINIDL_DATA_DIR": str(tmp_path)}, "--backend", "opencl", "--epochs", "1")
     assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
     assert "pip install pyopencl" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------------------ item 9: ModelCheckpoint paths
+def _fit_with_checkpoint(checkpoint, epochs=1):
+    minidl.set_backend("numpy")
+    model = Sequential([layers.Input((3,)), layers.Dense(2)])
+    model.compile("sgd", "mse")
+    x = np.ones((4, 3), np.float32)
+    model.fit(x, np.zeros((4, 2), np.float32), epochs=epochs, verbose=0, callbacks=[checkpoint])
+    return model
+
+
+@pytest.mark.parametrize("template,why", [
+    ("{epoch.__class__.__init__.__globals__}", "attribute, index and positional"),
+    ("{epoch[0]}", "attribute, index and positional"),
+    ("{}-{0}", "attribute, index and positional"),
+    ("{epoch!r}", "converts the field"),
+    ("{epoch:{loss}}", "format spec"),
+    ("{epoch:>1000000000}", "width of 1000000000"),
+    ("{val_loss:.999999999f}", "precision of 999999999"),
+    ("ckpt-{epoch", "is not a format string"),
+])
+def test_checkpoint_templates_are_checked_at_construction(tmp_path, template, why):
+    from minidl.callbacks import ModelCheckpoint
+    path = str(tmp_path / template)
+    with pytest.raises(ValueError, match="ModelCheckpoint: filepath .*" + why):
+        ModelCheckpoint(path)
+
+
+def test_checkpoint_plain_templates_still_format(tmp_path):
+    from minidl.callbacks import ModelCheckpoint
+    _fit_with_checkpoint(ModelCheckpoint(str(tmp_path / "m-{epoch:03d}-{loss:.2f}-{{x}}.minidl")),
+                         epochs=2)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert len(names) == 2 and names[1].startswith("m-002-") and names[1].endswith("-{x}.minidl")
+
+
+def test_checkpoint_with_a_254_character_file_name(tmp_path):
+    from minidl.callbacks import ModelCheckpoint
+    from minidl.models import load_model
+    name = "c" * 244 + "-{epoch:02d}.minidl"          # 254 characters once formatted
+    assert len(name.format(epoch=1)) == 254
+    model = _fit_with_checkpoint(ModelCheckpoint(str(tmp_path / name)))
+    saved = tmp_path / name.format(epoch=1)
+    assert sorted(tmp_path.iterdir()) == [saved]       # and no temporary left behind
+    np.testing.assert_array_equal(load_model(saved).get_weights()[0], model.get_weights()[0])
+    model.save(saved)                                  # replacing it works too
