@@ -252,3 +252,42 @@ def test_checkpoint_with_a_254_character_file_name(tmp_path):
     assert sorted(tmp_path.iterdir()) == [saved]       # and no temporary left behind
     np.testing.assert_array_equal(load_model(saved).get_weights()[0], model.get_weights()[0])
     model.save(saved)                                  # replacing it works too
+
+
+# ------------------------------------------------------------------ item 6: dtype policies in files
+@pytest.fixture
+def global_policy_restored():
+    from minidl import mixed_precision
+    yield mixed_precision
+    mixed_precision.set_global_policy("float32")
+
+
+def test_a_file_loads_with_the_policies_it_was_saved_with(active_backend, tmp_path,
+                                                          global_policy_restored):
+    from minidl.models import load_model
+    mixed_precision = global_policy_restored
+    model = Sequential([layers.Input((8,)), layers.Dense(16, activation="relu"),
+                        layers.Dense(4, dtype="mixed_bfloat16"), layers.LeakyReLU()])
+    assert model.get_config()["layers"][1]["config"]["dtype"] == {
+        "module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"},
+        "registered_name": None}                     # Keras 3's form
+    model.save(tmp_path / "m.minidl")
+    x = np.random.default_rng(0).random((5, 8)).astype(np.float32)
+    expected = model.predict(x, verbose=0)
+    for policy in ("mixed_bfloat16", "mixed_float16", "float32"):
+        mixed_precision.set_global_policy(policy)
+        loaded = load_model(tmp_path / "m.minidl")
+        assert [l.dtype_policy.name for l in loaded.layers] == ["float32", "mixed_bfloat16",
+                                                                  "float32"]
+        np.testing.assert_array_equal(loaded.predict(x, verbose=0), expected)
+
+
+def test_a_config_without_policies_still_loads(active_backend, global_policy_restored):
+    """Older files have no "dtype" in float32 layers' configs: they get the global policy."""
+    model = Sequential([layers.Input((8,)), layers.Dense(4)])
+    config = model.get_config()
+    for spec in config["layers"][1:]:
+        del spec["config"]["dtype"]
+    assert Sequential.from_config(config).layers[0].dtype_policy.name == "float32"
+    global_policy_restored.set_global_policy("mixed_bfloat16")
+    assert Sequential.from_config(config).layers[0].dtype_policy.name == "mixed_bfloat16"
