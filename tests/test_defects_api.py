@@ -291,3 +291,95 @@ def test_a_config_without_policies_still_loads(active_backend, global_policy_res
     assert Sequential.from_config(config).layers[0].dtype_policy.name == "float32"
     global_policy_restored.set_global_policy("mixed_bfloat16")
     assert Sequential.from_config(config).layers[0].dtype_policy.name == "mixed_bfloat16"
+
+
+# ------------------------------------------------------------------ item 15: QuantizedModel's API
+def _compiled_cnn():
+    rng = np.random.default_rng(0)
+    x = rng.random((60, 8, 8, 3)).astype(np.float32)
+    y = (x[:, :4].mean(axis=(1, 2, 3)) * 20).astype(np.int64) % 4
+    model = Sequential([layers.Input((8, 8, 3)), layers.Conv2D(8, 3, activation="relu"),
+                        layers.BatchNormalization(), layers.MaxPooling2D(2), layers.Flatten(),
+                        layers.Dense(4, activation="softmax")])
+    model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.fit(x, y, epochs=2, verbose=0)
+    return model, x, y
+
+
+class _Counting(minidl.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def on_predict_batch_end(self, batch, logs=None):
+        self.calls.append(("predict", batch, type(self.model).__name__))
+
+    def on_test_batch_end(self, batch, logs=None):
+        self.calls.append(("test", batch, sorted(logs)))
+
+
+def test_quantized_predict_takes_keras_arguments(active_backend, capsys):
+    model, x, _ = _compiled_cnn()
+    qmodel = quantize(model, x)
+    full = qmodel.predict(x)
+    counting = _Counting()
+    part = qmodel.predict(x, batch_size=7, verbose=1, steps=3, callbacks=[counting])
+    np.testing.assert_array_equal(part, full[:21])
+    assert counting.calls == [("predict", i, "QuantizedModel") for i in range(3)]
+    captured = capsys.readouterr()
+    assert "Predict" in captured.out + captured.err      # verbose=1: the progress bar
+    with pytest.raises(ValueError, match="steps must be a positive int"):
+        qmodel.predict(x, steps=0)
+    with pytest.raises(TypeError, match="callbacks must be a list"):
+        qmodel.predict(x, callbacks=print)
+
+
+def test_quantized_evaluate_reports_the_float_models_loss_and_metrics(active_backend):
+    model, x, y = _compiled_cnn()
+    qmodel = quantize(model, x)
+    expected = model.evaluate(x, y, return_dict=True)
+    got = qmodel.evaluate(x, y, batch_size=16, return_dict=True)
+    assert sorted(got) == sorted(expected) == ["accuracy", "loss"]
+    assert abs(got["loss"] - expected["loss"]) < 0.05
+    # the same numbers as the float model's evaluate of the int8 predictions
+    probs = qmodel.predict(x)
+    ce = -np.log(np.clip(probs[np.arange(len(y)), y], 1e-7, 1)).mean()
+    assert got["loss"] == pytest.approx(ce, rel=1e-4)
+    assert got["accuracy"] == pytest.approx((probs.argmax(1) == y).mean())
+    loss, accuracy = qmodel.evaluate(x, y, steps=2, batch_size=10)   # the first 20 samples
+    assert accuracy == pytest.approx((probs[:20].argmax(1) == y[:20]).mean())
+    weights = np.zeros(len(y), np.float32)
+    weights[:10] = 1.0
+    weighted = qmodel.evaluate(x, y, sample_weight=weights, return_dict=True)
+    assert weighted["loss"] == pytest.approx(
+        -np.log(np.clip(probs[np.arange(10), y[:10]], 1e-7, 1)).sum() / len(y), rel=1e-4)
+    counting = _Counting()
+    qmodel.evaluate(x, y, batch_size=32, callbacks=[counting])
+    assert counting.calls == [("test", 0, ["accuracy", "loss"]), ("test", 1, ["accuracy", "loss"])]
+
+
+def test_loaded_quantized_model_evaluates_after_compile(active_backend, tmp_path):
+    model, x, y = _compiled_cnn()
+    quantize(model, x).save(tmp_path / "q.minidl")
+    loaded = load_quantized_model(tmp_path / "q.minidl")
+    with pytest.raises(ValueError, match="no loss to evaluate: compile the float model"):
+        loaded.evaluate(x, y)
+    loaded.compile(loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    assert loaded.evaluate(x, y, return_dict=True) == pytest.approx(
+        quantize(model, x).evaluate(x, y, return_dict=True))
+    with pytest.raises(ValueError, match="evaluate expects inputs of shape"):
+        loaded.evaluate(x[:, :4], y)
+
+
+def test_quantized_summary_says_how_each_layer_runs(active_backend):
+    model, x, _ = _compiled_cnn()
+    qmodel = quantize(model, x)
+    lines = []
+    qmodel.summary(print_fn=lines.append)
+    text = "\n".join(lines)
+    assert text.startswith(f'QuantizedModel: "{model.name}"')
+    conv, dense = model.layers[0], model.layers[-1]
+    row = {l.name: next(line for line in lines if line.startswith(f" {l.name} ("))
+           for l in model.layers}
+    assert "int8" in row[conv.name] and "int8" in row[dense.name]
+    assert "Runs as" in text and "int8 layers: 2" in text
