@@ -76,7 +76,8 @@ def parse_args(argv=None):
     p.add_argument("--test-limit", type=int, metavar="N", help="test on the first N images only")
     p.add_argument("--log", metavar="PATH", help="JSON log of the run, rewritten after every epoch")
     p.add_argument("--verbose", type=int, choices=[0, 1, 2], default=1,
-                   help="fit's progress output: 0 none, 1 progress bar, 2 one line per epoch")
+                   help="per epoch: 0 this script's line (time, images/s, loss, accuracy), "
+                        "1 a progress bar and that line, 2 fit's Keras-style line instead")
     args = p.parse_args(argv)
     for key, value in DEFAULTS[args.model].items():
         if getattr(args, key, None) is None:
@@ -158,7 +159,8 @@ def test_time_augmentation(model, test, log):
 
 
 class EpochReport(callbacks.Callback):
-    """Prints one line per epoch and keeps the JSON log up to date."""
+    """Prints one line per epoch (unless --verbose 2, where fit prints its own) and keeps the
+    JSON log up to date."""
 
     def __init__(self, args, num_train, log):
         super().__init__()
@@ -185,6 +187,8 @@ class EpochReport(callbacks.Callback):
         record.update({key: float(value) for key, value in logs.items()})
         self.log["epochs"].append(record)
         write_log(self.args.log, self.log)
+        if self.args.verbose == 2:   # fit prints its own line per epoch: one is enough
+            return
         print(f"epoch {epoch + 1}/{self.args.epochs}: train {train_seconds:.1f} s + validation "
               f"{record['epoch_seconds'] - train_seconds:.1f} s, "
               f"{record['images_per_second']:.0f} images/s, loss {logs.get('loss', float('nan')):.4f}, "

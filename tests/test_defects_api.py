@@ -383,3 +383,65 @@ def test_quantized_summary_says_how_each_layer_runs(active_backend):
            for l in model.layers}
     assert "int8" in row[conv.name] and "int8" in row[dense.name]
     assert "Runs as" in text and "int8 layers: 2" in text
+
+
+# ------------------------------------------------------------------ item 16: output and timings
+def _small_cifar(root, per_batch=12, test=12):
+    import pickle
+    from minidl.datasets import cifar10
+    folder = root / cifar10.FOLDER_NAME
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    for name, n in [(f, per_batch) for f in cifar10.TRAIN_FILES] + [(cifar10.TEST_FILE, test)]:
+        batch = {b"data": rng.integers(0, 256, size=(n, 3072), dtype=np.uint8),
+                 b"labels": rng.integers(0, 10, size=n).tolist()}
+        (folder / name).write_bytes(pickle.dumps(batch, protocol=4))
+
+
+@pytest.mark.parametrize("verbose", ["0", "2"])
+def test_example_prints_each_epoch_once(tmp_path, verbose):
+    _small_cifar(tmp_path / "data")
+    done = _run_example({"MINIDL_HOME": str(tmp_path / "home")}, "--backend", "numpy", "--model",
+                        "tf_tutorial", "--data-dir", str(tmp_path / "data"), "--epochs", "2",
+                        "--batch-size", "30", "--verbose", verbose)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in (done.stdout + done.stderr).replace("\r", "\n").splitlines()
+             if line.lower().startswith("epoch 2/2")]
+    script_lines = [line for line in lines if line.startswith("epoch 2/2:")]
+    fit_lines = [line for line in lines if line.startswith("Epoch 2/2 -")]
+    assert (len(script_lines), len(fit_lines)) == {"0": (1, 0), "2": (0, 1)}[verbose]
+
+
+def test_opencl_info_does_not_start_the_tuner(tmp_path, monkeypatch):
+    pytest.importorskip("pyopencl")
+    from minidl import settings
+    from minidl.backends import BackendUnavailable
+    from minidl.backends.opencl import create, tuner
+    monkeypatch.setenv("MINIDL_HOME", str(tmp_path))       # nothing tuned on this device yet
+    monkeypatch.setenv("MINIDL_OPENCL_TUNE", "1")
+    monkeypatch.setattr(settings, "_current", settings.read())
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("info() started the GEMM tuner")
+    monkeypatch.setattr(tuner, "tune", refuse)
+    try:
+        backend = create()
+    except BackendUnavailable as exc:
+        pytest.skip(str(exc))
+    info = backend.info()
+    assert info["gemm"] is None and info["gemm_source"].startswith("not tuned yet")
+    monkeypatch.setenv("MINIDL_OPENCL_TUNE", "0")
+    monkeypatch.setattr(settings, "_current", settings.read())
+    info = create(runtime=backend.rt).info()                 # known without tuning: the default
+    assert info["gemm"]["family"] in ("direct", "tiled") and info["gemm_source"] == "default"
+
+
+def test_readme_states_the_tuning_time_the_message_states():
+    import os
+    import re
+    from minidl.backends.opencl import tuner
+    readme = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    stated = set(re.findall(r"up to ~(\d+) s", text))
+    assert stated == {f"{tuner.TIME_BUDGET_S + tuner.CONV_BUDGET_S:.0f}"}
