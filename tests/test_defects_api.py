@@ -445,3 +445,38 @@ def test_readme_states_the_tuning_time_the_message_states():
         text = f.read()
     stated = set(re.findall(r"up to ~(\d+) s", text))
     assert stated == {f"{tuner.TIME_BUDGET_S + tuner.CONV_BUDGET_S:.0f}"}
+
+
+# ------------------------------------------------------------------ item 17: a backend switch
+def _other_backend(name):
+    return next((b for b in minidl.available_backends() if b != name), None)
+
+
+def test_a_model_says_once_that_it_runs_on_its_own_backend(active_backend):
+    import warnings
+    other = _other_backend(active_backend)
+    if other is None:
+        pytest.skip("one backend only here")
+    model = Sequential([layers.Input((3,)), layers.Dense(2)])
+    model.compile("sgd", "mse")
+    x, y = np.ones((4, 3), np.float32), np.zeros((4, 2), np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")               # on its own backend: silent
+        model.fit(x, y, verbose=0)
+    minidl.set_backend(other)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(x, y, verbose=0)
+        model.predict(x)
+        model.evaluate(x, y)
+        model.train_on_batch(x, y)
+        model.predict_on_batch(x)
+    messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert len(messages) == 1, messages
+    assert (f"built on the {active_backend} backend and runs there, not on the active {other} "
+            f"backend") in messages[0]
+    assert model.backend.name == active_backend      # it did not move
+    minidl.set_backend(active_backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")               # back on its backend: silent again
+        model.predict(x)
