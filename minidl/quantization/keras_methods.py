@@ -17,24 +17,14 @@ from .. import backends as backends_mod
 from .. import callbacks as callbacks_mod
 from .. import losses as losses_mod
 from ..models.batch_sources import ArrayBatches
+from ..models.training import TrainingLoops
+from ..models.training import _positive_int as positive_int
+
+_callbacks = TrainingLoops._check_callbacks   # Model's check of the callbacks argument
 
 
 def _positive_int(value, argument, owner, default=None):
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise ValueError(f"{owner}: {argument} must be a positive int, got {value!r}")
-    return int(value)
-
-
-def _callbacks(callbacks, owner):
-    if callbacks is None:
-        return []
-    if not isinstance(callbacks, (list, tuple)) or not all(
-            isinstance(cb, callbacks_mod.Callback) for cb in callbacks):
-        raise TypeError(f"{owner}: callbacks must be a list of minidl.callbacks.Callback, got "
-                        f"{callbacks!r:.100}")
-    return list(callbacks)
+    return default if value is None else positive_int(value, argument, owner)
 
 
 @contextlib.contextmanager
