@@ -248,7 +248,8 @@ def main(argv=None):
             minidl.set_backend(args.backend)
         backend = minidl.get_backend()
     except minidl.backends.BackendUnavailable as exc:   # one paragraph, no traceback
-        sys.exit(f"cifar10.py: the {args.backend or 'default'} backend cannot run here. {exc}.")
+        which = args.backend or os.environ.get("MINIDL_BACKEND", "default")
+        sys.exit(f"cifar10.py: the {which} backend cannot run here. {exc}.")
     backend_name = getattr(backend, "name", type(backend).__name__)
     minidl.set_seed(args.seed)
 

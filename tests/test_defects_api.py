@@ -105,8 +105,8 @@ exit 0
 """
 
 
-@pytest.mark.parametrize("main_status,rusticl_status,ok", [(1, 0, False), (0, 0, True), (5, 0, False),
-                                                           (0, 2, False)])
+@pytest.mark.parametrize("main_status,rusticl_status,ok",
+                         [(1, 0, False), (0, 0, True), (5, 0, False), (0, 2, False)])
 def test_ci_runs_every_phase_and_fails_at_the_end(tmp_path, main_status, rusticl_status, ok):
     import os
     import shutil
@@ -159,7 +159,7 @@ def _names(requirements):
 
 def test_pip_install_brings_pyopencl_and_the_test_extra_scipy():
     args = _setup_arguments()
-    assert "pyopencl" in _names(args["install_requires"])     # --backend opencl after the quick start
+    assert "pyopencl" in _names(args["install_requires"])     # --backend opencl after quick start
     assert "scipy" in _names(args["extras_require"]["test"])  # test_image_utils' scipy reference
 
 
