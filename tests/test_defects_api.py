@@ -480,3 +480,24 @@ def test_a_model_says_once_that_it_runs_on_its_own_backend(active_backend):
     with warnings.catch_warnings():
         warnings.simplefilter("error")               # back on its backend: silent again
         model.predict(x)
+
+
+def test_quantized_evaluate_agrees_on_every_cpu_isa_path(isa):
+    """The int8 sums are exact on every path (weights within 7 bits, as item 5 enforces for
+    files): evaluate on cpu-<isa> gives numpy's numbers, up to the float softmax."""
+    minidl.set_backend("numpy")
+    minidl.set_seed(3)
+    model, x, y = _compiled_cnn()
+    expected = quantize(model, x).evaluate(x, y, return_dict=True)
+    minidl.set_backend("cpu")
+    try:
+        other = Sequential.from_config(model.get_config())
+        other.set_weights(model.get_weights())
+        other.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
+        got = quantize(other, x).evaluate(x, y, return_dict=True)
+    finally:
+        minidl.set_backend("numpy")
+    # calibration ranges come from each backend's float forward: a last-bit difference may
+    # move a scale, so allow one sample's flip and a small loss change
+    assert got["accuracy"] == pytest.approx(expected["accuracy"], abs=1.01 / len(y))
+    assert got["loss"] == pytest.approx(expected["loss"], rel=1e-3)
