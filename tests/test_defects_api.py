@@ -81,6 +81,7 @@ def test_quantized_file_with_a_conv_step_on_flatten_is_refused(tmp_path):
     assert loaded.predict(x).shape == (8, 2)
 
 
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")   # inf rows through numpy's matmul
 @pytest.mark.parametrize("fill", [np.nan, np.inf, -np.inf])
 def test_quantize_refuses_calibration_data_without_a_finite_value(fill):
     minidl.set_backend("numpy")
@@ -262,6 +263,7 @@ def global_policy_restored():
     mixed_precision.set_global_policy("float32")
 
 
+@pytest.mark.filterwarnings("ignore:mixed_bfloat16 on the:RuntimeWarning")   # the emulation note
 def test_a_file_loads_with_the_policies_it_was_saved_with(active_backend, tmp_path,
                                                           global_policy_restored):
     from minidl.models import load_model
