@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import callbacks as callbacks_mod
 from ..distributed import world as distributed_world
+from .backend_check import warn_if_not_on_active_backend
 from .batch_sources import ArrayBatches, IteratorBatches, is_iterator
 from .concurrency import one_thread_at_a_time
 from .fit_state import forget_position, position, resume_point
@@ -94,6 +95,7 @@ class TrainingLoops:
         Keras 2's workers, use_multiprocessing and max_queue_size are checked and ignored.
         """
         self._require_compiled("fit")
+        warn_if_not_on_active_backend(self)
         owner = f"{self.describe()}.fit"
         check_fit_extras(owner, workers, use_multiprocessing, max_queue_size)
         epochs = _positive_int(epochs, "epochs", owner)
@@ -258,6 +260,7 @@ class TrainingLoops:
         """Loss and metrics over the data: a float, a list [loss, *metrics], or a dict.
         tta="flip" / "flip_translate": test-time augmentation (models/tta.py)."""
         self._require_compiled("evaluate")
+        warn_if_not_on_active_backend(self)
         owner = f"{self.describe()}.evaluate"
         with _augmented(self, tta, owner):
             return self._evaluate(x, y, batch_size, verbose, sample_weight, steps, callbacks,
@@ -316,6 +319,7 @@ class TrainingLoops:
         """Model outputs for x (an array, or an iterator whose batches are x or (x, y));
         tta="flip" / "flip_translate": averaged over augmented views (models/tta.py)."""
         self._require_built("predict")
+        warn_if_not_on_active_backend(self)
         owner = f"{self.describe()}.predict"
         with _augmented(self, tta, owner):
             return self._predict(x, batch_size, verbose, steps, callbacks, owner)

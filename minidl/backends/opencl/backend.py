@@ -157,8 +157,16 @@ class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, OptimOps, 
     def info(self):
         info = {"name": self.name}
         info.update(self.rt.info())
-        info["gemm"] = dict(self.gemm_engine.params)
-        info["gemm_source"] = "given" if self._gemm_params else tuner.last_source(self.rt)
+        # cheap: the GEMM in use, else the one the first GEMM will use when that is known
+        # without tuning; the tuner itself runs only for a GEMM, never for info()
+        if self._gemm_engine is not None or self._gemm_params:
+            params = self._gemm_engine.params if self._gemm_engine else self._gemm_params
+            source = "given" if self._gemm_params else tuner.last_source(self.rt)
+        else:
+            params, source = tuner.known_params(self.rt) or (None, "not tuned yet: tuned on "
+                                                                   "the first GEMM")
+        info["gemm"] = None if params is None else dict(params)
+        info["gemm_source"] = source
         return info
 
     def stats(self):
