@@ -22,9 +22,11 @@ from ..arguments import int_tuple
 from ..autodiff import Variable
 from ..mixed_precision import DTypePolicy
 from ..naming import auto_name, snake_case
+from ..variable_methods import VariableMethods
 from .buffers import BufferSet
 from . import custom_call
 from .input_arguments import LayerMeta, sample_shape
+from .input_spec import assert_input_compatibility
 
 
 def format_shape(shape):
@@ -96,9 +98,10 @@ class Node:
         layer._inbound_nodes.append(self)
 
 
-class Weight(Variable):
+class Weight(VariableMethods, Variable):
     """One trainable or non-trainable weight: its backend tensor and gradient. In a custom
-    layer's call it works as a tensor of minidl.ops (operators included)."""
+    layer's call it works as a tensor of minidl.ops (operators included); assign,
+    assign_add and assign_sub set its values as Keras's Variable does."""
 
     def __init__(self, name, shape, initializer, trainable, regularizer=None, constraint=None):
         self.name = name
@@ -237,6 +240,8 @@ class Layer(metaclass=LayerMeta):
         """Build for the tensors' shapes (once) and record a call node on them."""
         shapes = [t.sample_shape for t in tensors]
         shape = shapes if self.multiple_inputs else shapes[0]
+        if getattr(self, "input_spec", None) is not None:   # Keras's InputSpec check
+            assert_input_compatibility(self.input_spec, [(None,) + s for s in shapes], self.name)
         self.build_once(shape)
         # a layer built with unknown dims and called again on known ones (or the reverse)
         out = None if shape == self.input_shape else self.concrete_output_shape(shape)
@@ -351,6 +356,7 @@ class Layer(metaclass=LayerMeta):
         shape = int_tuple(shape, "shape", f"{self.describe()}.add_weight") if shape != () else ()
         weight = Weight(name, shape, initializers.get(initializer or "glorot_uniform"),
                         bool(trainable), regularizers.get(regularizer), constraints.get(constraint))
+        weight._path = f"{self.name}/{name}"   # Keras 3's variable.path
         self.weights_by_name[name] = weight
         return weight
 
