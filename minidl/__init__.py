@@ -23,7 +23,7 @@ from .mixed_precision import DTypePolicy
 from .optimizers import Optimizer
 from .regularizers import Regularizer
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = ["GradientTape", "Input", "Model", "Sequential", "activations", "available_backends", "backend",
            "callbacks", "get_backend", "initializers", "layers", "losses", "metrics", "models",

@@ -13,6 +13,7 @@ import threading
 import numpy as np
 
 from . import initializers
+from ._version import __version__
 from .backends import get_backend, set_backend
 from .layers.base import KerasTensor, Layer, Weight
 from .layers.input_spec import InputSpec
@@ -24,7 +25,6 @@ _scopes = threading.local()
 
 def version():
     """minidl's version (keras.version() gives Keras's)."""
-    from . import __version__
     return __version__
 
 

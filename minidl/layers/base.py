@@ -29,6 +29,12 @@ from .input_arguments import LayerMeta, sample_shape
 from .input_spec import assert_input_compatibility
 
 
+def _is_model(item):
+    """A model (which a custom layer may hold and call like a layer); models import layers,
+    so this checks by duck type, as models/tracking.py does."""
+    return hasattr(item, "graph") and hasattr(item, "compile")
+
+
 def format_shape(shape):
     """(32, 32, 3) -> '(None, 32, 32, 3)': shapes in messages always show the batch axis."""
     return "(" + ", ".join(["None"] + [str(d) for d in shape]) + ")"
@@ -380,7 +386,8 @@ class Layer(metaclass=LayerMeta):
         found = []
         for value in vars(self).values():
             for item in (value if isinstance(value, (list, tuple)) else (value,)):
-                if isinstance(item, Layer) and item is not self and all(item is not f for f in found):
+                if (isinstance(item, Layer) or _is_model(item)) and item is not self \
+                        and all(item is not f for f in found):
                     found.append(item)
         return found
 
@@ -397,7 +404,12 @@ class Layer(metaclass=LayerMeta):
         self.backend = backend
         self._buffers.reset(backend)
         for sub in self.sublayers() if self.uses_call() else ():
-            sub.attach(backend)
+            if not _is_model(sub):
+                sub.attach(backend)
+            elif sub.graph is not None:          # a model held by the layer (a Sequential)
+                sub.graph.attach(backend)
+            elif hasattr(sub, "_call_layer"):    # a subclassed model not built yet
+                sub._call_layer.attach(backend)
         for w in self.weights_by_name.values():
             value = w.initializer(w.shape)
             w.value = backend.from_numpy(np.asarray(value))

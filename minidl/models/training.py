@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import callbacks as callbacks_mod
 from .batch_sources import ArrayBatches, IteratorBatches, is_iterator
+from .keras_api import as_batch_iterator
 from .concurrency import one_thread_at_a_time
 from .fit_state import forget_position, position, resume_point
 from .interrupts import InterruptGuard
@@ -104,6 +105,7 @@ class TrainingLoops:
         if verbose not in (0, 1, 2, "auto"):
             raise ValueError(f"{owner}: verbose must be 0, 1, 2 or 'auto', got {verbose!r}")
         verbose = 1 if verbose == "auto" else verbose
+        x = as_batch_iterator(x, steps_per_epoch, "steps_per_epoch", owner)
         train, val = self._fit_data(x, y, batch_size, shuffle, validation_split,
                                     validation_data, owner, sample_weight, class_weight)
         steps = len(train) if steps_per_epoch is None else min(steps_per_epoch, len(train))
@@ -210,7 +212,7 @@ class TrainingLoops:
                                  "validation_data with a data iterator")
             if len(x) == 0:
                 raise ValueError(f"{owner}: the data iterator x yields no batches")
-            train = IteratorBatches(x)
+            train = IteratorBatches(x, shuffle, self.seed)
         else:
             batch_size = 32 if batch_size is None else _positive_int(batch_size, "batch_size", owner)
             x, y = self._validate_xy(x, y)
@@ -261,6 +263,7 @@ class TrainingLoops:
     def _evaluate(self, x, y, batch_size, verbose, sample_weight, steps, callbacks, return_dict, owner):
         batch_size = 32 if batch_size is None else _positive_int(batch_size, "batch_size", owner)
         steps = _positive_int(steps, "steps", owner, allow_none=True)
+        x = as_batch_iterator(x, steps, "steps", owner)
         if is_iterator(x):
             source = IteratorBatches(x)
         else:
@@ -318,6 +321,7 @@ class TrainingLoops:
     def _predict(self, x, batch_size, verbose, steps, callbacks, owner):
         batch_size = 32 if batch_size is None else _positive_int(batch_size, "batch_size", owner)
         steps = _positive_int(steps, "steps", owner, allow_none=True)
+        x = as_batch_iterator(x, steps, "steps", owner)
         if is_iterator(x):
             source = IteratorBatches(x)
             n_steps = len(x)
