@@ -161,6 +161,11 @@ class KerasModelAPI:
         raise ValueError(f"{self.describe()} has no layer named {name!r}; layers: "
                          f"{[l.name for l in layers]}")
 
+    def to_json(self, **kwargs):
+        """The architecture (no weights) as Keras 3's JSON; models.model_from_json reads it."""
+        from .json_config import model_to_json
+        return model_to_json(self, **kwargs)
+
     # --------------------------------------------------------- Keras 2 names
     def fit_generator(self, generator, steps_per_epoch=None, epochs=1, verbose=1, callbacks=None,
                       validation_data=None, validation_steps=None, validation_freq=1,

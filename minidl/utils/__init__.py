@@ -20,6 +20,8 @@ from .keras_tensors import get_source_inputs, is_keras_tensor
 from .progbar import Progbar
 from .py_dataset import PyDataset, Sequence
 from ..session import clear_session
+from ..deserialization import deserialize_keras_object
+from ..serialization import serialize_keras_object
 from ..custom_objects import (CustomObjectScope, custom_object_scope, get_custom_objects,
                               get_registered_name, get_registered_object,
                               register_keras_serializable)
@@ -32,4 +34,5 @@ __all__ = ["DownloadError", "array_to_img", "get_file", "image_dataset_from_dire
            "get_custom_objects", "get_registered_name", "get_registered_object",
            "get_source_inputs", "is_interactive_logging_enabled", "is_keras_tensor",
            "pack_x_y_sample_weight", "register_keras_serializable", "split_dataset",
-           "standardize_dtype", "unpack_x_y_sample_weight"]
+           "standardize_dtype", "unpack_x_y_sample_weight", "deserialize_keras_object",
+           "serialize_keras_object"]
