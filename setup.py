@@ -14,6 +14,8 @@ setup(
     extras_require={
         "opencl": ["pyopencl>=2022.1"],
         "image": ["pillow>=9.1"],   # minidl.preprocessing.image's files, image_dataset_from_directory
-        "test": ["pytest>=7", "hypothesis>=6", "pyopencl>=2022.1", "pydot>=1.4", "pillow>=9.1"],
+        "tensorboard": ["tensorboard>=2.10"],   # callbacks.TensorBoard's event files
+        "test": ["pytest>=7", "hypothesis>=6", "pyopencl>=2022.1", "pydot>=1.4", "pillow>=9.1",
+                 "tensorboard>=2.10"],
     },
 )

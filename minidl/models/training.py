@@ -122,6 +122,12 @@ class TrainingLoops:
         self.stop_training = False
         self.history = history
         cbs.on_train_begin()
+        restored = self.__dict__.pop("_restored_initial_epoch", None)   # BackupAndRestore
+        if restored is not None and initial_epoch <= restored:
+            initial_epoch = restored
+            skip, iterator_state = resume_point(self.fit_state, train, initial_epoch, steps, owner)
+            train.restore(iterator_state)
+            cbs.set_params(dict(cbs.params, initial_epoch=initial_epoch, initial_step=skip))
         try:
             with InterruptGuard() as guard:
                 self._train_epochs(train, val, cbs, guard, range(initial_epoch, epochs), steps,
