@@ -239,3 +239,48 @@ def test_clear_session_restarts_the_automatic_names():
     utils.clear_session()
     assert layers.Dense(1).name == "dense"
     assert minidl.backend.clear_session is utils.clear_session
+
+
+def test_pad_sequences_as_keras():
+    s = [[1], [2, 3], [4, 5, 6]]
+    padded = utils.pad_sequences(s)
+    assert padded.tolist() == [[0, 0, 1], [0, 2, 3], [4, 5, 6]] and padded.dtype == np.int32
+    assert utils.pad_sequences(s, maxlen=2).tolist() == [[0, 1], [2, 3], [5, 6]]
+    assert utils.pad_sequences(s, maxlen=2, truncating="post").tolist() == [[0, 1], [2, 3], [4, 5]]
+    assert utils.pad_sequences(s, padding="post", value=-1).tolist() == \
+        [[1, -1, -1], [2, 3, -1], [4, 5, 6]]
+    assert utils.pad_sequences([[1.5, 2.5], [1]], dtype="float32").tolist() == [[1.5, 2.5], [0.0, 1.0]]
+    assert utils.pad_sequences([[[1, 2]], [[3, 4], [5, 6]]]).shape == (2, 2, 2)
+    assert utils.pad_sequences([[], [1]]).tolist() == [[0], [1]]
+    assert utils.pad_sequences([], maxlen=3).shape == (0, 3)
+    assert utils.pad_sequences([["a", "b"], ["c"]], dtype=object, value="").tolist() == \
+        [["a", "b"], ["", "c"]]
+    with pytest.raises(ValueError, match='Padding type "mid" not understood'):
+        utils.pad_sequences(s, padding="mid")
+    with pytest.raises(ValueError, match="`sequences` must be iterable."):
+        utils.pad_sequences(3)
+    with pytest.raises(ValueError, match=r"Shape of sample \(2,\) of sequence at position 1"):
+        utils.pad_sequences([[1], [[1, 2]]])
+
+
+def test_timeseries_dataset_from_array(active_backend):
+    data = np.arange(20, dtype=np.float32).reshape(10, 2)
+    targets = np.arange(10) * 10
+    batches = list(utils.timeseries_dataset_from_array(data, targets, sequence_length=3,
+                                                       sampling_rate=2, sequence_stride=2,
+                                                       batch_size=2))
+    assert [b[0].tolist() for b in batches] == [
+        [[[0, 1], [4, 5], [8, 9]], [[4, 5], [8, 9], [12, 13]]], [[[8, 9], [12, 13], [16, 17]]]]
+    assert [b[1].tolist() for b in batches] == [[0, 20], [40]]
+    (x, y), = utils.timeseries_dataset_from_array(data, targets, 2, start_index=2, end_index=8,
+                                                  batch_size=None)
+    assert x[0].tolist() == [[4, 5], [6, 7]] and y.tolist() == [20, 30, 40, 50, 60]
+    assert minidl.preprocessing.timeseries_dataset_from_array is utils.timeseries_dataset_from_array
+    with pytest.raises(ValueError, match="`sampling_rate` must be higher than 0"):
+        utils.timeseries_dataset_from_array(data, None, 2, sampling_rate=0)
+    # a model trains on it directly
+    model = minidl.Sequential([layers.Input((3, 2)), layers.Flatten(), layers.Dense(1)])
+    model.compile("sgd", "mse")
+    series = utils.timeseries_dataset_from_array(data / 20, targets[:, None] / 100.0, 3,
+                                                 batch_size=4, shuffle=True, seed=1)
+    assert np.isfinite(model.fit(series, epochs=1, verbose=0).history["loss"][0])

@@ -19,6 +19,7 @@ from .interactive_logging import (disable_interactive_logging, enable_interactiv
 from .keras_tensors import get_source_inputs, is_keras_tensor
 from .progbar import Progbar
 from .py_dataset import PyDataset, Sequence
+from .sequences import pad_sequences, timeseries_dataset_from_array
 from ..session import clear_session
 from ..deserialization import deserialize_keras_object
 from ..serialization import serialize_keras_object
@@ -35,4 +36,4 @@ __all__ = ["DownloadError", "array_to_img", "get_file", "image_dataset_from_dire
            "get_source_inputs", "is_interactive_logging_enabled", "is_keras_tensor",
            "pack_x_y_sample_weight", "register_keras_serializable", "split_dataset",
            "standardize_dtype", "unpack_x_y_sample_weight", "deserialize_keras_object",
-           "serialize_keras_object"]
+           "serialize_keras_object", "pad_sequences", "timeseries_dataset_from_array"]
