@@ -129,3 +129,24 @@ def test_register_keras_serializable_registers_functions():
     assert minidl.saving.get_registered_name(halve) == "behaviours>halve"
     assert minidl.saving.get_registered_object("behaviours>halve") is halve
     assert minidl.utils.get_registered_name(halve) == "behaviours>halve"
+
+
+class _SqueezeAll(layers.Layer):
+    def call(self, x):
+        return ops.squeeze(x)
+
+
+class _SumOverBatch(layers.Layer):
+    def call(self, x):
+        return ops.sum(x, axis=0)
+
+
+def test_a_call_that_squeezes_every_unit_axis_keeps_the_batch_axis(active_backend):
+    """Keras's symbolic (None, 3, 1) squeezes to (None, 3): the batch axis is not a 1."""
+    inputs = minidl.Input((3, 1))
+    out = _SqueezeAll()(inputs)
+    assert out.shape == (None, 3)
+    model = minidl.Model(inputs, layers.Dense(2)(out))
+    assert model.predict(np.ones((4, 3, 1)), verbose=0).shape == (4, 2)
+    with pytest.raises(ValueError, match="call must keep the batch axis"):
+        _SumOverBatch()(minidl.Input((3,)))   # a reduction over the batch: not supported yet
