@@ -41,11 +41,13 @@ def _lookup(config, custom_objects):
     module = config.get("module")
     if class_name in MODEL_CLASSES or class_name == "Functional":
         return MODEL_CLASSES.get(class_name, MODEL_CLASSES.get("Model"))
-    for kind_module, table in _TABLES:
-        if module in (None, kind_module) or not str(module).startswith("keras"):
-            cls = table().get(class_name)
-            if cls is not None:
-                return cls
+    # the tables of the config's module first, then every table (Keras files name modules
+    # such as "keras.src.backend.torch.optimizers.torch_adam")
+    tables = [t for m, t in _TABLES if m == module] + [t for _, t in _TABLES]
+    for table in tables:
+        cls = table().get(class_name)
+        if cls is not None:
+            return cls
     return None
 
 
