@@ -284,3 +284,18 @@ def test_timeseries_dataset_from_array(active_backend):
     series = utils.timeseries_dataset_from_array(data / 20, targets[:, None] / 100.0, 3,
                                                  batch_size=4, shuffle=True, seed=1)
     assert np.isfinite(model.fit(series, epochs=1, verbose=0).history["loss"][0])
+
+
+def test_a_pydataset_may_give_num_batches_instead_of_len():
+    x, y = _data()
+
+    class ByCount(utils.PyDataset):
+        @property
+        def num_batches(self):
+            return 4
+
+        def __getitem__(self, idx):
+            return x[idx * 10:(idx + 1) * 10], y[idx * 10:(idx + 1) * 10]
+
+    assert len(ByCount()) == 4
+    assert len(_model().fit(ByCount(), epochs=2, verbose=0).history["loss"]) == 2

@@ -89,8 +89,15 @@ class PyDataset:
         return len(self)
 
     def __len__(self):
+        # Keras 3 lets a subclass give num_batches instead of __len__
+        if type(self).num_batches is not PyDataset.num_batches:
+            count = self.num_batches
+            if count is not None:
+                return int(count)
+            raise ValueError(f"{type(self).__name__}: num_batches is None (an endless dataset); "
+                             "minidl needs the number of batches of an epoch")
         raise NotImplementedError(f"{type(self).__name__} must define __len__ (the number of "
-                                  "batches)")
+                                  "batches) or num_batches")
 
     def __getitem__(self, index):
         raise NotImplementedError(f"{type(self).__name__} must define __getitem__(index) "
