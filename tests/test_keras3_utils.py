@@ -118,15 +118,22 @@ def test_split_dataset():
 
 
 def test_progbar_averages_stateless_metrics_and_shows_stateful_ones(capsys):
+    # Keras: the final update shows the values given; the others average stateless metrics
     bar = utils.Progbar(4, stateful_metrics=["acc"], verbose=2)
     bar.update(1, [("loss", 4.0), ("acc", 0.1)])
     bar.update(4, [("loss", 0.0), ("acc", 0.9)])
     out = capsys.readouterr().out
-    # loss: (4 * 1 + 0 * 3) / 4 steps; acc: the last value
-    assert out.startswith("4/4 ") and "loss: 1.0000" in out and "acc: 0.9000" in out
+    assert out.startswith("4/4 - 0s - ") and out.endswith(" - loss: 0.0000e+00 - acc: 0.9000\n")
+    bar = utils.Progbar(4, stateful_metrics=["acc"], interval=0)
+    bar.update(1, [("loss", 4.0), ("acc", 0.1)])
+    bar.update(3, [("loss", 1.0), ("acc", 0.5)])   # loss: (4 * 1 + 1 * 2) / 3 steps
+    out = capsys.readouterr().out
+    assert "\x1b[1m3/4\x1b[0m" in out and out.endswith(" - loss: 2.0000 - acc: 0.5000")
     bar = utils.Progbar(None)
     bar.add(2, [("loss", 0.5)])
-    assert "2/Unknown" in capsys.readouterr().out
+    assert "      2/Unknown" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="Only one of `stateful_metrics` or `stateless_metrics`"):
+        utils.Progbar(3, stateful_metrics=["a"], stateless_metrics=["b"])
 
 
 class _Batches(utils.PyDataset):
