@@ -89,6 +89,24 @@ def test_swap_ema_weights_evaluates_and_predicts_with_the_averages(active_backen
                                reference.predict(x, verbose=0), rtol=1e-5, atol=1e-6)
 
 
+def test_fit_validates_on_the_averages_with_swap_ema_weights(active_backend):
+    model = _model(minidl.optimizers.SGD(0.1, use_ema=True, ema_momentum=0.5))
+    x, y = _data()
+    kept = {}
+
+    class KeepAverages(callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            kept["averages"] = [model.backend.to_numpy(a)
+                                for a in model.optimizer._state["average"]]
+
+    history = model.fit(x, y, batch_size=8, epochs=1, verbose=0, validation_data=(x, y),
+                        callbacks=[callbacks.SwapEMAWeights(), KeepAverages()])
+    reference = _model()
+    reference.set_weights(kept["averages"])
+    np.testing.assert_allclose(history.history["val_loss"][0],
+                               reference.evaluate(x, y, verbose=0), rtol=1e-5)
+
+
 def test_swap_ema_weights_needs_use_ema():
     model = _model()
     x, y = _data(8)

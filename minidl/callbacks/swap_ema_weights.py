@@ -9,11 +9,10 @@ from .base import Callback
 
 
 class SwapEMAWeights(Callback):
-    """SwapEMAWeights(swap_on_epoch=False): the averages are in the model during
-    evaluate / predict called with this callback; with swap_on_epoch=True also from each
-    epoch's end to the next epoch's start (so that ModelCheckpoint and the like after it
-    see them). minidl's fit validates without calling the test hooks: to validate on the
-    averages use swap_on_epoch=True and evaluate in a callback."""
+    """SwapEMAWeights(swap_on_epoch=False): the averages are in the model during fit's
+    validation and the evaluate / predict called with this callback; with swap_on_epoch=True
+    also from each epoch's end to the next epoch's start (so that ModelCheckpoint and the
+    like after it see them)."""
 
     def __init__(self, swap_on_epoch=False):
         super().__init__()

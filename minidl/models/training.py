@@ -168,7 +168,7 @@ class TrainingLoops:
             skip = 0
             logs = self._metric_values() if self._seen else {}
             if val is not None and not self.stop_training:
-                val_logs = self._evaluate_batches(val, owner, cbs=None)
+                val_logs = self._evaluate_batches(val, owner, cbs)   # test hooks run, as Keras
                 logs.update({"val_" + k: v for k, v in val_logs.items()})
             logs["learning_rate"] = self.optimizer.current_learning_rate()
             self.trained_epochs = epoch + 1
