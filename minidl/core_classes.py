@@ -82,7 +82,11 @@ class Variable(Weight, metaclass=_VariableMeta):
             if shape is not None and tuple(shape) != values.shape:
                 raise ValueError(f"{owner}: shape {tuple(shape)} does not match the initial "
                                  f"value's shape {values.shape}")
-        super().__init__(name, values.shape, lambda s, dtype=None: values.copy(), bool(trainable))
+        # the initializer gives the current values: a layer that takes the variable over
+        # (Layer.__setattr__) uploads them to its model's backend when it is built
+        super().__init__(name, values.shape,
+                         lambda s, dtype=None: self.backend.to_numpy(self.value).copy(),
+                         bool(trainable))
         self._path = "/".join(_scope_stack() + [name])
         self.autocast = autocast
         self.aggregation = aggregation
@@ -91,6 +95,8 @@ class Variable(Weight, metaclass=_VariableMeta):
         self.backend = backend
         self.value = backend.from_numpy(values)
         self.grad = backend.zeros(self.shape) if self.trainable else None
+
+    _standalone_variable = True   # a layer that holds one tracks it as a weight (Layer.__setattr__)
 
     def __repr__(self):
         return (f"<Variable path={self.path}, shape={self.shape}, dtype={self.dtype}, "

@@ -143,3 +143,27 @@ def test_device_chooses_the_backend_inside_the_block():
     with pytest.raises(ValueError, match="unknown device 'tpu:0'"):
         with minidl.device("tpu:0"):
             pass
+
+
+class _Scaled(layers.Layer):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.scale = minidl.Variable(np.ones(3), name="scale")
+        self.frozen = minidl.Variable(np.full(3, 2.0), name="frozen", trainable=False)
+
+    def call(self, x):
+        return x * self.scale * self.frozen
+
+
+def test_a_variable_held_by_a_layer_is_one_of_its_weights(active_backend):
+    layer = _Scaled(name="scaled")
+    assert [w.path for w in layer.weights] == ["scaled/scale", "scaled/frozen"]
+    inputs = minidl.Input((3,))
+    model = minidl.Model(inputs, layer(inputs))
+    model.compile("sgd", "mse")
+    x = np.ones((8, 3), np.float32)
+    np.testing.assert_allclose(model.predict(x, verbose=0), 2.0)
+    model.fit(x, np.zeros((8, 3)), epochs=2, verbose=0)
+    assert np.all(layer.scale.numpy() < 1.0)                  # trained
+    np.testing.assert_array_equal(layer.frozen.numpy(), 2.0)  # not trainable
+    assert len(model.trainable_weights) == 1 and len(model.non_trainable_weights) == 1

@@ -158,6 +158,18 @@ class Layer(metaclass=LayerMeta):
         # The model clears this for layers fed only by model inputs: their dx is never used.
         self.input_grad_needed = True
 
+    def __setattr__(self, name, value):
+        # Keras tracks a Variable set as a layer attribute (self.scale = minidl.Variable(1.0))
+        # as one of the layer's weights: it trains and is saved as add_weight's are.
+        if getattr(value, "_standalone_variable", False) and "weights_by_name" in self.__dict__:
+            held = self.weights_by_name.get(value.name)
+            if held is not None and held is not value:
+                raise ValueError(f"{self.describe()}: a weight named {value.name!r} already "
+                                 "exists; give the Variable another name")
+            value._path = f"{self.name}/{value.name}"
+            self.weights_by_name[value.name] = value
+        object.__setattr__(self, name, value)
+
     # ------------------------------------------------------------ config
     def get_config(self):
         config = {"name": self.name, "trainable": self.trainable}
