@@ -306,3 +306,35 @@ def test_a_pydataset_may_give_num_batches_instead_of_len():
 
     assert len(ByCount()) == 4
     assert len(_model().fit(ByCount(), epochs=2, verbose=0).history["loss"]) == 2
+
+
+def _text_tree(root):
+    for label, texts in (("neg", ["bad", "awful film"]), ("pos", ["good", "great", "fine"])):
+        (root / label).mkdir()
+        for i, text in enumerate(texts):
+            (root / label / f"{i}.txt").write_text(text)
+    (root / "pos" / "notes.md").write_text("not a .txt file")
+
+
+def test_text_dataset_from_directory(tmp_path, capsys):
+    _text_tree(tmp_path)
+    data = utils.text_dataset_from_directory(tmp_path, batch_size=2, shuffle=False)
+    assert capsys.readouterr().out == "Found 5 files belonging to 2 classes.\n"
+    assert data.class_names == ["neg", "pos"] and len(data) == 3
+    batches = list(data)
+    assert [b[0].tolist() for b in batches] == [["bad", "awful film"], ["good", "great"], ["fine"]]
+    assert [b[1].tolist() for b in batches] == [[0, 0], [1, 1], [1]]
+    cut = utils.text_dataset_from_directory(tmp_path, batch_size=None, max_length=3,
+                                            label_mode="categorical", shuffle=False, verbose=False)
+    text, label = cut[1]
+    assert text == "awf" and label.tolist() == [1.0, 0.0]
+    train, val = utils.text_dataset_from_directory(tmp_path, validation_split=0.4, subset="both",
+                                                   seed=3, verbose=False)
+    assert len(train.file_paths) == 3 and len(val.file_paths) == 2
+    assert not set(train.file_paths) & set(val.file_paths)
+    assert minidl.preprocessing.text_dataset_from_directory is utils.text_dataset_from_directory
+    with pytest.raises(ValueError, match='`label_mode` argument must be one of'):
+        utils.text_dataset_from_directory(tmp_path, label_mode="sparse")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="No text files found in directory"):
+        utils.text_dataset_from_directory(tmp_path / "empty", verbose=False)

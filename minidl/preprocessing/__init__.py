@@ -4,5 +4,7 @@ dataset makers (the ones keras.utils has too)."""
 from . import image
 from ..utils.image_dataset import image_dataset_from_directory
 from ..utils.sequences import timeseries_dataset_from_array
+from ..utils.text_dataset import text_dataset_from_directory
 
-__all__ = ["image", "image_dataset_from_directory", "timeseries_dataset_from_array"]
+__all__ = ["image", "image_dataset_from_directory", "text_dataset_from_directory",
+           "timeseries_dataset_from_array"]

@@ -20,6 +20,7 @@ from .keras_tensors import get_source_inputs, is_keras_tensor
 from .progbar import Progbar
 from .py_dataset import PyDataset, Sequence
 from .sequences import pad_sequences, timeseries_dataset_from_array
+from .text_dataset import text_dataset_from_directory
 from ..session import clear_session
 from ..deserialization import deserialize_keras_object
 from ..serialization import serialize_keras_object
@@ -36,4 +37,5 @@ __all__ = ["DownloadError", "array_to_img", "get_file", "image_dataset_from_dire
            "get_source_inputs", "is_interactive_logging_enabled", "is_keras_tensor",
            "pack_x_y_sample_weight", "register_keras_serializable", "split_dataset",
            "standardize_dtype", "unpack_x_y_sample_weight", "deserialize_keras_object",
-           "serialize_keras_object", "pad_sequences", "timeseries_dataset_from_array"]
+           "serialize_keras_object", "pad_sequences", "timeseries_dataset_from_array",
+           "text_dataset_from_directory"]

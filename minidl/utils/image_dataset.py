@@ -20,41 +20,42 @@ LABEL_MODES = ("int", "categorical", "binary", None)
 COLOR_CHANNELS = {"grayscale": 1, "rgb": 3, "rgba": 4}
 
 
-def _image_files(directory, follow_links):
+def _image_files(directory, follow_links, extensions=EXTENSIONS):
     found = []
     for root, dirs, files in os.walk(directory, followlinks=follow_links):
         dirs.sort()
-        found += [os.path.join(root, f) for f in sorted(files) if f.lower().endswith(EXTENSIONS)]
+        found += [os.path.join(root, f) for f in sorted(files) if f.lower().endswith(extensions)]
     return found
 
 
-def _files_and_labels(directory, labels, class_names, follow_links):
-    """(file paths, int labels or None, class names) in Keras's alphanumerical order."""
+def _files_and_labels(directory, labels, class_names, follow_links, extensions=EXTENSIONS,
+                      where="image_dataset_from_directory"):
+    """(file paths, int labels or None, class names) in Keras's alphanumerical order; the
+    files are those ending in one of `extensions` (text_dataset.py passes ".txt")."""
     if labels == "inferred":
         subfolders = sorted(d for d in os.listdir(directory)
                             if os.path.isdir(os.path.join(directory, d)))
         if class_names is not None:
             missing = sorted(set(class_names) - set(subfolders))
             if missing or len(set(class_names)) != len(class_names):
-                raise ValueError(f"image_dataset_from_directory: class_names {list(class_names)} must "
+                raise ValueError(f"{where}: class_names {list(class_names)} must "
                                  f"name distinct subfolders of {directory!r}, which has {subfolders}")
             subfolders = list(class_names)
         paths, ints = [], []
         for index, name in enumerate(subfolders):
-            found = _image_files(os.path.join(directory, name), follow_links)
+            found = _image_files(os.path.join(directory, name), follow_links, extensions)
             paths += found
             ints += [index] * len(found)
         return paths, np.asarray(ints, np.int32), list(subfolders)
     if class_names is not None:
-        raise ValueError("image_dataset_from_directory: class_names is only valid with "
-                         "labels='inferred'")
-    paths = _image_files(directory, follow_links)
+        raise ValueError(f"{where}: class_names is only valid with labels='inferred'")
+    paths = _image_files(directory, follow_links, extensions)
     if labels is None:
         return paths, None, None
     given = np.asarray(labels)
     if given.ndim != 1 or given.dtype.kind not in "iu" or len(given) != len(paths):
-        raise ValueError(f"image_dataset_from_directory: labels must be 'inferred', None or one int "
-                         f"per image file ({len(paths)} found in {directory!r}), got {labels!r}")
+        raise ValueError(f"{where}: labels must be 'inferred', None or one int "
+                         f"per file ({len(paths)} found in {directory!r}), got {labels!r}")
     return paths, given.astype(np.int32), [str(c) for c in range(int(given.max()) + 1)]
 
 
