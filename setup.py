@@ -17,8 +17,9 @@ setup(
         "opencl": ["pyopencl>=2022.1"],
         "image": ["pillow>=9.1"],   # minidl.preprocessing.image's files, image_dataset_from_directory
         "distributed": ["mpi4py>=3.1"],   # minidl.distributed; needs an MPI library (openmpi-bin)
+        "tensorboard": ["tensorboard>=2.10"],   # callbacks.TensorBoard's event files
         "test": ["pytest>=7", "hypothesis>=6", "pyopencl>=2022.1", "pydot>=1.4", "pillow>=9.1",
                  "scipy>=1.8",   # scipy: tests/test_image_utils.py's reference affine transform
-                 "mpi4py>=3.1"],
+                 "mpi4py>=3.1", "tensorboard>=2.10"],
     },
 )

@@ -22,7 +22,7 @@ COLOR_CHANNELS = {"grayscale": 1, "rgb": 3, "rgba": 4}
 MAX_CLASSES = 65536
 
 
-def _image_files(directory, follow_links, visited):
+def _image_files(directory, follow_links, visited, extensions=EXTENSIONS):
     """The image files under `directory`, sorted, regular files only (a FIFO named x.png would
     block the reader). With follow_links, a folder whose real path is in `visited` (an
     ancestor: a link loop; another class's folder; one already walked) is not walked again."""
@@ -39,43 +39,44 @@ def _image_files(directory, follow_links, visited):
         else:
             dirs.sort()
         found += [path for path in (os.path.join(root, f) for f in sorted(files)
-                                    if f.lower().endswith(EXTENSIONS)) if os.path.isfile(path)]
+                                    if f.lower().endswith(extensions)) if os.path.isfile(path)]
     return found
 
 
-def _files_and_labels(directory, labels, class_names, follow_links):
-    """(file paths, int labels or None, class names) in Keras's alphanumerical order."""
+def _files_and_labels(directory, labels, class_names, follow_links, extensions=EXTENSIONS,
+                      where="image_dataset_from_directory"):
+    """(file paths, int labels or None, class names) in Keras's alphanumerical order; the
+    files are those ending in one of `extensions` (text_dataset.py passes ".txt")."""
     if labels == "inferred":
         subfolders = sorted(d for d in os.listdir(directory)
                             if os.path.isdir(os.path.join(directory, d)))
         if class_names is not None:
             missing = sorted(set(class_names) - set(subfolders))
             if missing or len(set(class_names)) != len(class_names):
-                raise ValueError(f"image_dataset_from_directory: class_names {list(class_names)} must "
+                raise ValueError(f"{where}: class_names {list(class_names)} must "
                                  f"name distinct subfolders of {directory!r}, which has {subfolders}")
             subfolders = list(class_names)
         paths, ints = [], []
         visited = {os.path.realpath(p) for p in
                    [directory] + [os.path.join(directory, name) for name in subfolders]}
         for index, name in enumerate(subfolders):
-            found = _image_files(os.path.join(directory, name), follow_links, visited)
+            found = _image_files(os.path.join(directory, name), follow_links, visited, extensions)
             paths += found
             ints += [index] * len(found)
         return paths, np.asarray(ints, np.int32), list(subfolders)
     if class_names is not None:
-        raise ValueError("image_dataset_from_directory: class_names is only valid with "
-                         "labels='inferred'")
-    paths = _image_files(directory, follow_links, {os.path.realpath(directory)})
+        raise ValueError(f"{where}: class_names is only valid with labels='inferred'")
+    paths = _image_files(directory, follow_links, {os.path.realpath(directory)}, extensions)
     if labels is None:
         return paths, None, None
     given = np.asarray(labels)
     if given.ndim != 1 or given.dtype.kind not in "iu" or len(given) != len(paths):
-        raise ValueError(f"image_dataset_from_directory: labels must be 'inferred', None or one int "
-                         f"per image file ({len(paths)} found in {directory!r}), got {labels!r}")
+        raise ValueError(f"{where}: labels must be 'inferred', None or one int "
+                         f"per file ({len(paths)} found in {directory!r}), got {labels!r}")
     if not len(given):
         return paths, given.astype(np.int32), []
     if given.min() < 0 or given.max() >= MAX_CLASSES:
-        raise ValueError(f"image_dataset_from_directory: labels must be class indices in "
+        raise ValueError(f"{where}: labels must be class indices in "
                          f"0..{MAX_CLASSES - 1}, got values from {given.min()} to {given.max()}")
     return paths, given.astype(np.int32), [str(c) for c in range(int(given.max()) + 1)]
 
