@@ -31,3 +31,8 @@ def mix_seed(*values):
         h = (h ^ (int(v) & 0xFFFFFFFFFFFFFFFF)) * 0xBF58476D1CE4E5B9 & 0xFFFFFFFFFFFFFFFF
         h ^= h >> 31
     return h
+
+
+# keras.random's draws (they need mix_seed and new_seed above)
+from .random_draws import (SeedGenerator, beta, binomial, categorical, dropout, gamma,  # noqa: E402
+                           normal, randint, shuffle, truncated_normal, uniform)

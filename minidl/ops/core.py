@@ -380,3 +380,14 @@ OPERATORS = {"add": add, "subtract": subtract, "multiply": multiply, "divide": d
              "power": power, "negative": negative, "abs": abs, "less": less,
              "less_equal": less_equal, "greater": greater, "greater_equal": greater_equal,
              "convert_to_numpy": convert_to_numpy}
+
+
+def __getattr__(name):
+    """keras.ops.core's names defined in other modules of minidl.ops (which import this one)."""
+    from .namespaces import resolve
+    return resolve(__name__, name)
+
+
+def __dir__():
+    from .namespaces import names
+    return names(__name__, globals())

@@ -196,3 +196,14 @@ def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=N
 
 __all__ = ["average_pool", "binary_crossentropy", "categorical_crossentropy", "conv", "gelu", "leaky_relu", "log_softmax", "max_pool", "one_hot",
            "relu", "sigmoid", "silu", "softmax", "softplus", "sparse_categorical_crossentropy", "tanh"]
+
+
+def __getattr__(name):
+    """keras.ops.nn's names defined in other modules of minidl.ops (which import this one)."""
+    from .namespaces import resolve
+    return resolve(__name__, name)
+
+
+def __dir__():
+    from .namespaces import names
+    return names(__name__, globals())
