@@ -171,6 +171,8 @@ def _advanced(t, key, arrays):
 def take(x, indices, axis=None):
     """numpy.take: the entries of x at integer `indices` along `axis` (x flattened when None)."""
     t = as_tensor(x)
+    if t.dtype == "int32":   # int tensors: through float and back (exact for |n| < 2**24)
+        return cast(take(cast(t, "float32"), indices, axis), "int32")
     if axis is None:
         t, axis = reshape(t, (-1,)), 0
     axis = _axis(axis, len(t.shape))

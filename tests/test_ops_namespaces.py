@@ -1,0 +1,107 @@
+"""keras.ops's namespaces in minidl (ops.numpy, ops.nn, ops.linalg, ops.math, ops.core,
+ops.image), custom_gradient, gradients of the cases Keras's torch backend gets wrong, and the
+errors of the new ops. Values against real Keras: test_ops_keras_reference.py."""
+
+import numpy as np
+import pytest
+
+from minidl import autodiff, ops
+from minidl.autodiff import Tensor
+from minidl.backends.numpy_backend import NumpyBackend
+from minidl.ops import namespaces
+
+B = NumpyBackend("float64")
+
+
+def test_namespaces_hold_keras_names_and_the_same_functions():
+    for module, names in ((ops.nn, namespaces.NN), (ops.linalg, namespaces.LINALG),
+                          (ops.core, namespaces.CORE), (ops.math, namespaces.MATH)):
+        for name in names:
+            assert getattr(module, name) is getattr(ops, name), (module.__name__, name)
+        assert set(names) <= set(dir(module))
+    assert ops.numpy.nanmean is ops.nanmean and ops.numpy.abs is ops.abs
+    assert callable(ops.image.resize) and ops.hard_swish is ops.hard_silu
+    with pytest.raises(AttributeError):
+        ops.nn.not_a_keras_name  # noqa: B018
+
+
+def numeric_gradient(f, xs, k, eps=1e-6):
+    def value(arrays):
+        with autodiff.on_backend(B), autodiff.recording(None):
+            return float(np.sum([ops.convert_to_numpy(ops.sum(o)) for o in f(*[Tensor(a, B) for a in arrays])]))
+    out = np.zeros_like(xs[k])
+    for i in np.ndindex(xs[k].shape):
+        up, down = [a.copy() for a in xs], [a.copy() for a in xs]
+        up[k][i] += eps
+        down[k][i] -= eps
+        out[i] = (value(up) - value(down)) / (2 * eps)
+    return out
+
+
+def tape_gradients(f, xs):
+    tape = autodiff.Tape(B)
+    ts = [Tensor(x.copy(), B, requires_grad=True) for x in xs]
+    with autodiff.on_backend(B), autodiff.recording(tape):
+        outs = f(*ts)
+    grads = tape.gradients(outs, [Tensor(np.ones(o.shape), B) for o in outs], ts)
+    return [ops.convert_to_numpy(g) for g in grads]
+
+
+@pytest.mark.parametrize("name,f,shapes", [
+    ("cross", lambda a, b: [ops.cross(a, b), ops.cross(a[:, :2], b[:, :2])], [(3, 3), (3, 3)]),
+    ("sparsemax", lambda a: [ops.sparsemax(a) * a], [(3, 5)]),
+    ("solve", lambda a, b: [ops.linalg.solve(a + 3.0 * ops.eye(3, backend=B), b)], [(3, 3), (3, 2)]),
+    ("det-inv", lambda a: [ops.linalg.det(a), ops.linalg.inv(a + 3.0 * ops.eye(3, backend=B))], [(3, 3)]),
+    ("cholesky", lambda a: [ops.linalg.cholesky(ops.matmul(a, ops.transpose(a)) + 3.0 * ops.eye(3, backend=B))], [(3, 3)]),
+    ("erfinv", lambda a: [ops.erfinv(ops.tanh(a) * 0.9)], [(5,)]),
+    ("nanquantile", lambda a: [ops.nanquantile(a, [0.2, 0.7], axis=1)], [(3, 6)]),
+])
+def test_gradients_match_finite_differences(name, f, shapes):
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal(s) for s in shapes]
+    # the host-side linalg results are float32: a wider step keeps their rounding out of the
+    # finite differences
+    eps, tol = (1e-3, 2e-3) if name in ("solve", "det-inv", "cholesky") else (1e-6, 1e-4)
+    for k, g in enumerate(tape_gradients(f, xs)):
+        np.testing.assert_allclose(g, numeric_gradient(f, xs, k, eps), rtol=tol, atol=tol, err_msg=f"{name} input {k}")
+
+
+def test_custom_gradient_replaces_the_gradient():
+    @ops.custom_gradient
+    def clipped_identity(x):
+        def grad(upstream):
+            return ops.clip(upstream, -0.5, 0.5)
+        return x * 1.0, grad
+
+    x = np.asarray([1.0, 2.0, 3.0])
+    (g,) = tape_gradients(lambda t: [clipped_identity(t) * ops.convert_to_tensor([0.1, 1.0, -2.0], backend=B)], [x])
+    np.testing.assert_allclose(g, [0.1, 0.5, -0.5])
+
+
+def test_host_side_results_stay_on_the_input_backend(backend):
+    with autodiff.on_backend(backend):
+        t = ops.convert_to_tensor(np.asarray([[3, 0], [0, 5]], np.int32))
+        for out in (ops.unique(t), ops.nonzero(t)[0], ops.bitwise_and(t, 1), ops.linalg.inv(ops.cast(t, "float32"))):
+            assert out.backend is backend
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: ops.rot90(np.ones(3, np.float32)), "axes must be two axes"),
+    (lambda: ops.glu(np.ones((2, 3), np.float32)), "even size"),
+    (lambda: ops.depth_to_space(np.ones((1, 2, 2, 3), np.float32), 2), "not divisible"),
+    (lambda: ops.bitwise_and(np.ones(2, np.float32) * 0.5, 1), "integer tensors"),
+    (lambda: ops.linalg.inv(np.ones((2, 3), np.float32)), r"square matrix .* got shape \(2, 3\)"),
+    (lambda: ops.linalg.cholesky(-np.eye(2, dtype=np.float32)), "not positive definite"),
+    (lambda: ops.histogram(np.ones((2, 2), np.float32)), "must be 1-D"),
+    (lambda: ops.bincount(np.ones(3, np.float32)), "must be an int tensor"),
+    (lambda: ops.searchsorted(np.ones(3, np.float32), 1.0, side="middle"), "side must be"),
+    (lambda: ops.rearrange(np.ones((2, 6), np.float32), "a (b c) -> a b c"), "cannot infer"),
+    (lambda: ops.image.resize(np.ones((4, 4), np.float32), (2, 2)), r"images must be .* got shape \(4, 4\)"),
+    (lambda: ops.image.map_coordinates(np.ones((3, 3), np.float32), [np.zeros(2)] * 2, 3), "order must be 0 or 1"),
+    (lambda: ops.scatter_update(np.ones(3, np.float32), [[0]], [1.0], reduction="avg"), "reduction must be"),
+    (lambda: ops.nanquantile(np.ones(3, np.float32), 2.0), r"q must be .* in \[0, 1\]"),
+    (lambda: ops.fft(np.ones(3, np.float32)), r"\(real, imag\) pair"),
+])
+def test_bad_input_gets_a_clear_error(call, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        call()
