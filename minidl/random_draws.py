@@ -13,7 +13,7 @@ from minidl's global generator, set by minidl.set_seed).
 
 import numpy as np
 
-from .random import mix_seed, new_seed
+from .seed_state import mix_seed, new_seed
 
 
 class SeedGenerator:
@@ -114,38 +114,41 @@ def randint(shape, minval, maxval, dtype="int32", seed=None):
 def categorical(logits, num_samples, dtype="int32", seed=None):
     """(batch, num_samples) class indices drawn from each row's softmax(logits) (the Gumbel-max
     trick: argmax of logits plus Gumbel noise, on the logits' backend)."""
-    from . import ops
-    t = ops.core.as_tensor(logits)
+    from .ops.core import as_tensor, cast, convert_to_tensor, stop_gradient
+    from .ops.reductions import argmax
+    from .ops.shapes import expand_dims
+    t = as_tensor(logits)
     if len(t.shape) != 2:
         raise ValueError(f"random.categorical: logits must be (batch, classes), got shape {t.shape}")
     batch, classes = t.shape
     u = _generator(seed).random((batch, int(num_samples), classes))
     gumbel = -np.log(-np.log(np.clip(u, 1e-20, 1.0 - 1e-7)))
-    noise = ops.convert_to_tensor(gumbel.astype(np.float32), backend=t.backend)
-    picks = ops.argmax(ops.stop_gradient(ops.expand_dims(t, 1)) + noise, axis=-1)
-    return picks if np.dtype(dtype).kind in "iu" else ops.cast(picks, "float32")
+    noise = convert_to_tensor(gumbel.astype(np.float32), backend=t.backend)
+    picks = argmax(stop_gradient(expand_dims(cast(t, "float32"), 1)) + noise, axis=-1)
+    return picks if np.dtype(dtype).kind in "iu" else cast(picks, "float32")
 
 
 def dropout(inputs, rate, noise_shape=None, seed=None):
     """inputs with each entry (or each noise_shape slice) zeroed with probability rate, the rest
     scaled by 1 / (1 - rate); the gradient flows through the kept entries."""
-    from . import ops
-    t = ops.core.as_tensor(inputs)
+    from .ops.core import as_tensor, convert_to_tensor
+    t = as_tensor(inputs)
     if not 0.0 <= float(rate) < 1.0:
         raise ValueError(f"random.dropout: rate must be in [0, 1), got {rate!r}")
     shape = t.shape if noise_shape is None else tuple(
         t.shape[k] if s is None else int(s) for k, s in enumerate(noise_shape))
     keep = (_generator(seed).random(shape) >= float(rate)).astype(np.float32) / (1.0 - float(rate))
-    return t * ops.convert_to_tensor(keep, backend=t.backend)
+    return t * convert_to_tensor(keep, backend=t.backend)
 
 
 def shuffle(x, axis=0, seed=None):
     """x with its slices along axis in a random order."""
-    from . import ops
-    t = ops.core.as_tensor(x)
+    from .ops.core import as_tensor
+    from .ops.shapes import take
+    t = as_tensor(x)
     n = t.shape[axis]
     order = _generator(seed).permutation(n).astype(np.int32)
-    return ops.take(t, order, axis=axis)
+    return take(t, order, axis=axis)
 
 
 def gamma(shape, alpha, dtype=None, seed=None):

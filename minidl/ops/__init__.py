@@ -46,7 +46,7 @@ from .numeric import (allclose, angle, argpartition, array_split, bartlett, binc
                       right_shift, rot90, searchsorted, signbit, sinc, trapezoid, trunc, unique,
                       unravel_index, vander, view, vsplit)
 from .nn_functions import (adaptive_average_pool, adaptive_max_pool, celu, ctc_decode, ctc_loss,
-                           depth_to_space, depthwise_conv, dot_product_attention, fold, glu, hard_shrink,
+                           depth_to_space, depthwise_conv, dot_product_attention, fold, glu, hard_shrink, hard_swish,
                            hard_tanh, layer_normalization, psnr, rms_normalization, separable_conv,
                            soft_shrink, space_to_depth, sparse_plus, sparse_sigmoid, sparsemax,
                            squareplus, tanh_shrink, threshold, unfold)
@@ -58,7 +58,6 @@ from .control_flow import (associative_scan, cond, custom_gradient, dtype, fori_
                            segment_prod, segment_sum, switch, vectorize, vectorized_map, while_loop)
 from .math_functions import cdist, erfc, erfinv, extract_sequences, rearrange
 
-hard_swish = hard_silu
 
 autodiff.register_operators(dict(OPERATORS, matmul=matmul, getitem=getitem, mod=mod, floor_divide=floor_divide))
 

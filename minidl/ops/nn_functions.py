@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .composite import absolute, expm1, logsumexp, moveaxis
+from .composite import absolute, expm1, hard_silu, logsumexp, moveaxis
 from .core import (as_tensor, cast, convert_to_tensor, greater, greater_equal, less, less_equal,
                    log, maximum, minimum, record, sigmoid, sqrt, tanh, where)
 from .creation import arange
@@ -33,6 +33,9 @@ def glu(x, axis=-1):
         raise ValueError(f"ops.glu: axis {axis} of x {t.shape} must have an even size")
     a, b = split(t, 2, axis)
     return a * sigmoid(b)
+
+
+hard_swish = hard_silu
 
 
 def hard_tanh(x):
