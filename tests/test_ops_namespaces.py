@@ -105,3 +105,13 @@ def test_host_side_results_stay_on_the_input_backend(backend):
 def test_bad_input_gets_a_clear_error(call, message):
     with pytest.raises((ValueError, TypeError), match=message):
         call()
+
+
+def test_where_with_only_a_condition_is_nonzero(backend):
+    x = np.asarray([[0.0, 2.0, 0.0], [1.0, 0.0, 3.0]], np.float32)
+    with autodiff.on_backend(backend):
+        t = ops.convert_to_tensor(x)
+        for got in (ops.where(t), ops.nonzero(t)):
+            assert [g.numpy().tolist() for g in got] == [i.tolist() for i in np.nonzero(x)]
+        with pytest.raises(ValueError, match="both x1 and x2"):
+            ops.where(t, 1.0)

@@ -228,8 +228,8 @@ def concatenate(xs, axis=0):
     return record(out, tuple(ts), rule)
 
 
-def stack(xs, axis=0):
-    ts = [as_tensor(x) for x in xs]
+def stack(x, axis=0):
+    ts = [as_tensor(t) for t in x]
     if not ts:
         raise ValueError("ops.stack: needs at least one tensor")
     axis = _axis(axis, len(ts[0].shape) + 1)

@@ -279,3 +279,12 @@ case("image.perspective_transform", lambda o, x: o.image.perspective_transform(
 case("image.scale_and_translate", lambda o, x: o.image.scale_and_translate(
     x, (2, 9, 12, 3), np.array([1.5, 1.5], np.float32), np.array([0.0, 0.0], np.float32), (1, 2), "linear", antialias=False),
     IMG, tol=1e-4)
+
+# ---- Keras's argument names and defaults of the older ops
+case("keyword-arguments", lambda o, x, y: (
+    o.add(x1=x, x2=y), o.maximum(x1=x, x2=y), o.stop_gradient(variable=o.convert_to_tensor(x)), o.stack(x=[x, y], axis=1),
+    o.max(x, axis=1, initial=0.5), o.min(x, initial=-0.2), o.nn.normalize(x, epsilon=10.0),
+    o.normalize(x, order=1), o.linspace(0.0, 1.0, 5, retstep=True)[0],
+    o.pad(x, [(1, 0), (0, 2)]), o.nan_to_num(o.log(x)), o.meshgrid(x[0], y[1])[1],
+    o.nn.one_hot(np.array([0, 2], np.int32), 3), o.nn.multi_hot(np.array([[0, 2]], np.int32), num_classes=4),
+    o.nn.moments(x, axes=[1], synchronized=False)[1]), X, P)
