@@ -78,16 +78,36 @@ def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspe
     if crop_to_aspect_ratio and pad_to_aspect_ratio:
         raise ValueError("ops.image.resize: only one of crop_to_aspect_ratio and pad_to_aspect_ratio")
     out_hw = (int(size[0]), int(size[1]))
-    if antialias:
-        fy, fx = x.shape[1] // out_hw[0], x.shape[2] // out_hw[1]
-        if fy > 1 or fx > 1:   # box pre-filter over the shrink factor
-            from .nn import average_pool
-            x = average_pool(x, (max(fy, 1), max(fx, 1)), (max(fy, 1), max(fx, 1)), "valid")
+    shrink = antialias and interpolation == "bilinear"
     steps = smart_resize_steps(x.shape[1:3], out_hw, interpolation, crop_to_aspect_ratio,
                                pad_to_aspect_ratio)
     for row, hw, method, mode in steps:
-        x = _warp(x, [row], hw, method, mode, fill_value, "resize")
+        last = row == steps[-1][0] and hw == out_hw
+        if shrink and last and (hw[0] < x.shape[1] or hw[1] < x.shape[2]):
+            x = _antialiased_resize(x, hw)
+        else:
+            x = _warp(x, [row], hw, method, mode, fill_value, "resize")
     return undo(x)
+
+
+def _triangle_weights(in_size, out_size):
+    """(out_size, in_size) bilinear weights widened by the shrink factor (the antialiased
+    filter of PIL and torch): tap j of output i weighs 1 - |j + 0.5 - c| / s around the source
+    centre c = (i + 0.5) * in / out, s = max(in / out, 1), rows normalized."""
+    scale = in_size / out_size
+    support = max(scale, 1.0)
+    centre = (np.arange(out_size) + 0.5) * scale
+    taps = np.arange(in_size) + 0.5
+    w = np.maximum(0.0, 1.0 - np.abs(taps[None, :] - centre[:, None]) / support)
+    return (w / w.sum(1, keepdims=True)).astype(np.float32)
+
+
+def _antialiased_resize(x, out_hw):
+    """x (N, H, W, C) resized by two matrix products with the antialiased filter's weights."""
+    from .einsum import einsum
+    wy = convert_to_tensor(_triangle_weights(x.shape[1], out_hw[0]), backend=x.backend)
+    wx = convert_to_tensor(_triangle_weights(x.shape[2], out_hw[1]), backend=x.backend)
+    return einsum("ow,nhwc->nhoc", wx, einsum("oh,nhwc->nowc", wy, x))
 
 
 def affine_transform(images, transform, interpolation="bilinear", fill_mode="constant", fill_value=0,
