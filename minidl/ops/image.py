@@ -77,36 +77,58 @@ def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspe
         raise ValueError(f"ops.image.resize: size must be (height, width), got {size!r}")
     if crop_to_aspect_ratio and pad_to_aspect_ratio:
         raise ValueError("ops.image.resize: only one of crop_to_aspect_ratio and pad_to_aspect_ratio")
+    if interpolation not in RESIZE_INTERPOLATIONS:
+        raise ValueError(f"ops.image.resize: interpolation must be one of {RESIZE_INTERPOLATIONS}, "
+                         f"got {interpolation!r}")
     out_hw = (int(size[0]), int(size[1]))
-    shrink = antialias and interpolation == "bilinear"
-    steps = smart_resize_steps(x.shape[1:3], out_hw, interpolation, crop_to_aspect_ratio,
-                               pad_to_aspect_ratio)
+    steps = smart_resize_steps(x.shape[1:3], out_hw, "nearest" if interpolation == "nearest" else "bilinear",
+                               crop_to_aspect_ratio, pad_to_aspect_ratio)
     for row, hw, method, mode in steps:
         last = row == steps[-1][0] and hw == out_hw
-        if shrink and last and (hw[0] < x.shape[1] or hw[1] < x.shape[2]):
-            x = _antialiased_resize(x, hw)
+        shrink = hw[0] < x.shape[1] or hw[1] < x.shape[2]
+        if last and (interpolation == "bicubic" or (antialias and shrink and interpolation == "bilinear")):
+            x = _separable_resize(x, hw, interpolation, antialias)
         else:
             x = _warp(x, [row], hw, method, mode, fill_value, "resize")
     return undo(x)
 
 
-def _triangle_weights(in_size, out_size):
-    """(out_size, in_size) bilinear weights widened by the shrink factor (the antialiased
-    filter of PIL and torch): tap j of output i weighs 1 - |j + 0.5 - c| / s around the source
-    centre c = (i + 0.5) * in / out, s = max(in / out, 1), rows normalized."""
+RESIZE_INTERPOLATIONS = ("bilinear", "nearest", "bicubic")
+
+
+def _cubic(t, a):
+    t = np.abs(t)
+    return np.where(t <= 1, ((a + 2) * t - (a + 3)) * t * t + 1,
+                    np.where(t < 2, ((a * t - 5 * a) * t + 8 * a) * t - 4 * a, 0.0))
+
+
+def _resize_weights(in_size, out_size, interpolation, antialias):
+    """(out_size, in_size) weights of one axis of a resize, as torch's interpolate computes them
+    (align_corners=False). Antialiased: the filter widened by the shrink factor s = max(in /
+    out, 1) around the source centre (i + 0.5) * in / out, taps outside dropped, rows
+    normalized (PIL's; bicubic then uses a = -0.5). Plain bicubic: a = -0.75 taps at
+    floor(p) - 1 ... floor(p) + 2 of p = (i + 0.5) * in / out - 0.5, clamped to the edge."""
     scale = in_size / out_size
-    support = max(scale, 1.0)
-    centre = (np.arange(out_size) + 0.5) * scale
-    taps = np.arange(in_size) + 0.5
-    w = np.maximum(0.0, 1.0 - np.abs(taps[None, :] - centre[:, None]) / support)
-    return (w / w.sum(1, keepdims=True)).astype(np.float32)
+    if antialias:
+        s = max(scale, 1.0)
+        centre = (np.arange(out_size) + 0.5) * scale
+        d = (np.arange(in_size)[None, :] + 0.5 - centre[:, None]) / s
+        w = np.maximum(0.0, 1.0 - np.abs(d)) if interpolation == "bilinear" else _cubic(d, -0.5)
+        return (w / w.sum(1, keepdims=True)).astype(np.float32)
+    p = (np.arange(out_size) + 0.5) * scale - 0.5
+    base = np.floor(p)
+    w = np.zeros((out_size, in_size))
+    for k in range(-1, 3):
+        taps = np.clip(base + k, 0, in_size - 1).astype(np.int64)
+        np.add.at(w, (np.arange(out_size), taps), _cubic(p - (base + k), -0.75))
+    return w.astype(np.float32)
 
 
-def _antialiased_resize(x, out_hw):
-    """x (N, H, W, C) resized by two matrix products with the antialiased filter's weights."""
+def _separable_resize(x, out_hw, interpolation, antialias):
+    """x (N, H, W, C) resized by two matrix products with per-axis weights."""
     from .einsum import einsum
-    wy = convert_to_tensor(_triangle_weights(x.shape[1], out_hw[0]), backend=x.backend)
-    wx = convert_to_tensor(_triangle_weights(x.shape[2], out_hw[1]), backend=x.backend)
+    wy = convert_to_tensor(_resize_weights(x.shape[1], out_hw[0], interpolation, antialias), backend=x.backend)
+    wx = convert_to_tensor(_resize_weights(x.shape[2], out_hw[1], interpolation, antialias), backend=x.backend)
     return einsum("ow,nhwc->nhoc", wx, einsum("oh,nhwc->nowc", wy, x))
 
 

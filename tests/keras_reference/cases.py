@@ -244,7 +244,10 @@ case("image.resize", lambda o, x: (o.image.resize(x, (3, 4)), o.image.resize(x, 
                                    o.image.resize(x, (5, 5), interpolation="nearest"),
                                    o.image.resize(x, (4, 4), crop_to_aspect_ratio=True),
                                    o.image.resize(x, (4, 4), pad_to_aspect_ratio=True),
-                                   o.image.resize(x, (4, 3), antialias=True), o.image.resize(x, (3, 12), antialias=True)),
+                                   o.image.resize(x, (4, 3), antialias=True), o.image.resize(x, (3, 12), antialias=True),
+                                   o.image.resize(x, (4, 11), interpolation="bicubic"),
+                                   o.image.resize(x, (3, 12), interpolation="bicubic", antialias=True),
+                                   o.image.resize(x, (5, 5), interpolation="bicubic", crop_to_aspect_ratio=True)),
      IMG, tol=1e-4, grad=True)
 case("image.affine_transform", lambda o, x: (
     o.image.affine_transform(x, np.array([[1.1, 0.2, -1.0, -0.1, 0.9, 0.5, 0, 0]] * 2, np.float32)),
