@@ -44,7 +44,7 @@ def tape_gradients(f, xs):
     with autodiff.on_backend(B), autodiff.recording(tape):
         outs = f(*ts)
     grads = tape.gradients(outs, [Tensor(np.ones(o.shape), B) for o in outs], ts)
-    return [ops.convert_to_numpy(g) for g in grads]
+    return [None if g is None else ops.convert_to_numpy(g) for g in grads]
 
 
 @pytest.mark.parametrize("name,f,shapes", [
@@ -115,3 +115,40 @@ def test_where_with_only_a_condition_is_nonzero(backend):
             assert [g.numpy().tolist() for g in got] == [i.tolist() for i in np.nonzero(x)]
         with pytest.raises(ValueError, match="both x1 and x2"):
             ops.where(t, 1.0)
+
+
+def test_elastic_transform_is_seeded_and_the_identity_without_displacement(backend):
+    images = np.random.default_rng(0).random((2, 8, 9, 3)).astype(np.float32)
+    with autodiff.on_backend(backend):
+        same = ops.image.elastic_transform(images, alpha=0.0, seed=1).numpy()
+        a = ops.image.elastic_transform(images, alpha=3.0, sigma=2.0, seed=4).numpy()
+        b = ops.image.elastic_transform(images, alpha=3.0, sigma=2.0, seed=4).numpy()
+    np.testing.assert_allclose(same, images, atol=1e-6)
+    np.testing.assert_array_equal(a, b)
+    assert a.shape == images.shape and not np.allclose(a, images)
+
+
+def test_control_flow_edges():
+    with autodiff.on_backend(B):
+        assert ops.switch(7, [lambda v: v + 1, lambda v: v * 3], 2) == 6      # clamped to the last
+        assert ops.switch(-2, [lambda v: v + 1, lambda v: v * 3], 2) == 3
+        carry, ys = ops.scan(lambda c, _: (c + 1.0, c * 2.0), 0.0, length=4)
+        assert carry == 4.0 and ops.convert_to_numpy(ys).tolist() == [0.0, 2.0, 4.0, 6.0]
+        assert ops.while_loop(lambda i: i < 10, lambda i: i + 3, 0, maximum_iterations=2) == 6
+        pairs = ops.vectorize(lambda a, b: a * b)(np.arange(3.0), np.ones((2, 1)))
+        np.testing.assert_array_equal(ops.convert_to_numpy(pairs), np.arange(3.0)[None].repeat(2, 0))
+    with pytest.raises(ValueError, match="give xs or length"):
+        ops.scan(lambda c, x: (c, x), 0.0)
+
+
+def test_custom_gradient_with_two_inputs():
+    @ops.custom_gradient
+    def scaled_product(a, b):
+        def grad(upstream):
+            return upstream * 2.0, None
+        return a * b, grad
+
+    a, b = np.asarray([1.0, 2.0]), np.asarray([3.0, 4.0])
+    ga, gb = tape_gradients(lambda x, y: [scaled_product(x, y)], [a, b])
+    np.testing.assert_allclose(ga, [2.0, 2.0])
+    assert gb is None     # grad_fn gave None for b
