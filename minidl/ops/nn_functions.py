@@ -8,8 +8,8 @@ import math
 import numpy as np
 
 from .composite import absolute, expm1, hard_silu, logsumexp, moveaxis
-from .core import (as_tensor, cast, convert_to_tensor, greater, greater_equal, less, less_equal,
-                   log, maximum, minimum, record, sigmoid, sqrt, tanh, where)
+from .core import (as_tensor, cast, convert_to_tensor, empty_like_shape, full, greater, greater_equal,
+                   less, less_equal, log, maximum, minimum, record, sigmoid, sqrt, tanh, where)
 from .creation import arange
 from .einsum import einsum
 from .nn import conv, log_softmax, softmax
@@ -97,10 +97,14 @@ def sparsemax(x, axis=-1):
 
 # ------------------------------------------------------------ normalizations
 def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwargs):
-    """(x - mean) / sqrt(var + epsilon) over axis, times gamma plus beta."""
+    """(x - mean) / sqrt(var + epsilon) over axis, times gamma plus beta. Over the last axis
+    (gamma and beta None or of its size) it is the fused kernel pair LayerNormalization runs."""
     t = cast(as_tensor(x), "float32")
     eps = EPSILON if epsilon is None else float(epsilon)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    if t.shape and [a % len(t.shape) for a in axes] == [len(t.shape) - 1] and all(
+            v is None or as_tensor(v, t.backend).shape == t.shape[-1:] for v in (gamma, beta)):
+        return _fused_layer_normalization(t, gamma, beta, eps)
     m = mean(t, tuple(axes), keepdims=True)
     v = mean((t - m) * (t - m), tuple(axes), keepdims=True)
     out = (t - m) / sqrt(v + eps)
@@ -109,11 +113,37 @@ def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwarg
     return out + as_tensor(beta, t.backend) if beta is not None else out
 
 
+def _fused_layer_normalization(t, gamma, beta, eps):
+    """layer_normalization over the last axis on the backend's layernorm_forward / backward."""
+    b = t.backend
+    c = t.shape[-1]
+    rows = reshape(t, (-1, c))
+    g = cast(as_tensor(gamma, b), "float32") if gamma is not None else full((c,), 1.0, backend=b)
+    offset = cast(as_tensor(beta, b), "float32") if beta is not None else full((c,), 0.0, backend=b)
+    out = empty_like_shape(b, rows.shape)
+    mean, invstd = b.empty((rows.shape[0],)), b.empty((rows.shape[0],))
+    b.layernorm_forward(out.value, mean, invstd, rows.value, g.value, offset.value, eps)
+
+    def rule(grad):
+        dx, dgamma, dbeta = (empty_like_shape(b, shape) for shape in (rows.shape, (c,), (c,)))
+        b.layernorm_backward(dx.value, dgamma.value, dbeta.value, grad.value, rows.value, mean, invstd, g.value)
+        return dx, dgamma, dbeta
+    return reshape(record(out, (rows, g, offset), rule), t.shape)
+
+
 def rms_normalization(x, scale=None, axis=-1, epsilon=None):
     """x / sqrt(mean(x^2) + epsilon) over axis, times scale."""
     t = cast(as_tensor(x), "float32")
     eps = EPSILON if epsilon is None else float(epsilon)
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    if t.shape and [a % len(t.shape) for a in axes] == [len(t.shape) - 1] and (
+            scale is None or as_tensor(scale, t.backend).shape == t.shape[-1:]):
+        # the rows [x, -x] have mean 0 and variance mean(x^2): layer normalization of them,
+        # cut back to x's half, is x / sqrt(mean(x^2) + eps) on the fused kernel pair
+        c = t.shape[-1]
+        g = None if scale is None else concatenate([as_tensor(scale, t.backend)] * 2, 0)
+        both = _fused_layer_normalization(concatenate([t, -t], -1), g, None, eps)
+        return both[..., :c]
     out = t / sqrt(mean(t * t, axes, keepdims=True) + eps)
     return out * as_tensor(scale, t.backend) if scale is not None else out
 
