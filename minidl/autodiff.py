@@ -68,6 +68,18 @@ class Operators:
     def __rpow__(self, other):
         return _op("power")(other, self)
 
+    def __mod__(self, other):
+        return _op("mod")(self, other)
+
+    def __rmod__(self, other):
+        return _op("mod")(other, self)
+
+    def __floordiv__(self, other):
+        return _op("floor_divide")(self, other)
+
+    def __rfloordiv__(self, other):
+        return _op("floor_divide")(other, self)
+
     def __matmul__(self, other):
         return _op("matmul")(self, other)
 
