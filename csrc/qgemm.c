@@ -1,7 +1,8 @@
 /* int8 inference (csrc/qgemm.h): the portable loops around the micro-kernels of
  * qgemm_ukernel_*.c, the uint8 im2col of the convolution, and the (de)quantization and max
- * pooling of uint8 tensors. The micro-kernel follows minidl_cpu_isa(): avx512 runs the VNNI one
- * when the CPU has AVX512_VNNI (else the AVX2 one), avx2 the AVX2 one, generic the plain one. */
+ * pooling of uint8 tensors. The micro-kernel follows minidl_cpu_isa(): avx512 runs AMX tiles
+ * (qgemm_amx.c) when minidl_amx_active(), else the VNNI one when the CPU has AVX512_VNNI (else
+ * the AVX2 one), avx2 the AVX2 one, generic the plain one. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,10 +11,12 @@
 #include <omp.h>
 #endif
 
+#include "amx.h"
 #include "cpu_features.h"
 #include "qgemm.h"
 #include "status.h"
 #include "internal/checked_alloc.h"
+#include "internal/qadd_impl.h"
 #include "internal/qgemm_kernels.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -27,6 +30,16 @@ int minidl_cpu_has_avx512_vnni(void)
     if (minidl_cpu_best_isa() < MINIDL_ISA_AVX512 || !__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
         return 0;
     return (ecx >> 11) & 1;
+#else
+    return 0;
+#endif
+}
+
+/* Whether the AMX tiles run (qgemm_amx.c) instead of a micro-kernel. */
+static int use_amx(void)
+{
+#ifdef MINIDL_HAVE_AMX_INT8
+    return minidl_amx_active();
 #else
     return 0;
 #endif
@@ -56,7 +69,7 @@ const char *minidl_qgemm_path(void)
 {
     const char *name;
     active_ukernel(&name);
-    return name;
+    return use_amx() ? "amx" : name;
 }
 
 static int64_t padded_n(int64_t n) { return (n + MINIDL_QGEMM_NR - 1) / MINIDL_QGEMM_NR * MINIDL_QGEMM_NR; }
@@ -80,10 +93,61 @@ static void qgemm_rows(qgemm_ukernel_fn ukernel, uint8_t *out_u8, float *out_f32
     }
 }
 
+#ifdef MINIDL_HAVE_AMX_INT8
+/* The AMX tail copy of w's last k block (qgemm_amx_weights_tail); 0, or 1 when it is needed
+ * and could not be allocated. */
+static int amx_tail(int8_t **tail, const int8_t *w, int64_t k, int64_t n)
+{
+    *tail = qgemm_amx_weights_tail(w, k, padded_n(n));
+    return !*tail && (k + 3) / 4 * 4 != qgemm_amx_k64(k);
+}
+
+static int qgemm_forward_amx(uint8_t *out_u8, float *out_f32, const uint8_t *a, const int8_t *w,
+                             const int32_t *column_offset, const float *multiplier, int32_t out_zero_point,
+                             int32_t relu, int64_t m, int64_t k, int64_t n)
+{
+    int8_t *wtail;
+    if (amx_tail(&wtail, w, k, n))
+        return MINIDL_OUT_OF_MEMORY;
+    int64_t blocks = (m + 31) / 32, apack = QGEMM_AMX_APACK(k);
+    int threads = m * k * n >= (1 << 18) ? minidl_num_threads() : 1;
+    if (threads > blocks)
+        threads = (int)blocks;
+    uint8_t *scratch = (uint8_t *)minidl_alloc((size_t)(threads * apack));
+    if (!scratch) {
+        free(wtail);
+        return MINIDL_OUT_OF_MEMORY;
+    }
+    struct qgemm_epilogue e = {out_u8, out_f32, n, column_offset, multiplier, out_zero_point, relu};
+#pragma omp parallel num_threads(threads)
+    {
+#ifdef _OPENMP
+        uint8_t *mine = scratch + (int64_t)omp_get_thread_num() * apack;
+#else
+        uint8_t *mine = scratch;
+#endif
+        qgemm_amx_begin();
+#pragma omp for schedule(static)
+        for (int64_t b = 0; b < blocks; b++)
+            qgemm_amx_rows(&e, b * 32, b * 32 + 32 < m ? b * 32 + 32 : m, a, k, w, wtail, k, n,
+                           padded_n(n), mine);
+        qgemm_amx_end();
+    }
+    free(scratch);
+    free(wtail);
+    return MINIDL_OK;
+}
+#endif
+
 int minidl_qgemm_forward(uint8_t *out_u8, float *out_f32, const uint8_t *a, const int8_t *w,
                          const int32_t *column_offset, const float *multiplier, int32_t out_zero_point,
                          int32_t relu, int64_t m, int64_t k, int64_t n)
 {
+#ifdef MINIDL_HAVE_AMX_INT8
+    if (use_amx())
+        return qgemm_forward_amx(out_u8, out_f32, a, w, column_offset, multiplier, out_zero_point, relu,
+                                 m, k, n);
+#endif
     qgemm_ukernel_fn ukernel = active_ukernel(NULL);
     int64_t blocks = (m + QGEMM_MR - 1) / QGEMM_MR;
     int threads = m * k * n >= (1 << 16) ? minidl_num_threads() : 1;
@@ -137,19 +201,39 @@ int minidl_qconv2d_forward(uint8_t *out_u8, float *out_f32, const uint8_t *x, co
     int threads = win->n > 1 ? minidl_num_threads() : 1;
     if (threads > win->n)
         threads = (int)win->n;
-    /* one im2col buffer per thread, allocated before the threads start */
+    int amx = use_amx();
+    (void)amx;          /* used only where the AMX path is compiled */
+    int8_t *wtail = NULL;
+#ifdef MINIDL_HAVE_AMX_INT8
+    if (amx && amx_tail(&wtail, w, kdim, f))
+        return MINIDL_OUT_OF_MEMORY;
+#endif
+    /* per thread: an im2col buffer, and AMX's block of activation rows; allocated before the
+       threads start */
+    int64_t per_thread = (direct ? 0 : pixels * kdim);
+#ifdef MINIDL_HAVE_AMX_INT8
+    int64_t apack = amx ? QGEMM_AMX_APACK(kdim) : 0;
+    per_thread += apack;
+#endif
     uint8_t *scratch = NULL;
-    if (!direct) {
-        scratch = (uint8_t *)minidl_alloc((size_t)(threads * pixels * kdim));
-        if (!scratch)
+    if (per_thread) {
+        scratch = (uint8_t *)minidl_alloc((size_t)(threads * per_thread));
+        if (!scratch) {
+            free(wtail);
             return MINIDL_OUT_OF_MEMORY;
+        }
     }
 #pragma omp parallel num_threads(threads)
     {
 #ifdef _OPENMP
-        uint8_t *cols = direct ? NULL : scratch + (int64_t)omp_get_thread_num() * pixels * kdim;
+        uint8_t *mine = scratch ? scratch + (int64_t)omp_get_thread_num() * per_thread : NULL;
 #else
-        uint8_t *cols = scratch;
+        uint8_t *mine = scratch;
+#endif
+        uint8_t *cols = direct ? NULL : mine;
+#ifdef MINIDL_HAVE_AMX_INT8
+        if (amx)
+            qgemm_amx_begin();
 #endif
 #pragma omp for schedule(dynamic)
         for (int64_t i = 0; i < win->n; i++) {
@@ -158,12 +242,26 @@ int minidl_qconv2d_forward(uint8_t *out_u8, float *out_f32, const uint8_t *x, co
                 im2col_u8(cols, rows, (uint8_t)x_zero_point, win);
                 rows = cols;
             }
-            qgemm_rows(ukernel, out_u8 ? out_u8 + i * pixels * f : NULL,
-                       out_f32 ? out_f32 + i * pixels * f : NULL, rows, kdim, w, column_offset,
-                       multiplier, out_zero_point, relu, 0, pixels, kdim, f);
+            uint8_t *o8 = out_u8 ? out_u8 + i * pixels * f : NULL;
+            float *o32 = out_f32 ? out_f32 + i * pixels * f : NULL;
+#ifdef MINIDL_HAVE_AMX_INT8
+            if (amx) {
+                struct qgemm_epilogue e = {o8, o32, f, column_offset, multiplier, out_zero_point, relu};
+                qgemm_amx_rows(&e, 0, pixels, rows, kdim, w, wtail, kdim, f, padded_n(f),
+                               mine + (direct ? 0 : pixels * kdim));
+                continue;
+            }
+#endif
+            qgemm_rows(ukernel, o8, o32, rows, kdim, w, column_offset, multiplier, out_zero_point, relu,
+                       0, pixels, kdim, f);
         }
+#ifdef MINIDL_HAVE_AMX_INT8
+        if (amx)
+            qgemm_amx_end();
+#endif
     }
     free(scratch);
+    free(wtail);
     return MINIDL_OK;
 }
 
@@ -193,14 +291,28 @@ void minidl_add_u8(uint8_t *out, const uint8_t *a, const uint8_t *b, int32_t a_z
                    int32_t b_zero_point, int64_t a_multiplier, int64_t b_multiplier,
                    int32_t out_zero_point, int32_t relu, int64_t count)
 {
-    const int64_t half = (int64_t)1 << (MINIDL_QADD_SHIFT - 1);
-    const int32_t lo = relu ? out_zero_point : 0;
-#pragma omp parallel for num_threads(count >= (1 << 16) ? minidl_num_threads() : 1) schedule(static)
-    for (int64_t i = 0; i < count; i++) {
-        int64_t acc = (int64_t)(a[i] - a_zero_point) * a_multiplier + (int64_t)(b[i] - b_zero_point) * b_multiplier;
-        int64_t q = ((acc + half) >> MINIDL_QADD_SHIFT) + out_zero_point;
-        out[i] = (uint8_t)(q < lo ? lo : (q > 255 ? 255 : q));
+    int threads = count >= (1 << 16) ? minidl_num_threads() : 1;
+#if defined(__x86_64__) || defined(__i386__)
+    int wide = minidl_cpu_isa() >= MINIDL_ISA_AVX512;
+#else
+    int wide = 0;
+#endif
+    /* whole 4 KiB chunks per thread, the loop of internal/qadd_impl.h on each */
+    int64_t chunk = 4096, chunks = (count + chunk - 1) / chunk;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t c = 0; c < chunks; c++) {
+        int64_t begin = c * chunk, end = begin + chunk < count ? begin + chunk : count;
+#if defined(__x86_64__) || defined(__i386__)
+        if (wide) {
+            qadd_u8_avx512(out, a, b, a_zero_point, b_zero_point, a_multiplier, b_multiplier, out_zero_point,
+                           relu, begin, end);
+            continue;
+        }
+#endif
+        qadd_u8_range(out, a, b, a_zero_point, b_zero_point, a_multiplier, b_multiplier, out_zero_point, relu,
+                      begin, end);
     }
+    (void)wide;
 }
 
 void minidl_max_pool2d_u8(uint8_t *out, const uint8_t *x, const struct minidl_window *win)
