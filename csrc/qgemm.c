@@ -93,6 +93,22 @@ static void qgemm_rows(qgemm_ukernel_fn ukernel, uint8_t *out_u8, float *out_f32
     }
 }
 
+/* The calling thread's scratch of at least `need` bytes, kept for the thread's life and grown on
+ * demand, so that a predict loop does not map and zero fresh pages at every convolution; the
+ * OpenMP threads of one call share it in slices. NULL when growing failed. */
+static __thread uint8_t *scratch_buf;
+static __thread size_t scratch_cap;
+
+static uint8_t *caller_scratch(size_t need)
+{
+    if (need > scratch_cap) {
+        free(scratch_buf);
+        scratch_buf = (uint8_t *)minidl_alloc(need);
+        scratch_cap = scratch_buf ? need : 0;
+    }
+    return scratch_buf;
+}
+
 #ifdef MINIDL_HAVE_AMX_INT8
 /* The AMX tail copy of w's last k block (qgemm_amx_weights_tail); 0, or 1 when it is needed
  * and could not be allocated. */
@@ -113,7 +129,7 @@ static int qgemm_forward_amx(uint8_t *out_u8, float *out_f32, const uint8_t *a, 
     int threads = m * k * n >= (1 << 18) ? minidl_num_threads() : 1;
     if (threads > blocks)
         threads = (int)blocks;
-    uint8_t *scratch = (uint8_t *)minidl_alloc((size_t)(threads * apack));
+    uint8_t *scratch = caller_scratch((size_t)(threads * apack));
     if (!scratch) {
         free(wtail);
         return MINIDL_OUT_OF_MEMORY;
@@ -133,7 +149,6 @@ static int qgemm_forward_amx(uint8_t *out_u8, float *out_f32, const uint8_t *a, 
                            padded_n(n), mine);
         qgemm_amx_end();
     }
-    free(scratch);
     free(wtail);
     return MINIDL_OK;
 }
@@ -160,13 +175,17 @@ int minidl_qgemm_forward(uint8_t *out_u8, float *out_f32, const uint8_t *a, cons
     return MINIDL_OK;
 }
 
-/* cols (oh * ow, kh * kw * c) uint8 of image x (h, w, c); padding holds pad_value. */
-static void im2col_u8(uint8_t *cols, const uint8_t *x, uint8_t pad_value, const struct minidl_window *win)
+/* cols (oh * ow, kh * kw * c) uint8 of image x (h, w, c), row stride ldc (>= kh * kw * c; the
+ * bytes from kh * kw * c to ldc are set to zero); padding holds pad_value. */
+static void im2col_u8(uint8_t *cols, int64_t ldc, const uint8_t *x, uint8_t pad_value,
+                      const struct minidl_window *win)
 {
     int64_t c = win->c, krow = win->kw * c, kdim = win->kh * krow;
     for (int64_t oy = 0; oy < win->oh; oy++) {
         for (int64_t ox = 0; ox < win->ow; ox++) {
-            uint8_t *dst = cols + (oy * win->ow + ox) * kdim;
+            uint8_t *dst = cols + (oy * win->ow + ox) * ldc;
+            if (ldc > kdim)
+                memset(dst + kdim, 0, (size_t)(ldc - kdim));
             int64_t y0 = oy * win->sh - win->pad_top, x0 = ox * win->sw - win->pad_left;
             for (int64_t ky = 0; ky < win->kh; ky++, dst += krow) {
                 int64_t y = y0 + ky;
@@ -204,20 +223,25 @@ int minidl_qconv2d_forward(uint8_t *out_u8, float *out_f32, const uint8_t *x, co
     int amx = use_amx();
     (void)amx;          /* used only where the AMX path is compiled */
     int8_t *wtail = NULL;
+    /* per thread: the im2col rows (ldc apart) and, for AMX's direct case, its block of
+       activation rows; allocated before the threads start */
+    int64_t ldc = kdim, cols_bytes = direct ? 0 : pixels * kdim, apack = 0;
 #ifdef MINIDL_HAVE_AMX_INT8
     if (amx && amx_tail(&wtail, w, kdim, f))
         return MINIDL_OUT_OF_MEMORY;
+    if (amx && !direct) {
+        /* im2col writes AMX's tile-ready layout: rows k64 apart, zero from kdim to k64 and
+           past the last pixel up to a 32-row block (zeroed once here, never written) */
+        ldc = qgemm_amx_k64(kdim);
+        cols_bytes = (pixels + 31) / 32 * 32 * ldc;
+    }
+    if (amx && direct)
+        apack = QGEMM_AMX_APACK(kdim);
 #endif
-    /* per thread: an im2col buffer, and AMX's block of activation rows; allocated before the
-       threads start */
-    int64_t per_thread = (direct ? 0 : pixels * kdim);
-#ifdef MINIDL_HAVE_AMX_INT8
-    int64_t apack = amx ? QGEMM_AMX_APACK(kdim) : 0;
-    per_thread += apack;
-#endif
+    int64_t per_thread = cols_bytes + apack;
     uint8_t *scratch = NULL;
     if (per_thread) {
-        scratch = (uint8_t *)minidl_alloc((size_t)(threads * per_thread));
+        scratch = caller_scratch((size_t)(threads * per_thread));
         if (!scratch) {
             free(wtail);
             return MINIDL_OUT_OF_MEMORY;
@@ -239,7 +263,9 @@ int minidl_qconv2d_forward(uint8_t *out_u8, float *out_f32, const uint8_t *x, co
         for (int64_t i = 0; i < win->n; i++) {
             const uint8_t *rows = x + i * image;
             if (!direct) {
-                im2col_u8(cols, rows, (uint8_t)x_zero_point, win);
+                im2col_u8(cols, ldc, rows, (uint8_t)x_zero_point, win);
+                if (ldc != kdim)    /* AMX reads whole 32-row blocks: the rows past the last pixel */
+                    memset(cols + pixels * ldc, 0, (size_t)(cols_bytes - pixels * ldc));
                 rows = cols;
             }
             uint8_t *o8 = out_u8 ? out_u8 + i * pixels * f : NULL;
@@ -247,8 +273,8 @@ int minidl_qconv2d_forward(uint8_t *out_u8, float *out_f32, const uint8_t *x, co
 #ifdef MINIDL_HAVE_AMX_INT8
             if (amx) {
                 struct qgemm_epilogue e = {o8, o32, f, column_offset, multiplier, out_zero_point, relu};
-                qgemm_amx_rows(&e, 0, pixels, rows, kdim, w, wtail, kdim, f, padded_n(f),
-                               mine + (direct ? 0 : pixels * kdim));
+                qgemm_amx_rows(&e, 0, pixels, rows, ldc, w, wtail, kdim, f, padded_n(f),
+                               direct ? mine : NULL);
                 continue;
             }
 #endif
@@ -260,7 +286,6 @@ int minidl_qconv2d_forward(uint8_t *out_u8, float *out_f32, const uint8_t *x, co
             qgemm_amx_end();
 #endif
     }
-    free(scratch);
     free(wtail);
     return MINIDL_OK;
 }

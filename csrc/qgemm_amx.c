@@ -5,9 +5,11 @@
  * read in place with a row stride of np * 4 bytes. Only the last k block, when kp is not a
  * multiple of 64, comes from a zero-padded copy (qgemm_amx_weights_tail), made once per call.
  *
- * Activations are copied 32 rows at a time into a zero-padded (32, k64) block (k64 = k rounded
- * up to 64): A tiles then never read past a row or past the array, ragged rows and k tails need
- * no other code, and the copy costs one pass over a against the n / 32 passes of the tiles.
+ * Activations are read by A tiles 64 bytes of k at a time, so each row must be readable and zero
+ * from k up to k64 (k rounded up to 64), and the rows up to the end of the last 32-row block
+ * readable. The convolution's im2col writes that layout directly (qgemm.c); other activations
+ * are copied 32 rows at a time into a zero-padded (32, k64) block (apack), which costs one pass
+ * over a against the n / 32 passes of the tiles.
  *
  * Register blocking: 32 rows x 32 columns = 4 int32 accumulator tiles (tmm0-3), 2 A tiles
  * (tmm4-5) and 2 B tiles (tmm6-7), all 16 rows x 64 bytes: per 64-deep k step 4 tile loads feed
@@ -111,9 +113,10 @@ static void store_block(const struct qgemm_epilogue *e, int64_t r0, int64_t j0, 
     }
 }
 
-/* acc (32 x 32 int32) = ablock (two 16-row tiles when two_rows) @ the 32 (or 16) columns at
- * wcol, k64 / 64 k blocks; the last from wtail_col when it is not NULL. */
-static inline __attribute__((always_inline)) void tiles_2x2(int32_t *acc, const uint8_t *ablock, int64_t k64,
+/* acc (32 x 32 int32) = ablock (two 16-row tiles when two_rows, row stride lda) @ the 32 (or
+ * 16) columns at wcol, k64 / 64 k blocks; the last from wtail_col when it is not NULL. */
+static inline __attribute__((always_inline)) void tiles_2x2(int32_t *acc, const uint8_t *ablock, int64_t lda,
+                                                             int64_t k64,
                                                              const int8_t *wcol, const int8_t *wtail_col,
                                                              int64_t ldw, int two_rows, int two_cols)
 {
@@ -125,7 +128,7 @@ static inline __attribute__((always_inline)) void tiles_2x2(int32_t *acc, const 
     for (int64_t kb = 0; kb < blocks; kb++) {
         const int8_t *b = (kb == blocks - 1 && wtail_col) ? wtail_col : wcol + kb * 16 * ldw;
         const uint8_t *a = ablock + kb * 64;
-        _tile_loadd(4, a, k64);
+        _tile_loadd(4, a, lda);
         _tile_loadd(6, b, ldw);
         _tile_dpbusd(0, 4, 6);
         if (two_cols) {
@@ -133,7 +136,7 @@ static inline __attribute__((always_inline)) void tiles_2x2(int32_t *acc, const 
             _tile_dpbusd(1, 4, 7);
         }
         if (two_rows) {
-            _tile_loadd(5, a + 16 * k64, k64);
+            _tile_loadd(5, a + 16 * lda, lda);
             _tile_dpbusd(2, 5, 6);
             if (two_cols)
                 _tile_dpbusd(3, 5, 7);
@@ -152,25 +155,32 @@ void qgemm_amx_rows(const struct qgemm_epilogue *e, int64_t r0, int64_t r1, cons
     int32_t acc[BLOCK * BLOCK] __attribute__((aligned(64)));
     for (int64_t r = r0; r < r1; r += BLOCK) {
         int rows = r1 - r < BLOCK ? (int)(r1 - r) : BLOCK;
-        /* apack (32, k64) = the block's rows, zero past k and past `rows` */
-        for (int i = 0; i < rows; i++) {
-            memcpy(apack + i * k64, a + (r + i) * lda, (size_t)k);
-            memset(apack + i * k64 + k, 0, (size_t)(k64 - k));
+        const uint8_t *ablock = a + r * lda;
+        int64_t ld = lda;
+        if (apack) {
+            /* apack (32, k64) = the block's rows, zero past k and past `rows` (rows past the
+               block's end feed only outputs that are not stored) */
+            for (int i = 0; i < rows; i++) {
+                memcpy(apack + i * k64, a + (r + i) * lda, (size_t)k);
+                memset(apack + i * k64 + k, 0, (size_t)(k64 - k));
+            }
+            if (rows < BLOCK)
+                memset(apack + rows * k64, 0, (size_t)((BLOCK - rows) * k64));
+            ablock = apack;
+            ld = k64;
         }
-        if (rows < BLOCK)          /* rows past the block's end feed only unstored outputs */
-            memset(apack + rows * k64, 0, (size_t)((BLOCK - rows) * k64));
         for (int64_t j = 0; j < n; j += BLOCK) {
             int cols = n - j < BLOCK ? (int)(n - j) : BLOCK;
             const int8_t *wcol = w + j * 4, *tcol = wtail ? wtail + j * 4 : NULL;
             int two_rows = rows > 16, two_cols = cols > 16;
             if (two_rows && two_cols)
-                tiles_2x2(acc, apack, k64, wcol, tcol, ldw, 1, 1);
+                tiles_2x2(acc, ablock, ld, k64, wcol, tcol, ldw, 1, 1);
             else if (two_rows)
-                tiles_2x2(acc, apack, k64, wcol, tcol, ldw, 1, 0);
+                tiles_2x2(acc, ablock, ld, k64, wcol, tcol, ldw, 1, 0);
             else if (two_cols)
-                tiles_2x2(acc, apack, k64, wcol, tcol, ldw, 0, 1);
+                tiles_2x2(acc, ablock, ld, k64, wcol, tcol, ldw, 0, 1);
             else
-                tiles_2x2(acc, apack, k64, wcol, tcol, ldw, 0, 0);
+                tiles_2x2(acc, ablock, ld, k64, wcol, tcol, ldw, 0, 0);
             store_block(e, r, j, rows, cols, acc);
         }
     }

@@ -38,7 +38,9 @@ void qgemm_ukernel_vnni(const struct qgemm_epilogue *e, int64_t row0, int rows, 
 /* The AMX path (qgemm_amx.c) runs 32 x 32 blocks of tiles instead of a QGEMM_MR x 16
  * micro-kernel. Between qgemm_amx_begin and qgemm_amx_end (on each thread that runs tiles),
  * qgemm_amx_rows computes rows [r0, r1) of out = epilogue(a @ w) (a's row r at a + r * lda,
- * e at out's row 0 and column 0); apack is the thread's scratch of QGEMM_AMX_APACK(k) bytes;
+ * e at out's row 0 and column 0); apack is the thread's scratch of QGEMM_AMX_APACK(k) bytes, or
+ * NULL when a is tile-ready: lda >= qgemm_amx_k64(k), each row zero from k to qgemm_amx_k64(k)
+ * and the rows readable up to r1 rounded up to 32;
  * wtail is qgemm_amx_weights_tail's copy of the last k block, NULL when qgemm_amx_k64(k) equals
  * k rounded up to 4 (then no copy is needed; else a NULL from it means out of memory). */
 #if defined(__x86_64__) && !defined(__clang__)
