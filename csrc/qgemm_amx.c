@@ -71,45 +71,53 @@ int8_t *qgemm_amx_weights_tail(const int8_t *w, int64_t k, int64_t np)
     return tail;
 }
 
-/* out's 16 columns of row r = epilogue(acc), as qgemm_ukernel_vnni's store16. */
-static inline void store16(const struct qgemm_epilogue *e, int64_t r, int j, __m512i acc)
-{
-    __m512i off = _mm512_loadu_si512((const void *)(e->column_offset + j));
-    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, off)),
-                             _mm512_loadu_ps(e->multiplier + j));
-    if (e->out_u8) {
-        __m512 lo = _mm512_set1_ps(e->relu ? 0.0f : (float)-e->zero_point);
-        __m512 hi = _mm512_set1_ps((float)(255 - e->zero_point));
-        __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, lo), hi)),
-                                     _mm512_set1_epi32(e->zero_point));
-        _mm_storeu_si128((__m128i *)(e->out_u8 + r * e->ldo + j), _mm512_cvtepi32_epi8(q));
-    } else {
-        if (e->relu)
-            v = _mm512_max_ps(v, _mm512_setzero_ps());
-        _mm512_storeu_ps(e->out_f32 + r * e->ldo + j, v);
-    }
-}
-
 /* The epilogue of a (rows, cols) corner of acc (32 x 32 int32), its row 0 at out row r0 and
- * its column 0 at out column j0. */
+ * its column 0 at out column j0; whole 16-column groups with AVX-512, the same float math as
+ * qgemm_ukernel_vnni's store16 (so equal bit for bit). The per-column vectors are loaded once
+ * per group into locals: the uint8 stores may alias anything, so the compiler would otherwise
+ * reload them from e at every row. */
 static void store_block(const struct qgemm_epilogue *e, int64_t r0, int64_t j0, int rows, int cols,
                         const int32_t *acc)
 {
-    for (int i = 0; i < rows; i++) {
-        int j = 0;
-        for (; j + 16 <= cols; j += 16)
-            store16(e, r0 + i, (int)(j0 + j), _mm512_loadu_si512((const void *)(acc + i * BLOCK + j)));
-        if (j < cols) {
-            struct qgemm_epilogue shifted = *e;
-            shifted.column_offset += j0;
-            shifted.multiplier += j0;
-            if (shifted.out_u8)
-                shifted.out_u8 += j0;
-            else
-                shifted.out_f32 += j0;
-            for (; j < cols; j++)
-                qgemm_store_one(&shifted, r0 + i, j, acc[i * BLOCK + j]);
+    const int64_t ldo = e->ldo;
+    const int relu = e->relu;
+    int j = 0;
+    for (; j + 16 <= cols; j += 16) {
+        const __m512i off = _mm512_loadu_si512((const void *)(e->column_offset + j0 + j));
+        const __m512 mult = _mm512_loadu_ps(e->multiplier + j0 + j);
+        if (e->out_u8) {
+            const __m512 lo = _mm512_set1_ps(relu ? 0.0f : (float)-e->zero_point);
+            const __m512 hi = _mm512_set1_ps((float)(255 - e->zero_point));
+            const __m512i zp = _mm512_set1_epi32(e->zero_point);
+            uint8_t *out = e->out_u8 + r0 * ldo + j0 + j;
+            for (int i = 0; i < rows; i++) {
+                __m512i a = _mm512_loadu_si512((const void *)(acc + i * BLOCK + j));
+                __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(a, off)), mult);
+                __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, lo), hi)), zp);
+                _mm_storeu_si128((__m128i *)(out + i * ldo), _mm512_cvtepi32_epi8(q));
+            }
+        } else {
+            float *out = e->out_f32 + r0 * ldo + j0 + j;
+            for (int i = 0; i < rows; i++) {
+                __m512i a = _mm512_loadu_si512((const void *)(acc + i * BLOCK + j));
+                __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(a, off)), mult);
+                if (relu)
+                    v = _mm512_max_ps(v, _mm512_setzero_ps());
+                _mm512_storeu_ps(out + i * ldo, v);
+            }
         }
+    }
+    if (j < cols) {
+        struct qgemm_epilogue shifted = *e;
+        shifted.column_offset += j0;
+        shifted.multiplier += j0;
+        if (shifted.out_u8)
+            shifted.out_u8 += j0;
+        else
+            shifted.out_f32 += j0;
+        for (int i = 0; i < rows; i++)
+            for (int jj = j; jj < cols; jj++)
+                qgemm_store_one(&shifted, r0 + i, jj, acc[i * BLOCK + jj]);
     }
 }
 
