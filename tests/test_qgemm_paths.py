@@ -97,3 +97,22 @@ def test_amx_is_chosen_automatically():
         assert ops.path() == "amx"
     else:
         assert ops.path() in ("vnni", "avx2", "generic")
+
+
+@pytest.mark.parametrize("a_multiplier,b_multiplier", [(2 ** 31 - 1, -(2 ** 31 - 1)), (-(2 ** 31 - 1), 1),
+                                                       (1 << 20, (1 << 20) - 1), (123456789, 987654321 - 2 ** 30)])
+def test_add_u8_is_exact_at_the_multipliers_extremes(isa, a_multiplier, b_multiplier):
+    """add_u8 splits each multiplier into int32 halves (csrc/internal/qadd_impl.h): exact for
+    every multiplier of magnitude < 2**31, on every ISA path."""
+    from minidl.backends.cpu import create
+    ops = for_backend(create())
+    rng = np.random.default_rng(abs(a_multiplier) % 1000)
+    a = rng.integers(0, 256, size=(3, 1000), dtype=np.uint8)
+    b = rng.integers(0, 256, size=(3, 1000), dtype=np.uint8)
+    a[0, :8], b[0, :8] = [0, 255, 0, 255, 0, 255, 128, 1], [0, 0, 255, 255, 128, 1, 0, 255]
+    for za, zb, zo, relu in ((0, 255, 7, False), (255, 0, 200, True), (128, 3, 0, False)):
+        out = np.zeros_like(a)
+        expected = out.copy()
+        REFERENCE.add_u8(expected, a, b, za, zb, a_multiplier, b_multiplier, zo, relu)
+        got = _run(ops, "add_u8", out, a, b, za, zb, a_multiplier, b_multiplier, zo, relu)
+        np.testing.assert_array_equal(got, expected)
