@@ -103,3 +103,8 @@ def test_a_kernel_of_a_higher_isa_waits_for_it():
     finally:
         lib.minidl_sgemm_select_kernel(b"")
         lib.minidl_set_isa(before)
+
+
+def test_info_names_the_sgemm_kernel():
+    from minidl.backends.cpu import create
+    assert create().info()["gemm_kernel"] == ffi.string(lib.minidl_sgemm_kernel_name()).decode()
