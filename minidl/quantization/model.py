@@ -53,7 +53,7 @@ class QuantizedModel(KerasMethods):
         return self.float_model.name
 
     def info(self):
-        """Which int8 inner loop runs (cpu: "vnni", "avx2" or "generic"), and the layers in int8."""
+        """Which int8 inner loop runs (cpu: "amx", "vnni", "avx2" or "generic"), and the layers in int8."""
         path = self.ops.path() if hasattr(self.ops, "path") else self.ops.name
         quantized = [self.float_model.graph.nodes[i].layer.name for i, s in enumerate(self.steps)
                      if s["kind"] in ("conv", "dense")]

@@ -61,6 +61,7 @@ class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, LinalgOps, DepthwiseOps, O
     def info(self):
         return {"name": self.name, "isa": ffi.string(self._lib.minidl_cpu_isa_name()).decode(),
                 "threads": int(self._lib.minidl_num_threads()),
+                "gemm_kernel": ffi.string(self._lib.minidl_sgemm_kernel_name()).decode(),
                 "amx": ffi.string(self._lib.minidl_amx_status()).decode()
                 + ("" if self._lib.minidl_amx_active() or not self._lib.minidl_amx_available() else " (switched off)")}
 
