@@ -9,6 +9,7 @@ from ..custom_objects import custom_object_scope, get_registered_name, get_regis
 from .base import Optimizer
 from .classic import SGD, Adagrad, Adam, RMSprop
 from .extended import Adadelta, Adamax, AdamW, Ftrl, Lion, Nadam
+from . import schedules  # noqa: F401  (keras.optimizers.schedules)
 
 _OPTIMIZERS = {cls.__name__.lower(): cls for cls in (SGD, RMSprop, Adam, Adagrad, Adadelta, Adamax, Nadam,
                                                      AdamW, Lion, Ftrl)}
