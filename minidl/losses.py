@@ -421,32 +421,21 @@ def _row_loss_values(loss, y_true, y_pred):
     return out.reshape(pred.shape[:-1]).astype(dtype)
 
 
-def _function_form(cls, name):
-    """Keras's function of a loss: the per-sample values of host arrays y_true, y_pred."""
-    def loss_function(y_true, y_pred):
-        return _row_loss_values(cls(), y_true, y_pred)
-    loss_function.__name__ = loss_function.__qualname__ = name
-    loss_function.__doc__ = f"Per-sample {cls.__name__} of y_true and y_pred (numpy in, numpy out)."
-    return loss_function
-
-
-mean_absolute_error = _function_form(MeanAbsoluteError, "mean_absolute_error")
-mean_absolute_percentage_error = _function_form(MeanAbsolutePercentageError, "mean_absolute_percentage_error")
-mean_squared_logarithmic_error = _function_form(MeanSquaredLogarithmicError, "mean_squared_logarithmic_error")
-log_cosh = _function_form(LogCosh, "log_cosh")
-poisson = _function_form(Poisson, "poisson")
-kl_divergence = _function_form(KLDivergence, "kl_divergence")
-hinge = _function_form(Hinge, "hinge")
-squared_hinge = _function_form(SquaredHinge, "squared_hinge")
-categorical_hinge = _function_form(CategoricalHinge, "categorical_hinge")
-
-
-def huber(y_true, y_pred, delta=1.0):
-    return _row_loss_values(Huber(delta), y_true, y_pred)
+# Keras's loss functions (per-sample values as Tensors, written with minidl.ops): the same
+# functions as metrics.mean_absolute_error, ...
+mean_absolute_percentage_error = loss_functions.mean_absolute_percentage_error
+mean_squared_logarithmic_error = loss_functions.mean_squared_logarithmic_error
+log_cosh = loss_functions.log_cosh
+poisson = loss_functions.poisson
+kl_divergence = loss_functions.kl_divergence
+squared_hinge = loss_functions.squared_hinge
+categorical_hinge = loss_functions.categorical_hinge
 
 
 def cosine_similarity(y_true, y_pred, axis=-1):
-    return _row_loss_values(CosineSimilarity(axis), y_true, y_pred)
+    """-sum(l2_normalize(y_true) * l2_normalize(y_pred)) along axis (the metric's negative)."""
+    from .metric_classes import cosine_similarity as similarity
+    return -similarity(y_true, y_pred, axis=axis)
 
 
 _BY_NAME = {
@@ -465,6 +454,13 @@ _BY_NAME = {
     "hinge": Hinge, "squared_hinge": SquaredHinge, "categorical_hinge": CategoricalHinge,
     "cosine_similarity": CosineSimilarity,
 }
+
+# the losses new in Keras 3 (losses_keras3.py: written with minidl.ops, trained by autodiff)
+from . import losses_keras3  # noqa: E402
+from .losses_keras3 import (BinaryFocalCrossentropy, CategoricalFocalCrossentropy,  # noqa: E402
+                            CategoricalGeneralizedCrossEntropy, Circle, Dice, Tversky, circle)
+
+_BY_NAME.update({snake_case(name): cls for name, cls in losses_keras3.CLASSES.items()})
 _CLASSES = {cls.__name__: cls for cls in set(_BY_NAME.values())}
 
 
@@ -507,6 +503,20 @@ def _registered(name):
     return found
 
 
+def deserialize(config, custom_objects=None):
+    """Keras's losses.deserialize: a name of a loss function gives the function (as in Keras),
+    a class name or a {"class_name", "config"} dict a Loss instance."""
+    if isinstance(config, str) and config in FUNCTIONS:
+        return FUNCTIONS[config]
+    if isinstance(config, dict) and config.get("class_name") == "function" and config.get("config") in FUNCTIONS:
+        return FUNCTIONS[config["config"]]
+    if custom_objects:
+        from .custom_objects import custom_object_scope
+        with custom_object_scope(custom_objects):
+            return get(config)
+    return get(config)
+
+
 def serialize(loss):
     """How a model file names its loss: a built-in class, a class of your own, or a function
     by its name (never its code: loading needs it in custom_objects)."""
@@ -527,3 +537,16 @@ mean_squared_error = mse = MSE = loss_functions.mean_squared_error
 mean_absolute_error = mae = MAE = loss_functions.mean_absolute_error
 hinge = loss_functions.hinge
 huber = loss_functions.huber
+
+binary_focal_crossentropy = loss_functions.binary_focal_crossentropy
+categorical_focal_crossentropy = loss_functions.categorical_focal_crossentropy
+categorical_generalized_cross_entropy = loss_functions.categorical_generalized_cross_entropy
+dice = loss_functions.dice
+tversky = loss_functions.tversky
+
+# every loss function by name (what deserialize gives for a name, as Keras)
+FUNCTIONS = {fn.__name__: fn for fn in (
+    categorical_crossentropy, sparse_categorical_crossentropy, binary_crossentropy, mean_squared_error,
+    mean_absolute_error, mean_absolute_percentage_error, mean_squared_logarithmic_error, log_cosh, poisson,
+    kl_divergence, hinge, squared_hinge, categorical_hinge, huber, cosine_similarity, binary_focal_crossentropy,
+    categorical_focal_crossentropy, categorical_generalized_cross_entropy, dice, tversky, circle)}
