@@ -1,4 +1,4 @@
-"""keras.optimizers.schedules at Keras's path and the optimizers Lamb and Adafactor, on every
+"""keras.optimizers.schedules at Keras's path and the optimizers Lamb, Adafactor and Muon, on every
 backend, against Keras 3.15.1's numbers (keras3_reference/optimizers.json, written by
 make_optimizers.py in a venv with real Keras): schedule values and configs, optimizer weights
 after each of three steps, configs and look-ups."""
@@ -46,7 +46,7 @@ def test_schedules_at_keras_path():
 def test_optimizer_steps_match_keras(backend, case):
     optimizer = getattr(optimizers, case["class"])(**case["kwargs"])
     weights = [backend.from_numpy(np.asarray(w, np.float32)) for w in REFERENCE["weights"]]
-    optimizer.build(backend, weights)
+    optimizer.build(backend, weights, REFERENCE["names"])
     for grads, expected in zip(REFERENCE["gradients"], case["steps"]):
         optimizer.apply_gradients([(backend.from_numpy(np.asarray(g, np.float32)), w)
                                    for g, w in zip(grads, weights)])
@@ -81,7 +81,7 @@ def test_optimizer_state_round_trips(backend):
     np.testing.assert_array_equal(again.get_state(backend)["c/2"], state["c/2"])
 
 
-@pytest.mark.parametrize("name", ["lamb", "adafactor"])
+@pytest.mark.parametrize("name", ["lamb", "adafactor", "muon"])
 def test_trains_a_model(active_backend, name):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(64, 5)).astype("float32")

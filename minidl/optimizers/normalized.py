@@ -9,6 +9,7 @@ Formulas, defaults and configs are those of keras/src/optimizers/{lamb,adafactor
 """
 
 import math
+import re
 
 from .. import autodiff, ops
 from ..arguments import number as _number
@@ -85,7 +86,7 @@ class Adafactor(_Composed):
             raise TypeError(f"{owner}: relative_step must be a bool, got {relative_step!r}")
         self.relative_step = relative_step
 
-    def _slot_shape(self, slot, shape):
+    def _slot_shape(self, slot, index, shape):
         if len(shape) < 2:
             return () if slot in ("r", "c") else shape     # Keras keeps unused scalars here
         return {"r": shape[:-1], "c": shape[:-2] + shape[-1:], "v": shape}[slot]
@@ -121,4 +122,99 @@ class Adafactor(_Composed):
         config = super().get_config()
         config.update(beta_2_decay=self.beta_2_decay, epsilon_1=self.epsilon_1, epsilon_2=self.epsilon_2,
                       clip_threshold=self.clip_threshold, relative_step=self.relative_step)
+        return config
+
+
+class Muon(_Composed):
+    """Momentum orthogonalized by Newton-Schulz iterations for 2-D weights (Jordan et al.,
+    2024), its step scaled by sqrt(max(rows, cols)) * rms_rate (Moonlight); AdamW (at
+    learning_rate * adam_lr_ratio, with adam_weight_decay) for the other weights: those not
+    2-D, embeddings (exclude_embeddings: "embedding" in the weight's path) and those whose
+    path matches one of exclude_layers (regular expressions)."""
+
+    _slots = ("momentum", "velocity")
+
+    def __init__(self, learning_rate=0.001, adam_beta_1=0.9, adam_beta_2=0.999, adam_weight_decay=0.004,
+                 epsilon=1e-7, weight_decay=0.004, exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
+                 muon_b=-4.7750, muon_c=2.0315, adam_lr_ratio=1, momentum=0.95, ns_steps=5, nesterov=True,
+                 rms_rate=0.2, **kwargs):
+        super().__init__(learning_rate, weight_decay=weight_decay, **kwargs)
+        owner = "Muon"
+        self.adam_beta_1 = _number(adam_beta_1, "adam_beta_1", owner, low=0.0, high=1.0)
+        self.adam_beta_2 = _number(adam_beta_2, "adam_beta_2", owner, low=0.0, high=1.0)
+        self.adam_weight_decay = _number(adam_weight_decay, "adam_weight_decay", owner, low=0.0, allow_none=True)
+        self.epsilon = _number(epsilon, "epsilon", owner, low=0.0)
+        self.muon_a, self.muon_b, self.muon_c = (_number(muon_a, "muon_a", owner), _number(muon_b, "muon_b", owner),
+                                                 _number(muon_c, "muon_c", owner))
+        self.adam_lr_ratio = _number(adam_lr_ratio, "adam_lr_ratio", owner, low=0.0)
+        self.momentum = _number(momentum, "momentum", owner, low=0.0, high=1.0, high_inclusive=True)
+        if isinstance(ns_steps, bool) or not isinstance(ns_steps, int) or ns_steps < 0:
+            raise ValueError(f"{owner}: ns_steps must be an integer >= 0, got {ns_steps!r}")
+        self.ns_steps = ns_steps
+        for argument, value in (("nesterov", nesterov), ("exclude_embeddings", exclude_embeddings)):
+            if not isinstance(value, bool):
+                raise TypeError(f"{owner}: {argument} must be a bool, got {value!r}")
+        self.nesterov, self.exclude_embeddings = nesterov, exclude_embeddings
+        self.exclude_layers = list(exclude_layers or [])
+        self.rms_rate = _number(rms_rate, "rms_rate", owner, low=0.0, allow_none=True)
+
+    def _uses_adam(self, index):
+        shape, path = self._shapes[index], self._weight_paths[index] or ""
+        if len(shape) != 2:
+            return True
+        if self.exclude_embeddings and "embedding" in path.lower():
+            return True
+        return any(re.search(keyword, path) for keyword in self.exclude_layers)
+
+    def _slot_shape(self, slot, index, shape):
+        # Muon's 2-D weights keep no Adam velocity (an unused scalar stands in for it)
+        return shape if slot == "momentum" or self._uses_adam(index) else ()
+
+    def build(self, backend, weights, names=None):
+        weights = list(weights)
+        self._weight_paths = list(names) if names is not None else [None] * len(weights)
+        self._shapes = [tuple(backend.shape(w)) for w in weights]   # for _slot_shape during build
+        super().build(backend, weights, names)
+        # Keras: Adam's weights decay by adam_weight_decay, Muon's by weight_decay
+        self._decays = [0.0 if not self._uses_weight_decay(w, name) else
+                        (self.adam_weight_decay if self._uses_adam(i) else self.weight_decay) or 0.0
+                        for i, (w, name) in enumerate(zip(weights, self._weight_paths))]
+
+    def _update(self, backend, weight, grad, state, lr, weight_decay):
+        self._index = self._positions[id(weight)]
+        super()._update(backend, weight, grad, state, lr, weight_decay)
+
+    def _step(self, w, g, state, lr):
+        if self._uses_adam(self._index):
+            t = self.iterations + 1
+            alpha = lr * self.adam_lr_ratio * math.sqrt(1.0 - self.adam_beta_2 ** t) / (1.0 - self.adam_beta_1 ** t)
+            m = state["momentum"] + (g - state["momentum"]) * (1.0 - self.adam_beta_1)
+            v = state["velocity"] + (g * g - state["velocity"]) * (1.0 - self.adam_beta_2)
+            return w - m * alpha / (ops.sqrt(v) + self.epsilon), {"momentum": m, "velocity": v}
+        m = state["momentum"] * self.momentum + g
+        direction = g + m * self.momentum if self.nesterov else m
+        update = self._newton_schulz(direction) * lr
+        if self.rms_rate is not None:
+            update = update * (math.sqrt(max(w.shape)) * self.rms_rate)
+        return w - update, {"momentum": m}
+
+    def _newton_schulz(self, x):
+        """The quintic Newton-Schulz iteration towards the orthogonal factor of x (2-D), on the
+        wide orientation (rows <= columns) so that x x^T is the smaller product."""
+        tall = x.shape[0] > x.shape[1]
+        if tall:
+            x = ops.transpose(x)
+        x = x / (ops.sqrt(ops.sum(x * x)) + 1e-7)
+        for _ in range(self.ns_steps):
+            gram = ops.matmul(x, ops.transpose(x))
+            x = x * self.muon_a + ops.matmul(gram * self.muon_b + ops.matmul(gram, gram) * self.muon_c, x)
+        return ops.transpose(x) if tall else x
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(adam_beta_1=self.adam_beta_1, adam_beta_2=self.adam_beta_2, epsilon=self.epsilon,
+                      exclude_layers=list(self.exclude_layers), muon_a=self.muon_a, muon_b=self.muon_b,
+                      muon_c=self.muon_c, adam_lr_ratio=self.adam_lr_ratio, momentum=self.momentum,
+                      ns_steps=self.ns_steps, nesterov=self.nesterov, exclude_embeddings=self.exclude_embeddings,
+                      adam_weight_decay=self.adam_weight_decay, rms_rate=self.rms_rate)
         return config

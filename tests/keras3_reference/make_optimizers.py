@@ -9,17 +9,23 @@ import keras
 import numpy as np
 
 rng = np.random.default_rng(11)
-W = [rng.normal(size=(3, 4)), rng.normal(size=(4,)), rng.normal(size=(2, 3, 2))]
+W = [rng.normal(size=(3, 4)), rng.normal(size=(4,)), rng.normal(size=(2, 3, 2)), rng.normal(size=(5, 3)),
+     rng.normal(size=(6, 2))]
+# the weights' paths: Muon steps 2-D weights but embeddings with AdamW
+NAMES = ["dense_kernel", "dense_bias", "conv_kernel", "embedding_embeddings", "dense_1_kernel"]
 G = [[rng.normal(size=w.shape) for w in W] for _ in range(3)]
 G[1][1] = np.zeros(4)           # a zero gradient: Lamb's ratio falls back to 1
 
 OPTIMIZERS = [("Lamb", {}), ("Lamb", {"learning_rate": 0.01, "beta_1": 0.8, "weight_decay": 0.1}),
               ("Adafactor", {}), ("Adafactor", {"learning_rate": 0.05, "relative_step": False, "clip_threshold": 0.5}),
-              ("Adafactor", {"learning_rate": 0.01, "beta_2_decay": -0.5, "epsilon_2": 0.01, "weight_decay": 0.05})]
+              ("Adafactor", {"learning_rate": 0.01, "beta_2_decay": -0.5, "epsilon_2": 0.01, "weight_decay": 0.05}),
+              ("Muon", {"learning_rate": 0.01}),
+              ("Muon", {"learning_rate": 0.02, "nesterov": False, "weight_decay": 0.1, "adam_weight_decay": None,
+                        "exclude_layers": ["dense_1"], "adam_lr_ratio": 0.5, "ns_steps": 3})]
 optimizers = []
 for name, kwargs in OPTIMIZERS:
     opt = getattr(keras.optimizers, name)(**kwargs)
-    variables = [keras.Variable(w.astype("float32")) for w in W]
+    variables = [keras.Variable(w.astype("float32"), name=n) for w, n in zip(W, NAMES)]
     steps = []
     for grads in G:
         opt.apply_gradients(zip([g.astype("float32") for g in grads], variables))
@@ -55,7 +61,7 @@ for name, kwargs in SCHEDULES:
 
 here = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(here, "optimizers.json.tmp"), "w") as f:
-    json.dump({"keras": keras.__version__, "weights": [w.tolist() for w in W],
+    json.dump({"keras": keras.__version__, "weights": [w.tolist() for w in W], "names": NAMES,
                "gradients": [[g.tolist() for g in grads] for grads in G], "optimizers": optimizers,
                "schedules": schedules}, f)
 os.replace(os.path.join(here, "optimizers.json.tmp"), os.path.join(here, "optimizers.json"))
