@@ -1,11 +1,13 @@
-"""Keras 3's Lamb, Adafactor and Muon: optimizers whose step depends on a norm or a
-factorization of the whole weight tensor (Lamb's trust ratio, Adafactor's row and column
-second moments and RMS clipping, Muon's Newton-Schulz orthogonalization).
+"""Keras 3's Lamb, Adafactor, Muon and ScheduleFreeAdamW: optimizers whose step depends on a
+norm or a factorization of the whole weight tensor (Lamb's trust ratio, Adafactor's row and
+column second moments and RMS clipping, Muon's Newton-Schulz orthogonalization), or that
+keep two iterates (ScheduleFreeAdamW).
 
 Their steps are composed from the backend's tensor ops through minidl.ops (elementwise ops,
 reductions, matmul): everything stays on the backend, but each step makes several passes
 over the tensor instead of the classic optimizers' one fused op (none is fused yet).
-Formulas, defaults and configs are those of keras/src/optimizers/{lamb,adafactor,muon}.py.
+Formulas, defaults and configs are those of keras/src/optimizers/{lamb,adafactor,muon,
+schedule_free_adamw}.py.
 """
 
 import math
@@ -217,4 +219,49 @@ class Muon(_Composed):
                       muon_c=self.muon_c, adam_lr_ratio=self.adam_lr_ratio, momentum=self.momentum,
                       ns_steps=self.ns_steps, nesterov=self.nesterov, exclude_embeddings=self.exclude_embeddings,
                       adam_weight_decay=self.adam_weight_decay, rms_rate=self.rms_rate)
+        return config
+
+
+class ScheduleFreeAdamW(_Composed):
+    """Schedule-free AdamW (Defazio et al., 2024) as Keras 3 writes it: the weights hold y, a
+    (1 - beta_1, beta_1) blend of the Adam-style iterate z (the "momentum" slot, which starts
+    at the weights) and the running average x of the z's (weight 1 / step), so no decaying
+    learning-rate schedule is needed; warmup_steps ramps the rate linearly. The previous z is
+    read before z's update, as Keras's source says (its torch backend reads the updated one,
+    its tensor being updated in place: from the second step on its numbers differ slightly)."""
+
+    _slots = ("momentum", "velocity")
+    _non_negative_slots = ("velocity",)
+
+    def __init__(self, learning_rate=0.0025, beta_1=0.9, beta_2=0.999, epsilon=1e-8, warmup_steps=0, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        owner = "ScheduleFreeAdamW"
+        self.beta_1 = _number(beta_1, "beta_1", owner, low=0.0, high=1.0, low_inclusive=False)
+        self.beta_2 = _number(beta_2, "beta_2", owner, low=0.0, high=1.0)
+        self.epsilon = _number(epsilon, "epsilon", owner, low=0.0)
+        if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int) or warmup_steps < 0:
+            raise ValueError(f"{owner}: warmup_steps must be an integer >= 0, got {warmup_steps!r}")
+        self.warmup_steps = warmup_steps
+
+    def build(self, backend, weights, names=None):
+        weights = list(weights)
+        super().build(backend, weights, names)
+        if self._pending_state is None and self.iterations == 0:
+            for z, w in zip(self._state["momentum"], weights):   # z starts at the weights
+                backend.copy(z, w)
+
+    def _step(self, w, g, state, lr):
+        t = float(self.iterations + 1)
+        if self.warmup_steps > 0:
+            lr = lr * min(t / self.warmup_steps, 1.0)
+        z_old = state["momentum"]
+        v = state["velocity"] + (g * g - state["velocity"]) * (1.0 - self.beta_2)
+        z = z_old - g * lr / (ops.sqrt(v / (1.0 - self.beta_2 ** t)) + self.epsilon)
+        x_old = (w - z_old * (1.0 - self.beta_1)) / self.beta_1
+        x = x_old * (1.0 - 1.0 / t) + z * (1.0 / t)
+        return z * (1.0 - self.beta_1) + x * self.beta_1, {"momentum": z, "velocity": v}
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon, warmup_steps=self.warmup_steps)
         return config

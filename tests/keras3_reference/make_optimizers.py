@@ -1,4 +1,4 @@
-"""Writes optimizers.json: Keras 3.15.1's Lamb and Adafactor (weights after each of three steps
+"""Writes optimizers.json: Keras 3.15.1's Lamb, Adafactor, Muon and ScheduleFreeAdamW (weights after each of three steps
 on fixed gradients) and its learning-rate schedules (values at fixed steps, configs), for
 tests/test_schedules_optimizers_keras3.py.
 Run: KERAS_BACKEND=torch /work/kvenv/bin/python tests/keras3_reference/make_optimizers.py"""
@@ -21,7 +21,9 @@ OPTIMIZERS = [("Lamb", {}), ("Lamb", {"learning_rate": 0.01, "beta_1": 0.8, "wei
               ("Adafactor", {"learning_rate": 0.01, "beta_2_decay": -0.5, "epsilon_2": 0.01, "weight_decay": 0.05}),
               ("Muon", {"learning_rate": 0.01}),
               ("Muon", {"learning_rate": 0.02, "nesterov": False, "weight_decay": 0.1, "adam_weight_decay": None,
-                        "exclude_layers": ["dense_1"], "adam_lr_ratio": 0.5, "ns_steps": 3})]
+                        "exclude_layers": ["dense_1"], "adam_lr_ratio": 0.5, "ns_steps": 3}),
+              ("ScheduleFreeAdamW", {}),
+              ("ScheduleFreeAdamW", {"learning_rate": 0.01, "beta_1": 0.8, "warmup_steps": 2, "weight_decay": 0.1})]
 optimizers = []
 for name, kwargs in OPTIMIZERS:
     opt = getattr(keras.optimizers, name)(**kwargs)
