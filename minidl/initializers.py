@@ -221,8 +221,10 @@ GlorotUniform = _variance_scaling("GlorotUniform", 1.0, "fan_avg", "uniform",
                                   "uniform(-limit, limit), limit = sqrt(6 / (fan_in + fan_out)).")
 GlorotNormal = _variance_scaling("GlorotNormal", 1.0, "fan_avg", "truncated_normal",
                                  "truncated normal of stddev sqrt(2 / (fan_in + fan_out)).")
-HeUniform = _variance_scaling("HeUniform", 2.0, "fan_in", "uniform", "uniform(-limit, limit), limit = sqrt(6 / fan_in).")
-HeNormal = _variance_scaling("HeNormal", 2.0, "fan_in", "truncated_normal", "truncated normal of stddev sqrt(2 / fan_in).")
+HeUniform = _variance_scaling("HeUniform", 2.0, "fan_in", "uniform",
+                              "uniform(-limit, limit), limit = sqrt(6 / fan_in).")
+HeNormal = _variance_scaling("HeNormal", 2.0, "fan_in", "truncated_normal",
+                             "truncated normal of stddev sqrt(2 / fan_in).")
 LecunUniform = _variance_scaling("LecunUniform", 1.0, "fan_in", "uniform",
                                  "uniform(-limit, limit), limit = sqrt(3 / fan_in).")
 LecunNormal = _variance_scaling("LecunNormal", 1.0, "fan_in", "truncated_normal",
