@@ -129,11 +129,14 @@ class StatefulMetric:
 
 
 def saved_name(identifier):
-    """How a model file lists a metric given to compile: a name stays; a Metric or a function
-    of your own is listed by its name (loading finds it in custom_objects)."""
+    """How a model file lists a metric given to compile: a name stays; a built-in Metric is
+    its serialize() dict (its arguments and name kept); a Metric or a function of your own is
+    listed by its name (loading finds it in custom_objects)."""
     if isinstance(identifier, str):
         return identifier
     if isinstance(identifier, Metric):
+        if ALL_CLASSES.get(type(identifier).__name__) is type(identifier):
+            return serialize(identifier)
         return identifier.name
     return getattr(identifier, "__name__", str(identifier))
 
@@ -204,6 +207,8 @@ def for_model(identifier, loss, output_shape):
         return StatefulMetric(identifier)
     if isinstance(identifier, type) and issubclass(identifier, Metric):
         return StatefulMetric(identifier())
+    if isinstance(identifier, dict):     # a built-in Metric as a model file lists it
+        return StatefulMetric(deserialize(identifier))
     if isinstance(identifier, str) and identifier not in _COUNTED and identifier.lower() in _COUNTED:
         identifier = identifier.lower()
     if callable(identifier) and not isinstance(identifier, str):

@@ -120,3 +120,22 @@ def test_fit_history_keys_as_keras(active_backend):
     check.update_state(y, model.predict(x, verbose=0))
     np.testing.assert_allclose(model.evaluate(x, y, verbose=0, return_dict=True)["mse"],
                                float(minidl.ops.convert_to_numpy(check.result())), rtol=1e-4)
+
+
+def test_saved_model_keeps_its_metrics(tmp_path):
+    minidl.set_backend("numpy")
+    rng = np.random.default_rng(1)
+    x = rng.random((24, 3)).astype("float32")
+    y = (rng.random((24, 1)) > 0.5).astype("float32")
+    model = minidl.Sequential([minidl.layers.Input((3,)), minidl.layers.Dense(1, activation="sigmoid")])
+    model.compile("adam", "binary_crossentropy",
+                  metrics=["mae", metrics.PrecisionAtRecall(0.4, num_thresholds=50, name="p_at_r"),
+                           metrics.LogCoshError(), metrics.F1Score(threshold=0.3, average="micro")])
+    model.fit(x, y, epochs=1, batch_size=8, verbose=0)
+    before = model.evaluate(x, y, verbose=0, return_dict=True)
+    model.save(tmp_path / "m.minidl")
+    loaded = minidl.models.load_model(tmp_path / "m.minidl")
+    after = loaded.evaluate(x, y, verbose=0, return_dict=True)
+    assert sorted(after) == sorted(before) == ["f1_score", "logcosh", "loss", "mae", "p_at_r"]
+    for key, value in before.items():
+        np.testing.assert_allclose(after[key], value, rtol=1e-5)
