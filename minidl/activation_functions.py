@@ -94,9 +94,10 @@ def celu(x, alpha=1.0):
     alpha = _real(alpha, "alpha", "celu")
     if alpha == 0:
         raise ValueError("activations.celu: alpha must not be 0")
-    t = _float_tensor(x)
-    # one branch per element, so that the derivative at 0 is 1 (from both sides)
-    return ops.where(ops.greater(t, 0.0), t, alpha * ops.expm1(ops.minimum(t, 0.0) / alpha))
+    # alpha * elu(x / alpha): the elu kernel's one pass each way (plus the two scalings)
+    if alpha == 1.0:
+        return _kernel(x, "elu", 1.0)
+    return alpha * _kernel(_float_tensor(x) * (1.0 / alpha), "elu", 1.0)
 
 
 def threshold(x, threshold, default_value):
