@@ -14,6 +14,9 @@ setup(
     extras_require={
         "opencl": ["pyopencl>=2022.1"],
         "image": ["pillow>=9.1"],   # minidl.preprocessing.image's files, image_dataset_from_directory
-        "test": ["pytest>=7", "hypothesis>=6", "pyopencl>=2022.1", "pydot>=1.4", "pillow>=9.1"],
+        "keras-files": ["h5py>=3.8"],   # .keras, .h5 and .weights.h5 files (minidl/keras_files)
+        "onnx": ["onnx>=1.14"],         # model.export(path, format="onnx")
+        "test": ["pytest>=7", "hypothesis>=6", "pyopencl>=2022.1", "pydot>=1.4", "pillow>=9.1",
+                 "h5py>=3.8", "onnx>=1.14", "onnxruntime>=1.16"],
     },
 )

@@ -20,8 +20,8 @@ def save_weights(model, filepath, overwrite=True):
     model.save_weights(filepath, overwrite=overwrite)
 
 
-def load_weights(model, filepath):
-    model.load_weights(filepath)
+def load_weights(model, filepath, skip_mismatch=False, by_name=False):
+    model.load_weights(filepath, skip_mismatch=skip_mismatch, by_name=by_name)
 
 
 __all__ = ["CustomObjectScope", "ModelFileError", "custom_object_scope", "get_custom_objects",

@@ -449,8 +449,8 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
         saving.save_weights(self, filepath, overwrite=overwrite)
 
     @one_thread_at_a_time
-    def load_weights(self, filepath):
-        saving.load_weights(self, filepath)
+    def load_weights(self, filepath, skip_mismatch=False, by_name=False):
+        saving.load_weights(self, filepath, skip_mismatch=skip_mismatch, by_name=by_name)
 
     # ------------------------------------------------------------ config
     def get_config(self):

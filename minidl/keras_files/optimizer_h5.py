@@ -1,0 +1,96 @@
+"""An optimizer's state in Keras 3's layout: optimizer/vars/<i>.
+
+Keras lists an optimizer's variables as: iterations, learning_rate (absent when it is a
+schedule), the exponential moving averages (use_ema), then the slots each optimizer's
+build() makes, one add_optimizer_variables call after another, a call's slots interleaved
+per model variable (Adam: momentum_0, velocity_0, momentum_1, velocity_1, ...). minidl keeps
+the same slots under the same names ("<slot>/<weight index>"); this module orders them as
+Keras does. Optimizers whose Keras layout is not listed here are not written (Keras then
+skips their state with a warning, as it does for any mismatch) and not read.
+"""
+
+import warnings
+
+import numpy as np
+
+from .. import schedules
+from .weights_h5 import _dataset, h5py
+
+# minidl optimizer class -> Keras's add_optimizer_variables calls, in order
+KERAS_SLOT_CALLS = {
+    "SGD": [("momentum",)],
+    "Adam": [("momentum", "velocity"), ("velocity_hat",)],
+    "AdamW": [("momentum", "velocity"), ("velocity_hat",)],
+    "RMSprop": [("velocity",), ("momentum",)],
+    "Adagrad": [("accumulator",)],
+    "Adadelta": [("accumulated_grad", "accumulated_delta_var")],
+    "Lion": [("momentum",)],
+}
+
+
+def _layout(optimizer, shapes):
+    """[(minidl state key or 'iterations' / 'learning_rate', shape)] in Keras's order, or None
+    when Keras's layout of this optimizer is not known."""
+    calls = KERAS_SLOT_CALLS.get(type(optimizer).__name__)
+    if calls is None:
+        return None
+    active = set(optimizer._active_slots())
+    out = [("iterations", ())]
+    if not isinstance(optimizer._learning_rate, schedules.LearningRateSchedule):
+        out.append(("learning_rate", ()))
+    for call in [("average",)] + calls:
+        names = [slot for slot in call if slot in active]
+        for index, shape in enumerate(shapes):
+            out.extend((f"{slot}/{index}", shape) for slot in names)
+    return out
+
+
+def _shapes(model):
+    return [tuple(w.shape) for w in model.graph.trainable_weights()] if model.trainable else []
+
+
+def write_optimizer(f, model):
+    """optimizer/vars/<i> of a compiled model's optimizer (built or not)."""
+    optimizer = model.optimizer
+    group = f.create_group("optimizer/vars")
+    group.attrs["name"] = optimizer.name
+    layout = _layout(optimizer, _shapes(model))
+    if layout is None:
+        return
+    state = optimizer.get_state(model.backend)
+    if not optimizer.built:   # Keras too lists only iterations and learning_rate then
+        layout = [(key, shape) for key, shape in layout if "/" not in key]
+    for i, (key, shape) in enumerate(layout):
+        if key == "learning_rate":
+            value = np.asarray(optimizer.current_learning_rate(), dtype=np.float32)
+        elif key == "iterations":
+            value = np.asarray(state["iterations"], dtype=np.int64).reshape(())
+        else:
+            value = np.asarray(state[key], dtype=np.float32)
+        group.create_dataset(str(i), data=value)
+
+
+def read_optimizer(f, model, where):
+    """Restore the optimizer state a Keras file holds; a layout that does not match this
+    optimizer is skipped with a warning (Keras does the same)."""
+    optimizer = model.optimizer
+    group = f.get("optimizer/vars")
+    layout = _layout(optimizer, _shapes(model))
+    if not isinstance(group, h5py().Group) or layout is None:
+        return
+    count = len(group)
+    if count <= 2:   # written before the optimizer's first step: iterations, learning rate
+        layout = [(key, shape) for key, shape in layout if "/" not in key]
+    if count != len(layout) or set(group.keys()) != {str(i) for i in range(count)}:
+        warnings.warn(f"{where}: skipping the optimizer state: the file holds {count} "
+                      f"variables, {type(optimizer).__name__} has {len(layout)}", stacklevel=4)
+        return
+    state = {}
+    for i, (key, shape) in enumerate(layout):
+        node = group[str(i)]
+        if key == "iterations":
+            value = _dataset(f, node, (), where, f"optimizer/vars/{i}")
+            state[key] = np.asarray(int(value), dtype=np.int64)
+        elif key != "learning_rate":
+            state[key] = _dataset(f, node, shape, where, f"optimizer/vars/{i}")
+    optimizer.set_state(model.backend, state)
