@@ -452,6 +452,24 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
     def load_weights(self, filepath, skip_mismatch=False, by_name=False):
         saving.load_weights(self, filepath, skip_mismatch=skip_mismatch, by_name=by_name)
 
+    def export(self, filepath, format="tf_saved_model", verbose=True, input_signature=None,
+               **kwargs):
+        """Keras's model.export: format="onnx" writes an ONNX model (minidl/keras_files/
+        onnx_export.py; opset_version=17 or later); Keras's other formats need TensorFlow."""
+        if format != "onnx":
+            raise ValueError(f"export: minidl exports format='onnx' (Keras's {format!r} needs "
+                             "TensorFlow)")
+        if input_signature is not None:
+            raise ValueError("export: input_signature is not used: the ONNX inputs are the "
+                             "model's, with a dynamic batch axis")
+        from ..keras_files.onnx_export import OPSET, export_onnx
+        opset = kwargs.pop("opset_version", OPSET)
+        if kwargs:
+            raise TypeError(f"export: unexpected arguments {sorted(kwargs)}")
+        export_onnx(self, filepath, opset)
+        if verbose:
+            print(f"Saved an ONNX model to {filepath}")
+
     # ------------------------------------------------------------ config
     def get_config(self):
         """The architecture as save() writes it: layers, nested models and their calls
