@@ -15,12 +15,15 @@ ort = pytest.importorskip("onnxruntime")
 
 
 def randomize(model, seed=0):
+    """Random weights (variances positive), so that no layer is an identity by chance."""
     rng = np.random.default_rng(seed)
     for layer in model._weighted_layers:
         for sub in (layer._weighted_layers if hasattr(layer, "graph") else [layer]):
             if sub.weights:
-                sub.set_weights([rng.standard_normal(w.shape).astype("float32") * 0.3
-                                 + (1.0 if "variance" in w.name else 0.0) for w in sub.weights])
+                sub.set_weights([np.abs(rng.standard_normal(w.shape)).astype("float32") + 0.5
+                                 if "variance" in w.name else
+                                 rng.standard_normal(w.shape).astype("float32") * 0.3
+                                 for w in sub.weights])
     return model
 
 
@@ -132,6 +135,7 @@ def test_applications_export(build, tmp_path):
     model.export(tmp_path / "app.onnx", format="onnx", verbose=False)
     got, want = run_onnx(tmp_path / "app.onnx", [x])[0], model.predict(x, verbose=0)
     scale = max(1.0, float(np.abs(want).max()))
+    assert np.isfinite(want).all()
     np.testing.assert_allclose(got / scale, want / scale, atol=1e-5)
     np.testing.assert_array_equal(got.argmax(1), want.argmax(1))
 
