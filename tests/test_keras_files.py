@@ -319,3 +319,50 @@ def test_a_missing_h5py_names_the_extra(monkeypatch):
     monkeypatch.setattr(importlib, "import_module", no_h5py)
     with pytest.raises(ImportError, match=r"minidl\[keras-files\]"):
         keras_files.require("h5py", "keras-files")
+
+
+# ------------------------------------------------------------- Keras's pretrained files
+def keras2_weights_file(path, model, leave_out=()):
+    """Keras 2's weights layout as Keras's published application files have it (layers in
+    reverse order here: they are matched by name), from a minidl model's weights."""
+    keras_names = {"DepthwiseConv2D": {"kernel": "depthwise_kernel"}}
+    weighted = [l for l in model.layers if l.weights and l.name not in leave_out]
+    with h5py.File(path, "w") as f:
+        f.attrs["layer_names"] = np.array([l.name.encode() for l in reversed(weighted)])
+        for layer in weighted:
+            g = f.create_group(layer.name)
+            rename = keras_names.get(type(layer).__name__, {})
+            names = [f"{layer.name}/{rename.get(w.name, w.name)}:0" for w in layer.weights]
+            g.attrs["weight_names"] = np.array([n.encode() for n in names])
+            for n, value in zip(names, layer.get_weights()):
+                g.create_dataset(n, data=value)
+
+
+def test_pretrained_imagenet_file_from_keras_cache(tmp_path, monkeypatch):
+    import minidl.applications as applications
+    minidl.set_backend("numpy")
+    build = dict(alpha=0.35, include_top=False, input_shape=(96, 96, 3), pooling="avg")
+    source = applications.MobileNetV2(weights=None, **build)
+    rng = np.random.default_rng(7)
+    for layer in source.layers:
+        if layer.weights:
+            layer.set_weights([rng.uniform(0.5, 1.5, w.shape).astype("float32")
+                               if "variance" in w.name else
+                               rng.normal(0, 0.2, w.shape).astype("float32")
+                               for w in layer.weights])
+    folder = tmp_path / "models"
+    folder.mkdir()
+    name = "mobilenet_v2_weights_tf_dim_ordering_tf_kernels_0.35_96_no_top.h5"
+    keras2_weights_file(folder / name, source)
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    model = applications.MobileNetV2(weights="imagenet", **build)
+    for a, b in zip(model.get_weights(), source.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    again = applications.MobileNetV2(weights=str(folder / name), **build)   # a path
+    x = rng.uniform(0, 255, (2, 96, 96, 3)).astype("float32")
+    np.testing.assert_array_equal(again.predict(x, verbose=0), source.predict(x, verbose=0))
+    keras2_weights_file(folder / name, source, leave_out=("Conv_1",))
+    with pytest.raises(ModelFileError, match="no weights for the layers.*Conv_1"):
+        applications.MobileNetV2(weights="imagenet", **build)
+    with pytest.raises(FileNotFoundError, match="0.35_128_no_top.h5"):
+        applications.MobileNetV2(weights="imagenet", **dict(build, input_shape=(128, 128, 3)))
