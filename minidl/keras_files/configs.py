@@ -15,7 +15,7 @@ import inspect
 from .. import initializers as initializers_mod
 from ..custom_objects import get_registered_name, get_registered_object
 from ..layers import LAYER_CLASSES
-from .weights_h5 import is_model, keras_model_class, snake_case
+from .weights_h5 import is_model, keras_functional_order, keras_model_class, snake_case
 
 # Keras config keys minidl has no argument for, and the values under which ignoring them
 # changes nothing (other values are refused).
@@ -320,6 +320,7 @@ def model_to_keras(model):
             where[id(t)] = [item.name, k, j]
     inputs = [where[id(t)] for t in g.inputs]
     outputs = [where[id(t)] for t in g.outputs]
+    order = [id(item) for item in keras_functional_order(model)]   # Keras's model.layers
     config = {"name": model.name, "trainable": model.trainable, "layers": [specs[i] for i in order],
               "input_layers": _io(inputs, g.input_structure, g.input_keys),
               "output_layers": _io(outputs, g.output_structure, g.output_keys)}

@@ -27,7 +27,7 @@ from ..models.saving import (ModelFileError, _check_architecture, _declared_weig
 from ..models.registry import model_class
 from . import configs
 from .optimizer_h5 import read_optimizer, write_optimizer
-from .weights_h5 import h5py, read_keras_weights, write_keras_weights
+from .weights_h5 import h5py, keras_layer_order, read_keras_weights, write_keras_weights
 
 KERAS_VERSION = "3.15.1"      # the Keras release whose format minidl writes (and was checked with)
 CONFIG, METADATA, WEIGHTS = "config.json", "metadata.json", "model.weights.h5"
@@ -35,6 +35,8 @@ MAX_JSON_BYTES = 64 << 20
 # HDF5's own bytes beside the data: the superblock and every group (one or two per layer:
 # 8 MB hold thousands), and per dataset its header
 _H5_BYTES, _H5_ENTRY_BYTES = 8 << 20, 1 << 12
+# an optimizer's state is at most this many arrays per weight (Adam with amsgrad and EMA: 4)
+_OPTIMIZER_COPIES = 5
 
 
 # ------------------------------------------------------------------ writing
@@ -179,10 +181,12 @@ class KerasZip:
 
     def weights(self, params, arrays):
         """The weights member as an open h5py File, refused unread when it is too small to
-        hold `params` float32 numbers or larger than they and HDF5's headers need."""
+        hold `params` float32 numbers or larger than they, an optimizer's state (up to
+        _OPTIMIZER_COPIES copies of them) and HDF5's headers need."""
         info = self.members[WEIGHTS]
         need = 4 * params
-        limit = _H5_BYTES + _H5_ENTRY_BYTES * arrays + 8 * params
+        limit = _H5_BYTES + _H5_ENTRY_BYTES * arrays * (1 + _OPTIMIZER_COPIES) \
+            + 4 * params * (1 + _OPTIMIZER_COPIES)
         if info.file_size < need or info.file_size > limit:
             raise ModelFileError(f"{self.path}: {WEIGHTS} has {info.file_size} bytes, the "
                                  f"architecture's {params} parameters need {need} to {limit}")
@@ -238,10 +242,11 @@ def load_keras(path, compile=True):
         make, arrays, params = build_model(spec, path)
         with z.weights(params, arrays) as f:
             model = make()
-            read_keras_weights(f, model, path)
+            orders = keras_layer_order(spec)
+            read_keras_weights(f, model, path, orders=orders)
             if compile and isinstance(spec, dict) and spec.get("compile_config"):
                 compile_from_keras(model, spec["compile_config"], path)
-                read_optimizer(f, model, path)
+                read_optimizer(f, model, path, orders)
     _restore_position(model, metadata.get("minidl") if isinstance(metadata, dict) else None)
     return model
 

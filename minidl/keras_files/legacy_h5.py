@@ -11,11 +11,10 @@ and a weights file holds either Keras 3's layout (layers/..., vars) or Keras 2's
 """
 
 import json
-import warnings
 
 from ..models.saving import ModelFileError
 from .keras_zip import build_model, compile_from_keras
-from .weights_h5 import h5py, read_keras_weights, read_legacy_weights
+from .weights_h5 import h5py, read_keras_weights, read_legacy_weights, require_every_layer
 
 MAX_ATTR_BYTES = 64 << 20
 
@@ -58,7 +57,9 @@ def load_h5_model(path, compile=True):
         weights = f.get("model_weights")
         if not isinstance(weights, h5py().Group):
             raise ModelFileError(f"{path} has no model_weights group")
-        read_legacy_weights(weights, model, path)
+        # the model was built from this file's config: its layers are found by their names
+        require_every_layer(weights, model, path)
+        read_legacy_weights(weights, model, path, by_name=True)
         training = _json_attr(f, "training_config", path) if compile else None
     if isinstance(training, dict):
         c = dict(training)

@@ -14,7 +14,8 @@ import warnings
 import numpy as np
 
 from .. import schedules
-from .weights_h5 import _dataset, h5py
+from ..models.saving import ModelFileError
+from .weights_h5 import _dataset, h5py, is_model, saveables
 
 # minidl optimizer class -> Keras's add_optimizer_variables calls, in order
 KERAS_SLOT_CALLS = {
@@ -28,7 +29,21 @@ KERAS_SLOT_CALLS = {
 }
 
 
-def _layout(optimizer, shapes):
+def _keras_weight_order(model, orders=None):
+    """[(minidl optimizer index, shape)] of the trainable weights in Keras's order (its
+    model.layers order, which may differ from minidl's execution order)."""
+    if not model.trainable:
+        return []
+    mine = model.graph.trainable_weights()
+    index = {id(w): i for i, w in enumerate(mine)}
+    keras = [w for _, item in saveables(model, orders=orders) if not is_model(item)
+             for w in item.trainable_weights]
+    if sorted(id(w) for w in keras) != sorted(index):
+        keras = mine                   # (not expected) fall back to minidl's order
+    return [(index[id(w)], tuple(w.shape)) for w in keras]
+
+
+def _layout(optimizer, weights):
     """[(minidl state key or 'iterations' / 'learning_rate', shape)] in Keras's order, or None
     when Keras's layout of this optimizer is not known."""
     calls = KERAS_SLOT_CALLS.get(type(optimizer).__name__)
@@ -40,13 +55,9 @@ def _layout(optimizer, shapes):
         out.append(("learning_rate", ()))
     for call in [("average",)] + calls:
         names = [slot for slot in call if slot in active]
-        for index, shape in enumerate(shapes):
+        for index, shape in weights:
             out.extend((f"{slot}/{index}", shape) for slot in names)
     return out
-
-
-def _shapes(model):
-    return [tuple(w.shape) for w in model.graph.trainable_weights()] if model.trainable else []
 
 
 def write_optimizer(f, model):
@@ -54,7 +65,7 @@ def write_optimizer(f, model):
     optimizer = model.optimizer
     group = f.create_group("optimizer/vars")
     group.attrs["name"] = optimizer.name
-    layout = _layout(optimizer, _shapes(model))
+    layout = _layout(optimizer, _keras_weight_order(model))
     if layout is None:
         return
     state = optimizer.get_state(model.backend)
@@ -70,12 +81,12 @@ def write_optimizer(f, model):
         group.create_dataset(str(i), data=value)
 
 
-def read_optimizer(f, model, where):
+def read_optimizer(f, model, where, orders=None):
     """Restore the optimizer state a Keras file holds; a layout that does not match this
     optimizer is skipped with a warning (Keras does the same)."""
     optimizer = model.optimizer
     group = f.get("optimizer/vars")
-    layout = _layout(optimizer, _shapes(model))
+    layout = _layout(optimizer, _keras_weight_order(model, orders))
     if not isinstance(group, h5py().Group) or layout is None:
         return
     count = len(group)
@@ -85,7 +96,8 @@ def read_optimizer(f, model, where):
         warnings.warn(f"{where}: skipping the optimizer state: the file holds {count} "
                       f"variables, {type(optimizer).__name__} has {len(layout)}", stacklevel=4)
         return
-    state = {}
+    # what the file does not hold (the slots, before Keras's first step) stays as it is
+    state = dict(optimizer.get_state(model.backend))
     for i, (key, shape) in enumerate(layout):
         node = group[str(i)]
         if key == "iterations":
@@ -93,4 +105,7 @@ def read_optimizer(f, model, where):
             state[key] = np.asarray(int(value), dtype=np.int64)
         elif key != "learning_rate":
             state[key] = _dataset(f, node, shape, where, f"optimizer/vars/{i}")
-    optimizer.set_state(model.backend, state)
+    try:
+        optimizer.set_state(model.backend, state)
+    except ValueError as exc:
+        raise ModelFileError(f"{where}: {exc}") from None

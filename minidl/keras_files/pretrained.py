@@ -12,8 +12,6 @@ layer with weights must be found in the file, with the shapes its weights have.
 
 import os
 
-from ..layers.base import InputLayer
-from ..models.saving import ModelFileError
 
 # where Keras downloads each family's files from (keras/src/applications/*.py)
 SOURCES = {
@@ -51,19 +49,11 @@ def load_pretrained(model, path, owner):
     if kind_of_file(path) != "h5":
         model.load_weights(path)
         return
-    from .weights_h5 import h5py, legacy_layers, read_legacy_weights
+    from .weights_h5 import h5py, read_legacy_weights, require_every_layer
     with h5py().File(path, "r") as f:
         if "layer_names" not in f.attrs and "model_weights" not in f:
             model.load_weights(path)        # Keras 3's layout: by structure
             return
         group = f["model_weights"] if "layer_names" not in f.attrs else f
-        stored = {name for name, _ in legacy_layers(group, path)}
-        wanted = [layer.name for layer in model.layers
-                  if not isinstance(layer, InputLayer) and layer.weights]
-        missing = [name for name in wanted if name not in stored]
-        if missing:
-            raise ModelFileError(f"{owner}: {path} has no weights for the layers "
-                                 f"{missing[:8]}{' ...' if len(missing) > 8 else ''} "
-                                 f"({len(missing)} of {len(wanted)}): not this architecture's "
-                                 "file (include_top, alpha and input size name different files)")
+        require_every_layer(group, model, path, owner)
         read_legacy_weights(group, model, path, by_name=True)

@@ -62,10 +62,91 @@ def keras_model_class(model):
     return "Functional"
 
 
-def saveables(model, prefix=""):
-    """[(group path, layer or nested model)] in Keras 3's order and naming."""
+def keras_layer_order(spec, orders=None):
+    """{model name: [layer names in the order of its config]} of a Keras model spec (nested
+    models too): Keras's model.layers order, which names the weights' groups. A model minidl
+    rebuilds may list its layers in another (equally valid) execution order."""
+    orders = {} if orders is None else orders
+    config = spec.get("config", {}) if isinstance(spec, dict) else {}
+    layers = config.get("layers") if isinstance(config.get("layers"), list) else []
+    names = []
+    for layer in layers:
+        if not isinstance(layer, dict):
+            continue
+        names.append(layer.get("config", {}).get("name", layer.get("name")))
+        if layer.get("class_name") in ("Sequential", "Functional", "Model"):
+            keras_layer_order(layer, orders)
+    orders[config.get("name")] = names
+    return orders
+
+
+def keras_functional_order(model):
+    """The layers and nested models of a functional model in Keras's model.layers order
+    (keras.src.ops.function.map_graph): by depth from the outputs, deepest (the inputs)
+    first, ties in the order a depth-first walk from the outputs first reaches them. Keras
+    names weight groups in this order, and lists a functional config's layers in it."""
+    g = model.graph
+    producer = {}                     # id(tensor) -> the call (entry) or input that made it
+    for t in g.inputs:
+        producer[id(t)] = t
+    for entry in g.entries:
+        for t in entry.outputs:
+            producer[id(t)] = entry
+
+    def item(node):
+        if node in g.inputs:
+            return node.layer
+        return node.model if hasattr(node, "model") else node.layer
+
+    def parents(node):
+        return [] if node in g.inputs else [producer[id(t)] for t in node.inputs]
+
+    finished, post_order, first_seen = set(), [], {}
+    for output in g.outputs:          # an iterative depth-first walk, post-order
+        stack = [(producer[id(output)], False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                finished.add(id(node))
+                post_order.append(node)
+                continue
+            if id(node) in finished:
+                continue
+            first_seen.setdefault(id(item(node)), len(first_seen))
+            stack.append((node, True))
+            for parent in reversed(parents(node)):
+                if id(parent) not in finished:
+                    stack.append((parent, False))
+    node_depth, item_depth, items = {}, {}, {}
+    for node in reversed(post_order):
+        it = item(node)
+        items[id(it)] = it
+        depth = max(node_depth.setdefault(id(node), 0), item_depth.get(id(it), 0))
+        item_depth[id(it)] = node_depth[id(node)] = depth
+        for parent in parents(node):
+            node_depth[id(parent)] = max(depth + 1, node_depth.get(id(parent), 0))
+    for t in g.inputs:
+        if id(t.layer) not in item_depth:
+            items[id(t.layer)], item_depth[id(t.layer)], first_seen[id(t.layer)] = t.layer, 0, -1
+    return sorted(items.values(), key=lambda it: (-item_depth[id(it)], first_seen[id(it)]))
+
+
+def _ordered(model, orders):
+    items = model.layers
+    if keras_model_class(model) == "Functional":
+        items = keras_functional_order(model)
+    order = (orders or {}).get(model.name)
+    if not order or {item.name for item in items} - set(order):
+        return items        # no config order for this model: minidl's (its files' own)
+    rank = {name: i for i, name in enumerate(order)}
+    return sorted(items, key=lambda item: rank[item.name])
+
+
+def saveables(model, prefix="", orders=None):
+    """[(group path, layer or nested model)] in Keras 3's order and naming (orders: from
+    keras_layer_order, when the model was rebuilt from a Keras config)."""
     entries, used = [], {}
-    for item in model.layers:
+    for item in _ordered(model, orders):
         name = snake_case(keras_model_class(item) if is_model(item) else type(item).__name__)
         if name in used:
             used[name] += 1
@@ -75,7 +156,7 @@ def saveables(model, prefix=""):
         path = f"{prefix}layers/{name}"
         entries.append((path, item))
         if is_model(item):
-            entries.extend(saveables(item, path + "/"))
+            entries.extend(saveables(item, path + "/", orders))
     return entries
 
 
@@ -105,12 +186,12 @@ def _dataset(h5, node, shape, where, what):
     return out
 
 
-def read_keras_weights(f, model, where, skip_mismatch=False):
+def read_keras_weights(f, model, where, skip_mismatch=False, orders=None):
     """Fill `model`'s weights from the open File `f` (Keras 3's layout); every array is read
     and checked before any weight is set. skip_mismatch skips a layer whose group is missing
     or whose variables do not match (with a warning), as Keras."""
     plan = []
-    for path, item in saveables(model):
+    for path, item in saveables(model, orders=orders):
         if is_model(item) or not item.weights:
             continue
         try:
@@ -177,6 +258,18 @@ def legacy_layers(group, where):
         if weight_names:
             out.append((name, [(w, layer_group.get(w)) for w in weight_names]))
     return out
+
+
+def require_every_layer(group, model, where, owner=None):
+    """Refuse a Keras 2 weights group that lacks a weighted layer of `model` (by name)."""
+    stored = {name for name, _ in legacy_layers(group, where)}
+    wanted = [item.name for item in model.layers
+              if not isinstance(item, InputLayer) and _flat_weights(item)]
+    missing = [name for name in wanted if name not in stored]
+    if missing:
+        raise ModelFileError(f"{owner or where}: {where} has no weights for the layers "
+                             f"{missing[:8]}{' ...' if len(missing) > 8 else ''} "
+                             f"({len(missing)} of {len(wanted)})")
 
 
 def _flat_weights(item):
