@@ -21,7 +21,7 @@ from minidl.models import ModelFileError, load_model
 h5py = pytest.importorskip("h5py")
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "keras_files")
-MODELS = ["mlp", "cnn", "two_inputs", "nested"]
+MODELS = ["mlp", "cnn", "two_inputs", "nested", "residual"]
 
 
 def fixture_io(name):
@@ -46,6 +46,22 @@ def test_keras_files_load_and_predict_as_keras(active_backend, name):
         type(model).from_config(model.get_config())
     fresh.load_weights(os.path.join(FIXTURES, f"{name}.weights.h5"))
     np.testing.assert_allclose(fresh.predict(x, verbose=0), want, atol=1e-5)
+
+
+def test_functional_layers_in_keras_order(tmp_path):
+    """Keras names weight groups in its model.layers order (by depth), which differs from
+    the order a residual block runs in; minidl writes and reads in Keras's order."""
+    from minidl.keras_files.weights_h5 import keras_functional_order
+    minidl.set_backend("numpy")
+    path = os.path.join(FIXTURES, "residual.keras")
+    keras_order = [s["config"]["name"] for s in
+                   json.loads(zipfile.ZipFile(path).read("config.json"))["config"]["layers"]]
+    model = load_model(path)
+    assert [l.name for l in model.layers] != keras_order        # minidl runs them otherwise
+    model.save(tmp_path / "again.keras")
+    written = json.loads(zipfile.ZipFile(tmp_path / "again.keras").read("config.json"))
+    assert [s["config"]["name"] for s in written["config"]["layers"]] == keras_order
+    assert [l.name for l in keras_functional_order(model)] == keras_order
 
 
 def test_keras_layer_names_and_configs_are_kept():
