@@ -243,7 +243,7 @@ def load_keras(path, compile=True):
         with z.weights(params, arrays) as f:
             model = make()
             orders = keras_layer_order(spec)
-            read_keras_weights(f, model, path, orders=orders)
+            read_keras_weights(f, model, path, orders=orders, stream=True)
             if compile and isinstance(spec, dict) and spec.get("compile_config"):
                 compile_from_keras(model, spec["compile_config"], path)
                 read_optimizer(f, model, path, orders)

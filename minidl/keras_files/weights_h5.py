@@ -171,8 +171,8 @@ def write_keras_weights(f, model):
                 group.create_dataset(str(i), data=np.asarray(value, dtype=np.float32))
 
 
-def _dataset(h5, node, shape, where, what):
-    """`node` checked to be a number dataset of `shape`, read into a new float32 array."""
+def _check_dataset(node, shape, where, what):
+    """`node` checked to be a number dataset of `shape` (nothing is read)."""
     if not isinstance(node, h5py().Dataset):
         raise ModelFileError(f"{where}: {what} is not a dataset")
     if node.dtype.kind not in _NUMBER_KINDS or node.dtype.fields is not None:
@@ -180,30 +180,48 @@ def _dataset(h5, node, shape, where, what):
     if tuple(node.shape) != tuple(shape):
         raise ModelFileError(f"{where}: {what} has shape {tuple(node.shape)}, its weight has "
                              f"shape {tuple(shape)}")
+    return node
+
+
+def _read(node, shape):
     out = np.empty(shape, dtype=np.float32)
     if element_count(shape):
         node.read_direct(out)
     return out
 
 
-def read_keras_weights(f, model, where, skip_mismatch=False, orders=None):
-    """Fill `model`'s weights from the open File `f` (Keras 3's layout); every array is read
-    and checked before any weight is set. skip_mismatch skips a layer whose group is missing
-    or whose variables do not match (with a warning), as Keras."""
-    plan = []
+def _dataset(h5, node, shape, where, what):
+    """`node` checked to be a number dataset of `shape`, read into a new float32 array."""
+    return _read(_check_dataset(node, shape, where, what), shape)
+
+
+def read_keras_weights(f, model, where, skip_mismatch=False, orders=None, stream=False):
+    """Fill `model`'s weights from the open File `f` (Keras 3's layout). Every dataset is
+    checked (shape, dtype) before any is read; then all are read and checked before any
+    weight is set, or, with stream=True (a model just built, which a failure discards), each
+    layer is set as it is read, so that no second copy of the weights is held. skip_mismatch
+    skips a layer whose group is missing or whose variables do not match (with a warning),
+    as Keras."""
+    found = []
     for path, item in saveables(model, orders=orders):
         if is_model(item) or not item.weights:
             continue
         try:
-            plan.append((item, _read_vars(f, path, item, where)))
+            found.append((item, _vars(f, path, item, where)))
         except ModelFileError as exc:
             if not skip_mismatch:
                 raise
             warnings.warn(f"skipping {item.describe()}: {exc}", stacklevel=3)
-    _assign(plan, where)
+    if stream:
+        for layer, nodes in found:
+            _assign([(layer, [_read(n, w.shape) for n, w in zip(nodes, layer.weights)])], where)
+        return
+    _assign([(layer, [_read(n, w.shape) for n, w in zip(nodes, layer.weights)])
+             for layer, nodes in found], where)
 
 
-def _read_vars(f, path, layer, where):
+def _vars(f, path, layer, where):
+    """The checked datasets of a layer's group, in the order of its weights."""
     group = f.get(path + "/vars")
     if group is None or not isinstance(group, h5py().Group):
         raise ModelFileError(f"{where} has no weights for {layer.describe()} (no group "
@@ -213,7 +231,7 @@ def _read_vars(f, path, layer, where):
     if keys != {str(i) for i in range(len(shapes))}:
         raise ModelFileError(f"{where}: {path}/vars holds {len(group)} arrays, "
                              f"{layer.describe()} has {len(shapes)} weights")
-    return [_dataset(f, group[str(i)], shape, where, f"{path}/vars/{i}")
+    return [_check_dataset(group[str(i)], shape, where, f"{path}/vars/{i}")
             for i, shape in enumerate(shapes)]
 
 
