@@ -21,7 +21,7 @@ OPSET = 17
 # layers that are the identity at inference
 _IDENTITY = {"Dropout", "SpatialDropout2D", "GaussianNoise", "RandomBrightness",
              "RandomContrast", "RandomFlip", "RandomRotation", "RandomTranslation",
-             "RandomZoom", "RandomCrop"}
+             "RandomZoom"}   # (RandomCrop center-crops at inference: not exported)
 _MERGE_OPS = {"Add": "Sum", "Maximum": "Max", "Minimum": "Min", "Average": "Mean"}
 
 
