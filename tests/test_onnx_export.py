@@ -152,3 +152,26 @@ def test_what_onnx_cannot_express_is_refused_by_name(tmp_path):
     plain = minidl.Sequential([L.InputLayer((3,)), L.Dense(2)])
     with pytest.raises(ValueError, match="opset_version"):
         plain.export(tmp_path / "m.onnx", format="onnx", opset_version=11)
+
+
+def test_quantized_model_exports_as_qdq(active_backend, tmp_path):
+    from minidl.quantization import quantize
+    rng = np.random.default_rng(6)
+    inputs = L.Input((12, 12, 3))
+    h = L.ReLU()(L.BatchNormalization()(L.Conv2D(8, 3, padding="same")(inputs)))
+    h = L.Activation("relu")(L.Add()([h, L.Conv2D(8, 1)(inputs)]))
+    h = L.Conv2D(12, 3, strides=2, padding="same", activation="relu")(L.MaxPooling2D()(h))
+    h = L.Dense(16, activation="relu")(L.Dropout(0.2)(L.Flatten()(h)))
+    model = randomize(minidl.Model(inputs, L.Dense(10, activation="softmax")(h)), 6)
+    x = rng.standard_normal((48, 12, 12, 3)).astype("float32")
+    qmodel = quantize(model, x[:32])
+    qmodel.export(tmp_path / "q.onnx", verbose=False)
+    proto = onnx.load(str(tmp_path / "q.onnx"))
+    ops = {n.op_type for n in proto.graph.node}
+    assert {"QuantizeLinear", "DequantizeLinear", "Conv", "MatMul"} <= ops
+    assert "BatchNormalization" not in ops          # folded into the int8 weights, as minidl
+    int8 = [t for t in proto.graph.initializer if t.data_type == onnx.TensorProto.INT8]
+    assert len(int8) >= 8                          # weights and their zero points
+    got, want = run_onnx(tmp_path / "q.onnx", [x])[0], qmodel.predict(x)
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    np.testing.assert_array_equal(got.argmax(1), want.argmax(1))

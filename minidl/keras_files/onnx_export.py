@@ -283,8 +283,9 @@ def _emit(b, graph, names):
         names[id(entry.outputs[0])] = out
 
 
-def to_onnx(model, opset=OPSET):
-    """The model's inference graph as an onnx.ModelProto."""
+def to_onnx(model, opset=OPSET, emit=None):
+    """The model's inference graph as an onnx.ModelProto; emit(builder, graph, names) adds
+    the nodes (default: every layer in float, _emit)."""
     onnx = require("onnx", "onnx")
     b = _Builder(onnx)
     g = model.graph
@@ -294,13 +295,11 @@ def to_onnx(model, opset=OPSET):
         dims = ["batch"] + [d if d is not None else f"{t.layer.name}_dim{i}"
                             for i, d in enumerate(t.sample_shape)]
         inputs.append(b.h.make_tensor_value_info(t.layer.name, onnx.TensorProto.FLOAT, dims))
-    _emit(b, g, names)
-    outputs, seen = [], set()
+    (emit or _emit)(b, g, names)
+    outputs = []
     for i, t in enumerate(g.outputs):
-        name = names[id(t)]
-        final = f"output_{i}" if name in seen or name in names.values() else name
-        b.nodes.append(b.h.make_node("Identity", [name], [final], name=final))
-        seen.add(final)
+        final = f"output_{i}"
+        b.nodes.append(b.h.make_node("Identity", [names[id(t)]], [final], name=final))
         dims = ["batch"] + [d if d is not None else f"output_{i}_dim{j}"
                             for j, d in enumerate(t.sample_shape)]
         outputs.append(b.h.make_tensor_value_info(final, onnx.TensorProto.FLOAT, dims))
@@ -312,11 +311,11 @@ def to_onnx(model, opset=OPSET):
     return proto
 
 
-def export_onnx(model, filepath, opset=OPSET):
+def export_onnx(model, filepath, opset=OPSET, emit=None):
     if not isinstance(opset, int) or opset < OPSET:
         raise ValueError(f"export: opset_version must be an int >= {OPSET}, got {opset!r}")
     model._require_built("export")
-    proto = to_onnx(model, opset)
+    proto = to_onnx(model, opset, emit)
     with atomic_write(os.fspath(filepath), "wb") as f:
         f.write(proto.SerializeToString())
     return proto

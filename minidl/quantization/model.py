@@ -166,6 +166,16 @@ class QuantizedModel:
             raise ValueError(f"QuantizedModel {self.name!r}: no samples to predict")
         return np.concatenate(parts, axis=0)
 
+    def export(self, filepath, format="onnx", verbose=True, opset_version=17):
+        """An ONNX QDQ model (int8 weights, uint8 activations where minidl has them; see
+        minidl/keras_files/onnx_qdq.py)."""
+        if format != "onnx":
+            raise ValueError(f"export: a QuantizedModel exports format='onnx', got {format!r}")
+        from ..keras_files.onnx_qdq import export_quantized
+        export_quantized(self, filepath, opset_version)
+        if verbose:
+            print(f"Saved an ONNX QDQ model to {filepath}")
+
     def save(self, filepath, overwrite=True):
         from .saving import save_quantized
         save_quantized(self, filepath, overwrite)
