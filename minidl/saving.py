@@ -8,7 +8,8 @@ minidl/custom_objects.py).
 from .custom_objects import (CustomObjectScope, custom_object_scope, get_custom_objects,
                              get_registered_name, get_registered_object,
                              register_keras_serializable)
-from .models.saving import ModelFileError, load_model
+from .models.file_formats import load_model
+from .models.saving import ModelFileError
 
 
 def save_model(model, filepath, overwrite=True, include_optimizer=True):

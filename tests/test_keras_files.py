@@ -382,3 +382,53 @@ def test_pretrained_imagenet_file_from_keras_cache(tmp_path, monkeypatch):
         applications.MobileNetV2(weights="imagenet", **build)
     with pytest.raises(FileNotFoundError, match="0.35_128_no_top.h5"):
         applications.MobileNetV2(weights="imagenet", **dict(build, input_shape=(128, 128, 3)))
+
+
+def test_layers_of_your_own_in_a_keras_file(tmp_path):
+    from minidl.custom_objects import _GLOBAL, _NAMES
+    minidl.set_backend("numpy")
+
+    class Gate(L.Activation):                            # a user class built on a layer
+        def __init__(self, name=None, trainable=True):
+            super().__init__("sigmoid", name=name, trainable=trainable)
+
+        def get_config(self):
+            return {"name": self.name, "trainable": self.trainable}
+
+    model = minidl.Sequential([L.InputLayer((3,)), L.Dense(2), Gate()])
+    x = np.ones((2, 3), "float32")
+    model.save(tmp_path / "plain.keras")
+    spec = json.loads(zipfile.ZipFile(tmp_path / "plain.keras").read("config.json"))
+    assert spec["config"]["layers"][-1]["module"] is None    # not one of Keras's layers
+    with pytest.raises(ModelFileError, match="Gate.*custom_objects"):
+        load_model(tmp_path / "plain.keras")
+    loaded = load_model(tmp_path / "plain.keras", custom_objects={"Gate": Gate})
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+    try:
+        minidl.saving.register_keras_serializable(package="mine")(Gate)
+        model.save(tmp_path / "registered.keras")
+        spec = json.loads(zipfile.ZipFile(tmp_path / "registered.keras").read("config.json"))
+        assert spec["config"]["layers"][-1]["registered_name"] == "mine>Gate"
+        assert isinstance(load_model(tmp_path / "registered.keras").layers[-1], Gate)
+    finally:
+        _GLOBAL.pop("mine>Gate", None)
+        _NAMES.pop(Gate, None)
+
+
+def test_a_subclassed_model_is_pointed_to_minidl_files(tmp_path):
+    minidl.set_backend("numpy")
+
+    class Tiny(minidl.Model):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.dense = L.Dense(2)
+
+        def call(self, inputs):
+            return self.dense(inputs)
+
+    model = Tiny()
+    model.build((None, 3))
+    for name, save in (("t.keras", model.save), ("t.weights.h5", model.save_weights)):
+        with pytest.raises(ValueError, match=r"subclassed.*\.minidl"):
+            save(tmp_path / name)
+    model.save_weights(tmp_path / "t.weights.minidl")

@@ -11,6 +11,7 @@ weights come from the file, the initializer matters only to a fresh copy.
 """
 
 import inspect
+import warnings
 
 from .. import initializers as initializers_mod
 from ..custom_objects import get_registered_name, get_registered_object
@@ -25,11 +26,12 @@ _NEUTRAL = {
     "renorm": (False,), "renorm_clipping": (None,), "lora_rank": (None,),
     "lora_alpha": (None,), "antialias": (False,), "keepdims": (False,),
 }
-# keys ignored whatever they hold (they only matter when another neutral key is not neutral,
-# or they are regularizers/constraints of weights minidl keeps fixed)
-_IGNORED = {"renorm_momentum", "beta_regularizer", "gamma_regularizer", "beta_constraint",
-            "gamma_constraint", "alpha_regularizer", "alpha_constraint", "build_config",
-            "moving_mean_initializer", "moving_variance_initializer"}
+# keys ignored whatever they hold: renorm_momentum matters only with renorm (refused above)
+_IGNORED = {"renorm_momentum"}
+# penalties and constraints minidl's normalization and PReLU layers do not take: inference is
+# the same without them, training is not, so a set one is dropped with a warning
+_TRAINING_ONLY = {"beta_regularizer", "gamma_regularizer", "beta_constraint",
+                  "gamma_constraint", "alpha_regularizer", "alpha_constraint"}
 _INITIALIZER_KEYS = ("kernel_initializer", "bias_initializer", "gamma_initializer",
                      "beta_initializer", "moving_mean_initializer",
                      "moving_variance_initializer", "depthwise_initializer",
@@ -52,9 +54,11 @@ def _layer_class(spec):
             cls = get_registered_object(key, None, LAYER_CLASSES)
             if cls is not None:
                 return key, cls
+    # the hint first: the message may be cut after a few hundred characters
     raise UnsupportedKerasConfig(
-        f"unknown layer class {name!r} (registered name {registered!r}): minidl has "
-        f"{sorted(LAYER_CLASSES)}; pass a class of your own in custom_objects")
+        f"unknown layer class {name!r} (registered name {registered!r}): pass a class of your "
+        "own in custom_objects or register it with @register_keras_serializable; minidl's "
+        f"layers: {sorted(LAYER_CLASSES)}")
 
 
 def _dtype_name(value, where):
@@ -105,10 +109,11 @@ def layer_from_keras(spec):
             value = {"class_name": value.get("class_name"), "config": value.get("config", {})}
         if key in params or takes_any:
             out[key] = value
-        elif key in _IGNORED or (key in _NEUTRAL and value in _NEUTRAL[key]):
+        elif key in _IGNORED or (key in _NEUTRAL and value in _NEUTRAL[key]) or value is None:
             continue
-        elif value is None:
-            continue
+        elif key in _TRAINING_ONLY:
+            warnings.warn(f"{where}: minidl's {cls.__name__} has no {key}; it is dropped (the "
+                          "predictions are the same, training is not)", stacklevel=4)
         else:
             raise UnsupportedKerasConfig(f"{where}: minidl's {cls.__name__} has no {key!r} "
                                          f"argument, and {key}={value!r:.100} changes what "
@@ -226,8 +231,8 @@ def _item_from_keras(spec, depth):
 
 # ------------------------------------------------------------------ minidl -> Keras
 def _dtype_policy(name="float32"):
-    return {"module": "keras", "class_name": "DTypePolicy" if "mixed" not in name
-            else "DTypePolicy", "config": {"name": name}, "registered_name": None}
+    return {"module": "keras", "class_name": "DTypePolicy", "config": {"name": name},
+            "registered_name": None}
 
 
 def _keras_initializer(name):

@@ -10,7 +10,7 @@ integer kernels; the other layers run in float on dequantized values, as in mini
 
 import numpy as np
 
-from ..quantization import _folded
+from ..quantization.structure import folded_matrix
 from ..quantization.packing import quantize_kernel, weight_scales
 from .onnx_export import _activation, _layer, _nchw, _nhwc, _window, export_onnx
 
@@ -26,7 +26,7 @@ def _qdq(b, x, qp, hint):
 def _int8_layer(b, node, kind, step, nodes, x):
     layer, name = node.layer, node.layer.name
     x = _qdq(b, x, step["input"], name + "_in")
-    matrix, bias = _folded(node, kind, nodes)            # (k, n), BatchNormalization folded
+    matrix, bias = folded_matrix(node, kind, nodes)            # (k, n), BatchNormalization folded
     scales = weight_scales(matrix)
     q = quantize_kernel(matrix, scales)
     n = q.shape[1]

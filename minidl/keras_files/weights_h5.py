@@ -26,6 +26,7 @@ import numpy as np
 
 from ..io import element_count
 from ..layers.base import InputLayer
+from ..models.registry import MODEL_CLASSES
 from ..models.saving import ModelFileError
 from . import require
 
@@ -52,8 +53,7 @@ def is_model(item):
 def keras_model_class(model):
     """'Sequential' or 'Functional', Keras's class of a minidl model; a subclassed model has
     no Keras layout (its variables are found through its own attributes)."""
-    from ..models.sequential import Sequential
-    if isinstance(model, Sequential):
+    if isinstance(model, MODEL_CLASSES["Sequential"]):
         return "Sequential"
     if getattr(model, "saved_architecture", None) is not None or type(model).__name__ != "Model":
         raise ValueError(f"{model.describe()} is a subclassed model ({type(model).__name__}): "

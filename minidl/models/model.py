@@ -14,7 +14,7 @@ from ..custom_objects import custom_object_scope
 from ..layers.base import InputLayer
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
-from . import penalties, saving, structure, tracking, tta
+from . import file_formats, penalties, structure, tracking, tta
 from .config import functional_config, functional_from_config
 from .concurrency import UseGuard, one_thread_at_a_time
 from .graph import Graph
@@ -442,15 +442,16 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
     # ------------------------------------------------------------ saving
     @one_thread_at_a_time
     def save(self, filepath, overwrite=True, include_optimizer=True):
-        saving.save_model(self, filepath, overwrite=overwrite, include_optimizer=include_optimizer)
+        file_formats.save_model(self, filepath, overwrite=overwrite,
+                                include_optimizer=include_optimizer)
 
     @one_thread_at_a_time
     def save_weights(self, filepath, overwrite=True):
-        saving.save_weights(self, filepath, overwrite=overwrite)
+        file_formats.save_weights(self, filepath, overwrite=overwrite)
 
     @one_thread_at_a_time
     def load_weights(self, filepath, skip_mismatch=False, by_name=False):
-        saving.load_weights(self, filepath, skip_mismatch=skip_mismatch, by_name=by_name)
+        file_formats.load_weights(self, filepath, skip_mismatch=skip_mismatch, by_name=by_name)
 
     def export(self, filepath, format="tf_saved_model", verbose=True, input_signature=None,
                **kwargs):

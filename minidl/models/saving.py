@@ -162,13 +162,6 @@ def _check_target(filepath, overwrite):
 def save_model(model, filepath, overwrite=True, include_optimizer=True):
     model._require_built("save")
     filepath = _check_target(filepath, overwrite)
-    if _keras_kind(filepath) == "keras":     # Keras 3's .keras zip (minidl/keras_files)
-        from ..keras_files.keras_zip import save_keras
-        return save_keras(model, filepath, include_optimizer)
-    if _keras_kind(filepath) == "h5":
-        raise ValueError(f"save {filepath}: minidl writes whole models as .keras (Keras 3's "
-                         "format) or .minidl; a .h5 name holds weights only "
-                         "(model.save_weights(\"x.weights.h5\"))")
     # a subclassed model's architecture is its class (by name) and config (subclassing.py)
     architecture = getattr(model, "saved_architecture", model.get_config)()
     header = {"format": FORMAT, "version": VERSION, "model": architecture,
@@ -197,20 +190,9 @@ def _compile_config(model):
             "loss_weights": weights, "metrics": metrics, "weighted_metrics": weighted or None}
 
 
-def _keras_kind(filepath):
-    from ..keras_files import kind_of_name
-    return kind_of_name(filepath)
-
-
 def save_weights(model, filepath, overwrite=True):
     model._require_built("save_weights")
     filepath = _check_target(filepath, overwrite)
-    if _keras_kind(filepath) == "h5":         # Keras 3's .weights.h5 layout
-        from ..keras_files.keras_zip import save_weights_h5
-        return save_weights_h5(model, filepath)
-    if _keras_kind(filepath) == "keras":
-        raise ValueError(f"save_weights {filepath}: a .keras name is a whole model "
-                         "(model.save); weights go to a .weights.h5 or .minidl file")
     _write_zip(filepath, {"weights.npz": _npz_bytes(_weights_dict(model)),
                           "minidl_model.json": json.dumps({"format": WEIGHTS_FORMAT,
                                                            "version": VERSION}).encode()})
@@ -381,22 +363,7 @@ def load_model(filepath, compile=True, custom_objects=None, safe_mode=True):
     safe_mode is always on.
     """
     with custom_object_scope(custom_objects):
-        kind = _file_kind(filepath)
-        if kind == "keras":
-            from ..keras_files.keras_zip import load_keras
-            return load_keras(_path(filepath, "load"), compile)
-        if kind == "h5":
-            from ..keras_files.legacy_h5 import load_h5_model
-            return load_h5_model(_path(filepath, "load"), compile)
         return _load_model(filepath, compile)
-
-
-def _file_kind(filepath):
-    """'keras' or 'h5' for Keras's formats (known by their content), else None."""
-    from ..keras_files import kind_of_file
-    if not os.path.isfile(_path(filepath, "load")):
-        raise FileNotFoundError(f"no model file at {os.fspath(filepath)}")
-    return kind_of_file(filepath)
 
 
 def _load_model(filepath, compile):
@@ -466,18 +433,8 @@ def _compile_from(model, c, f, path):
             raise ModelFileError(f"{path}: {exc}") from None
 
 
-def load_weights(model, filepath, skip_mismatch=False, by_name=False):
+def load_weights(model, filepath):
     model._require_built("load_weights")
-    kind = _file_kind(filepath)
-    if kind == "h5":
-        from ..keras_files.legacy_h5 import load_h5_weights
-        return load_h5_weights(model, _path(filepath, "load_weights"), by_name, skip_mismatch)
-    if kind == "keras":   # Keras's load_weights reads a .keras file's weights too
-        from ..keras_files.keras_zip import load_keras_weights
-        return load_keras_weights(model, _path(filepath, "load_weights"), skip_mismatch)
-    if by_name or skip_mismatch:
-        raise ValueError(f"load_weights {os.fspath(filepath)}: by_name and skip_mismatch are "
-                         "for Keras's HDF5 files; a .minidl file's weights match strictly")
     with _ModelFile(filepath, (FORMAT, WEIGHTS_FORMAT)) as f:
         weights = f.npz("weights.npz", sum(len(layer.weights) for layer in model._weighted_layers),
                         model.count_params())
