@@ -242,6 +242,25 @@ def test_keras2_h5_model_loads(active_backend, tmp_path):
     assert model.compiled and model.optimizer.get_config()["learning_rate"] == 0.05
 
 
+def test_keras2_sequential_with_the_input_shape_on_its_first_layer(tmp_path):
+    minidl.set_backend("numpy")
+    config = {"class_name": "Sequential", "config": {"name": "sequential", "layers": [
+        {"class_name": "Dense", "config": {"name": "dense_1", "units": 2, "activation": "tanh",
+                                           "batch_input_shape": [None, 3], "dtype": "float32",
+                                           "use_bias": False}}]}}
+    kernel = np.arange(6, dtype="float32").reshape(3, 2) / 10
+    with h5py.File(tmp_path / "k2seq.h5", "w") as f:
+        f.attrs["model_config"] = json.dumps(config).encode()
+        g = f.create_group("model_weights")
+        g.attrs["layer_names"] = [b"dense_1"]
+        d = g.create_group("dense_1")
+        d.attrs["weight_names"] = [b"dense_1/kernel:0"]
+        d.create_dataset("dense_1/kernel:0", data=kernel)
+    model = load_model(tmp_path / "k2seq.h5")
+    x = np.ones((2, 3), "float32")
+    np.testing.assert_allclose(model.predict(x, verbose=0), np.tanh(x @ kernel), atol=1e-6)
+
+
 def test_load_weights_by_name_and_skip_mismatch(tmp_path):
     minidl.set_backend("numpy")
     rng = np.random.default_rng(4)

@@ -2,15 +2,19 @@
 
 minidl's own zip format stays for `.minidl` files (training position, strict checks); the
 names `.keras`, `.h5` / `.hdf5` and `.weights.h5` mean Keras's formats, read and written, so
-real Keras loads what minidl writes and the other way round:
+real Keras loads what minidl writes and the other way round (models/file_formats.py picks
+the format: by name for writing, by content for reading):
 
-    keras_zip.py    .keras: config.json (Keras's serialized configs), metadata.json,
-                    model.weights.h5
-    weights_h5.py   Keras 3's weights layout (layers/<class>/vars/<i>) and Keras 2's
-                    (layer_names, weight_names), read with bounds checked first
-    configs.py      minidl layer / model configs <-> Keras 3 serialized configs
-    legacy_h5.py    Keras 2 / tf.keras HDF5 models (model_config, model_weights)
-    onnx_export.py  model.export(path, format="onnx")
+    keras_zip.py     .keras: config.json (Keras's serialized configs), metadata.json,
+                     model.weights.h5
+    weights_h5.py    Keras 3's weights layout (layers/<class>/vars/<i>) and Keras 2's
+                     (layer_names, weight_names), read with bounds checked first
+    optimizer_h5.py  an optimizer's state in Keras 3's order (optimizer/vars/<i>)
+    configs.py       minidl layer / model configs <-> Keras 3 serialized configs
+    legacy_h5.py     Keras 2 / tf.keras HDF5 models (model_config, model_weights)
+    pretrained.py    Keras's published application weights (weights="imagenet")
+    onnx_export.py   model.export(path, format="onnx")
+    onnx_qdq.py      a QuantizedModel as an ONNX QDQ model
 
 h5py and onnx are optional: `pip install "minidl[keras-files]"`, `"minidl[onnx]"`.
 """

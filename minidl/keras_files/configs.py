@@ -26,8 +26,10 @@ _NEUTRAL = {
     "renorm": (False,), "renorm_clipping": (None,), "lora_rank": (None,),
     "lora_alpha": (None,), "antialias": (False,), "keepdims": (False,),
 }
-# keys ignored whatever they hold: renorm_momentum matters only with renorm (refused above)
-_IGNORED = {"renorm_momentum"}
+# keys ignored whatever they hold: renorm_momentum matters only with renorm (refused above);
+# Keras 2 puts a Sequential's input shape on its first layer (model_from_keras makes it the
+# InputLayer)
+_IGNORED = {"renorm_momentum", "batch_input_shape", "input_shape", "input_dim", "batch_size"}
 # penalties and constraints minidl's normalization and PReLU layers do not take: inference is
 # the same without them, training is not, so a set one is dropped with a warning
 _TRAINING_ONLY = {"beta_regularizer", "gamma_regularizer", "beta_constraint",
