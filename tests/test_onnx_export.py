@@ -105,7 +105,8 @@ def test_functional_nested_model_exports(active_backend, tmp_path):
     shared = L.Dense(5, activation="gelu")
     s = L.Subtract()([shared(a), shared(b)])
     p = L.Multiply()([shared(a), shared(b)])
-    merged = L.Concatenate()([L.Average()([L.Maximum()([s, p]), L.Minimum()([s, p])]), L.Add()([s, p])])
+    extremes = L.Average()([L.Maximum()([s, p]), L.Minimum()([s, p])])
+    merged = L.Concatenate()([extremes, L.Add()([s, p])])
     inner = minidl.Sequential([L.InputLayer((10,)), L.Dense(4, activation="tanh"),
                                L.LayerNormalization()])
     model = randomize(minidl.Model([a, b], [L.Dense(2)(inner(merged)), L.Softmax()(merged)]))

@@ -16,7 +16,6 @@ window on the zip file, not copied into memory.
 import datetime
 import io
 import json
-import os
 import zipfile
 
 from .. import losses as losses_mod

@@ -14,7 +14,6 @@ import os
 import numpy as np
 
 from ..io import atomic_write
-from ..layers.base import InputLayer
 from . import require
 
 OPSET = 17
