@@ -8,6 +8,7 @@ import pytest
 
 import minidl
 import minidl.applications
+import minidl.zoo
 from minidl import layers as L
 
 onnx = pytest.importorskip("onnx")
@@ -176,3 +177,17 @@ def test_quantized_model_exports_as_qdq(active_backend, tmp_path):
     got, want = run_onnx(tmp_path / "q.onnx", [x])[0], qmodel.predict(x)
     np.testing.assert_allclose(got, want, atol=1e-5)
     np.testing.assert_array_equal(got.argmax(1), want.argmax(1))
+
+
+@pytest.mark.parametrize("name", ["keras_cnn", "tf_tutorial", "resnet20", "airbench94",
+                                  "mobilenet_v2"])
+def test_zoo_models_export(name, tmp_path):
+    minidl.set_backend("cpu" if "cpu" in minidl.available_backends() else "numpy")
+    model = randomize(minidl.zoo.build(name), 8)
+    shape = model.input_shape[1:]
+    x = np.random.default_rng(9).standard_normal((2,) + tuple(shape)).astype("float32")
+    model.export(tmp_path / "zoo.onnx", format="onnx", verbose=False)
+    got, want = run_onnx(tmp_path / "zoo.onnx", [x])[0], model.predict(x, verbose=0)
+    assert np.isfinite(want).all()
+    scale = max(1.0, float(np.abs(want).max()))
+    np.testing.assert_allclose(got / scale, want / scale, atol=1e-5)
