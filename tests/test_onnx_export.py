@@ -148,6 +148,19 @@ def test_what_onnx_cannot_express_is_refused_by_name(tmp_path):
                                L.Dense(2)])
     with pytest.raises(ValueError, match="Lambda 'doubler' cannot be exported"):
         model.export(tmp_path / "m.onnx", format="onnx")
+
+    class Twice(minidl.Model):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.dense = L.Dense(2)
+
+        def call(self, inputs):
+            return self.dense(inputs) * 2.0
+
+    subclassed = Twice(name="twice")
+    subclassed.build((None, 3))
+    with pytest.raises(ValueError, match="'twice' cannot be exported.*Python code"):
+        subclassed.export(tmp_path / "s.onnx", format="onnx")
     assert not os.path.exists(tmp_path / "m.onnx")
     with pytest.raises(ValueError, match="format='onnx'"):
         model.export(tmp_path / "m", format="tf_saved_model")

@@ -14,6 +14,7 @@ import os
 import numpy as np
 
 from ..io import atomic_write
+from ..layers import LAYER_CLASSES
 from . import require
 
 OPSET = 17
@@ -274,6 +275,11 @@ def _emit(b, graph, names):
                 names[id(t)] = scope[id(inner_t)]
             continue
         layer = entry.layer
+        if LAYER_CLASSES.get(type(layer).__name__) is not type(layer) or \
+                type(layer).__name__ == "Lambda":
+            raise ValueError(f"export: {layer.describe()} cannot be exported to ONNX: its "
+                             "computation is Python code (a Lambda, a layer of your own or a "
+                             "subclassed model's call), which export does not trace")
         try:
             out = _layer(b, layer, inputs)
         except (ValueError, KeyError, AttributeError, TypeError) as exc:
