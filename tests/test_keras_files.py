@@ -451,3 +451,30 @@ def test_a_subclassed_model_is_pointed_to_minidl_files(tmp_path):
         with pytest.raises(ValueError, match=r"subclassed.*\.minidl"):
             save(tmp_path / name)
     model.save_weights(tmp_path / "t.weights.minidl")
+
+
+@pytest.mark.parametrize("name, optimizer, loss, slots", [
+    ("rmsprop", "RMSprop", "SparseCategoricalCrossentropy", 2),
+    ("adamw", "AdamW", "CategoricalCrossentropy", 4),
+    ("lion", "Lion", "Huber", 2),
+    ("adamax", "Adamax", "MeanAbsoluteError", 4),
+    ("sgd", "SGD", "BinaryCrossentropy", 2)])
+def test_keras_compile_settings_and_optimizer_state(name, optimizer, loss, slots, tmp_path):
+    """Optimizers, losses and metrics as real Keras wrote them, with the state of one step."""
+    minidl.set_backend("numpy")
+    model = load_model(os.path.join(FIXTURES, f"compile_{name}.keras"))
+    assert type(model.optimizer).__name__ == optimizer
+    assert type(model._heads[0].loss).__name__ == loss
+    state = model.optimizer.get_state(model.backend)
+    assert int(state["iterations"]) == 1 and len(state) - 1 == slots
+    assert any(np.any(v != 0) for k, v in state.items() if k != "iterations")
+    config = model.optimizer.get_config()
+    if name == "rmsprop":
+        assert config["rho"] == pytest.approx(0.8) and model._heads[0].loss.from_logits
+        assert model.metrics_names == ["loss", "accuracy"]
+    if name == "sgd":
+        assert config["nesterov"] and config["momentum"] == pytest.approx(0.9)
+    model.save(tmp_path / "again.keras")      # and back, the state with it
+    again = load_model(tmp_path / "again.keras")
+    for key, value in state.items():
+        np.testing.assert_array_equal(again.optimizer.get_state(again.backend)[key], value)

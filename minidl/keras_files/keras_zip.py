@@ -277,7 +277,8 @@ def _loss_from_keras(spec):
 
 
 # Keras optimizer settings minidl has no argument for, ignored while they hold these values
-_KERAS_ONLY_OPTIMIZER = {"loss_scale_factor": None, "gradient_accumulation_steps": None}
+_KERAS_ONLY_OPTIMIZER = {"loss_scale_factor": None, "gradient_accumulation_steps": None,
+                         "centered": False}
 
 
 def _optimizer_spec(spec):

@@ -26,6 +26,7 @@ KERAS_SLOT_CALLS = {
     "Adagrad": [("accumulator",)],
     "Adadelta": [("accumulated_grad", "accumulated_delta_var")],
     "Lion": [("momentum",)],
+    "Adamax": [("momentum", "norm")],
 }
 
 
