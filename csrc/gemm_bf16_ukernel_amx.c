@@ -1,0 +1,89 @@
+/* The AMX micro-kernel of the bf16 GEMM (internal/gemm_bf16_core.h) and the AVX512_BF16
+ * conversions its packers use. Called only when bf16_gemm_native() holds, on CPUs that have
+ * AMX-BF16 (Sapphire Rapids and later, which all have AVX512_BF16 as well). */
+#pragma GCC target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16")
+
+#include <immintrin.h>
+
+#include "internal/gemm_bf16_core.h"
+
+/* LDTILECFG's 64-byte operand (palette 1). */
+struct tile_config {
+    uint8_t palette_id, start_row;
+    uint8_t reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+};
+
+/* Tiles 0-3: the 2 x 2 float32 accumulators; 4, 5: two 16-row slices of A (16 x 32 bf16);
+ * 6, 7: two VNNI panels of B (16 pairs of K rows x 16 columns). Every tile is 16 rows of 64
+ * bytes, the largest palette 1 allows. */
+/* A constant in memory, not a local: GCC 12 does not see that LDTILECFG reads its operand and
+ * dropped the stores that filled a local one (the load then faulted). */
+static const struct tile_config config __attribute__((aligned(64))) = {
+    .palette_id = 1,
+    .colsb = {64, 64, 64, 64, 64, 64, 64, 64},
+    .rows = {16, 16, 16, 16, 16, 16, 16, 16},
+};
+
+void bf16_amx_tile_config(void)
+{
+    _tile_loadconfig(&config);
+}
+
+void bf16_amx_tile_release(void)
+{
+    _tile_release();
+}
+
+void bf16_amx_kernel_32x32(float *block, const uint16_t *a, const uint16_t *b0, const uint16_t *b1,
+                           int64_t kp)
+{
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    const int64_t a_stride = kp * 2;   // bytes between rows of the packed A
+    for (int64_t p = 0; p < kp; p += BF16_KSTEP) {
+        _tile_loadd(4, a + p, a_stride);
+        _tile_loadd(5, a + 16 * kp + p, a_stride);
+        _tile_loadd(6, b0 + p * 16, 64);   // K rows p .. p + 32 are pair-rows p / 2 .., 32 bf16 each
+        _tile_loadd(7, b1 + p * 16, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+    _tile_stored(0, block, BF16_NR * 4);
+    _tile_stored(1, block + 16, BF16_NR * 4);
+    _tile_stored(2, block + 16 * BF16_NR, BF16_NR * 4);
+    _tile_stored(3, block + 16 * BF16_NR + 16, BF16_NR * 4);
+}
+
+/* vcvtneps2bf16 rounds to nearest even as minidl_round_bfloat16 does (it flushes float32
+ * subnormals to zero, which TDPBF16PS would do with them anyway). */
+void bf16_convert_row(uint16_t *dst, const float *src, int64_t count, int64_t padded)
+{
+    int64_t j = 0;
+    for (; j + 16 <= count; j += 16)
+        _mm256_storeu_si256((__m256i *)(dst + j), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + j)));
+    if (j < count) {
+        __mmask16 keep = (__mmask16)((1u << (count - j)) - 1);
+        __m256i v = (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(keep, src + j));
+        _mm256_storeu_si256((__m256i *)(dst + j), v);   // the lanes past count are zeros
+        j += 16;
+    }
+    for (; j < padded; j += 16)
+        _mm256_storeu_si256((__m256i *)(dst + j), _mm256_setzero_si256());
+}
+
+void bf16_interleave_16(uint16_t *dst, const float *r0, const float *r1, int count)
+{
+    const __mmask16 keep = (__mmask16)((1u << count) - 1);
+    const __m512i pairs = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8,
+                                           23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    __m512 v0 = _mm512_maskz_loadu_ps(keep, r0);
+    __m512 v1 = r1 ? _mm512_maskz_loadu_ps(keep, r1) : _mm512_setzero_ps();
+    __m512i both = (__m512i)_mm512_cvtne2ps_pbh(v1, v0);   // r0's 16 values, then r1's
+    _mm512_storeu_si512(dst, _mm512_permutexvar_epi16(pairs, both));
+}

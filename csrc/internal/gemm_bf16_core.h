@@ -1,0 +1,71 @@
+/* The bf16 GEMM driver shared by minidl_gemm_bf16 and the bf16 convolutions (gemm_bf16.c,
+ * conv_bf16.c): C = op(A) op(B) with A and B read as float32 through a "source", rounded to
+ * bfloat16 (nearest even) while being packed into AMX's layouts, accumulated in float32 tiles,
+ * and handed block by block to a "writer" that stores, adds or scatters the result.
+ *
+ * Only the micro-kernel and the float -> bf16 conversions are AMX / AVX512_BF16 code
+ * (gemm_bf16_ukernel_amx.c); the loops and the sources are portable C. */
+#ifndef MINIDL_GEMM_BF16_CORE_H
+#define MINIDL_GEMM_BF16_CORE_H
+
+#include <stdint.h>
+
+#include "../window.h"
+
+/* The micro-kernel's block of C: 2 x 2 tiles of 16 x 16 float32. */
+#define BF16_MR 32
+#define BF16_NR 32
+/* K is packed in steps of 32 bf16 (one 64-byte tile row of A). */
+#define BF16_KSTEP 32
+
+/* A float32 matrix as the packers read it: row r, columns c0 .. c0 + count. */
+struct bf16_source {
+    void (*row)(const struct bf16_source *src, float *dst, int64_t r, int64_t c0, int64_t count);
+    const float *data;                   /* a matrix (row stride ld), or the image of an im2col */
+    int64_t ld;
+    const struct minidl_window *window;  /* im2col: rows are output pixels, columns (ky, kx, c) */
+};
+
+void bf16_source_matrix(struct bf16_source *src, const float *data, int64_t ld, int trans);
+void bf16_source_im2col(struct bf16_source *src, const float *x, const struct minidl_window *s);
+
+/* Receives the float32 result of one micro-kernel block: block (BF16_MR x BF16_NR, row stride
+ * BF16_NR) holds C[i0 .. i0 + mb, j0 .. j0 + nb] of the K range just swept; first says it is
+ * the first K range (later ones add). */
+struct bf16_writer {
+    void (*write)(const struct bf16_writer *w, const float *block, int64_t i0, int64_t j0, int mb, int nb,
+                  int first);
+    float *c;
+    int64_t ldc;
+    float alpha, beta;
+    const float *bias;                   /* (n,) added with the first K range, or NULL */
+    const struct minidl_window *window;  /* col2im: rows are output pixels, columns (ky, kx, c) */
+};
+
+/* c[i, j] = alpha * acc + beta * c (+ bias[j]); transposed: c[j, i]. beta == 0 never reads c. */
+void bf16_writer_matrix(struct bf16_writer *w, float *c, int64_t ldc, float alpha, float beta,
+                        const float *bias, int transposed);
+
+/* One thread's part of the product: rows [m0, m1) of C, columns [n0, n1), inner indices
+ * [k0, k1). Runs the AMX tiles on the calling thread (loads its tile config, releases it).
+ * Returns MINIDL_OK or MINIDL_OUT_OF_MEMORY. */
+int bf16_gemm_run(const struct bf16_writer *w, const struct bf16_source *a, const struct bf16_source *b,
+                  int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t k0, int64_t k1);
+
+/* 1 when bf16_gemm_run may be called: AMX active and the CPU converts with AVX512_BF16. */
+int bf16_gemm_native(void);
+
+/* The AMX pieces (gemm_bf16_ukernel_amx.c). */
+void bf16_amx_tile_config(void);
+void bf16_amx_tile_release(void);
+/* block (32 x 32 float32, row stride 32) = a (32 rows x kp bf16, row stride kp) times the two
+ * 16-column VNNI panels b0, b1 (kp / 2 rows of 16 pairs); kp a multiple of 32. */
+void bf16_amx_kernel_32x32(float *block, const uint16_t *a, const uint16_t *b0, const uint16_t *b1,
+                           int64_t kp);
+/* dst[0 .. padded) = bf16(src[0 .. count)), zeros after count. */
+void bf16_convert_row(uint16_t *dst, const float *src, int64_t count, int64_t padded);
+/* dst[2j] = bf16(r0[j]), dst[2j + 1] = bf16(r1[j]) for j < 16 (zeros from count on); r1 may be
+ * NULL (zeros): one row of a VNNI panel. */
+void bf16_interleave_16(uint16_t *dst, const float *r0, const float *r1, int count);
+
+#endif
