@@ -18,6 +18,7 @@ import numpy as np
 from ... import activations
 from ..base import Backend
 from ..host_memory import HostMemory
+from ..rounded_operands import RoundedOperands
 from ..checks import check_concat, check_dropout_args, is_sparse, require_input
 from ._ffi import INT32, checked, ffi, fptr, output, raise_for_status, require_lib, window_struct
 from .depthwise import DepthwiseOps
@@ -38,7 +39,7 @@ def _rows_cols(shape):
 
 
 class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, LinalgOps, DepthwiseOps, OptimOps, RowLossOps,
-                 HostMemory, Backend):
+                 HostMemory, RoundedOperands, Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
 
     name = "cpu"
