@@ -63,7 +63,9 @@ class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, LinalgOps, DepthwiseOps, O
         return {"name": self.name, "isa": ffi.string(self._lib.minidl_cpu_isa_name()).decode(),
                 "threads": int(self._lib.minidl_num_threads()),
                 "amx": ffi.string(self._lib.minidl_amx_status()).decode()
-                + ("" if self._lib.minidl_amx_active() or not self._lib.minidl_amx_available() else " (switched off)")}
+                + ("" if self._lib.minidl_amx_active() or not self._lib.minidl_amx_available() else " (switched off)"),
+                # what gemm / conv2d with precision="bfloat16" (mixed_bfloat16) run
+                "bf16": ffi.string(self._lib.minidl_bf16_kernel_name()).decode()}
 
     # ------------------------------------------------------ elementwise
     def add(self, out, a, b):
