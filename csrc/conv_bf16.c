@@ -54,25 +54,40 @@ static int native(const struct minidl_window *s)
 
 /* ------------------------------------------------------------------ col2im writer */
 /* block row i is output pixel i0 + i, column j is (ky, kx, c) = j0 + j: add it to the input
- * position the window read it from. */
+ * position the window read it from. Indices advance run by run (no division per element). */
 static void col2im_write(const struct bf16_writer *w, const float *block, int64_t i0, int64_t j0, int mb,
                          int nb, int first)
 {
     const struct minidl_window *s = w->window;
     (void)first;
+    int64_t n = i0 / (s->oh * s->ow), oy = i0 / s->ow % s->oh, ox = i0 % s->ow;
+    const int64_t ky0 = j0 / (s->kw * s->c), kx0 = j0 / s->c % s->kw, ch0 = j0 % s->c;
     for (int i = 0; i < mb; i++) {
-        const int64_t r = i0 + i, n = r / (s->oh * s->ow), oy = r / s->ow % s->oh, ox = r % s->ow;
         const float *acc = block + i * BF16_NR;
+        float *image = w->c + n * s->h * s->w * s->c;
+        int64_t ky = ky0, kx = kx0, ch = ch0;
         for (int64_t j = 0; j < nb;) {
-            const int64_t col = j0 + j, ky = col / (s->kw * s->c), kx = col / s->c % s->kw, ch = col % s->c;
             const int64_t run = min64(s->c - ch, nb - j);
             const int64_t iy = oy * s->sh - s->pad_top + ky * s->dh, ix = ox * s->sw - s->pad_left + kx * s->dw;
             if (iy >= 0 && iy < s->h && ix >= 0 && ix < s->w) {
-                float *d = w->c + ((n * s->h + iy) * s->w + ix) * s->c + ch;
+                float *d = image + (iy * s->w + ix) * s->c + ch;
+                const float *a = acc + j;
                 for (int64_t t = 0; t < run; t++)
-                    d[t] += acc[j + t];
+                    d[t] += a[t];
             }
             j += run;
+            ch = 0;
+            if (++kx == s->kw) {
+                kx = 0;
+                ky++;
+            }
+        }
+        if (++ox == s->ow) {   // the next output pixel
+            ox = 0;
+            if (++oy == s->oh) {
+                oy = 0;
+                n++;
+            }
         }
     }
 }
