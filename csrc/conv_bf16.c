@@ -103,6 +103,9 @@ static int split(int64_t extent, int64_t unit, int64_t *per)
 }
 
 /* ------------------------------------------------------------------ forward */
+static int forward_native(float *out, const float *x, const float *weight, const float *bias,
+                          const struct minidl_window *s);
+
 int minidl_conv2d_forward_bf16(float *out, const float *x, const float *weight, const float *bias,
                                const struct minidl_window *s, float *scratch, size_t scratch_floats)
 {
@@ -115,6 +118,13 @@ int minidl_conv2d_forward_bf16(float *out, const float *x, const float *weight, 
         free(rw);
         return status;
     }
+    return forward_native(out, x, weight, bias, s);
+}
+
+/* The forward's product on the tiles (native(s) holds). */
+static int forward_native(float *out, const float *x, const float *weight, const float *bias,
+                          const struct minidl_window *s)
+{
     const int64_t pixels = s->n * s->oh * s->ow, k = s->kh * s->kw * s->c;
     struct bf16_source a, b;
     struct bf16_writer w;
@@ -131,6 +141,38 @@ int minidl_conv2d_forward_bf16(float *out, const float *x, const float *weight, 
 }
 
 /* ------------------------------------------------------------------ backward data */
+/* At stride 1, dx is the forward convolution of dout (zero-padded by the kernel's extent minus
+ * the forward padding) with the kernel rotated by 180 degrees and its C and F axes swapped:
+ * dx[n, iy, ix, c] = sum over (ky', kx', f) of dout[n, iy - pad' + ky' * DH, ...] *
+ * weight[KH - 1 - ky', KW - 1 - kx', c, f]. No col2im: each dx pixel is written once. */
+static int backward_data_as_forward(float *dx, const float *dout, const float *weight,
+                                    const struct minidl_window *s)
+{
+    struct minidl_window r = *s;
+    r.h = s->oh;
+    r.w = s->ow;
+    r.c = s->f;
+    r.pad_top = (s->kh - 1) * s->dh - s->pad_top;
+    r.pad_left = (s->kw - 1) * s->dw - s->pad_left;
+    r.oh = s->h;
+    r.ow = s->w;
+    r.f = s->c;
+    float *rotated = minidl_alloc_floats((size_t)(s->kh * s->kw * s->c * s->f));   // (KH, KW, F, C)
+    if (!rotated)
+        return MINIDL_OUT_OF_MEMORY;
+    for (int64_t ky = 0; ky < s->kh; ky++)
+        for (int64_t kx = 0; kx < s->kw; kx++) {
+            const float *src = weight + ((s->kh - 1 - ky) * s->kw + (s->kw - 1 - kx)) * s->c * s->f;
+            float *dst = rotated + (ky * s->kw + kx) * s->f * s->c;
+            for (int64_t c = 0; c < s->c; c++)
+                for (int64_t f = 0; f < s->f; f++)
+                    dst[f * s->c + c] = src[c * s->f + f];
+        }
+    int status = forward_native(dx, dout, rotated, NULL, &r);
+    free(rotated);
+    return status;
+}
+
 int minidl_conv2d_backward_data_bf16(float *dx, const float *dout, const float *weight,
                                      const struct minidl_window *s, float *scratch, size_t scratch_floats)
 {
@@ -143,6 +185,8 @@ int minidl_conv2d_backward_data_bf16(float *dx, const float *dout, const float *
         free(rw);
         return status;
     }
+    if (s->sh == 1 && s->sw == 1)
+        return backward_data_as_forward(dx, dout, weight, s);
     const int64_t per_image = s->oh * s->ow, k = s->kh * s->kw * s->c;
     struct bf16_source a, b;
     struct bf16_writer w;

@@ -55,6 +55,37 @@ void bf16_source_matrix(struct bf16_source *src, const float *data, int64_t ld, 
     src->ld = ld;
 }
 
+/* Walks the runs of row r, columns [c0, c0 + count): EMIT(dst offset, inside, source, run), zeros
+ * where not inside (the source address is then outside the image, never read). */
+#define IM2COL_WALK(EMIT)                                                                         \
+    const struct minidl_window *s = src->window;                                                  \
+    const int64_t n = r / (s->oh * s->ow), oy = r / s->ow % s->oh, ox = r % s->ow;                \
+    const int64_t row_floats = s->kw * s->c, end = c0 + count;                                    \
+    const int64_t iy0 = oy * s->sh - s->pad_top, ix0 = ox * s->sw - s->pad_left;                   \
+    const float *image = src->data + n * s->h * s->w * s->c;                                      \
+    int64_t ky = c0 / row_floats, pos = c0 % row_floats; /* pos: (kx, c) in kernel row ky */      \
+    for (int64_t col = c0; col < end;) {                                                          \
+        const int64_t iy = iy0 + ky * s->dh, kx = pos / s->c, ch = pos % s->c;                    \
+        const int64_t ix = ix0 + kx * s->dw;                                                      \
+        const int inside = iy >= 0 && iy < s->h && ix >= 0 && ix < s->w;                          \
+        int64_t run;                                                                              \
+        if (iy < 0 || iy >= s->h)                                                                 \
+            run = row_floats - pos; /* the whole kernel row is padding */                         \
+        else if (s->dw == 1 && ix >= 0 && ix0 + s->kw <= s->w)                                    \
+            run = row_floats - pos; /* the rest of the kernel row lies in the image */            \
+        else                                                                                      \
+            run = s->c - ch;                                                                      \
+        if (run > end - col)                                                                      \
+            run = end - col;                                                                      \
+        EMIT(col - c0, inside, image + (iy * s->w + ix) * s->c + ch, run);                \
+        col += run;                                                                               \
+        pos += run;                                                                               \
+        if (pos == row_floats) {                                                                  \
+            pos = 0;                                                                              \
+            ky++;                                                                                 \
+        }                                                                                         \
+    }
+
 /* Row r of the im2col matrix of x (N, H, W, C): output pixel r = (n, oy, ox); its columns are
  * (ky, kx, c), read in place as runs (of C channels, or of a whole kernel row of KW * C floats
  * where the window's row lies inside the image with dilation 1) or zeros where the window
@@ -62,43 +93,38 @@ void bf16_source_matrix(struct bf16_source *src, const float *data, int64_t ld, 
  * tiles' whole multiply (the 3-channel first layer of a CNN ran 20x slower). */
 static void im2col_row(const struct bf16_source *src, float *dst, int64_t r, int64_t c0, int64_t count)
 {
-    const struct minidl_window *s = src->window;
-    const int64_t n = r / (s->oh * s->ow), oy = r / s->ow % s->oh, ox = r % s->ow;
-    const int64_t row_floats = s->kw * s->c, end = c0 + count;
-    const int64_t iy0 = oy * s->sh - s->pad_top, ix0 = ox * s->sw - s->pad_left;
-    const float *image = src->data + n * s->h * s->w * s->c;
-    int64_t ky = c0 / row_floats, pos = c0 % row_floats;   // pos: (kx, c) within kernel row ky
-    for (int64_t col = c0; col < end;) {
-        const int64_t iy = iy0 + ky * s->dh, kx = pos / s->c, ch = pos % s->c;
-        const int64_t ix = ix0 + kx * s->dw;
-        int64_t run;
-        int inside = iy >= 0 && iy < s->h && ix >= 0 && ix < s->w;
-        if (iy < 0 || iy >= s->h)
-            run = row_floats - pos;   // the whole kernel row is padding
-        else if (s->dw == 1 && ix >= 0 && ix0 + s->kw <= s->w)
-            run = row_floats - pos;   // the rest of the kernel row lies in the image
-        else
-            run = s->c - ch;
-        if (run > end - col)
-            run = end - col;
-        if (inside)
-            memcpy(dst, image + (iy * s->w + ix) * s->c + ch, (size_t)run * sizeof(float));
-        else
-            memset(dst, 0, (size_t)run * sizeof(float));
-        dst += run;
-        col += run;
-        pos += run;
-        if (pos == row_floats) {
-            pos = 0;
-            ky++;
-        }
-    }
+#define COPY_RUN(offset, inside, from, run)                                           \
+    do {                                                                              \
+        if (inside)                                                                   \
+            memcpy(dst + (offset), (from), (size_t)(run) * sizeof(float));            \
+        else                                                                          \
+            memset(dst + (offset), 0, (size_t)(run) * sizeof(float));                 \
+    } while (0)
+    IM2COL_WALK(COPY_RUN)
+#undef COPY_RUN
+}
+
+/* The same, converted run by run into a packed bf16 row. */
+static void im2col_pack_row(const struct bf16_source *src, uint16_t *dst, int64_t r, int64_t c0, int64_t count,
+                            int64_t padded)
+{
+#define CONVERT_RUN(offset, inside, from, run)                                        \
+    do {                                                                              \
+        if (inside)                                                                   \
+            bf16_convert_row(dst + (offset), (from), (run), (run));                   \
+        else                                                                          \
+            memset(dst + (offset), 0, (size_t)(run) * sizeof(uint16_t));              \
+    } while (0)
+    IM2COL_WALK(CONVERT_RUN)
+#undef CONVERT_RUN
+    memset(dst + count, 0, (size_t)(padded - count) * sizeof(uint16_t));
 }
 
 void bf16_source_im2col(struct bf16_source *src, const float *x, const struct minidl_window *s)
 {
     memset(src, 0, sizeof *src);
     src->row = im2col_row;
+    src->pack_row = im2col_pack_row;
     src->data = x;
     src->window = s;
 }
@@ -152,6 +178,10 @@ static void pack_a(uint16_t *ap, const struct bf16_source *a, float *row, int64_
 {
     for (int64_t i = 0; i < mc; i++) {
         const float *values = row;
+        if (a->pack_row) {
+            a->pack_row(a, ap + i * kp, i0 + i, p0, kc, kp);
+            continue;
+        }
         if (a->row == matrix_row)   // read in place
             values = a->data + (i0 + i) * a->ld + p0;
         else

@@ -4,6 +4,7 @@
 #pragma GCC target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16")
 
 #include <immintrin.h>
+#include <string.h>
 
 #include "internal/gemm_bf16_core.h"
 
@@ -67,14 +68,13 @@ void bf16_convert_row(uint16_t *dst, const float *src, int64_t count, int64_t pa
     int64_t j = 0;
     for (; j + 16 <= count; j += 16)
         _mm256_storeu_si256((__m256i *)(dst + j), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + j)));
-    if (j < count) {
+    if (j < count) {   // exactly count values: a packer converts runs side by side
         __mmask16 keep = (__mmask16)((1u << (count - j)) - 1);
         __m256i v = (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(keep, src + j));
-        _mm256_storeu_si256((__m256i *)(dst + j), v);   // the lanes past count are zeros
-        j += 16;
+        _mm256_mask_storeu_epi16(dst + j, keep, v);
     }
-    for (; j < padded; j += 16)
-        _mm256_storeu_si256((__m256i *)(dst + j), _mm256_setzero_si256());
+    if (padded > count)
+        memset(dst + count, 0, (size_t)(padded - count) * sizeof(uint16_t));
 }
 
 void bf16_interleave_16(uint16_t *dst, const float *r0, const float *r1, int count)

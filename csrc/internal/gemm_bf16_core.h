@@ -21,6 +21,10 @@
 /* A float32 matrix as the packers read it: row r, columns c0 .. c0 + count. */
 struct bf16_source {
     void (*row)(const struct bf16_source *src, float *dst, int64_t r, int64_t c0, int64_t count);
+    /* The same row converted to bf16 straight into a packed row (zeros from count to padded),
+     * or NULL: the packer then converts what row() wrote. */
+    void (*pack_row)(const struct bf16_source *src, uint16_t *dst, int64_t r, int64_t c0, int64_t count,
+                     int64_t padded);
     const float *data;                   /* a matrix (row stride ld), or the image of an im2col */
     int64_t ld;
     const struct minidl_window *window;  /* im2col: rows are output pixels, columns (ky, kx, c) */
@@ -62,7 +66,7 @@ void bf16_amx_tile_release(void);
  * 16-column VNNI panels b0, b1 (kp / 2 rows of 16 pairs); kp a multiple of 32. */
 void bf16_amx_kernel_32x32(float *block, const uint16_t *a, const uint16_t *b0, const uint16_t *b1,
                            int64_t kp);
-/* dst[0 .. padded) = bf16(src[0 .. count)), zeros after count. */
+/* dst[0 .. padded) = bf16(src[0 .. count)), zeros after count; writes nothing past padded. */
 void bf16_convert_row(uint16_t *dst, const float *src, int64_t count, int64_t padded);
 /* dst[2j] = bf16(r0[j]), dst[2j + 1] = bf16(r1[j]) for j < 16 (zeros from count on); r1 may be
  * NULL (zeros): one row of a VNNI panel. */
