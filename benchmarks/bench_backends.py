@@ -554,6 +554,8 @@ def run(backend_names, steps, memory, threads, clock, torch_passive=False, low_p
         bench_lowprec.print_int8(report["int8_predict"], _print_table)
         report["mixed_bfloat16_step"] = bench_lowprec.mixed_rows()
         bench_lowprec.print_mixed(report["mixed_bfloat16_step"], _print_table)
+        report["bf16_gemm"] = bench_lowprec.gemm_rows()
+        bench_lowprec.print_gemm(report["bf16_gemm"], _print_table)
     return report
 
 

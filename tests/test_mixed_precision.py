@@ -198,3 +198,36 @@ def test_cpu_info_and_warning_follow_the_kernels_that_run(amx):
         assert minidl.get_backend().info()["bf16"].startswith("amx" if amx else "rounded")
     finally:
         lib.minidl_set_amx(1 if was else 0)
+
+
+@pytest.mark.parametrize("amx", [True, False])
+def test_mixed_bfloat16_follows_the_float32_loss_curve(amx):
+    """Accuracy sanity of the cpu backend's bf16 kernels (AMX) and of their fallback: the same
+    small CNN from the same initial weights, trained on the same synthetic data under float32
+    and mixed_bfloat16, ends with about the same loss, well below where it started."""
+    from minidl.backends.cpu._ffi import lib
+    if amx and not (lib.minidl_amx_available() and lib.minidl_cpu_has_avx512_bf16()):
+        pytest.skip("no AMX on this machine")
+    minidl.set_backend("cpu")
+    rng = np.random.default_rng(5)
+    x = rng.random((96, 10, 10, 3)).astype(np.float32)
+    y = (x[:, :5].mean(axis=(1, 2, 3)) > x[:, 5:].mean(axis=(1, 2, 3))).astype(np.int64) + \
+        (x[..., 0].mean(axis=(1, 2)) > 0.5)
+    was = lib.minidl_amx_active()
+    lib.minidl_set_amx(1 if amx else 0)
+    curves = {}
+    try:
+        for policy in ("float32", "mixed_bfloat16"):
+            mp.set_global_policy(policy)
+            minidl.set_seed(3)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                model = _cnn()
+                model.compile(optimizer=optimizers.Adam(0.005), loss="sparse_categorical_crossentropy")
+                curves[policy] = model.fit(x, y, batch_size=16, epochs=8, verbose=0, shuffle=False).history["loss"]
+    finally:
+        lib.minidl_set_amx(1 if was else 0)
+    f32, bf16 = np.array(curves["float32"]), np.array(curves["mixed_bfloat16"])
+    assert abs(bf16[0] - f32[0]) < 0.05 * f32[0], (f32, bf16)     # same start: same weights
+    assert bf16[-1] < 0.6 * bf16[0], bf16                          # it trains
+    assert abs(bf16[-1] - f32[-1]) < 0.15 * f32[0], (f32, bf16)    # as float32 does, within noise
