@@ -172,11 +172,26 @@ void bf16_writer_matrix(struct bf16_writer *w, float *c, int64_t ldc, float alph
 }
 
 /* ------------------------------------------------------------------ packing */
-/* A's rows [i0, i0 + mc) and columns [p0, p0 + kc) as bf16 rows of kp, zero rows up to mcp. */
+/* A's rows [i0, i0 + mc) and columns [p0, p0 + kc) as bf16 rows of kp, zero rows up to mcp.
+ * row holds 16 * kc floats. */
 static void pack_a(uint16_t *ap, const struct bf16_source *a, float *row, int64_t i0, int64_t mc,
                    int64_t mcp, int64_t p0, int64_t kc, int64_t kp)
 {
-    for (int64_t i = 0; i < mc; i++) {
+    if (a->row == matrix_t_row) {
+        /* A stored transposed: read 16 of its columns at a time along its rows (one cache line
+         * per read) into 16 float rows, rather than gathering each row element by element */
+        for (int64_t ib = 0; ib < mc; ib += 16) {
+            const int64_t rows = mc - ib < 16 ? mc - ib : 16;
+            for (int64_t p = 0; p < kc; p++) {
+                const float *src = a->data + (p0 + p) * a->ld + i0 + ib;
+                for (int64_t t = 0; t < rows; t++)
+                    row[t * kc + p] = src[t];
+            }
+            for (int64_t t = 0; t < rows; t++)
+                bf16_convert_row(ap + (ib + t) * kp, row + t * kc, kc, kp);
+        }
+    }
+    for (int64_t i = 0; i < mc && a->row != matrix_t_row; i++) {
         const float *values = row;
         if (a->pack_row) {
             a->pack_row(a, ap + i * kp, i0 + i, p0, kc, kp);
@@ -238,7 +253,8 @@ int bf16_gemm_run(const struct bf16_writer *w, const struct bf16_source *a, cons
     const int64_t nc_max = min64(NC, round_up(n1 - n0, BF16_NR));
     uint16_t *ap = minidl_alloc((size_t)(mc_max * kc_max) * sizeof(uint16_t));
     uint16_t *bp = minidl_alloc((size_t)(kc_max * nc_max) * sizeof(uint16_t));
-    float *rows = minidl_alloc_floats((size_t)(2 * (kc_max > nc_max ? kc_max : nc_max) + 32));
+    // the packers' float rows: two of B's, or 16 of a transposed A's
+    float *rows = minidl_alloc_floats((size_t)(16 * (kc_max > nc_max ? kc_max : nc_max) + 32));
     if (!ap || !bp || !rows) {
         free(ap);
         free(bp);

@@ -38,6 +38,10 @@ int minidl_conv2d_backward_data_bf16_ref(float *dx, const float *dout, const flo
 int minidl_conv2d_backward_filter_bf16_ref(float *dweight, float *dbias, const float *dout, const float *x,
                                            const struct minidl_window *s);
 
+/* 1 when the bf16 kernels run on AMX tiles (else they round copies, allocated per call: the
+ * cpu backend then rounds into its own kept buffers instead). */
+int minidl_bf16_native(void);
+
 /* What the bf16 kernels run now: "amx" (tiles) or "rounded" (rounded copies + float32 kernels). */
 const char *minidl_bf16_kernel_name(void);
 

@@ -1,7 +1,7 @@
 """The linear-algebra ops of the cpu backend: gemm and 2-D convolution, on the C kernels
-in csrc/gemm.c and csrc/conv*.c; with precision="bfloat16" on csrc/gemm_bf16.c and
-csrc/conv_bf16.c (AMX tiles, or rounded copies and the float32 kernels where AMX does not run);
-float16 rounds the operands (rounded_operands.py) and runs the float32 kernels.
+in csrc/gemm.c and csrc/conv*.c; with precision="bfloat16" and AMX on csrc/gemm_bf16.c and
+csrc/conv_bf16.c; otherwise (float16, or no AMX) the operands are rounded into kept buffers
+(rounded_operands.py) and the float32 kernels run.
 
 `LinalgOps` is a mixin: CpuBackend inherits it, so these methods implement the
 contract in minidl/backends/base.py with exactly its signatures. Every tensor is a
@@ -45,13 +45,14 @@ def _raise(op, status, plan):
 
 
 def _conv_kernel(op, precision):
-    """The C kernel of conv op `op` for `precision`: float32's, bfloat16's, or None (float16:
-    the caller rounds the operands and runs float32's)."""
+    """The C kernel of conv op `op` for `precision`: float32's, bfloat16's on AMX, or None (the
+    caller rounds the operands into kept buffers and runs float32's: float16, and bfloat16
+    without AMX, whose C fallback would allocate its rounded copies at every call)."""
     lib = require_lib()
     check_precision(op, precision)
     if precision is None:
         return getattr(lib, f"minidl_{op}")
-    return getattr(lib, f"minidl_{op}_bf16") if precision == "bfloat16" else None
+    return getattr(lib, f"minidl_{op}_bf16") if precision == "bfloat16" and lib.minidl_bf16_native() else None
 
 
 class LinalgOps:
@@ -61,7 +62,7 @@ class LinalgOps:
         """out = alpha * op(a) @ op(b) + beta * out, 2-D tensors, op(t) = t.T when trans_t."""
         lib = require_lib()
         kernel = lib.minidl_sgemm
-        if check_precision("gemm", precision) == "bfloat16":
+        if check_precision("gemm", precision) == "bfloat16" and lib.minidl_bf16_native():
             kernel = lib.minidl_gemm_bf16
         elif precision is not None:
             a, b = self._rounded("gemm", "a", a, precision), self._rounded("gemm", "b", b, precision)
