@@ -8,10 +8,12 @@ every policy (the master weights; optimizer state too), so the policies are "flo
 "mixed_bfloat16" and "mixed_float16". Under a mixed policy Conv2D and Dense pass
 precision="bfloat16" ("float16") to their backend's gemm and conv ops, which compute as a bf16
 (fp16) kernel with float32 accumulation does: both operands of each product rounded to that
-precision, round to nearest even, the sums in float32. That holds for the forward pass (input
-and kernel), the input gradient (dL/doutput and kernel) and the kernel gradient (dL/doutput and
-input), as Keras computes them in the compute dtype; the bias gradient, Softmax, the losses,
-BatchNormalization's statistics, every other layer and the optimizer updates stay float32.
+precision, round to nearest even, the sums in float32. Under mixed_bfloat16 that holds for the
+forward pass (input and kernel), the input gradient (dL/doutput and kernel) and the kernel
+gradient (dL/doutput and input), as Keras computes them in the compute dtype; under
+mixed_float16 for the forward pass only (float16 gradients would underflow without loss
+scaling, which minidl does not do). The bias gradient, Softmax, the losses, BatchNormalization's
+statistics, every other layer and the optimizer updates stay float32.
 
 What runs where (info() says it for the active backend):
 - cpu backend, mixed_bfloat16, a CPU with AMX (Intel Sapphire Rapids and later, Linux granting
@@ -112,9 +114,10 @@ def LossScaleOptimizer(inner_optimizer, initial_scale=2.0 ** 15, dynamic_growth_
                        **kwargs):
     """keras.mixed_precision.LossScaleOptimizer, for API compatibility: returns inner_optimizer.
 
-    Loss scaling protects float16 gradients from underflow. In minidl every gradient stays
-    float32 (only the forward operands of conv and dense are rounded), under mixed_bfloat16
-    and mixed_float16 alike, so there is nothing to scale: the optimizer is used as it is."""
+    Loss scaling protects float16 gradients from underflow. In minidl no gradient is float16:
+    under mixed_float16 the backward passes run in float32, and under mixed_bfloat16 dL/doutput
+    is rounded to bfloat16, which has float32's exponent range; so there is nothing to scale:
+    the optimizer is used as it is."""
     from .optimizers import Optimizer
     if not isinstance(inner_optimizer, Optimizer):
         raise TypeError(f"LossScaleOptimizer: inner_optimizer must be a minidl Optimizer, got "
@@ -170,6 +173,13 @@ def _warn_once(policy, backend):
     warnings.warn(f"{policy.name} on the {backend.name} backend: {why}, so Conv2D and Dense round "
                   f"their operands to {policy.precision} and compute in float32 (an emulation); "
                   f"expect it to be slower than float32", RuntimeWarning, stacklevel=4)
+
+
+def backward_precision(precision):
+    """The precision of a layer's backward products: bfloat16's (float32's exponent range, so
+    dL/doutput cannot underflow), or None (float32) under mixed_float16, where float16 gradients
+    would need the loss scaling minidl does not do (LossScaleOptimizer returns its optimizer)."""
+    return precision if precision == "bfloat16" else None
 
 
 def compute_precision(layer):

@@ -1,7 +1,7 @@
 """Conv2D and ZeroPadding2D (channels_last)."""
 
 from .. import activations
-from ..mixed_precision import compute_precision
+from ..mixed_precision import backward_precision, compute_precision
 from .base import Layer, format_shape
 from .core import ActivationMixin
 
@@ -169,11 +169,12 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
         b = self.backend
         if self.trainable:
             b.conv2d_backward_filter(self.kernel.grad, self.bias.grad if self.use_bias else None,
-                                     dz, self._x, self._plan, self._precision)
+                                     dz, self._x, self._plan, backward_precision(self._precision))
         if not self.input_grad_needed:
             return None
         dx = self.buffer("dx", self._plan.in_shape)
-        b.conv2d_backward_data(dx, dz, self.kernel.value, self._plan, self._precision)
+        b.conv2d_backward_data(dx, dz, self.kernel.value, self._plan,
+                               backward_precision(self._precision))
         return dx
 
 

@@ -2,7 +2,7 @@
 
 from .. import activations
 from ..arguments import number
-from ..mixed_precision import compute_precision
+from ..mixed_precision import backward_precision, compute_precision
 from .base import Layer, count_elements, format_shape, int_tuple
 
 
@@ -106,13 +106,14 @@ class Dense(ActivationMixin, Layer):
         rows = count_elements(b.shape(dz)[:-1])
         dz = b.reshape(dz, (rows, self.units))
         if self.trainable:
-            b.gemm(self.kernel.grad, self._x2, dz, trans_a=True, precision=self._precision)
+            b.gemm(self.kernel.grad, self._x2, dz, trans_a=True,
+                   precision=backward_precision(self._precision))
             if self.use_bias:
                 b.bias_grad(self.bias.grad, dz)
         if not self.input_grad_needed:
             return None
         dx = self.buffer("dx", b.shape(self._x2))
-        b.gemm(dx, dz, self.kernel.value, trans_b=True, precision=self._precision)
+        b.gemm(dx, dz, self.kernel.value, trans_b=True, precision=backward_precision(self._precision))
         return b.reshape(dx, self._x_shape)
 
 
