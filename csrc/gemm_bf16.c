@@ -133,18 +133,8 @@ void bf16_source_im2col(struct bf16_source *src, const float *x, const struct mi
 static void matrix_write(const struct bf16_writer *w, const float *block, int64_t i0, int64_t j0, int mb,
                          int nb, int first)
 {
-    const float alpha = w->alpha, beta = first ? w->beta : 1.0f;
-    const float *bias = first && w->bias ? w->bias + j0 : NULL;
-    for (int i = 0; i < mb; i++) {
-        float *c = w->c + (i0 + i) * w->ldc + j0;
-        const float *acc = block + i * BF16_NR;
-        if (beta == 0.0f)
-            for (int j = 0; j < nb; j++) c[j] = alpha * acc[j];
-        else
-            for (int j = 0; j < nb; j++) c[j] = alpha * acc[j] + beta * c[j];
-        if (bias)
-            for (int j = 0; j < nb; j++) c[j] += bias[j];
-    }
+    bf16_store_block(w->c + i0 * w->ldc + j0, w->ldc, block, mb, nb, w->alpha, first ? w->beta : 1.0f,
+                     first && w->bias ? w->bias + j0 : NULL);
 }
 
 static void matrix_t_write(const struct bf16_writer *w, const float *block, int64_t i0, int64_t j0, int mb,

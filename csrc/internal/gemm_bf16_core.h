@@ -66,6 +66,10 @@ void bf16_amx_tile_release(void);
  * 16-column VNNI panels b0, b1 (kp / 2 rows of 16 pairs); kp a multiple of 32. */
 void bf16_amx_kernel_32x32(float *block, const uint16_t *a, const uint16_t *b0, const uint16_t *b1,
                            int64_t kp);
+/* c[i, j] = alpha * block[i, j] + beta * c[i, j] (+ bias[j]) for i < mb, j < nb; beta == 0
+ * never reads c; bias may be NULL. */
+void bf16_store_block(float *c, int64_t ldc, const float *block, int mb, int nb, float alpha, float beta,
+                      const float *bias);
 /* dst[0 .. padded) = bf16(src[0 .. count)), zeros after count; writes nothing past padded. */
 void bf16_convert_row(uint16_t *dst, const float *src, int64_t count, int64_t padded);
 /* dst[2j] = bf16(r0[j]), dst[2j + 1] = bf16(r1[j]) for j < 16 (zeros from count on); r1 may be
