@@ -139,6 +139,8 @@ int minidl_conv2d_forward_bf16(float *out, const float *x, const float *weight, 
 static int forward_native(float *out, const float *x, const float *weight, const float *bias,
                           const struct minidl_window *s)
 {
+    if (bf16_conv_implicit_ok(s))   // stride 1: no im2col (conv_bf16_implicit.c)
+        return bf16_conv_forward_implicit(out, x, weight, bias, s);
     const int64_t pixels = s->n * s->oh * s->ow, k = s->kh * s->kw * s->c;
     struct bf16_source a, b;
     struct bf16_writer w;

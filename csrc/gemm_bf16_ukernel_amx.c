@@ -106,3 +106,32 @@ void bf16_store_block(float *c, int64_t ldc, const float *block, int mb, int nb,
         }
     }
 }
+
+void bf16_amx_kernel_window_32x32(float *block, const uint16_t *a0, const uint16_t *a1, int64_t pixel_stride,
+                                  const int64_t *row_offsets, int64_t rows, int64_t row_len,
+                                  const uint16_t *b0, const uint16_t *b1)
+{
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    const int64_t a_stride = pixel_stride * 2;   // bytes from one output pixel's window to the next
+    for (int64_t r = 0; r < rows; r++) {
+        const uint16_t *ra0 = a0 + row_offsets[r], *ra1 = a1 + row_offsets[r];
+        const uint16_t *rb0 = b0 + r * row_len * 16, *rb1 = b1 + r * row_len * 16;
+        for (int64_t p = 0; p < row_len; p += BF16_KSTEP) {
+            _tile_loadd(4, ra0 + p, a_stride);
+            _tile_loadd(5, ra1 + p, a_stride);
+            _tile_loadd(6, rb0 + p * 16, 64);
+            _tile_loadd(7, rb1 + p * 16, 64);
+            _tile_dpbf16ps(0, 4, 6);
+            _tile_dpbf16ps(1, 4, 7);
+            _tile_dpbf16ps(2, 5, 6);
+            _tile_dpbf16ps(3, 5, 7);
+        }
+    }
+    _tile_stored(0, block, BF16_NR * 4);
+    _tile_stored(1, block + 16, BF16_NR * 4);
+    _tile_stored(2, block + 16 * BF16_NR, BF16_NR * 4);
+    _tile_stored(3, block + 16 * BF16_NR + 16, BF16_NR * 4);
+}

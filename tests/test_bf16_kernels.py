@@ -81,6 +81,8 @@ CONV_CASES = [  # input (N, H, W, C), kernel (KH, KW, C, F), strides, padding, d
     ((2, 7, 9, 3), (5, 3, 3, 33), (1, 2), "same", (1, 1)),
     ((3, 10, 10, 16), (3, 3, 16, 8), (1, 1), "valid", (2, 2)),
     ((5, 6, 6, 40), (1, 1, 40, 20), (1, 1), "valid", (1, 1)),
+    # the implicit (no im2col) forward: row dilation, ragged channels and filters, two pixel blocks
+    ((2, 9, 40, 24), (3, 2, 24, 40), (1, 1), "same", (2, 1)),
 ]
 
 

@@ -59,6 +59,12 @@ int bf16_gemm_run(const struct bf16_writer *w, const struct bf16_source *a, cons
 /* 1 when bf16_gemm_run may be called: AMX active and the CPU converts with AVX512_BF16. */
 int bf16_gemm_native(void);
 
+/* The stride-1 forward convolution without im2col (conv_bf16_implicit.c): whether it applies,
+ * and the convolution (weight (KH, KW, C, F); MINIDL_OK or MINIDL_OUT_OF_MEMORY). */
+int bf16_conv_implicit_ok(const struct minidl_window *s);
+int bf16_conv_forward_implicit(float *out, const float *x, const float *weight, const float *bias,
+                               const struct minidl_window *s);
+
 /* The AMX pieces (gemm_bf16_ukernel_amx.c). */
 void bf16_amx_tile_config(void);
 void bf16_amx_tile_release(void);
@@ -66,6 +72,13 @@ void bf16_amx_tile_release(void);
  * 16-column VNNI panels b0, b1 (kp / 2 rows of 16 pairs); kp a multiple of 32. */
 void bf16_amx_kernel_32x32(float *block, const uint16_t *a, const uint16_t *b0, const uint16_t *b1,
                            int64_t kp);
+/* The implicit convolution's micro-kernel (conv_bf16_implicit.c): block (32 x 32 float32) =
+ * 32 output pixels (16 from a0, 16 from a1, pixel_stride bf16 apart) x 32 filters. Window row r
+ * of a pixel starts row_offsets[r] bf16 after its pointer and holds row_len (a multiple of 32)
+ * bf16, matching rows r * row_len .. of the VNNI panels b0, b1. */
+void bf16_amx_kernel_window_32x32(float *block, const uint16_t *a0, const uint16_t *a1, int64_t pixel_stride,
+                                  const int64_t *row_offsets, int64_t rows, int64_t row_len,
+                                  const uint16_t *b0, const uint16_t *b1);
 /* c[i, j] = alpha * block[i, j] + beta * c[i, j] (+ bias[j]) for i < mb, j < nb; beta == 0
  * never reads c; bias may be NULL. */
 void bf16_store_block(float *c, int64_t ldc, const float *block, int mb, int nb, float alpha, float beta,

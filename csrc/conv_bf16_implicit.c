@@ -1,0 +1,108 @@
+/* The bf16 forward convolution at stride 1 without im2col (conv_bf16.c uses it when
+ * bf16_conv_implicit_ok): x is converted once to a zero-padded bf16 copy whose channels are
+ * padded to a multiple of 32, and the AMX A tiles are loaded straight from it. At stride 1 the
+ * window row ky of output pixel (oy, ox) is the contiguous KW * Cp values at padded row
+ * oy + ky * DH, column ox, and the next pixel's starts Cp values later: a tile's row stride.
+ * im2col expanded every input value KH * KW times and converted each copy; this converts each
+ * once. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_features.h"
+#include "internal/checked_alloc.h"
+#include "internal/gemm_bf16_core.h"
+#include "status.h"
+
+static int64_t round_up(int64_t v, int64_t to)
+{
+    return (v + to - 1) / to * to;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* Stride 1, dilation 1 along rows (so a window row is contiguous), one group, and channels
+ * that lose at most half the tile to the padding to a multiple of 32. */
+int bf16_conv_implicit_ok(const struct minidl_window *s)
+{
+    return s->sh == 1 && s->sw == 1 && s->dw == 1 && s->groups == 1 && s->c >= 16 && s->kh <= 64;
+}
+
+int bf16_conv_forward_implicit(float *out, const float *x, const float *weight, const float *bias,
+                               const struct minidl_window *s)
+{
+    // out is (N, OH, OW, F), x is (N, H, W, C), weight is (KH, KW, C, F), bias is (F,) or NULL
+    const int64_t cp = round_up(s->c, 32), fp = round_up(s->f, BF16_NR);
+    const int64_t row_len = s->kw * cp, kp = s->kh * row_len;
+    // the padded image: every position a window reads, the tiles' last pixels (past OW) too
+    const int64_t hp = max64(s->pad_top + s->h, s->oh + (s->kh - 1) * s->dh);
+    const int64_t wp = max64(s->pad_left + s->w, round_up(s->ow, BF16_MR) + s->kw - 1);
+    const int64_t image = hp * wp * cp;
+    uint16_t *padded = minidl_alloc((size_t)(s->n * image + BF16_MR * cp) * sizeof(uint16_t));
+    uint16_t *bp = minidl_alloc((size_t)(kp * fp) * sizeof(uint16_t));
+    float *rows = minidl_alloc_floats((size_t)(2 * fp));
+    if (!padded || !bp || !rows) {
+        free(padded);
+        free(bp);
+        free(rows);
+        return MINIDL_OUT_OF_MEMORY;
+    }
+    const int threads = minidl_num_threads();
+    memset(padded, 0, (size_t)(s->n * image + BF16_MR * cp) * sizeof(uint16_t));
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t ny = 0; ny < s->n * s->h; ny++) {
+        const int64_t n = ny / s->h, y = ny % s->h;
+        const float *src = x + ny * s->w * s->c;
+        uint16_t *dst = padded + n * image + ((s->pad_top + y) * wp + s->pad_left) * cp;
+        if (cp == s->c)
+            bf16_convert_row(dst, src, s->w * s->c, s->w * s->c);
+        else
+            for (int64_t xx = 0; xx < s->w; xx++)
+                bf16_convert_row(dst + xx * cp, src + xx * s->c, s->c, cp);
+    }
+    // weight as K' = (ky, kx, c < Cp) rows (zeros for the padded channels) in 16-filter panels
+    for (int64_t k = 0; k < kp; k += 2) {
+        for (int t = 0; t < 2; t++) {
+            const int64_t kk = k + t, c = kk % cp, window = kk / cp;   // window = ky * KW + kx
+            float *r = rows + t * fp;
+            if (c < s->c)
+                memcpy(r, weight + (window * s->c + c) * s->f, (size_t)s->f * sizeof(float));
+            else
+                memset(r, 0, (size_t)s->f * sizeof(float));
+        }
+        for (int64_t q = 0; q < fp / 16; q++) {
+            int64_t count = s->f - q * 16;
+            count = count < 0 ? 0 : count > 16 ? 16 : count;
+            bf16_interleave_16(bp + q * kp * 16 + k * 16, rows + q * 16, rows + fp + q * 16, (int)count);
+        }
+    }
+    int64_t offsets[64];   // window row ky starts ky * DH padded rows below the pixel
+    const int64_t window_rows = s->kh;
+    for (int64_t ky = 0; ky < window_rows; ky++)
+        offsets[ky] = ky * s->dh * wp * cp;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t noy = 0; noy < s->n * s->oh; noy++) {
+        float block[BF16_MR * BF16_NR] __attribute__((aligned(64)));
+        const int64_t n = noy / s->oh, oy = noy % s->oh;
+        bf16_amx_tile_config();
+        const uint16_t *first = padded + n * image + oy * wp * cp;   // pixel (oy, 0)'s window
+        for (int64_t ox = 0; ox < s->ow; ox += BF16_MR) {
+            const uint16_t *a0 = first + ox * cp, *a1 = a0 + 16 * cp;
+            const int mb = (int)(s->ow - ox < BF16_MR ? s->ow - ox : BF16_MR);
+            for (int64_t j = 0; j < s->f; j += BF16_NR) {
+                const uint16_t *b0 = bp + (j / 16) * kp * 16, *b1 = b0 + kp * 16;
+                bf16_amx_kernel_window_32x32(block, a0, a1, cp, offsets, window_rows, row_len, b0, b1);
+                const int nb = (int)(s->f - j < BF16_NR ? s->f - j : BF16_NR);
+                bf16_store_block(out + (noy * s->ow + ox) * s->f + j, s->f, block, mb, nb, 1.0f, 0.0f,
+                                 bias ? bias + j : NULL);
+            }
+        }
+        bf16_amx_tile_release();
+    }
+    free(padded);
+    free(bp);
+    free(rows);
+    return MINIDL_OK;
+}
