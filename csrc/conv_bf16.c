@@ -240,6 +240,10 @@ int minidl_conv2d_backward_filter_bf16(float *dweight, float *dbias, const float
         free(rx);
         if (status || !dbias)
             return status;
+    } else if (bf16_conv_filter_implicit_ok(s)) {   // stride 1 along rows: no im2col
+        int status = bf16_conv_backward_filter_implicit(dweight, dout, x, s);
+        if (status)
+            return status;
     } else {
         const int64_t pixels = s->n * s->oh * s->ow, k = s->kh * s->kw * s->c;
         int64_t per;

@@ -106,3 +106,111 @@ int bf16_conv_forward_implicit(float *out, const float *x, const float *weight, 
     free(rows);
     return MINIDL_OK;
 }
+
+/* ------------------------------------------------------------------ kernel gradient */
+/* dweight[(ky, kx, c), f] = sum over output pixels of x[window pixel, c] * dout[pixel, f]: with
+ * x copied as zero-padded channel planes, an A tile is 16 channels x 32 consecutive output
+ * pixels (row-major over the padded width, the pixels past OW weighted by zeros) read in place.
+ * Stride 1 keeps those pixels contiguous; any dilation works. Channels short of a multiple of
+ * 32 (a first layer's 3) waste tile rows, cheaply: their sums are few next to the copies. */
+int bf16_conv_filter_implicit_ok(const struct minidl_window *s)
+{
+    return s->sh == 1 && s->sw == 1 && s->groups == 1;
+}
+
+int bf16_conv_backward_filter_implicit(float *dweight, const float *dout, const float *x,
+                                       const struct minidl_window *s)
+{
+    // dweight is (KH, KW, C, F), dout is (N, OH, OW, F), x is (N, H, W, C)
+    struct bf16_filter_geometry g;
+    g.n = s->n;
+    g.hp = max64(s->pad_top + s->h, s->oh + (s->kh - 1) * s->dh);
+    g.wp = max64(s->pad_left + s->w, s->ow + (s->kw - 1) * s->dw);
+    g.qp = round_up(s->oh * g.wp, 32);
+    g.c = s->c;
+    g.fp = round_up(s->f, 32);
+    g.dh = s->dh;
+    g.dw = s->dw;
+    // slack past the last plane: the last tiles read up to 32 planes (a ragged channel block's
+    // unused rows) and QP + the window's extent beyond it
+    const int64_t image_t_count = (s->n * s->c + 32) * g.hp * g.wp + g.qp + 64;
+    const int64_t pairs_count = s->n * g.qp * g.fp;
+    uint16_t *image_t = minidl_alloc((size_t)image_t_count * sizeof(uint16_t));
+    uint16_t *pairs = minidl_alloc((size_t)pairs_count * sizeof(uint16_t));
+    float *zeros = minidl_alloc_floats((size_t)g.fp);
+    if (!image_t || !pairs || !zeros) {
+        free(image_t);
+        free(pairs);
+        free(zeros);
+        return MINIDL_OUT_OF_MEMORY;
+    }
+    memset(zeros, 0, (size_t)g.fp * sizeof(float));
+    const int threads = minidl_num_threads();
+    memset(image_t, 0, (size_t)image_t_count * sizeof(uint16_t));
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t ny = 0; ny < s->n * s->h; ny++) {   // image row y of image n: its W x C, transposed
+        const int64_t n = ny / s->h, y = ny % s->h;
+        bf16_convert_columns(image_t + n * s->c * g.hp * g.wp + (s->pad_top + y) * g.wp + s->pad_left,
+                             g.hp * g.wp, x + ny * s->w * s->c, s->c, s->w, s->c);
+    }
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t n = 0; n < s->n; n++) {
+        for (int64_t q = 0; q < g.qp; q += 2) {
+            const float *r[2];
+            for (int t = 0; t < 2; t++) {
+                const int64_t oy = (q + t) / g.wp, ox = (q + t) % g.wp;
+                r[t] = oy < s->oh && ox < s->ow ? dout + ((n * s->oh + oy) * s->ow + ox) * s->f : zeros;
+            }
+            uint16_t *dst = pairs + (n * (g.qp / 2) + q / 2) * g.fp * 2;
+            for (int64_t f = 0; f < g.fp / 16; f++) {
+                int64_t count = s->f - f * 16;
+                count = count < 0 ? 0 : count > 16 ? 16 : count;
+                bf16_interleave_16(dst + f * 32, r[0] + f * 16, r[1] + f * 16, (int)count);
+            }
+        }
+    }
+    // Images in chunks whose copies fit in L2 (about 1 MiB): every (ky, kx, channel, filter)
+    // block sweeps a chunk from cache, then adds its sums into its thread's partial dweight.
+    const int64_t c_blocks = (s->c + 31) / 32, f_blocks = g.fp / 32;
+    const int64_t blocks = s->kh * s->kw * c_blocks * f_blocks, k = s->kh * s->kw * s->c;
+    const int64_t image_bytes = (s->c * g.hp * g.wp + g.qp * g.fp) * 2;
+    const int64_t chunk = max64(1, (1 << 20) / image_bytes), chunks = (s->n + chunk - 1) / chunk;
+    const int parts = (int)(chunks < threads ? chunks : threads);
+    float *partial = parts > 1 ? minidl_alloc_floats((size_t)((parts - 1) * k * s->f)) : NULL;
+    if (parts > 1 && !partial) {
+        free(image_t);
+        free(pairs);
+        free(zeros);
+        return MINIDL_OUT_OF_MEMORY;
+    }
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int t = 0; t < parts; t++) {
+        float block[BF16_MR * BF16_NR] __attribute__((aligned(64)));
+        float *sums = t == 0 ? dweight : partial + (t - 1) * k * s->f;
+        const int64_t first = chunks * t / parts, last = chunks * (t + 1) / parts;
+        bf16_amx_tile_config();
+        for (int64_t ch = first; ch < last; ch++) {
+            const int64_t n0 = ch * chunk, n1 = n0 + chunk < s->n ? n0 + chunk : s->n;
+            for (int64_t i = 0; i < blocks; i++) {
+                const int64_t fb = i % f_blocks, cb = i / f_blocks % c_blocks, window = i / (f_blocks * c_blocks);
+                const int64_t c0 = cb * 32, f0 = fb * 32;
+                bf16_amx_kernel_filter_32x32(block, image_t, pairs, &g, window / s->kw, window % s->kw, c0, f0,
+                                             n0, n1);
+                const int mb = (int)(s->c - c0 < 32 ? s->c - c0 : 32), nb = (int)(s->f - f0 < 32 ? s->f - f0 : 32);
+                bf16_store_block(sums + (window * s->c + c0) * s->f + f0, s->f, block, mb, nb, 1.0f,
+                                 ch == first ? 0.0f : 1.0f, NULL);
+            }
+        }
+        bf16_amx_tile_release();
+    }
+    for (int t = 1; t < parts; t++) {
+        const float *p = partial + (t - 1) * k * s->f;
+        for (int64_t i = 0; i < k * s->f; i++)
+            dweight[i] += p[i];
+    }
+    free(partial);
+    free(image_t);
+    free(pairs);
+    free(zeros);
+    return MINIDL_OK;
+}

@@ -135,3 +135,47 @@ void bf16_amx_kernel_window_32x32(float *block, const uint16_t *a0, const uint16
     _tile_stored(2, block + 16 * BF16_NR, BF16_NR * 4);
     _tile_stored(3, block + 16 * BF16_NR + 16, BF16_NR * 4);
 }
+
+void bf16_amx_kernel_filter_32x32(float *block, const uint16_t *image_t, const uint16_t *dout_pairs,
+                                  const struct bf16_filter_geometry *g, int64_t ky, int64_t kx, int64_t c0,
+                                  int64_t f0, int64_t n0, int64_t n1)
+{
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    const int64_t plane = g->hp * g->wp;
+    const int64_t a_stride = plane * 2, b_stride = g->fp * 4;   // bytes: next channel / next pixel pair
+    for (int64_t n = n0; n < n1; n++) {
+        const uint16_t *a = image_t + (n * g->c + c0) * plane + ky * g->dh * g->wp + kx * g->dw;
+        const uint16_t *b = dout_pairs + n * (g->qp / 2) * g->fp * 2 + f0 * 2;
+        for (int64_t q = 0; q < g->qp; q += 32) {
+            _tile_loadd(4, a + q, a_stride);
+            _tile_loadd(5, a + 16 * plane + q, a_stride);
+            _tile_loadd(6, b + (q / 2) * g->fp * 2, b_stride);
+            _tile_loadd(7, b + (q / 2) * g->fp * 2 + 32, b_stride);
+            _tile_dpbf16ps(0, 4, 6);
+            _tile_dpbf16ps(1, 4, 7);
+            _tile_dpbf16ps(2, 5, 6);
+            _tile_dpbf16ps(3, 5, 7);
+        }
+    }
+    _tile_stored(0, block, BF16_NR * 4);
+    _tile_stored(1, block + 16, BF16_NR * 4);
+    _tile_stored(2, block + 16 * BF16_NR, BF16_NR * 4);
+    _tile_stored(3, block + 16 * BF16_NR + 16, BF16_NR * 4);
+}
+
+void bf16_convert_columns(uint16_t *dst, int64_t dst_stride, const float *src, int64_t src_stride,
+                          int64_t rows, int64_t cols)
+{
+    const __m512i lanes = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                             _mm512_set1_epi32((int)src_stride));
+    for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+        const __mmask16 keep = (__mmask16)(rows - r0 >= 16 ? 0xffff : (1u << (rows - r0)) - 1);
+        for (int64_t c = 0; c < cols; c++) {
+            __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), keep, lanes, src + r0 * src_stride + c, 4);
+            _mm256_mask_storeu_epi16(dst + c * dst_stride + r0, keep, (__m256i)_mm512_cvtneps_pbh(v));
+        }
+    }
+}

@@ -83,6 +83,7 @@ CONV_CASES = [  # input (N, H, W, C), kernel (KH, KW, C, F), strides, padding, d
     ((5, 6, 6, 40), (1, 1, 40, 20), (1, 1), "valid", (1, 1)),
     # the implicit (no im2col) forward: row dilation, ragged channels and filters, two pixel blocks
     ((2, 9, 40, 24), (3, 2, 24, 40), (1, 1), "same", (2, 1)),
+    ((3, 10, 9, 3), (3, 3, 3, 20), (1, 1), "same", (1, 1)),   # 3 channels: a first layer's
 ]
 
 

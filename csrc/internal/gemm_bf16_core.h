@@ -65,6 +65,19 @@ int bf16_conv_implicit_ok(const struct minidl_window *s);
 int bf16_conv_forward_implicit(float *out, const float *x, const float *weight, const float *bias,
                                const struct minidl_window *s);
 
+/* The stride-1 kernel gradient without im2col (conv_bf16_implicit.c). */
+int bf16_conv_filter_implicit_ok(const struct minidl_window *s);
+int bf16_conv_backward_filter_implicit(float *dweight, const float *dout, const float *x,
+                                       const struct minidl_window *s);
+
+/* Its copies' geometry: image_t is x as (N, C, HP, WP) bf16 (zero-padded channel planes);
+ * output pixel q = oy * WP + ox of an image (ox < OW real, the rest zeros in dout_pairs) reads
+ * plane position q + ky * DH * WP + kx * DW. dout_pairs is dout as (N, QP / 2, FP, 2) bf16:
+ * pixel pairs interleaved, QP = OH * WP rounded up to 32, zeros past OW and F. */
+struct bf16_filter_geometry {
+    int64_t n, hp, wp, qp, c, fp, dh, dw;
+};
+
 /* The AMX pieces (gemm_bf16_ukernel_amx.c). */
 void bf16_amx_tile_config(void);
 void bf16_amx_tile_release(void);
@@ -79,6 +92,16 @@ void bf16_amx_kernel_32x32(float *block, const uint16_t *a, const uint16_t *b0, 
 void bf16_amx_kernel_window_32x32(float *block, const uint16_t *a0, const uint16_t *a1, int64_t pixel_stride,
                                   const int64_t *row_offsets, int64_t rows, int64_t row_len,
                                   const uint16_t *b0, const uint16_t *b1);
+/* block (32 x 32 float32) = dweight[(ky, kx, c0 .. c0 + 32), f0 .. f0 + 32], summed over the
+ * output pixels of images [n0, n1): A tiles straight from image_t (16 channels x 32 pixels), B
+ * from dout_pairs. */
+void bf16_amx_kernel_filter_32x32(float *block, const uint16_t *image_t, const uint16_t *dout_pairs,
+                                  const struct bf16_filter_geometry *g, int64_t ky, int64_t kx, int64_t c0,
+                                  int64_t f0, int64_t n0, int64_t n1);
+/* dst[c * dst_stride + r] = bf16(src[r * src_stride + c]) for r < rows, c < cols: a transposing
+ * conversion (gathers 16 rows at a time). */
+void bf16_convert_columns(uint16_t *dst, int64_t dst_stride, const float *src, int64_t src_stride,
+                          int64_t rows, int64_t cols);
 /* c[i, j] = alpha * block[i, j] + beta * c[i, j] (+ bias[j]) for i < mb, j < nb; beta == 0
  * never reads c; bias may be NULL. */
 void bf16_store_block(float *c, int64_t ldc, const float *block, int mb, int nb, float alpha, float beta,
