@@ -82,11 +82,13 @@ int bf16_conv_forward_implicit(float *out, const float *x, const float *weight, 
     const int64_t window_rows = s->kh;
     for (int64_t ky = 0; ky < window_rows; ky++)
         offsets[ky] = ky * s->dh * wp * cp;
-#pragma omp parallel for num_threads(threads) schedule(static)
+#pragma omp parallel num_threads(threads)
+    {
+    bf16_amx_tile_config();   // once per thread: loading it per row cost 2% of a keras_cnn step
+#pragma omp for schedule(static)
     for (int64_t noy = 0; noy < s->n * s->oh; noy++) {
         float block[BF16_MR * BF16_NR] __attribute__((aligned(64)));
         const int64_t n = noy / s->oh, oy = noy % s->oh;
-        bf16_amx_tile_config();
         const uint16_t *first = padded + n * image + oy * wp * cp;   // pixel (oy, 0)'s window
         for (int64_t ox = 0; ox < s->ow; ox += BF16_MR) {
             const uint16_t *a0 = first + ox * cp, *a1 = a0 + 16 * cp;
@@ -99,7 +101,8 @@ int bf16_conv_forward_implicit(float *out, const float *x, const float *weight, 
                                  bias ? bias + j : NULL);
             }
         }
-        bf16_amx_tile_release();
+    }
+    bf16_amx_tile_release();
     }
     free(padded);
     free(bp);
