@@ -6,9 +6,11 @@
  *   backward filter  dweight^T (F, K) = dout^T (F, P) @ im2col(x) (P, K)
  * with P = N * OH * OW output pixels and K = KH * KW * C. Backward filter is computed transposed
  * so that im2col(x), the large operand, is the one packed in K-pair rows (read two pixel rows at
- * a time, in place) and dout^T the small one. Grouped convolutions, forwards with fewer than 64
- * products per output, and every call when AMX does not run, take the fallback: rounded copies
- * of the operands, then conv.h's kernels. */
+ * a time, in place) and dout^T the small one. Stride-1 convolutions skip im2col altogether
+ * (conv_bf16_implicit.c): the forward and the kernel gradient read bf16 copies of the image in
+ * place, and backward data at stride 1 is a forward convolution of dout with the rotated kernel.
+ * Grouped convolutions, forwards with fewer than 64 products per output, and every call when AMX
+ * does not run, take the fallback: rounded copies of the operands, then conv.h's kernels. */
 #include <stdlib.h>
 #include <string.h>
 
