@@ -27,7 +27,8 @@ static int64_t max64(int64_t a, int64_t b)
  * that lose at most half the tile to the padding to a multiple of 32. */
 int bf16_conv_implicit_ok(const struct minidl_window *s)
 {
-    return s->sh == 1 && s->sw == 1 && s->dw == 1 && s->groups == 1 && s->c >= 16 && s->kh <= 64;
+    return s->sh == 1 && s->sw == 1 && s->dw == 1 && s->groups == 1 && s->c >= 16 && s->kh <= 64 &&
+           s->pad_top >= 0 && s->pad_left >= 0;   // the copy puts the image at (pad_top, pad_left)
 }
 
 int bf16_conv_forward_implicit(float *out, const float *x, const float *weight, const float *bias,
@@ -118,7 +119,7 @@ int bf16_conv_forward_implicit(float *out, const float *x, const float *weight, 
  * 32 (a first layer's 3) waste tile rows, cheaply: their sums are few next to the copies. */
 int bf16_conv_filter_implicit_ok(const struct minidl_window *s)
 {
-    return s->sh == 1 && s->sw == 1 && s->groups == 1;
+    return s->sh == 1 && s->sw == 1 && s->groups == 1 && s->pad_top >= 0 && s->pad_left >= 0;
 }
 
 int bf16_conv_backward_filter_implicit(float *dweight, const float *dout, const float *x,
