@@ -160,7 +160,19 @@ int bf16_conv_backward_filter_implicit(float *dweight, const float *dout, const 
     }
     memset(zeros, 0, (size_t)g.fp * sizeof(float));
     const int threads = minidl_num_threads();
-    memset(image_t, 0, (size_t)image_t_count * sizeof(uint16_t));
+    // zeros: the slack, and each plane's border (the image's rows are written below)
+    const int64_t plane = g.hp * g.wp, right = g.wp - s->pad_left - s->w;
+    memset(image_t + s->n * s->c * plane, 0, (size_t)(image_t_count - s->n * s->c * plane) * sizeof(uint16_t));
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t p = 0; p < s->n * s->c; p++) {
+        uint16_t *t = image_t + p * plane;
+        memset(t, 0, (size_t)(s->pad_top * g.wp) * sizeof(uint16_t));
+        memset(t + (s->pad_top + s->h) * g.wp, 0, (size_t)((g.hp - s->pad_top - s->h) * g.wp) * sizeof(uint16_t));
+        for (int64_t y = s->pad_top; y < s->pad_top + s->h; y++) {
+            memset(t + y * g.wp, 0, (size_t)s->pad_left * sizeof(uint16_t));
+            memset(t + y * g.wp + s->pad_left + s->w, 0, (size_t)right * sizeof(uint16_t));
+        }
+    }
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t ny = 0; ny < s->n * s->h; ny++) {   // image row y of image n: its W x C, transposed
         const int64_t n = ny / s->h, y = ny % s->h;
