@@ -98,6 +98,26 @@ class Dirac(Initializer):
         return values
 
 
+class Orthogonal(Initializer):
+    """Keras Orthogonal (the recurrent kernels' default): the Q of a QR decomposition of a
+    normal matrix (rows = all axes but the last), signs fixed by R's diagonal, times gain."""
+
+    def __init__(self, gain=1.0):
+        self.gain = float(gain)
+
+    def __call__(self, shape):
+        rows, cols = int(np.prod(shape[:-1])), shape[-1]
+        flat = mrandom.generator().normal(0.0, 1.0, size=(max(rows, cols), min(rows, cols)))
+        q, r = np.linalg.qr(flat)
+        q *= np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        return self.gain * q.reshape(shape)
+
+    def get_config(self):
+        return {"gain": self.gain}
+
+
 def _truncated_normal(shape, stddev):
     # Keras draws from a normal truncated at two standard deviations; the
     # 0.8796 factor restores the requested variance after truncation.
@@ -114,6 +134,7 @@ _BY_NAME = {
     "zeros": Zeros, "ones": Ones, "glorot_uniform": GlorotUniform,
     "glorot_normal": GlorotNormal, "he_normal": HeNormal, "he_uniform": HeUniform,
     "random_normal": RandomNormal, "random_uniform": RandomUniform, "dirac": Dirac,
+    "orthogonal": Orthogonal,
 }
 _NAMES_BY_CLASS = {cls: name for name, cls in _BY_NAME.items()}
 
