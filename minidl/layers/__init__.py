@@ -16,6 +16,7 @@ from .normalization import BatchNormalization, LayerNormalization
 from .pooling import AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPooling2D
 from .reshaping import Cropping2D, Permute, RepeatVector
 from .recurrent import GRU, LSTM, SimpleRNN
+from .wrappers import Bidirectional, TimeDistributed
 from .preprocessing import CenterCrop, Normalization, Rescaling, Resizing
 from .preprocessing_random import (RandomBrightness, RandomContrast, RandomCrop, RandomFlip,
                                    RandomRotation, RandomTranslation, RandomZoom)
@@ -33,7 +34,8 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     Cropping2D, RepeatVector, ELU, Softmax, LayerNormalization, PReLU, GaussianNoise,
     SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing, RandomBrightness,
     RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
-    DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D, SimpleRNN, LSTM, GRU)}
+    DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D, SimpleRNN, LSTM, GRU,
+    Bidirectional, TimeDistributed)}
 
 
 def deserialize(class_name, config, custom_objects=None):

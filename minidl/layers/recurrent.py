@@ -16,7 +16,7 @@ GRU's reset_after=True (input and recurrent biases); gate order i, f, c, o (LSTM
 from .. import activations, constraints, initializers, regularizers
 from ..arguments import number
 from ..backends.recurrent_host import GATE_ACTIVATIONS
-from .base import Layer, format_shape
+from .base import KerasTensor, Layer, format_shape
 
 
 class _UnitForgetBias(initializers.Initializer):
@@ -83,6 +83,27 @@ class Recurrent(Layer):
         self.unroll = bool(unroll)   # accepted (Keras's graph-size option); the loop is the same
         self._states = None
 
+    def __call__(self, inputs, training=None, initial_state=None, mask=None):
+        """Keras's call: initial_state (a tensor or a list: [h] or LSTM's [h, c]) makes the
+        states inputs of the layer; with return_state the result is [output, *final states]."""
+        if mask is not None:
+            raise ValueError(f"{self.describe()}: masks are not supported yet (mask must be None)")
+        if initial_state is not None:
+            states = list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
+            if len(states) != self.state_count:
+                raise ValueError(f"{self.describe()}: initial_state must hold {self.state_count} "
+                                 f"tensor(s) of shape (batch, {self.units}), got {len(states)}")
+            self.multiple_inputs = True
+            inputs = [inputs] + states
+        elif self.multiple_inputs:
+            raise ValueError(f"{self.describe()} was called with initial_state before; pass it again")
+        result = super().__call__(inputs, training)
+        if not self.return_state:
+            return result
+        if isinstance(result, KerasTensor):
+            return [result] + [RecurrentState(self, i)(result) for i in range(self.state_count)]
+        return [result] + [self.backend.to_numpy(s) for s in self._last_states]
+
     def _gate_activation(self, argument, value):
         name = activations.get(value, self.describe())
         if name not in GATE_ACTIVATIONS:
@@ -104,6 +125,9 @@ class Recurrent(Layer):
 
     # ------------------------------------------------------------ shapes
     def build(self, input_shape):
+        if self.multiple_inputs:
+            self._check_state_shapes(input_shape)
+            input_shape = input_shape[0]
         if len(input_shape) != 2:
             raise ValueError(f"{self.describe()} expects inputs of rank 3 (batch, timesteps, "
                              f"features), got shape {format_shape(input_shape)}")
@@ -128,7 +152,15 @@ class Recurrent(Layer):
     def _bias_initializer(self):
         return self.bias_initializer
 
+    def _check_state_shapes(self, shapes):
+        for shape in shapes[1:]:
+            if tuple(shape) != (self.units,):
+                raise ValueError(f"{self.describe()}: each initial state must have shape "
+                                 f"(None, {self.units}), got {format_shape(shape)}")
+
     def compute_output_shape(self, input_shape):
+        if self.multiple_inputs:
+            input_shape = input_shape[0]
         return (input_shape[0], self.units) if self.return_sequences else (self.units,)
 
     # ------------------------------------------------------------ states
@@ -170,6 +202,9 @@ class Recurrent(Layer):
 
     def forward(self, x, training):
         b = self.backend
+        given = None
+        if self.multiple_inputs:
+            x, given = x[0], x[1:]
         n, steps, features = self._x_shape = b.shape(x)
         k, u = self.gate_width, self.units
         if steps < 1:
@@ -183,20 +218,31 @@ class Recurrent(Layer):
         gates = self.buffer("gates", (steps, n, k * u))
         b.gemm(b.reshape(gates, (steps * n, k * u)), b.reshape(xt, (steps * n, features)),
                self.kernel.value)
-        initial = self._initial = self._initial_states(n)
+        if given is not None:
+            for name, state in zip(("h", "c"), given):
+                if b.shape(state) != (n, self.units):
+                    raise ValueError(f"{self.describe()}: initial state {name} must have shape "
+                                     f"{(n, self.units)}, got {b.shape(state)}")
+            initial = self._initial = list(given)
+        else:
+            initial = self._initial = self._initial_states(n)
+        self._state_grads = [None] * self.state_count
         hseq = self._run_forward(gates, initial, steps, n)
         last = self.buffer("last_h", (n, u))
         b.strided_copy(last, hseq, (steps - 1) * n * u, (u, 1))
+        self._last_states = [last] + self._last_cell(steps, n)
         if self.stateful:
-            self._keep_states(last, steps, n)
+            for kept, state in zip(self._states, self._last_states):
+                b.copy(kept, state)
         if not self.return_sequences:
             return last
         out = self.buffer("out", (n, steps, u))
         b.strided_copy(out, hseq, 0, (u, n * u, 1))
         return out
 
-    def _keep_states(self, last_h, steps, n):
-        self.backend.copy(self._states[0], last_h)
+    def _last_cell(self, steps, n):
+        """[the final cell state] for LSTM, [] for the others."""
+        return []
 
     def _drop_inputs(self, x, n, steps, features):
         """Keras's input dropout: one mask per sample and feature, the same at every step."""
@@ -220,6 +266,8 @@ class Recurrent(Layer):
         else:
             b.fill(dhseq, 0.0)
             b.strided_add(dhseq, dout, (steps - 1) * n * u, (u, 1))
+        if self._state_grads[0] is not None:   # dL/d(final h) through return_state
+            b.strided_add(dhseq, self._state_grads[0], (steps - 1) * n * u, (u, 1))
         dgates = self._run_backward(dhseq, steps, n)
         dgates2 = b.reshape(dgates, (steps * n, k * u))
         xt2 = b.reshape(self._xt, (steps * n, features))
@@ -235,6 +283,8 @@ class Recurrent(Layer):
         self._gather(dx, dxt, steps, n, features, inverse=True)
         if self._mask is not None:
             b.channel_mask_multiply(dx, dx, self._mask)
+        if self.multiple_inputs:   # dL/d(initial states), left by _run_backward
+            return [dx] + [self.buffer(name, (n, u)) for name in ("dh0", "dc0")[:self.state_count]]
         return dx
 
     def _bias_grad(self, dgates2):
@@ -309,19 +359,20 @@ class LSTM(Recurrent):
                        self.activation, self.recurrent_activation)
         return hseq
 
-    def _keep_states(self, last_h, steps, n):
-        b, u = self.backend, self.units
-        b.copy(self._states[0], last_h)
-        b.strided_copy(self._states[1], self._cseq, (steps - 1) * n * u, (u, 1))
+    def _last_cell(self, steps, n):
+        u = self.units
+        last_c = self.buffer("last_c", (n, u))
+        self.backend.strided_copy(last_c, self._cseq, (steps - 1) * n * u, (u, 1))
+        return [last_c]
 
     def _run_backward(self, dhseq, steps, n):
         b, u = self.backend, self.units
         dgates = self.buffer("dgates", (steps, n, 4 * u))
         drk = self.recurrent_kernel.grad if self.trainable else self.buffer("drk", (u, 4 * u))
         b.lstm_backward(dgates, drk, self.buffer("dh0", (n, u)), self.buffer("dc0", (n, u)),
-                        dhseq, None, self._gates, self._cseq, self._hseq, self._initial[0],
-                        self._initial[1], self.recurrent_kernel.value, self.activation,
-                        self.recurrent_activation)
+                        dhseq, self._state_grads[1], self._gates, self._cseq, self._hseq,
+                        self._initial[0], self._initial[1], self.recurrent_kernel.value,
+                        self.activation, self.recurrent_activation)
         return dgates
 
 
@@ -402,4 +453,28 @@ class GRU(Recurrent):
         b.concat_forward(b.reshape(self.bias.grad, (1, 6 * u)), parts)
 
 
-__all__ = ["SimpleRNN", "LSTM", "GRU"]
+class RecurrentState(Layer):
+    """Final state `index` of a recurrent layer called with return_state (h, or LSTM's c): a
+    second output of that layer's call, read from the tensor the layer's forward left. Its
+    input is the layer's main output, which orders it after the layer; its gradient goes to
+    the layer's backward (which runs after it), and it passes zeros to that output."""
+
+    def __init__(self, layer, index, name=None, trainable=True):
+        super().__init__(name=name or f"{layer.name}_state_{'hc'[index]}", trainable=trainable)
+        self.layer, self.index = layer, index
+
+    def compute_output_shape(self, input_shape):
+        return (self.layer.units,)
+
+    def forward(self, x, training):
+        self._x_shape = self.backend.shape(x)
+        return self.layer._last_states[self.index]
+
+    def backward(self, dout):
+        self.layer._state_grads[self.index] = dout
+        zeros = self.buffer("dx", self._x_shape)
+        self.backend.fill(zeros, 0.0)
+        return zeros
+
+
+__all__ = ["SimpleRNN", "LSTM", "GRU", "RecurrentState"]
