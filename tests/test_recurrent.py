@@ -239,3 +239,68 @@ def test_bad_arguments_are_refused(make, message):
 def test_bad_input_rank_names_the_layer():
     with pytest.raises(ValueError, match=r"LSTM 'my_lstm'.*rank 3"):
         L.LSTM(3, name="my_lstm")(L.Input((4,)))
+
+
+# ------------------------------------------------------------ cells and RNN(cell)
+with open(os.path.join(HERE, "fixtures", "keras_rnn_cells.json")) as f:
+    CELLS = json.load(f)
+
+
+def test_lstm_cell_step_matches_keras(active_backend):
+    ref = CELLS["lstm_cell"]
+    cell = L.LSTMCell(4)
+    assert cell.state_size == [4, 4]
+    x, h, c = (np.array(ref[k], np.float32) for k in ("x", "h", "c"))
+    cell(x, [h, c])   # builds the cell's weights, as Keras's first call
+    cell.set_weights([np.array(w, np.float32) for w in ref["weights"]])
+    out, (h_new, c_new) = cell(x, [h, c])
+    close(out, ref["out"], "h")
+    close(h_new, ref["out"], "h state")
+    close(c_new, ref["c_new"], "c state")
+
+
+def test_rnn_of_a_cell_matches_keras_and_shares_its_weights(active_backend):
+    ref = CELLS["rnn_gru_cell"]
+    cell = L.GRUCell(4)
+    rnn = L.RNN(cell, return_sequences=True)
+    x = np.array(ref["x"], np.float32)
+    rnn.build((None,) + x.shape[1:])
+    rnn.set_weights([np.array(w, np.float32) for w in ref["weights"]])
+    assert [w.name for w in rnn.weights] == [n.split("/")[-1] for n in ref["names"]]
+    close(rnn(x), ref["y"], "outputs")
+    assert cell.weights == rnn.weights
+    with pytest.raises(ValueError, match="already runs in an RNN"):
+        L.RNN(cell)
+    with pytest.raises(TypeError, match="return_sequences is an argument of RNN"):
+        L.LSTMCell(3, return_sequences=True)
+
+
+# ------------------------------------------------------------ the C gate kernels' twins
+def test_vector_gate_rows_match_the_reference_twin(isa):
+    """The AVX2 / AVX-512 rows (tanh with sigmoid) against the plain C reference rows that the
+    generic ISA runs, on odd widths (vector tails) and a threaded batch."""
+    from minidl.backends.cpu import create
+    from conftest import isa_selected
+    cpu = create()
+    rng = np.random.default_rng(9)
+    for n, u in ((3, 13), (33, 500)):
+        gates = (rng.standard_normal((n, 4 * u)) * 3).astype(np.float32)
+        c_prev, dh, dc = (rng.standard_normal((n, u)).astype(np.float32) for _ in range(3))
+        rec = rng.standard_normal((n, 3 * u)).astype(np.float32)
+
+        def run():
+            g, c, h = gates.copy(), np.empty((n, u), np.float32), np.empty((n, u), np.float32)
+            cpu.lstm_gates_forward(h, c, g, c_prev, "tanh", "sigmoid")
+            dg, dcp = np.empty_like(g), np.empty_like(c)
+            cpu.lstm_gates_backward(dg, dcp, dh, dc, g, c, c_prev, "tanh", "sigmoid")
+            g3, h3 = gates[:, :3 * u].copy(), np.empty((n, u), np.float32)
+            cpu.gru_gates_forward(h3, g3, rec, c_prev, "tanh", "sigmoid")
+            dg3, dq3, dhp = np.empty_like(g3), np.empty_like(g3), np.empty_like(h3)
+            cpu.gru_gates_backward(dg3, dq3, dhp, dh, g3, rec, c_prev, "tanh", "sigmoid")
+            return [g, c, h, dg, dcp, g3, h3, dg3, dq3, dhp]
+
+        fast = run()
+        with isa_selected("generic"):
+            reference = run()
+        for a, b in zip(fast, reference):
+            np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-6)

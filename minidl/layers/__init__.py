@@ -17,6 +17,7 @@ from .pooling import AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2
 from .reshaping import Cropping2D, Permute, RepeatVector
 from .recurrent import GRU, LSTM, SimpleRNN
 from .wrappers import Bidirectional, TimeDistributed
+from .rnn_cells import RNN, GRUCell, LSTMCell, SimpleRNNCell
 from .preprocessing import CenterCrop, Normalization, Rescaling, Resizing
 from .preprocessing_random import (RandomBrightness, RandomContrast, RandomCrop, RandomFlip,
                                    RandomRotation, RandomTranslation, RandomZoom)
@@ -53,4 +54,4 @@ def deserialize(class_name, config, custom_objects=None):
 __all__ = sorted(LAYER_CLASSES) + ["Input", "KerasTensor", "Layer", "MaxPool2D", "AvgPool2D",
                                    "GlobalAvgPool2D", "GlobalMaxPool2D", "deserialize", "add",
                                    "subtract", "multiply", "average", "maximum", "minimum",
-                                   "concatenate"]
+                                   "concatenate", "RNN", "SimpleRNNCell", "LSTMCell", "GRUCell"]
