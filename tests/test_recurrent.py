@@ -283,7 +283,7 @@ def test_vector_gate_rows_match_the_reference_twin(isa):
     from conftest import isa_selected
     cpu = create()
     rng = np.random.default_rng(9)
-    for n, u in ((3, 13), (33, 500)):
+    for n, u in ((3, 13), (130, 700)):
         gates = (rng.standard_normal((n, 4 * u)) * 3).astype(np.float32)
         c_prev, dh, dc = (rng.standard_normal((n, u)).astype(np.float32) for _ in range(3))
         rec = rng.standard_normal((n, 3 * u)).astype(np.float32)
