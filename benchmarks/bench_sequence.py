@@ -1,6 +1,7 @@
 """LSTM and GRU training steps (forward + backward) on minidl's backends beside PyTorch.
 
     python benchmarks/bench_sequence.py [--backends cpu] [--threads 2] [--repeats 7]
+    python -m minidl.bench --sequence [--backends cpu] [--threads 2]     # the same
 
 The issue-22 sizes: 256 units over 100 steps, batch 64, 128 input features; the loss gradient
 is a fixed random tensor of the full output sequence (return_sequences=True). minidl and
@@ -54,33 +55,41 @@ def torch_step(kind):
     return step
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backends", default="cpu", help="comma-separated minidl backends")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=7)
-    args = parser.parse_args()
-    os.environ["MINIDL_NUM_THREADS"] = str(args.threads)
+def run(backends, threads, repeats=7):
+    """Print the table for the minidl `backends` (names) with `threads` threads each."""
+    os.environ["MINIDL_NUM_THREADS"] = str(threads)   # read when the cpu kernels load
+    from minidl.backends.cpu._ffi import lib
+    if lib is not None:                                # and set now, if they had loaded
+        lib.minidl_set_num_threads(threads)
     import torch
-    torch.set_num_threads(args.threads)
+    torch.set_num_threads(threads)
     for kind in ("LSTM", "GRU"):
         contenders = {"torch": torch_step(kind)}
-        for name in args.backends.split(","):
+        for name in backends:
             contenders[name] = minidl_step(kind, name)
         times = {name: [] for name in contenders}
         for step in contenders.values():   # warm-up: buffers, kernels, caches
             step()
-        for _ in range(args.repeats):
+        for _ in range(repeats):
             for name, step in contenders.items():
                 start = time.perf_counter()
                 step()
                 times[name].append(time.perf_counter() - start)
         base = statistics.median(times["torch"])
         print(f"{kind}({UNITS}) T={STEPS} N={BATCH} in={FEATURES}, forward + backward, "
-              f"{args.threads} threads:")
+              f"{threads} threads:")
         for name, values in times.items():
             ms = statistics.median(values) * 1e3
             print(f"  {name:8s} {ms:8.1f} ms   {ms / (base * 1e3):5.2f}x torch")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backends", default="cpu", help="comma-separated minidl backends")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    run([n.strip() for n in args.backends.split(",") if n.strip()], args.threads, args.repeats)
 
 
 if __name__ == "__main__":
