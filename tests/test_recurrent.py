@@ -304,3 +304,19 @@ def test_vector_gate_rows_match_the_reference_twin(isa):
             reference = run()
         for a, b in zip(fast, reference):
             np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-6)
+
+
+def test_save_and_load_round_trip(tmp_path):
+    minidl.set_backend("numpy")
+    x_in = L.Input((6, 3))
+    y = L.Bidirectional(L.LSTM(4, return_sequences=True))(x_in)
+    y = L.TimeDistributed(L.Dense(2))(y)
+    y = L.Dense(1)(L.GRU(3, go_backwards=True)(y))
+    model = Model(x_in, y)
+    # Keras's parameter counts: 2 * 4 * (3 + 4 + 1) * 4, 4 * 2 + 2, 3 * 3 * (2 + 3) + 2 * 9, 4
+    assert [layer.count_params() for layer in model.layers[1:]] == [256, 18, 63, 4]
+    x = np.random.default_rng(0).standard_normal((5, 6, 3)).astype(np.float32)
+    path = str(tmp_path / "model.keras")
+    model.save(path)
+    loaded = minidl.saving.load_model(path)
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
