@@ -320,3 +320,16 @@ def test_save_and_load_round_trip(tmp_path):
     model.save(path)
     loaded = minidl.saving.load_model(path)
     np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+def test_wrapped_dropout_draws_new_masks_every_step():
+    minidl.set_backend("numpy")
+    layer = L.Bidirectional(L.GRU(U, dropout=0.5))
+    model = minidl.Sequential([L.Input(X.shape[1:]), layer])
+    model.compile(optimizer="sgd", loss="mse")
+    masks = []
+    for _ in range(2):
+        model.train_on_batch(X, np.zeros((X.shape[0], 2 * U), np.float32))
+        masks.append([layer.backend.to_numpy(sub._mask).copy() for sub in layer._subs])
+    assert not np.array_equal(masks[0][0], masks[0][1])   # forward and backward layers differ
+    assert not np.array_equal(masks[0][0], masks[1][0])   # and every step draws anew

@@ -12,7 +12,18 @@ MERGE_MODES = ("concat", "sum", "mul", "ave")
 
 
 class _Wrapper(Layer):
-    """A layer holding sublayers: their weights are its weights."""
+    """A layer holding sublayers: their weights are its weights. The model seeds the wrapper
+    every training step (needs_step_seed); it hands distinct seeds to its sublayers, so that a
+    wrapped layer's dropout draws new masks every step as it would unwrapped."""
+
+    needs_step_seed = True
+    seed = None
+    step_seed = 0
+
+    def _seed_sublayers(self):
+        for index, sub in enumerate(self._inner()):
+            if sub.needs_step_seed:
+                sub.step_seed = (self.step_seed * len(self._subs) + index) % (1 << 62)
 
     def _inner(self):
         raise NotImplementedError
@@ -113,6 +124,7 @@ class Bidirectional(_Wrapper):
 
     def forward(self, x, training):
         b = self.backend
+        self._seed_sublayers()
         yf = self.forward_layer.forward(x, training)
         yb = self.backward_layer.forward(x, training)
         shape = b.shape(yf)
@@ -199,6 +211,7 @@ class TimeDistributed(_Wrapper):
 
     def forward(self, x, training):
         b = self.backend
+        self._seed_sublayers()
         shape = self._x_shape = b.shape(x)
         y = self.layer.forward(b.reshape(x, (shape[0] * shape[1],) + shape[2:]), training)
         out_shape = b.shape(y)
