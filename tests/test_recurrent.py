@@ -333,3 +333,27 @@ def test_wrapped_dropout_draws_new_masks_every_step():
         masks.append([layer.backend.to_numpy(sub._mask).copy() for sub in layer._subs])
     assert not np.array_equal(masks[0][0], masks[0][1])   # forward and backward layers differ
     assert not np.array_equal(masks[0][0], masks[1][0])   # and every step draws anew
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "SimpleRNN"])
+def test_training_step_allocates_nothing_and_memory_is_linear_in_time(kind):
+    """After the first step a training step allocates no tensor (only a few Python objects),
+    and the layer's buffers grow linearly with the sequence length."""
+    import tracemalloc
+    from minidl.backends.cpu import create
+    b = create()
+    totals = {}
+    for steps in (10, 40):
+        layer = attached(getattr(L, kind)(32, return_sequences=True), b, (steps, 8))
+        x = b.from_numpy(np.random.default_rng(0).standard_normal((16, steps, 8)).astype(np.float32))
+        dout = b.from_numpy(np.ones((16, steps, 32), np.float32))
+        layer.forward(x, True)
+        layer.backward(dout)
+        tracemalloc.start()
+        layer.forward(x, True)
+        layer.backward(dout)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert peak < 16384, f"{kind} over {steps} steps allocated {peak} bytes in a training step"
+        totals[steps] = sum(slot[0].nbytes for slot in layer._buffers._slots.values())
+    assert 3.0 < totals[40] / totals[10] < 4.2
