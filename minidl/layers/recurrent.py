@@ -104,6 +104,13 @@ class Recurrent(Layer):
             return [result] + [RecurrentState(self, i)(result) for i in range(self.state_count)]
         return [result] + [self.backend.to_numpy(s) for s in self._last_states]
 
+    def _check_use_cudnn(self, value):
+        """Keras's use_cudnn ("auto", True or False): accepted, minidl has no cuDNN path."""
+        if value not in ("auto", True, False):
+            raise ValueError(f"{self.describe()}: use_cudnn must be 'auto', True or False, got "
+                             f"{value!r}")
+        return value
+
     def _gate_activation(self, argument, value):
         name = activations.get(value, self.describe())
         if name not in GATE_ACTIVATIONS:
@@ -339,7 +346,7 @@ class LSTM(Recurrent):
         self.recurrent_activation = self._gate_activation("recurrent_activation",
                                                           recurrent_activation)
         self.unit_forget_bias = bool(unit_forget_bias)
-        self.use_cudnn = use_cudnn
+        self.use_cudnn = self._check_use_cudnn(use_cudnn)
 
     def get_config(self):
         return dict(super().get_config(), recurrent_activation=self.recurrent_activation,
@@ -403,7 +410,7 @@ class GRU(Recurrent):
                              "before the recurrent projection) is not implemented by minidl's "
                              "fused GRU op; use reset_after=True, Keras 3's default")
         self.reset_after = True
-        self.use_cudnn = use_cudnn
+        self.use_cudnn = self._check_use_cudnn(use_cudnn)
 
     def get_config(self):
         return dict(super().get_config(), recurrent_activation=self.recurrent_activation,
