@@ -6,9 +6,31 @@ its layer's names). Everything they compute goes through the backend: the time r
 the merges are strided copies, concatenations and elementwise ops.
 """
 
+from ..custom_objects import get_registered_object
 from .base import Layer, format_shape
+from .recurrent import Recurrent
 
 MERGE_MODES = ("concat", "sum", "mul", "ave")
+
+
+def _layer_classes(cls=Layer):
+    """{name: class} of every Layer subclass defined so far (the built-in layers, and the
+    user's that are imported), without importing minidl.layers (which imports this module)."""
+    found = {}
+    for sub in cls.__subclasses__():
+        found.setdefault(sub.__name__, sub)
+        found.update({k: v for k, v in _layer_classes(sub).items() if k not in found})
+    return found
+
+
+def wrapped_layer(spec, owner):
+    """The layer of a wrapper's config entry {"class_name", "config"}."""
+    cls = get_registered_object(spec["class_name"], None, _layer_classes())
+    if cls is None:
+        raise ValueError(f"{owner}: unknown layer class {spec['class_name']!r} in its config "
+                         "(register a class of your own with "
+                         "@minidl.saving.register_keras_serializable)")
+    return cls.from_config(spec["config"])
 
 
 class _Wrapper(Layer):
@@ -63,7 +85,6 @@ class Bidirectional(_Wrapper):
 
     def __init__(self, layer, merge_mode="concat", weights=None, backward_layer=None, name=None,
                  trainable=True):
-        from .recurrent import Recurrent
         if not isinstance(layer, Recurrent):
             raise ValueError(f"Bidirectional: layer must be a recurrent layer (SimpleRNN, LSTM, "
                              f"GRU), got {type(layer).__name__}")
@@ -95,10 +116,9 @@ class Bidirectional(_Wrapper):
 
     @classmethod
     def from_config(cls, config):
-        from . import deserialize
         config = dict(config)
         spec = config.pop("layer")
-        return cls(deserialize(spec["class_name"], spec["config"]), **config)
+        return cls(wrapped_layer(spec, cls.__name__), **config)
 
     def build(self, input_shape):
         for sub in self._subs:
@@ -195,10 +215,9 @@ class TimeDistributed(_Wrapper):
 
     @classmethod
     def from_config(cls, config):
-        from . import deserialize
         config = dict(config)
         spec = config.pop("layer")
-        return cls(deserialize(spec["class_name"], spec["config"]), **config)
+        return cls(wrapped_layer(spec, cls.__name__), **config)
 
     def build(self, input_shape):
         if len(input_shape) < 2:
