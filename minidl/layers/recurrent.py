@@ -13,6 +13,8 @@ GRU's reset_after=True (input and recurrent biases); gate order i, f, c, o (LSTM
 (GRU).
 """
 
+import numpy as np
+
 from .. import activations, constraints, initializers, regularizers
 from ..arguments import number
 from ..backends.recurrent_host import GATE_ACTIVATIONS
@@ -102,6 +104,10 @@ class Recurrent(Layer):
             return result
         if isinstance(result, KerasTensor):
             return [result] + [RecurrentState(self, i)(result) for i in range(self.state_count)]
+        if not isinstance(result, np.ndarray):   # a minidl.ops Tensor: inside a layer's call
+            raise ValueError(f"{self.describe()}: return_state=True works in models and eager "
+                             f"calls; inside another layer's call use return_sequences and "
+                             f"take the last step")
         return [result] + [self.backend.to_numpy(s) for s in self._last_states]
 
     def _check_use_cudnn(self, value):
