@@ -359,3 +359,16 @@ def test_training_step_allocates_nothing_and_memory_is_linear_in_time(kind):
         assert peak < 16384, f"{kind} over {steps} steps allocated {peak} bytes in a training step"
         totals[steps] = sum(slot[0].nbytes for slot in layer._buffers._slots.values())
     assert 3.0 < totals[40] / totals[10] < 4.2
+
+
+def test_model_returning_states_saves_and_loads(tmp_path):
+    minidl.set_backend("numpy")
+    x_in = L.Input((6, 3))
+    out, h, c = L.LSTM(4, return_state=True)(x_in)
+    model = Model(x_in, [out, L.Dense(1)(c)])
+    x = np.random.default_rng(1).standard_normal((3, 6, 3)).astype(np.float32)
+    path = str(tmp_path / "states.keras")
+    model.save(path)
+    loaded = minidl.saving.load_model(path)
+    for a, b in zip(model.predict(x, verbose=0), loaded.predict(x, verbose=0)):
+        np.testing.assert_array_equal(a, b)

@@ -15,7 +15,7 @@ from .activation_layers import ELU, PReLU, Softmax
 from .normalization import BatchNormalization, LayerNormalization
 from .pooling import AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPooling2D
 from .reshaping import Cropping2D, Permute, RepeatVector
-from .recurrent import GRU, LSTM, SimpleRNN
+from .recurrent import GRU, LSTM, RecurrentState, SimpleRNN
 from .wrappers import Bidirectional, TimeDistributed
 from .rnn_cells import RNN, GRUCell, LSTMCell, SimpleRNNCell
 from .preprocessing import CenterCrop, Normalization, Rescaling, Resizing
@@ -36,7 +36,7 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing, RandomBrightness,
     RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
     DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D, SimpleRNN, LSTM, GRU,
-    Bidirectional, TimeDistributed)}
+    RecurrentState, Bidirectional, TimeDistributed)}
 
 
 def deserialize(class_name, config, custom_objects=None):

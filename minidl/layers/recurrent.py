@@ -103,7 +103,8 @@ class Recurrent(Layer):
         if not self.return_state:
             return result
         if isinstance(result, KerasTensor):
-            return [result] + [RecurrentState(self, i)(result) for i in range(self.state_count)]
+            return [result] + [RecurrentState(i, self.units)(result)
+                             for i in range(self.state_count)]
         if not isinstance(result, np.ndarray):   # a minidl.ops Tensor: inside a layer's call
             raise ValueError(f"{self.describe()}: return_state=True works in models and eager "
                              f"calls; inside another layer's call use return_sequences and "
@@ -469,15 +470,33 @@ class GRU(Recurrent):
 class RecurrentState(Layer):
     """Final state `index` of a recurrent layer called with return_state (h, or LSTM's c): a
     second output of that layer's call, read from the tensor the layer's forward left. Its
-    input is the layer's main output, which orders it after the layer; its gradient goes to
-    the layer's backward (which runs after it), and it passes zeros to that output."""
+    input is the layer's main output, which orders it after the layer and names the layer (so
+    a saved model rebuilds it from its index); its gradient goes to the layer's backward (which
+    runs after it), and it passes zeros to that output."""
 
-    def __init__(self, layer, index, name=None, trainable=True):
-        super().__init__(name=name or f"{layer.name}_state_{'hc'[index]}", trainable=trainable)
-        self.layer, self.index = layer, index
+    def __init__(self, index, units, name=None, trainable=True):
+        if index not in (0, 1):
+            raise ValueError(f"RecurrentState: index must be 0 (h) or 1 (c), got {index!r}")
+        super().__init__(name=name, trainable=trainable)
+        self.index, self.units = index, units
+        self.layer = None
+
+    def get_config(self):
+        return dict(super().get_config(), index=self.index, units=self.units)
+
+    def add_node(self, tensors, training=None, parent=None):
+        if self.layer is None:   # the layer whose output this call reads (model calls, loading)
+            source = tensors[0].layer
+            if (not isinstance(source, Recurrent) or self.index >= source.state_count
+                    or source.units != self.units):
+                raise ValueError(f"{self.describe()} must be called on the output of a recurrent "
+                                 f"layer of {self.units} units with state {self.index}, got "
+                                 f"{tensors[0]!r}")
+            self.layer = source
+        return super().add_node(tensors, training, parent)
 
     def compute_output_shape(self, input_shape):
-        return (self.layer.units,)
+        return (self.units,)
 
     def forward(self, x, training):
         self._x_shape = self.backend.shape(x)
