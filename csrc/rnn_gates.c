@@ -130,7 +130,8 @@ static const struct rnn_gate_kernels *vector_rows(int act, int ract)
  * core and no less on two, and a parallel region on a busy machine may wait a whole time slice
  * for its second thread: steps are threaded from four times the elementwise threshold. */
 #define RNN_PARALLEL_MIN (4 * MINIDL_PARALLEL_MIN)
-#define RNN_ROW_BLOCKS(n, u, width) ((n) * (u) * (width) >= RNN_PARALLEL_MIN ? minidl_num_threads() : 1)
+#define RNN_ROW_BLOCKS(n, u, width) \
+    ((n) * (u) * (width) >= RNN_PARALLEL_MIN ? minidl_num_threads() : 1)
 
 int minidl_lstm_gates_forward(float *h, float *c, float *gates, const float *c_prev, int activation,
                               int recurrent_activation, int64_t n, int64_t units)
@@ -151,8 +152,8 @@ int minidl_lstm_gates_forward(float *h, float *c, float *gates, const float *c_p
 }
 
 int minidl_lstm_gates_backward(float *dgates, float *dc_prev, const float *dh, const float *dc,
-                               const float *gates, const float *c, const float *c_prev, int activation,
-                               int recurrent_activation, int64_t n, int64_t units)
+                               const float *gates, const float *c, const float *c_prev,
+                               int activation, int recurrent_activation, int64_t n, int64_t units)
 {
     if (!gate_activation_ok(activation) || !gate_activation_ok(recurrent_activation))
         return MINIDL_INVALID_SIZE;
@@ -163,8 +164,8 @@ int minidl_lstm_gates_backward(float *dgates, float *dc_prev, const float *dh, c
         int64_t r0 = n * b / blocks, r1 = n * (b + 1) / blocks, o = r0 * units;
         const float *dcb = dc ? dc + o : NULL;
         if (vk)
-            vk->lstm_backward(dgates + 4 * o, dc_prev + o, dh + o, dcb, gates + 4 * o, c + o, c_prev + o,
-                              r1 - r0, units);
+            vk->lstm_backward(dgates + 4 * o, dc_prev + o, dh + o, dcb, gates + 4 * o, c + o,
+                              c_prev + o, r1 - r0, units);
         else
             lstm_backward_rows(dgates + 4 * o, dc_prev + o, dh + o, dcb, gates + 4 * o, c + o,
                                c_prev + o, activation, recurrent_activation, r1 - r0, units);
@@ -190,8 +191,8 @@ int minidl_gru_gates_forward(float *h, float *gates, const float *rec, const flo
 }
 
 int minidl_gru_gates_backward(float *dgates, float *drec, float *dh_prev, const float *dh,
-                              const float *gates, const float *rec, const float *h_prev, int activation,
-                              int recurrent_activation, int64_t n, int64_t units)
+                              const float *gates, const float *rec, const float *h_prev,
+                              int activation, int recurrent_activation, int64_t n, int64_t units)
 {
     if (!gate_activation_ok(activation) || !gate_activation_ok(recurrent_activation))
         return MINIDL_INVALID_SIZE;
@@ -201,11 +202,12 @@ int minidl_gru_gates_backward(float *dgates, float *drec, float *dh_prev, const 
     for (int b = 0; b < blocks; b++) {
         int64_t r0 = n * b / blocks, r1 = n * (b + 1) / blocks, o = r0 * units;
         if (vk)
-            vk->gru_backward(dgates + 3 * o, drec + 3 * o, dh_prev + o, dh + o, gates + 3 * o, rec + 3 * o,
-                             h_prev + o, r1 - r0, units);
+            vk->gru_backward(dgates + 3 * o, drec + 3 * o, dh_prev + o, dh + o, gates + 3 * o,
+                             rec + 3 * o, h_prev + o, r1 - r0, units);
         else
             gru_backward_rows(dgates + 3 * o, drec + 3 * o, dh_prev + o, dh + o, gates + 3 * o,
-                              rec + 3 * o, h_prev + o, activation, recurrent_activation, r1 - r0, units);
+                              rec + 3 * o, h_prev + o, activation, recurrent_activation, r1 - r0,
+                              units);
     }
     return MINIDL_OK;
 }

@@ -24,8 +24,8 @@ int minidl_lstm_gates_forward(float *h, float *c, float *gates, const float *c_p
  * gradient of h, and dc (n, u), the gradient of c from later steps (NULL: zero); gates, c and
  * c_prev as the forward step left them. dc_prev may alias dc. */
 int minidl_lstm_gates_backward(float *dgates, float *dc_prev, const float *dh, const float *dc,
-                               const float *gates, const float *c, const float *c_prev, int activation,
-                               int recurrent_activation, int64_t n, int64_t units);
+                               const float *gates, const float *c, const float *c_prev,
+                               int activation, int recurrent_activation, int64_t n, int64_t units);
 
 /* GRU with reset_after=True (Keras 3's default), gate order z, r, h. gates (n, 3u) holds the
  * input projection x W + b_input on entry and the activated z, r and candidate hh on return;
@@ -38,7 +38,7 @@ int minidl_gru_gates_forward(float *h, float *gates, const float *rec, const flo
  * dh_prev (n, u) = the part of dL/dh_prev that does not go through U (dh z), from dh (n, u)
  * and the forward step's gates, rec and h_prev. */
 int minidl_gru_gates_backward(float *dgates, float *drec, float *dh_prev, const float *dh,
-                              const float *gates, const float *rec, const float *h_prev, int activation,
-                              int recurrent_activation, int64_t n, int64_t units);
+                              const float *gates, const float *rec, const float *h_prev,
+                              int activation, int recurrent_activation, int64_t n, int64_t units);
 
 #endif

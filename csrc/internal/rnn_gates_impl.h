@@ -10,14 +10,18 @@
 #define RNN_INLINE static inline __attribute__((always_inline))
 
 /* Lanes [j, j + t) of a row: whole vectors use plain loads, the tail masked ones. */
-RNN_INLINE vf ld(const float *p, int t) { return t == VF_LANES ? vf_load(p) : vf_load_part(p, t, 0.0f); }
+RNN_INLINE vf ld(const float *p, int t)
+{
+    return t == VF_LANES ? vf_load(p) : vf_load_part(p, t, 0.0f);
+}
 RNN_INLINE void st(float *p, vf v, int t)
 {
     if (t == VF_LANES) vf_store(p, v);
     else vf_store_part(p, v, t);
 }
 
-static void lstm_forward(float *h, float *c, float *gates, const float *c_prev, int64_t rows, int64_t u)
+static void lstm_forward(float *h, float *c, float *gates, const float *c_prev, int64_t rows,
+                         int64_t u)
 {
     for (int64_t r = 0; r < rows; r++) {
         float *g = gates + r * 4 * u;
@@ -26,7 +30,8 @@ static void lstm_forward(float *h, float *c, float *gates, const float *c_prev, 
             vf i = vf_sigmoid(ld(g + j, t)), f = vf_sigmoid(ld(g + u + j, t));
             vf cand = vf_tanh(ld(g + 2 * u + j, t)), o = vf_sigmoid(ld(g + 3 * u + j, t));
             vf cn = vf_fmadd(f, ld(c_prev + r * u + j, t), vf_mul(i, cand));
-            st(g + j, i, t), st(g + u + j, f, t), st(g + 2 * u + j, cand, t), st(g + 3 * u + j, o, t);
+            st(g + j, i, t), st(g + u + j, f, t);
+            st(g + 2 * u + j, cand, t), st(g + 3 * u + j, o, t);
             st(c + r * u + j, cn, t);
             st(h + r * u + j, vf_mul(o, vf_tanh(cn)), t);
         }
@@ -34,7 +39,8 @@ static void lstm_forward(float *h, float *c, float *gates, const float *c_prev, 
 }
 
 static void lstm_backward(float *dgates, float *dc_prev, const float *dh, const float *dc,
-                          const float *gates, const float *c, const float *c_prev, int64_t rows, int64_t u)
+                          const float *gates, const float *c, const float *c_prev, int64_t rows,
+                          int64_t u)
 {
     vf one = vf_set1(1.0f);
     for (int64_t r = 0; r < rows; r++) {
@@ -43,7 +49,8 @@ static void lstm_backward(float *dgates, float *dc_prev, const float *dh, const 
         for (int64_t j = 0; j < u; j += VF_LANES) {
             int t = u - j < VF_LANES ? (int)(u - j) : VF_LANES;
             int64_t k = r * u + j;
-            vf i = ld(g + j, t), f = ld(g + u + j, t), cand = ld(g + 2 * u + j, t), o = ld(g + 3 * u + j, t);
+            vf i = ld(g + j, t), f = ld(g + u + j, t);
+            vf cand = ld(g + 2 * u + j, t), o = ld(g + 3 * u + j, t);
             vf a = vf_tanh(ld(c + k, t)), d = ld(dh + k, t);
             vf dck = vf_mul(vf_mul(d, o), vf_fnmadd(a, a, one));
             if (dc) dck = vf_add(dck, ld(dc + k, t));
@@ -74,8 +81,9 @@ static void gru_forward(float *h, float *gates, const float *rec, const float *h
     }
 }
 
-static void gru_backward(float *dgates, float *drec, float *dh_prev, const float *dh, const float *gates,
-                         const float *rec, const float *h_prev, int64_t rows, int64_t u)
+static void gru_backward(float *dgates, float *drec, float *dh_prev, const float *dh,
+                         const float *gates, const float *rec, const float *h_prev, int64_t rows,
+                         int64_t u)
 {
     vf one = vf_set1(1.0f);
     for (int64_t r = 0; r < rows; r++) {
@@ -84,7 +92,8 @@ static void gru_backward(float *dgates, float *drec, float *dh_prev, const float
         for (int64_t j = 0; j < u; j += VF_LANES) {
             int t = u - j < VF_LANES ? (int)(u - j) : VF_LANES;
             int64_t k = r * u + j;
-            vf z = ld(g + j, t), rr = ld(g + u + j, t), hh = ld(g + 2 * u + j, t), d = ld(dh + k, t);
+            vf z = ld(g + j, t), rr = ld(g + u + j, t), hh = ld(g + 2 * u + j, t);
+            vf d = ld(dh + k, t);
             vf da = vf_mul(vf_mul(d, vf_sub(one, z)), vf_fnmadd(hh, hh, one));
             vf dz = vf_mul(vf_mul(d, vf_sub(ld(h_prev + k, t), hh)), vf_mul(z, vf_sub(one, z)));
             vf dr = vf_mul(vf_mul(da, ld(q + 2 * u + j, t)), vf_mul(rr, vf_sub(one, rr)));

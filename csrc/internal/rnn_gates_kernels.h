@@ -11,13 +11,16 @@
 #include <stdint.h>
 
 struct rnn_gate_kernels {
-    void (*lstm_forward)(float *h, float *c, float *gates, const float *c_prev, int64_t rows, int64_t u);
+    void (*lstm_forward)(float *h, float *c, float *gates, const float *c_prev, int64_t rows,
+                         int64_t u);
     void (*lstm_backward)(float *dgates, float *dc_prev, const float *dh, const float *dc,
-                          const float *gates, const float *c, const float *c_prev, int64_t rows, int64_t u);
+                          const float *gates, const float *c, const float *c_prev, int64_t rows,
+                          int64_t u);
     void (*gru_forward)(float *h, float *gates, const float *rec, const float *h_prev, int64_t rows,
                         int64_t u);
-    void (*gru_backward)(float *dgates, float *drec, float *dh_prev, const float *dh, const float *gates,
-                         const float *rec, const float *h_prev, int64_t rows, int64_t u);
+    void (*gru_backward)(float *dgates, float *drec, float *dh_prev, const float *dh,
+                         const float *gates, const float *rec, const float *h_prev, int64_t rows,
+                         int64_t u);
 };
 
 const struct rnn_gate_kernels *minidl_rnn_gate_kernels_avx2(void);

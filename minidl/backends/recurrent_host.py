@@ -99,7 +99,8 @@ class HostRecurrentOps:
             h_prev = _previous(hseq, h0, t)
             self.gemm(recs[t], h_prev, recurrent_kernel)
             self.bias_add(recs[t], recs[t], recurrent_bias)
-            self.gru_gates_forward(hseq[t], gates[t], recs[t], h_prev, activation, recurrent_activation)
+            self.gru_gates_forward(hseq[t], gates[t], recs[t], h_prev, activation,
+                                   recurrent_activation)
 
     def gru_backward(self, dgates, drecs, drecurrent_kernel, dh0, dhseq, gates, recs, hseq, h0,
                      recurrent_kernel, activation, recurrent_activation):

@@ -67,7 +67,8 @@ class Recurrent(Layer):
                                  bias_constraint)
         self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
         self.recurrent_constraint = constraints.get(recurrent_constraint)
-        self.dropout = number(dropout, "dropout", self.describe(), low=0, high=1, high_inclusive=False)
+        self.dropout = number(dropout, "dropout", self.describe(), low=0, high=1,
+                              high_inclusive=False)
         self.recurrent_dropout = number(recurrent_dropout, "recurrent_dropout", self.describe(),
                                         low=0, high=1, high_inclusive=False)
         if self.recurrent_dropout:
@@ -91,14 +92,16 @@ class Recurrent(Layer):
         if mask is not None:
             raise ValueError(f"{self.describe()}: masks are not supported yet (mask must be None)")
         if initial_state is not None:
-            states = list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
+            states = (list(initial_state) if isinstance(initial_state, (list, tuple))
+                      else [initial_state])
             if len(states) != self.state_count:
                 raise ValueError(f"{self.describe()}: initial_state must hold {self.state_count} "
                                  f"tensor(s) of shape (batch, {self.units}), got {len(states)}")
             self.multiple_inputs = True
             inputs = [inputs] + states
         elif self.multiple_inputs:
-            raise ValueError(f"{self.describe()} was called with initial_state before; pass it again")
+            raise ValueError(f"{self.describe()} was called with initial_state before; pass it "
+                             f"again")
         result = super().__call__(inputs, training)
         if not self.return_state:
             return result
@@ -454,8 +457,9 @@ class GRU(Recurrent):
         dgates = self.buffer("dgates", (steps, n, 3 * u))
         drecs = self._drecs = self.buffer("drecs", (steps, n, 3 * u))
         drk = self.recurrent_kernel.grad if self.trainable else self.buffer("drk", (u, 3 * u))
-        b.gru_backward(dgates, drecs, drk, self.buffer("dh0", (n, u)), dhseq, self._gates, self._recs, self._hseq, self._initial[0],
-                       self.recurrent_kernel.value, self.activation, self.recurrent_activation)
+        b.gru_backward(dgates, drecs, drk, self.buffer("dh0", (n, u)), dhseq, self._gates,
+                       self._recs, self._hseq, self._initial[0], self.recurrent_kernel.value,
+                       self.activation, self.recurrent_activation)
         return dgates
 
     def _bias_grad(self, dgates2):

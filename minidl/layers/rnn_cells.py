@@ -21,7 +21,8 @@ class _Cell:
     def __init__(self, units, **kwargs):
         for name in _SEQUENCE_ARGUMENTS:
             if name in kwargs:
-                raise TypeError(f"{type(self).__name__}: {name} is an argument of RNN, not of a cell")
+                raise TypeError(f"{type(self).__name__}: {name} is an argument of RNN, not of a "
+                                f"cell")
         self.name = kwargs.pop("name", None)
         self._arguments = dict(kwargs, units=units)
         # the arguments are checked now, as the layer checks them

@@ -25,7 +25,8 @@ class CpuRecurrentOps:
         op = "lstm_gates_forward"
         n, u, act, ract = _step(op, gates, 4, activation, recurrent_activation)
         _check(op, self._lib.minidl_lstm_gates_forward(
-            output(op, "h", h, (n, u)), output(op, "c", c, (n, u)), output(op, "gates", gates, gates.shape),
+            output(op, "h", h, (n, u)), output(op, "c", c, (n, u)),
+            output(op, "gates", gates, gates.shape),
             checked(op, "c_prev", c_prev, (n, u)), act, ract, n, u))
 
     def lstm_gates_backward(self, dgates, dc_prev, dh, dc, gates, c, c_prev, activation,
@@ -35,7 +36,8 @@ class CpuRecurrentOps:
         pdc = ffi.NULL if dc is None else checked(op, "dc", dc, (n, u))
         _check(op, self._lib.minidl_lstm_gates_backward(
             output(op, "dgates", dgates, gates.shape), output(op, "dc_prev", dc_prev, (n, u)),
-            checked(op, "dh", dh, (n, u)), pdc, checked(op, "gates", gates), checked(op, "c", c, (n, u)),
+            checked(op, "dh", dh, (n, u)), pdc, checked(op, "gates", gates),
+            checked(op, "c", c, (n, u)),
             checked(op, "c_prev", c_prev, (n, u)), act, ract, n, u))
 
     def gru_gates_forward(self, h, gates, rec, h_prev, activation, recurrent_activation):
@@ -43,7 +45,8 @@ class CpuRecurrentOps:
         n, u, act, ract = _step(op, gates, 3, activation, recurrent_activation)
         _check(op, self._lib.minidl_gru_gates_forward(
             output(op, "h", h, (n, u)), output(op, "gates", gates, gates.shape),
-            checked(op, "rec", rec, gates.shape), checked(op, "h_prev", h_prev, (n, u)), act, ract, n, u))
+            checked(op, "rec", rec, gates.shape), checked(op, "h_prev", h_prev, (n, u)), act, ract,
+            n, u))
 
     def gru_gates_backward(self, dgates, drec, dh_prev, dh, gates, rec, h_prev, activation,
                            recurrent_activation):

@@ -59,7 +59,8 @@ __kernel void lstm_gates_forward(__global float *h, __global float *c, __global 
 
 // has_dc 0: dc is not read (zero). dc_prev may alias dc (each work-item reads its dc first).
 __kernel void lstm_gates_backward(__global float *dgates, __global float *dc_prev,
-                                  __global const float *dh, __global const float *dc, const int has_dc,
+                                  __global const float *dh, __global const float *dc,
+                                  const int has_dc,
                                   __global const float *gates, __global const float *c,
                                   __global const float *c_prev, const int act, const int ract,
                                   const int n, const int u)
@@ -96,7 +97,8 @@ __kernel void gru_gates_forward(__global float *h, __global float *gates, __glob
 }
 
 // dh_prev may alias dh (each work-item reads its dh first)
-__kernel void gru_gates_backward(__global float *dgates, __global float *drec, __global float *dh_prev,
+__kernel void gru_gates_backward(__global float *dgates, __global float *drec,
+                                 __global float *dh_prev,
                                  __global const float *dh, __global const float *gates,
                                  __global const float *rec, __global const float *h_prev,
                                  const int act, const int ract, const int n, const int u)
