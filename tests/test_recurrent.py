@@ -373,3 +373,32 @@ def test_model_returning_states_saves_and_loads(tmp_path):
     loaded = minidl.saving.load_model(path)
     for a, b in zip(model.predict(x, verbose=0), loaded.predict(x, verbose=0)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_stacked_cells_match_keras(backend):
+    ref = CELLS["stacked"]
+    x = np.array(ref["x"], np.float32)
+    layer = L.RNN([L.LSTMCell(4), L.GRUCell(3)], return_sequences=True, go_backwards=True)
+    attached(layer, backend, x.shape[1:])
+    assert [w.shape for w in layer.weights] == [tuple(np.shape(w)) for w in ref["weights"]]
+    layer.set_weights([np.array(w, np.float32) for w in ref["weights"]])
+    y = backend.to_numpy(layer.forward(backend.from_numpy(x), True))
+    close(y, ref["y"], "outputs")
+    dx = layer.backward(backend.from_numpy(loss_gradient(y)))
+    close(backend.to_numpy(dx), ref["dx"], "dx")
+    for w, g in zip(layer.weights, ref["grads"]):
+        close(backend.to_numpy(w.grad), g, f"gradient of {w.name}")
+
+
+def test_stacked_cells_step_and_config():
+    minidl.set_backend("numpy")
+    cells = L.StackedRNNCells([L.SimpleRNNCell(3), L.LSTMCell(2)])
+    assert cells.state_size == [3, 2, 2]
+    x = np.ones((2, 4), np.float32)
+    out, states = cells(x, [np.zeros((2, 3), np.float32)] + [np.zeros((2, 2), np.float32)] * 2)
+    assert out.shape == (2, 2) and [s.shape for s in states] == [(2, 3), (2, 2), (2, 2)]
+    layer = L.RNN(cells)
+    clone = type(layer).from_config(layer.get_config())
+    assert [type(s).__name__ for s in clone._subs] == ["SimpleRNN", "LSTM"]
+    with pytest.raises(ValueError, match="return_state"):
+        L.RNN([L.GRUCell(2), L.GRUCell(2)], return_state=True)

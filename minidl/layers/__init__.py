@@ -17,7 +17,7 @@ from .pooling import AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2
 from .reshaping import Cropping2D, Permute, RepeatVector
 from .recurrent import GRU, LSTM, RecurrentState, SimpleRNN
 from .wrappers import Bidirectional, TimeDistributed
-from .rnn_cells import RNN, GRUCell, LSTMCell, SimpleRNNCell
+from .rnn_cells import RNN, GRUCell, LSTMCell, SimpleRNNCell, StackedRNN, StackedRNNCells
 from .preprocessing import CenterCrop, Normalization, Rescaling, Resizing
 from .preprocessing_random import (RandomBrightness, RandomContrast, RandomCrop, RandomFlip,
                                    RandomRotation, RandomTranslation, RandomZoom)
@@ -36,7 +36,7 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing, RandomBrightness,
     RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
     DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D, SimpleRNN, LSTM, GRU,
-    RecurrentState, Bidirectional, TimeDistributed)}
+    RecurrentState, Bidirectional, TimeDistributed, StackedRNN)}
 
 
 def deserialize(class_name, config, custom_objects=None):
@@ -54,4 +54,5 @@ def deserialize(class_name, config, custom_objects=None):
 __all__ = sorted(LAYER_CLASSES) + ["Input", "KerasTensor", "Layer", "MaxPool2D", "AvgPool2D",
                                    "GlobalAvgPool2D", "GlobalMaxPool2D", "deserialize", "add",
                                    "subtract", "multiply", "average", "maximum", "minimum",
-                                   "concatenate", "RNN", "SimpleRNNCell", "LSTMCell", "GRUCell"]
+                                   "concatenate", "RNN", "SimpleRNNCell", "LSTMCell", "GRUCell",
+                                   "StackedRNNCells"]
