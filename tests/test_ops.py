@@ -1484,12 +1484,81 @@ def tensor_op_cases():
     return cases
 
 
-CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases() + conv_cases() + precision_cases()
+# ------------------------------------------------------------------ recurrent
+def recurrent_cases():
+    """The fused gate ops of one step (sizes past a vector tail, and one large enough to be
+    threaded), then each sequence op forward and backward on the same tensors."""
+    def lstm_step(n, u, act, ract, with_dc=True):
+        def build(rng):
+            gates, c_prev = randn(rng, n, 4 * u, scale=2.0), randn(rng, n, u)
+            c = out(n, u)
+            dc = randn(rng, n, u) if with_dc else None
+            return [call("lstm_gates_forward", out(n, u), c, gates, c_prev, act, ract),
+                    call("lstm_gates_backward", out(n, 4 * u), out(n, u), randn(rng, n, u), dc, gates,
+                         c, c_prev, act, ract)]
+        return build
+
+    def gru_step(n, u, act, ract):
+        def build(rng):
+            gates, rec, h_prev = randn(rng, n, 3 * u, scale=2.0), randn(rng, n, 3 * u), randn(rng, n, u)
+            return [call("gru_gates_forward", out(n, u), gates, rec, h_prev, act, ract),
+                    call("gru_gates_backward", out(n, 3 * u), out(n, 3 * u), out(n, u),
+                         randn(rng, n, u), gates, rec, h_prev, act, ract)]
+        return build
+
+    def lstm_sequence(t, n, u, act, ract):
+        def build(rng):
+            hseq, cseq, gates = out(t, n, u), out(t, n, u), randn(rng, t, n, 4 * u)
+            h0, c0, kernel = randn(rng, n, u), randn(rng, n, u), randn(rng, u, 4 * u, scale=0.3)
+            return [call("lstm_forward", hseq, cseq, gates, h0, c0, kernel, act, ract),
+                    call("lstm_backward", out(t, n, 4 * u), out(u, 4 * u), out(n, u), out(n, u),
+                         randn(rng, t, n, u), randn(rng, n, u), gates, cseq, hseq, h0, c0, kernel,
+                         act, ract)]
+        return build
+
+    def gru_sequence(t, n, u, act, ract):
+        def build(rng):
+            hseq, gates, recs = out(t, n, u), randn(rng, t, n, 3 * u), out(t, n, 3 * u)
+            h0, kernel = randn(rng, n, u), randn(rng, u, 3 * u, scale=0.3)
+            return [call("gru_forward", hseq, gates, recs, h0, kernel, randn(rng, 3 * u), act, ract),
+                    call("gru_backward", out(t, n, 3 * u), out(t, n, 3 * u), out(u, 3 * u), out(n, u),
+                         randn(rng, t, n, u), gates, recs, hseq, h0, kernel, act, ract)]
+        return build
+
+    def simple_sequence(t, n, u, act):
+        def build(rng):
+            hseq, pre = out(t, n, u), randn(rng, t, n, u)
+            h0, kernel = randn(rng, n, u), randn(rng, u, u, scale=0.3)
+            return [call("simple_rnn_forward", hseq, pre, h0, kernel, act),
+                    call("simple_rnn_backward", out(t, n, u), out(u, u), out(n, u),
+                         randn(rng, t, n, u), hseq, h0, kernel, act)]
+        return build
+
+    pairs = (("tanh", "sigmoid"), ("relu", "hard_sigmoid"), ("linear", "tanh"))
+    cases = []
+    for act, ract in pairs:
+        for n, u in ((3, 5), (4, 37), (130, 700)):
+            cases.append(Case("lstm_gates", f"lstm_gates-{n}x{u}-{act}-{ract}",
+                              lstm_step(n, u, act, ract), rtol=2e-5))
+            cases.append(Case("gru_gates", f"gru_gates-{n}x{u}-{act}-{ract}",
+                              gru_step(n, u, act, ract), rtol=2e-5))
+        cases.append(Case("lstm_sequence", f"lstm_sequence-{act}-{ract}",
+                          lstm_sequence(5, 3, 7, act, ract), rtol=1e-4))
+        cases.append(Case("gru_sequence", f"gru_sequence-{act}-{ract}",
+                          gru_sequence(5, 3, 7, act, ract), rtol=1e-4))
+        cases.append(Case("simple_rnn_sequence", f"simple_rnn_sequence-{act}",
+                          simple_sequence(6, 2, 9, act), rtol=1e-4))
+    cases.append(Case("lstm_gates", "lstm_gates-no-dc", lstm_step(2, 19, "tanh", "sigmoid", False)))
+    return cases
+
+
+CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases() + conv_cases()
+         + precision_cases()
          + depthwise_cases() + dilated_grouped_cases() + conv_transpose_cases() + upsample_cases()
          + pool_cases()
          + layout_cases() + batchnorm_cases() + layernorm_cases() + layer_op_cases()
          + dropout_cases() + image_cases() + loss_cases() + row_loss_cases()
-         + metric_cases() + optimizer_cases() + tensor_op_cases())
+         + metric_cases() + optimizer_cases() + tensor_op_cases() + recurrent_cases())
 GEMM_FAMILY_OPS = ("gemm", "conv2d", "conv2d_transpose")   # the rows that run through the opencl GEMM kernels
 
 

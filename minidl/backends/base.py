@@ -264,6 +264,70 @@ class Backend:
         """Split dout along the last axis into the tensors dxs (the inverse of concat_forward)."""
         raise NotImplementedError
 
+    # -------------------------------------------------------- recurrent
+    # LSTM / GRU / SimpleRNN over a whole sequence, time-major: a (T, N, k) tensor holds step t
+    # at [t]. The layer computes the input projection x W + b of every step with one gemm; these
+    # ops run the loop over time: per step one gemm for the recurrent projection and one fused
+    # gate op, backward the same way, and the recurrent kernel's gradient as gemms over the
+    # sequence. Gate order i, f, c, o (LSTM), z, r, h (GRU, reset_after=True), as Keras 3.
+    # activation / recurrent_activation are linear, relu, sigmoid, tanh or hard_sigmoid
+    # (recurrent_host.GATE_ACTIVATIONS). Step ops on one step's (N, k u) rows:
+    def lstm_gates_forward(self, h, c, gates, c_prev, activation, recurrent_activation):
+        """gates (N, 4u) holds the pre-activations on entry, the activated i, f, g, o on
+        return; c (N, u) = f c_prev + i g, h (N, u) = o activation(c)."""
+        raise NotImplementedError
+
+    def lstm_gates_backward(self, dgates, dc_prev, dh, dc, gates, c, c_prev, activation,
+                            recurrent_activation):
+        """dgates (N, 4u) = dL/d(pre-activations) and dc_prev (N, u) from dh and dc (N, u; None:
+        zero) and the forward step's gates, c and c_prev. dc_prev may alias dc."""
+        raise NotImplementedError
+
+    def gru_gates_forward(self, h, gates, rec, h_prev, activation, recurrent_activation):
+        """gates (N, 3u): x W + b_input on entry, the activated z, r, hh on return; rec (N, 3u) =
+        h_prev U + b_recurrent; h = z h_prev + (1 - z) hh, hh = activation(x_h + r rec_h)."""
+        raise NotImplementedError
+
+    def gru_gates_backward(self, dgates, drec, dh_prev, dh, gates, rec, h_prev, activation,
+                           recurrent_activation):
+        """dgates, drec (N, 3u): dL/d(input and recurrent projections); dh_prev (N, u) = dh z, the
+        part of dL/dh_prev that does not go through U. dh_prev may alias dh."""
+        raise NotImplementedError
+
+    # Sequence ops:
+    def lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
+                     recurrent_activation):
+        """gates (T, N, 4u): x W + b on entry, the activated gates on return (backward reads
+        them); hseq, cseq (T, N, u) receive h_t and c_t from the initial h0, c0 (N, u)."""
+        raise NotImplementedError
+
+    def lstm_backward(self, dgates, drecurrent_kernel, dh0, dc0, dhseq, dc_last, gates, cseq,
+                      hseq, h0, c0, recurrent_kernel, activation, recurrent_activation):
+        """From dhseq (T, N, u) = dL/dh_t of the outputs and dc_last (N, u; None: zero) = dL/dc_T:
+        dgates (T, N, 4u) = dL/d(x W + b), drecurrent_kernel (u, 4u) (overwritten), dh0, dc0."""
+        raise NotImplementedError
+
+    def gru_forward(self, hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
+                    recurrent_activation):
+        """gates (T, N, 3u): x W + b_input on entry, the activated gates on return; recs
+        (T, N, 3u) receives each step's h_{t-1} U + recurrent_bias; hseq (T, N, u) the states."""
+        raise NotImplementedError
+
+    def gru_backward(self, dgates, drecs, drecurrent_kernel, dh0, dhseq, gates, recs, hseq, h0,
+                     recurrent_kernel, activation, recurrent_activation):
+        """dgates, drecs (T, N, 3u) = dL/d(input, recurrent projections), drecurrent_kernel
+        (u, 3u) (overwritten) and dh0 (N, u) from dhseq (T, N, u)."""
+        raise NotImplementedError
+
+    def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation):
+        """pre (T, N, u): x W + b on entry, + h_{t-1} U on return; hseq[t] = activation(pre[t])."""
+        raise NotImplementedError
+
+    def simple_rnn_backward(self, dpre, drecurrent_kernel, dh0, dhseq, hseq, h0, recurrent_kernel,
+                            activation):
+        """dpre (T, N, u) = dL/dpre, drecurrent_kernel (u, u) (overwritten), dh0 from dhseq."""
+        raise NotImplementedError
+
     # --------------------------------------------------- normalization
     # x is viewed as (M, C): statistics are per channel (the last axis).
     def batchnorm_forward_train(self, out, mean, invstd, x, gamma, beta,

@@ -15,6 +15,9 @@ from .activation_layers import ELU, PReLU, Softmax
 from .normalization import BatchNormalization, LayerNormalization
 from .pooling import AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPooling2D
 from .reshaping import Cropping2D, Permute, RepeatVector
+from .recurrent import GRU, LSTM, RecurrentState, SimpleRNN
+from .wrappers import Bidirectional, TimeDistributed
+from .rnn_cells import RNN, GRUCell, LSTMCell, SimpleRNNCell, StackedRNN, StackedRNNCells
 from .preprocessing import CenterCrop, Normalization, Rescaling, Resizing
 from .preprocessing_random import (RandomBrightness, RandomContrast, RandomCrop, RandomFlip,
                                    RandomRotation, RandomTranslation, RandomZoom)
@@ -32,7 +35,8 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     Cropping2D, RepeatVector, ELU, Softmax, LayerNormalization, PReLU, GaussianNoise,
     SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing, RandomBrightness,
     RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
-    DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D)}
+    DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D, SimpleRNN, LSTM, GRU,
+    RecurrentState, Bidirectional, TimeDistributed, StackedRNN)}
 
 
 def serialize(layer):
@@ -70,4 +74,5 @@ def deserialize(class_name, config=None, custom_objects=None):
 __all__ = sorted(LAYER_CLASSES) + ["Input", "KerasTensor", "Layer", "MaxPool2D", "AvgPool2D",
                                    "GlobalAvgPool2D", "GlobalMaxPool2D", "deserialize", "serialize", "add",
                                    "subtract", "multiply", "average", "maximum", "minimum",
-                                   "concatenate"]
+                                   "concatenate", "RNN", "SimpleRNNCell", "LSTMCell", "GRUCell",
+                                   "StackedRNNCells"]

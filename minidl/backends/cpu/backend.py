@@ -26,6 +26,8 @@ from .images import ImageOps
 from .layer_ops import CpuLayerOps
 from .linalg import LinalgOps
 from .optim_ops import OptimOps
+from .recurrent import CpuRecurrentOps
+from ..recurrent_host import HostRecurrentOps
 from .row_loss_ops import RowLossOps
 from .tensor_ops import CpuTensorOps
 
@@ -38,8 +40,8 @@ def _rows_cols(shape):
     return (math.prod(shape[:-1]), c)
 
 
-class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, LinalgOps, DepthwiseOps, OptimOps, RowLossOps,
-                 HostMemory, RoundedOperands, Backend):
+class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, LinalgOps,
+                 DepthwiseOps, OptimOps, RowLossOps, HostMemory, RoundedOperands, Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
 
     name = "cpu"

@@ -1,0 +1,260 @@
+"""SimpleRNNCell, LSTMCell, GRUCell and RNN(cell): Keras's cell API on the fused layers.
+
+A cell holds one fused layer (SimpleRNN, LSTM or GRU with the cell's arguments), whose weights
+are the cell's. `RNN(cell, ...)` returns that layer with the sequence arguments set, so the
+cell and the RNN share their weights as in Keras, and the RNN computes exactly as those layers
+do, on the same backend ops. Called on its own, `cell(x_t, states)` runs one step (the layer
+over a sequence of length 1 from the given states) and returns `(h, [h])`, or LSTM's
+`(h, [h, c])`, as Keras.
+"""
+
+import numpy as np
+
+from .recurrent import GRU, LSTM, SimpleRNN
+from .wrappers import _Wrapper
+
+_SEQUENCE_ARGUMENTS = ("return_sequences", "return_state", "go_backwards", "stateful", "unroll")
+
+
+class _Cell:
+    layer_class = None
+
+    def __init__(self, units, **kwargs):
+        for name in _SEQUENCE_ARGUMENTS:
+            if name in kwargs:
+                raise TypeError(f"{type(self).__name__}: {name} is an argument of RNN, not of a "
+                                f"cell")
+        self.name = kwargs.pop("name", None)
+        self._arguments = dict(kwargs, units=units)
+        # the arguments are checked now, as the layer checks them
+        self._step = self.layer_class(**self._arguments)
+        self.units = units
+
+    @property
+    def state_size(self):
+        return [self.units] * self._step.state_count
+
+    @property
+    def output_size(self):
+        return self.units
+
+    def get_config(self):
+        config = {k: v for k, v in self._step.get_config().items()
+                  if k not in _SEQUENCE_ARGUMENTS and k not in ("name", "trainable")}
+        return dict(config, name=self.name)
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def layer(self, name=None, **sequence_arguments):
+        """The fused layer running this cell over a sequence (once per cell)."""
+        if getattr(self, "_claimed", False):
+            raise ValueError(f"{type(self).__name__}: this cell already runs in an RNN layer; make "
+                             f"another cell")
+        self._claimed = True
+        step = self._step
+        for key, value in sequence_arguments.items():
+            setattr(step, key, bool(value))
+        if name is not None:
+            step.name = name
+        return step
+
+    @property
+    def weights(self):
+        return self._step.weights
+
+    def get_weights(self):
+        return self._step.get_weights()
+
+    def set_weights(self, values):
+        self._step.set_weights(values)
+
+    def __call__(self, inputs, states, training=False):
+        """One step on numpy arrays: inputs (N, features), states [(N, units)] * state count."""
+        x = np.asarray(inputs, np.float32)
+        states = list(states) if isinstance(states, (list, tuple)) else [states]
+        if x.ndim != 2:
+            raise ValueError(f"{type(self).__name__}: inputs must be (batch, features), got "
+                             f"shape {x.shape}")
+        step = self._step
+        if len(states) != step.state_count:
+            raise ValueError(f"{type(self).__name__}: states must be a list of {step.state_count} "
+                             f"arrays (batch, {self.units}), got {len(states)}")
+        if not step.built:
+            step.build_once((None, x.shape[1]))
+        if step.backend is None:
+            from ..backends import get_backend
+            step.attach(get_backend())
+        b = step.backend
+        tensors = [b.from_numpy(x[:, None, :])] + [
+            b.from_numpy(np.ascontiguousarray(s, np.float32)) for s in states]
+        # one step: the layer's forward with the states as inputs, whatever its sequence flags
+        kept = step.multiple_inputs, step.go_backwards, step.stateful
+        step.multiple_inputs, step.go_backwards, step.stateful = True, False, False
+        try:
+            step.forward(tensors, bool(training))
+        finally:
+            step.multiple_inputs, step.go_backwards, step.stateful = kept
+        new_states = [b.to_numpy(t) for t in step._last_states]
+        return new_states[0], new_states
+
+
+class SimpleRNNCell(_Cell):
+    """Keras SimpleRNNCell (the arguments of SimpleRNN without the sequence ones)."""
+    layer_class = SimpleRNN
+
+
+class LSTMCell(_Cell):
+    """Keras LSTMCell (the arguments of LSTM without the sequence ones)."""
+    layer_class = LSTM
+
+
+class GRUCell(_Cell):
+    """Keras GRUCell (the arguments of GRU without the sequence ones)."""
+    layer_class = GRU
+
+
+class StackedRNNCells:
+    """Keras StackedRNNCells: cells run one after the other at every step, each feeding the
+    next; `RNN(StackedRNNCells(cells))` (or `RNN([cells])`) runs their fused layers stacked."""
+
+    def __init__(self, cells, name=None):
+        cells = list(cells)
+        if not cells or not all(isinstance(c, _Cell) for c in cells):
+            raise ValueError("StackedRNNCells: cells must be a non-empty list of SimpleRNNCell, "
+                             f"LSTMCell or GRUCell, got {[type(c).__name__ for c in cells]}")
+        self.cells, self.name = cells, name
+
+    @property
+    def state_size(self):
+        return [size for cell in self.cells for size in cell.state_size]
+
+    @property
+    def output_size(self):
+        return self.cells[-1].output_size
+
+    def get_config(self):
+        return {"cells": [{"class_name": type(c).__name__, "config": c.get_config()}
+                          for c in self.cells], "name": self.name}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls([CELL_CLASSES[c["class_name"]].from_config(c["config"])
+                    for c in config["cells"]], name=config.get("name"))
+
+    def __call__(self, inputs, states, training=False):
+        """One step: each cell in turn on the previous one's output, with its own states."""
+        out, new_states, start = inputs, [], 0
+        for cell in self.cells:
+            count = len(cell.state_size)
+            out, cell_states = cell(out, list(states[start:start + count]), training)
+            new_states += cell_states
+            start += count
+        return out, new_states
+
+
+class StackedRNN(_Wrapper):
+    """RNN over StackedRNNCells: the cells' fused layers in a chain, every one but the last
+    returning its whole sequence (go_backwards reverses the first one's input, after which the
+    sequence is in processing order, as Keras's stacked step sees it)."""
+
+    def __init__(self, cells, return_sequences=False, return_state=False, go_backwards=False,
+                 stateful=False, unroll=False, name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        if return_state:
+            raise ValueError(f"{self.describe()}: return_state is not supported for stacked cells "
+                             f"yet; stack LSTM / GRU layers with return_state on the last")
+        self.cells = cells if isinstance(cells, StackedRNNCells) else StackedRNNCells(cells)
+        self.return_sequences, self.go_backwards = bool(return_sequences), bool(go_backwards)
+        self.stateful, self.unroll, self.return_state = bool(stateful), bool(unroll), False
+        count = len(self.cells.cells)
+        self._subs = tuple(cell.layer(return_sequences=bool(return_sequences) or i < count - 1,
+                                      go_backwards=bool(go_backwards) and i == 0,
+                                      stateful=bool(stateful), unroll=bool(unroll))
+                           for i, cell in enumerate(self.cells.cells))
+
+    def _inner(self):
+        return self._subs
+
+    def get_config(self):
+        return dict(super().get_config(), cell={"class_name": "StackedRNNCells",
+                                                "config": self.cells.get_config()},
+                    return_sequences=self.return_sequences, return_state=False,
+                    go_backwards=self.go_backwards, stateful=self.stateful, unroll=self.unroll)
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        cells = StackedRNNCells.from_config(config.pop("cell")["config"])
+        return cls(cells, **config)
+
+    def build(self, input_shape):
+        shape = tuple(input_shape)
+        for index, sub in enumerate(self._subs):
+            sub.build_once(shape)
+            for w in sub.weights:   # unique names in the wrapper: cell index / weight
+                if "/" not in w.name:
+                    w.name = f"cell_{index}/{w.name}"
+            shape = (shape[0], sub.units)
+
+    def compute_output_shape(self, input_shape):
+        return self._subs[-1].compute_output_shape((input_shape[0], self._subs[-2].units)
+                                                   if len(self._subs) > 1 else input_shape)
+
+    def reset_states(self):
+        for sub in self._subs:
+            sub.reset_states()
+
+    reset_state = reset_states
+
+    def forward(self, x, training):
+        self._seed_sublayers()
+        for sub in self._subs:
+            x = sub.forward(x, training)
+        return x
+
+    def backward(self, dout):
+        for sub in reversed(self._subs):
+            dout = sub.backward(dout)
+            if dout is None:
+                return None
+        return dout
+
+    def input_grad_setter(self, value):
+        for index, sub in enumerate(self._subs):
+            # the layers after the first feed their gradient to the one before them
+            sub.input_grad_needed = value or index > 0
+
+    @property
+    def input_grad_needed(self):
+        return self.__dict__.get("_input_grad_needed", True)
+
+    @input_grad_needed.setter
+    def input_grad_needed(self, value):
+        self.__dict__["_input_grad_needed"] = value
+        if "_subs" in self.__dict__:
+            self.input_grad_setter(value)
+
+
+def RNN(cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
+        unroll=False, name=None, **kwargs):
+    """Keras RNN(cell): the fused layer running `cell` (a SimpleRNNCell, LSTMCell or GRUCell), or
+    the stacked layers of a list of cells / StackedRNNCells."""
+    if kwargs.pop("zero_output_for_mask", False):
+        raise ValueError("RNN: zero_output_for_mask needs masks, which are not supported yet")
+    if kwargs:
+        raise TypeError(f"RNN: unexpected arguments {sorted(kwargs)}")
+    sequence = dict(return_sequences=return_sequences, return_state=return_state,
+                    go_backwards=go_backwards, stateful=stateful, unroll=unroll, name=name)
+    if isinstance(cell, (list, tuple, StackedRNNCells)):
+        return StackedRNN(cell, **sequence)
+    if not isinstance(cell, _Cell):
+        raise ValueError(f"RNN: cell must be a SimpleRNNCell, LSTMCell or GRUCell (minidl runs "
+                         f"them on fused kernels), or a list of them, got {type(cell).__name__}")
+    return cell.layer(**sequence)
+
+
+CELL_CLASSES = {cls.__name__: cls for cls in (SimpleRNNCell, LSTMCell, GRUCell)}
+
+__all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells", "StackedRNN", "RNN"]

@@ -1,0 +1,248 @@
+"""Bidirectional and TimeDistributed: layers that run another layer (Keras's wrappers).
+
+The wrapped layers are built, attached and run by the wrapper, which owns their weights as
+its own (Keras's paths: "forward_lstm/kernel", "backward_lstm/kernel"; TimeDistributed keeps
+its layer's names). Everything they compute goes through the backend: the time reversal and
+the merges are strided copies, concatenations and elementwise ops.
+"""
+
+from ..custom_objects import get_registered_object
+from .base import Layer, format_shape
+from .recurrent import Recurrent
+
+MERGE_MODES = ("concat", "sum", "mul", "ave")
+
+
+def _layer_classes(cls=Layer):
+    """{name: class} of every Layer subclass defined so far (the built-in layers, and the
+    user's that are imported), without importing minidl.layers (which imports this module)."""
+    found = {}
+    for sub in cls.__subclasses__():
+        found.setdefault(sub.__name__, sub)
+        found.update({k: v for k, v in _layer_classes(sub).items() if k not in found})
+    return found
+
+
+def wrapped_layer(spec, owner):
+    """The layer of a wrapper's config entry {"class_name", "config"}."""
+    cls = get_registered_object(spec["class_name"], None, _layer_classes())
+    if cls is None:
+        raise ValueError(f"{owner}: unknown layer class {spec['class_name']!r} in its config "
+                         "(register a class of your own with "
+                         "@minidl.saving.register_keras_serializable)")
+    return cls.from_config(spec["config"])
+
+
+class _Wrapper(Layer):
+    """A layer holding sublayers: their weights are its weights. The model seeds the wrapper
+    every training step (needs_step_seed); it hands distinct seeds to its sublayers, so that a
+    wrapped layer's dropout draws new masks every step as it would unwrapped."""
+
+    needs_step_seed = True
+    seed = None
+    step_seed = 0
+
+    def _seed_sublayers(self):
+        for index, sub in enumerate(self._inner()):
+            if sub.needs_step_seed:
+                sub.step_seed = (self.step_seed * len(self._subs) + index) % (1 << 62)
+
+    def _inner(self):
+        raise NotImplementedError
+
+    @property
+    def weights(self):
+        return [w for sub in self._inner() for w in sub.weights]
+
+    @property
+    def trainable_weights(self):
+        if not self.trainable:
+            return []
+        return [w for sub in self._inner() for w in sub.trainable_weights]
+
+    def attach(self, backend, initial_values=None):
+        self.backend = backend
+        self._buffers.reset(backend)
+        for sub in self._inner():
+            sub.attach(backend)
+
+    @property
+    def input_grad_needed(self):
+        return self.__dict__.get("_input_grad_needed", True)
+
+    @input_grad_needed.setter
+    def input_grad_needed(self, value):
+        # the wrapped layers need dL/dinput whenever the wrapper does
+        self.__dict__["_input_grad_needed"] = value
+        for sub in self.__dict__.get("_subs", ()):
+            sub.input_grad_needed = value
+
+
+class Bidirectional(_Wrapper):
+    """Keras Bidirectional: `layer` over the sequence and a copy with go_backwards flipped
+    (or `backward_layer`), their outputs merged by merge_mode ("concat", "sum", "mul", "ave").
+    With return_sequences the backward layer's outputs are put back in time order first."""
+
+    def __init__(self, layer, merge_mode="concat", weights=None, backward_layer=None, name=None,
+                 trainable=True):
+        if not isinstance(layer, Recurrent):
+            raise ValueError(f"Bidirectional: layer must be a recurrent layer (SimpleRNN, LSTM, "
+                             f"GRU), got {type(layer).__name__}")
+        super().__init__(name=name, trainable=trainable)
+        if merge_mode not in MERGE_MODES:
+            raise ValueError(f"{self.describe()}: merge_mode must be one of {MERGE_MODES}, got "
+                             f"{merge_mode!r}")
+        if layer.return_state:
+            raise ValueError(f"{self.describe()}: return_state layers are not supported here")
+        self.merge_mode = merge_mode
+        config = layer.get_config()
+        self.forward_layer = type(layer).from_config(dict(config, name="forward_" + layer.name))
+        if backward_layer is None:
+            backward_layer = type(layer).from_config(dict(
+                config, name="backward_" + layer.name, go_backwards=not layer.go_backwards))
+        elif backward_layer.go_backwards == layer.go_backwards:
+            raise ValueError(f"{self.describe()}: backward_layer must have go_backwards="
+                             f"{not layer.go_backwards}")
+        self.backward_layer = backward_layer
+        self.layer_config = {"class_name": type(layer).__name__, "config": config}
+        self._subs = (self.forward_layer, self.backward_layer)
+        self._initial_weights = weights
+
+    def _inner(self):
+        return self._subs
+
+    def get_config(self):
+        return dict(super().get_config(), layer=self.layer_config, merge_mode=self.merge_mode)
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        spec = config.pop("layer")
+        return cls(wrapped_layer(spec, cls.__name__), **config)
+
+    def build(self, input_shape):
+        for sub in self._subs:
+            sub.build_once(input_shape)
+            for w in sub.weights:   # unique names in the wrapper, as Keras's paths
+                if not w.name.startswith(sub.name + "/"):
+                    w.name = f"{sub.name}/{w.name}"
+
+    def compute_output_shape(self, input_shape):
+        shape = self.forward_layer.compute_output_shape(input_shape)
+        return shape[:-1] + (shape[-1] * 2,) if self.merge_mode == "concat" else shape
+
+    def attach(self, backend, initial_values=None):
+        super().attach(backend, initial_values)
+        if self._initial_weights is not None:
+            self.set_weights(self._initial_weights)
+            self._initial_weights = None
+
+    def _reverse_time(self, out, y):
+        """out (N, T, u) = y with its time axis reversed."""
+        n, steps, u = self.backend.shape(y)
+        self.backend.strided_copy(out, y, (steps - 1) * u, (steps * u, -u, 1))
+
+    def forward(self, x, training):
+        b = self.backend
+        self._seed_sublayers()
+        yf = self.forward_layer.forward(x, training)
+        yb = self.backward_layer.forward(x, training)
+        shape = b.shape(yf)
+        if self.forward_layer.return_sequences:
+            rev = self.buffer("reversed", shape)
+            self._reverse_time(rev, yb)
+            yb = rev
+        self._yf, self._yb = yf, yb
+        if self.merge_mode == "concat":
+            out = self.buffer("out", shape[:-1] + (2 * shape[-1],))
+            b.concat_forward(out, [yf, yb])
+            return out
+        out = self.buffer("out", shape)
+        if self.merge_mode == "sum":
+            b.add(out, yf, yb)
+        elif self.merge_mode == "ave":
+            b.axpby(out, 0.5, yf, 0.5, yb)
+        else:
+            b.multiply(out, yf, yb)
+        return out
+
+    def backward(self, dout):
+        b = self.backend
+        shape = b.shape(self._yf)
+        df, db = self.buffer("dforward", shape), self.buffer("dbackward", shape)
+        if self.merge_mode == "concat":
+            b.concat_backward([df, db], dout)
+        elif self.merge_mode == "sum":
+            b.copy(df, dout)
+            b.copy(db, dout)
+        elif self.merge_mode == "ave":
+            b.axpby(df, 0.5, dout, 0.0, dout)
+            b.copy(db, df)
+        else:
+            b.multiply(df, dout, self._yb)
+            b.multiply(db, dout, self._yf)
+        if self.forward_layer.return_sequences:
+            rev = self.buffer("dreversed", shape)
+            self._reverse_time(rev, db)
+            db = rev
+        dx_forward = self.forward_layer.backward(df)
+        dx_backward = self.backward_layer.backward(db)
+        if not self.input_grad_needed:
+            return None
+        dx = self.buffer("dx", b.shape(dx_forward))
+        b.add(dx, dx_forward, dx_backward)
+        return dx
+
+
+class TimeDistributed(_Wrapper):
+    """Keras TimeDistributed: `layer` applied to every time step of (N, T, ...) inputs, as one
+    call on the (N * T, ...) view of them (no copy)."""
+
+    def __init__(self, layer, name=None, trainable=True):
+        if not isinstance(layer, Layer):
+            raise ValueError(f"TimeDistributed: layer must be a minidl layer, got "
+                             f"{type(layer).__name__}")
+        super().__init__(name=name, trainable=trainable)
+        self.layer = layer
+        self._subs = (layer,)
+
+    def _inner(self):
+        return self._subs
+
+    def get_config(self):
+        return dict(super().get_config(), layer={"class_name": type(self.layer).__name__,
+                                                 "config": self.layer.get_config()})
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        spec = config.pop("layer")
+        return cls(wrapped_layer(spec, cls.__name__), **config)
+
+    def build(self, input_shape):
+        if len(input_shape) < 2:
+            raise ValueError(f"{self.describe()} expects inputs of rank >= 3 (batch, time, ...), "
+                             f"got shape {format_shape(input_shape)}")
+        self.layer.build_once(tuple(input_shape[1:]))
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0],) + tuple(self.layer.compute_output_shape(tuple(input_shape[1:])))
+
+    def forward(self, x, training):
+        b = self.backend
+        self._seed_sublayers()
+        shape = self._x_shape = b.shape(x)
+        y = self.layer.forward(b.reshape(x, (shape[0] * shape[1],) + shape[2:]), training)
+        out_shape = b.shape(y)
+        return b.reshape(y, (shape[0], shape[1]) + out_shape[1:])
+
+    def backward(self, dout):
+        b = self.backend
+        shape = b.shape(dout)
+        dx = self.layer.backward(b.reshape(dout, (shape[0] * shape[1],) + shape[2:]))
+        if dx is None:
+            return None
+        return b.reshape(dx, self._x_shape)
+
+
+__all__ = ["Bidirectional", "TimeDistributed"]
