@@ -42,6 +42,10 @@ BINARY_OPS = ("add", "subtract", "multiply", "divide", "power", "maximum", "mini
 REDUCE_OPS = ("sum", "max", "min", "prod")
 PRECISIONS = ("bfloat16", "float16")   # what round_to_precision rounds to
 MAX_RANK = 8   # the tensor ops take tensors of rank <= MAX_RANK
+# larq's quantizers (minidl.larq.quantizers) as ops; a backend's kernels use the position of a
+# name as its code. DoReFa's two modes are two ops.
+QUANTIZERS = ("ste_sign", "approx_sign", "swish_sign", "ste_heaviside", "ste_tern",
+              "dorefa_activations", "dorefa_weights")
 
 
 class BackendUnavailable(RuntimeError):
@@ -285,6 +289,20 @@ class Backend:
 
     def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma, centered=True):
         """dx (M, C), dgamma (C,) and dbeta (C,): the gradients of layernorm_forward."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------- quantizers
+    def quantize_forward(self, out, x, name, param=0.0, stat=None):
+        """out = larq's quantizer `name` (one of QUANTIZERS) of x, elementwise; out may alias x.
+        sign maps 0 to +1. param: ste_tern's threshold, DoReFa's levels 2^k_bit - 1. stat, a
+        (1,) tensor or None: sum |x| for ste_tern with Ternary Weight Networks' threshold
+        0.7 * mean |x| (then param is ignored), max |x| for dorefa_weights (required)."""
+        raise NotImplementedError
+
+    def quantize_backward(self, dx, dout, x, name, param=0.0, stat=None):
+        """dx = dout * the straight-through gradient of quantizer `name` at x, as larq defines
+        it; dx may alias dout. param: the clip value of ste_sign, ste_heaviside and ste_tern
+        (math.inf: no clipping), beta of swish_sign; stat as in quantize_forward."""
         raise NotImplementedError
 
     # ------------------------------------------------------------ prelu

@@ -20,6 +20,7 @@ from .group_ops import GroupOps
 from .images import ImageOps
 from .layer_ops import LayerOps
 from .optim_ops import OptimOps
+from .quantizer_ops import QuantizerOps
 from .row_loss_ops import RowLossOps
 from .runtime import Runtime
 from .tensor import CLTensor
@@ -33,7 +34,7 @@ COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 
 
 
-class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps,
+class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, QuantizerOps, OptimOps, RowLossOps, ConvOps,
                     DepthwiseOps, GroupOps, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
     convolutions in conv.ConvOps; losses, metrics, reductions and optimizer updates in
