@@ -305,6 +305,25 @@ class Backend:
         (math.inf: no clipping), beta of swish_sign; stat as in quantize_forward."""
         raise NotImplementedError
 
+    # ------------------------------------------- binary (xnor-popcount) inference
+    def binary_pack_input(self, bits, x):
+        """bits (..., ceil(C / 32)) int32 = the larq signs of x (..., C) packed 32 channels to
+        a word: bit b of word k is 1 where x[..., 32 k + b] < 0 (-1), 0 where x >= 0 (+1) and
+        past C."""
+        raise NotImplementedError
+
+    def binary_pack_kernel(self, bits, weight):
+        """bits (kh * kw * ceil(C / 32), F) int32 = the signs of weight (kh, kw, C, F): word
+        (t * ceil(C / 32) + k, j) holds channels 32 k ... of tap t of filter j. Done once."""
+        raise NotImplementedError
+
+    def binary_conv2d_forward(self, out, bits, kernel_bits, bias, plan, pad_value):
+        """out (N, OH, OW, F) float32 = the exact integer dot products of the +-1 input windows
+        (bits: binary_pack_input of (N, H, W, C)) with the +-1 filters (binary_pack_kernel),
+        plus bias (F,) or None. plan: conv2d_plan of the float convolution (groups 1). A tap in
+        the padding is an input of +1 when pad_value is 1, of 0 (not counted) when it is 0."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------ prelu
     # x is viewed as (M, K); alpha (K,) holds one learned slope per column.
     def prelu_forward(self, out, x, alpha):

@@ -18,13 +18,14 @@ from .numpy_ops import (activations as numpy_activations, images, losses, optimi
 from .numpy_ops.depthwise import NumpyDepthwiseOps
 from .numpy_ops.layer_ops import NumpyLayerOps
 from .numpy_ops.quantizers import NumpyQuantizerOps
+from .numpy_ops.binary import NumpyBinaryOps
 from .numpy_ops.tensor_ops import NumpyTensorOps
 from .checks import (check_concat, check_dropout_args, check_pixels, check_scalar_out, check_shape,
                      require_input)
 
 
 
-class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyQuantizerOps, NumpyDepthwiseOps, HostMemory, Backend):
+class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyQuantizerOps, NumpyBinaryOps, NumpyDepthwiseOps, HostMemory, Backend):
     """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
 
     name = "numpy"

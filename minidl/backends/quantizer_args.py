@@ -25,3 +25,35 @@ def quantizer_code(op, name, param, stat, n):
     if n == 0 and stat is not None and name == "ste_tern":
         raise ValueError(f"{op} (ste_tern): Ternary Weight Networks' threshold needs a non-empty x")
     return QUANTIZERS.index(name), float(param)
+
+
+def check_binary_conv(op, out, bits, kernel_bits, bias, plan, pad_value):
+    """(words per pixel, taps) of a binary_conv2d_forward call after checking its arguments."""
+    if pad_value not in (0, 1) or isinstance(pad_value, bool):
+        raise ValueError(f"{op}: pad_value must be 0 or 1, got {pad_value!r}")
+    if plan.groups != 1:
+        raise ValueError(f"{op}: the binary convolution has no groups, got a plan with groups={plan.groups}")
+    words = -(-plan.c // 32)
+    taps = plan.kh * plan.kw
+    check_shape(op, "bits", bits, (plan.n, plan.h, plan.w, words))
+    check_shape(op, "kernel_bits", kernel_bits, (taps * words, plan.oc))
+    check_shape(op, "out", out, plan.out_shape)
+    if bias is not None:
+        check_shape(op, "bias", bias, (plan.oc,))
+    return words, taps
+
+
+def packed_shape(op, bits, x):
+    """The bits shape binary_pack_input needs for x, after checking bits has it."""
+    shape = tuple(x.shape[:-1]) + (-(-x.shape[-1] // 32),)
+    check_shape(op, "bits", bits, shape)
+    return shape
+
+
+def packed_kernel_shape(op, bits, weight):
+    if len(weight.shape) != 4:
+        raise ValueError(f"{op}: weight must be (kh, kw, C, F), got shape {tuple(weight.shape)}")
+    kh, kw, c, f = weight.shape
+    shape = (kh * kw * -(-c // 32), f)
+    check_shape(op, "bits", bits, shape)
+    return shape

@@ -26,6 +26,7 @@ from .layer_ops import CpuLayerOps
 from .linalg import LinalgOps
 from .optim_ops import OptimOps
 from .quantizer_ops import CpuQuantizerOps
+from .binary_ops import CpuBinaryOps
 from .row_loss_ops import RowLossOps
 from .tensor_ops import CpuTensorOps
 
@@ -38,7 +39,7 @@ def _rows_cols(shape):
     return (math.prod(shape[:-1]), c)
 
 
-class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, CpuQuantizerOps, LinalgOps, DepthwiseOps, OptimOps, RowLossOps,
+class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, CpuQuantizerOps, CpuBinaryOps, LinalgOps, DepthwiseOps, OptimOps, RowLossOps,
                  HostMemory, Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
 

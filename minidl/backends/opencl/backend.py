@@ -21,6 +21,7 @@ from .images import ImageOps
 from .layer_ops import LayerOps
 from .optim_ops import OptimOps
 from .quantizer_ops import QuantizerOps
+from .binary_ops import BinaryOps
 from .row_loss_ops import RowLossOps
 from .runtime import Runtime
 from .tensor import CLTensor
@@ -34,7 +35,7 @@ COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 
 
 
-class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, QuantizerOps, OptimOps, RowLossOps, ConvOps,
+class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, QuantizerOps, BinaryOps, OptimOps, RowLossOps, ConvOps,
                     DepthwiseOps, GroupOps, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
     convolutions in conv.ConvOps; losses, metrics, reductions and optimizer updates in

@@ -1,0 +1,48 @@
+/* AVX-512 VPOPCNTDQ xor-popcount micro-kernel (internal/binary_kernels.h): 16 filters per zmm
+ * (32-bit words), BINARY_MR rows x 4 zmm = 16 accumulators; per word one broadcast of each
+ * row's word, 4 loads of the kernel row, 16 xor + vpopcntd + add. A filter tail runs masked. */
+#if defined(__x86_64__) || defined(__i386__)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512bw,avx512vpopcntdq"))), apply_to = function)
+#else
+#pragma GCC target("avx512f,avx512vl,avx512bw,avx512vpopcntdq")
+#endif
+#include <immintrin.h>
+
+#include "internal/binary_kernels.h"
+
+#define VECS 4     /* zmm per row: 64 filters per pass */
+
+void binary_popcount_avx512(int32_t *pc, const uint32_t *a, const uint32_t *b, int64_t rows,
+                            int64_t words, int64_t f)
+{
+    for (int64_t j0 = 0; j0 < f; j0 += 16 * VECS) {
+        __mmask16 mask[VECS];
+        for (int v = 0; v < VECS; v++) {
+            int64_t left = f - j0 - 16 * v;
+            mask[v] = left >= 16 ? (__mmask16)0xFFFF : (left <= 0 ? 0 : (__mmask16)((1u << left) - 1));
+        }
+        __m512i acc[BINARY_MR][VECS];
+        for (int r = 0; r < BINARY_MR; r++)
+            for (int v = 0; v < VECS; v++) acc[r][v] = _mm512_setzero_si512();
+        for (int64_t w = 0; w < words; w++) {
+            const uint32_t *bw = b + w * f + j0;
+            __m512i kv[VECS];
+            for (int v = 0; v < VECS; v++) kv[v] = _mm512_maskz_loadu_epi32(mask[v], bw + 16 * v);
+            for (int r = 0; r < BINARY_MR; r++) {
+                if (r >= rows) break;
+                __m512i x = _mm512_set1_epi32((int)a[r * words + w]);
+                for (int v = 0; v < VECS; v++)
+                    acc[r][v] = _mm512_add_epi32(acc[r][v], _mm512_popcnt_epi32(_mm512_xor_si512(x, kv[v])));
+            }
+        }
+        for (int r = 0; r < rows; r++)
+            for (int v = 0; v < VECS; v++)
+                _mm512_mask_storeu_epi32(pc + r * f + j0 + 16 * v, mask[v], acc[r][v]);
+    }
+}
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
+#endif
