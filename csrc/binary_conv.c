@@ -40,16 +40,18 @@ typedef void (*popcount_kernel)(int32_t *, const uint32_t *, const uint32_t *, i
 
 void minidl_binary_pack_input(int32_t *bits, const float *x, int64_t pixels, int64_t c)
 {
-    const int64_t cw = (c + 31) / 32;
+    void (*pack)(uint32_t *, const float *, int64_t, int64_t) = binary_pack_generic;
+    switch (minidl_binary_popcount_path()) {
+    case 2: pack = binary_pack_avx512; break;
+    case 1: pack = binary_pack_avx2; break;
+    }
+    const int64_t cw = (c + 31) / 32, blocks = minidl_blocks(pixels * c) ;
+    const int64_t per_block = (pixels + blocks - 1) / (blocks > 0 ? blocks : 1);
 #pragma omp parallel for schedule(static) if (pixels * c >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
-    for (int64_t p = 0; p < pixels; p++) {
-        const float *xp = x + p * c;
-        for (int64_t k = 0; k < cw; k++) {
-            uint32_t word = 0;
-            int64_t end = c - 32 * k < 32 ? c - 32 * k : 32;
-            for (int64_t b = 0; b < end; b++) word |= (uint32_t)(xp[32 * k + b] < 0.0f) << b;
-            bits[p * cw + k] = (int32_t)word;
-        }
+    for (int64_t block = 0; block < blocks; block++) {
+        int64_t p0 = block * per_block, p1 = p0 + per_block < pixels ? p0 + per_block : pixels;
+        if (p0 < p1)
+            pack((uint32_t *)bits + p0 * cw, x + p0 * c, p1 - p0, c);
     }
 }
 

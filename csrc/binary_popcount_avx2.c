@@ -68,6 +68,25 @@ void binary_popcount_avx2(int32_t *pc, const uint32_t *a, const uint32_t *b, int
         }
 }
 
+/* bits of x: 8 comparisons per movemask; a partial word's tail runs scalar. */
+void binary_pack_avx2(uint32_t *bits, const float *x, int64_t pixels, int64_t c)
+{
+    const int64_t cw = (c + 31) / 32;
+    const __m256 zero = _mm256_setzero_ps();
+    for (int64_t p = 0; p < pixels; p++) {
+        const float *xp = x + p * c;
+        for (int64_t k = 0; k < cw; k++) {
+            int64_t end = c - 32 * k < 32 ? c - 32 * k : 32, b = 0;
+            uint32_t word = 0;
+            for (; b + 8 <= end; b += 8)
+                word |= (uint32_t)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(xp + 32 * k + b), zero,
+                                                                   _CMP_LT_OQ)) << b;
+            for (; b < end; b++) word |= (uint32_t)(xp[32 * k + b] < 0.0f) << b;
+            bits[p * cw + k] = word;
+        }
+    }
+}
+
 #if defined(__clang__)
 #pragma clang attribute pop
 #endif

@@ -17,3 +17,17 @@ void binary_popcount_generic(int32_t *pc, const uint32_t *a, const uint32_t *b, 
         }
     }
 }
+
+void binary_pack_generic(uint32_t *bits, const float *x, int64_t pixels, int64_t c)
+{
+    const int64_t cw = (c + 31) / 32;
+    for (int64_t p = 0; p < pixels; p++) {
+        const float *xp = x + p * c;
+        for (int64_t k = 0; k < cw; k++) {
+            uint32_t word = 0;
+            int64_t end = c - 32 * k < 32 ? c - 32 * k : 32;
+            for (int64_t b = 0; b < end; b++) word |= (uint32_t)(xp[32 * k + b] < 0.0f) << b;
+            bits[p * cw + k] = word;
+        }
+    }
+}

@@ -15,4 +15,9 @@ void binary_popcount_avx2(int32_t *pc, const uint32_t *a, const uint32_t *b, int
 void binary_popcount_avx512(int32_t *pc, const uint32_t *a, const uint32_t *b, int64_t rows,
                             int64_t words, int64_t f);
 
+/* bits (pixels, ceil(c / 32)) = the sign bits of x (pixels, c), as minidl_binary_pack_input. */
+void binary_pack_generic(uint32_t *bits, const float *x, int64_t pixels, int64_t c);
+void binary_pack_avx2(uint32_t *bits, const float *x, int64_t pixels, int64_t c);
+void binary_pack_avx512(uint32_t *bits, const float *x, int64_t pixels, int64_t c);
+
 #endif

@@ -6,5 +6,6 @@ float weights and straight-through gradients.
 """
 
 from . import constraints, layers, math, models, quantizers
+from .binary_inference import convert
 
-__all__ = ["constraints", "layers", "math", "models", "quantizers"]
+__all__ = ["constraints", "convert", "layers", "math", "models", "quantizers"]

@@ -22,12 +22,25 @@ from ..layers.depthwise import DepthwiseConv2D, SeparableConv2D
 from ..mixed_precision import compute_operands
 from . import constraints as lq_constraints
 from . import quantizers
+from .binary_inference import binary_forward, binary_plan
 
 import numpy as np
 
 
 class QuantizerBase:
     """input_quantizer handling shared by every larq layer."""
+
+    _binary_state = None     # set by lq.convert: this layer predicts on the binary ops
+
+    def _binary_inference(self, training):
+        """True when this forward runs the binary ops; a training step invalidates the packed
+        kernel instead (its latent weights are about to change)."""
+        if self._binary_state is None:
+            return False
+        if training:
+            self._binary_state.invalidate()
+            return False
+        return True
 
     def _set_input_quantizer(self, input_quantizer, metrics):
         if metrics not in (None, [], ()):
@@ -136,6 +149,12 @@ class QuantDense(QuantizerBase, Dense):
         b = self.backend
         shape = self._x_shape = b.shape(x)
         rows = count_elements(shape[:-1])
+        if self._binary_inference(training):     # a 1 x 1 convolution of a 1 x 1 image
+            k = shape[-1]
+            plan = binary_plan(self, (rows, 1, 1, k), (1, 1, k, self.units), (1, 1), "valid", (1, 1))
+            z = binary_forward(self, b.reshape(x, (rows, 1, 1, k)),
+                               b.reshape(self.kernel.value, (1, 1, k, self.units)), plan, 0)
+            return b.reshape(self._activate(b.reshape(z, (rows, self.units))), shape[:-1] + (self.units,))
         xq = self._quantize_input(x)
         kq, self._kernel_state = self._quantize_weight(self.kernel_quantizer, self.kernel, "kernel_q")
         xq, self._kernel_used = compute_operands(self, xq, kq)
@@ -186,6 +205,10 @@ class QuantConv2D(QuantizerBase, PadValuesMixin, Conv2D):
                                         "valid", self.dilation_rate, self.groups)
 
     def forward(self, x, training):
+        if self._binary_inference(training):
+            plan = binary_plan(self, tuple(self.backend.shape(x)), self.kernel.shape, self.strides, self.padding,
+                               self.dilation_rate)
+            return self._activate(binary_forward(self, x, self.kernel.value, plan, int(self.pad_values)))
         xq = self._quantize_input(x)
         plan = self.batch_plan(xq)
         if not self._native_padding:
