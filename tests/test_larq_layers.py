@@ -191,3 +191,44 @@ def test_models_summary_counts_as_larq():
     assert "Ratio of MACs that are binarized" in text
     binarized = (36864 + 256) / (4608 + 36864 + 256)
     assert f"{binarized:.4f}" in text
+
+
+def test_convert_predicts_on_the_binary_ops_as_the_float_path(active_backend):
+    """lq.convert: the binary layers' predictions equal the float path's (integer sums are exact
+    in float32 here), the kernel is packed once and again after a training step."""
+    rng = np.random.default_rng(3)
+    model = binary_mlp()
+    model.compile("adam", "sparse_categorical_crossentropy")
+    x = rng.standard_normal((16, 8, 8, 1)).astype(np.float32)
+    y = rng.integers(0, 2, 16)
+    model.fit(x, y, epochs=1, batch_size=8, verbose=0)
+    want = model.predict(x, verbose=0)
+    lq.convert(model)
+    assert model.binary_layers == [model.layers[2].name, model.layers[6].name]   # not the float-input conv
+    np.testing.assert_array_equal(model.predict(x, verbose=0), want)
+    packed = model.layers[2]._binary_state.kernel_bits
+    assert packed is not None
+    model.fit(x, y, epochs=1, batch_size=8, verbose=0)           # the latent weights move
+    assert model.layers[2]._binary_state.kernel_bits is None
+    after = model.predict(x, verbose=0)
+    for name in model.binary_layers:                              # back to the float path
+        model.get_layer(name)._binary_state = None
+    np.testing.assert_array_equal(after, model.predict(x, verbose=0))
+
+
+def test_binarynet_trains_and_converts():
+    from minidl import zoo
+    minidl.set_backend("cpu")
+    try:
+        model = zoo.binarynet()
+        assert model.count_params() == zoo.binarynet(binary=False).count_params()
+        model.compile("adam", "sparse_categorical_crossentropy")
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal((8, 32, 32, 3)).astype(np.float32)
+        model.fit(x, rng.integers(0, 10, 8), epochs=1, batch_size=8, verbose=0)
+        want = model.predict(x, verbose=0)
+        lq.convert(model)
+        assert len(model.binary_layers) == 8
+        np.testing.assert_allclose(model.predict(x, verbose=0), want, rtol=1e-5, atol=1e-6)
+    finally:
+        minidl.set_backend("numpy")
