@@ -232,3 +232,19 @@ def test_binarynet_trains_and_converts():
         np.testing.assert_allclose(model.predict(x, verbose=0), want, rtol=1e-5, atol=1e-6)
     finally:
         minidl.set_backend("numpy")
+
+
+def test_hyperparameter_scheduler_sets_and_logs():
+    minidl.set_backend("numpy")
+    model = binary_mlp()
+    model.compile(minidl.optimizers.Adam(0.01), "sparse_categorical_crossentropy")
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((8, 8, 8, 1)).astype(np.float32), rng.integers(0, 2, 8)
+    scheduler = lq.callbacks.HyperparameterScheduler(lambda epoch: 0.1 * 0.5 ** epoch, "beta_1")
+    history = model.fit(x, y, epochs=3, batch_size=8, verbose=0, callbacks=[scheduler])
+    assert history.history["beta_1"] == [0.1, 0.05, 0.025]
+    with pytest.raises(ValueError, match="update_freq"):
+        lq.callbacks.HyperparameterScheduler(lambda e: 1.0, "beta_1", update_freq="batch")
+    with pytest.raises(ValueError, match="attribute"):
+        model.fit(x, y, epochs=1, verbose=0,
+                  callbacks=[lq.callbacks.HyperparameterScheduler(lambda e: 1.0, "gamma")])

@@ -5,7 +5,7 @@ Quantizers are backend ops (numpy, cpu, opencl), so training runs on every backe
 float weights and straight-through gradients.
 """
 
-from . import constraints, layers, math, models, quantizers
+from . import callbacks, constraints, layers, math, models, quantizers
 from .binary_inference import convert
 
-__all__ = ["constraints", "convert", "layers", "math", "models", "quantizers"]
+__all__ = ["callbacks", "constraints", "convert", "layers", "math", "models", "quantizers"]
