@@ -26,8 +26,7 @@ class BinaryLayerState:
 
 def binary_reason(layer):
     """Why `layer` cannot run binary (a string), or None when it can."""
-    from .layers import QuantConv2D, QuantDense
-    if not isinstance(layer, (QuantConv2D, QuantDense)):
+    if not getattr(layer, "supports_binary_inference", False):
         return "not a QuantConv2D or QuantDense"
     for role in ("input_quantizer", "kernel_quantizer"):
         quantizer = getattr(layer, role)

@@ -129,6 +129,8 @@ def _weight_constraint(value):
 class QuantDense(QuantizerBase, Dense):
     """Dense with input_quantizer and kernel_quantizer (larq.layers.QuantDense)."""
 
+    supports_binary_inference = True     # lq.convert may run it on the binary ops
+
     def __init__(self, units, activation=None, use_bias=True, input_quantizer=None, kernel_quantizer=None,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros", kernel_regularizer=None,
                  bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
@@ -173,6 +175,8 @@ class QuantDense(QuantizerBase, Dense):
 
 class QuantConv2D(QuantizerBase, PadValuesMixin, Conv2D):
     """Conv2D with input_quantizer, kernel_quantizer and pad_values (larq.layers.QuantConv2D)."""
+
+    supports_binary_inference = True
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", pad_values=0.0,
                  data_format=None, dilation_rate=(1, 1), groups=1, activation=None, use_bias=True,
