@@ -5,6 +5,7 @@
     python -m minidl.bench ...            # the same, from a source checkout
     python -m minidl.bench --depthwise    # only MobileNetV2's depthwise convolutions (bench_depthwise.py)
     python -m minidl.bench --sequence     # only the LSTM / GRU training steps (bench_sequence.py)
+    python -m minidl.bench --binary       # only binary (xnor-popcount) inference (bench_binary.py)
 
 Reports:
   * the machine's peak FP32 rate, measured here with an FMA loop on every kernel thread;
@@ -578,6 +579,8 @@ def main(argv=None):
                         help="only the depthwise convolutions of MobileNetV2 (benchmarks/bench_depthwise.py)")
     parser.add_argument("--sequence", action="store_true",
                         help="only LSTM / GRU forward + backward beside PyTorch (benchmarks/bench_sequence.py)")
+    parser.add_argument("--binary", action="store_true",
+                        help="only binary inference against float (benchmarks/bench_binary.py, cpu)")
     parser.add_argument("--no-low-precision", action="store_true",
                         help="skip the int8 and mixed_bfloat16 rows (benchmarks/bench_lowprec.py)")
     args = parser.parse_args(argv)
@@ -591,6 +594,11 @@ def main(argv=None):
         sys.path.insert(0, HERE)
         import bench_sequence
         bench_sequence.run([n.strip() for n in args.backends.split(",") if n.strip()], threads)
+        return
+    if args.binary:
+        sys.path.insert(0, HERE)
+        import bench_binary
+        bench_binary.main(["--json", args.json] if args.json else [])
         return
     if args.clock == "cpu" and threads != 1:
         parser.error("--clock cpu counts every thread's time: use it with --threads 1")

@@ -6,6 +6,7 @@
     python examples/cifar10.py --model resnet20 --checkpoint r20.mdl --resume   # after Ctrl-C
     python examples/cifar10.py --model keras_cnn --epochs 1 --train-limit 512 --test-limit 256
     python examples/cifar10.py --model airbench94                  # minidl.recipes.Airbench94, 10 epochs
+    python examples/cifar10.py --model binarynet                   # larq's BinaryNet (FINN CNV), Adam
 
 Each epoch prints its training time, images per second, training loss and accuracy and the
 test accuracy; the last line sums the run up. --log writes the same as JSON after every epoch.
@@ -51,6 +52,9 @@ DEFAULTS = {
     # Keras's ImageNet MobileNetV2 unchanged on 32x32 images; its usual recipe: Adam from 1e-3.
     "mobilenet_v2": dict(epochs=30, batch_size=128, optimizer="adam", lr=1e-3, weight_decay=0.0,
                          schedule="piecewise"),
+    # larq's BinaryNet recipe: Adam on the latent weights (kept in [-1, 1] by WeightClip)
+    "binarynet": dict(epochs=100, batch_size=50, optimizer="adam", lr=1e-3, weight_decay=0.0,
+                      schedule="piecewise"),
 }
 
 

@@ -6,6 +6,8 @@
     airbench94()   Keller Jordan's airbench94 network (2024; 1.97M weights), trained by
                    minidl.recipes.Airbench94 to 94% in about 10 epochs
     mobilenet_v2() Keras's applications.MobileNetV2 on 32x32 images (2.27M weights at alpha 1)
+    binarynet()    BinaryNet / FINN's "CNV" with larq's layers: binary weights and activations
+                   (1.54M weights), the first layer's input and the last layer kept as larq keeps them
 
 The active backend (minidl.set_backend) is the one the models are built on.
 """
@@ -13,7 +15,7 @@ The active backend (minidl.set_backend) is the one the models are built on.
 from . import applications, layers
 from .models import Model, Sequential
 
-MODELS = ("keras_cnn", "tf_tutorial", "resnet20", "airbench94", "mobilenet_v2")
+MODELS = ("keras_cnn", "tf_tutorial", "resnet20", "airbench94", "mobilenet_v2", "binarynet")
 
 
 def keras_cnn(input_shape=(32, 32, 3), num_classes=10):
@@ -142,10 +144,43 @@ def mobilenet_v2(input_shape=(32, 32, 3), num_classes=10, alpha=1.0):
                                     classes=num_classes)
 
 
+def binarynet(input_shape=(32, 32, 3), num_classes=10, binary=True):
+    """BinaryNet (Courbariaux et al. 2016) in FINN's CNV size: 3 x 3 'valid' convolutions
+    64-64-pool-128-128-pool-256-256, dense 512-512-classes, BatchNormalization after each. As
+    larq's BinaryNet example: the first convolution sees the float image (binary kernel only),
+    every later layer binarizes its input and kernel (ste_sign, WeightClip on the latent
+    weights), and a BatchNormalization then softmax read the last layer's integer sums.
+    binary=False gives the float twin of the same shape (Conv2D / Dense, ReLU after each BN)."""
+    from . import larq as lq
+    signs = dict(input_quantizer="ste_sign", kernel_quantizer="ste_sign", kernel_constraint="weight_clip",
+                 use_bias=False)
+
+    def conv(filters, first=False):
+        if not binary:
+            return [layers.Conv2D(filters, 3, use_bias=False)]
+        options = dict(signs, input_quantizer=None) if first else signs
+        return [lq.layers.QuantConv2D(filters, 3, **options)]
+
+    def norm():
+        bn = [layers.BatchNormalization(momentum=0.9, epsilon=1e-4, scale=False)]
+        return bn if binary else bn + [layers.Activation("relu")]
+
+    def dense(units):
+        return [lq.layers.QuantDense(units, **signs) if binary else layers.Dense(units, use_bias=False)]
+
+    stack = [layers.Input(input_shape)]
+    stack += conv(64, first=True) + norm() + conv(64) + [layers.MaxPooling2D(2)] + norm()
+    stack += conv(128) + norm() + conv(128) + [layers.MaxPooling2D(2)] + norm()
+    stack += conv(256) + norm() + conv(256) + norm() + [layers.Flatten()]
+    stack += dense(512) + norm() + dense(512) + norm() + dense(num_classes)
+    stack += [layers.BatchNormalization(momentum=0.9, epsilon=1e-4, scale=False), layers.Activation("softmax")]
+    return Sequential(stack, name="binarynet" if binary else "binarynet_float")
+
+
 def build(name, **kwargs):
     """The model called `name` (one of MODELS)."""
     builders = {"keras_cnn": keras_cnn, "tf_tutorial": tf_tutorial, "resnet20": resnet20,
-                "airbench94": airbench94, "mobilenet_v2": mobilenet_v2}
+                "airbench94": airbench94, "mobilenet_v2": mobilenet_v2, "binarynet": binarynet}
     if name not in builders:
         raise ValueError(f"zoo.build: unknown model {name!r}; choose one of {list(MODELS)}")
     return builders[name](**kwargs)

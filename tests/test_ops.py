@@ -1552,13 +1552,100 @@ def recurrent_cases():
     return cases
 
 
+# ------------------------------------------------------------------ larq's quantizers
+def quantizer_cases():
+    """Every quantizer forward and backward (out aliasing x, dx aliasing dout), on a small and a
+    threaded size, with values planted on the edges: 0 (sign maps it to +1), +-clip, +-1, the
+    ternary threshold, DoReFa's [0, 1] ends. Rows whose thresholds a float64 reference would
+    move (ste_tern, DoReFa's rounding) compare against the float32 reference."""
+    from minidl.backends.base import QUANTIZERS
+    params = {"ste_sign": (0.0, 1.0), "approx_sign": (0.0, 0.0), "swish_sign": (0.0, 5.0),
+              "ste_heaviside": (0.0, 1.0), "ste_tern": (0.05, 1.0), "dorefa_activations": (3.0, 0.0),
+              "dorefa_weights": (3.0, 0.0)}
+
+    def build(name, n, variant):
+        def make(rng):
+            x = randn(rng, n, scale=1.2)
+            edges = [0.0, 1.0, -1.0, 0.05, -0.05, 0.5, 2.0, -0.0, 1e-30, 0.7]
+            x[:len(edges)] = edges[:n] if n < len(edges) else edges
+            forward_param, backward_param = params[name]
+            stat = None
+            if name == "ste_tern" and variant == "twn":
+                stat = np.array([np.abs(x).sum()], np.float32)
+            if name == "dorefa_weights":
+                stat = np.array([np.abs(x).max()], np.float32)
+            if variant == "noclip":
+                backward_param = math.inf
+            if variant == "nan":
+                with_specials(x, stride=7)
+            dout, inplace, grad_inplace = randn(rng, n), x.copy(), randn(rng, n)
+            return [call("quantize_forward", out(n), x, name, forward_param, stat),
+                    call("quantize_backward", out(n), dout, x, name, backward_param, stat),
+                    call("quantize_backward", grad_inplace, grad_inplace, x, name, backward_param, stat),
+                    call("quantize_forward", inplace, inplace, name, forward_param, stat)]
+        return make
+
+    cases = []
+    for name in QUANTIZERS:
+        ref = "float32" if name in ("ste_tern", "dorefa_activations", "dorefa_weights") else "float64"
+        variants = ["plain", "nan"] + (["noclip"] if name in ("ste_sign", "ste_heaviside") else []) + (
+            ["twn"] if name == "ste_tern" else [])
+        for n in (37, 70001):
+            for variant in variants if n == 37 else ["plain"]:
+                cases.append(Case("quantize", f"quantize-{name}-{n}-{variant}", build(name, n, variant),
+                                  rtol=2e-6, atol=1e-6, ref=ref))
+    return cases
+
+
+# ------------------------------------------------------------------ binary (xnor-popcount) inference
+BINARY_CONV_GEOMETRIES = [   # (N, H, W, C), kernel, F, strides, padding, dilation
+    ((2, 7, 6, 3), (3, 3), 5, (1, 1), "same", (1, 1)),
+    ((1, 5, 5, 32), (3, 3), 17, (1, 1), "same", (1, 1)),
+    ((2, 8, 7, 33), (3, 3), 70, (2, 2), "same", (1, 1)),
+    ((1, 9, 9, 64), (5, 5), 16, (1, 1), "valid", (1, 1)),
+    ((3, 6, 6, 100), (1, 1), 9, (1, 1), "valid", (1, 1)),
+    ((1, 9, 8, 40), (3, 3), 65, (1, 1), "same", (2, 2)),
+    ((37, 1, 1, 300), (1, 1), 10, (1, 1), "valid", (1, 1)),      # a dense layer
+]
+
+
+def binary_cases():
+    """Packing and the binary convolution: int32 words and integer dot products, exact."""
+    def build(in_shape, kernel, filters, strides, padding, dilation, pad_value, use_bias):
+        def make(rng):
+            x = randn(rng, *in_shape)
+            x.flat[:3] = [0.0, -0.0, -1e-30]                  # 0 is +1 (bit 0), -0 too
+            w = randn(rng, *kernel, in_shape[3], filters)
+            words = -(-in_shape[3] // 32)
+            bits = np.full(in_shape[:3] + (words,), -7, np.int32)
+            kbits = np.full((kernel[0] * kernel[1] * words, filters), -7, np.int32)
+            plan = conv_plan(in_shape, kernel + (in_shape[3], filters), strides, padding, dilation)
+            out_shape = window_out_shape(in_shape, kernel, strides, padding, filters, dilation)
+            bias = randn(rng, filters) if use_bias else None
+            return [call("binary_pack_input", bits, x), call("binary_pack_kernel", kbits, w),
+                    call("binary_conv2d_forward", out(*out_shape), bits, kbits, bias, plan, pad_value)]
+        return make
+
+    cases = []
+    for geometry in BINARY_CONV_GEOMETRIES:
+        for pad_value in ((0, 1) if geometry[4] == "same" else (0,)):
+            for use_bias in (True, False):
+                in_shape, kernel, filters, strides, padding, dilation = geometry
+                cases.append(Case("binary_conv2d", "binary_conv2d-" + geometry_id(in_shape, kernel, strides, padding,
+                                                                                  filters)
+                                  + f"-d{dilation[0]}-pad{pad_value}" + ("" if use_bias else "-nobias"),
+                                  build(*geometry, pad_value, use_bias), rtol=0, atol=0, ref="float32"))
+    return cases
+
+
 CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases() + conv_cases()
          + precision_cases()
          + depthwise_cases() + dilated_grouped_cases() + conv_transpose_cases() + upsample_cases()
          + pool_cases()
          + layout_cases() + batchnorm_cases() + layernorm_cases() + layer_op_cases()
          + dropout_cases() + image_cases() + loss_cases() + row_loss_cases()
-         + metric_cases() + optimizer_cases() + tensor_op_cases() + recurrent_cases())
+         + metric_cases() + optimizer_cases() + tensor_op_cases() + recurrent_cases()
+         + quantizer_cases() + binary_cases())
 GEMM_FAMILY_OPS = ("gemm", "conv2d", "conv2d_transpose")   # the rows that run through the opencl GEMM kernels
 
 

@@ -42,6 +42,10 @@ BINARY_OPS = ("add", "subtract", "multiply", "divide", "power", "maximum", "mini
 REDUCE_OPS = ("sum", "max", "min", "prod")
 PRECISIONS = ("bfloat16", "float16")   # what round_to_precision rounds to
 MAX_RANK = 8   # the tensor ops take tensors of rank <= MAX_RANK
+# larq's quantizers (minidl.larq.quantizers) as ops; a backend's kernels use the position of a
+# name as its code. DoReFa's two modes are two ops.
+QUANTIZERS = ("ste_sign", "approx_sign", "swish_sign", "ste_heaviside", "ste_tern",
+              "dorefa_activations", "dorefa_weights")
 
 
 class BackendUnavailable(RuntimeError):
@@ -354,6 +358,39 @@ class Backend:
 
     def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma, centered=True):
         """dx (M, C), dgamma (C,) and dbeta (C,): the gradients of layernorm_forward."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------- quantizers
+    def quantize_forward(self, out, x, name, param=0.0, stat=None):
+        """out = larq's quantizer `name` (one of QUANTIZERS) of x, elementwise; out may alias x.
+        sign maps 0 to +1. param: ste_tern's threshold, DoReFa's levels 2^k_bit - 1. stat, a
+        (1,) tensor or None: sum |x| for ste_tern with Ternary Weight Networks' threshold
+        0.7 * mean |x| (then param is ignored), max |x| for dorefa_weights (required)."""
+        raise NotImplementedError
+
+    def quantize_backward(self, dx, dout, x, name, param=0.0, stat=None):
+        """dx = dout * the straight-through gradient of quantizer `name` at x, as larq defines
+        it; dx may alias dout. param: the clip value of ste_sign, ste_heaviside and ste_tern
+        (math.inf: no clipping), beta of swish_sign; stat as in quantize_forward."""
+        raise NotImplementedError
+
+    # ------------------------------------------- binary (xnor-popcount) inference
+    def binary_pack_input(self, bits, x):
+        """bits (..., ceil(C / 32)) int32 = the larq signs of x (..., C) packed 32 channels to
+        a word: bit b of word k is 1 where x[..., 32 k + b] < 0 (-1), 0 where x >= 0 (+1) and
+        past C."""
+        raise NotImplementedError
+
+    def binary_pack_kernel(self, bits, weight):
+        """bits (kh * kw * ceil(C / 32), F) int32 = the signs of weight (kh, kw, C, F): word
+        (t * ceil(C / 32) + k, j) holds channels 32 k ... of tap t of filter j. Done once."""
+        raise NotImplementedError
+
+    def binary_conv2d_forward(self, out, bits, kernel_bits, bias, plan, pad_value):
+        """out (N, OH, OW, F) float32 = the exact integer dot products of the +-1 input windows
+        (bits: binary_pack_input of (N, H, W, C)) with the +-1 filters (binary_pack_kernel),
+        plus bias (F,) or None. plan: conv2d_plan of the float convolution (groups 1). A tap in
+        the padding is an input of +1 when pad_value is 1, of 0 (not counted) when it is 0."""
         raise NotImplementedError
 
     # ------------------------------------------------------------ prelu

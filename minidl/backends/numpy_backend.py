@@ -19,6 +19,8 @@ from .numpy_ops.depthwise import NumpyDepthwiseOps
 from .numpy_ops.layer_ops import NumpyLayerOps
 from .numpy_ops.recurrent import NumpyRecurrentOps
 from .recurrent_host import HostRecurrentOps
+from .numpy_ops.quantizers import NumpyQuantizerOps
+from .numpy_ops.binary import NumpyBinaryOps
 from .numpy_ops.tensor_ops import NumpyTensorOps
 from .rounded_operands import RoundedOperands
 from .checks import (check_concat, check_dropout_args, check_pixels, check_scalar_out, check_shape,
@@ -26,8 +28,8 @@ from .checks import (check_concat, check_dropout_args, check_pixels, check_scala
 
 
 
-class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps,
-                   NumpyDepthwiseOps, HostMemory, RoundedOperands, Backend):
+class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, NumpyQuantizerOps,
+                   NumpyBinaryOps, NumpyDepthwiseOps, HostMemory, RoundedOperands, Backend):
     """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
 
     name = "numpy"

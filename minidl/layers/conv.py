@@ -159,9 +159,10 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
     def forward(self, x, training):
         self._precision = compute_precision(self)   # the dtype policy's
         self._x = x
+        self._kernel_used = self.kernel.value   # (minidl.larq's QuantConv2D convolves another)
         plan = self.batch_plan(x)
         z = self.buffer("z", plan.out_shape)
-        self.backend.conv2d_forward(z, x, self.kernel.value,
+        self.backend.conv2d_forward(z, x, self._kernel_used,
                                     self.bias.value if self.use_bias else None, plan, self._precision)
         return self._activate(z)
 
@@ -173,7 +174,7 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
         if not self.input_grad_needed:
             return None
         dx = self.buffer("dx", self._plan.in_shape)
-        b.conv2d_backward_data(dx, dz, self.kernel.value, self._plan,
+        b.conv2d_backward_data(dx, dz, self._kernel_used, self._plan,
                                backward_precision(self._precision))
         return dx
 

@@ -91,8 +91,9 @@ class Dense(ActivationMixin, Layer):
         rows = count_elements(shape[:-1])
         self._precision = compute_precision(self)   # the dtype policy's
         self._x2 = b.reshape(x, (rows, shape[-1]))
+        self._kernel_used = self.kernel.value   # (minidl.larq's QuantDense multiplies another)
         z = self.buffer("z", (rows, self.units))
-        b.gemm(z, self._x2, self.kernel.value, precision=self._precision)
+        b.gemm(z, self._x2, self._kernel_used, precision=self._precision)
         if self.use_bias:
             b.bias_add(z, z, self.bias.value)
         return b.reshape(self._activate(z), shape[:-1] + (self.units,))
@@ -113,7 +114,7 @@ class Dense(ActivationMixin, Layer):
         if not self.input_grad_needed:
             return None
         dx = self.buffer("dx", b.shape(self._x2))
-        b.gemm(dx, dz, self.kernel.value, trans_b=True, precision=backward_precision(self._precision))
+        b.gemm(dx, dz, self._kernel_used, trans_b=True, precision=backward_precision(self._precision))
         return b.reshape(dx, self._x_shape)
 
 

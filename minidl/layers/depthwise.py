@@ -91,9 +91,13 @@ class _DepthwiseBase(WindowPlanMixin, ActivationMixin, Layer):
         return self.backend.depthwise_conv2d_plan(in_shape, self._depthwise_kernel.shape, self.strides,
                                                   self.padding)
 
+    def _depthwise_weights(self):
+        """The depthwise kernel the ops compute with (larq's quantized layers give theirs)."""
+        return self._depthwise_kernel.value
+
     def _depthwise_forward(self, out, x, bias):
         self._x = x
-        self.backend.depthwise_conv2d_forward(out, x, self._depthwise_kernel.value, bias, self._plan)
+        self.backend.depthwise_conv2d_forward(out, x, self._depthwise_weights(), bias, self._plan)
 
     def _depthwise_backward(self, dd, dbias):
         """The depthwise step's weight gradients and, when needed, its input gradient."""
@@ -103,7 +107,7 @@ class _DepthwiseBase(WindowPlanMixin, ActivationMixin, Layer):
         if not self.input_grad_needed:
             return None
         dx = self.buffer("dx", plan.in_shape)
-        b.depthwise_conv2d_backward_data(dx, dd, self._depthwise_kernel.value, plan)
+        b.depthwise_conv2d_backward_data(dx, dd, self._depthwise_weights(), plan)
         return dx
 
 
@@ -185,6 +189,10 @@ class SeparableConv2D(_DepthwiseBase):
         oh, ow, _ = self._depthwise_shape(input_shape)
         return (oh, ow, self.filters)
 
+    def _pointwise_weights(self):
+        """The pointwise kernel the gemms compute with (larq's quantized layers give theirs)."""
+        return self.pointwise_kernel.value
+
     def _pointwise_matrix(self, tensor):
         """The (1, 1, C * M, filters) pointwise kernel (or its gradient) as a (C * M, filters) matrix."""
         return self.backend.reshape(tensor, (self.pointwise_kernel.shape[2], self.filters))
@@ -197,7 +205,7 @@ class SeparableConv2D(_DepthwiseBase):
         rows = plan.n * plan.oh * plan.ow
         self._d2 = b.reshape(d, (rows, plan.oc))
         z = self.buffer("z", (rows, self.filters))
-        b.gemm(z, self._d2, self._pointwise_matrix(self.pointwise_kernel.value))
+        b.gemm(z, self._d2, self._pointwise_matrix(self._pointwise_weights()))
         if self.use_bias:
             b.bias_add(z, z, self.bias.value)
         return b.reshape(self._activate(z), (plan.n, plan.oh, plan.ow, self.filters))
@@ -215,5 +223,5 @@ class SeparableConv2D(_DepthwiseBase):
         if not (self.trainable or self.input_grad_needed):
             return None
         dd = self.buffer("ddepthwise", b.shape(self._d2))
-        b.gemm(dd, dz, self._pointwise_matrix(self.pointwise_kernel.value), trans_b=True)
+        b.gemm(dd, dz, self._pointwise_matrix(self._pointwise_weights()), trans_b=True)
         return self._depthwise_backward(b.reshape(dd, self._plan.out_shape), None)

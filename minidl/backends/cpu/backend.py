@@ -28,6 +28,8 @@ from .linalg import LinalgOps
 from .optim_ops import OptimOps
 from .recurrent import CpuRecurrentOps
 from ..recurrent_host import HostRecurrentOps
+from .quantizer_ops import CpuQuantizerOps
+from .binary_ops import CpuBinaryOps
 from .row_loss_ops import RowLossOps
 from .tensor_ops import CpuTensorOps
 
@@ -40,8 +42,9 @@ def _rows_cols(shape):
     return (math.prod(shape[:-1]), c)
 
 
-class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, LinalgOps,
-                 DepthwiseOps, OptimOps, RowLossOps, HostMemory, RoundedOperands, Backend):
+class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, CpuQuantizerOps,
+                 CpuBinaryOps, LinalgOps, DepthwiseOps, OptimOps, RowLossOps, HostMemory, RoundedOperands,
+                 Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
 
     name = "cpu"

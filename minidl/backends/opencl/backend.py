@@ -23,6 +23,8 @@ from .layer_ops import LayerOps
 from .optim_ops import OptimOps
 from .recurrent import RecurrentOps
 from ..recurrent_device import DeviceRecurrentOps
+from .quantizer_ops import QuantizerOps
+from .binary_ops import BinaryOps
 from .row_loss_ops import RowLossOps
 from .runtime import Runtime
 from .tensor import CLTensor
@@ -36,9 +38,9 @@ COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 
 
 
-class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps,
-                    DepthwiseOps, GroupOps, RecurrentOps, DeviceRecurrentOps, RoundedOperands,
-                    Backend):
+class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, QuantizerOps, BinaryOps, OptimOps,
+                    RowLossOps, ConvOps, DepthwiseOps, GroupOps, RecurrentOps, DeviceRecurrentOps,
+                    RoundedOperands, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
     convolutions in conv.ConvOps; losses, metrics, reductions and optimizer updates in
     training_ops.TrainingOps; the GPU profile's cooperative reductions in group_ops.GroupOps.

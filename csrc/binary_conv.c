@@ -1,0 +1,176 @@
+/* Binary convolution (binary_conv.h): the portable loops around the xor-popcount micro-kernels
+ * of binary_popcount_*.c. Output pixels are cut into blocks of BINARY_MR; each thread gathers a
+ * block's windows into a patch buffer of words (a padding tap is zero words), runs the
+ * micro-kernel against every filter, and turns the popcounts into dot products. With zero
+ * padding a padding tap must count nothing, but its zero words were xor-ed with the kernel:
+ * the popcount of that tap's kernel words (tap_counts, computed once per call) is taken back. */
+#include <stdlib.h>
+#include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#include "status.h"
+#include "window.h"
+#include "binary_conv.h"
+#include "internal/binary_kernels.h"
+#include "internal/parallel.h"
+
+static int cpu_has_vpopcntdq(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned int eax, ebx, ecx, edx;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
+        return 0;
+    return (ecx >> 14) & 1;
+#else
+    return 0;
+#endif
+}
+
+int minidl_binary_popcount_path(void)
+{
+    int isa = minidl_cpu_isa();
+    if (isa >= MINIDL_ISA_AVX512 && cpu_has_vpopcntdq())
+        return 2;
+    return isa >= MINIDL_ISA_AVX2 ? 1 : 0;
+}
+
+typedef void (*popcount_kernel)(int32_t *, const uint32_t *, const uint32_t *, int64_t, int64_t, int64_t);
+
+void minidl_binary_pack_input(int32_t *bits, const float *x, int64_t pixels, int64_t c)
+{
+    void (*pack)(uint32_t *, const float *, int64_t, int64_t) = binary_pack_generic;
+    switch (minidl_binary_popcount_path()) {
+    case 2: pack = binary_pack_avx512; break;
+    case 1: pack = binary_pack_avx2; break;
+    }
+    const int64_t cw = (c + 31) / 32, blocks = minidl_blocks(pixels * c) ;
+    const int64_t per_block = (pixels + blocks - 1) / (blocks > 0 ? blocks : 1);
+#pragma omp parallel for schedule(static) if (pixels * c >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+    for (int64_t block = 0; block < blocks; block++) {
+        int64_t p0 = block * per_block, p1 = p0 + per_block < pixels ? p0 + per_block : pixels;
+        if (p0 < p1)
+            pack((uint32_t *)bits + p0 * cw, x + p0 * c, p1 - p0, c);
+    }
+}
+
+void minidl_binary_pack_kernel(int32_t *bits, const float *weight, int64_t taps, int64_t c, int64_t f)
+{
+    const int64_t cw = (c + 31) / 32;
+    for (int64_t t = 0; t < taps; t++)
+        for (int64_t k = 0; k < cw; k++)
+            for (int64_t j = 0; j < f; j++) {
+                uint32_t word = 0;
+                int64_t end = c - 32 * k < 32 ? c - 32 * k : 32;
+                for (int64_t b = 0; b < end; b++)
+                    word |= (uint32_t)(weight[(t * c + 32 * k + b) * f + j] < 0.0f) << b;
+                bits[(t * cw + k) * f + j] = (int32_t)word;
+            }
+}
+
+/* Row (iy, ix) of the input a tap reads, or -1 when the tap lies in the padding. */
+static inline int64_t tap_pixel(const struct minidl_window *win, int64_t n, int64_t oy, int64_t ox,
+                                int64_t ky, int64_t kx)
+{
+    int64_t iy = oy * win->sh - win->pad_top + ky * win->dh, ix = ox * win->sw - win->pad_left + kx * win->dw;
+    if (iy < 0 || iy >= win->h || ix < 0 || ix >= win->w)
+        return -1;
+    return (n * win->h + iy) * win->w + ix;
+}
+
+int minidl_binary_conv2d_forward(float *out, const int32_t *bits, const int32_t *kernel_bits, const float *bias,
+                                 int pad_value, const struct minidl_window *win)
+{
+    const int64_t cw = (win->c + 31) / 32, taps = win->kh * win->kw, words = taps * cw, f = win->f;
+    const int64_t pixels = win->n * win->oh * win->ow, blocks = (pixels + BINARY_MR - 1) / BINARY_MR;
+    const uint32_t *kb = (const uint32_t *)kernel_bits;
+    popcount_kernel kernel = binary_popcount_generic;
+    switch (minidl_binary_popcount_path()) {
+    case 2: kernel = binary_popcount_avx512; break;
+    case 1: kernel = binary_popcount_avx2; break;
+    }
+    int32_t *tap_counts = NULL;      /* (taps, f): popcount of each tap's kernel words */
+    if (pad_value == 0) {
+        tap_counts = calloc((size_t)(taps * f), sizeof(int32_t));
+        if (!tap_counts)
+            return MINIDL_OUT_OF_MEMORY;
+        for (int64_t t = 0; t < taps; t++)
+            for (int64_t k = 0; k < cw; k++)
+                for (int64_t j = 0; j < f; j++) tap_counts[t * f + j] += __builtin_popcount(kb[(t * cw + k) * f + j]);
+    }
+    int failed = 0;
+#pragma omp parallel num_threads(minidl_num_threads()) if (pixels * f * words >= MINIDL_PARALLEL_MIN)
+    {
+        uint32_t *patch = malloc((size_t)(BINARY_MR * words) * sizeof(uint32_t));
+        int32_t *pc = malloc((size_t)(BINARY_MR * f) * sizeof(int32_t));
+        if (!patch || !pc) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(static)
+        for (int64_t block = 0; block < blocks; block++) {
+            if (!patch || !pc)
+                continue;
+            const int64_t p0 = block * BINARY_MR;
+            const int64_t rows = pixels - p0 < BINARY_MR ? pixels - p0 : BINARY_MR;
+            for (int64_t r = 0; r < rows; r++) {
+                int64_t p = p0 + r, n = p / (win->oh * win->ow), oy = p / win->ow % win->oh, ox = p % win->ow;
+                for (int64_t ky = 0; ky < win->kh; ky++)
+                    for (int64_t kx = 0; kx < win->kw; kx++) {
+                        int64_t src = tap_pixel(win, n, oy, ox, ky, kx);
+                        uint32_t *dst = patch + r * words + (ky * win->kw + kx) * cw;
+                        if (src < 0)
+                            memset(dst, 0, (size_t)cw * sizeof(uint32_t));
+                        else
+                            memcpy(dst, bits + src * cw, (size_t)cw * sizeof(uint32_t));
+                    }
+            }
+            kernel(pc, patch, kb, rows, words, f);
+            for (int64_t r = 0; r < rows; r++) {
+                int64_t p = p0 + r, n = p / (win->oh * win->ow), oy = p / win->ow % win->oh, ox = p % win->ow;
+                int32_t *counts = pc + r * f;
+                int64_t counted = taps;
+                if (pad_value == 0)
+                    for (int64_t t = 0; t < taps; t++)
+                        if (tap_pixel(win, n, oy, ox, t / win->kw, t % win->kw) < 0) {
+                            counted--;
+                            for (int64_t j = 0; j < f; j++) counts[j] -= tap_counts[t * f + j];
+                        }
+                const int32_t k_total = (int32_t)(counted * win->c);
+                float *o = out + p * f;
+                for (int64_t j = 0; j < f; j++)
+                    o[j] = (float)(k_total - 2 * counts[j]) + (bias ? bias[j] : 0.0f);
+            }
+        }
+        free(patch);
+        free(pc);
+    }
+    free(tap_counts);
+    return failed ? MINIDL_OUT_OF_MEMORY : MINIDL_OK;
+}
+
+void minidl_binary_conv2d_forward_reference(float *out, const int32_t *bits, const int32_t *kernel_bits,
+                                            const float *bias, int pad_value, const struct minidl_window *win)
+{
+    const int64_t cw = (win->c + 31) / 32;
+    for (int64_t n = 0; n < win->n; n++)
+        for (int64_t oy = 0; oy < win->oh; oy++)
+            for (int64_t ox = 0; ox < win->ow; ox++)
+                for (int64_t j = 0; j < win->f; j++) {
+                    int64_t dot = 0;
+                    for (int64_t ky = 0; ky < win->kh; ky++)
+                        for (int64_t kx = 0; kx < win->kw; kx++) {
+                            int64_t src = tap_pixel(win, n, oy, ox, ky, kx);
+                            if (src < 0 && pad_value == 0)
+                                continue;
+                            for (int64_t ch = 0; ch < win->c; ch++) {
+                                int64_t k = ch / 32, b = ch % 32, t = ky * win->kw + kx;
+                                int x_negative = src < 0 ? 0 : ((uint32_t)bits[src * cw + k] >> b) & 1;
+                                int w_negative = ((uint32_t)kernel_bits[(t * cw + k) * win->f + j] >> b) & 1;
+                                dot += x_negative == w_negative ? 1 : -1;
+                            }
+                        }
+                    out[((n * win->oh + oy) * win->ow + ox) * win->f + j] = (float)dot + (bias ? bias[j] : 0.0f);
+                }
+}
