@@ -20,6 +20,7 @@ from ..base import Backend
 from ..host_memory import HostMemory
 from ..checks import check_concat, check_dropout_args, check_pixels, is_sparse, require_input
 from ._ffi import INT32, checked, ffi, fptr, output, raise_for_status, require_lib, window_struct
+from .attention import CpuAttentionOps
 from .depthwise import DepthwiseOps
 from .images import ImageOps
 from .layer_ops import CpuLayerOps
@@ -37,7 +38,7 @@ def _rows_cols(shape):
     return (math.prod(shape[:-1]), c)
 
 
-class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, LinalgOps, DepthwiseOps, OptimOps, RowLossOps,
+class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, CpuLayerOps, LinalgOps, DepthwiseOps, OptimOps, RowLossOps,
                  HostMemory, Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
 

@@ -13,6 +13,7 @@ import numpy as np
 from ... import activations
 from ..base import Backend
 from ..checks import check_concat, check_dropout_args, check_pixels, check_shape, require_input
+from .attention import AttentionOps
 from .conv import ConvOps, window_args
 from .depthwise import DepthwiseOps
 from .gemm import Gemm
@@ -33,7 +34,7 @@ COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 
 
 
-class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps,
+class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps,
                     DepthwiseOps, GroupOps, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
     convolutions in conv.ConvOps; losses, metrics, reductions and optimizer updates in
