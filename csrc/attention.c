@@ -142,7 +142,8 @@ int minidl_attention_backward(float *dq, float *dk, float *dv, const float *dout
                 float *row = ds + i * tk;
                 const int64_t limit = row_limit(causal, i, tk);
                 if (allowed_keys(mask ? mask + (b * tq + i) * tk : NULL, limit) == 0) {
-                    memset(row, 0, (size_t)tk * sizeof(float));   // a uniform row ignores its scores
+                    // a uniform row: Keras's additive -1e9 passes the softmax gradient to every score
+                    vk->softmax_backward_rows(row, row, p + i * tk, 1, tk);
                     continue;
                 }
                 // masked keys have probability 0, so their score gradient comes out 0 too

@@ -6,7 +6,8 @@
  * transpose: q (B, Tq, H, D), k (B, Tk, H, D), v (B, Tk, H, Dv), out (B, Tq, H, Dv),
  * probs (B, H, Tq, Tk). mask (B, Tq, Tk) or NULL: nonzero where query i may attend key j.
  * causal: query i attends keys j <= i only (Keras's use_causal_mask). A query row that can
- * attend nothing gets uniform probabilities and passes no gradient to the scores.
+ * attend nothing gets uniform probabilities, and its scores the softmax gradient of those, as
+ * Keras's additive -1e9 mask gives.
  * dropout (B, H, Tq, Tk) or NULL: multipliers (0 or 1 / (1 - rate)) applied to the
  * probabilities before the weighted sum; probs holds them undropped. */
 #ifndef MINIDL_ATTENTION_H

@@ -89,8 +89,6 @@ void minidl_attention_backward_ref(float *dq, float *dk, float *dv, const float 
                     dp[j] = g * keep;
                     dot += dp[j] * p[j];
                 }
-                if (!row_has_key(mask, causal, b, i, tq, tk))
-                    continue;
                 for (int64_t j = 0; j < tk; j++) {
                     float ds = scale * p[j] * (dp[j] - dot);
                     for (int64_t d = 0; d < dim; d++) {

@@ -328,8 +328,9 @@ class Backend:
         raise NotImplementedError
 
     def attention_backward(self, dq, dk, dv, dout, q, k, v, probs, mask, dropout, scale, causal):
-        """dq, dk, dv of attention_forward from dout (B, Tq, H, Dv) and its probs; a row with
-        no allowed key passes no gradient to q or k."""
+        """dq, dk, dv of attention_forward from dout (B, Tq, H, Dv) and its probs (a row with
+        no allowed key: the softmax gradient of its uniform probabilities, as Keras's additive
+        -1e9 mask gives)."""
         raise NotImplementedError
 
     # ----------------------------------------------------------- images

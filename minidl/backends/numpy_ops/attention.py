@@ -37,14 +37,12 @@ class NumpyAttentionOps:
         sizes = attention_sizes(op, q, k, v, mask, dropout)
         check_attention_outputs(op, sizes, {"dq": dq, "dk": dk, "dv": dv, "dout": dout,
                                             "probs": probs})
-        _, tq, tk = sizes[:3]
         weights = probs * dropout if dropout is not None else probs
         dv[...] = np.einsum("bhqk,bqhd->bkhd", weights, dout)
         dprobs = np.einsum("bqhd,bkhd->bhqk", dout, v)
         if dropout is not None:
             dprobs = dprobs * dropout
         dscores = probs * (dprobs - (dprobs * probs).sum(axis=-1, keepdims=True))
-        dscores = np.where(_allowed(mask, causal, tq, tk).any(axis=-1, keepdims=True), dscores, 0)
         dscores *= np.float32(scale)
         dq[...] = np.einsum("bhqk,bkhd->bqhd", dscores, k)
         dk[...] = np.einsum("bhqk,bqhd->bkhd", dscores, q)

@@ -56,7 +56,8 @@ __kernel void attention_forward(__global float *out, __global float *probs, __gl
     }
 }
 
-// ds row = scale * d(scores) of query row (b, h, i) (0 for a row that attends nothing);
+// ds row = scale * d(scores) of query row (b, h, i) (a row that attends nothing is uniform, and
+// its scores get the softmax gradient of that, as Keras's additive -1e9 mask gives);
 // dq row = ds row @ k
 __kernel void attention_backward_rows(__global float *ds, __global float *dq, __global const float *dout,
                                       __global const float *q, __global const float *k,
@@ -72,7 +73,6 @@ __kernel void attention_backward_rows(__global float *ds, __global float *dq, __
     __global const float *p = probs + (size_t)row * tk, *drop = dropout + (size_t)row * tk;
     __global const float *go = dout + (size_t)ROW_INDEX(b, i, h, heads, tq) * dim_v;
     __global float *g = ds + (size_t)row * tk;
-    int any = 0;
     float dot = 0.0f;
     for (int j = 0; j < tk; j++) {
         __global const float *vj = v + (size_t)ROW_INDEX(b, j, h, heads, tk) * dim_v;
@@ -81,9 +81,8 @@ __kernel void attention_backward_rows(__global float *ds, __global float *dq, __
         if (has_dropout) s *= drop[j];
         g[j] = s;
         dot += s * p[j];
-        any |= allowed_key(mask, has_mask, causal, b, i, j, tq, tk);
     }
-    for (int j = 0; j < tk; j++) g[j] = any ? scale * p[j] * (g[j] - dot) : 0.0f;
+    for (int j = 0; j < tk; j++) g[j] = scale * p[j] * (g[j] - dot);   // masked keys: p = 0
     __global float *dqi = dq + (size_t)ROW_INDEX(b, i, h, heads, tq) * dim;
     for (int d = 0; d < dim; d++) {
         float acc = 0.0f;

@@ -1,0 +1,340 @@
+"""Attention layers: MultiHeadAttention and Attention (Keras 3's), on the backends' fused
+attention_forward / attention_backward ops (scores, mask, softmax and the weighted sum of
+values in one op per batch)."""
+
+import math
+
+from .. import initializers
+from ..arguments import number
+from .base import KerasTensor, Layer, count_elements, format_shape
+
+
+def _check_seed(layer, seed):
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ValueError(f"{layer.describe()}: seed must be None or an int >= 0, got {seed!r}")
+    return seed
+
+
+class _AttentionCall(Layer):
+    """What MultiHeadAttention and Attention share: inputs taken as a list in a fixed order
+    (query, value, key, mask, with key and mask optional), the call options fixed by the
+    layer's first call, dropout masks on the probabilities, and return_attention_scores on
+    eager calls (a model's layers have one output each)."""
+
+    multiple_inputs = True
+    needs_step_seed = True
+
+    def _set_call_options(self, has_key, has_mask, causal, scores):
+        options = (bool(has_key), bool(has_mask), bool(causal))
+        if getattr(self, "_options", None) not in (None, options) and self.built:
+            raise ValueError(f"{self.describe()} was called with key={self._options[0]}, a mask="
+                             f"{self._options[1]}, use_causal_mask={self._options[2]}; minidl keeps one "
+                             f"set per layer, got {options}")
+        self._options = options
+        if scores and any(isinstance(t, KerasTensor) for t in self._call_inputs):
+            raise ValueError(f"{self.describe()}: return_attention_scores=True works in eager calls "
+                             "(on arrays); in a model minidl's layers have one output each")
+        return scores
+
+    def _dropout_mask(self, shape, training):
+        """The (B, H, Tq, Tk) multipliers of attention dropout in training, else None."""
+        if not (training and self.dropout > 0):
+            return None
+        b = self.backend
+        ones = self.buffer("dropout_ones", shape)
+        b.fill(ones, 1.0)
+        mask = self.buffer("dropout_mask", shape)
+        b.dropout_forward(self.buffer("dropout_out", shape), mask, ones, self.dropout, self.step_seed)
+        return mask
+
+    def _call_with_scores(self, inputs, training):
+        """Eager call that returns (output, scores) as numpy arrays."""
+        out = Layer.__call__(self, inputs, training)
+        return out, self.backend.to_numpy(self._probs)
+
+
+class MultiHeadAttention(_AttentionCall):
+    """Keras MultiHeadAttention: query (B, Tq, dq), value (B, Tv, dv), key (B, Tv, dk),
+    default value. Weights in Keras's order and layouts: query/kernel (dq, heads, key_dim),
+    query/bias (heads, key_dim), key/kernel, key/bias, value/kernel (dv, heads, value_dim),
+    value/bias, output/kernel (heads, value_dim, out), output/bias (out,); out is
+    output_shape or dq. Scores are scaled by 1 / sqrt(key_dim); attention_mask (B, Tq, Tv)
+    (nonzero: attend) and use_causal_mask restrict them; dropout applies to the attention
+    probabilities in training. attention_axes other than the sequence axis are not supported."""
+
+    def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
+                 output_shape=None, attention_axes=None, flash_attention=None,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, seed=None, name=None,
+                 trainable=True, **kwargs):
+        super().__init__(name=name, trainable=trainable, activity_regularizer=activity_regularizer,
+                         **kwargs)
+        self._set_weight_options(kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint)
+        for arg, value in (("num_heads", num_heads), ("key_dim", key_dim),
+                           ("value_dim", key_dim if value_dim is None else value_dim)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{self.describe()}: {arg} must be a positive int, got {value!r}")
+        if attention_axes is not None and tuple(
+                [attention_axes] if isinstance(attention_axes, int) else attention_axes) not in ((1,), (-2,)):
+            raise ValueError(f"{self.describe()}: minidl attends over the sequence axis only "
+                             f"(attention_axes None, 1 or -2), got {attention_axes!r}")
+        self.num_heads, self.key_dim = num_heads, key_dim
+        self.value_dim = key_dim if value_dim is None else value_dim
+        self.dropout = number(dropout, "dropout", self.describe(), low=0, high=1)
+        self.use_bias = bool(use_bias)
+        if output_shape is not None and not isinstance(output_shape, int):
+            shape = tuple(output_shape)
+            if len(shape) != 1:
+                raise ValueError(f"{self.describe()}: output_shape must be an int or a 1-tuple "
+                                 f"(the output's last axis), got {output_shape!r}")
+            output_shape = shape[0]
+        self._output_dim = output_shape
+        self.attention_axes = attention_axes
+        self.flash_attention = flash_attention
+        self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
+        self.seed = _check_seed(self, seed)
+        self.step_seed = 0
+        self._options = None
+        self._call_inputs = ()
+
+    def get_config(self):
+        return dict(super().get_config(), num_heads=self.num_heads, key_dim=self.key_dim,
+                    value_dim=self.value_dim, dropout=self.dropout, use_bias=self.use_bias,
+                    output_shape=self._output_dim, attention_axes=self.attention_axes,
+                    flash_attention=self.flash_attention,
+                    kernel_initializer=str(self.kernel_initializer),
+                    bias_initializer=str(self.bias_initializer), seed=self.seed,
+                    **self._weight_options_config())
+
+    def __call__(self, query, value=None, key=None, query_mask=None, value_mask=None, key_mask=None,
+                 attention_mask=None, return_attention_scores=False, training=None,
+                 use_causal_mask=False):
+        if isinstance(query, (list, tuple)) and value is None:   # a model replaying [q, v, ...]
+            return Layer.__call__(self, query, training)
+        if value is None:
+            raise TypeError(f"{self.describe()} needs query and value: layer(query, value)")
+        if any(m is not None for m in (query_mask, value_mask, key_mask)):
+            raise ValueError(f"{self.describe()}: query_mask / value_mask / key_mask are not supported "
+                             "by minidl; pass attention_mask (B, Tq, Tv) instead")
+        inputs = [query, value] + ([key] if key is not None else []) + (
+            [attention_mask] if attention_mask is not None else [])
+        self._call_inputs = inputs
+        scores = self._set_call_options(key is not None, attention_mask is not None, use_causal_mask,
+                                        return_attention_scores)
+        if scores:
+            return self._call_with_scores(inputs, training)
+        return Layer.__call__(self, inputs, training)
+
+    def _split_inputs(self, items):
+        has_key, has_mask, _ = self._options or (len(items) > 2, False, False)
+        query, value = items[0], items[1]
+        key = items[2] if has_key else value
+        mask = items[-1] if has_mask else None
+        return query, value, key, mask
+
+    def build(self, input_shape):
+        if self._options is None:
+            self._options = (len(input_shape) > 2, False, False)
+        query, value, key, mask = self._split_inputs(input_shape)
+        for name, shape in (("query", query), ("value", value), ("key", key)):
+            if len(shape) != 2 or shape[-1] is None:
+                raise ValueError(f"{self.describe()}: {name} must be (batch, time, features) with known "
+                                 f"features, got {format_shape(shape)}")
+        if key[0] != value[0] and None not in (key[0], value[0]):
+            raise ValueError(f"{self.describe()}: key and value must have one length, got key "
+                             f"{format_shape(key)} and value {format_shape(value)}")
+        if mask is not None and len(mask) != 2:
+            raise ValueError(f"{self.describe()}: attention_mask must be (batch, Tq, Tv), got "
+                             f"{format_shape(mask)}")
+        h, dk, dv = self.num_heads, self.key_dim, self.value_dim
+        out = self._output_dim or query[-1]
+        self._out_features = out
+        weight_options = dict(regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
+        bias_options = dict(regularizer=self.bias_regularizer, constraint=self.bias_constraint)
+        self._projections = {}
+        for part, features, width in (("query", query[-1], dk), ("key", key[-1], dk),
+                                      ("value", value[-1], dv)):
+            kernel = self.add_weight(f"{part}/kernel", (features, h, width), self.kernel_initializer,
+                                     **weight_options)
+            bias = (self.add_weight(f"{part}/bias", (h, width), self.bias_initializer, **bias_options)
+                    if self.use_bias else None)
+            self._projections[part] = (kernel, bias, features, h * width)
+        kernel = self.add_weight("attention_output/kernel", (h, dv, out), self.kernel_initializer, **weight_options)
+        bias = self.add_weight("attention_output/bias", (out,), self.bias_initializer, **bias_options) \
+            if self.use_bias else None
+        self._projections["output"] = (kernel, bias, h * dv, out)
+
+    def compute_output_shape(self, input_shape):
+        query = input_shape[0]
+        return tuple(query[:-1]) + (self._output_dim or query[-1],)
+
+    def _project(self, part, x2):
+        b = self.backend
+        kernel, bias, k, n = self._projections[part]
+        z = self.buffer(("z", part), (b.shape(x2)[0], n))
+        b.gemm(z, x2, b.reshape(kernel.value, (k, n)))
+        if bias is not None:
+            b.bias_add(z, z, b.reshape(bias.value, (n,)))
+        return z
+
+    def _project_backward(self, part, dz, x2):
+        """Weight gradients of one projection, and its input's gradient (rows, features)."""
+        b = self.backend
+        kernel, bias, k, n = self._projections[part]
+        if self.trainable:
+            b.gemm(b.reshape(kernel.grad, (k, n)), x2, dz, trans_a=True)
+            if bias is not None:
+                b.bias_grad(b.reshape(bias.grad, (n,)), dz)
+        dx = self.buffer(("dx", part), (b.shape(dz)[0], k))
+        b.gemm(dx, dz, b.reshape(kernel.value, (k, n)), trans_b=True)
+        return dx
+
+    def forward(self, inputs, training):
+        b = self.backend
+        query, value, key, mask = self._split_inputs(inputs)
+        (batch, tq, _), tv = b.shape(query), b.shape(value)[1]
+        h, dk, dv = self.num_heads, self.key_dim, self.value_dim
+        self._rows = {"query": b.reshape(query, (batch * tq, b.shape(query)[-1])),
+                      "key": b.reshape(key, (batch * tv, b.shape(key)[-1])),
+                      "value": b.reshape(value, (batch * tv, b.shape(value)[-1]))}
+        q = b.reshape(self._project("query", self._rows["query"]), (batch, tq, h, dk))
+        k = b.reshape(self._project("key", self._rows["key"]), (batch, tv, h, dk))
+        v = b.reshape(self._project("value", self._rows["value"]), (batch, tv, h, dv))
+        self._mask = mask
+        self._drop = self._dropout_mask((batch, h, tq, tv), training)
+        heads_out = self.buffer("heads_out", (batch, tq, h, dv))
+        self._probs = self.buffer("probs", (batch, h, tq, tv))
+        self._scale = 1.0 / math.sqrt(dk)
+        b.attention_forward(heads_out, self._probs, q, k, v, mask, self._drop, self._scale,
+                            self._options[2])
+        self._qkv = (q, k, v)
+        self._rows["output"] = b.reshape(heads_out, (batch * tq, h * dv))
+        out = self._project("output", self._rows["output"])
+        return b.reshape(out, (batch, tq, self._out_features))
+
+    def backward(self, dout):
+        b = self.backend
+        q, k, v = self._qkv
+        h, dv = self.num_heads, self.value_dim
+        batch, tq = b.shape(q)[0], b.shape(q)[1]
+        dout2 = b.reshape(dout, (batch * tq, self._out_features))
+        dheads = b.reshape(self._project_backward("output", dout2, self._rows["output"]),
+                           (batch, tq, h, dv))
+        dq, dk, dvv = (self.buffer(("d", name), b.shape(t)) for name, t in zip("qkv", (q, k, v)))
+        b.attention_backward(dq, dk, dvv, dheads, q, k, v, self._probs, self._mask, self._drop,
+                             self._scale, self._options[2])
+        grads = {}
+        for part, d in (("query", dq), ("key", dk), ("value", dvv)):
+            rows = b.shape(self._rows[part])[0]
+            grads[part] = self._project_backward(part, b.reshape(d, (rows, b.shape(d)[2] * b.shape(d)[3])),
+                                                 self._rows[part])
+        has_key, has_mask, _ = self._options
+        dquery = b.reshape(grads["query"], (batch, tq, b.shape(self._rows["query"])[1]))
+        tv = b.shape(k)[1]
+        dvalue = b.reshape(grads["value"], (batch, tv, b.shape(self._rows["value"])[1]))
+        dkey = b.reshape(grads["key"], (batch, tv, b.shape(self._rows["key"])[1]))
+        result = [dquery]
+        if has_key:
+            result += [dvalue, dkey]
+        else:   # the value served as key too: both paths' gradients
+            total = self.buffer("dvalue_total", b.shape(dvalue))
+            b.add(total, dvalue, dkey)
+            result.append(total)
+        if has_mask:
+            dmask = self.buffer("dmask", b.shape(self._mask))
+            b.fill(dmask, 0.0)   # a mask is not differentiable
+            result.append(dmask)
+        return result
+
+
+class Attention(_AttentionCall):
+    """Keras Attention (Luong's dot-product attention): inputs [query (B, Tq, d), value
+    (B, Tv, d)] or [query, value, key]; scores = query . key (times the learned scalar
+    `scale` when use_scale), softmax over Tv, then the weighted sum of values. use_causal_mask
+    and return_attention_scores are call arguments as in Keras; dropout applies to the
+    attention weights in training. score_mode "dot" only ("concat" is refused)."""
+
+    def __init__(self, use_scale=False, score_mode="dot", dropout=0.0, seed=None, name=None,
+                 trainable=True, **kwargs):
+        super().__init__(name=name, trainable=trainable, **kwargs)
+        if score_mode not in ("dot", "concat"):
+            raise ValueError(f"{self.describe()}: score_mode must be 'dot' or 'concat', got {score_mode!r}")
+        if score_mode == "concat":
+            raise ValueError(f"{self.describe()}: score_mode='concat' is not supported by minidl; use 'dot'")
+        self.use_scale, self.score_mode = bool(use_scale), score_mode
+        self.dropout = number(dropout, "dropout", self.describe(), low=0, high=1)
+        self.seed = _check_seed(self, seed)
+        self.step_seed = 0
+        self._options = None
+        self._call_inputs = ()
+
+    def get_config(self):
+        return dict(super().get_config(), use_scale=self.use_scale, score_mode=self.score_mode,
+                    dropout=self.dropout, seed=self.seed)
+
+    def __call__(self, inputs, mask=None, training=None, return_attention_scores=False,
+                 use_causal_mask=False):
+        if not isinstance(inputs, (list, tuple)) or len(inputs) not in (2, 3):
+            raise ValueError(f"{self.describe()} takes a list [query, value] or [query, value, key], "
+                             f"got {type(inputs).__name__}")
+        if mask is not None and any(m is not None for m in mask):
+            raise ValueError(f"{self.describe()}: mask=[query_mask, value_mask] is not supported by minidl")
+        self._call_inputs = list(inputs)
+        if self._set_call_options(len(inputs) == 3, False, use_causal_mask, return_attention_scores):
+            return self._call_with_scores(list(inputs), training)
+        return Layer.__call__(self, list(inputs), training)
+
+    def build(self, input_shape):
+        if self._options is None:
+            self._options = (len(input_shape) == 3, False, False)
+        query, value = input_shape[0], input_shape[1]
+        key = input_shape[2] if len(input_shape) == 3 else value
+        if any(len(s) != 2 for s in (query, value, key)) or query[-1] != key[-1] or key[0] != value[0]:
+            raise ValueError(f"{self.describe()} needs query (B, Tq, d), value (B, Tv, dv) and key (B, Tv, d), "
+                             "got " + ", ".join(format_shape(s) for s in input_shape))
+        self.scale = self.add_weight("scale", (), "ones") if self.use_scale else None
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[0][:-1]) + (input_shape[1][-1],)
+
+    def forward(self, inputs, training):
+        b = self.backend
+        query, value = inputs[0], inputs[1]
+        key = inputs[2] if self._options[0] else value
+        (batch, tq, d), (_, tv, dv) = b.shape(query), b.shape(value)
+        # one head: (B, T, d) is (B, T, 1, d) in the fused op's layout
+        self._qkv = (b.reshape(query, (batch, tq, 1, d)), b.reshape(key, (batch, tv, 1, d)),
+                     b.reshape(value, (batch, tv, 1, dv)))
+        # the learned scale is read once per step: the fused op takes it as a number
+        self._scale = float(b.to_numpy(self.scale.value)) if self.use_scale else 1.0
+        self._drop = self._dropout_mask((batch, 1, tq, tv), training)
+        out = self.buffer("out", (batch, tq, 1, dv))
+        self._probs = self.buffer("probs", (batch, 1, tq, tv))
+        b.attention_forward(out, self._probs, *self._qkv, None, self._drop, self._scale, self._options[2])
+        return b.reshape(out, (batch, tq, dv))
+
+    def _call_with_scores(self, inputs, training):
+        out, probs = super()._call_with_scores(inputs, training)
+        return out, probs[:, 0]   # Keras's scores are (B, Tq, Tv)
+
+    def backward(self, dout):
+        b = self.backend
+        q, k, v = self._qkv
+        dq, dk, dv = (self.buffer(("d", name), b.shape(t)) for name, t in zip("qkv", (q, k, v)))
+        b.attention_backward(dq, dk, dv, b.reshape(dout, b.shape(dout)[:2] + (1, b.shape(dout)[2])),
+                             q, k, v, self._probs, None, self._drop, self._scale, self._options[2])
+        if self.use_scale and self.trainable:
+            # dq = scale * dS k, so sum(dq * q) = scale * sum(dS * q.k) = scale * dscale
+            product = self.buffer("dq_q", b.shape(q))
+            b.multiply(product, dq, q)
+            total = self.buffer("dscale_sum", (1,))
+            b.sum(total, product)
+            grad = b.reshape(self.scale.grad, (1,))
+            b.axpby(grad, 1.0 / self._scale, total, 0.0, total)
+        squeeze = [b.reshape(t, b.shape(t)[:2] + (b.shape(t)[3],)) for t in (dq, dv, dk)]
+        if self._options[0]:
+            return squeeze
+        total = self.buffer("dvalue_total", b.shape(squeeze[1]))
+        b.add(total, squeeze[1], squeeze[2])
+        return [squeeze[0], total]

@@ -1,0 +1,97 @@
+"""Writes tests/data/keras_attention.npz with real Keras 3.15.1 (torch backend): inputs, weights,
+outputs, attention scores and gradients of MultiHeadAttention, Attention and EinsumDense, which
+tests/test_attention.py compares minidl's with. Run:
+    KERAS_BACKEND=torch /work/kvenv/bin/python tests/data/make_keras_attention.py
+"""
+
+import os
+
+import keras
+import numpy as np
+import torch
+
+rng = np.random.default_rng(22)
+cases = {}
+
+
+def grads(layer, inputs, call):
+    """Output, input gradients and weight gradients of sum(output * cotangent)."""
+    tensors = [torch.tensor(x, requires_grad=True) for x in inputs]
+    out = call(*tensors)
+    cotangent = rng.standard_normal(tuple(out.shape)).astype(np.float32)
+    (out * torch.tensor(cotangent)).sum().backward()
+    return (out.detach().numpy(), cotangent, [t.grad.numpy() for t in tensors],
+            [w.value.grad.numpy() for w in layer.trainable_weights])
+
+
+def store(name, inputs, weights, out, cotangent, dinputs, dweights, **extra):
+    cases[f"{name}/out"] = out
+    cases[f"{name}/cotangent"] = cotangent
+    for i, x in enumerate(inputs):
+        cases[f"{name}/input{i}"] = x
+        cases[f"{name}/dinput{i}"] = dinputs[i]
+    for i, (w, g) in enumerate(zip(weights, dweights)):
+        cases[f"{name}/weight{i}"] = w
+        cases[f"{name}/dweight{i}"] = g
+    for key, value in extra.items():
+        cases[f"{name}/{key}"] = value
+
+
+def set_random_weights(layer):
+    weights = [(rng.standard_normal(w.shape) * 0.5).astype(np.float32) for w in layer.weights]
+    layer.set_weights(weights)
+    return weights
+
+
+# MultiHeadAttention with value_dim != key_dim, an attention mask and the causal mask
+B, Tq, Tv = 2, 4, 5
+q = rng.standard_normal((B, Tq, 6)).astype(np.float32)
+v = rng.standard_normal((B, Tv, 3)).astype(np.float32)
+mask = (rng.random((B, Tq, Tv)) > 0.3)
+mask[1, 2] = False   # a row that may attend nothing
+mha = keras.layers.MultiHeadAttention(num_heads=2, key_dim=3, value_dim=4)
+mha(q, v)
+weights = set_random_weights(mha)
+_, scores = mha(q, v, attention_mask=mask, use_causal_mask=True, return_attention_scores=True)
+out, cot, dins, dws = grads(mha, [q, v], lambda a, b: mha(a, b, attention_mask=torch.tensor(mask),
+                                                            use_causal_mask=True))
+store("mha_masked", [q, v], weights, out, cot, dins, dws, mask=mask.astype(np.float32),
+      scores=scores.detach().numpy(),
+      weight_names=np.array([w.path.split("/", 1)[1] for w in mha.weights]))
+
+# self-attention with a separate key, output_shape and no bias
+x = rng.standard_normal((B, Tq, 8)).astype(np.float32)
+kx = rng.standard_normal((B, Tq, 5)).astype(np.float32)
+mha2 = keras.layers.MultiHeadAttention(num_heads=3, key_dim=2, output_shape=7, use_bias=False)
+mha2(x, x, kx)
+weights = set_random_weights(mha2)
+out, cot, dins, dws = grads(mha2, [x, x, kx], lambda a, b, c: mha2(a, b, c))
+store("mha_key", [x, x, kx], weights, out, cot, dins, dws)
+
+# Attention (Luong) with use_scale and the causal mask
+qa = rng.standard_normal((B, Tq, 4)).astype(np.float32)
+va = rng.standard_normal((B, Tq, 4)).astype(np.float32)
+att = keras.layers.Attention(use_scale=True)
+att([qa, va])
+att.set_weights([np.array(0.7, np.float32)])
+out, cot, dins, dws = grads(att, [qa, va], lambda a, b: att([a, b], use_causal_mask=True))
+store("attention_causal", [qa, va], [np.array(0.7, np.float32)], out, cot, dins, dws)
+
+# EinsumDense equations
+for name, equation, in_shape, out_shape, bias in (
+        ("einsum_abc_cde", "abc,cde->abde", (B, 3, 4), (None, 2, 5), "de"),
+        ("einsum_abcd_cde", "abcd,cde->abe", (B, 3, 2, 4), (None, 6), "e"),
+        ("einsum_ab_bc", "ab,bc->ac", (B, 4), (3,), "c"),
+        ("einsum_abc_cd", "abc,cd->abd", (B, 3, 4), (None, 5), None)):
+    x = rng.standard_normal(in_shape).astype(np.float32)
+    layer = keras.layers.EinsumDense(equation, out_shape, bias_axes=bias, activation="relu")
+    layer(x)
+    weights = set_random_weights(layer)
+    out, cot, dins, dws = grads(layer, [x], lambda a: layer(a))
+    store(name, [x], weights, out, cot, dins, dws)
+
+path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "keras_attention.npz")
+tmp = path + ".tmp.npz"
+np.savez(tmp, **cases)
+os.replace(tmp, path)
+print(f"wrote {len(cases)} arrays to {path} with keras {keras.__version__}")

@@ -1,0 +1,197 @@
+"""MultiHeadAttention, Attention, EinsumDense and the fused attention ops on every backend,
+against numbers written by real Keras 3.15.1 (tests/data/make_keras_attention.py) and the numpy
+reference; the cpu kernels against their plain twin on every ISA path."""
+
+import os
+
+import numpy as np
+import pytest
+
+import minidl
+from minidl.backends.numpy_backend import NumpyBackend
+from minidl.layers.attention import Attention, MultiHeadAttention
+from minidl.layers.einsum_dense import EinsumDense
+
+KERAS = np.load(os.path.join(os.path.dirname(__file__), "data", "keras_attention.npz"))
+TOL = dict(rtol=2e-4, atol=2e-5)
+
+
+def case(name):
+    prefix = name + "/"
+    return {k[len(prefix):]: KERAS[k] for k in KERAS.files if k.startswith(prefix)}
+
+
+def run_layer(layer, backend, inputs, weights, cotangent, options=None, training=False):
+    """Forward and backward of `layer` on `backend`: output, input gradients, weight gradients."""
+    if options is not None:
+        layer._options = options
+    shapes = [x.shape[1:] for x in inputs]
+    layer.build_once(shapes if layer.multiple_inputs else shapes[0])
+    layer.attach(backend)
+    layer.set_weights(weights)
+    xs = [backend.from_numpy(x) for x in inputs]
+    out = layer.forward(xs if layer.multiple_inputs else xs[0], training)
+    result = backend.to_numpy(out)
+    dxs = layer.backward(backend.from_numpy(cotangent))
+    dxs = dxs if isinstance(dxs, list) else [dxs]
+    return (result, [backend.to_numpy(d) for d in dxs],
+            [backend.to_numpy(w.grad) for w in layer.trainable_weights])
+
+
+def numbered(c, kind):
+    return [c[f"{kind}{i}"] for i in range(len([k for k in c if k.startswith(kind) and k[len(kind):].isdigit()]))]
+
+
+def test_multi_head_attention_matches_keras_with_masks(backend):
+    c = case("mha_masked")
+    layer = MultiHeadAttention(num_heads=2, key_dim=3, value_dim=4)
+    inputs = [c["input0"], c["input1"], c["mask"]]
+    out, dxs, dws = run_layer(layer, backend, inputs, numbered(c, "weight"), c["cotangent"],
+                              options=(False, True, True))
+    assert [w.name for w in layer.weights] == list(c["weight_names"])
+    np.testing.assert_allclose(out, c["out"], **TOL)
+    # Keras's MHA gives a query that may attend nothing uniform weights on its fused path (the
+    # output above) but zero scores when asked for them; minidl's scores are the weights it used
+    probs = backend.to_numpy(layer._probs)
+    empty = ~(c["mask"] * np.tril(np.ones(c["mask"].shape[1:]))).any(axis=-1)   # (B, Tq)
+    assert empty[1, 2] and np.allclose(probs[1, :, 2], 1 / probs.shape[-1])
+    keep = ~empty[:, None, :, None]
+    np.testing.assert_allclose(np.where(keep, probs, 0), c["scores"], **TOL)
+    for got, want in zip(dxs, [c["dinput0"], c["dinput1"]]):
+        np.testing.assert_allclose(got, want, **TOL)
+    assert not dxs[2].any()   # the mask has no gradient
+    for got, want in zip(dws, numbered(c, "dweight")):
+        np.testing.assert_allclose(got, want, **TOL)
+
+
+def test_multi_head_attention_key_output_shape_no_bias(backend):
+    c = case("mha_key")
+    layer = MultiHeadAttention(num_heads=3, key_dim=2, output_shape=7, use_bias=False)
+    out, dxs, dws = run_layer(layer, backend, [c["input0"], c["input1"], c["input2"]],
+                              numbered(c, "weight"), c["cotangent"], options=(True, False, False))
+    assert [w.shape for w in layer.weights] == [(8, 3, 2), (5, 3, 2), (8, 3, 2), (3, 2, 7)]
+    np.testing.assert_allclose(out, c["out"], **TOL)
+    for got, want in zip(dxs, [c["dinput0"], c["dinput1"], c["dinput2"]]):
+        np.testing.assert_allclose(got, want, **TOL)
+    for got, want in zip(dws, numbered(c, "dweight")):
+        np.testing.assert_allclose(got, want, **TOL)
+
+
+def test_attention_layer_matches_keras(backend):
+    c = case("attention_causal")
+    layer = Attention(use_scale=True)
+    out, dxs, dws = run_layer(layer, backend, [c["input0"], c["input1"]], [c["weight0"]],
+                              c["cotangent"], options=(False, False, True))
+    np.testing.assert_allclose(out, c["out"], **TOL)
+    for got, want in zip(dxs, [c["dinput0"], c["dinput1"]]):
+        np.testing.assert_allclose(got, want, **TOL)
+    np.testing.assert_allclose(dws[0], c["dweight0"], rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("name, equation, output_shape, bias_axes", [
+    ("einsum_abc_cde", "abc,cde->abde", (None, 2, 5), "de"),
+    ("einsum_abcd_cde", "abcd,cde->abe", (None, 6), "e"),
+    ("einsum_ab_bc", "ab,bc->ac", (3,), "c"),
+    ("einsum_abc_cd", "abc,cd->abd", (None, 5), None)])
+def test_einsum_dense_matches_keras(backend, name, equation, output_shape, bias_axes):
+    c = case(name)
+    layer = EinsumDense(equation, output_shape, bias_axes=bias_axes, activation="relu")
+    out, dxs, dws = run_layer(layer, backend, [c["input0"]], numbered(c, "weight"), c["cotangent"])
+    assert [w.shape for w in layer.weights] == [w.shape for w in numbered(c, "weight")]
+    np.testing.assert_allclose(out, c["out"], **TOL)
+    np.testing.assert_allclose(dxs[0], c["dinput0"], **TOL)
+    for got, want in zip(dws, numbered(c, "dweight")):
+        np.testing.assert_allclose(got, want, **TOL)
+
+
+def test_einsum_dense_refuses_other_equations():
+    with pytest.raises(ValueError, match="einsum_dense.*'abc,dce->abde'|'abc,dce->abde'"):
+        EinsumDense("abc,dce->abde", (None, 2, 5))
+
+
+# ------------------------------------------------------------------ the fused ops
+
+def _attention_case(seed, batch=2, tq=5, tk=7, heads=3, dim=4, dim_v=3):
+    rng = np.random.default_rng(seed)
+    arrays = dict(q=rng.standard_normal((batch, tq, heads, dim)),
+                  k=rng.standard_normal((batch, tk, heads, dim)),
+                  v=rng.standard_normal((batch, tk, heads, dim_v)),
+                  dout=rng.standard_normal((batch, tq, heads, dim_v)))
+    mask = (rng.random((batch, tq, tk)) > 0.3).astype(np.float32)
+    mask[0, 1] = 0   # a query that may attend nothing
+    drop = (rng.random((batch, heads, tq, tk)) > 0.25) / 0.75
+    return {k: v.astype(np.float32) for k, v in arrays.items()}, mask, drop.astype(np.float32)
+
+
+def _run_ops(backend, arrays, mask, drop, causal, **kw):
+    t = backend.from_numpy
+    q, k, v = t(arrays["q"]), t(arrays["k"]), t(arrays["v"])
+    m = None if mask is None else t(mask)
+    d = None if drop is None else t(drop)
+    batch, tq, heads, _ = arrays["q"].shape
+    tk, dim_v = arrays["k"].shape[1], arrays["v"].shape[3]
+    out, probs = backend.zeros((batch, tq, heads, dim_v)), backend.zeros((batch, heads, tq, tk))
+    backend.attention_forward(out, probs, q, k, v, m, d, 0.6, causal, **kw)
+    dq, dk, dv = backend.zeros(q.shape), backend.zeros(k.shape), backend.zeros(v.shape)
+    backend.attention_backward(dq, dk, dv, t(arrays["dout"]), q, k, v, probs, m, d, 0.6, causal, **kw)
+    return [backend.to_numpy(x) for x in (out, probs, dq, dk, dv)]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("dropped", [False, True])
+def test_attention_ops_match_numpy(backend, causal, masked, dropped):
+    arrays, mask, drop = _attention_case(1)
+    mask, drop = (mask if masked else None), (drop if dropped else None)
+    want = _run_ops(NumpyBackend(), arrays, mask, drop, causal)
+    for got, ref in zip(_run_ops(backend, arrays, mask, drop, causal), want):
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_cpu_attention_matches_its_reference_twin(isa):
+    from minidl.backends.cpu.backend import CpuBackend
+    cpu = CpuBackend()
+    arrays, mask, drop = _attention_case(2, batch=3, tq=37, tk=41, heads=2, dim=20, dim_v=17)
+    for causal, m, d in ((True, mask, drop), (False, None, None), (True, None, None)):
+        fast = _run_ops(cpu, arrays, m, d, causal)
+        plain = _run_ops(cpu, arrays, m, d, causal, reference=True)
+        for got, ref in zip(fast, plain):
+            np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_attention_ops_gradients_float64_numpy():
+    arrays, mask, _ = _attention_case(3, batch=1, tq=3, tk=4, heads=2, dim=2, dim_v=2)
+    arrays = {k: v.astype(np.float64) for k, v in arrays.items()}
+    # every query may attend key 0: a row that attends nothing follows Keras's -1e9 convention,
+    # whose gradient is not the derivative of the uniform row
+    mask[..., 0] = 1
+    nb = NumpyBackend()
+
+    def loss(q, k, v):
+        out, probs = np.zeros(arrays["dout"].shape), np.zeros((1, 2, 3, 4))
+        nb.attention_forward(out, probs, q, k, v, mask, None, 0.6, True)
+        return (out * arrays["dout"]).sum(), probs
+
+    _, probs = loss(arrays["q"], arrays["k"], arrays["v"])
+    grads = [np.zeros_like(arrays[n]) for n in "qkv"]
+    nb.attention_backward(*grads, arrays["dout"], arrays["q"], arrays["k"], arrays["v"], probs, mask,
+                          None, 0.6, True)
+    for index, name in enumerate("qkv"):
+        x = arrays[name]
+        numeric = np.zeros_like(x)
+        for i in np.ndindex(x.shape):
+            x[i] += 1e-6
+            up = loss(arrays["q"], arrays["k"], arrays["v"])[0]
+            x[i] -= 2e-6
+            down = loss(arrays["q"], arrays["k"], arrays["v"])[0]
+            x[i] += 1e-6
+            numeric[i] = (up - down) / 2e-6
+        np.testing.assert_allclose(grads[index], numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_attention_ops_name_the_bad_shape(backend):
+    arrays, _, _ = _attention_case(4)
+    t = backend.from_numpy
+    with pytest.raises(ValueError, match="mask"):
+        backend.attention_forward(backend.zeros((2, 5, 3, 3)), backend.zeros((2, 3, 5, 7)), t(arrays["q"]),
+                                  t(arrays["k"]), t(arrays["v"]), backend.zeros((2, 5, 6)), None, 1.0, False)
