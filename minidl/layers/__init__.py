@@ -8,6 +8,8 @@ from .conv_transpose import Conv2DTranspose
 from .upsampling import UpSampling2D
 from .core import Activation, Dense, Dropout, Flatten, LeakyReLU, ReLU, Reshape
 from .lambda_layer import Lambda
+from .attention import Attention, MultiHeadAttention
+from .einsum_dense import EinsumDense
 from .merge import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add,
                     average, concatenate, maximum, minimum, multiply, subtract)
 from .noise import GaussianNoise, SpatialDropout2D
@@ -32,7 +34,8 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     Cropping2D, RepeatVector, ELU, Softmax, LayerNormalization, PReLU, GaussianNoise,
     SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing, RandomBrightness,
     RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
-    DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D)}
+    DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D, MultiHeadAttention, Attention,
+    EinsumDense)}
 
 
 def deserialize(class_name, config, custom_objects=None):
