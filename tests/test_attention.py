@@ -195,3 +195,33 @@ def test_attention_ops_name_the_bad_shape(backend):
     with pytest.raises(ValueError, match="mask"):
         backend.attention_forward(backend.zeros((2, 5, 3, 3)), backend.zeros((2, 3, 5, 7)), t(arrays["q"]),
                                   t(arrays["k"]), t(arrays["v"]), backend.zeros((2, 5, 6)), None, 1.0, False)
+
+
+# ------------------------------------------------------------- normalization of the kit
+
+@pytest.mark.parametrize("name", ["rms_norm", "unit_norm", "group_norm"])
+def test_normalization_layers_match_keras(backend, name):
+    from minidl.layers.normalization_extra import GroupNormalization, RMSNormalization, UnitNormalization
+    c = case(name)
+    layer = {"rms_norm": RMSNormalization(), "unit_norm": UnitNormalization(),
+             "group_norm": GroupNormalization(groups=4)}[name]
+    out, dxs, dws = run_layer(layer, backend, [c["input0"]], numbered(c, "weight"), c["cotangent"])
+    np.testing.assert_allclose(out, c["out"], **TOL)
+    want = c["dinput0"]
+    if name == "unit_norm":
+        # Keras's gradient at the zero row is NaN (0 * inf through its rsqrt); minidl's is
+        # the capped scale's, 1e12 * dout
+        assert np.isnan(want[0, 0]).all()
+        np.testing.assert_allclose(dxs[0][0, 0], 1e12 * c["cotangent"][0, 0], rtol=1e-5)
+        dxs[0][0, 0], want = 0, np.where(np.isnan(want), 0, want)
+    np.testing.assert_allclose(dxs[0], want, rtol=2e-4, atol=2e-4)
+    for got, ref in zip(dws, numbered(c, "dweight")):
+        np.testing.assert_allclose(got, ref, **TOL)
+
+
+def test_identity_passes_values_and_gradients(backend):
+    from minidl.layers.normalization_extra import Identity
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    out, dxs, _ = run_layer(Identity(), backend, [x], [], x * 2)
+    np.testing.assert_array_equal(out, x)
+    np.testing.assert_array_equal(dxs[0], x * 2)

@@ -10,6 +10,7 @@ from .core import Activation, Dense, Dropout, Flatten, LeakyReLU, ReLU, Reshape
 from .lambda_layer import Lambda
 from .attention import Attention, MultiHeadAttention
 from .einsum_dense import EinsumDense
+from .normalization_extra import GroupNormalization, Identity, RMSNormalization, UnitNormalization
 from .merge import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add,
                     average, concatenate, maximum, minimum, multiply, subtract)
 from .noise import GaussianNoise, SpatialDropout2D
@@ -35,7 +36,7 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing, RandomBrightness,
     RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
     DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D, MultiHeadAttention, Attention,
-    EinsumDense)}
+    EinsumDense, RMSNormalization, UnitNormalization, GroupNormalization, Identity)}
 
 
 def deserialize(class_name, config, custom_objects=None):

@@ -90,6 +90,17 @@ for name, equation, in_shape, out_shape, bias in (
     out, cot, dins, dws = grads(layer, [x], lambda a: layer(a))
     store(name, [x], weights, out, cot, dins, dws)
 
+# normalization layers of the transformer kit
+x = rng.standard_normal((B, 3, 8)).astype(np.float32)
+x[0, 0] = 0   # a zero row: UnitNormalization's 1e12 cap
+for name, layer in (("rms_norm", keras.layers.RMSNormalization()),
+                    ("unit_norm", keras.layers.UnitNormalization()),
+                    ("group_norm", keras.layers.GroupNormalization(groups=4))):
+    layer(x)
+    weights = set_random_weights(layer) if layer.weights else []
+    out, cot, dins, dws = grads(layer, [x], lambda a: layer(a))
+    store(name, [x], weights, out, cot, dins, dws)
+
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "keras_attention.npz")
 tmp = path + ".tmp.npz"
 np.savez(tmp, **cases)
