@@ -225,3 +225,26 @@ def test_identity_passes_values_and_gradients(backend):
     out, dxs, _ = run_layer(Identity(), backend, [x], [], x * 2)
     np.testing.assert_array_equal(out, x)
     np.testing.assert_array_equal(dxs[0], x * 2)
+
+
+# ------------------------------------------------------------- ops.dot_product_attention
+
+def test_dot_product_attention_op_matches_keras(backend):
+    from minidl import autodiff, ops
+    from minidl.autodiff import Tensor
+    c = case("dpa_gqa")
+    tape = autodiff.Tape(backend)
+    ts = [Tensor(backend.from_numpy(c[f"input{i}"]), backend, requires_grad=True) for i in range(3)]
+    with autodiff.on_backend(backend), autodiff.recording(tape):
+        out = ops.nn.dot_product_attention(*ts, mask=c["mask"] > 0, is_causal=True, scale=0.4)
+    np.testing.assert_allclose(ops.convert_to_numpy(out), c["out"], **TOL)
+    grads = tape.gradients([out], [Tensor(backend.from_numpy(c["cotangent"]), backend)], ts)
+    for i, g in enumerate(grads):
+        np.testing.assert_allclose(ops.convert_to_numpy(g), c[f"dinput{i}"], **TOL)
+
+
+def test_dot_product_attention_op_refuses_per_head_masks():
+    from minidl import ops
+    q = np.zeros((1, 2, 2, 3), np.float32)
+    with pytest.raises(ValueError, match="one mask for every head"):
+        ops.dot_product_attention(q, q, q, mask=np.ones((1, 2, 2, 2), bool))

@@ -25,6 +25,7 @@ from .composite import (all, any, append, arctan2, array, average, batch_normali
                         take_along_axis, tensordot, trace, tri, tril, triu, vstack)
 from .creation import arange, eye, full_like, identity, ones, ones_like, zeros, zeros_like
 from .einsum import einsum
+from .attention import dot_product_attention
 from .linalg import dot, matmul
 from .nn import (average_pool, binary_crossentropy, categorical_crossentropy, conv, conv_transpose,
                  gelu, leaky_relu, log_softmax, max_pool, one_hot, silu, softmax, softplus,
@@ -37,5 +38,5 @@ from .shapes import (broadcast_to, concatenate, expand_dims, getitem, repeat, re
 autodiff.register_operators(dict(OPERATORS, matmul=matmul, getitem=getitem))
 
 __all__ = [name for name in dir() if not name.startswith("_") and name not in
-           ("OPERATORS", "autodiff", "composite", "core", "creation", "einsum", "linalg", "nn", "ordering", "reductions",
+           ("OPERATORS", "attention", "autodiff", "composite", "core", "creation", "einsum", "linalg", "nn", "ordering", "reductions",
             "shapes")]

@@ -6,6 +6,7 @@ import math
 from ..arguments import int_tuple
 from .core import (as_tensor, cast, clip, empty_like_shape, equal, erf, exp, greater, log, log1p, maximum,
                    record, relu, sigmoid, stop_gradient, tanh, where, abs as absolute)
+from .attention import dot_product_attention  # noqa: F401  (keras.ops.nn has it too)
 from .creation import arange
 from .reductions import max, sum
 from .shapes import expand_dims, squeeze

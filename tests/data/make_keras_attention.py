@@ -101,6 +101,20 @@ for name, layer in (("rms_norm", keras.layers.RMSNormalization()),
     out, cot, dins, dws = grads(layer, [x], lambda a: layer(a))
     store(name, [x], weights, out, cot, dins, dws)
 
+# ops.dot_product_attention: grouped-query heads (4 query heads, 2 key / value heads), a
+# boolean mask (B, 1, T, S) and the causal mask
+qo = rng.standard_normal((B, 4, 4, 3)).astype(np.float32)
+ko = rng.standard_normal((B, 5, 2, 3)).astype(np.float32)
+vo = rng.standard_normal((B, 5, 2, 2)).astype(np.float32)
+mo = rng.random((B, 1, 4, 5)) > 0.2
+mo[:, :, :, 0] = True   # every query may attend a key (Keras's own kernels differ on empty rows)
+tensors = [torch.tensor(x, requires_grad=True) for x in (qo, ko, vo)]
+out = keras.ops.dot_product_attention(*tensors, mask=torch.tensor(mo), is_causal=True, scale=0.4)
+cot = rng.standard_normal(tuple(out.shape)).astype(np.float32)
+(out * torch.tensor(cot)).sum().backward()
+store("dpa_gqa", [qo, ko, vo], [], out.detach().numpy(), cot, [t.grad.numpy() for t in tensors], [],
+      mask=mo.astype(np.float32))
+
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "keras_attention.npz")
 tmp = path + ".tmp.npz"
 np.savez(tmp, **cases)
