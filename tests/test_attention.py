@@ -248,3 +248,17 @@ def test_dot_product_attention_op_refuses_per_head_masks():
     q = np.zeros((1, 2, 2, 3), np.float32)
     with pytest.raises(ValueError, match="one mask for every head"):
         ops.dot_product_attention(q, q, q, mask=np.ones((1, 2, 2, 2), bool))
+
+
+def test_group_query_attention_matches_keras(backend):
+    from minidl.layers.attention import GroupQueryAttention
+    c = case("gqa")
+    layer = GroupQueryAttention(head_dim=3, num_query_heads=4, num_key_value_heads=2)
+    out, dxs, dws = run_layer(layer, backend, [c["input0"], c["input1"]], numbered(c, "weight"),
+                              c["cotangent"], options=(False, False, True))
+    assert [w.shape for w in layer.weights] == [w.shape for w in numbered(c, "weight")]
+    np.testing.assert_allclose(out, c["out"], **TOL)
+    for got, want in zip(dxs, [c["dinput0"], c["dinput1"]]):
+        np.testing.assert_allclose(got, want, **TOL)
+    for got, want in zip(dws, numbered(c, "dweight")):
+        np.testing.assert_allclose(got, want, **TOL)

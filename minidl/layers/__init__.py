@@ -8,7 +8,7 @@ from .conv_transpose import Conv2DTranspose
 from .upsampling import UpSampling2D
 from .core import Activation, Dense, Dropout, Flatten, LeakyReLU, ReLU, Reshape
 from .lambda_layer import Lambda
-from .attention import Attention, MultiHeadAttention
+from .attention import Attention, GroupQueryAttention, MultiHeadAttention
 from .einsum_dense import EinsumDense
 from .normalization_extra import GroupNormalization, Identity, RMSNormalization, UnitNormalization
 from .merge import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add,
@@ -36,7 +36,8 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing, RandomBrightness,
     RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
     DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D, MultiHeadAttention, Attention,
-    EinsumDense, RMSNormalization, UnitNormalization, GroupNormalization, Identity)}
+    EinsumDense, RMSNormalization, UnitNormalization, GroupNormalization, Identity,
+    GroupQueryAttention)}
 
 
 def deserialize(class_name, config, custom_objects=None):

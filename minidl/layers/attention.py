@@ -153,17 +153,44 @@ class MultiHeadAttention(_AttentionCall):
         weight_options = dict(regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
         bias_options = dict(regularizer=self.bias_regularizer, constraint=self.bias_constraint)
         self._projections = {}
-        for part, features, width in (("query", query[-1], dk), ("key", key[-1], dk),
-                                      ("value", value[-1], dv)):
-            kernel = self.add_weight(f"{part}/kernel", (features, h, width), self.kernel_initializer,
+        kv = self._kv_heads()
+        for part, features, heads, width in (("query", query[-1], h, dk), ("key", key[-1], kv, dk),
+                                             ("value", value[-1], kv, dv)):
+            kernel = self.add_weight(f"{part}/kernel", (features, heads, width), self.kernel_initializer,
                                      **weight_options)
-            bias = (self.add_weight(f"{part}/bias", (h, width), self.bias_initializer, **bias_options)
+            bias = (self.add_weight(f"{part}/bias", (heads, width), self.bias_initializer, **bias_options)
                     if self.use_bias else None)
-            self._projections[part] = (kernel, bias, features, h * width)
+            self._projections[part] = (kernel, bias, features, heads * width)
         kernel = self.add_weight("attention_output/kernel", (h, dv, out), self.kernel_initializer, **weight_options)
         bias = self.add_weight("attention_output/bias", (out,), self.bias_initializer, **bias_options) \
             if self.use_bias else None
         self._projections["output"] = (kernel, bias, h * dv, out)
+
+    def _kv_heads(self):
+        """Key / value heads: one per query head here (GroupQueryAttention has fewer)."""
+        return self.num_heads
+
+    def _repeat_heads(self, name, t):
+        """t (B, T, K, D) with each of its K heads repeated for its num_heads / K query heads, as
+        (B, T, num_heads, D); t itself when K = num_heads."""
+        b = self.backend
+        batch, steps, kv, dim = b.shape(t)
+        if kv == self.num_heads:
+            return t
+        group = self.num_heads // kv
+        out = self.buffer(("repeated", name), (batch, steps, kv, group, dim))
+        b.strided_copy(out, t, 0, (steps * kv * dim, kv * dim, dim, 0, 1))   # stride 0 repeats
+        return b.reshape(out, (batch, steps, self.num_heads, dim))
+
+    def _sum_heads(self, name, d, kv):
+        """The gradient of _repeat_heads: d (B, T, num_heads, D) summed over each group."""
+        b = self.backend
+        batch, steps, heads, dim = b.shape(d)
+        if kv == heads:
+            return d
+        out = self.buffer(("summed", name), (batch, steps, kv, 1, dim))
+        b.reduce(out, b.reshape(d, (batch, steps, kv, heads // kv, dim)), "sum")
+        return b.reshape(out, (batch, steps, kv, dim))
 
     def compute_output_shape(self, input_shape):
         query = input_shape[0]
@@ -199,8 +226,10 @@ class MultiHeadAttention(_AttentionCall):
                       "key": b.reshape(key, (batch * tv, b.shape(key)[-1])),
                       "value": b.reshape(value, (batch * tv, b.shape(value)[-1]))}
         q = b.reshape(self._project("query", self._rows["query"]), (batch, tq, h, dk))
-        k = b.reshape(self._project("key", self._rows["key"]), (batch, tv, h, dk))
-        v = b.reshape(self._project("value", self._rows["value"]), (batch, tv, h, dv))
+        kv = self._kv_heads()
+        k = self._repeat_heads("key", b.reshape(self._project("key", self._rows["key"]), (batch, tv, kv, dk)))
+        v = self._repeat_heads("value", b.reshape(self._project("value", self._rows["value"]),
+                                                  (batch, tv, kv, dv)))
         self._mask = mask
         self._drop = self._dropout_mask((batch, h, tq, tv), training)
         heads_out = self.buffer("heads_out", (batch, tq, h, dv))
@@ -225,6 +254,8 @@ class MultiHeadAttention(_AttentionCall):
         b.attention_backward(dq, dk, dvv, dheads, q, k, v, self._probs, self._mask, self._drop,
                              self._scale, self._options[2])
         grads = {}
+        kv = self._kv_heads()
+        dk, dvv = self._sum_heads("key", dk, kv), self._sum_heads("value", dvv, kv)
         for part, d in (("query", dq), ("key", dk), ("value", dvv)):
             rows = b.shape(self._rows[part])[0]
             grads[part] = self._project_backward(part, b.reshape(d, (rows, b.shape(d)[2] * b.shape(d)[3])),
@@ -338,3 +369,41 @@ class Attention(_AttentionCall):
         total = self.buffer("dvalue_total", b.shape(squeeze[1]))
         b.add(total, squeeze[1], squeeze[2])
         return [squeeze[0], total]
+
+
+class GroupQueryAttention(MultiHeadAttention):
+    """Keras GroupQueryAttention: num_query_heads query heads of head_dim share
+    num_key_value_heads key / value heads (each serves num_query_heads / num_key_value_heads of
+    them). Weights query/kernel (dq, Nq, head_dim), key/kernel and value/kernel (d, Nkv,
+    head_dim), attention_output/kernel (Nq, head_dim, dq), with biases; the call is
+    MultiHeadAttention's. sliding_window and use_gate are not supported."""
+
+    def __init__(self, head_dim, num_query_heads, num_key_value_heads, dropout=0.0, use_bias=True,
+                 sliding_window=None, flash_attention=None, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                 use_gate=False, seed=None, name=None, trainable=True, **kwargs):
+        super().__init__(num_query_heads, head_dim, dropout=dropout, use_bias=use_bias,
+                         flash_attention=flash_attention, kernel_initializer=kernel_initializer,
+                         bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                         bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
+                         kernel_constraint=kernel_constraint, bias_constraint=bias_constraint, seed=seed,
+                         name=name, trainable=trainable, **kwargs)
+        kv = num_key_value_heads
+        if isinstance(kv, bool) or not isinstance(kv, int) or kv < 1 or num_query_heads % kv:
+            raise ValueError(f"{self.describe()}: num_key_value_heads must be a positive int dividing "
+                             f"num_query_heads ({num_query_heads}), got {kv!r}")
+        if sliding_window is not None or use_gate:
+            raise ValueError(f"{self.describe()}: sliding_window and use_gate are not supported by minidl, "
+                             f"got sliding_window={sliding_window!r}, use_gate={use_gate!r}")
+        self.head_dim, self.num_query_heads, self.num_key_value_heads = head_dim, num_query_heads, kv
+
+    def _kv_heads(self):
+        return self.num_key_value_heads
+
+    def get_config(self):
+        config = super().get_config()
+        for key in ("num_heads", "key_dim", "value_dim", "output_shape", "attention_axes"):
+            config.pop(key)
+        return dict(config, head_dim=self.head_dim, num_query_heads=self.num_query_heads,
+                    num_key_value_heads=self.num_key_value_heads, sliding_window=None, use_gate=False)

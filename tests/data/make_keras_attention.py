@@ -115,6 +115,15 @@ cot = rng.standard_normal(tuple(out.shape)).astype(np.float32)
 store("dpa_gqa", [qo, ko, vo], [], out.detach().numpy(), cot, [t.grad.numpy() for t in tensors], [],
       mask=mo.astype(np.float32))
 
+# GroupQueryAttention: 4 query heads sharing 2 key / value heads, causal
+gq = rng.standard_normal((B, Tq, 8)).astype(np.float32)
+gv = rng.standard_normal((B, Tv, 6)).astype(np.float32)
+gqa = keras.layers.GroupQueryAttention(head_dim=3, num_query_heads=4, num_key_value_heads=2)
+gqa(gq, gv)
+weights = set_random_weights(gqa)
+out, cot, dins, dws = grads(gqa, [gq, gv], lambda a, b: gqa(a, b, use_causal_mask=True))
+store("gqa", [gq, gv], weights, out, cot, dins, dws)
+
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "keras_attention.npz")
 tmp = path + ".tmp.npz"
 np.savez(tmp, **cases)
