@@ -262,3 +262,34 @@ def test_group_query_attention_matches_keras(backend):
         np.testing.assert_allclose(got, want, **TOL)
     for got, want in zip(dws, numbered(c, "dweight")):
         np.testing.assert_allclose(got, want, **TOL)
+
+
+def test_additive_attention_matches_keras(backend):
+    from minidl.layers.attention import AdditiveAttention
+    c = case("additive")
+    layer = AdditiveAttention()
+    layer._causal = True   # layer([q, v, k], use_causal_mask=True)
+    out, dxs, dws = run_layer(layer, backend, [c["input0"], c["input1"], c["input2"]],
+                              numbered(c, "weight"), c["cotangent"], training=True)
+    np.testing.assert_allclose(out, c["out"], **TOL)
+    for got, want in zip(dxs, [c["dinput0"], c["dinput1"], c["dinput2"]]):
+        np.testing.assert_allclose(got, want, **TOL)
+    np.testing.assert_allclose(dws[0], c["dweight0"], **TOL)
+
+
+@pytest.mark.parametrize("name, axes, normalize", [("dot_2d", 1, True), ("dot_3d", (2, 1), False)])
+def test_dot_matches_keras(backend, name, axes, normalize):
+    from minidl.layers.dot import Dot
+    c = case(name)
+    out, dxs, _ = run_layer(Dot(axes, normalize=normalize), backend, [c["input0"], c["input1"]], [],
+                            c["cotangent"], training=True)
+    np.testing.assert_allclose(out, c["out"], **TOL)
+    for got, want in zip(dxs, [c["dinput0"], c["dinput1"]]):
+        np.testing.assert_allclose(got, want, **TOL)
+
+
+def test_layers_dot_functional_form():
+    a, b = minidl.layers.Input((3, 4)), minidl.layers.Input((6, 4))
+    assert minidl.layers.dot([a, b], axes=2).shape == (None, 3, 6)
+    with pytest.raises(ValueError, match="one length"):
+        minidl.layers.dot([a, b], axes=1)

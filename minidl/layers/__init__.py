@@ -8,7 +8,8 @@ from .conv_transpose import Conv2DTranspose
 from .upsampling import UpSampling2D
 from .core import Activation, Dense, Dropout, Flatten, LeakyReLU, ReLU, Reshape
 from .lambda_layer import Lambda
-from .attention import Attention, GroupQueryAttention, MultiHeadAttention
+from .attention import AdditiveAttention, Attention, GroupQueryAttention, MultiHeadAttention
+from .dot import Dot, dot
 from .einsum_dense import EinsumDense
 from .normalization_extra import GroupNormalization, Identity, RMSNormalization, UnitNormalization
 from .merge import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add,
@@ -37,7 +38,7 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
     DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D, MultiHeadAttention, Attention,
     EinsumDense, RMSNormalization, UnitNormalization, GroupNormalization, Identity,
-    GroupQueryAttention)}
+    GroupQueryAttention, AdditiveAttention, Dot)}
 
 
 def deserialize(class_name, config, custom_objects=None):
@@ -55,4 +56,4 @@ def deserialize(class_name, config, custom_objects=None):
 __all__ = sorted(LAYER_CLASSES) + ["Input", "KerasTensor", "Layer", "MaxPool2D", "AvgPool2D",
                                    "GlobalAvgPool2D", "GlobalMaxPool2D", "deserialize", "add",
                                    "subtract", "multiply", "average", "maximum", "minimum",
-                                   "concatenate"]
+                                   "concatenate", "dot"]

@@ -407,3 +407,65 @@ class GroupQueryAttention(MultiHeadAttention):
             config.pop(key)
         return dict(config, head_dim=self.head_dim, num_query_heads=self.num_query_heads,
                     num_key_value_heads=self.num_key_value_heads, sliding_window=None, use_gate=False)
+
+
+class AdditiveAttention(Layer):
+    """Keras AdditiveAttention (Bahdanau): scores[i, j] = sum(scale * tanh(query_i + key_j)) over
+    the features, softmax over the values, then their weighted sum; inputs [query, value] or
+    [query, value, key] of one feature size, weight `scale` (d,) when use_scale. The scores are
+    not dot products, so this layer is written with minidl.ops (the backend's elementwise ops,
+    reductions and GEMM) rather than the fused op. use_causal_mask is a call argument as in
+    Keras; attention dropout is not supported (dropout must be 0)."""
+
+    multiple_inputs = True
+
+    def __init__(self, use_scale=True, dropout=0.0, name=None, trainable=True, **kwargs):
+        super().__init__(name=name, trainable=trainable, **kwargs)
+        self.use_scale = bool(use_scale)
+        self.dropout = number(dropout, "dropout", self.describe(), low=0, high=1)
+        if self.dropout:
+            raise ValueError(f"{self.describe()}: attention dropout is not supported by minidl's "
+                             f"AdditiveAttention, got dropout={dropout!r}")
+        self._causal = None
+
+    def get_config(self):
+        return dict(super().get_config(), use_scale=self.use_scale, dropout=self.dropout)
+
+    def __call__(self, inputs, mask=None, training=None, return_attention_scores=False,
+                 use_causal_mask=False):
+        if not isinstance(inputs, (list, tuple)) or len(inputs) not in (2, 3):
+            raise ValueError(f"{self.describe()} takes a list [query, value] or [query, value, key], "
+                             f"got {type(inputs).__name__}")
+        if (mask is not None and any(m is not None for m in mask)) or return_attention_scores:
+            raise ValueError(f"{self.describe()}: mask and return_attention_scores are not supported by "
+                             "minidl's AdditiveAttention")
+        if self._causal not in (None, bool(use_causal_mask)):
+            raise ValueError(f"{self.describe()} was called with use_causal_mask={self._causal}; minidl "
+                             "keeps one value per layer")
+        self._causal = bool(use_causal_mask)
+        return Layer.__call__(self, list(inputs), training)
+
+    def build(self, input_shape):
+        query, value = input_shape[0], input_shape[1]
+        key = input_shape[2] if len(input_shape) == 3 else value
+        if any(len(s) != 3 for s in (query, value, key)) or query[-1] != key[-1] or key[1] != value[1]:
+            raise ValueError(f"{self.describe()} needs query (B, Tq, d), value (B, Tv, dv) and key (B, Tv, d), "
+                             "got " + ", ".join(format_shape(s[1:]) for s in input_shape))
+        self.scale = self.add_weight("scale", (query[-1],), "glorot_uniform") if self.use_scale else None
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[0][:-1]) + (input_shape[1][-1],)
+
+    def call(self, inputs, training=None):
+        from .. import ops
+        query, value = inputs[0], inputs[1]
+        key = inputs[2] if len(inputs) == 3 else value
+        terms = ops.tanh(ops.expand_dims(query, 2) + ops.expand_dims(key, 1))   # (B, Tq, Tv, d)
+        if self.use_scale:
+            terms = terms * self.scale
+        scores = ops.sum(terms, axis=-1)                                         # (B, Tq, Tv)
+        if self._causal:
+            tq, tv = scores.shape[1], scores.shape[2]
+            # Keras subtracts 1e9 where the mask forbids
+            scores = scores - (1.0 - ops.tri(tq, tv)) * 1e9
+        return ops.matmul(ops.softmax(scores, axis=-1), value)

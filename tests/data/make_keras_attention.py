@@ -124,6 +124,24 @@ weights = set_random_weights(gqa)
 out, cot, dins, dws = grads(gqa, [gq, gv], lambda a, b: gqa(a, b, use_causal_mask=True))
 store("gqa", [gq, gv], weights, out, cot, dins, dws)
 
+# AdditiveAttention with its scale, causal, and a separate key
+qd = rng.standard_normal((B, Tq, 4)).astype(np.float32)
+vd = rng.standard_normal((B, Tv, 3)).astype(np.float32)
+kd = rng.standard_normal((B, Tv, 4)).astype(np.float32)
+add = keras.layers.AdditiveAttention()
+add([qd, vd, kd])
+weights = set_random_weights(add)
+out, cot, dins, dws = grads(add, [qd, vd, kd], lambda a, b, c: add([a, b, c], use_causal_mask=True))
+store("additive", [qd, vd, kd], weights, out, cot, dins, dws)
+
+# Dot: (B, n) . (B, n) normalized, and (B, T, d) . (B, d, S) over axes (2, 1)
+for name, shapes, axes, normalize in (("dot_2d", ((B, 5), (B, 5)), 1, True),
+                                      ("dot_3d", ((B, 3, 4), (B, 4, 6)), (2, 1), False)):
+    xs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    layer = keras.layers.Dot(axes, normalize=normalize)
+    out, cot, dins, dws = grads(layer, xs, lambda a, b: layer([a, b]))
+    store(name, xs, [], out, cot, dins, dws)
+
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "keras_attention.npz")
 tmp = path + ".tmp.npz"
 np.savez(tmp, **cases)
