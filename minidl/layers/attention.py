@@ -36,6 +36,16 @@ class _AttentionCall(Layer):
                              "(on arrays); in a model minidl's layers have one output each")
         return scores
 
+    def node_kwargs(self):
+        """The call options a model file keeps with the layer's call (models/config.py)."""
+        has_key, has_mask, causal = self._options or (False, False, False)
+        return {"key": has_key, "attention_mask": has_mask, "use_causal_mask": causal}
+
+    def apply_node_kwargs(self, kwargs):
+        """Restore node_kwargs() when a model file is read (before the layer is built)."""
+        self._options = (bool(kwargs.get("key")), bool(kwargs.get("attention_mask")),
+                         bool(kwargs.get("use_causal_mask")))
+
     def _dropout_mask(self, shape, training):
         """The (B, H, Tq, Tk) multipliers of attention dropout in training, else None."""
         if not (training and self.dropout > 0):
@@ -430,6 +440,12 @@ class AdditiveAttention(Layer):
 
     def get_config(self):
         return dict(super().get_config(), use_scale=self.use_scale, dropout=self.dropout)
+
+    def node_kwargs(self):
+        return {"use_causal_mask": bool(self._causal)}
+
+    def apply_node_kwargs(self, kwargs):
+        self._causal = bool(kwargs.get("use_causal_mask"))
 
     def __call__(self, inputs, mask=None, training=None, return_attention_scores=False,
                  use_causal_mask=False):
