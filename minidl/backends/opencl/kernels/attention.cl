@@ -27,8 +27,11 @@ __kernel void attention_forward(__global float *out, __global float *probs, __gl
     const int i = row % tq, h = (row / tq) % heads, b = row / (tq * heads);
     __global float *p = probs + (size_t)row * tk;
     __global const float *qi = q + (size_t)ROW_INDEX(b, i, h, heads, tq) * dim;
+    // keys past the causal limit are never read: their probabilities are 0
+    const int limit = causal && i + 1 < tk ? i + 1 : tk;
     float top = -INFINITY;
-    for (int j = 0; j < tk; j++) {
+    for (int j = limit; j < tk; j++) p[j] = -INFINITY;
+    for (int j = 0; j < limit; j++) {
         float s = -INFINITY;
         if (allowed_key(mask, has_mask, causal, b, i, j, tq, tk)) {
             __global const float *kj = k + (size_t)ROW_INDEX(b, j, h, heads, tk) * dim;
@@ -41,6 +44,7 @@ __kernel void attention_forward(__global float *out, __global float *probs, __gl
     }
     float total = 0.0f;
     for (int j = 0; j < tk; j++) {
+        // top == -inf: no key is allowed, the row is uniform over all tk keys
         const float e = top == -INFINITY ? 1.0f : (p[j] == -INFINITY ? 0.0f : exp(p[j] - top));
         p[j] = e;
         total += e;
@@ -48,11 +52,13 @@ __kernel void attention_forward(__global float *out, __global float *probs, __gl
     for (int j = 0; j < tk; j++) p[j] /= total;
     __global float *oi = out + (size_t)ROW_INDEX(b, i, h, heads, tq) * dim_v;
     __global const float *drop = dropout + (size_t)row * tk;
-    for (int d = 0; d < dim_v; d++) {
-        float acc = 0.0f;
-        for (int j = 0; j < tk; j++)
-            acc += p[j] * (has_dropout ? drop[j] : 1.0f) * v[(size_t)ROW_INDEX(b, j, h, heads, tk) * dim_v + d];
-        oi[d] = acc;
+    // keys outer, features inner: each value row is read contiguously
+    for (int d = 0; d < dim_v; d++) oi[d] = 0.0f;
+    const int used = top == -INFINITY ? tk : limit;
+    for (int j = 0; j < used; j++) {
+        const float w = p[j] * (has_dropout ? drop[j] : 1.0f);
+        __global const float *vj = v + (size_t)ROW_INDEX(b, j, h, heads, tk) * dim_v;
+        for (int d = 0; d < dim_v; d++) oi[d] += w * vj[d];
     }
 }
 
@@ -73,8 +79,11 @@ __kernel void attention_backward_rows(__global float *ds, __global float *dq, __
     __global const float *p = probs + (size_t)row * tk, *drop = dropout + (size_t)row * tk;
     __global const float *go = dout + (size_t)ROW_INDEX(b, i, h, heads, tq) * dim_v;
     __global float *g = ds + (size_t)row * tk;
+    // a row with allowed keys has p = 0 past the causal limit (an empty row is uniform over all)
+    const int limit = causal && i + 1 < tk && p[tk - 1] == 0.0f ? i + 1 : tk;
     float dot = 0.0f;
-    for (int j = 0; j < tk; j++) {
+    for (int j = limit; j < tk; j++) g[j] = 0.0f;
+    for (int j = 0; j < limit; j++) {
         __global const float *vj = v + (size_t)ROW_INDEX(b, j, h, heads, tk) * dim_v;
         float s = 0.0f;
         for (int d = 0; d < dim_v; d++) s += go[d] * vj[d];
@@ -82,12 +91,12 @@ __kernel void attention_backward_rows(__global float *ds, __global float *dq, __
         g[j] = s;
         dot += s * p[j];
     }
-    for (int j = 0; j < tk; j++) g[j] = scale * p[j] * (g[j] - dot);   // masked keys: p = 0
+    for (int j = 0; j < limit; j++) g[j] = scale * p[j] * (g[j] - dot);   // masked keys: p = 0
     __global float *dqi = dq + (size_t)ROW_INDEX(b, i, h, heads, tq) * dim;
-    for (int d = 0; d < dim; d++) {
-        float acc = 0.0f;
-        for (int j = 0; j < tk; j++) acc += g[j] * k[(size_t)ROW_INDEX(b, j, h, heads, tk) * dim + d];
-        dqi[d] = acc;
+    for (int d = 0; d < dim; d++) dqi[d] = 0.0f;
+    for (int j = 0; j < limit; j++) {
+        __global const float *kj = k + (size_t)ROW_INDEX(b, j, h, heads, tk) * dim;
+        for (int d = 0; d < dim; d++) dqi[d] += g[j] * kj[d];
     }
 }
 
@@ -104,18 +113,17 @@ __kernel void attention_backward_keys(__global float *dk, __global float *dv, __
     const size_t base = (size_t)(b * heads + h) * tq * tk + j;   // probs[b, h, 0, j]
     __global float *dkj = dk + (size_t)ROW_INDEX(b, j, h, heads, tk) * dim;
     __global float *dvj = dv + (size_t)ROW_INDEX(b, j, h, heads, tk) * dim_v;
-    for (int d = 0; d < dim; d++) {
-        float acc = 0.0f;
-        for (int i = 0; i < tq; i++) acc += ds[base + (size_t)i * tk] * q[(size_t)ROW_INDEX(b, i, h, heads, tq) * dim + d];
-        dkj[d] = acc;
-    }
-    for (int d = 0; d < dim_v; d++) {
-        float acc = 0.0f;
-        for (int i = 0; i < tq; i++) {
-            const size_t at = base + (size_t)i * tk;
-            acc += probs[at] * (has_dropout ? dropout[at] : 1.0f)
-                   * dout[(size_t)ROW_INDEX(b, i, h, heads, tq) * dim_v + d];
-        }
-        dvj[d] = acc;
+    // queries outer, features inner: each q / dout row is read contiguously; ds and probs are 0
+    // wherever key j was not attended, so those rows add nothing
+    for (int d = 0; d < dim; d++) dkj[d] = 0.0f;
+    for (int d = 0; d < dim_v; d++) dvj[d] = 0.0f;
+    for (int i = 0; i < tq; i++) {
+        const size_t at = base + (size_t)i * tk;
+        const float gs = ds[at], w = probs[at] * (has_dropout ? dropout[at] : 1.0f);
+        if (gs == 0.0f && w == 0.0f) continue;
+        __global const float *qi = q + (size_t)ROW_INDEX(b, i, h, heads, tq) * dim;
+        __global const float *go = dout + (size_t)ROW_INDEX(b, i, h, heads, tq) * dim_v;
+        for (int d = 0; d < dim; d++) dkj[d] += gs * qi[d];
+        for (int d = 0; d < dim_v; d++) dvj[d] += w * go[d];
     }
 }
