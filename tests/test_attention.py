@@ -349,3 +349,50 @@ def test_transformer_block_trains(backend_name):
         minidl.set_backend("numpy")
     assert history.history["loss"][-1] < 0.6 * history.history["loss"][0]
     assert history.history["accuracy"][-1] > 0.85
+
+
+def test_eager_calls_return_attention_scores():
+    c = case("mha_masked")
+    fresh = MultiHeadAttention(num_heads=2, key_dim=3, value_dim=4)
+    out, scores = fresh(c["input0"], c["input1"], attention_mask=c["mask"], use_causal_mask=True,
+                        return_attention_scores=True)
+    fresh.set_weights(numbered(c, "weight"))
+    out, scores = fresh(c["input0"], c["input1"], attention_mask=c["mask"], use_causal_mask=True,
+                        return_attention_scores=True)
+    np.testing.assert_allclose(out, c["out"], **TOL)
+    assert scores.shape == (2, 2, 4, 5)
+    att = Attention()
+    out, scores = att([c["input0"][..., :3], c["input1"]], return_attention_scores=True)
+    assert out.shape == (2, 4, 3) and scores.shape == (2, 4, 5)
+    np.testing.assert_allclose(scores.sum(-1), 1, rtol=1e-5)
+
+
+def test_scores_are_refused_inside_a_model():
+    q = minidl.layers.Input((4, 6))
+    with pytest.raises(ValueError, match="eager calls"):
+        MultiHeadAttention(num_heads=2, key_dim=3)(q, q, return_attention_scores=True)
+
+
+@pytest.mark.parametrize("layer", [
+    lambda: MultiHeadAttention(num_heads=2, key_dim=3, value_dim=4, dropout=0.1, output_shape=5),
+    lambda: minidl.layers.GroupQueryAttention(head_dim=2, num_query_heads=4, num_key_value_heads=2),
+    lambda: Attention(use_scale=True, dropout=0.2), lambda: minidl.layers.AdditiveAttention(),
+    lambda: EinsumDense("abc,cde->abde", (None, 2, 5), bias_axes="de", activation="relu"),
+    lambda: minidl.layers.RMSNormalization(epsilon=1e-5), lambda: minidl.layers.UnitNormalization(),
+    lambda: minidl.layers.GroupNormalization(groups=4), lambda: minidl.layers.Identity(),
+    lambda: minidl.layers.Dot(axes=(2, 1), normalize=True)])
+def test_configs_round_trip(layer):
+    original = layer()
+    config = original.get_config()
+    assert type(original).from_config(config).get_config() == config
+
+
+def test_bad_arguments_name_the_layer():
+    with pytest.raises(ValueError, match="num_heads"):
+        MultiHeadAttention(num_heads=0, key_dim=3)
+    with pytest.raises(ValueError, match="num_key_value_heads"):
+        minidl.layers.GroupQueryAttention(head_dim=2, num_query_heads=4, num_key_value_heads=3)
+    with pytest.raises(ValueError, match="groups"):
+        minidl.layers.GroupNormalization(groups=3)(minidl.layers.Input((5, 8)))
+    with pytest.raises(ValueError, match="concat"):
+        Attention(score_mode="concat")
