@@ -396,3 +396,53 @@ def test_bad_arguments_name_the_layer():
         minidl.layers.GroupNormalization(groups=3)(minidl.layers.Input((5, 8)))
     with pytest.raises(ValueError, match="concat"):
         Attention(score_mode="concat")
+
+
+@pytest.mark.parametrize("make, shapes, options", [
+    (lambda: MultiHeadAttention(num_heads=2, key_dim=2, value_dim=3), [(1, 3, 4), (1, 4, 2), (1, 3, 4)],
+     (False, True, True)),
+    (lambda: minidl.layers.GroupQueryAttention(head_dim=2, num_query_heads=2, num_key_value_heads=1),
+     [(1, 3, 4), (1, 3, 4)], (False, False, True)),
+    (lambda: EinsumDense("abc,cde->abde", (None, 2, 3), bias_axes="de"), [(2, 3, 4)], None),
+    (lambda: minidl.layers.RMSNormalization(), [(2, 3, 4)], None),
+    (lambda: minidl.layers.UnitNormalization(), [(2, 3, 4)], None),
+    (lambda: minidl.layers.GroupNormalization(groups=2), [(2, 3, 4)], None)])
+def test_layer_gradients_float64_numpy(make, shapes, options):
+    """Input and weight gradients of each layer against central differences in float64."""
+    b = NumpyBackend("float64")
+    rng = np.random.default_rng(7)
+    inputs = [rng.standard_normal(s) for s in shapes]
+    if options and options[1]:
+        inputs[-1] = (rng.random(shapes[-1]) > 0.3).astype(np.float64)
+        inputs[-1][..., 0] = 1   # every query attends a key
+    layer = make()
+    if options is not None:
+        layer._options = options
+    layer.build_once([s[1:] for s in shapes] if layer.multiple_inputs else shapes[0][1:])
+    layer.attach(b)
+    layer.set_weights([rng.standard_normal(w.shape) * 0.5 for w in layer.weights])
+    cot = None
+
+    def loss():
+        xs = [b.from_numpy(x) for x in inputs]
+        out = layer.forward(xs if layer.multiple_inputs else xs[0], False)
+        return float((b.to_numpy(out) * cot).sum()), out
+
+    xs = [b.from_numpy(x) for x in inputs]
+    cot = rng.standard_normal(b.shape(layer.forward(xs if layer.multiple_inputs else xs[0], False)))
+    loss()
+    dxs = layer.backward(b.from_numpy(cot))
+    dxs = [b.to_numpy(d) for d in (dxs if isinstance(dxs, list) else [dxs])]
+    dws = [b.to_numpy(w.grad).copy() for w in layer.trainable_weights]
+    checked = inputs[:-1] if options and options[1] else inputs   # the mask has no gradient
+    values = [w.value for w in layer.trainable_weights]
+    for analytic, x in list(zip(dxs, checked)) + list(zip(dws, values)):
+        numeric = np.zeros_like(x)
+        for i in np.ndindex(x.shape):
+            x[i] += 1e-6
+            up = loss()[0]
+            x[i] -= 2e-6
+            down = loss()[0]
+            x[i] += 1e-6
+            numeric[i] = (up - down) / 2e-6
+        np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=1e-7)
