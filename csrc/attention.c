@@ -15,6 +15,18 @@
 #include "internal/vector_kernels.h"
 #include "status.h"
 
+/* Query rows per block of the causal products: a block of rows [r0, r1) reads keys [0, r1)
+ * only, so the products skip most of the masked upper triangle; 64 rows keep each product a
+ * few whole micro-kernel panels tall. */
+#define CAUSAL_BLOCK_ROWS 64
+
+/* Keys the rows [r0, r1) of a block can touch: [0, r1) under the causal mask, else all. A mask
+ * can empty a row, which then weighs every key (uniform), so with one all keys count too. */
+static int64_t block_keys(int causal, const float *mask, int64_t r1, int64_t tk)
+{
+    return causal && !mask && r1 < tk ? r1 : tk;
+}
+
 /* The keys query row i may attend lie in [0, limit); the mask may drop some of those. */
 static int64_t row_limit(int causal, int64_t i, int64_t tk) { return causal && i + 1 < tk ? i + 1 : tk; }
 
@@ -74,21 +86,27 @@ int minidl_attention_forward(float *out, float *probs, const float *q, const flo
             const float *qb = q + (b * tq * heads + h) * dim, *kb = k + (b * tk * heads + h) * dim;
             const float *vb = v + (b * tk * heads + h) * dim_v;
             float *p = probs + t * block, *ob = out + (b * tq * heads + h) * dim_v;
-            // scores (Tq, Tk) = scale * q_bh (Tq, D) @ k_bh^T (D, Tk)
-            mine = sgemm_strided_serial(p, tk, qb, heads * dim, 1, kb, 1, heads * dim, (int)tq, (int)tk,
-                                          (int)dim, scale, 0.0f);
-            for (int64_t i = 0; i < tq; i++)
-                softmax_row(p + i * tk, mask ? mask + (b * tq + i) * tk : NULL, row_limit(causal, i, tk), tk,
-                            vk);
-            const float *weights = p;
-            if (dropout) {
-                vk->multiply(dropped, p, dropout + t * block, block);
-                weights = dropped;
+            const int64_t rows = causal ? CAUSAL_BLOCK_ROWS : tq;
+            for (int64_t r0 = 0; r0 < tq && mine == MINIDL_OK; r0 += rows) {
+                const int64_t r1 = r0 + rows < tq ? r0 + rows : tq, keys = block_keys(causal, mask, r1, tk);
+                float *pr = p + r0 * tk;
+                // scores (r1 - r0, keys) = scale * q_bh rows (., D) @ k_bh^T (D, keys)
+                mine = sgemm_strided_serial(pr, tk, qb + r0 * heads * dim, heads * dim, 1, kb, 1, heads * dim,
+                                            (int)(r1 - r0), (int)keys, (int)dim, scale, 0.0f);
+                for (int64_t i = r0; i < r1; i++)   // writes the whole row: keys past `keys` get 0
+                    softmax_row(p + i * tk, mask ? mask + (b * tq + i) * tk : NULL, row_limit(causal, i, tk),
+                                tk, vk);
+                const float *weights = pr;
+                if (dropout) {
+                    vk->multiply(dropped + r0 * tk, pr, dropout + t * block + r0 * tk, (r1 - r0) * tk);
+                    weights = dropped + r0 * tk;
+                }
+                // out_bh rows (., Dv) = weights (., keys) @ v_bh (keys, Dv)
+                int s = sgemm_strided_serial(ob + r0 * heads * dim_v, heads * dim_v, weights, tk, 1, vb,
+                                             heads * dim_v, 1, (int)(r1 - r0), (int)dim_v, (int)keys, 1.0f,
+                                             0.0f);
+                mine = mine > s ? mine : s;
             }
-            // out_bh (Tq, Dv) = weights (Tq, Tk) @ v_bh (Tk, Dv)
-            int s = sgemm_strided_serial(ob, heads * dim_v, weights, tk, 1, vb, heads * dim_v, 1, (int)tq,
-                                         (int)dim_v, (int)tk, 1.0f, 0.0f);
-            mine = mine > s ? mine : s;
         }
         free(dropped);
 #pragma omp critical(minidl_attention_status)
@@ -129,29 +147,36 @@ int minidl_attention_backward(float *dq, float *dk, float *dv, const float *dout
                 vk->multiply(dropped, p, dropout + t * block, block);
                 weights = dropped;
             }
-            int s1, s2, s3, s4;
+            int s1, s2 = MINIDL_OK, s3 = MINIDL_OK, s4;
             // dv_bh (Tk, Dv) = weights^T (Tk, Tq) @ dout_bh (Tq, Dv)
             s1 = sgemm_strided_serial(dvb, ld_v, weights, 1, tk, dob, ld_v, 1, (int)tk, (int)dim_v, (int)tq,
                                       1.0f, 0.0f);
-            // d(weights) (Tq, Tk) = dout_bh (Tq, Dv) @ v_bh^T (Dv, Tk)
-            s2 = sgemm_strided_serial(ds, tk, dob, ld_v, 1, vb, 1, ld_v, (int)tq, (int)tk, (int)dim_v, 1.0f,
-                                      0.0f);
-            if (dropout)
-                vk->multiply(ds, ds, dropout + t * block, block);
-            for (int64_t i = 0; i < tq; i++) {
-                float *row = ds + i * tk;
-                const int64_t limit = row_limit(causal, i, tk);
-                if (allowed_keys(mask ? mask + (b * tq + i) * tk : NULL, limit) == 0) {
-                    // a uniform row: Keras's additive -1e9 passes the softmax gradient to every score
-                    vk->softmax_backward_rows(row, row, p + i * tk, 1, tk);
-                    continue;
+            const int64_t rows = causal ? CAUSAL_BLOCK_ROWS : tq;
+            for (int64_t r0 = 0; r0 < tq && s2 == MINIDL_OK && s3 == MINIDL_OK; r0 += rows) {
+                const int64_t r1 = r0 + rows < tq ? r0 + rows : tq, keys = block_keys(causal, mask, r1, tk);
+                float *dsr = ds + r0 * tk;
+                // d(weights) rows (., keys) = dout_bh rows (., Dv) @ v_bh^T (Dv, keys)
+                s2 = sgemm_strided_serial(dsr, tk, dob + r0 * ld_v, ld_v, 1, vb, 1, ld_v, (int)(r1 - r0),
+                                          (int)keys, (int)dim_v, 1.0f, 0.0f);
+                if (dropout)   // columns past `keys` hold leftovers, overwritten with 0 below
+                    vk->multiply(dsr, dsr, dropout + t * block + r0 * tk, (r1 - r0) * tk);
+                for (int64_t i = r0; i < r1; i++) {
+                    float *row = ds + i * tk;
+                    const int64_t limit = row_limit(causal, i, tk);
+                    if (allowed_keys(mask ? mask + (b * tq + i) * tk : NULL, limit) == 0) {
+                        // a uniform row: Keras's additive -1e9 passes the softmax gradient to every score
+                        vk->softmax_backward_rows(row, row, p + i * tk, 1, tk);
+                        continue;
+                    }
+                    // masked keys have probability 0, so their score gradient comes out 0 too
+                    vk->softmax_backward_rows(row, row, p + i * tk, 1, limit);
+                    memset(row + limit, 0, (size_t)(tk - limit) * sizeof(float));
                 }
-                // masked keys have probability 0, so their score gradient comes out 0 too
-                vk->softmax_backward_rows(row, row, p + i * tk, 1, limit);
-                memset(row + limit, 0, (size_t)(tk - limit) * sizeof(float));
+                // dq_bh rows (., D) = scale * ds rows (., keys) @ k_bh (keys, D)
+                s3 = sgemm_strided_serial(dqb + r0 * ld, ld, dsr, tk, 1, kb, ld, 1, (int)(r1 - r0), (int)dim,
+                                          (int)keys, scale, 0.0f);
             }
-            // dq_bh (Tq, D) = scale * ds (Tq, Tk) @ k_bh (Tk, D); dk_bh (Tk, D) = scale * ds^T @ q_bh
-            s3 = sgemm_strided_serial(dqb, ld, ds, tk, 1, kb, ld, 1, (int)tq, (int)dim, (int)tk, scale, 0.0f);
+            // dk_bh (Tk, D) = scale * ds^T (Tk, Tq) @ q_bh (Tq, D)
             s4 = sgemm_strided_serial(dkb, ld, ds, 1, tk, qb, ld, 1, (int)tk, (int)dim, (int)tq, scale, 0.0f);
             int s = s1 > s2 ? s1 : s2;
             s = s > s3 ? s : s3;
