@@ -1,12 +1,11 @@
-"""Attention layers: MultiHeadAttention and Attention (Keras 3's), on the backends' fused
-attention_forward / attention_backward ops (scores, mask, softmax and the weighted sum of
-values in one op per batch)."""
+"""Attention layers (Keras 3's): MultiHeadAttention, GroupQueryAttention and Attention on the
+backends' fused attention_forward / attention_backward ops (scores, mask, softmax and the
+weighted sum of values in one op), and AdditiveAttention, written with minidl.ops."""
 
 import math
 
-from .. import initializers
 from ..arguments import number
-from .base import KerasTensor, Layer, count_elements, format_shape
+from .base import KerasTensor, Layer, format_shape
 
 
 def _check_seed(layer, seed):
@@ -16,7 +15,7 @@ def _check_seed(layer, seed):
 
 
 class _AttentionCall(Layer):
-    """What MultiHeadAttention and Attention share: inputs taken as a list in a fixed order
+    """What the fused-op attention layers share: inputs taken as a list in a fixed order
     (query, value, key, mask, with key and mask optional), the call options fixed by the
     layer's first call, dropout masks on the probabilities, and return_attention_scores on
     eager calls (a model's layers have one output each)."""
