@@ -119,7 +119,9 @@ def _instances():
                 "DepthwiseConv2D": (3,), "SeparableConv2D": (4, 3), "Conv2DTranspose": (4, 3),
                 "SimpleRNN": (4,), "LSTM": (4,), "GRU": (4,), "RecurrentState": (1, 4),
                 "Bidirectional": (layers.LSTM(4),), "TimeDistributed": (layers.Dense(2),),
-                "StackedRNN": ([layers.LSTMCell(4), layers.GRUCell(3)],)}
+                "StackedRNN": ([layers.LSTMCell(4), layers.GRUCell(3)],),
+                "MultiHeadAttention": (2, 4), "GroupQueryAttention": (4, 4, 2),
+                "EinsumDense": ("ab,bc->ac", 4), "Dot": (1,)}
     for name, cls in sorted(layers.LAYER_CLASSES.items()):
         if name != "InputLayer":
             yield cls(*required.get(name, ()))

@@ -1638,6 +1638,31 @@ def binary_cases():
     return cases
 
 
+def attention_case(batch, tq, tk, heads, dim, dim_v, causal, masked, dropped):
+    def build(rng):
+        q, k = randn(rng, batch, tq, heads, dim), randn(rng, batch, tk, heads, dim)
+        v, dout = randn(rng, batch, tk, heads, dim_v), randn(rng, batch, tq, heads, dim_v)
+        mask = (rng.random((batch, tq, tk)) > 0.3).astype(np.float32) if masked else None
+        if masked:
+            mask[0, 0] = 0                      # a query that may attend nothing: uniform
+        drop = ((rng.random((batch, heads, tq, tk)) > 0.2) / 0.8).astype(np.float32) if dropped else None
+        probs = out(batch, heads, tq, tk)
+        return [call("attention_forward", out(batch, tq, heads, dim_v), probs, q, k, v, mask, drop, 0.37,
+                     causal),
+                call("attention_backward", out(*q.shape), out(*k.shape), out(*v.shape), dout, q, k, v, probs,
+                     mask, drop, 0.37, causal)]
+    name = "x".join(map(str, (batch, tq, tk, heads, dim, dim_v)))
+    flags = "".join(f for f, on in (("-causal", causal), ("-mask", masked), ("-dropout", dropped)) if on)
+    return Case("attention", f"attention-{name}{flags}", build, rtol=1e-4, atol=1e-5)
+
+
+def attention_cases():
+    return [attention_case(2, 5, 7, 3, 4, 3, False, False, False),
+            attention_case(2, 9, 9, 2, 16, 8, True, True, True),
+            attention_case(1, 33, 20, 1, 64, 64, True, False, False),
+            attention_case(3, 6, 17, 4, 5, 2, False, True, False)]
+
+
 CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases() + conv_cases()
          + precision_cases()
          + depthwise_cases() + dilated_grouped_cases() + conv_transpose_cases() + upsample_cases()
@@ -1645,7 +1670,8 @@ CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases(
          + layout_cases() + batchnorm_cases() + layernorm_cases() + layer_op_cases()
          + dropout_cases() + image_cases() + loss_cases() + row_loss_cases()
          + metric_cases() + optimizer_cases() + tensor_op_cases() + recurrent_cases()
-         + quantizer_cases() + binary_cases())
+         + quantizer_cases() + binary_cases()
+         + attention_cases())
 GEMM_FAMILY_OPS = ("gemm", "conv2d", "conv2d_transpose")   # the rows that run through the opencl GEMM kernels
 
 

@@ -422,6 +422,23 @@ class Backend:
         per-sample channel mask, forward and backward). out may alias x."""
         raise NotImplementedError
 
+    # ---------------------------------------------------------- attention
+    def attention_forward(self, out, probs, q, k, v, mask, dropout, scale, causal):
+        """Fused scaled dot-product attention per (batch, head), in Keras MultiHeadAttention's
+        layouts: q (B, Tq, H, D), k (B, Tk, H, D), v (B, Tk, H, Dv) -> out (B, Tq, H, Dv);
+        probs (B, H, Tq, Tk) = softmax over keys of scale * q.k where allowed (Keras's attention
+        scores, kept for the backward pass). Allowed: mask (B, Tq, Tk) nonzero (None: all) and,
+        when causal, key j <= query i. A query row with no allowed key gets uniform
+        probabilities (as Keras's -1e9 masking gives). dropout (B, H, Tq, Tk) or None:
+        multipliers applied to probs before the weighted sum (probs stays undropped)."""
+        raise NotImplementedError
+
+    def attention_backward(self, dq, dk, dv, dout, q, k, v, probs, mask, dropout, scale, causal):
+        """dq, dk, dv of attention_forward from dout (B, Tq, H, Dv) and its probs (a row with
+        no allowed key: the softmax gradient of its uniform probabilities, as Keras's additive
+        -1e9 mask gives)."""
+        raise NotImplementedError
+
     # ----------------------------------------------------------- images
     # transforms (N, 8) or (1, 8) (one row for every image), Keras's projective layout: row
     # [a0, a1, a2, b0, b1, b2, c0, c1] maps output pixel (x, y) (column, row) to the input point

@@ -15,6 +15,7 @@ from .host_memory import HostMemory
 from . import image_args
 from .numpy_ops import (activations as numpy_activations, images, losses, optimizers, regularize,
                         row_losses, upsampling, windows)
+from .numpy_ops.attention import NumpyAttentionOps
 from .numpy_ops.depthwise import NumpyDepthwiseOps
 from .numpy_ops.layer_ops import NumpyLayerOps
 from .numpy_ops.recurrent import NumpyRecurrentOps
@@ -28,7 +29,7 @@ from .checks import (check_concat, check_dropout_args, check_pixels, check_scala
 
 
 
-class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, NumpyQuantizerOps,
+class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, NumpyQuantizerOps,
                    NumpyBinaryOps, NumpyDepthwiseOps, HostMemory, RoundedOperands, Backend):
     """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
 

@@ -136,12 +136,18 @@ def _input_from_keras(config, where):
     return out
 
 
+# plain call options a node may carry (attention layers'); minidl's own, fuller record of them
+# travels beside Keras's kwargs as "minidl_call_options" (Keras reads only args and kwargs)
+CALL_OPTIONS = ("use_causal_mask",)
+
+
 def _refs(node, where):
-    """[[layer, node, tensor]] and the training flag of one Keras inbound node (Keras 3's
-    {"args", "kwargs"} or Keras 2's [[layer, node, tensor, kwargs], ...])."""
+    """[[layer, node, tensor]], the training flag and the call options of one Keras inbound
+    node (Keras 3's {"args", "kwargs"} or Keras 2's [[layer, node, tensor, kwargs], ...])."""
     if isinstance(node, dict):
         kwargs = node.get("kwargs") or {}
-        extra = {k: v for k, v in kwargs.items() if k not in ("training", "mask") and v is not None}
+        extra = {k: v for k, v in kwargs.items()
+                 if k not in ("training", "mask") + CALL_OPTIONS and v is not None}
         if extra or not isinstance(node.get("args"), list):
             raise UnsupportedKerasConfig(f"{where}: a call with arguments {sorted(extra)} "
                                          "cannot be rebuilt")
@@ -153,14 +159,18 @@ def _refs(node, where):
                     raise UnsupportedKerasConfig(f"{where}: a call argument is not a tensor of "
                                                  f"the model: {t!r:.100}")
                 refs.append(list(history))
-        return refs, kwargs.get("training")
+        options = {k: bool(kwargs[k]) for k in CALL_OPTIONS if k in kwargs}
+        mine = node.get("minidl_call_options")
+        if isinstance(mine, dict):
+            options.update({k: bool(v) for k, v in mine.items() if isinstance(k, str)})
+        return refs, kwargs.get("training"), options
     if isinstance(node, list):   # Keras 2
         refs = []
         for r in node:
             if not isinstance(r, list) or len(r) < 3:
                 raise UnsupportedKerasConfig(f"{where}: bad Keras 2 inbound node {r!r:.100}")
             refs.append(list(r[:3]))
-        return refs, None
+        return refs, None, {}
     raise UnsupportedKerasConfig(f"{where}: bad inbound node {node!r:.100}")
 
 
@@ -206,8 +216,11 @@ def model_from_keras(spec, depth=0):
             nodes = s.get("inbound_nodes") or []
             item["inbound_nodes"] = []
             for node in nodes:
-                refs, training = _refs(node, f"{where}, layer {item['name']!r}")
-                item["inbound_nodes"].append({"args": refs, "training": training})
+                refs, training, options = _refs(node, f"{where}, layer {item['name']!r}")
+                entry = {"args": refs, "training": training}
+                if options:
+                    entry["kwargs"] = options
+                item["inbound_nodes"].append(entry)
             items.append(item)
         inputs, in_kind = _io_refs(config.get("input_layers"), where)
         outputs, out_kind = _io_refs(config.get("output_layers"), where)
@@ -321,6 +334,10 @@ def model_to_keras(model):
         node = {"args": [tensors] if many else tensors, "kwargs": {}}
         if entry.training is not None:
             node["kwargs"]["training"] = entry.training
+        if hasattr(item, "node_kwargs"):   # call options a layer keeps (attention's causal mask)
+            options = item.node_kwargs()
+            node["kwargs"].update({k: options[k] for k in CALL_OPTIONS if k in options})
+            node["minidl_call_options"] = options
         spec["inbound_nodes"].append(node)
         k = len(spec["inbound_nodes"]) - 1
         for j, t in enumerate(entry.outputs):

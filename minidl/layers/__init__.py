@@ -8,6 +8,10 @@ from .conv_transpose import Conv2DTranspose
 from .upsampling import UpSampling2D
 from .core import Activation, Dense, Dropout, Flatten, LeakyReLU, ReLU, Reshape
 from .lambda_layer import Lambda
+from .attention import AdditiveAttention, Attention, GroupQueryAttention, MultiHeadAttention
+from .dot import Dot, dot
+from .einsum_dense import EinsumDense
+from .normalization_extra import GroupNormalization, Identity, RMSNormalization, UnitNormalization
 from .merge import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add,
                     average, concatenate, maximum, minimum, multiply, subtract)
 from .noise import GaussianNoise, SpatialDropout2D
@@ -36,7 +40,9 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing, RandomBrightness,
     RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
     DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D, SimpleRNN, LSTM, GRU,
-    RecurrentState, Bidirectional, TimeDistributed, StackedRNN)}
+    RecurrentState, Bidirectional, TimeDistributed, StackedRNN, MultiHeadAttention, Attention,
+    EinsumDense, RMSNormalization, UnitNormalization, GroupNormalization, Identity,
+    GroupQueryAttention, AdditiveAttention, Dot)}
 
 
 def serialize(layer):
@@ -75,4 +81,4 @@ __all__ = sorted(LAYER_CLASSES) + ["Input", "KerasTensor", "Layer", "MaxPool2D",
                                    "GlobalAvgPool2D", "GlobalMaxPool2D", "deserialize", "serialize", "add",
                                    "subtract", "multiply", "average", "maximum", "minimum",
                                    "concatenate", "RNN", "SimpleRNNCell", "LSTMCell", "GRUCell",
-                                   "StackedRNNCells"]
+                                   "StackedRNNCells", "dot"]

@@ -32,8 +32,10 @@ def functional_config(model):
             specs[id(item)] = _spec(item)
             order.append(id(item))
         spec = specs[id(item)]
-        spec["inbound_nodes"].append({"args": [where[id(t)] for t in entry.inputs],
-                                      "training": entry.training})
+        node = {"args": [where[id(t)] for t in entry.inputs], "training": entry.training}
+        if hasattr(item, "node_kwargs"):   # call options a layer keeps (attention's causal mask)
+            node["kwargs"] = item.node_kwargs()
+        spec["inbound_nodes"].append(node)
         k = len(spec["inbound_nodes"]) - 1
         for j, t in enumerate(entry.outputs):
             where[id(t)] = [item.name, k, j]
@@ -102,7 +104,7 @@ def replay(config, start, call, owner):
             args = [_tensor(made, ref, owner) for ref in nodes[0]["args"]]
             if not args or any(a is None for a in args):
                 continue
-            outs = call(position, spec, args, nodes[0].get("training"))
+            outs = call(position, spec, args, nodes[0].get("training"), nodes[0].get("kwargs"))
             made.setdefault(spec["config"]["name"], []).append(outs)
             nodes.pop(0)
             progressed = True
@@ -127,9 +129,11 @@ def functional_from_config(cls, config):
         layer = layers_mod.deserialize(spec["class_name"], spec["config"])
         return [layer.output]
 
-    def call(position, spec, args, training):
+    def call(position, spec, args, training, kwargs=None):
         if position not in items:
             items[position] = deserialize_item(spec)
+        if kwargs and hasattr(items[position], "apply_node_kwargs"):
+            items[position].apply_node_kwargs(kwargs)
         return _call(items[position], args, training)
 
     inputs, outputs = replay(config, start, call, owner)

@@ -81,7 +81,7 @@ def _declared_weights(config):
             return None
         return [layers_mod.deserialize(spec["class_name"], spec["config"]).shape]
 
-    def call(position, spec, shapes, training):
+    def call(position, spec, shapes, training, kwargs=None):
         if spec["class_name"] in MODEL_CLASSES:
             if position not in counted:
                 counted[position] = (None,) + _declared_weights(spec["config"])
@@ -89,6 +89,8 @@ def _declared_weights(config):
         if position not in counted:
             counted[position] = (layers_mod.deserialize(spec["class_name"], spec["config"]),)
         layer = counted[position][0]
+        if kwargs and hasattr(layer, "apply_node_kwargs"):
+            layer.apply_node_kwargs(kwargs)
         if not layer.multiple_inputs and len(shapes) != 1:
             raise ValueError(f"{layer.describe()} takes one input, the config feeds it "
                              f"{len(shapes)}")

@@ -66,6 +66,6 @@ autodiff.register_operators(dict(OPERATORS, matmul=matmul, getitem=getitem, mod=
 from . import image, math, numpy  # noqa: E402
 
 __all__ = [name for name in dir() if not name.startswith("_") and name not in
-           ("OPERATORS", "autodiff", "composite", "core", "creation", "einsum", "linalg", "nn", "ordering", "reductions",
+           ("OPERATORS", "attention", "autodiff", "composite", "core", "creation", "einsum", "linalg", "nn", "ordering", "reductions",
             "shapes", "numeric", "nn_functions", "decompositions", "control_flow", "math_functions",
             "image", "math", "numpy", "image_functions", "namespaces")]

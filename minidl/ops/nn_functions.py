@@ -11,6 +11,7 @@ from .composite import absolute, expm1, hard_silu, logsumexp, moveaxis
 from .core import (as_tensor, cast, convert_to_tensor, empty_like_shape, full, greater, greater_equal,
                    less, less_equal, log, maximum, minimum, record, sigmoid, sqrt, tanh, where)
 from .creation import arange
+from .attention import fused_dot_product_attention
 from .einsum import einsum
 from .nn import conv, log_softmax, softmax
 from .ordering import cumsum, sort
@@ -330,13 +331,28 @@ def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1, paddin
 # ------------------------------------------------------------ attention
 def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, is_causal=False,
                           flash_attention=None, attn_logits_soft_cap=None):
-    """softmax(q k^T * scale + bias, masked) v for q (B, T, N, H), k and v (B, S, N, H)."""
+    """keras.ops.dot_product_attention: softmax(scale * query . key + bias, masked) . value, query
+    (B, T, N, H), key and value (B, S, K, H). The backend's fused attention op runs it
+    (attention.py: grouped-query heads, a boolean mask broadcastable to (B, 1, T, S), is_causal);
+    a bias, attn_logits_soft_cap or a mask per head run the composed form below."""
+    if flash_attention:
+        raise ValueError("ops.dot_product_attention: flash_attention is not available here")
+    per_head_mask = mask is not None and len(getattr(mask, "shape", ())) == 4 and mask.shape[1] != 1
+    if bias is None and attn_logits_soft_cap is None and not per_head_mask:
+        return fused_dot_product_attention(query, key, value, mask, scale, is_causal)
+    return composed_dot_product_attention(query, key, value, bias, mask, scale, is_causal,
+                                          attn_logits_soft_cap=attn_logits_soft_cap)
+
+
+def composed_dot_product_attention(query, key, value, bias=None, mask=None, scale=None, is_causal=False,
+                                   flash_attention=None, attn_logits_soft_cap=None):
+    """softmax(q k^T * scale + bias, masked) v for q (B, T, N, H), k and v (B, S, N, H), composed
+    of differentiable ops: what ops.dot_product_attention (attention.py) runs for the cases its
+    fused backend op does not take (a bias, a soft cap, a mask per head)."""
     q, k, v = as_tensor(query), as_tensor(key), as_tensor(value)
     if len(q.shape) != 4 or len(k.shape) != 4 or len(v.shape) != 4:
         raise ValueError(f"ops.dot_product_attention: query, key and value must be (B, T, N, H), got "
                          f"{q.shape}, {k.shape}, {v.shape}")
-    if flash_attention:
-        raise ValueError("ops.dot_product_attention: flash_attention is not available here")
     s = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     logits = einsum("btnh,bsnh->bnts", q, k) * s
     if attn_logits_soft_cap is not None:

@@ -21,6 +21,7 @@ from ..host_memory import HostMemory
 from ..rounded_operands import RoundedOperands
 from ..checks import check_concat, check_dropout_args, check_pixels, is_sparse, require_input
 from ._ffi import INT32, checked, ffi, fptr, output, raise_for_status, require_lib, window_struct
+from .attention import CpuAttentionOps
 from .depthwise import DepthwiseOps
 from .images import ImageOps
 from .layer_ops import CpuLayerOps
@@ -42,7 +43,7 @@ def _rows_cols(shape):
     return (math.prod(shape[:-1]), c)
 
 
-class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, CpuQuantizerOps,
+class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, CpuQuantizerOps,
                  CpuBinaryOps, LinalgOps, DepthwiseOps, OptimOps, RowLossOps, HostMemory, RoundedOperands,
                  Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""

@@ -14,6 +14,7 @@ from ... import activations
 from ..base import Backend
 from ..rounded_operands import RoundedOperands
 from ..checks import check_concat, check_dropout_args, check_pixels, check_shape, require_input
+from .attention import AttentionOps
 from .conv import ConvOps, window_args
 from .depthwise import DepthwiseOps
 from .gemm import Gemm
@@ -38,7 +39,7 @@ COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 
 
 
-class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, QuantizerOps, BinaryOps, OptimOps,
+class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, QuantizerOps, BinaryOps, OptimOps,
                     RowLossOps, ConvOps, DepthwiseOps, GroupOps, RecurrentOps, DeviceRecurrentOps,
                     RoundedOperands, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
