@@ -12,8 +12,8 @@ import numpy as np
 from .. import activations
 from .base import Backend
 from .host_memory import HostMemory
-from . import image_args
-from .numpy_ops import (activations as numpy_activations, images, losses, optimizers, regularize,
+from . import color_args, image_args
+from .numpy_ops import (activations as numpy_activations, color, images, losses, optimizers, regularize,
                         row_losses, upsampling, windows)
 from .numpy_ops.depthwise import NumpyDepthwiseOps
 from .numpy_ops.layer_ops import NumpyLayerOps
@@ -291,6 +291,12 @@ class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyDepthwiseOps, HostMemory,
         op = "random_brightness_forward"
         image_args.check_images(op, out, x)
         images.brightness_forward(out, x, lower, upper, image_args.check_value_range(op, value_range), seed)
+
+    def random_color_forward(self, out, x, kind, params, value_range, seed):
+        op = "random_color_forward"
+        _, params = color_args.check_random_color(op, out, x, kind, params)
+        color.random_color_forward(out, x, kind, params, color_args.check_value_range(op, value_range),
+                                   seed)
 
     def channel_scale_shift(self, out, x, scale, shift):
         check_shape("channel_scale_shift", "scale", scale, x.shape[-1:])

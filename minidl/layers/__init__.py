@@ -18,6 +18,8 @@ from .reshaping import Cropping2D, Permute, RepeatVector
 from .preprocessing import CenterCrop, Normalization, Rescaling, Resizing
 from .preprocessing_random import (RandomBrightness, RandomContrast, RandomCrop, RandomFlip,
                                    RandomRotation, RandomTranslation, RandomZoom)
+from .preprocessing_color import (RandomColorDegeneration, RandomGrayscale, RandomInvert,
+                                  RandomPosterization, Solarization)
 
 # Keras aliases
 MaxPool2D = MaxPooling2D
@@ -32,7 +34,8 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     Cropping2D, RepeatVector, ELU, Softmax, LayerNormalization, PReLU, GaussianNoise,
     SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing, RandomBrightness,
     RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
-    DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D)}
+    DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D, RandomColorDegeneration,
+    RandomGrayscale, RandomInvert, RandomPosterization, Solarization)}
 
 
 def serialize(layer):

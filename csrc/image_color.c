@@ -1,0 +1,107 @@
+/* Per-pixel colour changes with one random draw per sample (see image_color.h). The fast
+ * version hoists the per-sample decision out of the pixel loop (an image left unchanged is one
+ * memcpy) and threads over samples; the reference applies pixel_color to every pixel. Both
+ * compute in float32 in the order of minidl/backends/numpy_ops/color.py. */
+#include <math.h>
+#include <string.h>
+
+#include "image_color.h"
+#include "internal/parallel.h"
+#include "internal/philox.h"
+
+enum { KIND_GRAYSCALE, KIND_INVERT, KIND_POSTERIZE, KIND_SOLARIZE, KIND_DEGENERATE };
+
+/* What one sample does: apply (0 leaves it as it is) and its drawn numbers. */
+typedef struct { int apply; float a, b; int shift; } sample_color;
+
+static sample_color draw_sample(const float *p, int kind, uint64_t seed, int64_t s)
+{
+    uint32_t words[4];
+    philox4x32_10(words, (uint32_t)s, (uint32_t)((uint64_t)s >> 32), (uint32_t)seed,
+                  (uint32_t)(seed >> 32));
+    float u0 = (float)(words[0] >> 8) * (1.0f / 16777216.0f);
+    float u1 = (float)(words[1] >> 8) * (1.0f / 16777216.0f);
+    sample_color d = {1, 0.0f, 0.0f, 0};
+    switch (kind) {
+    case KIND_GRAYSCALE: d.apply = u0 < p[0]; break;
+    case KIND_INVERT: d.apply = u1 < p[0] + (p[1] - p[0]) * u0; break;
+    case KIND_POSTERIZE: {
+        float bits = p[0] == p[1] ? p[0] : fminf(floorf(p[0] + (p[1] - p[0]) * u0), p[1] - 1.0f);
+        d.shift = (int)(8.0f - bits);
+        break;
+    }
+    case KIND_SOLARIZE:
+        d.a = p[0] + (p[1] * 255.0f - p[0]) * u0;   /* addition, Keras's bounds */
+        d.b = p[2] + (p[3] * 255.0f - p[2]) * u1;   /* threshold */
+        break;
+    case KIND_DEGENERATE: d.a = p[0] + (p[1] - p[0]) * u0; break;
+    }
+    return d;
+}
+
+static inline float clampf(float v, float low, float high)
+{
+    return v < low ? low : (v > high ? high : v);   /* NaN passes through */
+}
+
+/* dst (c,) = the change of one pixel src (c,) under the sample's draw d. */
+static inline void pixel_color(float *dst, const float *src, const sample_color *d, int kind,
+                               float low, float high, int c)
+{
+    const float to255 = 255.0f / (high - low), from255 = (high - low) / 255.0f;
+    float gray = c == 3 ? (0.2989f * src[0] + 0.587f * src[1]) + 0.114f * src[2] : src[0];
+    for (int k = 0; k < c; k++) {
+        float v = src[k];
+        switch (kind) {
+        case KIND_GRAYSCALE: v = d->apply ? gray : v; break;
+        case KIND_INVERT: v = d->apply ? high - v : v; break;
+        case KIND_POSTERIZE: {
+            uint32_t q = (uint32_t)clampf((v - low) * to255, 0.0f, 255.0f);   /* truncates */
+            v = (float)((q >> d->shift) << d->shift) * from255 + low;
+            break;
+        }
+        case KIND_SOLARIZE: {
+            float r = clampf((v - low) * to255 + d->a, 0.0f, 255.0f);
+            v = (r < d->b ? r : 255.0f - r) * from255 + low;
+            break;
+        }
+        case KIND_DEGENERATE: v = clampf(v + d->a * (gray - v), low, high); break;
+        }
+        dst[k] = v;
+    }
+}
+
+void minidl_random_color_reference(float *out, const float *x, const float *params, int kind,
+                                   float low, float high, uint64_t seed, int n, int64_t hw, int c)
+{
+    for (int s = 0; s < n; s++) {
+        sample_color d = draw_sample(params, kind, seed, s);
+        for (int64_t p = 0; p < hw; p++) {
+            int64_t i = ((int64_t)s * hw + p) * c;
+            pixel_color(out + i, x + i, &d, kind, low, high, c);
+        }
+    }
+}
+
+void minidl_random_color_forward(float *out, const float *x, const float *params, int kind,
+                                 float low, float high, uint64_t seed, int n, int64_t hw, int c)
+{
+    int threaded = n * hw * c >= MINIDL_PARALLEL_MIN && n > 1;
+#pragma omp parallel for schedule(static) if (threaded) num_threads(minidl_num_threads())
+    for (int s = 0; s < n; s++) {
+        sample_color d = draw_sample(params, kind, seed, s);
+        const float *src = x + (int64_t)s * hw * c;   /* src is (hw, c) */
+        float *dst = out + (int64_t)s * hw * c;
+        if (!d.apply) {   /* grayscale / invert left this sample unchanged */
+            if (dst != src) memcpy(dst, src, (size_t)(hw * c) * sizeof(float));
+            continue;
+        }
+        if (kind == KIND_INVERT) {   /* the common whole-image case, vectorized */
+#pragma omp simd
+            for (int64_t k = 0; k < hw * c; k++) dst[k] = high - src[k];
+            continue;
+        }
+        for (int64_t p = 0; p < hw; p++)
+            pixel_color(dst + p * c, src + p * c, &d, kind, low, high, c);
+    }
+}

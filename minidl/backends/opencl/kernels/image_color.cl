@@ -1,0 +1,44 @@
+// random_color_forward: the per-pixel colour changes of the Keras 3 colour augmentation layers
+// (kinds and params: minidl/backends/color_args.py). Formulas and float32 order follow the numpy
+// reference (minidl/backends/numpy_ops/color.py) and csrc/image_color.c. One work-item per
+// pixel: each draws its sample's two uniforms (ten Philox rounds), cheap beside the pixel's
+// memory traffic at the image sizes the layers see.
+// Kind codes: 0 grayscale, 1 invert, 2 posterize, 3 solarize, 4 degenerate.
+
+__kernel void random_color_forward(__global float *out, __global const float *x,
+                                   const float p0, const float p1, const float p2, const float p3,
+                                   const int kind, const float low, const float high,
+                                   const uint seed_lo, const uint seed_hi, const int pixels,
+                                   const int hw, const int c)
+{
+    const long pixel = get_global_id(0);
+    if (pixel >= pixels) return;
+    const long s = pixel / hw;   // the sample
+    const uint4 bits = philox4x32((uint4)((uint)s, (uint)(s >> 32), 0u, 0u), (uint2)(seed_lo, seed_hi));
+    const float u0 = (float)(bits.x >> 8) * (1.0f / 16777216.0f);
+    const float u1 = (float)(bits.y >> 8) * (1.0f / 16777216.0f);
+    __global const float *src = x + pixel * c;
+    __global float *dst = out + pixel * c;
+    const float to255 = 255.0f / (high - low), from255 = (high - low) / 255.0f;
+    const float gray = c == 3 ? (0.2989f * src[0] + 0.587f * src[1]) + 0.114f * src[2] : src[0];
+    int apply = 1, shift = 0;
+    float a = 0.0f, b = 0.0f;
+    if (kind == 0) apply = u0 < p0;
+    else if (kind == 1) apply = u1 < p0 + (p1 - p0) * u0;
+    else if (kind == 2) shift = (int)(8.0f - (p0 == p1 ? p0 : fmin(floor(p0 + (p1 - p0) * u0), p1 - 1.0f)));
+    else if (kind == 3) { a = p0 + (p1 * 255.0f - p0) * u0; b = p2 + (p3 * 255.0f - p2) * u1; }
+    else a = p0 + (p1 - p0) * u0;
+    for (int k = 0; k < c; ++k) {
+        float v = src[k];
+        if (kind == 0) v = apply ? gray : v;
+        else if (kind == 1) v = apply ? high - v : v;
+        else if (kind == 2) {
+            const uint q = (uint)clip_nan((v - low) * to255, 0.0f, 255.0f);   // truncates, as uint8
+            v = (float)((q >> shift) << shift) * from255 + low;
+        } else if (kind == 3) {
+            const float r = clip_nan((v - low) * to255 + a, 0.0f, 255.0f);
+            v = (r < b ? r : 255.0f - r) * from255 + low;
+        } else v = clip_nan(v + a * (gray - v), low, high);
+        dst[k] = v;
+    }
+}

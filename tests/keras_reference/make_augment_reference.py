@@ -1,0 +1,42 @@
+"""Writes augment_reference.npz: real Keras 3.15.1's outputs of the augmentation layers in
+their deterministic settings (probability 1, a factor (f, f), Solarization's defaults), read
+by tests/test_augment_keras3.py. Run in a venv with Keras 3.15.1 and torch (never by the
+test suite):
+
+    KERAS_BACKEND=torch python tests/keras_reference/make_augment_reference.py
+
+Keys: "x" (the input images, 0..255) and "x01" (the same in 0..1), then one per case of CASES."""
+
+import os
+
+import numpy as np
+
+# case -> (layer class name, constructor arguments, input key); the test builds the same
+CASES = {
+    "grayscale": ("RandomGrayscale", dict(factor=1.0), "x"),
+    "invert": ("RandomInvert", dict(factor=(1.0, 1.0)), "x"),
+    "invert01": ("RandomInvert", dict(factor=(1.0, 1.0), value_range=(0, 1)), "x01"),
+    "posterize3": ("RandomPosterization", dict(factor=(3, 3)), "x"),
+    "posterize5_01": ("RandomPosterization", dict(factor=(5, 5), value_range=(0, 1)), "x01"),
+    "solarize": ("Solarization", dict(), "x"),
+    "solarize01": ("Solarization", dict(value_range=(0, 1)), "x01"),
+    "degenerate": ("RandomColorDegeneration", dict(factor=(0.7, 0.7)), "x"),
+    "degenerate_neg": ("RandomColorDegeneration", dict(factor=(-0.6, -0.6)), "x"),
+}
+
+
+def main():
+    import keras
+    rng = np.random.default_rng(0)
+    arrays = {"x": rng.uniform(0, 255, (3, 5, 6, 3)).astype(np.float32)}
+    arrays["x01"] = arrays["x"] / np.float32(255)
+    for case, (name, kwargs, source) in CASES.items():
+        layer = getattr(keras.layers, name)(**kwargs)
+        arrays[case] = keras.ops.convert_to_numpy(layer(arrays[source], training=True))
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "augment_reference.npz")
+    np.savez(path + ".tmp.npz", **arrays)
+    os.replace(path + ".tmp.npz", path)
+
+
+if __name__ == "__main__":
+    main()
