@@ -9,7 +9,8 @@
 #include "internal/parallel.h"
 #include "internal/philox.h"
 
-enum { KIND_GRAYSCALE, KIND_INVERT, KIND_POSTERIZE, KIND_SOLARIZE, KIND_DEGENERATE };
+enum { KIND_GRAYSCALE, KIND_INVERT, KIND_POSTERIZE, KIND_SOLARIZE, KIND_DEGENERATE, KIND_SATURATION,
+       KIND_HUE };
 
 /* What one sample does: apply (0 leaves it as it is) and its drawn numbers. */
 typedef struct { int apply; float a, b; int shift; } sample_color;
@@ -35,6 +36,12 @@ static sample_color draw_sample(const float *p, int kind, uint64_t seed, int64_t
         d.b = p[2] + (p[3] * 255.0f - p[2]) * u1;   /* threshold */
         break;
     case KIND_DEGENERATE: d.a = p[0] + (p[1] - p[0]) * u0; break;
+    case KIND_SATURATION: {
+        float f = p[0] + (p[1] - p[0]) * u0;
+        d.a = f / (1.0f - f + 1e-7f);   /* Keras's f / (1 - f + epsilon) */
+        break;
+    }
+    case KIND_HUE: d.a = (u0 > 0.5f ? -1.0f : 1.0f) * (p[0] + (p[1] - p[0]) * u1) * 0.5f; break;
     }
     return d;
 }
@@ -44,10 +51,63 @@ static inline float clampf(float v, float low, float high)
     return v < low ? low : (v > high ? high : v);   /* NaN passes through */
 }
 
+/* Keras's rgb_to_hsv (its torch backend's formulas and selection order). */
+static inline void rgb_to_hsv(float hsv[3], float r, float g, float b)
+{
+    const float eps = 1.1920929e-07f;   /* float32 epsilon: tiny values read as 0 */
+    r = fabsf(r) < eps ? 0.0f : r;
+    g = fabsf(g) < eps ? 0.0f : g;
+    b = fabsf(b) < eps ? 0.0f : b;
+    float value = fmaxf(fmaxf(r, g), b), minimum = fminf(fminf(r, g), b);
+    float range = value - minimum;
+    float norm = 1.0f / (6.0f * (range > 0.0f ? range : 1.0f));
+    float hue = value == g ? norm * (b - r) + 2.0f / 6.0f : norm * (r - g) + 4.0f / 6.0f;
+    if (value == r) hue = norm * (g - b);
+    hsv[0] = (range > 0.0f ? hue : 0.0f) + (hue < 0.0f ? 1.0f : 0.0f);
+    hsv[1] = value > 0.0f ? range / value : 0.0f;
+    hsv[2] = value;
+}
+
+static inline void hsv_to_rgb(float rgb[3], float h, float s, float v)
+{
+    float dh = (h - floorf(h)) * 6.0f;
+    float dr = clampf(fabsf(dh - 3.0f) - 1.0f, 0.0f, 1.0f);
+    float dg = clampf(2.0f - fabsf(dh - 2.0f), 0.0f, 1.0f);
+    float db = clampf(2.0f - fabsf(dh - 4.0f), 0.0f, 1.0f);
+    rgb[0] = v * ((1.0f - s) + s * dr);
+    rgb[1] = v * ((1.0f - s) + s * dg);
+    rgb[2] = v * ((1.0f - s) + s * db);
+}
+
+/* dst (3,) = the saturation or hue change of one RGB pixel src (3,) (Keras's RandomSaturation
+ * works on the raw values and clips s to value_range; RandomHue on values scaled to 0..1). */
+static inline void pixel_hsv(float *dst, const float *src, const sample_color *d, int kind,
+                             float low, float high)
+{
+    float hsv[3], rgb[3];
+    if (kind == KIND_SATURATION) {
+        rgb_to_hsv(hsv, src[0], src[1], src[2]);
+        hsv_to_rgb(rgb, hsv[0], clampf(hsv[1] * d->a, low, high), hsv[2]);
+        dst[0] = rgb[0]; dst[1] = rgb[1]; dst[2] = rgb[2];
+        return;
+    }
+    const float scale = high - low;
+    rgb_to_hsv(hsv, (src[0] - low) / scale, (src[1] - low) / scale, (src[2] - low) / scale);
+    float h = hsv[0] + d->a;
+    h = h > 1.0f ? h - 1.0f : h;
+    h = h < 0.0f ? h + 1.0f : h;
+    hsv_to_rgb(rgb, h, hsv[1], hsv[2]);
+    for (int k = 0; k < 3; k++) dst[k] = clampf(rgb[k], 0.0f, 1.0f) * scale + low;
+}
+
 /* dst (c,) = the change of one pixel src (c,) under the sample's draw d. */
 static inline void pixel_color(float *dst, const float *src, const sample_color *d, int kind,
                                float low, float high, int c)
 {
+    if (kind == KIND_SATURATION || kind == KIND_HUE) {
+        pixel_hsv(dst, src, d, kind, low, high);
+        return;
+    }
     const float to255 = 255.0f / (high - low), from255 = (high - low) / 255.0f;
     float gray = c == 3 ? (0.2989f * src[0] + 0.587f * src[1]) + 0.114f * src[2] : src[0];
     for (int k = 0; k < c; k++) {

@@ -52,6 +52,8 @@ RANDOM_LAYERS = [
     lambda: layers.RandomPosterization(6),
     lambda: layers.Solarization(0.3, 0.8),
     lambda: layers.RandomColorDegeneration(0.9),
+    lambda: layers.RandomSaturation(0.8),
+    lambda: layers.RandomHue(0.7),
 ]
 
 
@@ -61,6 +63,18 @@ def test_matches_keras_in_its_deterministic_settings(active_backend, case):
     y, _ = run(getattr(layers, name)(**kwargs), REFERENCE[source], True)
     scale = 255.0 if source == "x" else 1.0
     np.testing.assert_allclose(y, REFERENCE[case], rtol=1e-5, atol=1e-4 * scale)
+
+
+def test_random_hue_shifts_by_either_sign_as_keras(active_backend):
+    x = REFERENCE["x"]
+    y, _ = run(layers.RandomHue((0.4, 0.4)), np.concatenate([x] * 8), True)
+    signs = []
+    for index, image in enumerate(y):
+        plus, minus = (REFERENCE[key][index % len(x)] for key in ("hue_plus", "hue_minus"))
+        matches = [np.allclose(image, ref, rtol=1e-5, atol=2e-3) for ref in (plus, minus)]
+        assert any(matches), f"image {index} is neither of Keras's hue shifts"
+        signs.append(matches[0])
+    assert 0 < sum(signs) < len(signs)
 
 
 @pytest.mark.parametrize("make", RANDOM_LAYERS)
@@ -126,10 +140,14 @@ def test_solarization_inverts_above_its_threshold(active_backend):
     assert 0.2 < inverted.mean() < 0.8
 
 
-@pytest.mark.parametrize("kind, params", [("grayscale", (0.5,)), ("invert", (0.0, 1.0)),
-                                          ("posterize", (1.0, 8.0)), ("solarize", (0.1, 0.5, 0.2, 0.9)),
-                                          ("degenerate", (-0.8, 0.8))])
-@pytest.mark.parametrize("channels", [1, 3])
+KERNEL_CASES = [("grayscale", (0.5,)), ("invert", (0.0, 1.0)), ("posterize", (1.0, 8.0)),
+                ("solarize", (0.1, 0.5, 0.2, 0.9)), ("degenerate", (-0.8, 0.8)),
+                ("saturation", (-0.5, 0.7)), ("hue", (0.0, 0.9))]
+
+
+@pytest.mark.parametrize("kind, params, channels", [
+    (kind, params, c) for kind, params in KERNEL_CASES for c in (1, 3)
+    if c == 3 or kind not in ("saturation", "hue")])   # the HSV kinds take RGB only
 def test_cpu_kernel_matches_its_reference_twin(isa, kind, params, channels):
     from minidl._cpu_kernels import ffi, lib
     x = images(n=9, h=5, w=6, c=channels, scale=2.0) - 0.5
@@ -164,6 +182,9 @@ def test_grayscale_layers_refuse_other_than_1_or_3_channels():
     for layer in (layers.RandomGrayscale(), layers.RandomColorDegeneration(0.2)):
         with pytest.raises(ValueError, match=r"1 or 3 channels .*\(None, 4, 4, 2\)"):
             run(layer, images(c=2, h=4, w=4), True)
+    for layer in (layers.RandomSaturation(0.2), layers.RandomHue(0.2)):
+        with pytest.raises(ValueError, match=r"3 channels .*\(None, 4, 4, 1\)"):
+            run(layer, images(c=1, h=4, w=4), True)
 
 
 def test_config_round_trip_and_keras_factors():
@@ -184,7 +205,8 @@ def fitted(epochs_per_call, seed=None):
     model = minidl.Sequential([
         layers.Input((6, 6, 3)), layers.RandomGrayscale(seed=seed), layers.RandomInvert(),
         layers.RandomPosterization(5), layers.Solarization(0.1, 0.9),
-        layers.RandomColorDegeneration(0.5), layers.Rescaling(1 / 255),
+        layers.RandomColorDegeneration(0.5), layers.RandomSaturation(0.3), layers.RandomHue(0.2),
+        layers.Rescaling(1 / 255),
         layers.Conv2D(4, 3, activation="relu"), layers.Flatten(), layers.Dense(3, activation="softmax")])
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
     done = 0

@@ -117,6 +117,7 @@ def _instances():
                 "RandomBrightness": (0.2,), "RandomContrast": (0.2,), "RandomCrop": (4, 4),
                 "RandomRotation": (0.1,), "RandomTranslation": (0.1, 0.1), "RandomZoom": (0.1,),
                 "RandomColorDegeneration": (0.2,), "RandomPosterization": (4,),
+                "RandomSaturation": (0.2,), "RandomHue": (0.2,),
                 "DepthwiseConv2D": (3,), "SeparableConv2D": (4, 3), "Conv2DTranspose": (4, 3)}
     for name, cls in sorted(layers.LAYER_CLASSES.items()):
         if name != "InputLayer":

@@ -897,8 +897,9 @@ def image_cases():
     cases += [Case("random_color", f"random_color-{kind}-{c}", color(kind, params, (7, 5, 4, c), (0, 255), seed),
                    rtol=1e-5, atol=1e-3)
               for kind, params in (("grayscale", (0.5,)), ("invert", (0.0, 1.0)), ("posterize", (1, 8)),
-                                   ("solarize", (0.1, 0.4, 0.2, 0.9)), ("degenerate", (-0.9, 0.9)))
-              for c, seed in ((1, 5), (3, 2 ** 40 + 3))]
+                                   ("solarize", (0.1, 0.4, 0.2, 0.9)), ("degenerate", (-0.9, 0.9)),
+                                   ("saturation", (-0.6, 0.8)), ("hue", (0.1, 0.9)))
+              for c, seed in ((1, 5), (3, 2 ** 40 + 3)) if c == 3 or kind not in ("saturation", "hue")]
     cases.append(Case("random_color", "random_color-threaded",
                       color("solarize", (0.0, 0.3, 0.0, 0.7), (9, 32, 32, 3), (-10, 300), 17), rtol=1e-5, atol=1e-3))
     cases += [Case("channel_scale_shift", "channel_scale_shift-" + "x".join(map(str, s)), scale_shift(s), rtol=1e-6)

@@ -11,6 +11,8 @@ COLOR_KINDS = {
     "posterize": 2,    # (lo, hi, -, -): keep the top `bits` bits of x scaled to 0..255 (uint8)
     "solarize": 3,     # (add_lo, add_hi, thr_lo, thr_hi): 255 - v where v + add >= threshold
     "degenerate": 4,   # (lo, hi, -, -): x + f (gray - x), f = lo + (hi - lo) u0, clipped
+    "saturation": 5,   # (lo, hi, -, -): HSV s times f / (1 - f + 1e-7), f = lo + (hi - lo) u0
+    "hue": 6,          # (lo, hi, -, -): HSV h plus +-(lo + (hi - lo) u1) / 2, sign by u0
 }
 
 
@@ -24,6 +26,9 @@ def check_random_color(op, out, x, kind, params):
     if len(params) > 4:
         raise ValueError(f"{op}: params holds at most 4 numbers, got {len(params)}")
     channels = x.shape[3]
+    if kind in ("saturation", "hue") and channels != 3:
+        raise ValueError(f"{op}: kind {kind!r} needs 3 channels (RGB), got images of shape "
+                         f"{tuple(x.shape)}")
     if kind in ("grayscale", "degenerate") and channels not in (1, 3):
         raise ValueError(f"{op}: kind {kind!r} needs 1 or 3 channels (RGB), got images of shape "
                          f"{tuple(x.shape)}")

@@ -18,8 +18,8 @@ from .reshaping import Cropping2D, Permute, RepeatVector
 from .preprocessing import CenterCrop, Normalization, Rescaling, Resizing
 from .preprocessing_random import (RandomBrightness, RandomContrast, RandomCrop, RandomFlip,
                                    RandomRotation, RandomTranslation, RandomZoom)
-from .preprocessing_color import (RandomColorDegeneration, RandomGrayscale, RandomInvert,
-                                  RandomPosterization, Solarization)
+from .preprocessing_color import (RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
+                                  RandomPosterization, RandomSaturation, Solarization)
 
 # Keras aliases
 MaxPool2D = MaxPooling2D
@@ -35,7 +35,7 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing, RandomBrightness,
     RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
     DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D, RandomColorDegeneration,
-    RandomGrayscale, RandomInvert, RandomPosterization, Solarization)}
+    RandomGrayscale, RandomHue, RandomInvert, RandomPosterization, RandomSaturation, Solarization)}
 
 
 def serialize(layer):

@@ -177,5 +177,42 @@ class RandomColorDegeneration(RandomColor):
         return self.factor
 
 
-__all__ = ["RandomColorDegeneration", "RandomGrayscale", "RandomInvert", "RandomPosterization",
-           "Solarization"]
+class RandomSaturation(RandomColor):
+    """Scale each image's HSV saturation by f / (1 - f), f drawn in [lower, upper] (Keras 3:
+    factor f in [-1, 1] means [-f, f]; (0.5, 0.5) leaves images as they are, 0 makes them gray;
+    as Keras, the scaled saturation is clipped to value_range, not to [0, 1])."""
+
+    kind, rgb_only = "saturation", True
+
+    def __init__(self, factor, value_range=(0, 255), data_format=None, seed=None, name=None,
+                 trainable=True):
+        super().__init__(value_range, data_format, seed, name, trainable)
+        self.factor = keras_factor(factor, (-1, 1), self.describe())
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        if input_shape[2] != 3:
+            raise ValueError(f"{self.describe()} expects 3 channels (RGB), got input shape "
+                             f"(None, {', '.join(map(str, input_shape))})")
+
+    def get_config(self):
+        return dict(super().get_config(), factor=list(self.factor))
+
+    def params(self):
+        return self.factor
+
+
+class RandomHue(RandomSaturation):
+    """Shift each image's HSV hue by +-f / 2 of a turn, f drawn in [lower, upper] and the sign
+    by a coin (Keras 3: factor f in [0, 1] means [0, f])."""
+
+    kind = "hue"
+
+    def __init__(self, factor, value_range=(0, 255), data_format=None, seed=None, name=None,
+                 trainable=True):
+        RandomColor.__init__(self, value_range, data_format, seed, name, trainable)
+        self.factor = keras_factor(factor, (0, 1), self.describe())
+
+
+__all__ = ["RandomColorDegeneration", "RandomGrayscale", "RandomHue", "RandomInvert",
+           "RandomPosterization", "RandomSaturation", "Solarization"]

@@ -5,7 +5,8 @@ test suite):
 
     KERAS_BACKEND=torch python tests/keras_reference/make_augment_reference.py
 
-Keys: "x" (the input images, 0..255) and "x01" (the same in 0..1), then one per case of CASES."""
+Keys: "x" (the input images, 0..255) and "x01" (the same in 0..1), one per case of CASES, and
+"hue_plus" / "hue_minus": RandomHue's two outcomes for a factor (0.4, 0.4)."""
 
 import os
 
@@ -22,6 +23,10 @@ CASES = {
     "solarize01": ("Solarization", dict(value_range=(0, 1)), "x01"),
     "degenerate": ("RandomColorDegeneration", dict(factor=(0.7, 0.7)), "x"),
     "degenerate_neg": ("RandomColorDegeneration", dict(factor=(-0.6, -0.6)), "x"),
+    "saturation_same": ("RandomSaturation", dict(factor=(0.5, 0.5)), "x"),
+    "saturation_up": ("RandomSaturation", dict(factor=(0.6, 0.6)), "x"),
+    "saturation_gray01": ("RandomSaturation", dict(factor=(0.0, 0.0), value_range=(0, 1)), "x01"),
+    "hue_zero": ("RandomHue", dict(factor=(0.0, 0.0)), "x"),
 }
 
 
@@ -33,6 +38,11 @@ def main():
     for case, (name, kwargs, source) in CASES.items():
         layer = getattr(keras.layers, name)(**kwargs)
         arrays[case] = keras.ops.convert_to_numpy(layer(arrays[source], training=True))
+    # RandomHue((0.4, 0.4)) shifts each image by +0.2 or -0.2 (a coin): both, for every image
+    hue = keras.layers.RandomHue((0.4, 0.4))
+    for key, sign in (("hue_plus", 1.0), ("hue_minus", -1.0)):
+        shift = np.full((len(arrays["x"]),), 0.2 * sign, np.float32)
+        arrays[key] = keras.ops.convert_to_numpy(hue.transform_images(arrays["x"], {"factor": shift}))
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "augment_reference.npz")
     np.savez(path + ".tmp.npz", **arrays)
     os.replace(path + ".tmp.npz", path)

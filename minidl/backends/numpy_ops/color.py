@@ -25,6 +25,27 @@ def _from_255(v, low, high):
     return v * ((f32(high) - f32(low)) / f32(255.0)) + f32(low)
 
 
+def _rgb_to_hsv(x):
+    """(h, s, v) planes of x (N, H, W, 3) by Keras's rgb_to_hsv (its torch backend's order)."""
+    x = np.where(np.abs(x) < np.finfo(np.float32).eps, f32(0), x)
+    r, g, b = x[..., 0], x[..., 1], x[..., 2]
+    value = np.maximum(np.maximum(r, g), b)
+    range_ = value - np.minimum(np.minimum(r, g), b)
+    norm = f32(1) / (f32(6) * np.where(range_ > 0, range_, f32(1)))
+    hue = np.where(value == g, norm * (b - r) + f32(2 / 6), norm * (r - g) + f32(4 / 6))
+    hue = np.where(value == r, norm * (g - b), hue)
+    hue = np.where(range_ > 0, hue, f32(0)) + (hue < 0).astype(np.float32)
+    saturation = np.where(value > 0, range_ / np.where(value > 0, value, f32(1)), f32(0))
+    return hue, saturation, value
+
+
+def _hsv_to_rgb(h, s, v):
+    dh = (h - np.floor(h)) * f32(6)
+    planes = (np.clip(np.abs(dh - f32(3)) - f32(1), 0, 1), np.clip(f32(2) - np.abs(dh - f32(2)), 0, 1),
+              np.clip(f32(2) - np.abs(dh - f32(4)), 0, 1))
+    return np.stack([v * ((f32(1) - s) + s * d) for d in planes], axis=-1)
+
+
 def random_color_forward(out, x, kind, params, value_range, seed):
     n = x.shape[0]
     u = sample_uniforms(n, seed)
@@ -49,6 +70,20 @@ def random_color_forward(out, x, kind, params, value_range, seed):
     elif kind == "degenerate":
         factor = p0 + (p1 - p0) * u0
         result = np.clip(x + factor * (_gray(x) - x), f32(low), f32(high))
+    elif kind == "saturation":   # Keras works on the raw values and clips s to value_range
+        factor = p0 + (p1 - p0) * u0[..., 0]
+        factor = factor / (f32(1) - factor + f32(1e-7))
+        h, s, v = _rgb_to_hsv(x)
+        result = _hsv_to_rgb(h, np.clip(s * factor, f32(low), f32(high)), v)
+    elif kind == "hue":
+        sign = np.where(u0[..., 0] > f32(0.5), f32(-1), f32(1))
+        delta = sign * (p0 + (p1 - p0) * u1[..., 0]) * f32(0.5)
+        scale = f32(high) - f32(low)
+        h, s, v = _rgb_to_hsv((x - f32(low)) / scale)
+        h = h + delta
+        h = np.where(h > 1, h - f32(1), h)
+        h = np.where(h < 0, h + f32(1), h)
+        result = np.clip(_hsv_to_rgb(h, s, v), 0, 1) * scale + f32(low)
     else:
         raise ValueError(f"random_color_forward: unknown kind {kind!r}")
     out[...] = result

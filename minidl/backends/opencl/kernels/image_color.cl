@@ -3,7 +3,31 @@
 // reference (minidl/backends/numpy_ops/color.py) and csrc/image_color.c. One work-item per
 // pixel: each draws its sample's two uniforms (ten Philox rounds), cheap beside the pixel's
 // memory traffic at the image sizes the layers see.
-// Kind codes: 0 grayscale, 1 invert, 2 posterize, 3 solarize, 4 degenerate.
+// Kind codes: 0 grayscale, 1 invert, 2 posterize, 3 solarize, 4 degenerate, 5 saturation, 6 hue.
+
+// Keras's rgb_to_hsv (its torch backend's formulas and selection order).
+float3 rgb_to_hsv(float r, float g, float b)
+{
+    const float eps = 1.1920929e-07f;   // float32 epsilon: tiny values read as 0
+    r = fabs(r) < eps ? 0.0f : r;
+    g = fabs(g) < eps ? 0.0f : g;
+    b = fabs(b) < eps ? 0.0f : b;
+    const float value = fmax(fmax(r, g), b), range = value - fmin(fmin(r, g), b);
+    const float norm = 1.0f / (6.0f * (range > 0.0f ? range : 1.0f));
+    float hue = value == g ? norm * (b - r) + 2.0f / 6.0f : norm * (r - g) + 4.0f / 6.0f;
+    if (value == r) hue = norm * (g - b);
+    return (float3)((range > 0.0f ? hue : 0.0f) + (hue < 0.0f ? 1.0f : 0.0f),
+                    value > 0.0f ? range / value : 0.0f, value);
+}
+
+float3 hsv_to_rgb(const float h, const float s, const float v)
+{
+    const float dh = (h - floor(h)) * 6.0f;
+    const float3 d = (float3)(clip_nan(fabs(dh - 3.0f) - 1.0f, 0.0f, 1.0f),
+                              clip_nan(2.0f - fabs(dh - 2.0f), 0.0f, 1.0f),
+                              clip_nan(2.0f - fabs(dh - 4.0f), 0.0f, 1.0f));
+    return (float3)(v * ((1.0f - s) + s * d.x), v * ((1.0f - s) + s * d.y), v * ((1.0f - s) + s * d.z));
+}
 
 __kernel void random_color_forward(__global float *out, __global const float *x,
                                    const float p0, const float p1, const float p2, const float p3,
@@ -27,7 +51,27 @@ __kernel void random_color_forward(__global float *out, __global const float *x,
     else if (kind == 1) apply = u1 < p0 + (p1 - p0) * u0;
     else if (kind == 2) shift = (int)(8.0f - (p0 == p1 ? p0 : fmin(floor(p0 + (p1 - p0) * u0), p1 - 1.0f)));
     else if (kind == 3) { a = p0 + (p1 * 255.0f - p0) * u0; b = p2 + (p3 * 255.0f - p2) * u1; }
-    else a = p0 + (p1 - p0) * u0;
+    else if (kind == 4) a = p0 + (p1 - p0) * u0;
+    else if (kind == 5) { const float f = p0 + (p1 - p0) * u0; a = f / (1.0f - f + 1e-7f); }
+    else a = (u0 > 0.5f ? -1.0f : 1.0f) * (p0 + (p1 - p0) * u1) * 0.5f;
+    if (kind == 5) {   // Keras's RandomSaturation: raw values, s clipped to value_range
+        const float3 hsv = rgb_to_hsv(src[0], src[1], src[2]);
+        const float3 rgb = hsv_to_rgb(hsv.x, clip_nan(hsv.y * a, low, high), hsv.z);
+        dst[0] = rgb.x; dst[1] = rgb.y; dst[2] = rgb.z;
+        return;
+    }
+    if (kind == 6) {   // Keras's RandomHue: values scaled to 0..1
+        const float scale = high - low;
+        const float3 hsv = rgb_to_hsv((src[0] - low) / scale, (src[1] - low) / scale, (src[2] - low) / scale);
+        float h = hsv.x + a;
+        h = h > 1.0f ? h - 1.0f : h;
+        h = h < 0.0f ? h + 1.0f : h;
+        const float3 rgb = hsv_to_rgb(h, hsv.y, hsv.z);
+        dst[0] = clip_nan(rgb.x, 0.0f, 1.0f) * scale + low;
+        dst[1] = clip_nan(rgb.y, 0.0f, 1.0f) * scale + low;
+        dst[2] = clip_nan(rgb.z, 0.0f, 1.0f) * scale + low;
+        return;
+    }
     for (int k = 0; k < c; ++k) {
         float v = src[k];
         if (kind == 0) v = apply ? gray : v;
