@@ -54,6 +54,8 @@ RANDOM_LAYERS = [
     lambda: layers.RandomColorDegeneration(0.9),
     lambda: layers.RandomSaturation(0.8),
     lambda: layers.RandomHue(0.7),
+    lambda: layers.RandomColorJitter(brightness_factor=0.2, contrast_factor=0.3, saturation_factor=0.5,
+                                     hue_factor=0.4),
 ]
 
 

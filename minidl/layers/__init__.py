@@ -20,6 +20,7 @@ from .preprocessing_random import (RandomBrightness, RandomContrast, RandomCrop,
                                    RandomRotation, RandomTranslation, RandomZoom)
 from .preprocessing_color import (RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
                                   RandomPosterization, RandomSaturation, Solarization)
+from .preprocessing_jitter import RandomColorJitter
 
 # Keras aliases
 MaxPool2D = MaxPooling2D
@@ -35,7 +36,8 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing, RandomBrightness,
     RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
     DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D, RandomColorDegeneration,
-    RandomGrayscale, RandomHue, RandomInvert, RandomPosterization, RandomSaturation, Solarization)}
+    RandomGrayscale, RandomHue, RandomInvert, RandomPosterization, RandomSaturation, Solarization,
+    RandomColorJitter)}
 
 
 def serialize(layer):

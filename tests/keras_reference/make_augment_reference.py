@@ -27,6 +27,10 @@ CASES = {
     "saturation_up": ("RandomSaturation", dict(factor=(0.6, 0.6)), "x"),
     "saturation_gray01": ("RandomSaturation", dict(factor=(0.0, 0.0), value_range=(0, 1)), "x01"),
     "hue_zero": ("RandomHue", dict(factor=(0.0, 0.0)), "x"),
+    "jitter": ("RandomColorJitter", dict(brightness_factor=(0.1, 0.1), saturation_factor=(0.6, 0.6),
+                                         hue_factor=(0.0, 0.0)), "x"),
+    "jitter01": ("RandomColorJitter", dict(value_range=(0, 1), brightness_factor=(-0.2, -0.2),
+                                           saturation_factor=(0.3, 0.3)), "x01"),
 }
 
 
