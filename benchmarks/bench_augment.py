@@ -73,7 +73,10 @@ def main():
                   "RandomPosterization": layers.RandomPosterization(4),
                   "Solarization": layers.Solarization(0.3, 0.8),
                   "RandomColorDegeneration": layers.RandomColorDegeneration(0.9),
-                  "RandomSaturation": layers.RandomSaturation(0.8), "RandomHue": layers.RandomHue(0.5)}
+                  "RandomSaturation": layers.RandomSaturation(0.8), "RandomHue": layers.RandomHue(0.5),
+                  "RandomColorJitter": layers.RandomColorJitter(brightness_factor=0.2, contrast_factor=0.2,
+                                                                saturation_factor=0.5, hue_factor=0.3),
+                  "AutoContrast": layers.AutoContrast()}
     device_x, device_dout = b.from_numpy(x), b.from_numpy(np.ones_like(x))
     steps = {}
     for name, layer in candidates.items():

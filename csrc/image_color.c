@@ -165,3 +165,58 @@ void minidl_random_color_forward(float *out, const float *x, const float *params
             pixel_color(dst + p * c, src + p * c, &d, kind, low, high, c);
     }
 }
+
+/* One value of AutoContrast: v (0..255) of a channel spanning [lo, hi] (0..255), back in
+ * [low, high]; Keras's inf / NaN of a constant channel is the input itself. */
+static inline float stretch(float x, float lo, float hi, float low, float high)
+{
+    const float to255 = 255.0f / (high - low);
+    float scale = 255.0f / (hi - lo), offset = -lo * scale;
+    float v = ((x - low) * to255) * scale + offset;
+    float result = clampf(v, 0.0f, 255.0f) * ((high - low) / 255.0f) + low;
+    return result != result ? x : result;
+}
+
+void minidl_auto_contrast_reference(float *out, const float *x, float low, float high, int n,
+                                    int64_t hw, int c)
+{
+    const float to255 = 255.0f / (high - low);
+    for (int s = 0; s < n; s++)
+        for (int k = 0; k < c; k++) {
+            const float *src = x + (int64_t)s * hw * c + k;   /* channel k, stride c */
+            float lo = INFINITY, hi = -INFINITY;
+            for (int64_t p = 0; p < hw; p++) {
+                float v = (src[p * c] - low) * to255;
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+            }
+            for (int64_t p = 0; p < hw; p++)
+                out[(int64_t)s * hw * c + p * c + k] = stretch(src[p * c], lo, hi, low, high);
+        }
+}
+
+void minidl_auto_contrast_forward(float *out, const float *x, float low, float high, int n,
+                                  int64_t hw, int c)
+{
+    const float to255 = 255.0f / (high - low);
+    int threaded = n * hw * c >= MINIDL_PARALLEL_MIN && n > 1;
+#pragma omp parallel for schedule(static) if (threaded) num_threads(minidl_num_threads())
+    for (int s = 0; s < n; s++) {
+        const float *image = x + (int64_t)s * hw * c;   /* image is (hw, c) */
+        float *dst = out + (int64_t)s * hw * c;
+        for (int c0 = 0; c0 < c; c0 += 64) {            /* 64 channels' extremes at a time */
+            int cn = c - c0 < 64 ? c - c0 : 64;
+            float lo[64], hi[64];
+            for (int k = 0; k < cn; k++) { lo[k] = INFINITY; hi[k] = -INFINITY; }
+            for (int64_t p = 0; p < hw; p++)             /* pixel-major: one pass over memory */
+                for (int k = 0; k < cn; k++) {
+                    float v = (image[p * c + c0 + k] - low) * to255;
+                    lo[k] = v < lo[k] ? v : lo[k];
+                    hi[k] = v > hi[k] ? v : hi[k];
+                }
+            for (int64_t p = 0; p < hw; p++)
+                for (int k = 0; k < cn; k++)
+                    dst[p * c + c0 + k] = stretch(image[p * c + c0 + k], lo[k], hi[k], low, high);
+        }
+    }
+}

@@ -13,4 +13,12 @@ void minidl_random_color_forward(float *out, const float *x, const float *params
 void minidl_random_color_reference(float *out, const float *x, const float *params, int kind,
                                    float low, float high, uint64_t seed, int n, int64_t hw, int c);
 
+/* out (n, hw, c) = Keras's AutoContrast of x: each image's channels stretched from their
+ * [min, max] to [low, high] (through 0..255 as Keras computes it); a constant channel (Keras's
+ * NaN) keeps x. out may alias x. The plain reference twin is minidl_auto_contrast_reference. */
+void minidl_auto_contrast_forward(float *out, const float *x, float low, float high, int n,
+                                  int64_t hw, int c);
+void minidl_auto_contrast_reference(float *out, const float *x, float low, float high, int n,
+                                    int64_t hw, int c);
+
 #endif

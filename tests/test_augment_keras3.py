@@ -79,6 +79,25 @@ def test_random_hue_shifts_by_either_sign_as_keras(active_backend):
     assert 0 < sum(signs) < len(signs)
 
 
+def test_auto_contrast_in_inference_too_and_its_kernel_twin(active_backend):
+    y, dx = run(layers.AutoContrast(), REFERENCE["x"], False, dout=REFERENCE["x"])
+    np.testing.assert_allclose(y, REFERENCE["autocontrast"], rtol=1e-5, atol=1e-2)
+    np.testing.assert_array_equal(dx, REFERENCE["x"])   # straight through
+
+
+@pytest.mark.parametrize("channels", [1, 3, 70])
+def test_auto_contrast_kernel_matches_its_reference_twin(isa, channels):
+    from minidl._cpu_kernels import ffi, lib
+    x = images(n=5, h=6, w=7, c=channels)
+    x[1, :, :, 0] = 3.0   # a constant channel
+    fast, reference = np.empty_like(x), np.empty_like(x)
+    ptr = lambda a: ffi.cast("float *", a.ctypes.data)   # noqa: E731
+    lib.minidl_auto_contrast_forward(ptr(fast), ptr(x), -10.0, 300.0, 5, 42, channels)
+    lib.minidl_auto_contrast_reference(ptr(reference), ptr(x), -10.0, 300.0, 5, 42, channels)
+    np.testing.assert_array_equal(fast, reference)
+    np.testing.assert_array_equal(fast[1, :, :, 0], x[1, :, :, 0])
+
+
 @pytest.mark.parametrize("make", RANDOM_LAYERS)
 def test_identity_outside_training_and_straight_through_gradient(active_backend, make):
     x = images()

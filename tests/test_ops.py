@@ -900,6 +900,14 @@ def image_cases():
                                    ("solarize", (0.1, 0.4, 0.2, 0.9)), ("degenerate", (-0.9, 0.9)),
                                    ("saturation", (-0.6, 0.8)), ("hue", (0.1, 0.9)))
               for c, seed in ((1, 5), (3, 2 ** 40 + 3)) if c == 3 or kind not in ("saturation", "hue")]
+    def auto_contrast(shape, value_range):
+        def build(rng):
+            x = randn(rng, *shape, scale=60) + 100
+            x[0, :, :, 0] = 7.0   # a constant channel keeps its values
+            return [call("auto_contrast_forward", out(*shape), x, value_range)]
+        return build
+    cases += [Case("auto_contrast", f"auto_contrast-{'x'.join(map(str, s))}", auto_contrast(s, vr), rtol=1e-5, atol=1e-3)
+              for s, vr in (((3, 5, 4, 3), (0, 255)), ((2, 6, 7, 70), (-10, 300)), ((9, 32, 32, 3), (0, 1)))]
     cases.append(Case("random_color", "random_color-threaded",
                       color("solarize", (0.0, 0.3, 0.0, 0.7), (9, 32, 32, 3), (-10, 300), 17), rtol=1e-5, atol=1e-3))
     cases += [Case("channel_scale_shift", "channel_scale_shift-" + "x".join(map(str, s)), scale_shift(s), rtol=1e-6)

@@ -356,6 +356,12 @@ class Backend:
         RandomPosterization, Solarization, RandomColorDegeneration). out may alias x."""
         raise NotImplementedError
 
+    def auto_contrast_forward(self, out, x, value_range):
+        """out (N, H, W, C) = Keras's AutoContrast: each image's channels stretched from their
+        [min, max] to value_range (computed through 0..255 as Keras does); a constant channel
+        stays as it is. out may alias x."""
+        raise NotImplementedError
+
     def channel_scale_shift(self, out, x, scale, shift):
         """out = x * scale + shift, scale and shift (C,) broadcast over the last axis.
         out may alias x."""

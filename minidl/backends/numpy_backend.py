@@ -298,6 +298,11 @@ class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyDepthwiseOps, HostMemory,
         color.random_color_forward(out, x, kind, params, color_args.check_value_range(op, value_range),
                                    seed)
 
+    def auto_contrast_forward(self, out, x, value_range):
+        op = "auto_contrast_forward"
+        image_args.check_images(op, out, x)
+        color.auto_contrast_forward(out, x, image_args.check_value_range(op, value_range))
+
     def channel_scale_shift(self, out, x, scale, shift):
         check_shape("channel_scale_shift", "scale", scale, x.shape[-1:])
         check_shape("channel_scale_shift", "shift", shift, x.shape[-1:])

@@ -18,7 +18,7 @@ from .reshaping import Cropping2D, Permute, RepeatVector
 from .preprocessing import CenterCrop, Normalization, Rescaling, Resizing
 from .preprocessing_random import (RandomBrightness, RandomContrast, RandomCrop, RandomFlip,
                                    RandomRotation, RandomTranslation, RandomZoom)
-from .preprocessing_color import (RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
+from .preprocessing_color import (AutoContrast, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
                                   RandomPosterization, RandomSaturation, Solarization)
 from .preprocessing_jitter import RandomColorJitter
 
@@ -37,7 +37,7 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
     DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D, RandomColorDegeneration,
     RandomGrayscale, RandomHue, RandomInvert, RandomPosterization, RandomSaturation, Solarization,
-    RandomColorJitter)}
+    RandomColorJitter, AutoContrast)}
 
 
 def serialize(layer):

@@ -14,6 +14,7 @@ RandomBrightness: Keras never differentiates these layers, which sit before trai
 
 import numbers
 
+from .preprocessing import ImageLayer
 from .preprocessing_random import RandomLayer, value_range_pair
 
 
@@ -214,5 +215,27 @@ class RandomHue(RandomSaturation):
         self.factor = keras_factor(factor, (0, 1), self.describe())
 
 
-__all__ = ["RandomColorDegeneration", "RandomGrayscale", "RandomHue", "RandomInvert",
+class AutoContrast(ImageLayer):
+    """Stretch each image's channels from their [min, max] to value_range (Keras 3; not random,
+    and applied in inference too, as Keras applies it). The gradient passes straight through."""
+
+    def __init__(self, value_range=(0, 255), data_format=None, name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        self.value_range = value_range_pair(value_range, self.describe())
+        self.data_format = check_data_format(data_format, self.describe())
+
+    def get_config(self):
+        return dict(super().get_config(), value_range=list(self.value_range),
+                    data_format=self.data_format)
+
+    def forward(self, x, training):
+        out = self.buffer("out", self.backend.shape(x))
+        self.backend.auto_contrast_forward(out, x, self.value_range)
+        return out
+
+    def backward(self, dout):
+        return dout
+
+
+__all__ = ["AutoContrast", "RandomColorDegeneration", "RandomGrayscale", "RandomHue", "RandomInvert",
            "RandomPosterization", "RandomSaturation", "Solarization"]

@@ -5,7 +5,8 @@ test suite):
 
     KERAS_BACKEND=torch python tests/keras_reference/make_augment_reference.py
 
-Keys: "x" (the input images, 0..255) and "x01" (the same in 0..1), one per case of CASES, and
+Keys: "x" (the input images, 0..255), "x01" (the same in 0..1), "flat" (two channels, one of
+them constant in image 1), one per case of CASES, and
 "hue_plus" / "hue_minus": RandomHue's two outcomes for a factor (0.4, 0.4)."""
 
 import os
@@ -27,6 +28,9 @@ CASES = {
     "saturation_up": ("RandomSaturation", dict(factor=(0.6, 0.6)), "x"),
     "saturation_gray01": ("RandomSaturation", dict(factor=(0.0, 0.0), value_range=(0, 1)), "x01"),
     "hue_zero": ("RandomHue", dict(factor=(0.0, 0.0)), "x"),
+    "autocontrast": ("AutoContrast", dict(), "x"),
+    "autocontrast01": ("AutoContrast", dict(value_range=(0, 1)), "x01"),
+    "autocontrast_flat": ("AutoContrast", dict(), "flat"),
     "jitter": ("RandomColorJitter", dict(brightness_factor=(0.1, 0.1), saturation_factor=(0.6, 0.6),
                                          hue_factor=(0.0, 0.0)), "x"),
     "jitter01": ("RandomColorJitter", dict(value_range=(0, 1), brightness_factor=(-0.2, -0.2),
@@ -39,6 +43,8 @@ def main():
     rng = np.random.default_rng(0)
     arrays = {"x": rng.uniform(0, 255, (3, 5, 6, 3)).astype(np.float32)}
     arrays["x01"] = arrays["x"] / np.float32(255)
+    arrays["flat"] = arrays["x"][:, :, :, :2].copy()   # a constant channel and a varying one
+    arrays["flat"][1, :, :, 0] = 17.0
     for case, (name, kwargs, source) in CASES.items():
         layer = getattr(keras.layers, name)(**kwargs)
         arrays[case] = keras.ops.convert_to_numpy(layer(arrays[source], training=True))

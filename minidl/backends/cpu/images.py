@@ -73,6 +73,14 @@ class ImageOps:
                                               ffi.new("float[4]", params), code, low, high,
                                               int(seed) % 2 ** 64, n, h * w, c)
 
+    def auto_contrast_forward(self, out, x, value_range):
+        op = "auto_contrast_forward"
+        image_args.check_images(op, out, x)
+        low, high = image_args.check_value_range(op, value_range)
+        n, h, w, c = x.shape
+        self._lib.minidl_auto_contrast_forward(output(op, "out", out), checked(op, "x", x), low, high,
+                                               n, h * w, c)
+
     def upsample2d_forward(self, out, x, size, interpolation):
         op = "upsample2d_forward"
         sh, sw, bilinear = image_args.check_upsample(op, x.shape, out.shape, size, interpolation)

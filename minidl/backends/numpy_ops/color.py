@@ -87,3 +87,16 @@ def random_color_forward(out, x, kind, params, value_range, seed):
     else:
         raise ValueError(f"random_color_forward: unknown kind {kind!r}")
     out[...] = result
+
+
+def auto_contrast_forward(out, x, value_range):
+    """Keras's AutoContrast: each image's channels stretched from [min, max] to value_range,
+    through 0..255 as Keras computes it; where that is NaN (a constant channel), x."""
+    low, high = f32(value_range[0]), f32(value_range[1])
+    x = x.astype(np.float32, copy=False)
+    v = (x - low) * (f32(255) / (high - low))
+    lo, hi = v.min(axis=(1, 2), keepdims=True), v.max(axis=(1, 2), keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = f32(255) / (hi - lo)
+        result = np.clip(v * scale + (-lo * scale), f32(0), f32(255)) * ((high - low) / f32(255)) + low
+    out[...] = np.where(np.isnan(result), x, result)

@@ -71,6 +71,14 @@ class ImageOps:
                     *(np.float32(p) for p in params), code, np.float32(low), np.float32(high),
                     *_seed_halves(seed), n * h * w, h * w, c)
 
+    def auto_contrast_forward(self, out, x, value_range):
+        op = "opencl auto_contrast_forward"
+        image_args.check_images(op, out, x)
+        low, high = image_args.check_value_range(op, value_range)
+        n, h, w, c = x.shape
+        self._run1d("image_color.cl", "auto_contrast_forward", n * c, out, x, np.float32(low),
+                    np.float32(high), n, h * w, c)
+
     def upsample2d_forward(self, out, x, size, interpolation):
         sh, sw, bilinear = image_args.check_upsample("opencl upsample2d_forward", x.shape, out.shape,
                                                      size, interpolation)

@@ -86,3 +86,26 @@ __kernel void random_color_forward(__global float *out, __global const float *x,
         dst[k] = v;
     }
 }
+
+// out (n, hw, c) = Keras's AutoContrast of x (see csrc/image_color.c): one work-item per
+// (image, channel), which finds the channel's extremes and then writes it (images are small).
+__kernel void auto_contrast_forward(__global float *out, __global const float *x, const float low,
+                                    const float high, const int n, const int hw, const int c)
+{
+    const int item = get_global_id(0);
+    if (item >= n * c) return;
+    const long base = (long)(item / c) * hw * c + item % c;
+    const float to255 = 255.0f / (high - low);
+    float lo = INFINITY, hi = -INFINITY;
+    for (long p = 0; p < hw; ++p) {
+        const float v = (x[base + p * c] - low) * to255;
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    const float scale = 255.0f / (hi - lo), offset = -lo * scale;
+    for (long p = 0; p < hw; ++p) {
+        const float v0 = x[base + p * c];
+        const float result = clip_nan(((v0 - low) * to255) * scale + offset, 0.0f, 255.0f) * ((high - low) / 255.0f) + low;
+        out[base + p * c] = result != result ? v0 : result;
+    }
+}
