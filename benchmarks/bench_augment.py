@@ -76,7 +76,7 @@ def main():
                   "RandomSaturation": layers.RandomSaturation(0.8), "RandomHue": layers.RandomHue(0.5),
                   "RandomColorJitter": layers.RandomColorJitter(brightness_factor=0.2, contrast_factor=0.2,
                                                                 saturation_factor=0.5, hue_factor=0.3),
-                  "AutoContrast": layers.AutoContrast()}
+                  "AutoContrast": layers.AutoContrast(), "RandomShear": layers.RandomShear(0.3, 0.3)}
     device_x, device_dout = b.from_numpy(x), b.from_numpy(np.ones_like(x))
     steps = {}
     for name, layer in candidates.items():

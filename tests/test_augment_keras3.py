@@ -15,7 +15,7 @@ from minidl import layers
 from minidl.backends import get_backend
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "keras_reference"))
-from make_augment_reference import CASES  # noqa: E402
+from make_augment_reference import CASES, SHEARS  # noqa: E402
 
 BACKENDS = minidl.available_backends()
 REFERENCE = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "keras_reference",
@@ -67,35 +67,40 @@ def test_matches_keras_in_its_deterministic_settings(active_backend, case):
     np.testing.assert_allclose(y, REFERENCE[case], rtol=1e-5, atol=1e-4 * scale)
 
 
-def test_random_hue_shifts_by_either_sign_as_keras(active_backend):
+def assert_either_outcome(y, case, atol):
+    """Each image of y is Keras's "<case>_plus" or "<case>_minus" outcome; both occur."""
     x = REFERENCE["x"]
-    y, _ = run(layers.RandomHue((0.4, 0.4)), np.concatenate([x] * 8), True)
     signs = []
     for index, image in enumerate(y):
-        plus, minus = (REFERENCE[key][index % len(x)] for key in ("hue_plus", "hue_minus"))
-        matches = [np.allclose(image, ref, rtol=1e-5, atol=2e-3) for ref in (plus, minus)]
-        assert any(matches), f"image {index} is neither of Keras's hue shifts"
+        plus, minus = (REFERENCE[f"{case}_{key}"][index % len(x)] for key in ("plus", "minus"))
+        matches = [np.allclose(image, ref, rtol=1e-5, atol=atol) for ref in (plus, minus)]
+        assert any(matches), f"image {index} is neither of Keras's {case} outcomes"
         signs.append(matches[0])
     assert 0 < sum(signs) < len(signs)
 
 
-def test_auto_contrast_in_inference_too_and_its_kernel_twin(active_backend):
-    y, dx = run(layers.AutoContrast(), REFERENCE["x"], False, dout=REFERENCE["x"])
-    np.testing.assert_allclose(y, REFERENCE["autocontrast"], rtol=1e-5, atol=1e-2)
-    np.testing.assert_array_equal(dx, REFERENCE["x"])   # straight through
+@pytest.mark.parametrize("case", sorted(SHEARS))
+def test_random_shear_matches_keras_either_way(active_backend, case):
+    y, dx = run(layers.RandomShear(**SHEARS[case]), np.concatenate([REFERENCE["x"]] * 8), True,
+                dout=np.ones((24,) + REFERENCE["x"].shape[1:], np.float32))
+    assert_either_outcome(y, case, atol=2e-2)
+    assert dx.shape == (24,) + REFERENCE["x"].shape[1:]
 
 
-@pytest.mark.parametrize("channels", [1, 3, 70])
-def test_auto_contrast_kernel_matches_its_reference_twin(isa, channels):
-    from minidl._cpu_kernels import ffi, lib
-    x = images(n=5, h=6, w=7, c=channels)
-    x[1, :, :, 0] = 3.0   # a constant channel
-    fast, reference = np.empty_like(x), np.empty_like(x)
-    ptr = lambda a: ffi.cast("float *", a.ctypes.data)   # noqa: E731
-    lib.minidl_auto_contrast_forward(ptr(fast), ptr(x), -10.0, 300.0, 5, 42, channels)
-    lib.minidl_auto_contrast_reference(ptr(reference), ptr(x), -10.0, 300.0, 5, 42, channels)
-    np.testing.assert_array_equal(fast, reference)
-    np.testing.assert_array_equal(fast[1, :, :, 0], x[1, :, :, 0])
+def test_random_hue_shifts_by_either_sign_as_keras(active_backend):
+    y, _ = run(layers.RandomHue((0.4, 0.4)), np.concatenate([REFERENCE["x"]] * 8), True)
+    assert_either_outcome(y, "hue", atol=2e-3)
+
+
+def test_random_shear_gradient_is_the_adjoint_and_inference_the_identity(active_backend):
+    x = images(n=6, h=7, w=9)
+    dout = np.random.default_rng(2).normal(size=x.shape).astype(np.float32)
+    layer = layers.RandomShear(0.4, 0.3, fill_mode="constant")
+    y, dx = run(layer, x, True, dout=dout)
+    np.testing.assert_allclose(np.vdot(y, dout), np.vdot(x, dx), rtol=1e-4)
+    y, dx = run(layers.RandomShear(0.4, 0.3), x, False, dout=dout)
+    np.testing.assert_array_equal(y, x)
+    np.testing.assert_array_equal(dx, dout)
 
 
 @pytest.mark.parametrize("make", RANDOM_LAYERS)
@@ -115,7 +120,8 @@ def test_random_draws_are_the_same_on_every_backend():
     results = []
     for name in BACKENDS:
         minidl.set_backend(name)
-        results.append([run(make(), x, True, seed=77)[0] for make in RANDOM_LAYERS])
+        results.append([run(make(), x, True, seed=77)[0]
+                        for make in RANDOM_LAYERS + [lambda: layers.RandomShear(0.3, 0.2)]])
     minidl.set_backend("numpy")
     for other in results[1:]:
         for a, b in zip(results[0], other):
@@ -193,6 +199,8 @@ def test_cpu_kernel_matches_its_reference_twin(isa, kind, params, channels):
     (lambda: layers.RandomColorDegeneration("a"), "factor"),
     (lambda: layers.RandomInvert(value_range=(1, 0)), "value_range must have low < high"),
     (lambda: layers.RandomGrayscale(data_format="channels_first"), "channels_last"),
+    (lambda: layers.RandomShear(x_factor=-0.2), r"x_factor must be a number or a pair of numbers in \[0, 1\]"),
+    (lambda: layers.RandomShear(fill_mode="mirror"), "fill_mode must be one of"),
 ])
 def test_bad_arguments_name_the_layer(make, message):
     with pytest.raises(ValueError, match=message):
@@ -213,7 +221,8 @@ def test_config_round_trip_and_keras_factors():
     assert layers.RandomPosterization(4).get_config()["factor"] == [1.0, 4.0]
     assert layers.RandomColorDegeneration(0.5).get_config()["factor"] == [-0.5, 0.5]
     assert layers.Solarization(0.2).get_config()["addition_factor"] == [0.0, 0.2]
-    for make in RANDOM_LAYERS:
+    for make in RANDOM_LAYERS + [lambda: layers.RandomShear(0.2, (0.1, 0.3), "nearest", "wrap"),
+                                 lambda: layers.AutoContrast((0, 1))]:
         layer = make()
         clone = layers.deserialize(type(layer).__name__, layer.get_config())
         assert {k: v for k, v in clone.get_config().items() if k != "name"} == \
@@ -227,7 +236,7 @@ def fitted(epochs_per_call, seed=None):
         layers.Input((6, 6, 3)), layers.RandomGrayscale(seed=seed), layers.RandomInvert(),
         layers.RandomPosterization(5), layers.Solarization(0.1, 0.9),
         layers.RandomColorDegeneration(0.5), layers.RandomSaturation(0.3), layers.RandomHue(0.2),
-        layers.Rescaling(1 / 255),
+        layers.RandomShear(0.2, 0.1), layers.Rescaling(1 / 255),
         layers.Conv2D(4, 3, activation="relu"), layers.Flatten(), layers.Dense(3, activation="softmax")])
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
     done = 0

@@ -880,7 +880,7 @@ def image_cases():
                    transform((2, 6, 5, 3), (6, 5), "bilinear", "constant", specials=True), rtol=1e-4, atol=1e-5)]
     kinds = [("flip", (1, 1, 0, 0)), ("flip", (1, 0, 0, 0)), ("rotation", (-0.2, 0.3, 0, 0)),
              ("translation", (-0.3, 0.2, -0.1, 0.4)), ("zoom", (-0.3, 0.5, -0.2, 0.1)),
-             ("zoom_tied", (-0.5, 0.5, 0, 0)), ("crop", (5, 2, 0, 0))]
+             ("zoom_tied", (-0.5, 0.5, 0, 0)), ("crop", (5, 2, 0, 0)), ("shear", (-0.3, 0.2, 0.1, 0.4))]
     cases += [Case("image_random_transforms", f"image_random_transforms-{kind}-{i}",
                    random(kind, ranges, n, 13, 17, seed), rtol=1e-5, atol=1e-5)
               for i, ((kind, ranges), (n, seed)) in enumerate(zip(kinds, [(5, 3), (70, 2 ** 40 + 9)] * 4))]

@@ -21,6 +21,7 @@ from .preprocessing_random import (RandomBrightness, RandomContrast, RandomCrop,
 from .preprocessing_color import (AutoContrast, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
                                   RandomPosterization, RandomSaturation, Solarization)
 from .preprocessing_jitter import RandomColorJitter
+from .preprocessing_shear import RandomShear
 
 # Keras aliases
 MaxPool2D = MaxPooling2D
@@ -37,7 +38,7 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
     DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D, RandomColorDegeneration,
     RandomGrayscale, RandomHue, RandomInvert, RandomPosterization, RandomSaturation, Solarization,
-    RandomColorJitter, AutoContrast)}
+    RandomColorJitter, AutoContrast, RandomShear)}
 
 
 def serialize(layer):

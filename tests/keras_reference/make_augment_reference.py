@@ -7,7 +7,8 @@ test suite):
 
 Keys: "x" (the input images, 0..255), "x01" (the same in 0..1), "flat" (two channels, one of
 them constant in image 1), one per case of CASES, and
-"hue_plus" / "hue_minus": RandomHue's two outcomes for a factor (0.4, 0.4)."""
+"hue_plus" / "hue_minus": RandomHue's two outcomes for a factor (0.4, 0.4), and the two
+outcomes of each RandomShear case of SHEARS."""
 
 import os
 
@@ -37,6 +38,14 @@ CASES = {
                                            saturation_factor=(0.3, 0.3)), "x01"),
 }
 
+# RandomShear cases (fixed factors) -> constructor arguments; keys "<case>_plus", "<case>_minus"
+SHEARS = {
+    "shear_x": dict(x_factor=(0.3, 0.3)),
+    "shear_xy_nearest": dict(x_factor=(0.2, 0.2), y_factor=(0.4, 0.4), interpolation="nearest",
+                             fill_mode="constant", fill_value=7.0),
+    "shear_y_wrap": dict(y_factor=(0.25, 0.25), fill_mode="wrap"),
+}
+
 
 def main():
     import keras
@@ -53,6 +62,14 @@ def main():
     for key, sign in (("hue_plus", 1.0), ("hue_minus", -1.0)):
         shift = np.full((len(arrays["x"]),), 0.2 * sign, np.float32)
         arrays[key] = keras.ops.convert_to_numpy(hue.transform_images(arrays["x"], {"factor": shift}))
+    # RandomShear with fixed factors shears each image one way or the other (a coin): both
+    for case, kwargs in SHEARS.items():
+        layer = keras.layers.RandomShear(**kwargs)
+        for key, sign in (("plus", 1.0), ("minus", -1.0)):
+            shear = np.tile(np.float32([[kwargs.get("x_factor", (0, 0))[0],
+                                         kwargs.get("y_factor", (0, 0))[0]]]) * sign, (3, 1))
+            arrays[f"{case}_{key}"] = keras.ops.convert_to_numpy(layer.transform_images(
+                arrays["x"], {"shear_factor": shear, "input_shape": arrays["x"].shape}))
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "augment_reference.npz")
     np.savez(path + ".tmp.npz", **arrays)
     os.replace(path + ".tmp.npz", path)
