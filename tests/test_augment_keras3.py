@@ -1,8 +1,10 @@
-"""Keras 3's augmentation layers that minidl added for issue 24 (preprocessing_color.py):
-against real Keras 3.15.1's outputs in their deterministic settings
+"""Keras 3's augmentation layers that minidl added for issue 24 (preprocessing_color.py,
+preprocessing_jitter.py, preprocessing_shear.py): against real Keras 3.15.1's outputs in their
+deterministic settings, or each of its two outcomes where a coin remains
 (keras_reference/augment_reference.npz), on every backend; the same draws on every backend;
-the identity outside training; the straight-through gradient; the distributions of the
-random settings; the cpu kernel against its reference twin on each ISA path; errors."""
+the identity outside training; the gradients (straight through, or the adjoint for RandomShear);
+the distributions of the random settings; the cpu kernels against their reference twins on
+each ISA path; errors and configs."""
 
 import os
 import sys
@@ -13,6 +15,7 @@ import pytest
 import minidl
 from minidl import layers
 from minidl.backends import get_backend
+from minidl.backends.color_args import COLOR_KINDS
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "keras_reference"))
 from make_augment_reference import CASES, SHEARS  # noqa: E402
@@ -178,7 +181,7 @@ KERNEL_CASES = [("grayscale", (0.5,)), ("invert", (0.0, 1.0)), ("posterize", (1.
 def test_cpu_kernel_matches_its_reference_twin(isa, kind, params, channels):
     from minidl._cpu_kernels import ffi, lib
     x = images(n=9, h=5, w=6, c=channels, scale=2.0) - 0.5
-    code = __import__("minidl.backends.color_args", fromlist=["COLOR_KINDS"]).COLOR_KINDS[kind]
+    code = COLOR_KINDS[kind]
     p = ffi.new("float[4]", list(params) + [0.0] * (4 - len(params)))
     fast, reference = np.empty_like(x), np.empty_like(x)
     ptr = lambda a: ffi.cast("float *", a.ctypes.data)   # noqa: E731
