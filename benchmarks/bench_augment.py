@@ -84,7 +84,7 @@ def main():
         layer.attach(b)
 
         def augment(layer=layer):
-            layer.step_seed += 1
+            layer.step_seed = getattr(layer, "step_seed", 0) + 1   # new draws each call
             layer.forward(device_x, True)
             layer.backward(device_dout)
             b.synchronize()

@@ -101,8 +101,9 @@ static inline void pixel_hsv(float *dst, const float *src, const sample_color *d
 }
 
 /* dst (c,) = the change of one pixel src (c,) under the sample's draw d. */
-static inline void pixel_color(float *dst, const float *src, const sample_color *d, int kind,
-                               float low, float high, int c)
+static inline __attribute__((always_inline)) void pixel_color(float *dst, const float *src,
+                                                              const sample_color *d, int kind,
+                                                              float low, float high, int c)
 {
     if (kind == KIND_SATURATION || kind == KIND_HUE) {
         pixel_hsv(dst, src, d, kind, low, high);
@@ -129,6 +130,16 @@ static inline void pixel_color(float *dst, const float *src, const sample_color 
         }
         dst[k] = v;
     }
+}
+
+/* dst (hw, c) = pixel_color of each pixel of src (hw, c); inlined with a constant kind. */
+static inline __attribute__((always_inline)) void pixels_color(float *dst, const float *src,
+                                                               const sample_color *d, int kind,
+                                                               float low, float high, int64_t hw,
+                                                               int c)
+{
+    for (int64_t p = 0; p < hw; p++)
+        pixel_color(dst + p * c, src + p * c, d, kind, low, high, c);
 }
 
 void minidl_random_color_reference(float *out, const float *x, const float *params, int kind,
@@ -161,8 +172,14 @@ void minidl_random_color_forward(float *out, const float *x, const float *params
             for (int64_t k = 0; k < hw * c; k++) dst[k] = high - src[k];
             continue;
         }
-        for (int64_t p = 0; p < hw; p++)
-            pixel_color(dst + p * c, src + p * c, &d, kind, low, high, c);
+        switch (kind) {   /* a literal kind each: the compiler drops the per-pixel switch */
+        case KIND_POSTERIZE: pixels_color(dst, src, &d, KIND_POSTERIZE, low, high, hw, c); break;
+        case KIND_SOLARIZE: pixels_color(dst, src, &d, KIND_SOLARIZE, low, high, hw, c); break;
+        case KIND_DEGENERATE: pixels_color(dst, src, &d, KIND_DEGENERATE, low, high, hw, c); break;
+        case KIND_SATURATION: pixels_color(dst, src, &d, KIND_SATURATION, low, high, hw, c); break;
+        case KIND_HUE: pixels_color(dst, src, &d, KIND_HUE, low, high, hw, c); break;
+        default: pixels_color(dst, src, &d, kind, low, high, hw, c); break;
+        }
     }
 }
 
