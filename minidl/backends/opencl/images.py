@@ -7,6 +7,7 @@ from .. import color_args, image_args
 
 _CL = "images.cl"
 BRIGHTNESS_RUN = 256   # elements per work-item of random_brightness_forward (images.cl)
+COLOR_RUN = 64         # pixels per work-item of random_color_forward (image_color.cl)
 
 
 def _seed_halves(seed):
@@ -67,9 +68,10 @@ class ImageOps:
         code, params = color_args.check_random_color(op, out, x, kind, params)
         low, high = color_args.check_value_range(op, value_range)
         n, h, w, c = x.shape
-        self._run1d("image_color.cl", "random_color_forward", n * h * w, out, x,
+        runs = -(-(h * w) // COLOR_RUN)
+        self._run1d("image_color.cl", "random_color_forward", n * runs, out, x,
                     *(np.float32(p) for p in params), code, np.float32(low), np.float32(high),
-                    *_seed_halves(seed), n * h * w, h * w, c)
+                    *_seed_halves(seed), n, h * w, c)
 
     def auto_contrast_forward(self, out, x, value_range):
         op = "opencl auto_contrast_forward"
