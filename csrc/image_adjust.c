@@ -7,7 +7,7 @@
 #include "internal/parallel.h"
 #include "internal/philox.h"
 
-enum { KIND_FLIP, KIND_ROTATION, KIND_TRANSLATION, KIND_ZOOM, KIND_ZOOM_TIED, KIND_CROP };
+enum { KIND_FLIP, KIND_ROTATION, KIND_TRANSLATION, KIND_ZOOM, KIND_ZOOM_TIED, KIND_CROP, KIND_SHEAR };
 
 static void sample_uniforms(float u[4], int64_t sample, uint64_t seed)
 {
@@ -65,6 +65,12 @@ void minidl_image_random_transforms(float *transforms, const float *ranges, int 
             t[5] = fminf(floorf(first[0] * (r0 + 1.0f)), r0);
             t[2] = fminf(floorf(first[1] * (r1 + 1.0f)), r1);
             break;
+        case KIND_SHEAR: {   /* Keras's RandomShear: both shears take one random sign */
+            float sign = u[0] > 0.5f ? -1.0f : 1.0f;
+            t[1] = (r0 + (r1 - r0) * u[1]) * sign;
+            t[3] = (r2 + (r3 - r2) * u[2]) * sign;
+            break;
+        }
         }
     }
 }

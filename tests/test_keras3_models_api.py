@@ -116,6 +116,8 @@ def _instances():
                 "CenterCrop": (4, 4), "Rescaling": (0.5,), "Resizing": (4, 4),
                 "RandomBrightness": (0.2,), "RandomContrast": (0.2,), "RandomCrop": (4, 4),
                 "RandomRotation": (0.1,), "RandomTranslation": (0.1, 0.1), "RandomZoom": (0.1,),
+                "RandomColorDegeneration": (0.2,), "RandomPosterization": (4,),
+                "RandomSaturation": (0.2,), "RandomHue": (0.2,),
                 "DepthwiseConv2D": (3,), "SeparableConv2D": (4, 3), "Conv2DTranspose": (4, 3),
                 "SimpleRNN": (4,), "LSTM": (4,), "GRU": (4,), "RecurrentState": (1, 4),
                 "Bidirectional": (layers.LSTM(4),), "TimeDistributed": (layers.Dense(2),),

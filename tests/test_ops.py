@@ -899,7 +899,7 @@ def image_cases():
                    transform((2, 6, 5, 3), (6, 5), "bilinear", "constant", specials=True), rtol=1e-4, atol=1e-5)]
     kinds = [("flip", (1, 1, 0, 0)), ("flip", (1, 0, 0, 0)), ("rotation", (-0.2, 0.3, 0, 0)),
              ("translation", (-0.3, 0.2, -0.1, 0.4)), ("zoom", (-0.3, 0.5, -0.2, 0.1)),
-             ("zoom_tied", (-0.5, 0.5, 0, 0)), ("crop", (5, 2, 0, 0))]
+             ("zoom_tied", (-0.5, 0.5, 0, 0)), ("crop", (5, 2, 0, 0)), ("shear", (-0.3, 0.2, 0.1, 0.4))]
     cases += [Case("image_random_transforms", f"image_random_transforms-{kind}-{i}",
                    random(kind, ranges, n, 13, 17, seed), rtol=1e-5, atol=1e-5)
               for i, ((kind, ranges), (n, seed)) in enumerate(zip(kinds, [(5, 3), (70, 2 ** 40 + 9)] * 4))]
@@ -910,6 +910,25 @@ def image_cases():
                        rtol=1e-5, atol=1e-6),
                   Case(family, f"{family}-nan", adjust(op, (3, 5, 4, 3), 0.1, 0.1, (0, 255), 11, True),
                        rtol=1e-5, atol=1e-6)]
+    def color(kind, params, shape, value_range, seed):
+        return lambda rng: [call("random_color_forward", out(*shape), randn(rng, *shape, scale=60) + 100,
+                                 kind, params, value_range, seed)]
+    cases += [Case("random_color", f"random_color-{kind}-{c}", color(kind, params, (7, 5, 4, c), (0, 255), seed),
+                   rtol=1e-5, atol=1e-3)
+              for kind, params in (("grayscale", (0.5,)), ("invert", (0.0, 1.0)), ("posterize", (1, 8)),
+                                   ("solarize", (0.1, 0.4, 0.2, 0.9)), ("degenerate", (-0.9, 0.9)),
+                                   ("saturation", (-0.6, 0.8)), ("hue", (0.1, 0.9)))
+              for c, seed in ((1, 5), (3, 2 ** 40 + 3)) if c == 3 or kind not in ("saturation", "hue")]
+    def auto_contrast(shape, value_range):
+        def build(rng):
+            x = randn(rng, *shape, scale=60) + 100
+            x[0, :, :, 0] = 7.0   # a constant channel keeps its values
+            return [call("auto_contrast_forward", out(*shape), x, value_range)]
+        return build
+    cases += [Case("auto_contrast", f"auto_contrast-{'x'.join(map(str, s))}", auto_contrast(s, vr), rtol=1e-5, atol=1e-3)
+              for s, vr in (((3, 5, 4, 3), (0, 255)), ((2, 6, 7, 70), (-10, 300)), ((9, 32, 32, 3), (0, 1)))]
+    cases.append(Case("random_color", "random_color-threaded",
+                      color("solarize", (0.0, 0.3, 0.0, 0.7), (9, 32, 32, 3), (-10, 300), 17), rtol=1e-5, atol=1e-3))
     cases += [Case("channel_scale_shift", "channel_scale_shift-" + "x".join(map(str, s)), scale_shift(s), rtol=1e-6)
               for s in ((1,), (5, 3), (2, 7, 9, 17), (300, 301))]
     cases.append(Case("channel_scale_shift", "channel_scale_shift-nan", scale_shift((9, 37), True), rtol=1e-6))

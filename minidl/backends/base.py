@@ -472,6 +472,19 @@ class Backend:
         (high - low) of each sample (Keras RandomBrightness)."""
         raise NotImplementedError
 
+    def random_color_forward(self, out, x, kind, params, value_range, seed):
+        """out (N, H, W, C) = the per-pixel colour change `kind` of x with one draw per sample
+        (u0, u1 as above), pixel values in value_range: kind and params (up to 4 numbers) as
+        color_args.COLOR_KINDS describes (Keras 3's RandomGrayscale, RandomInvert,
+        RandomPosterization, Solarization, RandomColorDegeneration). out may alias x."""
+        raise NotImplementedError
+
+    def auto_contrast_forward(self, out, x, value_range):
+        """out (N, H, W, C) = Keras's AutoContrast: each image's channels stretched from their
+        [min, max] to value_range (computed through 0..255 as Keras does); a constant channel
+        stays as it is. out may alias x."""
+        raise NotImplementedError
+
     def channel_scale_shift(self, out, x, scale, shift):
         """out = x * scale + shift, scale and shift (C,) broadcast over the last axis.
         out may alias x."""

@@ -17,7 +17,9 @@ FILL_MODES = ("constant", "nearest", "wrap", "reflect")
 #   zoom_tied:   zoom with one draw (u0) for both axes (Keras's width_factor=None)
 #   crop:        (h_room, w_room, -, -): one corner for the whole batch from sample 0's u0, u1:
 #                start = min(floor(u (room + 1)), room)
-TRANSFORM_KINDS = ("flip", "rotation", "translation", "zoom", "zoom_tied", "crop")
+#   shear:       (x_lower, x_upper, y_lower, y_upper): row [1, s sx, 0, s sy, 1, 0, 0, 0] with
+#                sx, sy from u1, u2 and one sign s = -1 when u0 > 0.5 (Keras's RandomShear)
+TRANSFORM_KINDS = ("flip", "rotation", "translation", "zoom", "zoom_tied", "crop", "shear")
 TRANSFORM_SIZE = 8   # Keras's projective transform [a0, a1, a2, b0, b1, b2, c0, c1]
 
 

@@ -12,8 +12,8 @@ import numpy as np
 from .. import activations
 from .base import Backend
 from .host_memory import HostMemory
-from . import image_args
-from .numpy_ops import (activations as numpy_activations, images, losses, optimizers, regularize,
+from . import color_args, image_args
+from .numpy_ops import (activations as numpy_activations, color, images, losses, optimizers, regularize,
                         row_losses, upsampling, windows)
 from .numpy_ops.attention import NumpyAttentionOps
 from .numpy_ops.depthwise import NumpyDepthwiseOps
@@ -308,6 +308,17 @@ class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurr
         op = "random_brightness_forward"
         image_args.check_images(op, out, x)
         images.brightness_forward(out, x, lower, upper, image_args.check_value_range(op, value_range), seed)
+
+    def random_color_forward(self, out, x, kind, params, value_range, seed):
+        op = "random_color_forward"
+        _, params = color_args.check_random_color(op, out, x, kind, params)
+        color.random_color_forward(out, x, kind, params, color_args.check_value_range(op, value_range),
+                                   seed)
+
+    def auto_contrast_forward(self, out, x, value_range):
+        op = "auto_contrast_forward"
+        image_args.check_images(op, out, x)
+        color.auto_contrast_forward(out, x, image_args.check_value_range(op, value_range))
 
     def channel_scale_shift(self, out, x, scale, shift):
         check_shape("channel_scale_shift", "scale", scale, x.shape[-1:])

@@ -25,6 +25,10 @@ from .rnn_cells import RNN, GRUCell, LSTMCell, SimpleRNNCell, StackedRNN, Stacke
 from .preprocessing import CenterCrop, Normalization, Rescaling, Resizing
 from .preprocessing_random import (RandomBrightness, RandomContrast, RandomCrop, RandomFlip,
                                    RandomRotation, RandomTranslation, RandomZoom)
+from .preprocessing_color import (AutoContrast, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
+                                  RandomPosterization, RandomSaturation, Solarization)
+from .preprocessing_jitter import RandomColorJitter
+from .preprocessing_shear import RandomShear
 
 # Keras aliases
 MaxPool2D = MaxPooling2D
@@ -42,7 +46,9 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D, SimpleRNN, LSTM, GRU,
     RecurrentState, Bidirectional, TimeDistributed, StackedRNN, MultiHeadAttention, Attention,
     EinsumDense, RMSNormalization, UnitNormalization, GroupNormalization, Identity,
-    GroupQueryAttention, AdditiveAttention, Dot)}
+    GroupQueryAttention, AdditiveAttention, Dot, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
+    RandomPosterization, RandomSaturation, Solarization, RandomColorJitter, AutoContrast,
+    RandomShear)}
 
 
 def serialize(layer):

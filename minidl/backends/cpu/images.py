@@ -2,7 +2,7 @@
 
 import math
 
-from .. import image_args
+from .. import color_args, image_args
 from ._ffi import checked, ffi, output, raise_for_status
 
 
@@ -63,6 +63,23 @@ class ImageOps:
         self._lib.minidl_random_brightness_forward(output(op, "out", out), checked(op, "x", x),
                                                    float(lower), float(upper), low, high,
                                                    int(seed) % 2 ** 64, n, x.size // max(n, 1))
+
+    def random_color_forward(self, out, x, kind, params, value_range, seed):
+        op = "random_color_forward"
+        code, params = color_args.check_random_color(op, out, x, kind, params)
+        low, high = color_args.check_value_range(op, value_range)
+        n, h, w, c = x.shape
+        self._lib.minidl_random_color_forward(output(op, "out", out), checked(op, "x", x),
+                                              ffi.new("float[4]", params), code, low, high,
+                                              int(seed) % 2 ** 64, n, h * w, c)
+
+    def auto_contrast_forward(self, out, x, value_range):
+        op = "auto_contrast_forward"
+        image_args.check_images(op, out, x)
+        low, high = image_args.check_value_range(op, value_range)
+        n, h, w, c = x.shape
+        self._lib.minidl_auto_contrast_forward(output(op, "out", out), checked(op, "x", x), low, high,
+                                               n, h * w, c)
 
     def upsample2d_forward(self, out, x, size, interpolation):
         op = "upsample2d_forward"

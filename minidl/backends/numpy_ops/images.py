@@ -65,6 +65,10 @@ def random_transforms(transforms, kind, ranges, height, width, seed):
     elif kind == "crop":
         t[:, 5] = min(np.floor(u[0, 0] * (r0 + 1)), r0)
         t[:, 2] = min(np.floor(u[0, 1] * (r1 + 1)), r1)
+    elif kind == "shear":   # Keras's RandomShear: both shears take one random sign
+        sign = np.where(u[:, 0] > 0.5, f(-1), f(1))
+        t[:, 1] = (r0 + (r1 - r0) * u[:, 1]) * sign
+        t[:, 3] = (r2 + (r3 - r2) * u[:, 2]) * sign
     transforms[...] = t
 
 

@@ -3,10 +3,11 @@ OpenCLBackend, which provides _run1d and _check. Nothing is computed on the host
 
 import numpy as np
 
-from .. import image_args
+from .. import color_args, image_args
 
 _CL = "images.cl"
 BRIGHTNESS_RUN = 256   # elements per work-item of random_brightness_forward (images.cl)
+COLOR_RUN = 64         # pixels per work-item of random_color_forward (image_color.cl)
 
 
 def _seed_halves(seed):
@@ -61,6 +62,24 @@ class ImageOps:
 
     def random_brightness_forward(self, out, x, lower, upper, value_range, seed):
         self._adjust("random_brightness_forward", out, x, lower, upper, value_range, seed)
+
+    def random_color_forward(self, out, x, kind, params, value_range, seed):
+        op = "opencl random_color_forward"
+        code, params = color_args.check_random_color(op, out, x, kind, params)
+        low, high = color_args.check_value_range(op, value_range)
+        n, h, w, c = x.shape
+        runs = -(-(h * w) // COLOR_RUN)
+        self._run1d("image_color.cl", "random_color_forward", n * runs, out, x,
+                    *(np.float32(p) for p in params), code, np.float32(low), np.float32(high),
+                    *_seed_halves(seed), n, h * w, c)
+
+    def auto_contrast_forward(self, out, x, value_range):
+        op = "opencl auto_contrast_forward"
+        image_args.check_images(op, out, x)
+        low, high = image_args.check_value_range(op, value_range)
+        n, h, w, c = x.shape
+        self._run1d("image_color.cl", "auto_contrast_forward", n * c, out, x, np.float32(low),
+                    np.float32(high), n, h * w, c)
 
     def upsample2d_forward(self, out, x, size, interpolation):
         sh, sw, bilinear = image_args.check_upsample("opencl upsample2d_forward", x.shape, out.shape,

@@ -3,7 +3,7 @@
 // contrast, brightness and per-channel scale/shift. Formulas and float32 order follow the
 // numpy reference (minidl/backends/numpy_ops/images.py) and csrc/image_*.c.
 // Codes: interpolation 0 nearest, 1 bilinear; fill_mode 0 constant, 1 nearest, 2 wrap,
-// 3 reflect; kind 0 flip, 1 rotation, 2 translation, 3 zoom, 4 zoom_tied, 5 crop.
+// 3 reflect; kind 0 flip, 1 rotation, 2 translation, 3 zoom, 4 zoom_tied, 5 crop, 6 shear.
 
 #define TAP_CAP 1e9f   // coordinates are capped here before becoming integer tap indices
 
@@ -167,6 +167,10 @@ __kernel void image_random_transforms(__global float *transforms, const float r0
         const float4 first = sample_uniforms(0, seed_lo, seed_hi);
         t[5] = fmin(floor(first.x * (r0 + 1.0f)), r0);
         t[2] = fmin(floor(first.y * (r1 + 1.0f)), r1);
+    } else if (kind == 6) {        // Keras's RandomShear: both shears take one random sign
+        const float sign = u.x > 0.5f ? -1.0f : 1.0f;
+        t[1] = (r0 + (r1 - r0) * u.y) * sign;
+        t[3] = (r2 + (r3 - r2) * u.z) * sign;
     }
     for (int j = 0; j < 8; ++j) transforms[s * 8 + j] = t[j];
 }
