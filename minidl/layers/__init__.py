@@ -3,6 +3,9 @@
 from ..custom_objects import get_registered_object
 from .base import Input, InputLayer, KerasTensor, Layer
 from .conv import Conv2D, ZeroPadding2D
+from .conv1d import Conv1D, Conv1DTranspose, DepthwiseConv1D, SeparableConv1D
+from .pooling1d import AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, MaxPooling1D
+from .reshaping1d import Cropping1D, SpatialDropout1D, UpSampling1D, ZeroPadding1D
 from .depthwise import DepthwiseConv2D, SeparableConv2D
 from .conv_transpose import Conv2DTranspose
 from .upsampling import UpSampling2D
@@ -24,6 +27,11 @@ MaxPool2D = MaxPooling2D
 AvgPool2D = AveragePooling2D
 GlobalAvgPool2D = GlobalAveragePooling2D
 GlobalMaxPool2D = GlobalMaxPooling2D
+Convolution1D = Conv1D
+MaxPool1D = MaxPooling1D
+AvgPool1D = AveragePooling1D
+GlobalAvgPool1D = GlobalAveragePooling1D
+GlobalMaxPool1D = GlobalMaxPooling1D
 
 LAYER_CLASSES = {cls.__name__: cls for cls in (
     InputLayer, Dense, Conv2D, ZeroPadding2D, Activation, Dropout, Flatten, LeakyReLU, ReLU,
@@ -32,7 +40,10 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     Cropping2D, RepeatVector, ELU, Softmax, LayerNormalization, PReLU, GaussianNoise,
     SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing, RandomBrightness,
     RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
-    DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D)}
+    DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D,
+    Conv1D, Conv1DTranspose, DepthwiseConv1D, SeparableConv1D, AveragePooling1D,
+    GlobalAveragePooling1D, GlobalMaxPooling1D, MaxPooling1D, Cropping1D, SpatialDropout1D,
+    UpSampling1D, ZeroPadding1D)}
 
 
 def deserialize(class_name, config, custom_objects=None):
@@ -48,6 +59,7 @@ def deserialize(class_name, config, custom_objects=None):
 
 
 __all__ = sorted(LAYER_CLASSES) + ["Input", "KerasTensor", "Layer", "MaxPool2D", "AvgPool2D",
-                                   "GlobalAvgPool2D", "GlobalMaxPool2D", "deserialize", "add",
+                                   "GlobalAvgPool2D", "GlobalMaxPool2D", "Convolution1D", "MaxPool1D",
+                                   "AvgPool1D", "GlobalAvgPool1D", "GlobalMaxPool1D", "deserialize", "add",
                                    "subtract", "multiply", "average", "maximum", "minimum",
                                    "concatenate"]

@@ -125,6 +125,11 @@ class Layer(metaclass=LayerMeta):
     # layer's position and the step count, so that a resumed run draws the same numbers.
     needs_step_seed = False
     _building = False   # set while build_once runs the layer's build (see _keras_build)
+    # Masks (Keras's): a layer that supports_masking passes on the mask (N, steps) of its input
+    # as compute_mask returns it; the model's graph sets _input_mask (None, or a float backend
+    # tensor of 1.0 for the steps kept) before each forward (models/masks.py).
+    supports_masking = False
+    _input_mask = None
     _unknown_dims = False   # built for a shape with an unknown (None) dimension
 
     def __init__(self, name=None, trainable=True, dtype=None, activity_regularizer=None):
@@ -322,6 +327,11 @@ class Layer(metaclass=LayerMeta):
 
     def compute_output_shape(self, input_shape):
         return input_shape
+
+    def compute_mask(self, inputs, mask=None):
+        """The mask of the output for `inputs` with `mask` (backend tensors): by default the
+        input's mask, unchanged (a layer that keeps the steps)."""
+        return mask
 
     def expect_rank(self, input_shape, rank, what):
         if len(input_shape) != rank:
