@@ -116,6 +116,7 @@ _BY_NAME = {
     "random_normal": RandomNormal, "random_uniform": RandomUniform, "dirac": Dirac,
 }
 _NAMES_BY_CLASS = {cls: name for name, cls in _BY_NAME.items()}
+_ALIASES = {"uniform": "random_uniform", "normal": "random_normal"}   # Keras's short names
 
 
 # Data-dependent initializers: fitted to data, then assigned to a built layer.
@@ -126,8 +127,10 @@ def get(identifier):
     """An initializer from a name ("glorot_uniform", ...) or an Initializer instance."""
     if isinstance(identifier, Initializer):
         return identifier
-    if isinstance(identifier, str) and identifier.lower() in _BY_NAME:
-        return _BY_NAME[identifier.lower()]()
+    if isinstance(identifier, str):
+        name = _ALIASES.get(identifier.lower(), identifier.lower())
+        if name in _BY_NAME:
+            return _BY_NAME[name]()
     raise ValueError(f"unknown initializer {identifier!r}; known: {sorted(_BY_NAME)}")
 
 

@@ -3,6 +3,8 @@
 from ..custom_objects import get_registered_object
 from .base import Input, InputLayer, KerasTensor, Layer
 from .conv import Conv2D, ZeroPadding2D
+from .embedding import Embedding
+from .masking import Masking
 from .conv1d import Conv1D, Conv1DTranspose, DepthwiseConv1D, SeparableConv1D
 from .pooling1d import AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, MaxPooling1D
 from .reshaping1d import Cropping1D, SpatialDropout1D, UpSampling1D, ZeroPadding1D
@@ -43,7 +45,7 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D,
     Conv1D, Conv1DTranspose, DepthwiseConv1D, SeparableConv1D, AveragePooling1D,
     GlobalAveragePooling1D, GlobalMaxPooling1D, MaxPooling1D, Cropping1D, SpatialDropout1D,
-    UpSampling1D, ZeroPadding1D)}
+    UpSampling1D, ZeroPadding1D, Embedding, Masking)}
 
 
 def deserialize(class_name, config, custom_objects=None):

@@ -524,23 +524,35 @@ class InputLayer(Layer):
         if shape is None:
             raise ValueError("Input: shape (without the batch axis) is required, e.g. "
                              "Input(shape=(32, 32, 3))")
-        if dtype is not None and not _is_float32(dtype):
-            raise TypeError(f"Input: dtype must be 'float32' (or None), the one dtype minidl "
-                            f"models compute in; got {dtype!r}")
+        if dtype is not None and not (_is_float32(dtype) or _is_integer(dtype)):
+            raise TypeError(f"Input: dtype must be 'float32', an integer dtype such as 'int32' "
+                            f"(indices for an Embedding) or None; got {dtype!r}")
+        # integer inputs are fed as float32 too (exact up to 2**24); the dtype is kept for Keras
+        self.dtype = "float32" if dtype is None else np.dtype(dtype).name
         super().__init__(name=name or auto_name("input_layer"))
         # None: a dimension known only from the data (each batch resolves it)
         self.shape = sample_shape(shape, "shape (without the batch axis)", "Input")
         self.build_once(self.shape)
-        Node(self, [], False)
+        Node(self, [], False).outputs[0].dtype = self.dtype
 
     def get_config(self):
-        return {"shape": list(self.shape), "name": self.name}
+        config = {"shape": list(self.shape), "name": self.name}
+        if self.dtype != "float32":
+            config["dtype"] = self.dtype
+        return config
 
     def forward(self, inputs, training):
         return inputs
 
     def backward(self, dout):
         return None
+
+
+def _is_integer(dtype):
+    try:
+        return np.dtype(dtype).kind in "iu"
+    except TypeError:
+        return False
 
 
 def _is_float32(dtype):

@@ -14,7 +14,7 @@ from ..custom_objects import custom_object_scope
 from ..layers.base import InputLayer
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
-from . import penalties, saving, structure, tracking, tta
+from . import masks, penalties, saving, structure, tracking, tta
 from .config import functional_config, functional_from_config
 from .concurrency import UseGuard, one_thread_at_a_time
 from .graph import Graph
@@ -306,6 +306,11 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
             row_weights = None
             if sws is not None:
                 row_weights = self._weigh(hb, "loss", np.repeat(sws[i], h.positions))
+            mask_rows = masks.output_mask_rows(b, self.graph, h, n)
+            hb["mask_weights"] = None if mask_rows is None else masks.loss_step_weights(
+                b, self._buffers.get, h, mask_rows)
+            if mask_rows is not None:   # the mean over the unmasked steps (models/masks.py)
+                b.multiply(hb["loss"], hb["loss"], hb["mask_weights"])
             if h.unknown:   # Keras's running loss: each batch's mean, weighted by its samples
                 b.axpby(hb["loss"], 1.0 / h.positions, hb["loss"], 0.0, hb["loss"])
             b.sum(loss_sum, hb["loss"], accumulate=True)
@@ -374,6 +379,9 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
             if sws is not None:   # Keras's sum_over_batch_size: sum(w * loss) / rows
                 rows = np.repeat(sws[i], h.positions)
                 self._weigh(hb, "dpred_rows", np.repeat(rows[:, None], h.shape[-1], axis=1))
+            if hb["mask_weights"] is not None:
+                rows = b.reshape(hb["mask_weights"], (n * h.positions, 1))
+                b.binary(hb["dpred_rows"], hb["dpred_rows"], rows, "multiply")
         self.graph.backward([hb["dpred"] for hb in bufs], self._fused, self._grads_final_hook())
         penalties.add_penalty_gradients(b, self._penalties[1])
 

@@ -53,6 +53,42 @@ def run(name, kwargs):
                 y=y.detach().numpy(), dx=xt.grad.numpy(), dweights=grads)
 
 
+def masked_models():
+    """Models with masks: Embedding(mask_zero=True) or Masking, then layers that pass the mask
+    on, trained one SGD step (lr 0.1) on a loss that honours it: the loss and the weights."""
+    ids = np.array([[1, 2, 3, 0], [4, 5, 0, 0], [0, 7, 8, 9]], dtype="int32")
+    seq_targets = det((3, 4, 2), 1.0)
+    results = []
+
+    def fit(name, model, x, y, loss):
+        model.compile(optimizer=keras.optimizers.SGD(0.1), loss=loss)
+        model.set_weights([det(w.shape) for w in model.get_weights()])
+        before = float(model.evaluate(x, y, verbose=0))
+        out = keras.ops.convert_to_numpy(model(x))
+        model.train_on_batch(x, y)
+        results.append(dict(name=name, loss=before, y=out, weights=model.get_weights()))
+
+    inp = keras.Input((None,), dtype="int32")
+    h = layers.Embedding(10, 3, mask_zero=True)(inp)
+    h = layers.Dropout(0.0)(h)
+    fit("embedding_dense_mse", keras.Model(inp, layers.Dense(2, activation="tanh")(h)), ids,
+        seq_targets, "mse")
+    inp = keras.Input((4,), dtype="int32")
+    h = layers.Embedding(10, 3, mask_zero=True)(inp)
+    h = layers.GlobalAveragePooling1D()(h)
+    fit("embedding_gap_mse", keras.Model(inp, layers.Dense(1)(h)), ids, det((3, 1), 1.0), "mse")
+    inp = keras.Input((4, 2))
+    h = layers.Masking(mask_value=0.0)(inp)
+    h = layers.Dense(3, activation="softmax")(h)
+    xs = det((3, 4, 2), 1.0)
+    xs[0, 3] = 0.0
+    xs[1, 2:] = 0.0
+    labels = np.array([[0, 1, 2, 1], [2, 2, 0, 0], [1, 0, 1, 2]])
+    fit("masking_softmax_sparse_ce", keras.Model(inp, h), xs, labels,
+        "sparse_categorical_crossentropy")
+    return results
+
+
 def literal(a):
     return repr(np.round(np.asarray(a, dtype=np.float64), 5).tolist())
 
@@ -66,6 +102,12 @@ def main():
         out.append(f"         y={literal(r['y'])},")
         out.append(f"         dx={literal(r['dx'])},")
         out.append(f"         dweights=[{', '.join(literal(g) for g in r['dweights'])}]),")
+    out.append("]")
+    out += ["", "# models with masks: loss before, outputs, weights after one SGD step (lr 0.1)",
+            "MASKED_MODELS = ["]
+    for r in masked_models():
+        out.append(f"    dict(name={r['name']!r}, loss={r['loss']!r}, y={literal(r['y'])},")
+        out.append(f"         weights=[{', '.join(literal(w) for w in r['weights'])}]),")
     out.append("]")
     with open("tests/_keras_sequence_values.py", "w") as f:
         f.write("\n".join(out) + "\n")
