@@ -27,26 +27,33 @@ def masked_model(name):
     if name == "embedding_dense_mse":
         inp = layers.Input((None,), dtype="int32")
         h = layers.Dropout(0.0)(layers.Embedding(10, 3, mask_zero=True)(inp))
-        return Model(inp, layers.Dense(2, activation="tanh")(h)), IDS, det((3, 4, 2), 1.0), "mse"
+        return Model(inp, layers.Dense(2, activation="tanh")(h)), IDS, det((3, 4, 2), 1.0), "mse", []
     if name == "embedding_gap_mse":
         inp = layers.Input((4,), dtype="int32")
         h = layers.GlobalAveragePooling1D()(layers.Embedding(10, 3, mask_zero=True)(inp))
-        return Model(inp, layers.Dense(1)(h)), IDS, det((3, 1), 1.0), "mse"
+        return Model(inp, layers.Dense(1)(h)), IDS, det((3, 1), 1.0), "mse", []
     xs = det((3, 4, 2), 1.0)
     xs[0, 3] = 0.0
     xs[1, 2:] = 0.0
     labels = np.array([[0, 1, 2, 1], [2, 2, 0, 0], [1, 0, 1, 2]])
+    if name == "masking_sigmoid_binary_ce":
+        inp = layers.Input((4, 2))
+        h = layers.Dense(2, activation="sigmoid")(layers.Masking(mask_value=0.0)(inp))
+        return (Model(inp, h), xs, (det((3, 4, 2), 1.0) > 0).astype("float32"), "binary_crossentropy",
+                ["binary_accuracy"])
     model = Sequential([layers.Input((4, 2)), layers.Masking(mask_value=0.0),
                         layers.Dense(3, activation="softmax")])
-    return model, xs, labels, "sparse_categorical_crossentropy"
+    return model, xs, labels, "sparse_categorical_crossentropy", ["accuracy"]
 
 
 @pytest.mark.parametrize("case", MASKED_MODELS, ids=lambda c: c["name"])
 def test_masked_models_match_keras(active_backend, case):
-    model, x, y, loss = masked_model(case["name"])
-    model.compile(optimizer=optimizers.SGD(0.1), loss=loss)
+    model, x, y, loss, metrics = masked_model(case["name"])
+    model.compile(optimizer=optimizers.SGD(0.1), loss=loss, metrics=metrics)
     model.set_weights([det(w.shape) for w in model.get_weights()])
-    assert model.evaluate(x, y, verbose=0) == pytest.approx(case["loss"], rel=1e-5, abs=1e-6)
+    logs = model.evaluate(x, y, verbose=0, return_dict=True)
+    assert logs.pop("loss") == pytest.approx(case["loss"], rel=1e-5, abs=1e-6)
+    assert logs == pytest.approx(case["metrics"], rel=1e-5)   # counting the unmasked steps only
     np.testing.assert_allclose(model.predict(x, verbose=0), case["y"], atol=2e-5)
     model.train_on_batch(x, y)
     for got, want in zip(model.get_weights(), case["weights"]):

@@ -333,6 +333,14 @@ class Layer(metaclass=LayerMeta):
         input's mask, unchanged (a layer that keeps the steps)."""
         return mask
 
+    def output_has_mask(self, input_masked):
+        """Whether the output has a mask when the input has one (input_masked: a bool, a list
+        of them for several inputs); models/graph.py plans the losses with it. Layers that
+        make a mask (Embedding, Masking) or drop it (GlobalAveragePooling1D) say so."""
+        if isinstance(input_masked, list):
+            return self.supports_masking and all(input_masked)
+        return self.supports_masking and input_masked
+
     def expect_rank(self, input_shape, rank, what):
         if len(input_shape) != rank:
             raise ValueError(f"{self.describe()} expects {what} inputs of rank {rank + 1} "

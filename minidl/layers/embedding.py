@@ -60,6 +60,9 @@ class Embedding(Layer):
             self.set_weights(self._initial_weights)
             self._initial_weights = None
 
+    def output_has_mask(self, input_masked):
+        return self.mask_zero
+
     def compute_mask(self, inputs, mask=None):
         if not self.mask_zero:
             return None

@@ -36,6 +36,9 @@ class Masking(Layer):
         b.binary(out, x, self._keep, "multiply")
         return out
 
+    def output_has_mask(self, input_masked):
+        return True
+
     def compute_mask(self, inputs, mask=None):
         shape = self.backend.shape(self._keep)
         return self.backend.reshape(self._keep, shape[:-1])

@@ -60,6 +60,9 @@ class GlobalAveragePooling1D(Layer):
     def compute_output_shape(self, input_shape):
         return (1, input_shape[1]) if self.keepdims else (input_shape[1],)
 
+    def output_has_mask(self, input_masked):
+        return False
+
     def compute_mask(self, inputs, mask=None):
         return None   # the steps are gone
 

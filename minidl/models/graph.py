@@ -262,6 +262,16 @@ class Graph:
             self._activity_values = {i: values[i] for i in self._activity}
         return [values[i] for i in self._output_ids]
 
+    def masked_outputs(self):
+        """For each output, whether it carries a Keras mask (known from the layers, before
+        anything runs): a layer's output has one when layer.output_has_mask says so."""
+        masked = {}
+        for node in self.nodes:
+            ins = [masked.get(id(t), False) for t in node.inputs]
+            masked[id(node.outputs[0])] = node.layer.output_has_mask(
+                ins if node.structured else ins[0])
+        return [masked.get(id(t), False) for t in self.outputs]
+
     @property
     def has_activity_regularizers(self):
         return bool(self._activity)

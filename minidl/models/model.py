@@ -176,6 +176,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
             optimizer.build(self.backend, [w.value for w in trainable],
                             names=self.graph.trainable_weight_paths())
         self.optimizer, self._heads, self._trained_weights = optimizer, heads, trainable
+        masks.weigh_masked_metrics(self.graph, heads)
         self._penalties = penalties.plan(self.graph)  # regularizers and constraints
         self._penalized = bool(self._penalties[0]) or self.graph.has_activity_regularizers
         self._grads_and_vars = [(w.grad, w.value) for w in trainable]
@@ -317,13 +318,20 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
             # With logits (from_logits=True), metrics look at the probabilities the loss computed.
             scored = (hb["probs_rows"] if (h.loss.produces_probs and not h.fused)
                       else self._rows(out, n, h))
+            if mask_rows is not None:   # the metrics count the unmasked steps only
+                row_weights = masks.metric_row_weights(b, self._buffers.get, h, mask_rows,
+                                                       row_weights)
             if h.weighted:
                 self._count_weights(hb, weight_sum, row_weights, n * h.positions)
             for m, c in zip(h.metrics, counts):
                 weights = None
                 if m.weighted and row_weights is not None:
-                    weights = (row_weights if m.weights_per_row(h.shape[-1]) == 1
-                               else self._element_weights(hb, sws[i], h))
+                    if m.weights_per_row(h.shape[-1]) == 1:
+                        weights = row_weights
+                    elif mask_rows is not None:
+                        weights = masks.element_weights(b, self._buffers.get, h, row_weights)
+                    else:
+                        weights = self._element_weights(hb, sws[i], h)
                 m.update(b, c, scored, hb["y_rows"], accumulate=True, weights=weights)
             preds.append(pred)
         if self._penalized:   # the running sum is per sample: n times this batch's penalty

@@ -60,13 +60,14 @@ def masked_models():
     seq_targets = det((3, 4, 2), 1.0)
     results = []
 
-    def fit(name, model, x, y, loss):
-        model.compile(optimizer=keras.optimizers.SGD(0.1), loss=loss)
+    def fit(name, model, x, y, loss, metrics=()):
+        model.compile(optimizer=keras.optimizers.SGD(0.1), loss=loss, metrics=list(metrics))
         model.set_weights([det(w.shape) for w in model.get_weights()])
-        before = float(model.evaluate(x, y, verbose=0))
+        logs = model.evaluate(x, y, verbose=0, return_dict=True)
         out = keras.ops.convert_to_numpy(model(x))
         model.train_on_batch(x, y)
-        results.append(dict(name=name, loss=before, y=out, weights=model.get_weights()))
+        results.append(dict(name=name, loss=logs.pop("loss"), metrics=logs, y=out,
+                            weights=model.get_weights()))
 
     inp = keras.Input((None,), dtype="int32")
     h = layers.Embedding(10, 3, mask_zero=True)(inp)
@@ -85,7 +86,11 @@ def masked_models():
     xs[1, 2:] = 0.0
     labels = np.array([[0, 1, 2, 1], [2, 2, 0, 0], [1, 0, 1, 2]])
     fit("masking_softmax_sparse_ce", keras.Model(inp, h), xs, labels,
-        "sparse_categorical_crossentropy")
+        "sparse_categorical_crossentropy", ["accuracy"])
+    inp = keras.Input((4, 2))
+    h = layers.Dense(2, activation="sigmoid")(layers.Masking(mask_value=0.0)(inp))
+    fit("masking_sigmoid_binary_ce", keras.Model(inp, h), xs, (det((3, 4, 2), 1.0) > 0).astype("float32"),
+        "binary_crossentropy", ["binary_accuracy"])
     return results
 
 
@@ -106,7 +111,8 @@ def main():
     out += ["", "# models with masks: loss before, outputs, weights after one SGD step (lr 0.1)",
             "MASKED_MODELS = ["]
     for r in masked_models():
-        out.append(f"    dict(name={r['name']!r}, loss={r['loss']!r}, y={literal(r['y'])},")
+        out.append(f"    dict(name={r['name']!r}, loss={r['loss']!r}, metrics={r['metrics']!r},")
+        out.append(f"         y={literal(r['y'])},")
         out.append(f"         weights=[{', '.join(literal(w) for w in r['weights'])}]),")
     out.append("]")
     with open("tests/_keras_sequence_values.py", "w") as f:
