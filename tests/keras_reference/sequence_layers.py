@@ -37,13 +37,27 @@ CASES = [
     ("UpSampling1D", dict(size=2)),
     ("ZeroPadding1D", dict(padding=(1, 2))),
     ("Cropping1D", dict(cropping=(2, 1))),
+    # the 3-D family on inputs X3_SHAPE
+    ("MaxPooling3D", dict(pool_size=2)),
+    ("MaxPooling3D", dict(pool_size=(2, 3, 2), strides=(1, 2, 1), padding="same")),
+    # "same" with even padding on each axis: where it is uneven, Keras's torch backend pads by
+    # replicating the edge and averages those copies too (TensorFlow and minidl leave them out)
+    ("AveragePooling3D", dict(pool_size=3, strides=(1, 1, 2), padding="same")),
+    ("AveragePooling3D", dict(pool_size=(3, 2, 2), strides=1)),
+    ("GlobalAveragePooling3D", dict()),
+    ("GlobalMaxPooling3D", dict(keepdims=True)),
+    ("UpSampling3D", dict(size=(2, 1, 3))),
+    ("ZeroPadding3D", dict(padding=((1, 0), (0, 2), (1, 1)))),
+    ("Cropping3D", dict(cropping=((1, 0), (0, 2), (1, 1)))),
 ]
+X3_SHAPE = (2, 3, 4, 5, 2)
 
 
 def run(name, kwargs):
     layer = getattr(layers, name)(**kwargs)
-    x = det(X_SHAPE, 1.0)
-    layer.build(X_SHAPE)
+    shape = X3_SHAPE if name.endswith("3D") else X_SHAPE
+    x = det(shape, 1.0)
+    layer.build(shape)
     layer.set_weights([det(w.shape) for w in layer.get_weights()])
     xt = torch.tensor(x, requires_grad=True)
     y = layer(xt)
