@@ -15,8 +15,9 @@ def volume_model(dropout=0.2):
     model = Sequential([
         layers.Input((4, 6, 6, 2)),
         layers.ZeroPadding3D(((1, 0), (1, 1), (0, 2))),
-        layers.Dense(4, activation="relu"),
+        layers.Conv3D(4, 3, padding="same", activation="relu"),
         layers.SpatialDropout3D(dropout),
+        layers.Conv3D(4, (2, 1, 2), strides=(1, 2, 1), groups=2),
         layers.MaxPooling3D((2, 2, 2), padding="same"),
         layers.UpSampling3D((1, 2, 1)),
         layers.Cropping3D(((0, 1), (1, 1), (0, 1))),
@@ -46,6 +47,7 @@ def test_a_volume_model_trains_and_saves(active_backend, tmp_path):
     model.save(path)
     loaded = load_model(path)
     assert loaded.layers[0].padding == ((1, 0), (1, 1), (0, 2))
+    assert loaded.layers[3].strides == (1, 2, 1) and loaded.layers[3].groups == 2
     np.testing.assert_allclose(loaded.predict(x[:4], verbose=0), model.predict(x[:4], verbose=0),
                                rtol=1e-5, atol=1e-6)
 
@@ -65,7 +67,8 @@ def test_configs_aliases_and_names():
     assert layers.MaxPool3D is layers.MaxPooling3D and layers.AvgPool3D is layers.AveragePooling3D
     assert layers.GlobalAvgPool3D is layers.GlobalAveragePooling3D
     assert layers.GlobalMaxPool3D is layers.GlobalMaxPooling3D
-    for layer in (layers.MaxPooling3D(), layers.AveragePooling3D(2, strides=(1, 2, 1), padding="same"),
+    assert layers.Convolution3D is layers.Conv3D
+    for layer in (layers.Conv3D(2, (1, 2, 3), padding="same", dilation_rate=2), layers.MaxPooling3D(), layers.AveragePooling3D(2, strides=(1, 2, 1), padding="same"),
                   layers.GlobalAveragePooling3D(keepdims=True), layers.GlobalMaxPooling3D(),
                   layers.UpSampling3D((1, 2, 3)), layers.ZeroPadding3D(2), layers.Cropping3D((1, 0, 2)),
                   layers.SpatialDropout3D(0.5, seed=3)):
@@ -80,6 +83,10 @@ def test_configs_aliases_and_names():
     (lambda: layers.UpSampling3D(0), "size"),
     (lambda: layers.ZeroPadding3D(((1, 2), (1,), (0, 0))), "padding"),
     (lambda: layers.Cropping3D(-1), "cropping"),
+    (lambda: layers.Conv3D(2, (3, 3)), "kernel_size"),
+    (lambda: layers.Conv3D(2, 3, strides=2, dilation_rate=2), "dilation_rate"),
+    (lambda: layers.Conv3D(3, 3, groups=2), "groups"),
+    (lambda: layers.Conv3D(2, 3, padding="causal"), "padding"),
     (lambda: layers.GlobalMaxPooling3D(data_format="channels_first"), "data_format"),
 ])
 def test_bad_arguments_are_refused(make, message):

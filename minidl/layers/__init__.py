@@ -7,6 +7,7 @@ from .embedding import Embedding
 from .masking import Masking
 from .conv1d import Conv1D, Conv1DTranspose, DepthwiseConv1D, SeparableConv1D
 from .pooling1d import AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, MaxPooling1D
+from .conv3d import Conv3D
 from .pooling3d import AveragePooling3D, GlobalAveragePooling3D, GlobalMaxPooling3D, MaxPooling3D
 from .reshaping3d import Cropping3D, SpatialDropout3D, UpSampling3D, ZeroPadding3D
 from .reshaping1d import Cropping1D, SpatialDropout1D, UpSampling1D, ZeroPadding1D
@@ -40,6 +41,7 @@ MaxPool3D = MaxPooling3D
 AvgPool3D = AveragePooling3D
 GlobalAvgPool3D = GlobalAveragePooling3D
 GlobalMaxPool3D = GlobalMaxPooling3D
+Convolution3D = Conv3D
 
 LAYER_CLASSES = {cls.__name__: cls for cls in (
     InputLayer, Dense, Conv2D, ZeroPadding2D, Activation, Dropout, Flatten, LeakyReLU, ReLU,
@@ -52,7 +54,8 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     Conv1D, Conv1DTranspose, DepthwiseConv1D, SeparableConv1D, AveragePooling1D,
     GlobalAveragePooling1D, GlobalMaxPooling1D, MaxPooling1D, Cropping1D, SpatialDropout1D,
     UpSampling1D, ZeroPadding1D, Embedding, Masking, AveragePooling3D, GlobalAveragePooling3D,
-    GlobalMaxPooling3D, MaxPooling3D, Cropping3D, SpatialDropout3D, UpSampling3D, ZeroPadding3D)}
+    GlobalMaxPooling3D, MaxPooling3D, Cropping3D, SpatialDropout3D, UpSampling3D, ZeroPadding3D,
+    Conv3D)}
 
 
 def deserialize(class_name, config, custom_objects=None):
@@ -70,6 +73,7 @@ def deserialize(class_name, config, custom_objects=None):
 __all__ = sorted(LAYER_CLASSES) + ["Input", "KerasTensor", "Layer", "MaxPool2D", "AvgPool2D",
                                    "GlobalAvgPool2D", "GlobalMaxPool2D", "Convolution1D", "MaxPool1D",
                                    "AvgPool1D", "GlobalAvgPool1D", "GlobalMaxPool1D", "MaxPool3D",
-                                   "AvgPool3D", "GlobalAvgPool3D", "GlobalMaxPool3D", "deserialize", "add",
+                                   "AvgPool3D", "GlobalAvgPool3D", "GlobalMaxPool3D", "Convolution3D",
+                                   "deserialize", "add",
                                    "subtract", "multiply", "average", "maximum", "minimum",
                                    "concatenate"]

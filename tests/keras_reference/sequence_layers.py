@@ -49,6 +49,10 @@ CASES = [
     ("UpSampling3D", dict(size=(2, 1, 3))),
     ("ZeroPadding3D", dict(padding=((1, 0), (0, 2), (1, 1)))),
     ("Cropping3D", dict(cropping=((1, 0), (0, 2), (1, 1)))),
+    ("Conv3D", dict(filters=3, kernel_size=2)),
+    ("Conv3D", dict(filters=4, kernel_size=(3, 2, 3), strides=(2, 1, 2), padding="same")),
+    ("Conv3D", dict(filters=4, kernel_size=2, dilation_rate=(2, 1, 1), groups=2, padding="same",
+                    activation="relu")),
 ]
 X3_SHAPE = (2, 3, 4, 5, 2)
 
