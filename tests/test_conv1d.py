@@ -28,7 +28,7 @@ def case_id(case):
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_values_and_gradients_match_keras(active_backend, case):
     layer = getattr(layers, case["name"])(**case["kwargs"])
-    x = det((2, 3, 4, 5, 2) if case["name"].endswith("3D") else (2, 7, 3), 1.0)
+    x = det({"3D": (2, 3, 4, 5, 2), "2D": (2, 5, 7, 3)}.get(case["name"][-2:], (2, 7, 3)), 1.0)
     layer(x)
     assert [(w.name, w.shape) for w in layer.weights] == [tuple(w) for w in case["weights"]]
     layer.set_weights([det(w.shape) for w in layer.weights])
@@ -168,3 +168,24 @@ def test_bad_input_shapes_name_the_layer():
         layers.Conv1D(2, 5, name="c2")(layers.Input((3, 2)))
     with pytest.raises(ValueError, match="Cropping1D.*leaves nothing"):
         layers.Cropping1D((2, 2))(layers.Input((4, 2)))
+
+
+def test_adaptive_poolings_take_any_size(active_backend):
+    """AdaptiveAverage/MaxPooling1D/2D give output_size whatever the input's size; configs and errors."""
+    inputs = layers.Input((None, 3))
+    pooled = layers.AdaptiveMaxPooling1D(4)(layers.Conv1D(4, 3, padding="same")(inputs))
+    model = minidl.Model(inputs, layers.Dense(1)(layers.Flatten()(pooled)))
+    model.compile("adam", "mse")
+    for steps in (4, 9, 13):
+        x = det((3, steps, 3), 1.0)
+        assert model.predict(x, verbose=0).shape == (3, 1)
+        model.train_on_batch(x, np.ones((3, 1), np.float32))
+    image = layers.AdaptiveAveragePooling2D((2, 3))(det((2, 5, 7, 3), 1.0))
+    np.testing.assert_allclose(image[:, 0, 0], det((2, 5, 7, 3), 1.0)[:, :3, :3].mean(axis=(1, 2)),
+                               rtol=1e-5, atol=1e-6)
+    for layer in (layers.AdaptiveAveragePooling1D(3), layers.AdaptiveMaxPooling2D((2, 4))):
+        assert type(layer).from_config(layer.get_config()).get_config() == layer.get_config()
+    with pytest.raises(ValueError, match="output_size"):
+        layers.AdaptiveMaxPooling2D((2, 0))
+    with pytest.raises(ValueError, match="output_size 5 is larger"):
+        layers.AdaptiveAveragePooling1D(5)(det((1, 3, 2), 1.0))

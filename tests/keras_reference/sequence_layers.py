@@ -53,13 +53,18 @@ CASES = [
     ("Conv3D", dict(filters=4, kernel_size=(3, 2, 3), strides=(2, 1, 2), padding="same")),
     ("Conv3D", dict(filters=4, kernel_size=2, dilation_rate=(2, 1, 1), groups=2, padding="same",
                     activation="relu")),
+    ("AdaptiveAveragePooling1D", dict(output_size=3)),
+    ("AdaptiveMaxPooling1D", dict(output_size=4)),
+    ("AdaptiveAveragePooling2D", dict(output_size=(3, 2))),
+    ("AdaptiveMaxPooling2D", dict(output_size=(3, 4))),
 ]
+X2_SHAPE = (2, 5, 7, 3)
 X3_SHAPE = (2, 3, 4, 5, 2)
 
 
 def run(name, kwargs):
     layer = getattr(layers, name)(**kwargs)
-    shape = X3_SHAPE if name.endswith("3D") else X_SHAPE
+    shape = X3_SHAPE if name.endswith("3D") else X2_SHAPE if name.endswith("2D") else X_SHAPE
     x = det(shape, 1.0)
     layer.build(shape)
     layer.set_weights([det(w.shape) for w in layer.get_weights()])
