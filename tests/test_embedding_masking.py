@@ -171,3 +171,12 @@ def test_masking_layer_values_and_mask(active_backend):
     want[0, 1] = 0.0
     np.testing.assert_array_equal(out, want)
     assert layers.Masking.from_config(layer.get_config()).mask_value == 5.0
+
+
+def test_an_eager_call_after_a_masked_model_has_no_mask(active_backend):
+    inp = layers.Input((4,))
+    pool = layers.GlobalAveragePooling1D()
+    model = Model(inp, pool(layers.Embedding(10, 3, mask_zero=True)(inp)))
+    model.predict(np.array([[1, 2, 0, 0]], np.float32), verbose=0)
+    x = det((2, 4, 3), 1.0)
+    np.testing.assert_allclose(pool(x), x.mean(axis=1), rtol=1e-5, atol=1e-6)

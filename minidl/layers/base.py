@@ -592,6 +592,7 @@ def eager_call(layer, inputs, training):
         layer.attach(get_backend())
     b = layer.backend
     xs = [b.from_numpy(a) for a in arrays]
+    layer._input_mask = None   # an eager call has no mask (not the last model's)
     return b.to_numpy(layer.forward(xs if layer.multiple_inputs else xs[0], bool(training)))
 
 
