@@ -4,6 +4,7 @@
                                         [--memory] [--threads N] [--clock wall|cpu] [--torch-passive]
     python -m minidl.bench ...            # the same, from a source checkout
     python -m minidl.bench --depthwise    # only MobileNetV2's depthwise convolutions (bench_depthwise.py)
+    python -m minidl.bench --sequence     # only the sequence layers beside torch (bench_sequence.py)
 
 Reports:
   * the machine's peak FP32 rate, measured here with an FMA loop on every kernel thread;
@@ -572,6 +573,8 @@ def main(argv=None):
                              "instead of torch's default spinning threads")
     parser.add_argument("--depthwise", action="store_true",
                         help="only the depthwise convolutions of MobileNetV2 (benchmarks/bench_depthwise.py)")
+    parser.add_argument("--sequence", action="store_true",
+                        help="only the sequence layers beside torch (benchmarks/bench_sequence.py)")
     parser.add_argument("--no-low-precision", action="store_true",
                         help="skip the int8 and mixed_bfloat16 rows (benchmarks/bench_lowprec.py)")
     args = parser.parse_args(argv)
@@ -580,6 +583,11 @@ def main(argv=None):
         sys.path.insert(0, HERE)
         import bench_depthwise
         bench_depthwise.run([n.strip() for n in args.backends.split(",") if n.strip()], threads, args.json)
+        return
+    if args.sequence:
+        sys.path.insert(0, HERE)
+        import bench_sequence
+        bench_sequence.run([n.strip() for n in args.backends.split(",") if n.strip()], threads, rounds=7)
         return
     if args.clock == "cpu" and threads != 1:
         parser.error("--clock cpu counts every thread's time: use it with --threads 1")
