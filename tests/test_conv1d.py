@@ -171,7 +171,7 @@ def test_bad_input_shapes_name_the_layer():
 
 
 def test_adaptive_poolings_take_any_size(active_backend):
-    """AdaptiveAverage/MaxPooling1D/2D give output_size whatever the input's size; configs and errors."""
+    """AdaptiveAverage/MaxPooling1D/2D/3D give output_size whatever the input's size; configs and errors."""
     inputs = layers.Input((None, 3))
     pooled = layers.AdaptiveMaxPooling1D(4)(layers.Conv1D(4, 3, padding="same")(inputs))
     model = minidl.Model(inputs, layers.Dense(1)(layers.Flatten()(pooled)))
@@ -183,7 +183,8 @@ def test_adaptive_poolings_take_any_size(active_backend):
     image = layers.AdaptiveAveragePooling2D((2, 3))(det((2, 5, 7, 3), 1.0))
     np.testing.assert_allclose(image[:, 0, 0], det((2, 5, 7, 3), 1.0)[:, :3, :3].mean(axis=(1, 2)),
                                rtol=1e-5, atol=1e-6)
-    for layer in (layers.AdaptiveAveragePooling1D(3), layers.AdaptiveMaxPooling2D((2, 4))):
+    for layer in (layers.AdaptiveAveragePooling1D(3), layers.AdaptiveMaxPooling2D((2, 4)),
+                  layers.AdaptiveAveragePooling3D(2)):
         assert type(layer).from_config(layer.get_config()).get_config() == layer.get_config()
     with pytest.raises(ValueError, match="output_size"):
         layers.AdaptiveMaxPooling2D((2, 0))

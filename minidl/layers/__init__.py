@@ -8,8 +8,8 @@ from .masking import Masking
 from .conv1d import Conv1D, Conv1DTranspose, DepthwiseConv1D, SeparableConv1D
 from .pooling1d import AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, MaxPooling1D
 from .conv3d import Conv3D
-from .adaptive_pooling import (AdaptiveAveragePooling1D, AdaptiveAveragePooling2D, AdaptiveMaxPooling1D,
-                               AdaptiveMaxPooling2D)
+from .adaptive_pooling import (AdaptiveAveragePooling1D, AdaptiveAveragePooling2D, AdaptiveAveragePooling3D,
+                               AdaptiveMaxPooling1D, AdaptiveMaxPooling2D, AdaptiveMaxPooling3D)
 from .pooling3d import AveragePooling3D, GlobalAveragePooling3D, GlobalMaxPooling3D, MaxPooling3D
 from .reshaping3d import Cropping3D, SpatialDropout3D, UpSampling3D, ZeroPadding3D
 from .reshaping1d import Cropping1D, SpatialDropout1D, UpSampling1D, ZeroPadding1D
@@ -58,7 +58,7 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     UpSampling1D, ZeroPadding1D, Embedding, Masking, AveragePooling3D, GlobalAveragePooling3D,
     GlobalMaxPooling3D, MaxPooling3D, Cropping3D, SpatialDropout3D, UpSampling3D, ZeroPadding3D,
     Conv3D, AdaptiveAveragePooling1D, AdaptiveAveragePooling2D, AdaptiveMaxPooling1D,
-    AdaptiveMaxPooling2D)}
+    AdaptiveMaxPooling2D, AdaptiveAveragePooling3D, AdaptiveMaxPooling3D)}
 
 
 def deserialize(class_name, config, custom_objects=None):

@@ -1,4 +1,4 @@
-"""AdaptiveAveragePooling1D/2D and AdaptiveMaxPooling1D/2D (Keras 3's, channels_last): pool to a
+"""AdaptiveAveragePooling1D/2D/3D and AdaptiveMaxPooling1D/2D/3D (Keras 3's, channels_last): pool to a
 fixed output_size whatever the input size. Bin i of an axis of length L covers the steps
 [floor(i * L / out), ceil((i + 1) * L / out)) (PyTorch's and Keras's bins).
 
@@ -6,9 +6,12 @@ The bins of an axis have at most two sizes. For each size s, the backend pools e
 s steps (stride 1, the 2-D pooling ops on a (N, 1, L, C) view) and takes (gathers) the windows
 that start a bin of that size; with two sizes, `where` picks each bin's. Backward reverses the
 steps: take_backward scatters each bin's gradient to its window, the pooling's backward
-spreads it over the steps. A 2-D layer pools its width, then its height (bins are products of
-the two axes' bins, so the mean of means and the max of maxes are the 2-D ones).
+spreads it over the steps. A 2-D or 3-D layer pools its last axis, then the one before, ...
+(bins are products of the axes' bins, so the mean of means and the max of maxes are the
+layer's), each on a (before, length, after) view.
 """
+
+import math
 
 import numpy as np
 
@@ -130,32 +133,38 @@ class _Adaptive(Layer):
         return dict(super().get_config(), output_size=list(self.output_size), data_format="channels_last")
 
     def build(self, input_shape):
-        what = "(steps, channels)" if self._rank == 1 else "(height, width, channels)"
+        what = {1: "(steps, channels)", 2: "(height, width, channels)",
+                3: "(depth, height, width, channels)"}[self._rank]
         self.expect_rank(input_shape, self._rank + 1, what)
 
     def compute_output_shape(self, input_shape):
         return tuple(self.output_size) + (input_shape[-1],)
 
+    def _stage_views(self, shape):
+        """For each stage, last axis first: (axis, its (before, length, after) view)."""
+        n, *spatial, c = shape
+        views = []
+        for axis in range(self._rank - 1, -1, -1):
+            before = n * math.prod(spatial[:axis])
+            views.append((axis, (before, spatial[axis], math.prod(spatial[axis + 1:]) * c)))
+            spatial[axis] = self.output_size[axis]
+        return views
+
     def forward(self, x, training):
         b = self.backend
         shape = self._x_shape = b.shape(x)
-        if self._rank == 1:
-            return self._stages[0].forward(x)
-        n, h, w, c = shape
-        oh, ow = self.output_size
-        rows = self._stages[1].forward(b.reshape(x, (n * h, w, c)))            # the width
-        out = self._stages[0].forward(b.reshape(rows, (n, h, ow * c)))           # then the height
-        return b.reshape(out, (n, oh, ow, c))
+        out = x
+        for axis, view in self._stage_views(shape):   # the last axis first, then the others
+            out = self._stages[axis].forward(b.reshape(out, view))
+        return b.reshape(out, (shape[0],) + self.output_size + (shape[-1],))
 
     def backward(self, dout):
         b = self.backend
-        if self._rank == 1:
-            return self._stages[0].backward(dout)
-        n, h, w, c = self._x_shape
-        oh, ow = self.output_size
-        drows = self._stages[0].backward(b.reshape(dout, (n, oh, ow * c)))
-        dx = self._stages[1].backward(b.reshape(drows, (n * h, ow, c)))
-        return b.reshape(dx, self._x_shape)
+        d = dout
+        for axis, view in reversed(self._stage_views(self._x_shape)):
+            out_view = (view[0], self.output_size[axis], view[2])
+            d = self._stages[axis].backward(b.reshape(d, out_view))
+        return b.reshape(d, self._x_shape)
 
 
 class AdaptiveAveragePooling1D(_Adaptive):
@@ -178,5 +187,16 @@ class AdaptiveMaxPooling2D(_Adaptive):
     _max = True
 
 
+class AdaptiveAveragePooling3D(_Adaptive):
+    """(N, D, H, W, C) -> (N, od, oh, ow, C), the mean of each bin."""
+    _rank = 3
+
+
+class AdaptiveMaxPooling3D(_Adaptive):
+    """(N, D, H, W, C) -> (N, od, oh, ow, C), the maximum of each bin."""
+    _rank = 3
+    _max = True
+
+
 __all__ = ["AdaptiveAveragePooling1D", "AdaptiveMaxPooling1D", "AdaptiveAveragePooling2D",
-           "AdaptiveMaxPooling2D"]
+           "AdaptiveMaxPooling2D", "AdaptiveAveragePooling3D", "AdaptiveMaxPooling3D"]

@@ -57,6 +57,8 @@ CASES = [
     ("AdaptiveMaxPooling1D", dict(output_size=4)),
     ("AdaptiveAveragePooling2D", dict(output_size=(3, 2))),
     ("AdaptiveMaxPooling2D", dict(output_size=(3, 4))),
+    ("AdaptiveAveragePooling3D", dict(output_size=(2, 3, 2))),
+    ("AdaptiveMaxPooling3D", dict(output_size=(3, 3, 4))),
 ]
 X2_SHAPE = (2, 5, 7, 3)
 X3_SHAPE = (2, 3, 4, 5, 2)
