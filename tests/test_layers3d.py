@@ -20,6 +20,7 @@ def volume_model(dropout=0.2):
         layers.Conv3D(4, (2, 1, 2), strides=(1, 2, 1), groups=2),
         layers.MaxPooling3D((2, 2, 2), padding="same"),
         layers.UpSampling3D((1, 2, 1)),
+        layers.Conv3DTranspose(4, (1, 2, 2), strides=(1, 1, 1), padding="same"),
         layers.Cropping3D(((0, 1), (1, 1), (0, 1))),
         layers.AveragePooling3D((1, 2, 2), strides=1),
         layers.GlobalMaxPooling3D(keepdims=True),
@@ -68,7 +69,8 @@ def test_configs_aliases_and_names():
     assert layers.GlobalAvgPool3D is layers.GlobalAveragePooling3D
     assert layers.GlobalMaxPool3D is layers.GlobalMaxPooling3D
     assert layers.Convolution3D is layers.Conv3D
-    for layer in (layers.Conv3D(2, (1, 2, 3), padding="same", dilation_rate=2), layers.MaxPooling3D(), layers.AveragePooling3D(2, strides=(1, 2, 1), padding="same"),
+    for layer in (layers.Conv3D(2, (1, 2, 3), padding="same", dilation_rate=2), layers.MaxPooling3D(),
+                  layers.Conv3DTranspose(3, 2, strides=2, output_padding=(1, 0, 1)), layers.AveragePooling3D(2, strides=(1, 2, 1), padding="same"),
                   layers.GlobalAveragePooling3D(keepdims=True), layers.GlobalMaxPooling3D(),
                   layers.UpSampling3D((1, 2, 3)), layers.ZeroPadding3D(2), layers.Cropping3D((1, 0, 2)),
                   layers.SpatialDropout3D(0.5, seed=3)):
@@ -87,6 +89,7 @@ def test_configs_aliases_and_names():
     (lambda: layers.Conv3D(2, 3, strides=2, dilation_rate=2), "dilation_rate"),
     (lambda: layers.Conv3D(3, 3, groups=2), "groups"),
     (lambda: layers.Conv3D(2, 3, padding="causal"), "padding"),
+    (lambda: layers.Conv3DTranspose(2, 3, strides=2, output_padding=2), "output_padding"),
     (lambda: layers.GlobalMaxPooling3D(data_format="channels_first"), "data_format"),
 ])
 def test_bad_arguments_are_refused(make, message):

@@ -8,6 +8,7 @@ from .masking import Masking
 from .conv1d import Conv1D, Conv1DTranspose, DepthwiseConv1D, SeparableConv1D
 from .pooling1d import AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, MaxPooling1D
 from .conv3d import Conv3D
+from .conv3d_transpose import Conv3DTranspose
 from .adaptive_pooling import (AdaptiveAveragePooling1D, AdaptiveAveragePooling2D, AdaptiveAveragePooling3D,
                                AdaptiveMaxPooling1D, AdaptiveMaxPooling2D, AdaptiveMaxPooling3D)
 from .pooling3d import AveragePooling3D, GlobalAveragePooling3D, GlobalMaxPooling3D, MaxPooling3D
@@ -58,7 +59,7 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     UpSampling1D, ZeroPadding1D, Embedding, Masking, AveragePooling3D, GlobalAveragePooling3D,
     GlobalMaxPooling3D, MaxPooling3D, Cropping3D, SpatialDropout3D, UpSampling3D, ZeroPadding3D,
     Conv3D, AdaptiveAveragePooling1D, AdaptiveAveragePooling2D, AdaptiveMaxPooling1D,
-    AdaptiveMaxPooling2D, AdaptiveAveragePooling3D, AdaptiveMaxPooling3D)}
+    AdaptiveMaxPooling2D, AdaptiveAveragePooling3D, AdaptiveMaxPooling3D, Conv3DTranspose)}
 
 
 def deserialize(class_name, config, custom_objects=None):

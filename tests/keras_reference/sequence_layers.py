@@ -53,6 +53,11 @@ CASES = [
     ("Conv3D", dict(filters=4, kernel_size=(3, 2, 3), strides=(2, 1, 2), padding="same")),
     ("Conv3D", dict(filters=4, kernel_size=2, dilation_rate=(2, 1, 1), groups=2, padding="same",
                     activation="relu")),
+    ("Conv3DTranspose", dict(filters=3, kernel_size=2, strides=2)),
+    ("Conv3DTranspose", dict(filters=2, kernel_size=(3, 2, 3), strides=(2, 1, 2), padding="same")),
+    ("Conv3DTranspose", dict(filters=2, kernel_size=3, strides=(1, 2, 1), padding="valid",
+                             output_padding=(0, 1, 0), activation="tanh")),
+    ("Conv3DTranspose", dict(filters=2, kernel_size=2, padding="same", dilation_rate=(2, 1, 2))),
     ("AdaptiveAveragePooling1D", dict(output_size=3)),
     ("AdaptiveMaxPooling1D", dict(output_size=4)),
     ("AdaptiveAveragePooling2D", dict(output_size=(3, 2))),
@@ -66,7 +71,7 @@ X3_SHAPE = (2, 3, 4, 5, 2)
 
 def run(name, kwargs):
     layer = getattr(layers, name)(**kwargs)
-    shape = X3_SHAPE if name.endswith("3D") else X2_SHAPE if name.endswith("2D") else X_SHAPE
+    shape = X3_SHAPE if "3D" in name else X2_SHAPE if "2D" in name else X_SHAPE
     x = det(shape, 1.0)
     layer.build(shape)
     layer.set_weights([det(w.shape) for w in layer.get_weights()])
