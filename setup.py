@@ -10,12 +10,16 @@ setup(
     include_package_data=True,
     setup_requires=["cffi>=1.15"],
     cffi_modules=["csrc/build_cpu.py:ffibuilder"],
-    install_requires=["numpy>=1.26", "cffi>=1.15", "tqdm>=4.60"],
+    # pyopencl by default, so that --backend opencl works after the quick start; the OpenCL
+    # driver (ICD) stays a system package, whose absence the opencl backend explains
+    install_requires=["numpy>=1.26", "cffi>=1.15", "tqdm>=4.60", "pyopencl>=2022.1"],
     extras_require={
         "opencl": ["pyopencl>=2022.1"],
-        "image": ["pillow>=9.1"],
-        "distributed": ["mpi4py>=3.1"],   # minidl.distributed; needs an MPI library (openmpi-bin)   # minidl.preprocessing.image's files, image_dataset_from_directory
+        "image": ["pillow>=9.1"],   # minidl.preprocessing.image's files, image_dataset_from_directory
+        "distributed": ["mpi4py>=3.1"],   # minidl.distributed; needs an MPI library (openmpi-bin)
+        "tensorboard": ["tensorboard>=2.10"],   # callbacks.TensorBoard's event files
         "test": ["pytest>=7", "hypothesis>=6", "pyopencl>=2022.1", "pydot>=1.4", "pillow>=9.1",
-                 "mpi4py>=3.1"],
+                 "scipy>=1.8",   # scipy: tests/test_image_utils.py's reference affine transform
+                 "mpi4py>=3.1", "tensorboard>=2.10"],
     },
 )

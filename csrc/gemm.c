@@ -27,22 +27,69 @@
 #include <omp.h>
 #endif
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 /* The one place that says which micro-kernel and block sizes each ISA uses.
  * mc * kc floats (the A block) fill about half of a 1 MiB L2; kc * nr floats
  * (one B micro-panel) stay in L1; kc * nc floats (the B block) live in L3.
  * fast_row_gather was measured on the AVX-512 EPYC: its AVX-512 kernel reads A's rows in
  * place faster than from packed panels (240 vs 210 GFLOP/s), its AVX2 kernel slower
- * (77 vs 117), and the generic one alike. */
+ * (77 vs 117), and the generic one alike.
+ * On Intel (a Sapphire Rapids Xeon, benchmarks/bench_sgemm.py, one thread, CPU time) the same
+ * 12x32 micro-kernel loses a fifth of its speed to the loop order, not to its shape: with the
+ * B micro-panel held in L1 and the A panels streamed (jr outer) 2048^3 ran at 119-122 GFLOP/s,
+ * with the A micro-panel held in L1 and the kc x nc B block (nc 1024: 1 MiB of the 2 MiB L2)
+ * streamed (ir outer) 148-160, numpy/OpenBLAS 148-163. A 14x32 tile (28 accumulators, B and C
+ * prefetches) measured the same as 12x32 in either order, and its convolutions 4% slower.
+ * Fields: name, mr, nr, mc, kc, nc, fast_row_gather, ukernel, isa, ir_outer. */
 static const sgemm_kernel_info kernel_table[] = {
-    [MINIDL_ISA_GENERIC] = {"generic 4x8", SGEMM_GENERIC_MR, SGEMM_GENERIC_NR, 256, 256, 4096, 1,
-                            sgemm_ukernel_generic_4x8},
+    {"generic 4x8", SGEMM_GENERIC_MR, SGEMM_GENERIC_NR, 256, 256, 4096, 1, sgemm_ukernel_generic_4x8,
+     MINIDL_ISA_GENERIC, 0},
 #ifdef MINIDL_HAVE_X86_KERNELS
-    [MINIDL_ISA_AVX2] = {"avx2 6x16", SGEMM_AVX2_MR, SGEMM_AVX2_NR, 288, 256, 4096, 0,
-                         sgemm_ukernel_avx2_6x16},
-    [MINIDL_ISA_AVX512] = {"avx512 12x32", SGEMM_AVX512_MR, SGEMM_AVX512_NR, 240, 256, 4096, 1,
-                           sgemm_ukernel_avx512_12x32},
+    {"avx2 6x16", SGEMM_AVX2_MR, SGEMM_AVX2_NR, 288, 256, 4096, 0, sgemm_ukernel_avx2_6x16, MINIDL_ISA_AVX2, 0},
+    {"avx512 12x32", SGEMM_AVX512_MR, SGEMM_AVX512_NR, 240, 256, 4096, 1, sgemm_ukernel_avx512_12x32,
+     MINIDL_ISA_AVX512, 0},
+    {"avx512 12x32 intel", SGEMM_AVX512_MR, SGEMM_AVX512_NR, 240, 256, 1024, 1, sgemm_ukernel_avx512_12x32,
+     MINIDL_ISA_AVX512, 1},
 #endif
 };
+enum { KERNELS = sizeof kernel_table / sizeof kernel_table[0] };
+
+/* The table index minidl_sgemm_select_kernel chose, or -1: the default. */
+static int selected = -1;
+
+static int cpu_is_intel(void)
+{
+#ifdef MINIDL_HAVE_X86_KERNELS
+    unsigned int eax, ebx, ecx, edx;
+    if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx))
+        return 0;
+    return ebx == 0x756e6547 && edx == 0x49656e69 && ecx == 0x6c65746e; /* "GenuineIntel" */
+#else
+    return 0;
+#endif
+}
+
+/* The default kernel of `isa` on this CPU: the last entry of that ISA, except that AVX-512 runs
+ * the Intel entry only on Intel CPUs (the other AVX-512 entry was measured on an EPYC, whose
+ * Zen 4 cores split each 512-bit FMA in two 256-bit halves). */
+static int default_kernel(int isa)
+{
+    static int intel = -1;
+    if (intel < 0)
+        intel = cpu_is_intel();
+    int best = 0;
+    for (int i = 0; i < KERNELS; i++) {
+        if (kernel_table[i].isa != isa)
+            continue;
+        if (isa == MINIDL_ISA_AVX512 && strstr(kernel_table[i].name, "intel") && !intel)
+            continue;
+        best = i;
+    }
+    return best;
+}
 
 const sgemm_kernel_info *sgemm_active_kernel(void)
 {
@@ -50,12 +97,44 @@ const sgemm_kernel_info *sgemm_active_kernel(void)
 #ifndef MINIDL_HAVE_X86_KERNELS
     isa = MINIDL_ISA_GENERIC;
 #endif
-    return &kernel_table[isa];
+    if (selected >= 0 && kernel_table[selected].isa <= isa)
+        return &kernel_table[selected];
+    return &kernel_table[default_kernel(isa)];
 }
 
 const char *minidl_sgemm_kernel_name(void)
 {
     return sgemm_active_kernel()->name;
+}
+
+int minidl_sgemm_kernel_count(void)
+{
+    int isa = minidl_cpu_best_isa(), count = 0;
+    for (int i = 0; i < KERNELS; i++)
+        count += kernel_table[i].isa <= isa;
+    return count;
+}
+
+const char *minidl_sgemm_kernel_names(int index)
+{
+    int isa = minidl_cpu_best_isa();
+    for (int i = 0; i < KERNELS; i++)
+        if (kernel_table[i].isa <= isa && index-- == 0)
+            return kernel_table[i].name;
+    return "";
+}
+
+int minidl_sgemm_select_kernel(const char *name)
+{
+    selected = -1;
+    if (!name || !*name)
+        return 1;
+    for (int i = 0; i < KERNELS; i++)
+        if (kernel_table[i].isa <= minidl_cpu_best_isa() && strcmp(kernel_table[i].name, name) == 0) {
+            selected = i;
+            return 1;
+        }
+    return 0;
 }
 
 static int min_int(int a, int b) { return a < b ? a : b; }
@@ -135,18 +214,22 @@ typedef struct {
     int packed;
 } a_block;
 
-/* c (mc, nc) = A block @ packed B block (+ beta * c). */
+/* c (mc, nc) = A block @ packed B block (+ beta * c). Loop order: jr outer (each B micro-panel
+ * stays in L1 while the A panels stream from L2), or, for kernels with ir_outer, ir outer (each
+ * A micro-panel stays in L1 while the B panels of the kc x nc block stream from L2). */
 static void macro_kernel(const sgemm_kernel_info *kern, float *c, ptrdiff_t ldc, a_block a,
                          const float *pb, int mc, int nc, int kc, float beta)
 {
     const int mr = kern->mr, nr = kern->nr;
     float edge[32 * 32] __attribute__((aligned(64)));     // one MR x NR tile, MR, NR <= 32
     float edge_a[32 * 256] __attribute__((aligned(64)));  // one short A micro-panel; every kc <= 256
-    for (int jr = 0; jr < nc; jr += nr) {
-        int cols = min_int(nr, nc - jr);
-        const float *b_panel = pb + (size_t)jr * kc; // b_panel is (kc, NR)
-        for (int ir = 0; ir < mc; ir += mr) {
-            int rows = min_int(mr, mc - ir);
+    const int outer = kern->ir_outer ? mc : nc, outer_step = kern->ir_outer ? mr : nr;
+    const int inner = kern->ir_outer ? nc : mc, inner_step = kern->ir_outer ? nr : mr;
+    for (int o = 0; o < outer; o += outer_step) {
+        for (int in = 0; in < inner; in += inner_step) {
+            const int ir = kern->ir_outer ? o : in, jr = kern->ir_outer ? in : o;
+            int cols = min_int(nr, nc - jr), rows = min_int(mr, mc - ir);
+            const float *b_panel = pb + (size_t)jr * kc;     // b_panel is (kc, NR)
             const float *a_panel = a.base + ir * a.row_step; // a_panel is (MR, kc)
             ptrdiff_t rs = a.rs, cs = a.cs;
             if (rows < mr && !a.packed) { // the unpacked A ends mid-panel: pad a copy with zeros

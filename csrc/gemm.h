@@ -14,7 +14,15 @@ int minidl_sgemm(float *c, const float *a, const float *b, float alpha, float be
 void minidl_sgemm_ref(float *c, const float *a, const float *b, float alpha, float beta, int trans_a,
                       int trans_b, int m, int n, int k, int lda, int ldb, int ldc);
 
-/* Name of the micro-kernel minidl_sgemm uses now, e.g. "avx512 12x32". */
+/* Name of the micro-kernel minidl_sgemm uses now, e.g. "avx512 12x32 intel". */
 const char *minidl_sgemm_kernel_name(void);
+
+/* The micro-kernels this CPU can run (index 0 .. count - 1), and a choice among them for tests
+ * and benchmarks: minidl_sgemm_select_kernel(name) makes every SGEMM and convolution use it
+ * while the ISA in use can run it (NULL or "": back to the default of the ISA and CPU). Returns
+ * 1, or 0 for a name this CPU has not (the default then runs). */
+int minidl_sgemm_kernel_count(void);
+const char *minidl_sgemm_kernel_names(int index);
+int minidl_sgemm_select_kernel(const char *name);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "image_transform.h"
 #include "internal/parallel.h"
+#include "status.h"
 
 enum { FILL_CONSTANT, FILL_NEAREST, FILL_WRAP, FILL_REFLECT };
 
@@ -150,10 +151,18 @@ static void transform_row(float *row, const float *image, const float *t, int oy
     }
 }
 
-void minidl_image_transform_forward(float *out, const float *x, const float *transforms,
-                                    int interpolation, int fill_mode, float fill_value,
-                                    int n, int h, int w, int c, int oh, int ow, int transform_rows)
+/* The sizes both entry points need: fix_index maps any tap into [0, size), empty for size 0. */
+static int sizes_valid(int n, int h, int w, int c, int oh, int ow)
 {
+    return n >= 0 && c >= 0 && h >= 1 && w >= 1 && oh >= 1 && ow >= 1;
+}
+
+int minidl_image_transform_forward(float *out, const float *x, const float *transforms,
+                                   int interpolation, int fill_mode, float fill_value,
+                                   int n, int h, int w, int c, int oh, int ow, int transform_rows)
+{
+    if (!sizes_valid(n, h, w, c, oh, ow))
+        return MINIDL_INVALID_SIZE;
     int64_t rows = (int64_t)n * oh;
     int threaded = rows * ow * c >= MINIDL_PARALLEL_MIN;
 #pragma omp parallel for schedule(static) if (threaded) num_threads(minidl_num_threads())
@@ -163,12 +172,15 @@ void minidl_image_transform_forward(float *out, const float *x, const float *tra
                       transforms + (transform_rows == 1 ? 0 : b) * 8, (int)(r % oh), h, w, c, ow,
                       interpolation, fill_mode, fill_value);
     }
+    return MINIDL_OK;
 }
 
-void minidl_image_transform_backward(float *dx, const float *dout, const float *transforms,
-                                     int interpolation, int fill_mode,
-                                     int n, int h, int w, int c, int oh, int ow, int transform_rows)
+int minidl_image_transform_backward(float *dx, const float *dout, const float *transforms,
+                                    int interpolation, int fill_mode,
+                                    int n, int h, int w, int c, int oh, int ow, int transform_rows)
 {
+    if (!sizes_valid(n, h, w, c, oh, ow))
+        return MINIDL_INVALID_SIZE;
     memset(dx, 0, sizeof(float) * (size_t)n * h * w * c);
     int threaded = (int64_t)n * oh * ow * c >= MINIDL_PARALLEL_MIN && n > 1;
 #pragma omp parallel for schedule(static) if (threaded) num_threads(minidl_num_threads())
@@ -190,4 +202,5 @@ void minidl_image_transform_backward(float *dx, const float *dout, const float *
                 }
             }
     }
+    return MINIDL_OK;
 }

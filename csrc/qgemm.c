@@ -1,7 +1,8 @@
 /* int8 inference (csrc/qgemm.h): the portable loops around the micro-kernels of
  * qgemm_ukernel_*.c, the uint8 im2col of the convolution, and the (de)quantization and max
- * pooling of uint8 tensors. The micro-kernel follows minidl_cpu_isa(): avx512 runs the VNNI one
- * when the CPU has AVX512_VNNI (else the AVX2 one), avx2 the AVX2 one, generic the plain one. */
+ * pooling of uint8 tensors. The micro-kernel follows minidl_cpu_isa(): avx512 runs AMX tiles
+ * (qgemm_amx.c) when minidl_amx_active(), else the VNNI one when the CPU has AVX512_VNNI (else
+ * the AVX2 one), avx2 the AVX2 one, generic the plain one. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,14 +11,19 @@
 #include <omp.h>
 #endif
 
+#include "amx.h"
 #include "cpu_features.h"
 #include "qgemm.h"
 #include "status.h"
 #include "internal/checked_alloc.h"
+#include "internal/qadd_impl.h"
 #include "internal/qgemm_kernels.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#endif
+#if defined(__SSE2__)
+#include <emmintrin.h>
 #endif
 
 int minidl_cpu_has_avx512_vnni(void)
@@ -27,6 +33,16 @@ int minidl_cpu_has_avx512_vnni(void)
     if (minidl_cpu_best_isa() < MINIDL_ISA_AVX512 || !__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
         return 0;
     return (ecx >> 11) & 1;
+#else
+    return 0;
+#endif
+}
+
+/* Whether the AMX tiles run (qgemm_amx.c) instead of a micro-kernel. */
+static int use_amx(void)
+{
+#ifdef MINIDL_HAVE_AMX_INT8
+    return minidl_amx_active();
 #else
     return 0;
 #endif
@@ -56,7 +72,7 @@ const char *minidl_qgemm_path(void)
 {
     const char *name;
     active_ukernel(&name);
-    return name;
+    return use_amx() ? "amx" : name;
 }
 
 static int64_t padded_n(int64_t n) { return (n + MINIDL_QGEMM_NR - 1) / MINIDL_QGEMM_NR * MINIDL_QGEMM_NR; }
@@ -80,10 +96,76 @@ static void qgemm_rows(qgemm_ukernel_fn ukernel, uint8_t *out_u8, float *out_f32
     }
 }
 
+/* The calling thread's scratch of at least `need` bytes, kept for the thread's life and grown on
+ * demand, so that a predict loop does not map and zero fresh pages at every convolution; the
+ * OpenMP threads of one call share it in slices. NULL when growing failed. */
+static __thread uint8_t *scratch_buf;
+static __thread size_t scratch_cap;
+
+static uint8_t *caller_scratch(size_t need)
+{
+    if (need > scratch_cap) {
+        free(scratch_buf);
+        scratch_buf = (uint8_t *)minidl_alloc(need);
+        scratch_cap = scratch_buf ? need : 0;
+    }
+    return scratch_buf;
+}
+
+#ifdef MINIDL_HAVE_AMX_INT8
+/* The AMX tail copy of w's last k block (qgemm_amx_weights_tail); 0, or 1 when it is needed
+ * and could not be allocated. */
+static int amx_tail(int8_t **tail, const int8_t *w, int64_t k, int64_t n)
+{
+    *tail = qgemm_amx_weights_tail(w, k, padded_n(n));
+    return !*tail && (k + 3) / 4 * 4 != qgemm_amx_k64(k);
+}
+
+static int qgemm_forward_amx(uint8_t *out_u8, float *out_f32, const uint8_t *a, const int8_t *w,
+                             const int32_t *column_offset, const float *multiplier, int32_t out_zero_point,
+                             int32_t relu, int64_t m, int64_t k, int64_t n)
+{
+    int8_t *wtail;
+    if (amx_tail(&wtail, w, k, n))
+        return MINIDL_OUT_OF_MEMORY;
+    int64_t blocks = (m + 31) / 32, apack = QGEMM_AMX_APACK(k);
+    int threads = m * k * n >= (1 << 18) ? minidl_num_threads() : 1;
+    if (threads > blocks)
+        threads = (int)blocks;
+    uint8_t *scratch = caller_scratch((size_t)(threads * apack));
+    if (!scratch) {
+        free(wtail);
+        return MINIDL_OUT_OF_MEMORY;
+    }
+    struct qgemm_epilogue e = {out_u8, out_f32, n, column_offset, multiplier, out_zero_point, relu};
+#pragma omp parallel num_threads(threads)
+    {
+#ifdef _OPENMP
+        uint8_t *mine = scratch + (int64_t)omp_get_thread_num() * apack;
+#else
+        uint8_t *mine = scratch;
+#endif
+        qgemm_amx_begin();
+#pragma omp for schedule(static)
+        for (int64_t b = 0; b < blocks; b++)
+            qgemm_amx_rows(&e, b * 32, b * 32 + 32 < m ? b * 32 + 32 : m, a, k, w, wtail, k, n,
+                           padded_n(n), mine);
+        qgemm_amx_end();
+    }
+    free(wtail);
+    return MINIDL_OK;
+}
+#endif
+
 int minidl_qgemm_forward(uint8_t *out_u8, float *out_f32, const uint8_t *a, const int8_t *w,
                          const int32_t *column_offset, const float *multiplier, int32_t out_zero_point,
                          int32_t relu, int64_t m, int64_t k, int64_t n)
 {
+#ifdef MINIDL_HAVE_AMX_INT8
+    if (use_amx())
+        return qgemm_forward_amx(out_u8, out_f32, a, w, column_offset, multiplier, out_zero_point, relu,
+                                 m, k, n);
+#endif
     qgemm_ukernel_fn ukernel = active_ukernel(NULL);
     int64_t blocks = (m + QGEMM_MR - 1) / QGEMM_MR;
     int threads = m * k * n >= (1 << 16) ? minidl_num_threads() : 1;
@@ -96,29 +178,56 @@ int minidl_qgemm_forward(uint8_t *out_u8, float *out_f32, const uint8_t *a, cons
     return MINIDL_OK;
 }
 
-/* cols (oh * ow, kh * kw * c) uint8 of image x (h, w, c); padding holds pad_value. */
-static void im2col_u8(uint8_t *cols, const uint8_t *x, uint8_t pad_value, const struct minidl_window *win)
+/* dst[0, n) = src[0, n) / = value, inline: im2col copies runs of kw * c bytes (48 for a 3x3
+ * window of 16 channels), too short for a call to memcpy to pay (it took a quarter of an AMX
+ * int8 predict). 16-byte SSE2 moves (every x86-64 has them; GCC would turn a plain byte loop
+ * back into a memcpy call), the rest of a run by memcpy. */
+static inline void copy_run(uint8_t *dst, const uint8_t *src, int64_t n)
 {
-    int64_t c = win->c, krow = win->kw * c, kdim = win->kh * krow;
+#if defined(__SSE2__)
+    for (; n >= 16; n -= 16, dst += 16, src += 16)
+        _mm_storeu_si128((__m128i *)dst, _mm_loadu_si128((const __m128i *)src));
+#endif
+    if (n > 0)
+        memcpy(dst, src, (size_t)n);
+}
+
+static inline void fill_run(uint8_t *dst, uint8_t value, int64_t n)
+{
+#if defined(__SSE2__)
+    const __m128i v = _mm_set1_epi8((char)value);
+    for (; n >= 16; n -= 16, dst += 16)
+        _mm_storeu_si128((__m128i *)dst, v);
+#endif
+    if (n > 0)
+        memset(dst, value, (size_t)n);
+}
+
+/* cols (oh * ow, kh * kw * c) uint8 of image x (h, w, c), row stride ldc (>= kh * kw * c; the
+ * bytes from kh * kw * c to ldc are not written); padding holds pad_value. */
+static void im2col_u8(uint8_t *cols, int64_t ldc, const uint8_t *x, uint8_t pad_value,
+                      const struct minidl_window *win)
+{
+    int64_t c = win->c, krow = win->kw * c;
     for (int64_t oy = 0; oy < win->oh; oy++) {
         for (int64_t ox = 0; ox < win->ow; ox++) {
-            uint8_t *dst = cols + (oy * win->ow + ox) * kdim;
+            uint8_t *dst = cols + (oy * win->ow + ox) * ldc;
             int64_t y0 = oy * win->sh - win->pad_top, x0 = ox * win->sw - win->pad_left;
             for (int64_t ky = 0; ky < win->kh; ky++, dst += krow) {
                 int64_t y = y0 + ky;
                 if (y < 0 || y >= win->h) {
-                    memset(dst, pad_value, (size_t)krow);
+                    fill_run(dst, pad_value, krow);
                     continue;
                 }
                 int64_t first = x0 < 0 ? -x0 : 0;
                 int64_t last = x0 + win->kw > win->w ? win->w - x0 : win->kw; /* exclusive */
                 if (first > 0)
-                    memset(dst, pad_value, (size_t)(first * c));
+                    fill_run(dst, pad_value, first * c);
                 if (last > first)
-                    memcpy(dst + first * c, x + (y * win->w + x0 + first) * c, (size_t)((last - first) * c));
+                    copy_run(dst + first * c, x + (y * win->w + x0 + first) * c, (last - first) * c);
                 if (last < win->kw)
-                    memset(dst + (last > first ? last : first) * c, pad_value,
-                           (size_t)((win->kw - (last > first ? last : first)) * c));
+                    fill_run(dst + (last > first ? last : first) * c, pad_value,
+                             (win->kw - (last > first ? last : first)) * c);
             }
         }
     }
@@ -137,33 +246,77 @@ int minidl_qconv2d_forward(uint8_t *out_u8, float *out_f32, const uint8_t *x, co
     int threads = win->n > 1 ? minidl_num_threads() : 1;
     if (threads > win->n)
         threads = (int)win->n;
-    /* one im2col buffer per thread, allocated before the threads start */
+    int amx = use_amx();
+    (void)amx;          /* used only where the AMX path is compiled */
+    int8_t *wtail = NULL;
+    /* per thread: the im2col rows (ldc apart) and, for AMX's direct case, its block of
+       activation rows; allocated before the threads start */
+    int64_t ldc = kdim, cols_bytes = direct ? 0 : pixels * kdim, apack = 0;
+#ifdef MINIDL_HAVE_AMX_INT8
+    if (amx && amx_tail(&wtail, w, kdim, f))
+        return MINIDL_OUT_OF_MEMORY;
+    if (amx && !direct) {
+        /* im2col writes AMX's tile-ready layout: rows k64 apart, zero from kdim to k64 and
+           past the last pixel up to a 32-row block (zeroed once per call below) */
+        ldc = qgemm_amx_k64(kdim);
+        cols_bytes = (pixels + 31) / 32 * 32 * ldc;
+    }
+    if (amx && direct)
+        apack = QGEMM_AMX_APACK(kdim);
+#endif
+    int64_t per_thread = cols_bytes + apack;
     uint8_t *scratch = NULL;
-    if (!direct) {
-        scratch = (uint8_t *)minidl_alloc((size_t)(threads * pixels * kdim));
-        if (!scratch)
+    if (per_thread) {
+        scratch = caller_scratch((size_t)(threads * per_thread));
+        if (!scratch) {
+            free(wtail);
             return MINIDL_OUT_OF_MEMORY;
+        }
     }
 #pragma omp parallel num_threads(threads)
     {
 #ifdef _OPENMP
-        uint8_t *cols = direct ? NULL : scratch + (int64_t)omp_get_thread_num() * pixels * kdim;
+        uint8_t *mine = scratch ? scratch + (int64_t)omp_get_thread_num() * per_thread : NULL;
 #else
-        uint8_t *cols = scratch;
+        uint8_t *mine = scratch;
+#endif
+        uint8_t *cols = direct ? NULL : mine;
+        /* AMX's tile-ready rows are zero from kdim to ldc, and so are the rows past the last
+           pixel: set once here, im2col never writes there (zeroing them at every image cost
+           an eighth of a resnet20 predict) */
+        if (cols && cols_bytes > pixels * kdim)
+            for (int64_t p = 0; p < cols_bytes / ldc; p++)
+                memset(cols + p * ldc + (p < pixels ? kdim : 0), 0, (size_t)(p < pixels ? ldc - kdim : ldc));
+#ifdef MINIDL_HAVE_AMX_INT8
+        if (amx)
+            qgemm_amx_begin();
 #endif
 #pragma omp for schedule(dynamic)
         for (int64_t i = 0; i < win->n; i++) {
             const uint8_t *rows = x + i * image;
             if (!direct) {
-                im2col_u8(cols, rows, (uint8_t)x_zero_point, win);
+                im2col_u8(cols, ldc, rows, (uint8_t)x_zero_point, win);
                 rows = cols;
             }
-            qgemm_rows(ukernel, out_u8 ? out_u8 + i * pixels * f : NULL,
-                       out_f32 ? out_f32 + i * pixels * f : NULL, rows, kdim, w, column_offset,
-                       multiplier, out_zero_point, relu, 0, pixels, kdim, f);
+            uint8_t *o8 = out_u8 ? out_u8 + i * pixels * f : NULL;
+            float *o32 = out_f32 ? out_f32 + i * pixels * f : NULL;
+#ifdef MINIDL_HAVE_AMX_INT8
+            if (amx) {
+                struct qgemm_epilogue e = {o8, o32, f, column_offset, multiplier, out_zero_point, relu};
+                qgemm_amx_rows(&e, 0, pixels, rows, ldc, w, wtail, kdim, f, padded_n(f),
+                               direct ? mine : NULL);
+                continue;
+            }
+#endif
+            qgemm_rows(ukernel, o8, o32, rows, kdim, w, column_offset, multiplier, out_zero_point, relu,
+                       0, pixels, kdim, f);
         }
+#ifdef MINIDL_HAVE_AMX_INT8
+        if (amx)
+            qgemm_amx_end();
+#endif
     }
-    free(scratch);
+    free(wtail);
     return MINIDL_OK;
 }
 
@@ -193,14 +346,28 @@ void minidl_add_u8(uint8_t *out, const uint8_t *a, const uint8_t *b, int32_t a_z
                    int32_t b_zero_point, int64_t a_multiplier, int64_t b_multiplier,
                    int32_t out_zero_point, int32_t relu, int64_t count)
 {
-    const int64_t half = (int64_t)1 << (MINIDL_QADD_SHIFT - 1);
-    const int32_t lo = relu ? out_zero_point : 0;
-#pragma omp parallel for num_threads(count >= (1 << 16) ? minidl_num_threads() : 1) schedule(static)
-    for (int64_t i = 0; i < count; i++) {
-        int64_t acc = (int64_t)(a[i] - a_zero_point) * a_multiplier + (int64_t)(b[i] - b_zero_point) * b_multiplier;
-        int64_t q = ((acc + half) >> MINIDL_QADD_SHIFT) + out_zero_point;
-        out[i] = (uint8_t)(q < lo ? lo : (q > 255 ? 255 : q));
+    int threads = count >= (1 << 16) ? minidl_num_threads() : 1;
+#if defined(__x86_64__) || defined(__i386__)
+    int wide = minidl_cpu_isa() >= MINIDL_ISA_AVX512;
+#else
+    int wide = 0;
+#endif
+    /* whole 4 KiB chunks per thread, the loop of internal/qadd_impl.h on each */
+    int64_t chunk = 4096, chunks = (count + chunk - 1) / chunk;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t c = 0; c < chunks; c++) {
+        int64_t begin = c * chunk, end = begin + chunk < count ? begin + chunk : count;
+#if defined(__x86_64__) || defined(__i386__)
+        if (wide) {
+            qadd_u8_avx512(out, a, b, a_zero_point, b_zero_point, a_multiplier, b_multiplier, out_zero_point,
+                           relu, begin, end);
+            continue;
+        }
+#endif
+        qadd_u8_range(out, a, b, a_zero_point, b_zero_point, a_multiplier, b_multiplier, out_zero_point, relu,
+                      begin, end);
     }
+    (void)wide;
 }
 
 void minidl_max_pool2d_u8(uint8_t *out, const uint8_t *x, const struct minidl_window *win)

@@ -79,7 +79,8 @@ def parse_args(argv=None):
                    help="data-parallel training over MPI (run under mpirun -np N): each rank trains "
                         "on its shard with --batch-size, gradients averaged (minidl.distributed)")
     p.add_argument("--verbose", type=int, choices=[0, 1, 2], default=1,
-                   help="fit's progress output: 0 none, 1 progress bar, 2 one line per epoch")
+                   help="per epoch: 0 this script's line (time, images/s, loss, accuracy), "
+                        "1 a progress bar and that line, 2 fit's Keras-style line instead")
     args = p.parse_args(argv)
     for key, value in DEFAULTS[args.model].items():
         if getattr(args, key, None) is None:
@@ -170,7 +171,8 @@ def test_time_augmentation(model, test, log):
 
 
 class EpochReport(callbacks.Callback):
-    """Prints one line per epoch and keeps the JSON log up to date."""
+    """Prints one line per epoch (unless --verbose 2, where fit prints its own) and keeps the
+    JSON log up to date."""
 
     def __init__(self, args, num_train, log):
         super().__init__()
@@ -197,6 +199,8 @@ class EpochReport(callbacks.Callback):
         record.update({key: float(value) for key, value in logs.items()})
         self.log["epochs"].append(record)
         write_log(self.args.log, self.log)
+        if self.args.verbose == 2:   # fit prints its own line per epoch: one is enough
+            return
         print(f"epoch {epoch + 1}/{self.args.epochs}: train {train_seconds:.1f} s + validation "
               f"{record['epoch_seconds'] - train_seconds:.1f} s, "
               f"{record['images_per_second']:.0f} images/s, loss {logs.get('loss', float('nan')):.4f}, "
@@ -251,9 +255,13 @@ def data_not_found(exc):
 def main(argv=None):
     args = parse_args(argv)
     started = time.perf_counter()
-    if args.backend:
-        minidl.set_backend(args.backend)
-    backend = minidl.get_backend()
+    try:
+        if args.backend:
+            minidl.set_backend(args.backend)
+        backend = minidl.get_backend()
+    except minidl.backends.BackendUnavailable as exc:   # one paragraph, no traceback
+        which = args.backend or os.environ.get("MINIDL_BACKEND", "default")
+        sys.exit(f"cifar10.py: the {which} backend cannot run here. {exc}.")
     backend_name = getattr(backend, "name", type(backend).__name__)
     minidl.set_seed(args.seed)
 

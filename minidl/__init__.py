@@ -13,9 +13,21 @@ from .gradient_tape import GradientTape
 from .layers import Input
 from .models import Model, Sequential
 from .random import set_seed
+from . import tree
+from .core_classes import (FloatDTypePolicy, Function, InputSpec, KerasTensor, Layer, Operation,
+                           Variable, device, name_scope, version)
+from .initializers import Initializer
+from .losses import Loss
+from .metrics import Metric
+from .mixed_precision import DTypePolicy
+from .optimizers import Optimizer
+from .regularizers import Regularizer
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = ["GradientTape", "Input", "Model", "Sequential", "activations", "available_backends", "backend",
            "callbacks", "get_backend", "initializers", "layers", "losses", "metrics", "models",
-           "ops", "optimizers", "saving", "schedules", "set_backend", "set_seed", "utils"]
+           "ops", "optimizers", "saving", "schedules", "set_backend", "set_seed", "utils",
+           "tree", "DTypePolicy", "FloatDTypePolicy", "Function", "Initializer", "InputSpec",
+           "KerasTensor", "Layer", "Loss", "Metric", "Operation", "Optimizer", "Regularizer",
+           "Variable", "device", "name_scope", "version"]

@@ -1,4 +1,6 @@
-"""Activation names understood by layers and backends; the math lives in the backends."""
+"""Keras's activations: the names layers and backends understand (ACTIVATIONS, resolve) and
+Keras 3's activation functions with get / serialize / deserialize (activation_functions.py).
+The math lives in the backends."""
 
 # The one list of activations. The C and OpenCL kernels number them by position here
 # (csrc/internal/vector_kernels.h, kernels/elementwise.cl): new ones go at the end.
@@ -23,8 +25,11 @@ NEEDS_INPUT = frozenset({"gelu", "gelu_approximate", "silu", "elu", "softplus", 
 DEFAULT_ALPHA = {"leaky_relu": 0.2, "elu": 1.0}
 
 
-def get(identifier, owner="layer"):
-    """Normalize an activation argument (None, a name or a Keras alias) to one of ACTIVATIONS."""
+def resolve(identifier, owner="layer"):
+    """Normalize a layer's activation argument (None, a name, a Keras alias or one of the
+    activation functions below with its default arguments) to one of ACTIVATIONS."""
+    if callable(identifier) and FUNCTIONS.get(getattr(identifier, "__name__", None)) is identifier:
+        identifier = identifier.__name__
     if isinstance(identifier, str):
         identifier = identifier.lower()
     if identifier in ALIASES:
@@ -46,3 +51,56 @@ def code(op, name):
         return _CODES[name]
     except (KeyError, TypeError):
         raise ValueError(f"{op}: unknown activation {name!r}; known: {list(ACTIVATIONS)}") from None
+
+
+from .custom_objects import get_custom_objects, get_registered_object  # noqa: E402
+
+# Keras 3's functions: keras.activations.relu(x, ...), ... (imported last: they use minidl.ops,
+# whose backends read the tables above)
+from .activation_functions import (FUNCTIONS, celu, elu, exponential, gelu, glu, hard_shrink,  # noqa: E402
+                                   hard_sigmoid, hard_silu, hard_swish, hard_tanh, leaky_relu, linear,
+                                   log_sigmoid, log_softmax, mish, relu, relu6, selu, sigmoid, silu,
+                                   soft_shrink, softmax, softplus, softsign, sparse_plus, sparse_sigmoid,
+                                   sparsemax, squareplus, swish, tanh, tanh_shrink, threshold)
+
+
+def get(identifier):
+    """Keras's activations.get: the function named by a string (Keras's names and aliases),
+    by a serialize() dict, or a callable itself; None is linear."""
+    if identifier is None:
+        return linear
+    if isinstance(identifier, (str, dict)):
+        return deserialize(identifier)
+    if callable(identifier):
+        return identifier
+    raise ValueError(f"Could not interpret activation function identifier: {identifier!r}")
+
+
+def serialize(activation):
+    """The name of a built-in activation function (Keras writes the bare name), or the
+    registered name of one of your own (@register_keras_serializable)."""
+    name = getattr(activation, "__name__", None)
+    if FUNCTIONS.get(name) is activation:
+        return name
+    registered = next((key for key, value in get_custom_objects().items() if value is activation), None)
+    if registered is None:
+        raise ValueError(f"Unknown activation function '{activation}' cannot be serialized due to "
+                         "invalid function name. Make sure to use an activation name that matches the "
+                         "references defined in activations.py or use "
+                         "`@keras.saving.register_keras_serializable()` to register any custom activations.")
+    return {"module": None, "class_name": "function", "config": registered,
+            "registered_name": registered}
+
+
+def deserialize(config, custom_objects=None):
+    """The activation function a name or a serialize() dict stands for; names of your own come
+    from custom_objects, a custom_object_scope or the registry."""
+    name = config
+    if isinstance(config, dict):
+        name = config.get("registered_name") or config.get("config")
+    if isinstance(name, str):
+        found = FUNCTIONS.get(name) or get_registered_object(name, custom_objects)
+        if found is not None and callable(found):
+            return found
+    raise ValueError(f"Could not interpret activation function identifier: {config!r}; known: "
+                     f"{sorted(FUNCTIONS)} or a function registered with register_keras_serializable")

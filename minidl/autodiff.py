@@ -68,6 +68,18 @@ class Operators:
     def __rpow__(self, other):
         return _op("power")(other, self)
 
+    def __mod__(self, other):
+        return _op("mod")(self, other)
+
+    def __rmod__(self, other):
+        return _op("mod")(other, self)
+
+    def __floordiv__(self, other):
+        return _op("floor_divide")(self, other)
+
+    def __rfloordiv__(self, other):
+        return _op("floor_divide")(other, self)
+
     def __matmul__(self, other):
         return _op("matmul")(self, other)
 
@@ -149,7 +161,8 @@ class Variable(Operators):
         if tape is not None:
             return tape.leaf(self)
         probe = getattr(_state, "probe_backend", None)
-        if probe is not None and self.value is None:   # shape inference before attach
+        # shape inference before attach (or of a variable still on another backend)
+        if probe is not None and (self.value is None or self.backend is not probe):
             return Tensor(probe.zeros(self.shape), probe)
         if self.value is None:
             raise ValueError(f"weight {self.name!r} has no value yet: its layer is not in a "

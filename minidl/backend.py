@@ -12,6 +12,11 @@ from .backends import get_backend
 from .keras2_math import *          # noqa: F401,F403  (K.sqrt, K.sum, ... of Keras 2 scripts)
 from .keras2_math import __all__ as _MATH
 
+from .utils.dtypes import is_float_dtype, is_int_dtype, result_type, standardize_dtype  # noqa: F401
+from .utils.keras_tensors import is_keras_tensor  # noqa: F401
+
+from .session import clear_session  # noqa: F401
+
 _EPSILON = [1e-7]
 
 
@@ -54,13 +59,11 @@ def backend():
     return get_backend().name
 
 
-def clear_session(free_memory=True):
-    """Forget the automatic layer and model names, as Keras does: the next Dense is 'dense'
-    again and the next Sequential 'sequential'. Models already made keep their names and
-    weights (minidl has no global graph to drop). `free_memory` is accepted for Keras
-    compatibility."""
-    naming.reset()
+def get_uid(prefix=""):
+    """1 the first time for `prefix`, then 2, 3, ... (clear_session starts again), as Keras."""
+    return naming.next_uid(prefix)
 
 
-__all__ = ["backend", "clear_session", "epsilon", "floatx", "image_data_format",
+__all__ = ["backend", "clear_session", "epsilon", "floatx", "image_data_format", "get_uid",
+           "is_float_dtype", "is_int_dtype", "is_keras_tensor", "result_type", "standardize_dtype",
            "set_epsilon", "set_floatx", "set_image_data_format"] + list(_MATH)

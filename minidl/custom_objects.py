@@ -10,6 +10,7 @@ This module imports nothing from minidl, so layers and models can both consult i
 """
 
 import contextlib
+import inspect
 import threading
 
 _GLOBAL = {}          # registered name -> class
@@ -18,7 +19,8 @@ _scopes = threading.local()
 
 
 def register_keras_serializable(package="Custom", name=None):
-    """Class decorator: register `cls` as "package>name" (name defaults to the class name)."""
+    """Class (or function) decorator: register it as "package>name" (name defaults to its
+    __name__), as Keras registers both."""
     if not isinstance(package, str) or not package or ">" in package:
         raise ValueError(f"register_keras_serializable: package must be a non-empty string "
                          f"without '>', got {package!r}")
@@ -28,7 +30,7 @@ def register_keras_serializable(package="Custom", name=None):
         if not isinstance(cls_name, str) or not cls_name:
             raise ValueError(f"register_keras_serializable: name must be a non-empty string, "
                              f"got {name!r}")
-        if not hasattr(cls, "get_config"):
+        if isinstance(cls, type) and not hasattr(cls, "get_config"):   # functions need none
             raise ValueError(f"register_keras_serializable: {cls.__name__} must implement "
                              "get_config() (and from_config, when it is not cls(**config)) to "
                              "be saved and loaded")
@@ -44,10 +46,11 @@ def register_keras_serializable(package="Custom", name=None):
 
 
 def get_registered_name(obj):
-    """The name a file uses for `obj` (a class or an instance): "package>name" when
-    registered, else its class name."""
-    cls = obj if isinstance(obj, type) else type(obj)
-    return _NAMES.get(cls, cls.__name__)
+    """The name a file uses for `obj` (a class, a function or an instance): "package>name"
+    when registered, else its (class) name."""
+    if isinstance(obj, type) or inspect.isroutine(obj):   # a class or a function
+        return _NAMES.get(obj, obj.__name__)
+    return _NAMES.get(type(obj), type(obj).__name__)
 
 
 def _scope_stack():

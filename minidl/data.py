@@ -337,10 +337,12 @@ class ArrayIterator:
         return order.astype(np.int64), crop_y, crop_x, flip
 
     def _allocate_buffers(self):
-        xs = [np.empty((self.batch_size,) + self.output_shape, dtype=np.float32) for _ in range(_NUM_BUFFERS)]
+        # a batch never holds more than every sample: batch_size=10**9 on 2 images needs 2 rows
+        rows = max(1, min(self.batch_size, self.num_samples))
+        xs = [np.empty((rows,) + self.output_shape, dtype=np.float32) for _ in range(_NUM_BUFFERS)]
         if self.y is None:
             return [(xb, None) for xb in xs]
-        return [(xb, np.empty((self.batch_size,) + self.y.shape[1:], dtype=self.y.dtype)) for xb in xs]
+        return [(xb, np.empty((rows,) + self.y.shape[1:], dtype=self.y.dtype)) for xb in xs]
 
     def _build_batch(self, plan, b):
         """Fill buffer b % 3 with batch b of the epoch `plan`; return views of its used part."""

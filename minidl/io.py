@@ -8,6 +8,7 @@ reader allocate no more than the caller allowed before anything is decompressed.
 
 import contextlib
 import errno
+import hashlib
 import io
 import os
 import re
@@ -21,6 +22,19 @@ import numpy as np
 # same target removes those older than this process whose writer is gone (killed mid-write).
 _TMP_PATTERN = r"\.{name}\.(\d+)\.[A-Za-z0-9_]+\.tmp"
 _STARTED = time.time()
+# The temporary adds up to ~22 characters (".", pid, mkstemp's 8, ".tmp") to the target's name;
+# a longer name is shortened to its start and a hash, so that a legal 255-character target
+# still has a legal temporary.
+_TMP_NAME_MAX = 200
+
+
+def _temporary_stem(name):
+    """The part of the target's file name its temporaries carry: the name, or when long its
+    first characters and a hash of the whole."""
+    if len(name) <= _TMP_NAME_MAX:
+        return name
+    digest = hashlib.sha1(os.fsencode(name)).hexdigest()[:12]
+    return f"{name[:_TMP_NAME_MAX - 13]}~{digest}"
 
 
 def _umask():
@@ -42,7 +56,7 @@ def _process_alive(pid):
 def remove_stale_temporaries(path):
     """Remove the temporary files a killed atomic_write of `path` left behind."""
     folder, name = os.path.split(os.path.abspath(path))
-    pattern = re.compile(_TMP_PATTERN.format(name=re.escape(name)))
+    pattern = re.compile(_TMP_PATTERN.format(name=re.escape(_temporary_stem(name))))
     with contextlib.suppress(OSError):
         for entry in os.scandir(folder):
             match = pattern.fullmatch(entry.name)
@@ -74,8 +88,8 @@ def atomic_write(path, mode="wb"):
     try:
         os.makedirs(folder, exist_ok=True)
         remove_stale_temporaries(path)
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.{os.getpid()}.",
-                                   suffix=".tmp", dir=folder)
+        stem = _temporary_stem(os.path.basename(path))
+        fd, tmp = tempfile.mkstemp(prefix=f".{stem}.{os.getpid()}.", suffix=".tmp", dir=folder)
     except OSError as exc:
         raise _naming(exc, path) from None
     try:

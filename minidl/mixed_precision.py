@@ -16,8 +16,9 @@ What this is, honestly: on every backend today the rounding is an emulation (an 
 over each operand, then the float32 kernels), so a mixed policy is slower than float32, never
 faster; minidl has no native vdpbf16ps (AVX512_BF16) kernel yet, and activations are stored
 in float32 between layers. The first layer that computes under a mixed policy warns once;
-info() says which path runs. The policy of each layer is saved in its config ("dtype") and
-restored with the model.
+info() says which path runs. The policy of each layer is saved in the model's config (each
+layer's "dtype", in Keras 3's form, float32 included) and restored with the model whatever the
+global policy is then; a layer config without it (older files) gets the global policy.
 """
 
 import warnings
@@ -79,6 +80,12 @@ class DTypePolicy:
 
 
 Policy = DTypePolicy
+
+
+def serialize(policy):
+    """A layer config's "dtype" entry of `policy`, in Keras 3's form."""
+    return {"module": "keras", "class_name": "DTypePolicy", "config": policy.get_config(),
+            "registered_name": None}
 _global = [DTypePolicy("float32")]
 
 

@@ -13,6 +13,13 @@ def auto_name(prefix):
     return prefix if count == 0 else f"{prefix}_{count}"
 
 
+def next_uid(prefix):
+    """1, 2, 3, ... per prefix (keras.backend.get_uid), on counters of their own."""
+    key = ("uid", prefix)
+    _counters[key] = _counters.get(key, 0) + 1
+    return _counters[key]
+
+
 def reset():
     """Start every counter again (backend.clear_session)."""
     _counters.clear()

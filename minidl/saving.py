@@ -9,6 +9,8 @@ from .custom_objects import (CustomObjectScope, custom_object_scope, get_custom_
                              get_registered_name, get_registered_object,
                              register_keras_serializable)
 from .models.saving import ModelFileError, load_model
+from .deserialization import deserialize_keras_object
+from .serialization import serialize_keras_object
 
 
 def save_model(model, filepath, overwrite=True, include_optimizer=True):
@@ -26,4 +28,5 @@ def load_weights(model, filepath):
 
 __all__ = ["CustomObjectScope", "ModelFileError", "custom_object_scope", "get_custom_objects",
            "get_registered_name", "get_registered_object", "load_model", "load_weights",
-           "register_keras_serializable", "save_model", "save_weights"]
+           "register_keras_serializable", "save_model", "save_weights",
+           "deserialize_keras_object", "serialize_keras_object"]

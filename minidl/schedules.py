@@ -40,7 +40,7 @@ class ExponentialDecay(LearningRateSchedule):
     """initial_learning_rate * decay_rate ** (step / decay_steps); the exponent is floored
     when `staircase` (the rate then drops once every decay_steps steps)."""
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None):
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="ExponentialDecay"):
         owner = "ExponentialDecay"
         self.initial_learning_rate = number(initial_learning_rate, "initial_learning_rate",
                                             owner, low=0.0, low_inclusive=False)
@@ -66,7 +66,7 @@ class PiecewiseConstantDecay(LearningRateSchedule):
     """A step schedule: values[0] while step <= boundaries[0], values[i] while
     boundaries[i-1] < step <= boundaries[i], values[-1] after the last boundary."""
 
-    def __init__(self, boundaries, values, name=None):
+    def __init__(self, boundaries, values, name="PiecewiseConstant"):
         owner = "PiecewiseConstantDecay"
         boundaries = list(boundaries)
         values = list(values)
@@ -218,7 +218,7 @@ class CosineDecay(_Warmup, LearningRateSchedule):
     """Cosine decay from initial_learning_rate (or from warmup_target after a linear warmup
     of warmup_steps steps) down to alpha times that rate over decay_steps steps, then flat."""
 
-    def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, name=None,
+    def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, name="CosineDecay",
                  warmup_target=None, warmup_steps=0):
         owner = "CosineDecay"
         self.initial_learning_rate = number(initial_learning_rate, "initial_learning_rate",

@@ -7,7 +7,7 @@ import tempfile
 
 import pytest
 
-# The OpenCL GEMM tuner takes ~15 s and its choice depends on machine load: tests use the
+# The OpenCL GEMM tuner takes up to ~25 s and its choice depends on machine load: tests use the
 # default kernels (the tuner's own tests switch it on explicitly).
 os.environ.setdefault("MINIDL_OPENCL_TUNE", "0")
 # Keep tests away from the user's ~/.minidl (dataset cache, tuning results).

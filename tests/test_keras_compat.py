@@ -245,16 +245,19 @@ def test_model_to_dot_sequential_and_functional(numpy_backend):
     seq = minidl.Sequential([layers.Input((4,)), layers.Dense(3, name="hidden"),
                              layers.Dense(2, name="out")])
     dot = minidl.utils.model_to_dot(seq, show_shapes=True, show_trainable=True)
-    assert sorted(n.get_name() for n in dot.get_nodes() if n.get_name() != "node") == \
+    name = {str(id(layer)): layer.name for layer in seq.graph.layers}   # nodes are ids, as Keras's
+    assert sorted(name[n.get_name()] for n in dot.get_nodes() if n.get_name() != "node") == \
         ["hidden", "out"]
-    assert [(e.get_source(), e.get_destination()) for e in dot.get_edges()] == [("hidden", "out")]
+    assert [(name[e.get_source()], name[e.get_destination()]) for e in dot.get_edges()] == \
+        [("hidden", "out")]
     text = dot.to_string()
     assert "(None, 4)" in text and "(None, 2)" in text and "Trainable" in text
     inp = layers.Input((4,), name="x")
     a = layers.Dense(4, name="a")(inp)
     out = layers.Add(name="sum")([inp, a])
     dot = minidl.utils.model_to_dot(minidl.Model(inp, out), rankdir="LR")
-    edges = sorted((e.get_source(), e.get_destination()) for e in dot.get_edges())
+    name = {str(id(layer)): layer.name for layer in (inp.producer, a.producer, out.producer)}
+    edges = sorted((name[e.get_source()], name[e.get_destination()]) for e in dot.get_edges())
     assert edges == [("a", "sum"), ("x", "a"), ("x", "sum")]
     with pytest.raises(ValueError, match="not yet been built"):
         minidl.utils.model_to_dot(minidl.Sequential([layers.Dense(2)]))

@@ -130,12 +130,28 @@ def test_reference_matches_float_convolution():
 
 
 def test_vnni_path():
+    """avx512 with AMX switched off runs the vpdpbusd micro-kernel, and it equals the reference
+    (tests/test_qgemm_paths.py runs every case on every int8 path)."""
     from minidl._cpu_kernels import lib
     if not lib.minidl_cpu_has_avx512_vnni():
         pytest.skip("this CPU has no AVX512_VNNI: the vpdpbusd micro-kernel is compiled but cannot run here")
     from conftest import isa_selected
-    with isa_selected("avx512"):
-        assert for_backend(minidl.backends.get_backend("cpu")).path() == "vnni"
+    from minidl.backends.cpu import create
+    ops = for_backend(create())
+    try:
+        with isa_selected("avx512"):
+            lib.minidl_set_amx(0)
+            assert ops.path() == "vnni"
+            rng = np.random.default_rng(5)
+            a = rng.integers(0, 256, size=(33, 100), dtype=np.uint8)
+            _, w, offset, mult = _layer_arrays(rng, 100, 37, (0.02, 17), 0.05)
+            out = np.zeros((33, 37), np.uint8)
+            expected = out.copy()
+            REFERENCE.qgemm_forward(expected, a, w, offset, mult, 9, True)
+            np.testing.assert_array_equal(_run(ops, "qgemm_forward", out, a, w, offset, mult, 9, True),
+                                          expected)
+    finally:
+        lib.minidl_set_amx(1 if minidl.settings.current().amx else 0)
 
 
 # ------------------------------------------------------------------ models
@@ -293,7 +309,7 @@ def test_keras_cnn_zoo_model_quantizes():
         model = zoo.keras_cnn()
         x = np.random.default_rng(0).random((16, 32, 32, 3)).astype(np.float32)
         qmodel = quantize(model, x)
-        assert qmodel.info()["kernel"] in ("avx2", "vnni", "generic")
+        assert qmodel.info()["kernel"] in ("amx", "avx2", "vnni", "generic")
         pf, pq = model.predict(x), qmodel.predict(x)
         assert (pf.argmax(1) == pq.argmax(1)).mean() >= 0.9
     finally:

@@ -313,3 +313,31 @@ def test_stale_temporaries_of_killed_writes_are_removed(saved):
         os.utime(stale, (time.time() - 3600, time.time() - 3600))
     model.save(path)
     assert not dead.exists() and alive.exists() and other.exists()
+
+
+def test_a_custom_layer_with_two_weighted_sublayers_saves_and_loads(tmp_path):
+    """Both sublayers name their weights "kernel" / "bias": the file keeps them apart."""
+    import minidl
+    from minidl import layers
+    from minidl.models import Sequential, load_model
+
+    @minidl.saving.register_keras_serializable(package="test_saving")
+    class TwoDense(layers.Layer):
+        def __init__(self, units=4, **kwargs):
+            super().__init__(**kwargs)
+            self.units = units
+            self.first, self.second = layers.Dense(units), layers.Dense(units, activation="relu")
+
+        def call(self, x):
+            return self.second(self.first(x))
+
+        def get_config(self):
+            return dict(super().get_config(), units=self.units)
+
+    minidl.set_seed(3)
+    model = Sequential([layers.Input((3,)), TwoDense(4), layers.Dense(2)])
+    model.compile("adam", "mse")
+    x = np.random.default_rng(0).random((5, 3), dtype=np.float32)
+    model.save(tmp_path / "m.minidl")
+    loaded = load_model(tmp_path / "m.minidl")
+    np.testing.assert_array_equal(model.predict(x, verbose=0), loaded.predict(x, verbose=0))

@@ -21,6 +21,8 @@ typedef struct {
     int mc, kc, nc; /* cache blocks: A block mc x kc stays in L2, B panel kc x nr in L1 */
     int fast_row_gather; /* reading A's rows in place (cs_a == 1) is as fast as packed panels */
     sgemm_ukernel_fn ukernel;
+    int isa;             /* the MINIDL_ISA_* it needs */
+    int ir_outer;        /* macro-kernel loop order: A micro-panel in L1, B block kc x nc in L2 */
 } sgemm_kernel_info;
 
 /* Micro-kernels, one per file; the x86 ones exist only on x86. */
@@ -41,7 +43,8 @@ void sgemm_ukernel_avx512_12x32(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_
                                 float *c, ptrdiff_t ldc, float beta);
 #endif
 
-/* The kernel table entry of the ISA in use (minidl_cpu_isa()). */
+/* The kernel table entry in use: the one minidl_sgemm_select_kernel chose when the ISA in use
+ * (minidl_cpu_isa()) can run it, else the default of that ISA on this CPU. */
 const sgemm_kernel_info *sgemm_active_kernel(void);
 
 /* C (m, n) = alpha * A (m, k) @ B (k, n) + beta * C on the calling thread only, with A

@@ -35,6 +35,25 @@ void qgemm_ukernel_vnni(const struct qgemm_epilogue *e, int64_t row0, int rows, 
                         const uint8_t *a, int64_t lda, const int8_t *w, int64_t k, int64_t np);
 #endif
 
+/* The AMX path (qgemm_amx.c) runs 32 x 32 blocks of tiles instead of a QGEMM_MR x 16
+ * micro-kernel. Between qgemm_amx_begin and qgemm_amx_end (on each thread that runs tiles),
+ * qgemm_amx_rows computes rows [r0, r1) of out = epilogue(a @ w) (a's row r at a + r * lda,
+ * e at out's row 0 and column 0); apack is the thread's scratch of QGEMM_AMX_APACK(k) bytes, or
+ * NULL when a is tile-ready: lda >= qgemm_amx_k64(k), each row zero from k to qgemm_amx_k64(k)
+ * and the rows readable up to r1 rounded up to 32;
+ * wtail is qgemm_amx_weights_tail's copy of the last k block, NULL when qgemm_amx_k64(k) equals
+ * k rounded up to 4 (then no copy is needed; else a NULL from it means out of memory). */
+#if defined(__x86_64__) && !defined(__clang__)
+#define MINIDL_HAVE_AMX_INT8 1
+#define QGEMM_AMX_APACK(k) (32 * qgemm_amx_k64(k))
+void qgemm_amx_begin(void);
+void qgemm_amx_end(void);
+int64_t qgemm_amx_k64(int64_t k);
+int8_t *qgemm_amx_weights_tail(const int8_t *w, int64_t k, int64_t np);
+void qgemm_amx_rows(const struct qgemm_epilogue *e, int64_t r0, int64_t r1, const uint8_t *a, int64_t lda,
+                    const int8_t *w, const int8_t *wtail, int64_t k, int64_t n, int64_t np, uint8_t *apack);
+#endif
+
 /* Four bytes of a row starting at k-group g, zero past k (the last group may be partial: the
  * weights there are zero, but the bytes past the row's end may not be readable). */
 static inline int32_t qgemm_group(const uint8_t *row, int64_t g, int64_t k)

@@ -9,6 +9,13 @@ def check_shape(op, name, array, shape):
         raise ValueError(f"{op}: {name} must have shape {tuple(shape)}, got {tuple(array.shape)}")
 
 
+def check_pixels(op, name, shape):
+    """Raise ValueError unless images `shape` (N, H, W, C) have at least one pixel: a mean or
+    a sample over none has no value."""
+    if shape[1] * shape[2] < 1:
+        raise ValueError(f"{op}: {name} must have at least 1 pixel (H, W >= 1), got {tuple(shape)}")
+
+
 def check_same_size(op, name, array, other_name, other):
     """Raise ValueError unless `array` and `other` hold the same number of elements."""
     if array.size != other.size:

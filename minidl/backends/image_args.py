@@ -35,6 +35,10 @@ def check_transform(op, out_shape, x_shape, transforms_shape, interpolation, fil
     if out_shape[0] != x_shape[0] or out_shape[3] != x_shape[3]:
         raise ValueError(f"{op}: output {tuple(out_shape)} must have the batch and channels of "
                          f"the input {tuple(x_shape)}")
+    if min(x_shape[1], x_shape[2], out_shape[1], out_shape[2]) < 1:
+        # every tap is read inside the input (fill modes map outside taps in): none in 0 pixels
+        raise ValueError(f"{op}: input and output images need at least 1 row and 1 column, got "
+                         f"input {tuple(x_shape)} and output {tuple(out_shape)}")
     if len(transforms_shape) != 2 or transforms_shape[1] != TRANSFORM_SIZE or \
             transforms_shape[0] not in (1, x_shape[0]):
         raise ValueError(f"{op}: transforms must be ({x_shape[0]}, 8) or (1, 8), got "

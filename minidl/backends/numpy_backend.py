@@ -18,7 +18,8 @@ from .numpy_ops import (activations as numpy_activations, images, losses, optimi
 from .numpy_ops.depthwise import NumpyDepthwiseOps
 from .numpy_ops.layer_ops import NumpyLayerOps
 from .numpy_ops.tensor_ops import NumpyTensorOps
-from .checks import check_concat, check_dropout_args, check_scalar_out, check_shape, require_input
+from .checks import (check_concat, check_dropout_args, check_pixels, check_scalar_out, check_shape,
+                     require_input)
 
 
 
@@ -124,11 +125,13 @@ class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyDepthwiseOps, HostMemory,
 
     def global_avg_pool_forward(self, out, x):
         check_shape("global_avg_pool_forward", "out", out, (x.shape[0], x.shape[3]))
+        check_pixels("global_avg_pool_forward", "x", x.shape)
         out[...] = x.mean(axis=(1, 2))
 
     def global_avg_pool_backward(self, dx, dout):
         n, h, w, c = dx.shape
         check_shape("global_avg_pool_backward", "dout", dout, (n, c))
+        check_pixels("global_avg_pool_backward", "dx", dx.shape)
         dx[...] = (dout / (h * w))[:, None, None, :]
 
     def pad2d_forward(self, out, x, pads):

@@ -103,6 +103,8 @@ class CallbackList:
         return len(self.callbacks)
 
     def _call(self, hook, *args):
+        if args[-1] is None:   # as Keras: hooks always get a logs dict, empty at the begin hooks
+            args = args[:-1] + ({},)
         for callback in self.callbacks:
             getattr(callback, hook)(*args)
 

@@ -1,6 +1,8 @@
 """ModelCheckpoint: save the model (or its weights) during training, and when fit is
 interrupted."""
 
+import re
+import string
 import warnings
 
 import numpy as np
@@ -10,11 +12,49 @@ from .arguments import float_arg, path_arg
 from .monitor import MonitorCallback
 
 
+# A format spec of the mini-language without nested fields: [[fill]align][sign][z][#][0]
+# [width][grouping][.precision][type].
+_FORMAT_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d+))?"
+                          r"[bcdeEfFgGnosxX%]?", re.DOTALL)
+MAX_FIELD_WIDTH = 255   # a file name's length limit: a wider field could never make a usable name
+
+
+def checked_template(filepath):
+    """filepath if its format fields are plain names with a format spec ("{epoch:02d}",
+    "{val_loss:.2f}") of width and precision up to MAX_FIELD_WIDTH; else a ValueError naming
+    it. str.format would otherwise follow attributes and indices of the values
+    ("{epoch.__class__}", "{epoch[0]}") or pad to any width ("{epoch:>1000000000}")."""
+    def refuse(why):
+        raise ValueError(f"ModelCheckpoint: filepath {filepath!r:.300} {why}; its fields must be "
+                         f"plain names of the epoch, batch or logs with an optional format spec, "
+                         f"such as {{epoch:02d}} or {{val_loss:.2f}} ({{{{ and }}}} write braces)")
+    try:
+        fields = [(name, conversion, spec)
+                  for _, name, spec, conversion in string.Formatter().parse(filepath)
+                  if name is not None]
+    except ValueError as exc:            # a single "{" or "}"
+        refuse(f"is not a format string ({exc})")
+    for name, conversion, spec in fields:
+        if not name.isidentifier():
+            refuse(f"has the field {{{name}}}: attribute, index and positional fields are refused")
+        if conversion is not None:
+            refuse(f"converts the field {{{name}!{conversion}}}")
+        match = _FORMAT_SPEC.fullmatch(spec)
+        if match is None:
+            refuse(f"has the format spec {spec!r:.40} for {{{name}}}")
+        for part in ("width", "precision"):
+            if match.group(part) and int(match.group(part)) > MAX_FIELD_WIDTH:
+                refuse(f"asks {{{name}}} for a {part} of {match.group(part)}, more than "
+                       f"{MAX_FIELD_WIDTH}")
+    return filepath
+
+
 class ModelCheckpoint(MonitorCallback):
     """Save the model (or only its weights) every epoch or every `save_freq` batches.
 
     `filepath` may hold format fields filled from the logs and the 1-based epoch (and batch
-    when saving by batch): "ckpt/{epoch:02d}-{val_loss:.2f}.mdl". With save_best_only a
+    when saving by batch): "ckpt/{epoch:02d}-{val_loss:.2f}.mdl" (checked_template says which
+    fields are accepted). With save_best_only a
     save happens only when the monitored value beats the best seen so far (or
     initial_value_threshold), by the rule of MonitorCallback.
 
@@ -32,7 +72,7 @@ class ModelCheckpoint(MonitorCallback):
             initial_value_threshold = float_arg(initial_value_threshold,
                                                 "initial_value_threshold", "ModelCheckpoint")
         super().__init__(monitor, mode, baseline=initial_value_threshold)
-        self.filepath = path_arg(filepath, "filepath", "ModelCheckpoint")
+        self.filepath = checked_template(path_arg(filepath, "filepath", "ModelCheckpoint"))
         self.verbose = verbose
         self.save_best_only = bool(save_best_only)
         self.save_weights_only = bool(save_weights_only)

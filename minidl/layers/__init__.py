@@ -62,9 +62,29 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     AdaptiveMaxPooling2D, AdaptiveAveragePooling3D, AdaptiveMaxPooling3D, Conv3DTranspose)}
 
 
-def deserialize(class_name, config, custom_objects=None):
-    """A layer from its class name and get_config() dict. Classes of your own are found
-    through custom_objects, a custom_object_scope or @register_keras_serializable."""
+def serialize(layer):
+    """Keras 3's {"module", "class_name", "config", "registered_name"} dict of a layer."""
+    from ..serialization import serialize_keras_object
+    if not isinstance(layer, Layer):
+        raise TypeError(f"layers.serialize: expected a layer, got {type(layer).__name__}")
+    return serialize_keras_object(layer)
+
+
+def deserialize(class_name, config=None, custom_objects=None):
+    """A layer from its class name and get_config() dict, or (Keras 3's form) from one
+    serialize() dict: deserialize({"class_name": ..., "config": ...}, custom_objects).
+    Classes of your own are found through custom_objects, a custom_object_scope or
+    @register_keras_serializable."""
+    if isinstance(class_name, dict):
+        custom_objects = config if custom_objects is None else custom_objects
+        spec = class_name
+        if not isinstance(spec.get("class_name"), str) or not isinstance(spec.get("config"), dict):
+            raise ValueError(f"layers.deserialize: expected a dict with 'class_name' and "
+                             f"'config', got {spec!r:.200}")
+        class_name = spec.get("registered_name") or spec["class_name"]
+        if get_registered_object(class_name, custom_objects, LAYER_CLASSES) is None:
+            class_name = spec["class_name"]
+        config = spec["config"]
     cls = get_registered_object(class_name, custom_objects, LAYER_CLASSES)
     if cls is None:
         # the hint first: a message quoting this one may be cut after a few hundred characters
@@ -78,6 +98,6 @@ __all__ = sorted(LAYER_CLASSES) + ["Input", "KerasTensor", "Layer", "MaxPool2D",
                                    "GlobalAvgPool2D", "GlobalMaxPool2D", "Convolution1D", "MaxPool1D",
                                    "AvgPool1D", "GlobalAvgPool1D", "GlobalMaxPool1D", "MaxPool3D",
                                    "AvgPool3D", "GlobalAvgPool3D", "GlobalMaxPool3D", "Convolution3D",
-                                   "deserialize", "add",
+                                   "deserialize", "serialize", "add",
                                    "subtract", "multiply", "average", "maximum", "minimum",
                                    "concatenate"]

@@ -22,9 +22,17 @@ from ..arguments import int_tuple
 from ..autodiff import Variable
 from ..mixed_precision import DTypePolicy
 from ..naming import auto_name, snake_case
+from ..variable_methods import VariableMethods
 from .buffers import BufferSet
 from . import custom_call
 from .input_arguments import LayerMeta, sample_shape
+from .input_spec import assert_input_compatibility
+
+
+def _is_model(item):
+    """A model (which a custom layer may hold and call like a layer); models import layers,
+    so this checks by duck type, as models/tracking.py does."""
+    return hasattr(item, "graph") and hasattr(item, "compile")
 
 
 def format_shape(shape):
@@ -96,9 +104,10 @@ class Node:
         layer._inbound_nodes.append(self)
 
 
-class Weight(Variable):
+class Weight(VariableMethods, Variable):
     """One trainable or non-trainable weight: its backend tensor and gradient. In a custom
-    layer's call it works as a tensor of minidl.ops (operators included)."""
+    layer's call it works as a tensor of minidl.ops (operators included); assign,
+    assign_add and assign_sub set its values as Keras's Variable does."""
 
     def __init__(self, name, shape, initializer, trainable, regularizer=None, constraint=None):
         self.name = name
@@ -153,6 +162,18 @@ class Layer(metaclass=LayerMeta):
         self._buffers = BufferSet()
         # The model clears this for layers fed only by model inputs: their dx is never used.
         self.input_grad_needed = True
+
+    def __setattr__(self, name, value):
+        # Keras tracks a Variable set as a layer attribute (self.scale = minidl.Variable(1.0))
+        # as one of the layer's weights: it trains and is saved as add_weight's are.
+        if getattr(value, "_standalone_variable", False) and "weights_by_name" in self.__dict__:
+            held = self.weights_by_name.get(value.name)
+            if held is not None and held is not value:
+                raise ValueError(f"{self.describe()}: a weight named {value.name!r} already "
+                                 "exists; give the Variable another name")
+            value._path = f"{self.name}/{value.name}"
+            self.weights_by_name[value.name] = value
+        object.__setattr__(self, name, value)
 
     # ------------------------------------------------------------ config
     def get_config(self):
@@ -242,6 +263,8 @@ class Layer(metaclass=LayerMeta):
         """Build for the tensors' shapes (once) and record a call node on them."""
         shapes = [t.sample_shape for t in tensors]
         shape = shapes if self.multiple_inputs else shapes[0]
+        if getattr(self, "input_spec", None) is not None:   # Keras's InputSpec check
+            assert_input_compatibility(self.input_spec, [(None,) + s for s in shapes], self.name)
         self.build_once(shape)
         # a layer built with unknown dims and called again on known ones (or the reverse)
         out = None if shape == self.input_shape else self.concrete_output_shape(shape)
@@ -369,6 +392,7 @@ class Layer(metaclass=LayerMeta):
         shape = int_tuple(shape, "shape", f"{self.describe()}.add_weight") if shape != () else ()
         weight = Weight(name, shape, initializers.get(initializer or "glorot_uniform"),
                         bool(trainable), regularizers.get(regularizer), constraints.get(constraint))
+        weight._path = f"{self.name}/{name}"   # Keras 3's variable.path
         self.weights_by_name[name] = weight
         return weight
 
@@ -392,7 +416,8 @@ class Layer(metaclass=LayerMeta):
         found = []
         for value in vars(self).values():
             for item in (value if isinstance(value, (list, tuple)) else (value,)):
-                if isinstance(item, Layer) and item is not self and all(item is not f for f in found):
+                if (isinstance(item, Layer) or _is_model(item)) and item is not self \
+                        and all(item is not f for f in found):
                     found.append(item)
         return found
 
@@ -409,7 +434,12 @@ class Layer(metaclass=LayerMeta):
         self.backend = backend
         self._buffers.reset(backend)
         for sub in self.sublayers() if self.uses_call() else ():
-            sub.attach(backend)
+            if not _is_model(sub):
+                sub.attach(backend)
+            elif sub.graph is not None:          # a model held by the layer (a Sequential)
+                sub.graph.attach(backend)
+            elif hasattr(sub, "_call_layer"):    # a subclassed model not built yet
+                sub._call_layer.attach(backend)
         for w in self.weights_by_name.values():
             value = w.initializer(w.shape)
             w.value = backend.from_numpy(np.asarray(value))

@@ -110,7 +110,7 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
             raise ValueError(f"{self.describe()}: groups must be a positive int that divides "
                              f"filters={filters}, got {groups!r}")
         self.groups = groups
-        self.activation = activations.get(activation, self.describe())
+        self.activation = activations.resolve(activation, self.describe())
         self.use_bias = bool(use_bias)
         self.kernel_initializer = kernel_initializer
         self.bias_initializer = bias_initializer

@@ -54,7 +54,7 @@ class Conv3D(ActivationMixin, Layer):
             raise ValueError(f"{owner}: groups must be a positive int that divides "
                              f"filters={filters}, got {groups!r}")
         self.groups = groups
-        self.activation = activations.get(activation, owner)
+        self.activation = activations.resolve(activation, owner)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = kernel_initializer
         self.bias_initializer = bias_initializer

@@ -61,7 +61,7 @@ class Dense(ActivationMixin, Layer):
         if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
             raise ValueError(f"{self.describe()}: units must be a positive int, got {units!r}")
         self.units = units
-        self.activation = activations.get(activation, self.describe())
+        self.activation = activations.resolve(activation, self.describe())
         self.use_bias = bool(use_bias)
         self.kernel_initializer = kernel_initializer
         self.bias_initializer = bias_initializer
@@ -125,7 +125,7 @@ class Activation(ActivationMixin, Layer):
 
     def __init__(self, activation, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
-        self.activation = activations.get(activation, self.describe())
+        self.activation = activations.resolve(activation, self.describe())
 
     def get_config(self):
         return dict(super().get_config(), activation=self.activation)

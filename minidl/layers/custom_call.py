@@ -167,14 +167,25 @@ def infer_output_shape(layer, input_shape, backend=None):
 
 
 def _probe(layer, shapes, backend=None):
-    # an attached layer (a batch's shapes resolved in a model) probes where its weights are
-    target = backend or layer.backend or _PROBE
-    xs = [Tensor(target.zeros((1,) + tuple(s)), target) for s in shapes]
-    with autodiff.on_backend(target, probe=backend is None), autodiff.recording(None), \
-            autodiff.call_scope():
-        out = _output_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
-                                           **_call_kwargs(layer, False)))
+    out = _probe_batch(layer, shapes, backend, 1)
+    if not out.shape or out.shape[0] != 1:
+        # A one-sample batch can lose its axis where a batch would not (ops.squeeze(x) on
+        # (1, 3, 1)); Keras's symbolic shapes keep it (None is not 1): try two samples.
+        two = _probe_batch(layer, shapes, backend, 2)
+        if two.shape and two.shape[0] == 2:
+            return two.shape[1:]
     if not out.shape or out.shape[0] != 1:
         raise ValueError(f"{layer.describe()}: call must keep the batch axis; on inputs "
                          f"{[(None,) + tuple(s) for s in shapes]} it returned shape {out.shape}")
     return out.shape[1:]
+
+
+def _probe_batch(layer, shapes, backend, batch):
+    """The output of call on a batch of `batch` zero samples of each shape."""
+    # an attached layer (a batch's shapes resolved in a model) probes where its weights are
+    target = backend or layer.backend or _PROBE
+    xs = [Tensor(target.zeros((batch,) + tuple(s)), target) for s in shapes]
+    with autodiff.on_backend(target, probe=backend is None), autodiff.recording(None), \
+            autodiff.call_scope():
+        return _output_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
+                                            **_call_kwargs(layer, False)))

@@ -47,7 +47,7 @@ class _DepthwiseBase(WindowPlanMixin, ActivationMixin, Layer):
         self.depth_multiplier = _check_multiplier(depth_multiplier, owner)
         self.data_format = _check_channels_last(data_format, owner)
         self.dilation_rate = _check_no_dilation(dilation_rate, owner)
-        self.activation = activations.get(activation, owner)
+        self.activation = activations.resolve(activation, owner)
         self.use_bias = bool(use_bias)
         self.depthwise_initializer = depthwise_initializer
         self.bias_initializer = bias_initializer

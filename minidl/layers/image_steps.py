@@ -21,8 +21,9 @@ def resize_row(in_hw, out_hw):
 def aspect_crop(height, width, target_height, target_width):
     """(top, left, crop_height, crop_width) of the largest centred window of the target's
     aspect ratio (Keras's crop_to_aspect_ratio)."""
-    crop_height = min(height, int(float(width * target_height) / target_width))
-    crop_width = min(width, int(float(height * target_width) / target_height))
+    # at least one row and column, as Keras: (1, 100) of a 10x10 image is 1x10, not 0x10
+    crop_height = max(min(height, int(float(width * target_height) / target_width)), 1)
+    crop_width = max(min(width, int(float(height * target_width) / target_height)), 1)
     return (int(float(height - crop_height) / 2), int(float(width - crop_width) / 2),
             crop_height, crop_width)
 

@@ -67,6 +67,10 @@ class GlobalAveragePooling2D(Layer):
         return (input_shape[2],)
 
     def forward(self, x, training):
+        _, h, w, _ = self.backend.shape(x)
+        if h * w < 1:   # a mean over no pixel: Keras gives NaN, minidl says so
+            raise ValueError(f"{self.describe()}: averages over height and width, got images of "
+                             f"{h}x{w} pixels (input {tuple(self.backend.shape(x))})")
         out = self.buffer("out", self.batch_output_shape(x))   # keeps x's shape for backward
         self.backend.global_avg_pool_forward(out, x)
         return out

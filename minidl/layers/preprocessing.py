@@ -221,6 +221,9 @@ class ResampledImage(ImageLayer):
             self._plan_steps(tuple(input_shape[:2]))
 
     def _plan_steps(self, hw):
+        if min(hw) < 1:
+            raise ValueError(f"{self.describe()}: images need at least 1 row and 1 column, got "
+                             f"{hw[0]}x{hw[1]} (to {self.height}x{self.width})")
         self._hw = hw
         self._steps = ImageSteps(self, self._steps_list(hw), self._steps_role, self.fill_value)
 

@@ -72,8 +72,11 @@ class IteratorBatches:
 
     validated = False
 
-    def __init__(self, iterator):
+    def __init__(self, iterator, shuffle=False, seed=0):
         self.iterator = iterator
+        # a PyDataset's batch order is shuffled per epoch by fit, as Keras; other iterators
+        # order their batches themselves
+        self.shuffle, self.seed = bool(shuffle), seed
 
     def __len__(self):
         return len(self.iterator)
@@ -93,6 +96,9 @@ class IteratorBatches:
             self.iterator.set_state(state)
 
     def epoch(self, epoch, skip=0):
+        if hasattr(self.iterator, "epoch_batches"):   # a minidl.utils.PyDataset
+            yield from self.iterator.epoch_batches(epoch, skip, self.shuffle, self.seed)
+            return
         begin = getattr(self.iterator, "on_epoch_begin", None)
         if begin is not None:
             begin(epoch)

@@ -15,6 +15,7 @@ call's inputs exist (a shared layer's second call may need a layer listed after 
 
 from .. import layers as layers_mod
 from ..custom_objects import get_registered_name
+from ..mixed_precision import serialize as serialize_policy
 from .registry import MODEL_CLASSES, model_class
 
 
@@ -51,8 +52,14 @@ def _spec(item):
 
 
 def item_spec(item):
-    name = type(item).__name__ if hasattr(item, "graph") else get_registered_name(item)
-    return {"class_name": name, "config": item.get_config()}
+    if hasattr(item, "graph"):
+        return {"class_name": type(item).__name__, "config": item.get_config()}
+    config = item.get_config()
+    if not getattr(item, "_dtype_argument", False):   # InputLayer's dtype is its input's
+        # every layer's policy, float32 too, as Keras saves it: a file loads as it was saved
+        # whatever the global policy is when it is loaded
+        config["dtype"] = serialize_policy(item.dtype_policy)
+    return {"class_name": get_registered_name(item), "config": config}
 
 
 def deserialize_item(spec):

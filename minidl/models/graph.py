@@ -367,6 +367,17 @@ class Graph:
             saved.append((w, kept))
         return saved
 
+    def adjust_rank(self, x, index=0):
+        """x (a host array) with a trailing axis of 1 added or dropped when that is all that
+        separates its rank from input `index`'s, as Keras's Functional._adjust_input_rank:
+        a (N, 28, 28) array fits Input((28, 28, 1)). Other arrays come back unchanged."""
+        expected = self.inputs[index].sample_shape
+        if x.ndim == len(expected) + 2 and x.shape[-1] == 1:
+            return x.reshape(x.shape[:-1])
+        if x.ndim == len(expected) and expected and expected[-1] == 1:
+            return x.reshape(x.shape + (1,))
+        return x
+
     def check_input(self, x_shape, argument="x", index=0):
         expected = self.inputs[index].sample_shape
         if not compatible(tuple(x_shape[1:]), tuple(expected)):

@@ -118,8 +118,8 @@ def make_heads(graph, loss, loss_weights, metrics, owner, weighted_metrics=None)
         if l.sparse and shape[-1] < 2:
             raise ValueError(f"{owner}: loss {l.name!r} needs at least 2 output classes, "
                              f"output {name!r} is {format_shape(shape)}")
-        plain = [metrics_mod.get(m, l, shape) for m in ms]
-        weighted = [metrics_mod.get(m, l, shape) for m in wms]
+        plain = [metrics_mod.for_model(m, l, shape) for m in ms]
+        weighted = [metrics_mod.for_model(m, l, shape) for m in wms]
         taken = {m.name for m in plain}
         for m in weighted:
             m.weighted = True

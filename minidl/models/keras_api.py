@@ -77,6 +77,16 @@ def _as_iterator(data, steps, argument, owner):
     return data
 
 
+def as_batch_iterator(data, steps, argument, owner):
+    """fit / evaluate / predict's x when it is a Python generator (or any iterator without
+    len()) of (x, y, sample_weight) batches, as Keras 3 takes one: `steps` batches of it
+    make an epoch (minidl needs that count; Keras can run a finite one to its end)."""
+    if hasattr(data, "__next__") and not hasattr(data, "__len__") and steps is None:
+        raise ValueError(f"{owner}: x is a generator without len(); pass {argument} (how many "
+                         "of its batches make one epoch)")
+    return _as_iterator(data, steps, argument, owner)
+
+
 def _structured(tensors, kind, keys):
     if kind == "dict":
         return dict(zip(keys, tensors))
@@ -150,6 +160,11 @@ class KerasModelAPI:
                 return layer
         raise ValueError(f"{self.describe()} has no layer named {name!r}; layers: "
                          f"{[l.name for l in layers]}")
+
+    def to_json(self, **kwargs):
+        """The architecture (no weights) as Keras 3's JSON; models.model_from_json reads it."""
+        from .json_config import model_to_json
+        return model_to_json(self, **kwargs)
 
     # --------------------------------------------------------- Keras 2 names
     def fit_generator(self, generator, steps_per_epoch=None, epochs=1, verbose=1, callbacks=None,

@@ -15,6 +15,7 @@ from ..layers.base import InputLayer
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
 from . import masks, penalties, saving, structure, tracking, tta
+from .backend_check import warn_if_not_on_active_backend
 from .config import functional_config, functional_from_config
 from .concurrency import UseGuard, one_thread_at_a_time
 from .graph import Graph
@@ -439,6 +440,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
         """One update on one batch; returns the loss, or [loss, *metrics] when compiled with
         metrics (values of this batch), or a dict with return_dict=True."""
         self._require_compiled("train_on_batch")
+        warn_if_not_on_active_backend(self)
         x, y = self._validate_xy(x, y)
         sw = self._sample_weights(sample_weight, class_weight, y,
                                   f"{self.describe()}.train_on_batch")
@@ -449,6 +451,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
     @one_thread_at_a_time
     def test_on_batch(self, x, y, sample_weight=None, return_dict=False):
         self._require_compiled("test_on_batch")
+        warn_if_not_on_active_backend(self)
         x, y = self._validate_xy(x, y)
         sw = self._sample_weights(sample_weight, None, y, f"{self.describe()}.test_on_batch")
         self.reset_metrics()
@@ -458,6 +461,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
     @one_thread_at_a_time
     def predict_on_batch(self, x):
         self._require_built("predict_on_batch")
+        warn_if_not_on_active_backend(self)
         return self._pack_outputs(self._predict_step(self._validate_x(x)))
 
     def _batch_result(self, return_dict=False):

@@ -121,7 +121,12 @@ def named_weights(item):
         return [(f"{j:04d}:{layer.name}/{name}", w)
                 for j, layer in enumerate(item._weighted_layers)
                 for name, w in named_weights(layer)]
-    return [(w.name, w) for w in item.weights]
+    weights = item.weights
+    names = [w.name for w in weights]
+    if len(set(names)) == len(names):
+        return list(zip(names, weights))
+    # a custom layer holding sublayers ("kernel" twice): the weight's position tells them apart
+    return [(f"{k:04d}:{w.name}", w) for k, w in enumerate(weights)]
 
 
 def _match_key(path):

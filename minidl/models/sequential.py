@@ -100,7 +100,7 @@ class Sequential(Model):
         self.compiled = False
         if self._pending_compile is not None:
             pending, self._pending_compile = self._pending_compile, None
-            self.compile(**pending)
+            Sequential.compile(self, **pending)   # not an override (see subclassing.py)
 
     @property
     def layers(self):
@@ -203,6 +203,14 @@ class Sequential(Model):
             self._pending_compile = dict(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
             return
         super().compile(optimizer, loss, metrics, **kwargs)
+
+    def _call_tensors(self, inputs, training):
+        """Called on minidl.ops Tensors (in a custom layer's call) before it was built: it
+        builds from the first tensor it sees, as Keras's Sequential does."""
+        if self.graph is None and self._stack and not isinstance(inputs, (list, tuple, dict)):
+            from .. import ops
+            self.build((None,) + tuple(ops.shape(inputs))[1:])
+        return super()._call_tensors(inputs, training)
 
     def fit(self, x=None, y=None, *args, **kwargs):
         self._build_from_data(x)

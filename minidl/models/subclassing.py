@@ -195,7 +195,9 @@ class SubclassedModel(CustomSteps, Model):
         self._set_graph(inputs if many else inputs[0], self._outputs_of(out))
         if self._pending_compile is not None:
             pending, self._pending_compile = self._pending_compile, None
-            self.compile(**pending)
+            # this class's compile, not an override: a subclass's compile(optimizer, metrics,
+            # student_loss_fn, ...) deferred exactly these arguments through super().compile
+            SubclassedModel.compile(self, **pending)
 
     def _outputs_of(self, joined):
         """The graph's outputs: the call layer's, or its parts when call returns several."""

@@ -23,7 +23,9 @@ import numpy as np
 
 from .. import callbacks as callbacks_mod
 from ..distributed import world as distributed_world
+from .backend_check import warn_if_not_on_active_backend
 from .batch_sources import ArrayBatches, IteratorBatches, is_iterator
+from .keras_api import as_batch_iterator
 from .concurrency import one_thread_at_a_time
 from .fit_state import forget_position, position, resume_point
 from .interrupts import InterruptGuard
@@ -94,6 +96,7 @@ class TrainingLoops:
         Keras 2's workers, use_multiprocessing and max_queue_size are checked and ignored.
         """
         self._require_compiled("fit")
+        warn_if_not_on_active_backend(self)
         owner = f"{self.describe()}.fit"
         check_fit_extras(owner, workers, use_multiprocessing, max_queue_size)
         epochs = _positive_int(epochs, "epochs", owner)
@@ -107,6 +110,7 @@ class TrainingLoops:
         verbose = 1 if verbose == "auto" else verbose
         if not distributed_world.is_primary():   # minidl.distributed: rank 0 shows progress
             verbose = 0
+        x = as_batch_iterator(x, steps_per_epoch, "steps_per_epoch", owner)
         train, val = self._fit_data(x, y, batch_size, shuffle, validation_split,
                                     validation_data, owner, sample_weight, class_weight)
         steps = len(train) if steps_per_epoch is None else min(steps_per_epoch, len(train))
@@ -125,6 +129,12 @@ class TrainingLoops:
         self.stop_training = False
         self.history = history
         cbs.on_train_begin()
+        restored = self.__dict__.pop("_restored_initial_epoch", None)   # BackupAndRestore
+        if restored is not None and initial_epoch <= restored:
+            initial_epoch = restored
+            skip, iterator_state = resume_point(self.fit_state, train, initial_epoch, steps, owner)
+            train.restore(iterator_state)
+            cbs.set_params(dict(cbs.params, initial_epoch=initial_epoch, initial_step=skip))
         try:
             with InterruptGuard() as guard:
                 self._train_epochs(train, val, cbs, guard, range(initial_epoch, epochs), steps,
@@ -165,7 +175,7 @@ class TrainingLoops:
             skip = 0
             logs = self._metric_values() if self._seen else {}
             if val is not None and not self.stop_training:
-                val_logs = self._evaluate_batches(val, owner, cbs=None)
+                val_logs = self._evaluate_batches(val, owner, cbs)   # test hooks run, as Keras
                 logs.update({"val_" + k: v for k, v in val_logs.items()})
             logs["learning_rate"] = self.optimizer.current_learning_rate()
             self.trained_epochs = epoch + 1
@@ -215,7 +225,7 @@ class TrainingLoops:
                                  "validation_data with a data iterator")
             if len(x) == 0:
                 raise ValueError(f"{owner}: the data iterator x yields no batches")
-            train = IteratorBatches(x)
+            train = IteratorBatches(x, shuffle, self.seed)
         else:
             batch_size = 32 if batch_size is None else _positive_int(batch_size, "batch_size", owner)
             x, y = self._validate_xy(x, y)
@@ -258,6 +268,7 @@ class TrainingLoops:
         """Loss and metrics over the data: a float, a list [loss, *metrics], or a dict.
         tta="flip" / "flip_translate": test-time augmentation (models/tta.py)."""
         self._require_compiled("evaluate")
+        warn_if_not_on_active_backend(self)
         owner = f"{self.describe()}.evaluate"
         with _augmented(self, tta, owner):
             return self._evaluate(x, y, batch_size, verbose, sample_weight, steps, callbacks,
@@ -266,6 +277,7 @@ class TrainingLoops:
     def _evaluate(self, x, y, batch_size, verbose, sample_weight, steps, callbacks, return_dict, owner):
         batch_size = 32 if batch_size is None else _positive_int(batch_size, "batch_size", owner)
         steps = _positive_int(steps, "steps", owner, allow_none=True)
+        x = as_batch_iterator(x, steps, "steps", owner)
         if is_iterator(x):
             source = IteratorBatches(x)
         else:
@@ -316,6 +328,7 @@ class TrainingLoops:
         """Model outputs for x (an array, or an iterator whose batches are x or (x, y));
         tta="flip" / "flip_translate": averaged over augmented views (models/tta.py)."""
         self._require_built("predict")
+        warn_if_not_on_active_backend(self)
         owner = f"{self.describe()}.predict"
         with _augmented(self, tta, owner):
             return self._predict(x, batch_size, verbose, steps, callbacks, owner)
@@ -323,6 +336,7 @@ class TrainingLoops:
     def _predict(self, x, batch_size, verbose, steps, callbacks, owner):
         batch_size = 32 if batch_size is None else _positive_int(batch_size, "batch_size", owner)
         steps = _positive_int(steps, "steps", owner, allow_none=True)
+        x = as_batch_iterator(x, steps, "steps", owner)
         if is_iterator(x):
             source = IteratorBatches(x)
             n_steps = len(x)

@@ -39,7 +39,7 @@ class DataValidation:
         out = []
         for i, xi in enumerate(xs):
             where = self._argument(argument, names, i)
-            xi = _array(xi, where, check_finite)
+            xi = g.adjust_rank(_array(xi, where, check_finite), i)
             g.check_input(xi.shape, where, i)
             out.append(xi)
         if any(len(xi) != len(out[0]) for xi in out):
@@ -148,7 +148,7 @@ class DataValidation:
             if np.iscomplexobj(xi):
                 raise TypeError(f"{owner}: the data iterator's x batch is complex "
                                 f"({xi.dtype}); minidl trains on real numbers only")
-            xi = xs[i] = np.ascontiguousarray(xi, dtype=np.float32)
+            xi = xs[i] = g.adjust_rank(np.ascontiguousarray(xi, dtype=np.float32), i)
             if xi.shape[1:] != g.inputs[i].sample_shape or len(xi) == 0:
                 g.check_input(xi.shape, "the data iterator's x batch", i)
         ys = structure.flatten_data(yb, g.output_names, "the data iterator's y batch", owner)
@@ -171,7 +171,8 @@ class DataValidation:
         """A predict batch from an iterator (x, or (x, y)) as checked input arrays."""
         xb = batch[0] if isinstance(batch, tuple) else batch
         xs = structure.flatten_data(xb, self.graph.input_names, "x", self.describe())
-        xs = [np.ascontiguousarray(xi, dtype=np.float32) for xi in xs]
+        xs = [self.graph.adjust_rank(np.ascontiguousarray(xi, dtype=np.float32), i)
+              for i, xi in enumerate(xs)]
         for i, xi in enumerate(xs):
             self.graph.check_input(xi.shape, "x", i)
         if self.graph.unknown_dims:

@@ -34,8 +34,38 @@ from .reductions import amax, amin, argmax, argmin, max, mean, min, prod, std, s
 from .shapes import (broadcast_to, concatenate, expand_dims, getitem, repeat, reshape, split,
                      squeeze, stack, take, tile, transpose)
 
-autodiff.register_operators(dict(OPERATORS, matmul=matmul, getitem=getitem))
+from .numeric import (allclose, angle, argpartition, array_split, bartlett, bincount, bitwise_and,
+                      bitwise_invert, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,
+                      bitwise_xor, blackman, cbrt, conj, conjugate, corrcoef, correlate, cross, deg2rad,
+                      diagflat, digitize, divide_no_nan, dsplit, dstack, empty_like, exp2, fabs, fliplr,
+                      flipud, fmax, fmin, fmod, gcd, geomspace, get_item, hamming, hanning, heaviside,
+                      histogram, hsplit, hypot, i0, imag, inner, isin, isneginf, isposinf, isreal, kaiser,
+                      kron, lcm, ldexp, left_shift, logaddexp2, nanargmax, nanargmin, nancumprod,
+                      nancumsum, nanmax, nanmean, nanmedian, nanmin, nanpercentile, nanprod, nanquantile,
+                      nanstd, nansum, nanvar, nextafter, nonzero, percentile, ptp, rad2deg, real,
+                      right_shift, rot90, searchsorted, signbit, sinc, trapezoid, trunc, unique,
+                      unravel_index, vander, view, vsplit)
+from .nn_functions import (adaptive_average_pool, adaptive_max_pool, celu, ctc_decode, ctc_loss,
+                           depth_to_space, depthwise_conv, dot_product_attention, fold, glu, hard_shrink, hard_swish,
+                           hard_tanh, layer_normalization, psnr, rms_normalization, separable_conv,
+                           soft_shrink, space_to_depth, sparse_plus, sparse_sigmoid, sparsemax,
+                           squareplus, tanh_shrink, threshold, unfold)
+from .decompositions import (cholesky, cholesky_inverse, det, eig, eigh, fft, fft2, ifft2, inv, irfft,
+                             logdet, lstsq, lu_factor, matrix_rank, norm, pinv, qr, rfft, slogdet, solve,
+                             solve_triangular, svd)
+from .control_flow import (associative_scan, cond, custom_gradient, dtype, fori_loop, map,
+                           saturate_cast, scan, scatter, scatter_update, segment_max, segment_min,
+                           segment_prod, segment_sum, switch, vectorize, vectorized_map, while_loop)
+from .math_functions import cdist, erfc, erfinv, extract_sequences, rearrange
+
+
+autodiff.register_operators(dict(OPERATORS, matmul=matmul, getitem=getitem, mod=mod, floor_divide=floor_divide))
+
+# Keras's namespaces (keras.ops.numpy, .nn, .linalg, .math, .core, .image): modules naming the
+# functions above as Keras groups them
+from . import image, math, numpy  # noqa: E402
 
 __all__ = [name for name in dir() if not name.startswith("_") and name not in
            ("OPERATORS", "autodiff", "composite", "core", "creation", "einsum", "linalg", "nn", "ordering", "reductions",
-            "shapes")]
+            "shapes", "numeric", "nn_functions", "decompositions", "control_flow", "math_functions",
+            "image", "math", "numpy", "image_functions", "namespaces")]

@@ -164,7 +164,7 @@ def hard_sigmoid(x):
     return minimum(maximum(as_tensor(x) / 6.0 + 0.5, 0.0), 1.0)
 
 
-def moments(x, axes, keepdims=False):
+def moments(x, axes, keepdims=False, synchronized=False):
     m = mean(x, axes, keepdims=True)
     v = mean((as_tensor(x) - m) ** 2.0, axes, keepdims=True)
     if keepdims:
@@ -190,11 +190,12 @@ def triu(x, k=0):
     return t * (1.0 - tri(t.shape[-2], t.shape[-1], k - 1))
 
 
-def pad(x, pad_width, mode="constant", constant_values=0):
+def pad(x, pad_width, mode="constant", constant_values=None):
     """x with pad_width = [(before, after), ...] entries of constant_values around each axis."""
     if mode != "constant":
         raise ValueError(f"ops.pad: only mode='constant' is supported, got {mode!r}")
     t = as_tensor(x)
+    constant_values = 0 if constant_values is None else constant_values
     widths = [tuple(p) for p in pad_width]
     if len(widths) == 1:
         widths = widths * len(t.shape)
@@ -212,9 +213,12 @@ def pad(x, pad_width, mode="constant", constant_values=0):
     return t
 
 
-def linspace(start, stop, num=50, endpoint=True, dtype="float32"):
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     step = (stop - start) / max(num - 1 if endpoint else num, 1)
-    return arange(num, dtype="float32") * float(step) + float(start)
+    out = arange(num, dtype="float32") * float(step) + float(start)
+    if dtype is not None and np.dtype(dtype).kind in "iu":
+        out = cast(floor(out), "int32")
+    return (out, step) if retstep else out
 
 
 def isclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
@@ -224,7 +228,10 @@ def isclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
     return maximum(close, isnan(a) * isnan(b)) if equal_nan else close
 
 
-def nan_to_num(x, nan=0.0, posinf=3.4028234663852886e38, neginf=-3.4028234663852886e38):
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+    """NaN to nan, +-inf to posinf / neginf (the largest float32 numbers when None)."""
+    posinf = 3.4028234663852886e38 if posinf is None else posinf
+    neginf = -3.4028234663852886e38 if neginf is None else neginf
     t = as_tensor(x)
     t = where(isnan(t), float(nan), t)
     t = where(equal(t, float("inf")), float(posinf), t)
@@ -337,8 +344,13 @@ def slice_update(inputs, start_indices, updates):
     return t * (1.0 - inside) + pad(u, widths)
 
 
-def multi_hot(inputs, num_classes, axis=-1, dtype="float32"):
+def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, **kwargs):
     """1.0 at every label of each row of integer `inputs` (batch, labels)."""
+    num_classes = kwargs.pop("num_tokens", num_classes)   # Keras's older name
+    if num_classes is None:
+        raise ValueError("ops.multi_hot: num_classes is required")
+    if sparse:
+        raise ValueError("ops.multi_hot: sparse=True is not supported (minidl has no sparse tensors)")
     return reduce_max(one_hot(inputs, num_classes), axis=-2)    # a reduction over the labels
 
 
@@ -379,11 +391,12 @@ def floor_divide(x1, x2):
     return floor(divide(x1, x2))
 
 
-def logspace(start, stop, num=50, endpoint=True, base=10.0):
+def logspace(start, stop, num=50, endpoint=True, base=10, dtype=None, axis=0):
     return float(base) ** linspace(start, stop, num, endpoint)
 
 
-def meshgrid(*xs, indexing="xy"):
+def meshgrid(*x, indexing="xy"):
+    xs = x
     if indexing not in ("xy", "ij"):
         raise ValueError(f"ops.meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     ts = [ravel(x) for x in xs]
@@ -425,9 +438,10 @@ def norm(x, ord=None, axis=None, keepdims=False):
     raise ValueError(f"ops.norm: ord must be None, 1, 2, inf or 'fro', got {ord!r}")
 
 
-def normalize(x, axis=-1, order=2):
+def normalize(x, axis=-1, order=2, epsilon=None):
+    """x / max(its norm along axis, epsilon) (epsilon 1e-7 by default, keras.backend.epsilon())."""
     t = as_tensor(x)
-    return t / maximum(norm(t, order, axis, keepdims=True), 1e-12)
+    return t / maximum(norm(t, order, axis, keepdims=True), 1e-7 if epsilon is None else float(epsilon))
 
 
 def select(condlist, choicelist, default=0):

@@ -95,9 +95,9 @@ def shape(x):
     return as_tensor(x).shape if is_tensor(x) else tuple(np.shape(x))
 
 
-def stop_gradient(x):
-    """x with no gradient flowing back through it."""
-    t = as_tensor(x)
+def stop_gradient(variable):
+    """variable with no gradient flowing back through it."""
+    t = as_tensor(variable)
     return Tensor(t.value, t.backend)
 
 
@@ -286,50 +286,50 @@ def reduce_to(g, operand):
     return Tensor(g.backend.reshape(out.value, want), g.backend)
 
 
-def add(a, b):
-    return _binary("add", a, b, lambda g, a, b, y: (g, g))
+def add(x1, x2):
+    return _binary("add", x1, x2, lambda g, a, b, y: (g, g))
 
 
-def subtract(a, b):
-    return _binary("subtract", a, b, lambda g, a, b, y: (g, negative(g) if needs(b) else None))
+def subtract(x1, x2):
+    return _binary("subtract", x1, x2, lambda g, a, b, y: (g, negative(g) if needs(b) else None))
 
 
-def multiply(a, b):
-    return _binary("multiply", a, b, lambda g, a, b, y: (
+def multiply(x1, x2):
+    return _binary("multiply", x1, x2, lambda g, a, b, y: (
         g * b if needs(a) else None, g * a if needs(b) else None))
 
 
-def divide(a, b):
-    return _binary("divide", a, b, lambda g, a, b, y: (
+def divide(x1, x2):
+    return _binary("divide", x1, x2, lambda g, a, b, y: (
         g / b if needs(a) else None, negative(g * y / b) if needs(b) else None))
 
 
-def true_divide(a, b):
-    return divide(a, b)
+def true_divide(x1, x2):
+    return divide(x1, x2)
 
 
-def power(a, b):
+def power(x1, x2):
     def rule(g, a, b, y):
         ga = g * b * power(a, b - 1.0) if needs(a) else None
         gb = g * y * log(a) if needs(b) else None
         return ga, gb
-    return _binary("power", a, b, rule)
+    return _binary("power", x1, x2, rule)
 
 
-def maximum(a, b):
+def maximum(x1, x2):
     # ties send the gradient to a, so that the two parts add up to g
-    return _binary("maximum", a, b, lambda g, a, b, y: (
+    return _binary("maximum", x1, x2, lambda g, a, b, y: (
         g * greater_equal(a, b) if needs(a) else None, g * less(a, b) if needs(b) else None))
 
 
-def minimum(a, b):
-    return _binary("minimum", a, b, lambda g, a, b, y: (
+def minimum(x1, x2):
+    return _binary("minimum", x1, x2, lambda g, a, b, y: (
         g * less_equal(a, b) if needs(a) else None, g * greater(a, b) if needs(b) else None))
 
 
 def _comparison(name):
-    def op(a, b):
-        return _binary(name, a, b)
+    def op(x1, x2):
+        return _binary(name, x1, x2)
     op.__name__ = name
     op.__doc__ = f"1.0 where a {name.replace('_', ' ')} b, else 0.0 (broadcasting)."
     return op
@@ -345,12 +345,19 @@ logical_and = _comparison("logical_and")
 logical_or = _comparison("logical_or")
 
 
-def logical_xor(a, b):
-    return not_equal(not_equal(a, 0.0), not_equal(b, 0.0))
+def logical_xor(x1, x2):
+    return not_equal(not_equal(x1, 0.0), not_equal(x2, 0.0))
 
 
-def where(condition, x1, x2):
-    """x1 where condition is nonzero, else x2 (broadcasting); gradients flow to x1 and x2."""
+def where(condition, x1=None, x2=None):
+    """x1 where condition is nonzero, else x2 (broadcasting); gradients flow to x1 and x2.
+    With only condition, the indices of its nonzero entries (ops.nonzero)."""
+    if x1 is None and x2 is None:   # host-side, as ops.nonzero: the size depends on the values
+        c = as_tensor(condition)
+        return tuple(Tensor(c.backend.from_numpy(i.astype(np.int32), dtype="int32"), c.backend)
+                     for i in np.nonzero(c.numpy()))
+    if x1 is None or x2 is None:
+        raise ValueError("ops.where: give both x1 and x2, or neither")
     c = _float(as_tensor(condition))
     backend = c.backend
     a, b = (full((), float(v), backend=backend) if isinstance(v, (int, float))
@@ -380,3 +387,14 @@ OPERATORS = {"add": add, "subtract": subtract, "multiply": multiply, "divide": d
              "power": power, "negative": negative, "abs": abs, "less": less,
              "less_equal": less_equal, "greater": greater, "greater_equal": greater_equal,
              "convert_to_numpy": convert_to_numpy}
+
+
+def __getattr__(name):
+    """keras.ops.core's names defined in other modules of minidl.ops (which import this one)."""
+    from .namespaces import resolve
+    return resolve(__name__, name)
+
+
+def __dir__():
+    from .namespaces import names
+    return names(__name__, globals())

@@ -60,3 +60,14 @@ def dot(x1, x2):
     if len(a.shape) == 1 and len(b.shape) == 1:
         return sum(multiply(a, b))
     return matmul(a, b)
+
+
+def __getattr__(name):
+    """keras.ops.linalg's names defined in other modules of minidl.ops (which import this one)."""
+    from .namespaces import resolve
+    return resolve(__name__, name)
+
+
+def __dir__():
+    from .namespaces import names
+    return names(__name__, globals())

@@ -46,10 +46,12 @@ def softplus(x):
     return log1p(exp(-absolute(t))) + maximum(t, 0.0)
 
 
-def one_hot(x, num_classes, axis=-1, dtype="float32"):
+def one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
     """1.0 at each integer label's position along a new last axis of size num_classes."""
     if axis != -1:
         raise ValueError("ops.one_hot: only axis=-1 is supported")
+    if sparse:
+        raise ValueError("ops.one_hot: sparse=True is not supported (minidl has no sparse tensors)")
     labels = cast(as_tensor(x), "float32")
     return equal(expand_dims(labels, -1), arange(num_classes, dtype="float32",
                                                  backend=labels.backend))
@@ -196,3 +198,14 @@ def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=N
 
 __all__ = ["average_pool", "binary_crossentropy", "categorical_crossentropy", "conv", "gelu", "leaky_relu", "log_softmax", "max_pool", "one_hot",
            "relu", "sigmoid", "silu", "softmax", "softplus", "sparse_categorical_crossentropy", "tanh"]
+
+
+def __getattr__(name):
+    """keras.ops.nn's names defined in other modules of minidl.ops (which import this one)."""
+    from .namespaces import resolve
+    return resolve(__name__, name)
+
+
+def __dir__():
+    from .namespaces import names
+    return names(__name__, globals())

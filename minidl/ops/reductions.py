@@ -3,7 +3,7 @@
 import math
 
 from ..autodiff import Tensor
-from .core import as_tensor, cast, empty_like_shape, equal, record, stop_gradient
+from .core import as_tensor, cast, empty_like_shape, equal, maximum, minimum, record, stop_gradient
 from .shapes import _axis, broadcast_to, reshape, transpose
 
 
@@ -41,12 +41,14 @@ def _extreme(name, x, axis, keepdims):
     return _reduce(name, x, axis, keepdims, rule)
 
 
-def max(x, axis=None, keepdims=False):  # noqa: A001 - keras.ops.max
-    return _extreme("max", x, axis, keepdims)
+def max(x, axis=None, keepdims=False, initial=None):  # noqa: A001 - keras.ops.max
+    out = _extreme("max", x, axis, keepdims)
+    return out if initial is None else maximum(out, float(initial))
 
 
-def min(x, axis=None, keepdims=False):  # noqa: A001 - keras.ops.min
-    return _extreme("min", x, axis, keepdims)
+def min(x, axis=None, keepdims=False, initial=None):  # noqa: A001 - keras.ops.min
+    out = _extreme("min", x, axis, keepdims)
+    return out if initial is None else minimum(out, float(initial))
 
 
 def amax(x, axis=None, keepdims=False):
@@ -57,7 +59,7 @@ def amin(x, axis=None, keepdims=False):
     return min(x, axis, keepdims)
 
 
-def prod(x, axis=None, keepdims=False):
+def prod(x, axis=None, keepdims=False, dtype=None):
     # d prod / d x_i = prod / x_i (inputs that are exactly zero get a NaN gradient)
     return _reduce("prod", x, axis, keepdims, lambda g, x, y: g * broadcast_to(y, x.shape) / x)
 

@@ -171,6 +171,8 @@ def _advanced(t, key, arrays):
 def take(x, indices, axis=None):
     """numpy.take: the entries of x at integer `indices` along `axis` (x flattened when None)."""
     t = as_tensor(x)
+    if t.dtype == "int32":   # int tensors: through float and back (exact for |n| < 2**24)
+        return cast(take(cast(t, "float32"), indices, axis), "int32")
     if axis is None:
         t, axis = reshape(t, (-1,)), 0
     axis = _axis(axis, len(t.shape))
@@ -226,8 +228,8 @@ def concatenate(xs, axis=0):
     return record(out, tuple(ts), rule)
 
 
-def stack(xs, axis=0):
-    ts = [as_tensor(x) for x in xs]
+def stack(x, axis=0):
+    ts = [as_tensor(t) for t in x]
     if not ts:
         raise ValueError("ops.stack: needs at least one tensor")
     axis = _axis(axis, len(ts[0].shape) + 1)

@@ -2,16 +2,20 @@
 
 base.py holds the Optimizer class and its common arguments (clipping, weight decay and its
 exclusions, use_ema), classic.py SGD, RMSprop, Adam and Adagrad, extended.py Adadelta,
-Adamax, Nadam, AdamW, Lion and Ftrl; this module is the registry (get, serialize, deserialize).
+Adamax, Nadam, AdamW, Lion and Ftrl, normalized.py Lamb, Adafactor, Muon and ScheduleFreeAdamW; this module is the
+registry (get, serialize, deserialize).
 """
 
 from ..custom_objects import custom_object_scope, get_registered_name, get_registered_object
 from .base import Optimizer
 from .classic import SGD, Adagrad, Adam, RMSprop
 from .extended import Adadelta, Adamax, AdamW, Ftrl, Lion, Nadam
+from .normalized import Adafactor, Lamb, Muon, ScheduleFreeAdamW
+from . import schedules  # noqa: F401  (keras.optimizers.schedules)
 
 _OPTIMIZERS = {cls.__name__.lower(): cls for cls in (SGD, RMSprop, Adam, Adagrad, Adadelta, Adamax, Nadam,
-                                                     AdamW, Lion, Ftrl)}
+                                                     AdamW, Lion, Ftrl, Lamb, Adafactor, Muon,
+                                                     ScheduleFreeAdamW)}
 
 # Keras 2's lower-case aliases, as its examples use them: keras.optimizers.rmsprop(lr=1e-4, decay=1e-6)
 sgd, rmsprop, adam, adagrad, adadelta, adamax, nadam = SGD, RMSprop, Adam, Adagrad, Adadelta, Adamax, Nadam
@@ -60,4 +64,4 @@ def get(identifier):
 
 
 __all__ = ["Optimizer", "SGD", "RMSprop", "Adam", "Adagrad", "Adadelta", "Adamax", "Nadam", "AdamW", "Lion",
-           "Ftrl", "serialize", "deserialize", "get"]
+           "Ftrl", "Lamb", "Adafactor", "Muon", "ScheduleFreeAdamW", "schedules", "serialize", "deserialize", "get"]

@@ -190,7 +190,8 @@ class Optimizer:
         self._decays = [self._weight_decay() if self._uses_weight_decay(w, name) else 0.0
                         for w, name in zip(weights, names)]
         self._multipliers = self._resolve_multipliers(names)
-        self._state = {slot: [self._create_slot(backend, slot, shape) for shape in self._shapes]
+        self._state = {slot: [self._create_slot(backend, slot, self._slot_shape(slot, index, shape))
+                              for index, shape in enumerate(self._shapes)]
                        for slot in self._active_slots()}
         # The same tensors per weight, so that a step does no look-ups (set_state copies into them).
         self._state_of_weight = [{slot: tensors[i] for slot, tensors in self._state.items()}
@@ -213,6 +214,11 @@ class Optimizer:
         tensor = backend.empty(shape)
         backend.fill(tensor, initial)
         return tensor
+
+    def _slot_shape(self, slot, index, shape):
+        """The shape of state `slot` of weight `index` of `shape` (the weight's; Adafactor's
+        factored second moments and Muon's unused Adam slots differ)."""
+        return shape
 
     def _initial_slot_value(self, slot):
         """The value a state slot starts from (Adagrad's and Ftrl's accumulators differ)."""
@@ -373,7 +379,7 @@ class Optimizer:
     def state_shapes(self):
         """The shape of every state array set_state() expects once built, keyed as get_state()'s
         (without "iterations")."""
-        return {f"{slot}/{index}": shape for slot in self._state
+        return {f"{slot}/{index}": self._slot_shape(slot, index, shape) for slot in self._state
                 for index, shape in enumerate(self._shapes)}
 
     # -------------------------------------------------------------- config

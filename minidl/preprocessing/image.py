@@ -14,12 +14,13 @@ statistics from fit(x) (computed after rescale), in that order.
 """
 
 import copy
+import math
 import numbers
 import warnings
 
 import numpy as np
 
-from ..backends.image_args import FILL_MODES, INTERPOLATIONS
+from ..backends.image_args import FILL_MODES, INTERPOLATIONS, check_transform
 from ..backends.numpy_ops.images import transform_forward as _transform_reference
 from ..data import ArrayIterator
 from .image_files import array_to_img, img_to_array, load_img, save_img
@@ -35,8 +36,16 @@ STD_EPSILON = 1e-6   # Keras 2 divides by std + 1e-6
 
 
 def _nonnegative(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
-        raise ValueError(f"ImageDataGenerator: {name} must be a number >= 0, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < math.inf:
+        raise ValueError(f"ImageDataGenerator: {name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def _finite(value, name):
+    """A finite float: an inf or NaN range would make every batch NaN, or fail in numpy's
+    random draws only at the first batch."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"ImageDataGenerator: {name} must be a finite number, got {value!r}")
     return float(value)
 
 
@@ -80,9 +89,9 @@ class ImageDataGenerator:
         if brightness_range is not None and (
                 not isinstance(brightness_range, (tuple, list)) or len(brightness_range) != 2
                 or not all(isinstance(b, numbers.Real) and not isinstance(b, bool)
-                           for b in brightness_range)):
+                           and math.isfinite(b) for b in brightness_range)):
             raise ValueError("ImageDataGenerator: brightness_range must be None or a tuple or "
-                             f"list of two floats, got {brightness_range!r}")
+                             f"list of two finite floats, got {brightness_range!r}")
         self.brightness_range = None if brightness_range is None else tuple(
             float(b) for b in brightness_range)
         self.rotation_range = _nonnegative(rotation_range, "rotation_range")
@@ -102,7 +111,7 @@ class ImageDataGenerator:
                              f"got {fill_mode!r}")
         self.fill_mode, self.cval = fill_mode, float(cval)
         self.horizontal_flip, self.vertical_flip = bool(horizontal_flip), bool(vertical_flip)
-        self.rescale = None if rescale in (None, 0) else float(rescale)
+        self.rescale = None if rescale is None or rescale == 0 else _finite(rescale, "rescale")
         if preprocessing_function is not None and not callable(preprocessing_function):
             raise TypeError("ImageDataGenerator: preprocessing_function must be callable or None")
         self.preprocessing_function = preprocessing_function
@@ -253,13 +262,18 @@ def brightness_shift(x, factors):
 def transform_images(out, x, transforms, interpolation, fill_mode, cval, use_c=True):
     """out (N, OH, OW, C) = host images x (N, H, W, C) float32 resampled under transforms (N, 8)
     or (1, 8) by the cpu backend's C kernel (the numpy reference when it is not built)."""
+    check_transform("transform_images", out.shape, x.shape, transforms.shape, interpolation,
+                    fill_mode)
     if use_c and _lib is not None:
         n, h, w, c = x.shape
-        _lib.minidl_image_transform_forward(
+        status = _lib.minidl_image_transform_forward(
             _ffi.from_buffer("float[]", out, True), _ffi.from_buffer("float[]", x),
             _ffi.from_buffer("float[]", transforms), INTERPOLATIONS.index(interpolation),
             FILL_MODES.index(fill_mode), float(cval), n, h, w, c, out.shape[1], out.shape[2],
             transforms.shape[0])
+        if status:   # check_transform refused what the kernel would
+            raise RuntimeError(f"transform_images: the kernel returned status {status} for "
+                               f"{tuple(x.shape)} -> {tuple(out.shape)}")
     else:
         _transform_reference(out, x, transforms, interpolation, fill_mode, float(cval))
     return out

@@ -36,6 +36,9 @@ def _batches(calibration_data, batch_size, expected, owner):
             batches.append(batch)
     if not batches:
         raise ValueError(f"{owner}: calibration_data holds no samples")
+    if not any(np.isfinite(batch).any() for batch in batches):
+        raise ValueError(f"{owner}: calibration_data holds no finite value (all NaN or inf): "
+                         f"activation ranges cannot be measured")
     return batches
 
 
@@ -58,6 +61,12 @@ def _calibrate(model, kinds, batches, method, percentile):
             values[id(node.outputs[0])] = out
             if id(node.outputs[0]) in observers:
                 observers[id(node.outputs[0])].observe(b.to_numpy(out))
+    producers = {id(node.outputs[0]): node.layer for node in graph.nodes}
+    for t, observer in observers.items():
+        if observer.low > observer.high:
+            where = producers[t].describe() if t in producers else "the model's input"
+            raise ValueError(f"minidl.quantization.quantize: the output of {where} was never "
+                             f"finite on the calibration data: its range cannot be measured")
     return {t: qparams(*o.range()) for t, o in observers.items()}
 
 

@@ -11,6 +11,7 @@ float model's own layer on dequantized values. See structure.py for what folds w
 import numpy as np
 
 from ..backends.base import make_window
+from .keras_methods import KerasMethods
 from .ops import for_backend
 from .structure import UINT8_CONSUMERS, plan_kinds
 
@@ -22,8 +23,10 @@ class _Value:
         self.f, self.q, self.qp = f, q, qp
 
 
-class QuantizedModel:
-    """Made by minidl.quantization.quantize(model, calibration_data); predict(x) as Keras's.
+class QuantizedModel(KerasMethods):
+    """Made by minidl.quantization.quantize(model, calibration_data); predict, evaluate
+    (with the float model's loss and metrics, or compile's) and summary as Keras's
+    (keras_methods.py).
 
     `steps` holds per graph node its kind and quantization parameters (JSON-able, saved as
     they are); `arrays` the int8 packed weights and epilogue arrays of conv and dense nodes,
@@ -50,7 +53,7 @@ class QuantizedModel:
         return self.float_model.name
 
     def info(self):
-        """Which int8 inner loop runs (cpu: "vnni", "avx2" or "generic"), and the layers in int8."""
+        """Which int8 inner loop runs (cpu: "amx", "vnni", "avx2" or "generic"), and the layers in int8."""
         path = self.ops.path() if hasattr(self.ops, "path") else self.ops.name
         quantized = [self.float_model.graph.nodes[i].layer.name for i, s in enumerate(self.steps)
                      if s["kind"] in ("conv", "dense")]
@@ -144,27 +147,14 @@ class QuantizedModel:
             out = y
         return _Value(f=out)
 
-    def predict(self, x, batch_size=32):
-        """The model's outputs for the numpy array x, batch by batch (as Model.predict)."""
-        x = np.asarray(x, np.float32)
-        expected = tuple(self.float_model.graph.inputs[0].sample_shape)
-        if x.ndim != len(expected) + 1 or tuple(x.shape[1:]) != expected:
-            raise ValueError(f"QuantizedModel {self.name!r}: predict expects inputs of shape "
-                             f"(None, {', '.join(map(str, expected))}), got {x.shape}")
-        if not (isinstance(batch_size, int) and batch_size > 0):
-            raise ValueError(f"QuantizedModel {self.name!r}: batch_size must be a positive int, "
-                             f"got {batch_size!r}")
-        parts = []
-        for start in range(0, len(x), batch_size):
-            chunk = np.ascontiguousarray(x[start:start + batch_size])
-            if len(chunk) != self._batch:
-                self._buffers, self._batch = {}, len(chunk)
-                self._input = self.backend.empty(chunk.shape)
-            self.backend.copy_from_host(self._input, chunk)
-            parts.append(self.backend.to_numpy(self._forward(self._input)))
-        if not parts:
-            raise ValueError(f"QuantizedModel {self.name!r}: no samples to predict")
-        return np.concatenate(parts, axis=0)
+    def _predict_chunk(self, chunk):
+        """The outputs (host) of one batch of inputs (host, shape already checked)."""
+        chunk = np.ascontiguousarray(chunk, np.float32)
+        if len(chunk) != self._batch:
+            self._buffers, self._batch = {}, len(chunk)
+            self._input = self.backend.empty(chunk.shape)
+        self.backend.copy_from_host(self._input, chunk)
+        return self.backend.to_numpy(self._forward(self._input))
 
     def save(self, filepath, overwrite=True):
         from .saving import save_quantized

@@ -25,6 +25,8 @@ from ..models.saving import (MAX_HEADER_BYTES, ModelFileError, _apply_weights, _
                              _declared_weights, _npz_bytes, _weights_dict)
 from ..models.registry import model_class
 from .calibration import METHODS
+from .packing import WEIGHT_MAX
+from .structure import plan_kinds
 
 FORMAT = "minidl-quantized-model"
 VERSION = 1
@@ -95,6 +97,41 @@ def _check_steps(steps, path):
                                  f"known float_activation or null, got {s!r:.300}")
 
 
+def _check_kinds(model, steps, path):
+    """Each step's kind is the one quantize gives its layer (a "conv" step on a Flatten would
+    otherwise be read as a layer with a kernel)."""
+    try:
+        kinds, _ = plan_kinds(model.graph)
+    except ValueError as exc:
+        raise ModelFileError(f"{path}: {exc}") from None
+    for i, (node, step, kind) in enumerate(zip(model.graph.nodes, steps, kinds)):
+        if step["kind"] != kind["kind"]:
+            raise ModelFileError(f"{path}: step {i} is {step['kind']!r}, but layer "
+                                 f"{node.layer.name!r} ({type(node.layer).__name__}) quantizes "
+                                 f"as {kind['kind']!r}")
+
+
+def _check_arrays(model, steps, arrays, path):
+    """The values quantize can write: weights within the 7-bit range every kernel path sums
+    exactly (AVX2's vpmaddubsw saturates beyond it, packing.py), and finite positive
+    multipliers and weight scales (a zero, NaN or inf one makes every output 0, NaN or inf)."""
+    for i, (node, step) in enumerate(zip(model.graph.nodes, steps)):
+        if step["kind"] not in ("conv", "dense"):
+            continue
+        name = node.layer.name
+        w = arrays[f"{i}/w"]
+        if w.size and (int(w.min()) < -WEIGHT_MAX or int(w.max()) > WEIGHT_MAX):
+            raise ModelFileError(f"{path}: layer {name!r} has int8 weights in [{int(w.min())}, "
+                                 f"{int(w.max())}], outside the 7-bit range [-{WEIGHT_MAX}, "
+                                 f"{WEIGHT_MAX}] the int8 kernels assume")
+        for key in ("multiplier", "weight_scale"):
+            a = arrays[f"{i}/{key}"]
+            bad = ~(np.isfinite(a) & (a > 0))
+            if bad.any():
+                raise ModelFileError(f"{path}: layer {name!r} has {key} {a[bad][0]!r} at column "
+                                     f"{int(np.argmax(bad))}; each must be finite and > 0")
+
+
 def load_quantized(filepath, build):
     """build(float model, steps, arrays, method) of what filepath holds, the float model on the
     active backend (build is QuantizedModel: this module does not import it)."""
@@ -136,6 +173,7 @@ def _load(z, path, build):
     _apply_weights(model, weights, path)
     if len(steps) != len(model.graph.nodes):
         raise ModelFileError(f"{path}: {len(steps)} steps for {len(model.graph.nodes)} layers")
+    _check_kinds(model, steps, path)
     expected = _expected_arrays(model, steps)
     limit = _BASE_BYTES + len(expected) * _ENTRY_BYTES + sum(
         math.prod(shape) * np.dtype(dtype).itemsize for shape, dtype in expected.values())
@@ -148,6 +186,7 @@ def _load(z, path, build):
             raise ModelFileError(f"{path}: quantized.npz array {key!r} is {npz.entries[key]}, "
                                  f"expected {(shape, np.dtype(dtype))}")
     arrays = {key: npz.array(key).copy() for key in expected}
+    _check_arrays(model, steps, arrays, path)
     try:
         return build(model, steps, arrays, header.get("method"))
     except ValueError as exc:

@@ -4,8 +4,9 @@ Semantics and arguments follow keras.utils.get_file. The cache is
 <MINIDL_HOME>/<cache_subdir> (MINIDL_HOME defaults to ~/.minidl). A download is written to
 a temporary file that is renamed into place only once it is complete and its hash matched,
 so an interrupted or corrupted download never leaves a file that a later call would trust.
-Archives are extracted only inside their target folder: members with absolute paths, `..`
-components or links that leave it are refused.
+Archives are extracted only inside their target folder (utils/archive_extract.py): a member
+or link that would leave it, links in a loop and special files refuse the whole archive
+before anything is written, and the folder appears only once extraction is complete.
 """
 
 import hashlib
@@ -20,6 +21,7 @@ from urllib.request import urlopen
 
 from .. import settings
 from ..io import atomic_write
+from .archive_extract import ArchiveRefused, extract_archive
 
 
 class DownloadError(OSError):
@@ -113,41 +115,25 @@ def save_response(response, target, url, algorithm, expected_hash, what):
                 f"saved in {folder}") from exc
 
 
-def _inside(folder, path):
-    folder = os.path.realpath(folder)
-    return os.path.commonpath([folder, os.path.realpath(os.path.join(folder, path))]) == folder
-
-
 def _extract(archive, folder, archive_format):
     """Extract `archive` into `folder`; False when it is none of the accepted formats."""
     formats = {"auto": ("tar", "zip"), "tar": ("tar",), "zip": ("zip",)}
     if archive_format not in formats:
         raise ValueError(f"get_file: archive_format must be 'auto', 'tar' or 'zip', "
                          f"got {archive_format!r}")
-    for kind in formats[archive_format]:
-        if kind == "tar" and tarfile.is_tarfile(archive):
-            with tarfile.open(archive) as tar:
-                for member in tar.getmembers():
-                    if not _inside(folder, member.name) or (
-                            (member.issym() or member.islnk())
-                            and not _inside(folder, os.path.join(os.path.dirname(member.name),
-                                                                 member.linkname))):
-                        raise DownloadError(f"get_file: {archive} holds {member.name!r}, which "
-                                            f"would be written outside {folder}; not extracted")
-                if hasattr(tarfile, "data_filter"):  # Python >= 3.9.17 / 3.11.4
-                    tar.extractall(folder, filter="data")
-                else:
-                    tar.extractall(folder)
-            return True
-        if kind == "zip" and zipfile.is_zipfile(archive):
-            with zipfile.ZipFile(archive) as z:
-                for name in z.namelist():
-                    if not _inside(folder, name):
-                        raise DownloadError(f"get_file: {archive} holds {name!r}, which would "
-                                            f"be written outside {folder}; not extracted")
-                z.extractall(folder)
-            return True
-    return False
+    try:
+        return extract_archive(archive, folder, formats[archive_format])
+    except ArchiveRefused as exc:
+        raise DownloadError(f"get_file: {exc}") from None
+    except getattr(tarfile, "FilterError", ()) as exc:   # the data filter's second line
+        raise DownloadError(f"get_file: tarfile's data filter refused a member of {archive} "
+                            f"({type(exc).__name__}: {exc}); nothing was extracted in {folder}") from None
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
+        raise DownloadError(f"get_file: {archive} is a damaged archive ({type(exc).__name__}: "
+                            f"{exc}); nothing was extracted in {folder}") from None
+    except OSError as exc:   # a full disk, or a member tar cannot create (a link over a file)
+        raise DownloadError(f"get_file: extracting {archive} failed ({type(exc).__name__}: "
+                            f"{exc}); nothing was extracted in {folder}") from exc
 
 
 def get_file(fname=None, origin=None, untar=False, md5_hash=None, file_hash=None,
@@ -170,6 +156,9 @@ def get_file(fname=None, origin=None, untar=False, md5_hash=None, file_hash=None
     folder = _cache_folder(cache_dir, cache_subdir)
     given = fname is not None
     fname = os.fspath(fname) if given else os.path.basename(urllib.parse.urlsplit(origin).path)
+    if fname in (".", ".."):
+        raise ValueError(f"get_file: fname must name a file, got {fname!r}"
+                         + ("" if given else f" (from origin {origin!r})"))
     if not fname:
         raise ValueError(f"get_file: cannot tell the file name from origin {origin!r}; pass fname")
     if os.sep in fname or (os.altsep and os.altsep in fname):

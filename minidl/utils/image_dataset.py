@@ -13,48 +13,71 @@ import numpy as np
 from ..data import ArrayIterator
 from ..layers.image_steps import smart_resize_steps
 from ..preprocessing.image import transform_images
-from ..preprocessing.image_files import img_to_array, load_img
+from ..preprocessing.image_files import convert_image, img_to_array, open_image
 
 EXTENSIONS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
 LABEL_MODES = ("int", "categorical", "binary", None)
 COLOR_CHANNELS = {"grayscale": 1, "rgb": 3, "rgba": 4}
+# labels given as a list name classes 0..max(labels): bound the class list (and one-hot rows)
+MAX_CLASSES = 65536
 
 
-def _image_files(directory, follow_links):
+def _image_files(directory, follow_links, visited, extensions=EXTENSIONS):
+    """The image files under `directory`, sorted, regular files only (a FIFO named x.png would
+    block the reader). With follow_links, a folder whose real path is in `visited` (an
+    ancestor: a link loop; another class's folder; one already walked) is not walked again."""
     found = []
     for root, dirs, files in os.walk(directory, followlinks=follow_links):
-        dirs.sort()
-        found += [os.path.join(root, f) for f in sorted(files) if f.lower().endswith(EXTENSIONS)]
+        if follow_links:
+            kept = []
+            for name in sorted(dirs):
+                real = os.path.realpath(os.path.join(root, name))
+                if real not in visited:
+                    visited.add(real)
+                    kept.append(name)
+            dirs[:] = kept
+        else:
+            dirs.sort()
+        found += [path for path in (os.path.join(root, f) for f in sorted(files)
+                                    if f.lower().endswith(extensions)) if os.path.isfile(path)]
     return found
 
 
-def _files_and_labels(directory, labels, class_names, follow_links):
-    """(file paths, int labels or None, class names) in Keras's alphanumerical order."""
+def _files_and_labels(directory, labels, class_names, follow_links, extensions=EXTENSIONS,
+                      where="image_dataset_from_directory"):
+    """(file paths, int labels or None, class names) in Keras's alphanumerical order; the
+    files are those ending in one of `extensions` (text_dataset.py passes ".txt")."""
     if labels == "inferred":
         subfolders = sorted(d for d in os.listdir(directory)
                             if os.path.isdir(os.path.join(directory, d)))
         if class_names is not None:
             missing = sorted(set(class_names) - set(subfolders))
             if missing or len(set(class_names)) != len(class_names):
-                raise ValueError(f"image_dataset_from_directory: class_names {list(class_names)} must "
+                raise ValueError(f"{where}: class_names {list(class_names)} must "
                                  f"name distinct subfolders of {directory!r}, which has {subfolders}")
             subfolders = list(class_names)
         paths, ints = [], []
+        visited = {os.path.realpath(p) for p in
+                   [directory] + [os.path.join(directory, name) for name in subfolders]}
         for index, name in enumerate(subfolders):
-            found = _image_files(os.path.join(directory, name), follow_links)
+            found = _image_files(os.path.join(directory, name), follow_links, visited, extensions)
             paths += found
             ints += [index] * len(found)
         return paths, np.asarray(ints, np.int32), list(subfolders)
     if class_names is not None:
-        raise ValueError("image_dataset_from_directory: class_names is only valid with "
-                         "labels='inferred'")
-    paths = _image_files(directory, follow_links)
+        raise ValueError(f"{where}: class_names is only valid with labels='inferred'")
+    paths = _image_files(directory, follow_links, {os.path.realpath(directory)}, extensions)
     if labels is None:
         return paths, None, None
     given = np.asarray(labels)
     if given.ndim != 1 or given.dtype.kind not in "iu" or len(given) != len(paths):
-        raise ValueError(f"image_dataset_from_directory: labels must be 'inferred', None or one int "
-                         f"per image file ({len(paths)} found in {directory!r}), got {labels!r}")
+        raise ValueError(f"{where}: labels must be 'inferred', None or one int "
+                         f"per file ({len(paths)} found in {directory!r}), got {labels!r}")
+    if not len(given):
+        return paths, given.astype(np.int32), []
+    if given.min() < 0 or given.max() >= MAX_CLASSES:
+        raise ValueError(f"{where}: labels must be class indices in "
+                         f"0..{MAX_CLASSES - 1}, got values from {given.min()} to {given.max()}")
     return paths, given.astype(np.int32), [str(c) for c in range(int(given.max()) + 1)]
 
 
@@ -76,7 +99,9 @@ def _load(paths, image_size, color_mode, interpolation, crop_to_aspect_ratio):
     height, width = image_size
     out = np.empty((len(paths), height, width, COLOR_CHANNELS[color_mode]), np.float32)
     for i, path in enumerate(paths):
-        pixels = img_to_array(load_img(path, color_mode=color_mode))[None]
+        # 16-bit images become 8-bit values (/ 256), as TensorFlow's decode_image gives Keras
+        img = convert_image(open_image(path, "image_dataset_from_directory"), color_mode)
+        pixels = img_to_array(img)[None]
         steps = smart_resize_steps(pixels.shape[1:3], image_size, interpolation, crop_to_aspect_ratio)
         for row, (oh, ow), step_interpolation, fill_mode in steps:
             resized = np.empty((1, oh, ow, pixels.shape[3]), np.float32)

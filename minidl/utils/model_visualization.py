@@ -78,24 +78,32 @@ def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=Tr
     if rankdir not in ("TB", "LR"):
         raise ValueError(f"model_to_dot: rankdir must be 'TB' or 'LR', got {rankdir!r}")
     if subgraph:
-        dot = pydot.Cluster(graph_name=model.name, style="dashed", label=model.name,
-                            labeljust="l")
+        dot = pydot.Cluster(graph_name=node_id(model), style="dashed",
+                            label=f"<{html.escape(model.name)}>", labeljust="l")
     else:
         dot = pydot.Dot(graph_type="digraph", rankdir=rankdir, concentrate=True, dpi=dpi,
                         splines=splines)
         dot.set_node_defaults(shape="record")
     sequential = type(model).__name__ == "Sequential"
     layers = model.layers if sequential else model.graph.layers
+    # Nodes are named by id(layer), as Keras names them: a layer name is free text, and as a
+    # DOT id a quote would end it, "a:b" would be port b of node a, a trailing backslash would
+    # escape the closing quote. The name appears only in the (escaped) label.
     for layer in layers:
-        dot.add_node(pydot.Node(layer.name, fontname="Helvetica", border="0", margin="0",
+        dot.add_node(pydot.Node(node_id(layer), fontname="Helvetica", border="0", margin="0",
                                 label=_label(layer, show_shapes, show_dtype, show_layer_names,
                                              show_layer_activations, show_trainable)))
-    shown = {layer.name for layer in layers}
+    shown = {id(layer) for layer in layers}
     for layer in layers:
         for tensor in layer.inbound:
-            if tensor.producer.name in shown:   # a nested model's output: the model
-                dot.add_edge(pydot.Edge(tensor.producer.name, layer.name, penwidth="2"))
+            if id(tensor.producer) in shown:   # a nested model's output: the model
+                dot.add_edge(pydot.Edge(node_id(tensor.producer), node_id(layer), penwidth="2"))
     return dot
+
+
+def node_id(layer):
+    """The DOT node id of `layer` in model_to_dot's graph (Keras's: str(id(layer)))."""
+    return str(id(layer))
 
 
 def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False,
@@ -129,4 +137,4 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False,
     return None
 
 
-__all__ = ["model_to_dot", "plot_model"]
+__all__ = ["model_to_dot", "node_id", "plot_model"]

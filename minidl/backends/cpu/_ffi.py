@@ -146,8 +146,8 @@ def window_struct(op, plan):
 
 def raise_for_status(op, status, detail=""):
     """Raise for the nonzero status (csrc/status.h) kernel `op` returned: MemoryError when it
-    could not allocate, ValueError for a sparse target out of range, RuntimeError for a scratch
-    too small; `detail` ends the message. Call it only when status != 0."""
+    could not allocate, ValueError for a sparse target out of range or an invalid size,
+    RuntimeError for a scratch too small; `detail` ends the message. Call it only when status != 0."""
     if status == lib.MINIDL_OUT_OF_MEMORY:
         raise MemoryError(f"cpu backend: {op} could not allocate {lib.minidl_failed_alloc_bytes()} "
                           f"bytes of scratch{': ' + detail if detail else ''}")
@@ -155,4 +155,6 @@ def raise_for_status(op, status, detail=""):
         raise ValueError(f"{op}: {detail or 'a sparse target lies outside [0, classes)'}")
     if status == lib.MINIDL_SCRATCH_TOO_SMALL:
         raise RuntimeError(f"{op}: the scratch buffer is too small{': ' + detail if detail else ''}")
+    if status == lib.MINIDL_INVALID_SIZE:
+        raise ValueError(f"{op}: {detail or 'a size the kernel reads within is < 1'}")
     raise RuntimeError(f"cpu backend: {op} returned the unknown status {status}")

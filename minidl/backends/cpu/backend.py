@@ -18,7 +18,7 @@ import numpy as np
 from ... import activations
 from ..base import Backend
 from ..host_memory import HostMemory
-from ..checks import check_concat, check_dropout_args, is_sparse, require_input
+from ..checks import check_concat, check_dropout_args, check_pixels, is_sparse, require_input
 from ._ffi import INT32, checked, ffi, fptr, output, raise_for_status, require_lib, window_struct
 from .depthwise import DepthwiseOps
 from .images import ImageOps
@@ -61,6 +61,7 @@ class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, LinalgOps, DepthwiseOps, O
     def info(self):
         return {"name": self.name, "isa": ffi.string(self._lib.minidl_cpu_isa_name()).decode(),
                 "threads": int(self._lib.minidl_num_threads()),
+                "gemm_kernel": ffi.string(self._lib.minidl_sgemm_kernel_name()).decode(),
                 "amx": ffi.string(self._lib.minidl_amx_status()).decode()
                 + ("" if self._lib.minidl_amx_active() or not self._lib.minidl_amx_available() else " (switched off)")}
 
@@ -147,12 +148,14 @@ class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, LinalgOps, DepthwiseOps, O
     def global_avg_pool_forward(self, out, x):
         op = "global_avg_pool_forward"
         n, h, w, c = self._nhwc(op, "x", x)
+        check_pixels(op, "x", x.shape)
         self._lib.minidl_global_avg_pool_forward(output(op, "out", out, (n, c)), checked(op, "x", x),
                                                  n, h * w, c)
 
     def global_avg_pool_backward(self, dx, dout):
         op = "global_avg_pool_backward"
         n, h, w, c = self._nhwc(op, "dx", dx)
+        check_pixels(op, "dx", dx.shape)
         self._lib.minidl_global_avg_pool_backward(output(op, "dx", dx), checked(op, "dout", dout, (n, c)),
                                                   n, h * w, c)
 

@@ -3,12 +3,13 @@
 import math
 
 from .. import image_args
-from ._ffi import checked, ffi, output
+from ._ffi import checked, ffi, output, raise_for_status
 
 
 class ImageOps:
     """Mixed into CpuBackend: image_transform_*, random transforms, contrast, brightness,
-    upsample2d_*, channel_scale_shift. Needs self._lib. None of these kernels can fail (no scratch)."""
+    upsample2d_*, channel_scale_shift. Needs self._lib. Only image_transform_* can fail: on an
+    empty image, which image_args refuses first."""
 
     @staticmethod
     def _transform_args(op, out_shape, x_shape, transforms, interpolation, fill_mode):
@@ -23,15 +24,19 @@ class ImageOps:
         op = "image_transform_forward"
         pt, codes, sizes = self._transform_args(op, out.shape, x.shape, transforms, interpolation,
                                                 fill_mode)
-        self._lib.minidl_image_transform_forward(output(op, "out", out), checked(op, "x", x), pt,
-                                                 *codes, float(fill_value), *sizes)
+        status = self._lib.minidl_image_transform_forward(
+            output(op, "out", out), checked(op, "x", x), pt, *codes, float(fill_value), *sizes)
+        if status:
+            raise_for_status(op, status, f"images {tuple(x.shape)} -> {tuple(out.shape)}")
 
     def image_transform_backward(self, dx, dout, transforms, interpolation, fill_mode):
         op = "image_transform_backward"
         pt, codes, sizes = self._transform_args(op, dout.shape, dx.shape, transforms,
                                                 interpolation, fill_mode)
-        self._lib.minidl_image_transform_backward(output(op, "dx", dx), checked(op, "dout", dout),
-                                                  pt, *codes, *sizes)
+        status = self._lib.minidl_image_transform_backward(
+            output(op, "dx", dx), checked(op, "dout", dout), pt, *codes, *sizes)
+        if status:
+            raise_for_status(op, status, f"images {tuple(dx.shape)} -> {tuple(dout.shape)}")
 
     def image_random_transforms(self, transforms, kind, ranges, height, width, seed):
         op = "image_random_transforms"

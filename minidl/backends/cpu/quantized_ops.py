@@ -1,5 +1,5 @@
 """The int8 inference ops (minidl/backends/quantized_ops.py's contract) on the C kernels of
-csrc/qgemm.c: the VNNI, AVX2 or generic micro-kernel, as minidl_cpu_isa() selects."""
+csrc/qgemm.c: AMX tiles when minidl_amx_active(), else the VNNI, AVX2 or generic micro-kernel, as minidl_cpu_isa() selects."""
 
 import numpy as np
 
@@ -26,7 +26,7 @@ class CpuQuantizedOps(QuantizedOps):
         self._lib = require_lib()
 
     def path(self):
-        """The micro-kernel that runs: "vnni", "avx2" or "generic"."""
+        """The int8 kernel that runs: "amx" (tiles), "vnni", "avx2" or "generic"."""
         return ffi.string(self._lib.minidl_qgemm_path()).decode()
 
     def quantize_u8(self, out, x, scale, zero_point):

@@ -10,9 +10,11 @@ backends builds no kernel and tunes nothing (the GEMM is tuned on its first use)
 
 from ..base import BackendUnavailable
 
-INSTALL_HINT = ("install the Python binding with `pip install pyopencl` and an OpenCL driver: "
-                "your GPU vendor's, or on Debian/Ubuntu `apt-get install pocl-opencl-icd` "
-                "for a CPU device")
+# pyopencl comes with `pip install -e .`; the driver (an ICD) is a system package.
+DRIVER_HINT = ("install an OpenCL driver (an ICD): your GPU vendor's, or on Debian/Ubuntu "
+               "`apt-get install pocl-opencl-icd` for a CPU device (`clinfo -l` lists what is "
+               "installed); the cpu and numpy backends need none")
+INSTALL_HINT = f"install the Python binding with `pip install pyopencl`, and {DRIVER_HINT}"
 
 
 def _import_pyopencl():
@@ -30,7 +32,8 @@ def _unavailable(exc):
 
     if isinstance(exc, DeviceNotFound):  # pyopencl and a driver are there: the selector is wrong
         return BackendUnavailable(f"opencl backend: {exc}")
-    return BackendUnavailable(f"opencl backend: {exc}; {INSTALL_HINT}")
+    # pyopencl imported, so only the driver is missing
+    return BackendUnavailable(f"opencl backend: {exc}; {DRIVER_HINT}")
 
 
 def unavailable_reason():
@@ -60,7 +63,7 @@ def create(**options):
         raise _unavailable(exc) from None
     except pyopencl.Error as exc:  # a listed device that cannot be opened (driver trouble)
         raise BackendUnavailable(f"opencl backend: cannot open the OpenCL device: {exc}; "
-                                 f"{INSTALL_HINT}") from None
+                                 f"{DRIVER_HINT}") from None
     return OpenCLBackend(runtime=runtime, **options)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import activations
 from ..base import Backend
-from ..checks import check_concat, check_dropout_args, check_shape, require_input
+from ..checks import check_concat, check_dropout_args, check_pixels, check_shape, require_input
 from .conv import ConvOps, window_args
 from .depthwise import DepthwiseOps
 from .gemm import Gemm
@@ -157,8 +157,16 @@ class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, OptimOps, 
     def info(self):
         info = {"name": self.name}
         info.update(self.rt.info())
-        info["gemm"] = dict(self.gemm_engine.params)
-        info["gemm_source"] = "given" if self._gemm_params else tuner.last_source(self.rt)
+        # cheap: the GEMM in use, else the one the first GEMM will use when that is known
+        # without tuning; the tuner itself runs only for a GEMM, never for info()
+        if self._gemm_engine is not None or self._gemm_params:
+            params = self._gemm_engine.params if self._gemm_engine else self._gemm_params
+            source = "given" if self._gemm_params else tuner.last_source(self.rt)
+        else:
+            params, source = tuner.known_params(self.rt) or (None, "not tuned yet: tuned on "
+                                                                   "the first GEMM")
+        info["gemm"] = None if params is None else dict(params)
+        info["gemm_source"] = source
         return info
 
     def stats(self):
@@ -301,6 +309,7 @@ class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, OptimOps, 
     def global_avg_pool_forward(self, out, x):
         n, h, w, c = x.shape
         self._check("global_avg_pool_forward", "out", out, (n, c))
+        check_pixels("opencl global_avg_pool_forward", "x", x.shape)
         if self.gpu:
             self.per_element("global_avg_pool_forward_columns", n * c, out, x, h * w, c)
             return
@@ -309,6 +318,7 @@ class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, OptimOps, 
     def global_avg_pool_backward(self, dx, dout):
         n, h, w, c = dx.shape
         self._check("global_avg_pool_backward", "dout", dout, (n, c))
+        check_pixels("opencl global_avg_pool_backward", "dx", dx.shape)
         if self.gpu:
             self.per_element("global_avg_pool_backward_elements", dx.size, dx, dout, h * w, c)
             return

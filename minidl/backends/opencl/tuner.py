@@ -107,12 +107,12 @@ def last_source(runtime):
     return _sources.get(runtime.device_key, "default")
 
 
-def gemm_params(runtime):
-    """The parameter set to use on `runtime`'s device: the default when tuning is disabled,
-    else the stored choice, else one tuned now (and stored)."""
+def known_params(runtime):
+    """(parameter set, "default" or "cached") for `runtime`'s device when one is known without
+    tuning: the default when tuning is disabled, else the stored choice; else None. Cheap (reads
+    the tuning file at most): backend.info() asks it."""
     if not tuning_enabled():
-        _sources[runtime.device_key] = "default"
-        return default_params(runtime)
+        return default_params(runtime), "default"
     entry = load_cache().get(runtime.device_key)
     # a choice made under the other profile (MINIDL_OPENCL_PROFILE) is made again for this one
     if (entry and entry.get("version") == TUNER_VERSION
@@ -120,10 +120,19 @@ def gemm_params(runtime):
         try:
             check_params(entry["params"], runtime)
             conv_direct.conv_params(entry["params"])   # its "conv" tiles, when stored
-            _sources[runtime.device_key] = "cached"
-            return entry["params"]
+            return entry["params"], "cached"
         except (KeyError, TypeError, ValueError):
             pass  # a hand-edited entry that cannot run here: tune again
+    return None
+
+
+def gemm_params(runtime):
+    """The parameter set to use on `runtime`'s device: the default when tuning is disabled,
+    else the stored choice, else one tuned now (and stored)."""
+    known = known_params(runtime)
+    if known is not None:
+        _sources[runtime.device_key] = known[1]
+        return known[0]
     print(f"minidl opencl: tuning the GEMM kernels for {runtime.device.name} (once per device, "
           f"up to ~{TIME_BUDGET_S + CONV_BUDGET_S:.0f} s; the choice is saved in {cache_path()}; "
           f"MINIDL_OPENCL_TUNE=0 skips this and uses the defaults)", file=sys.stderr, flush=True)

@@ -1,0 +1,43 @@
+"""keras.ops.numpy: minidl.ops's numpy-style functions under Keras's namespace (the same
+functions as minidl.ops.<name>)."""
+
+from .composite import (  # noqa: F401
+    all, any, append, arctan2, array, average, ceil, copy, count_nonzero, diag, diagonal, diff,
+    empty, expm1, flip, floor_divide, hstack, isclose, isfinite, isinf, isnan, linspace, log10,
+    log2, logaddexp, logspace, meshgrid, mod, moveaxis, nan_to_num, ndim, outer, pad, ravel,
+    roll, select, size, swapaxes, take_along_axis, tensordot, trace, tri, tril, triu, vdot,
+    vstack)
+from .control_flow import (  # noqa: F401
+    vectorize)
+from .core import (  # noqa: F401
+    abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, clip, cos, cosh,
+    divide, equal, exp, floor, full, greater, greater_equal, less, less_equal, log, log1p,
+    logical_and, logical_not, logical_or, logical_xor, maximum, minimum, multiply, negative,
+    not_equal, power, reciprocal, round, sign, sin, sinh, sqrt, square, subtract, tan, tanh,
+    true_divide, where)
+from .creation import (  # noqa: F401
+    arange, eye, full_like, identity, ones, ones_like, zeros, zeros_like)
+from .decompositions import (  # noqa: F401
+    slogdet)
+from .einsum import (  # noqa: F401
+    einsum)
+from .linalg import (  # noqa: F401
+    dot, matmul)
+from .numeric import (  # noqa: F401
+    allclose, angle, argpartition, array_split, bartlett, bincount, bitwise_and, bitwise_invert,
+    bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, blackman,
+    cbrt, conj, conjugate, corrcoef, correlate, cross, deg2rad, diagflat, digitize,
+    divide_no_nan, dsplit, dstack, empty_like, exp2, fabs, fliplr, flipud, fmax, fmin, fmod,
+    gcd, geomspace, get_item, hamming, hanning, heaviside, histogram, hsplit, hypot, i0, imag,
+    inner, isin, isneginf, isposinf, isreal, kaiser, kron, lcm, ldexp, left_shift, logaddexp2,
+    nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmedian, nanmin,
+    nanpercentile, nanprod, nanquantile, nanstd, nansum, nanvar, nextafter, nonzero, percentile,
+    ptp, rad2deg, real, right_shift, rot90, searchsorted, signbit, sinc, trapezoid, trunc,
+    unique, unravel_index, vander, view, vsplit)
+from .ordering import (  # noqa: F401
+    argsort, cumprod, cumsum, median, quantile, sort)
+from .reductions import (  # noqa: F401
+    amax, amin, argmax, argmin, max, mean, min, prod, std, sum, var)
+from .shapes import (  # noqa: F401
+    broadcast_to, concatenate, expand_dims, repeat, reshape, split, squeeze, stack, take, tile,
+    transpose)
