@@ -116,7 +116,13 @@ def _instances():
                 "CenterCrop": (4, 4), "Rescaling": (0.5,), "Resizing": (4, 4),
                 "RandomBrightness": (0.2,), "RandomContrast": (0.2,), "RandomCrop": (4, 4),
                 "RandomRotation": (0.1,), "RandomTranslation": (0.1, 0.1), "RandomZoom": (0.1,),
-                "DepthwiseConv2D": (3,), "SeparableConv2D": (4, 3), "Conv2DTranspose": (4, 3)}
+                "DepthwiseConv2D": (3,), "SeparableConv2D": (4, 3), "Conv2DTranspose": (4, 3),
+                "Conv1D": (4, 3), "Conv1DTranspose": (4, 3), "DepthwiseConv1D": (3,),
+                "SeparableConv1D": (4, 3), "AveragePooling1D": (2,), "Embedding": (10, 3),
+                "SpatialDropout1D": (0.2,), "Conv3D": (4, 3), "Conv3DTranspose": (4, 3),
+                "AveragePooling3D": (2,), "SpatialDropout3D": (0.2,), "AdaptiveAveragePooling1D": (2,),
+                "AdaptiveMaxPooling1D": (2,), "AdaptiveAveragePooling2D": (2,), "AdaptiveMaxPooling2D": (2,),
+                "AdaptiveAveragePooling3D": (2,), "AdaptiveMaxPooling3D": (2,)}
     for name, cls in sorted(layers.LAYER_CLASSES.items()):
         if name != "InputLayer":
             yield cls(*required.get(name, ()))
