@@ -18,8 +18,10 @@ setup(
         "image": ["pillow>=9.1"],   # minidl.preprocessing.image's files, image_dataset_from_directory
         "distributed": ["mpi4py>=3.1"],   # minidl.distributed; needs an MPI library (openmpi-bin)
         "tensorboard": ["tensorboard>=2.10"],   # callbacks.TensorBoard's event files
+        "keras-files": ["h5py>=3.8"],   # .keras, .h5 and .weights.h5 files (minidl/keras_files)
+        "onnx": ["onnx>=1.14"],         # model.export(path, format="onnx")
         "test": ["pytest>=7", "hypothesis>=6", "pyopencl>=2022.1", "pydot>=1.4", "pillow>=9.1",
                  "scipy>=1.8",   # scipy: tests/test_image_utils.py's reference affine transform
-                 "mpi4py>=3.1", "tensorboard>=2.10"],
+                 "mpi4py>=3.1", "tensorboard>=2.10", "h5py>=3.8", "onnx>=1.14", "onnxruntime>=1.16"],
     },
 )

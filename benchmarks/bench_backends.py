@@ -551,10 +551,13 @@ def run(backend_names, steps, memory, threads, clock, torch_passive=False, low_p
     if "cpu" in backends and low_precision:
         sys.path.insert(0, HERE)
         import bench_lowprec   # the low-precision section (benchmarks/bench_lowprec.py)
+        bench_lowprec.CLOCK[0] = CLOCKS[clock]
         report["int8_predict"] = bench_lowprec.int8_rows()
         bench_lowprec.print_int8(report["int8_predict"], _print_table)
         report["mixed_bfloat16_step"] = bench_lowprec.mixed_rows()
         bench_lowprec.print_mixed(report["mixed_bfloat16_step"], _print_table)
+        report["bf16_gemm"] = bench_lowprec.gemm_rows()
+        bench_lowprec.print_gemm(report["bf16_gemm"], _print_table)
     return report
 
 

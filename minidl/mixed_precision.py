@@ -5,20 +5,28 @@
 
 A policy names a compute dtype and a variable dtype. minidl's variables are float32 under
 every policy (the master weights; optimizer state too), so the policies are "float32",
-"mixed_bfloat16" and "mixed_float16". Under a mixed policy Conv2D and Dense compute as a
-bf16 (fp16) kernel with float32 accumulation would: both operands (the layer's input and its
-kernel) are rounded to bfloat16 (float16), round to nearest even, and the convolution or
-matrix product of the rounded values runs in float32 with float32 accumulation; the backward
-passes use the same rounded operands, and dL/doutput stays float32. Softmax, the losses,
-BatchNormalization's statistics, every other layer and the optimizer updates run in float32.
+"mixed_bfloat16" and "mixed_float16". Under a mixed policy Conv2D and Dense pass
+precision="bfloat16" ("float16") to their backend's gemm and conv ops, which compute as a bf16
+(fp16) kernel with float32 accumulation does: both operands of each product rounded to that
+precision, round to nearest even, the sums in float32. Under mixed_bfloat16 that holds for the
+forward pass (input and kernel), the input gradient (dL/doutput and kernel) and the kernel
+gradient (dL/doutput and input), as Keras computes them in the compute dtype; under
+mixed_float16 for the forward pass only (float16 gradients would underflow without loss
+scaling, which minidl does not do). The bias gradient, Softmax, the losses, BatchNormalization's
+statistics, every other layer and the optimizer updates stay float32.
 
-What this is, honestly: on every backend today the rounding is an emulation (an extra pass
-over each operand, then the float32 kernels), so a mixed policy is slower than float32, never
-faster; minidl has no native vdpbf16ps (AVX512_BF16) kernel yet, and activations are stored
-in float32 between layers. The first layer that computes under a mixed policy warns once;
-info() says which path runs. The policy of each layer is saved in the model's config (each
-layer's "dtype", in Keras 3's form, float32 included) and restored with the model whatever the
-global policy is then; a layer config without it (older files) gets the global policy.
+What runs where (info() says it for the active backend):
+- cpu backend, mixed_bfloat16, a CPU with AMX (Intel Sapphire Rapids and later, Linux granting
+  the tile permission, MINIDL_AMX not 0): native kernels, csrc/gemm_bf16*.c and conv_bf16.c.
+  The operands are rounded while they are packed into the tiles' layouts and TDPBF16PS
+  multiplies them; grouped convolutions excepted (emulated).
+- everywhere else (no AMX, mixed_float16, the numpy and opencl backends): an emulation. The
+  operands are rounded into float32 buffers, then the float32 kernels run, so it is slower
+  than float32, never faster; the first layer that computes under it warns once.
+Activations are stored in float32 between layers on every backend. The policy of each layer is
+saved in the model's config (each layer's "dtype", in Keras 3's form, float32 included) and
+restored with the model whatever the global policy is then; a layer config without it (older
+files) gets the global policy.
 """
 
 import warnings
@@ -114,9 +122,10 @@ def LossScaleOptimizer(inner_optimizer, initial_scale=2.0 ** 15, dynamic_growth_
                        **kwargs):
     """keras.mixed_precision.LossScaleOptimizer, for API compatibility: returns inner_optimizer.
 
-    Loss scaling protects float16 gradients from underflow. In minidl every gradient stays
-    float32 (only the forward operands of conv and dense are rounded), under mixed_bfloat16
-    and mixed_float16 alike, so there is nothing to scale: the optimizer is used as it is."""
+    Loss scaling protects float16 gradients from underflow. In minidl no gradient is float16:
+    under mixed_float16 the backward passes run in float32, and under mixed_bfloat16 dL/doutput
+    is rounded to bfloat16, which has float32's exponent range; so there is nothing to scale:
+    the optimizer is used as it is."""
     from .optimizers import Optimizer
     if not isinstance(inner_optimizer, Optimizer):
         raise TypeError(f"LossScaleOptimizer: inner_optimizer must be a minidl Optimizer, got "
@@ -138,15 +147,26 @@ def _cpu_has_avx512_bf16():
     return bool(lib.minidl_cpu_has_avx512_bf16())
 
 
+def native_kernels(backend, precision):
+    """Whether `backend` computes `precision` with native low-precision kernels (not rounding
+    float32 operands): the cpu backend's AMX bf16 kernels."""
+    return precision == "bfloat16" and str(backend.info().get("bf16", "")).startswith("amx")
+
+
 def info(backend=None):
-    """Which path a mixed policy runs on `backend` (the active one by default)."""
+    """Which kernels a mixed policy runs on `backend` (the active one by default)."""
     from .backends import get_backend
     backend = backend or get_backend()
-    return {"global_policy": global_policy().name, "backend": backend.name,
-            "compute": "emulated: conv / dense operands rounded to bfloat16 or float16 (round to "
-                       "nearest even) in float32 tensors, then float32 kernels with float32 "
-                       "accumulation",
-            "native_bf16_kernel": False, "cpu_has_avx512_bf16": _cpu_has_avx512_bf16()}
+    precision = global_policy().precision or "bfloat16"
+    native = native_kernels(backend, precision)
+    compute = ("amx: conv / dense operands rounded to bfloat16 while packed into AMX tiles, "
+               "TDPBF16PS with float32 accumulation" if native else
+               "emulated: conv / dense operands rounded to bfloat16 or float16 (round to nearest "
+               "even) in float32 tensors, then float32 kernels with float32 accumulation")
+    return {"global_policy": global_policy().name, "backend": backend.name, "compute": compute,
+            "kernels": "amx" if native else "emulated", "native_bf16_kernel": native,
+            "cpu_has_avx512_bf16": _cpu_has_avx512_bf16(),
+            "amx": str(backend.info().get("amx", "amx: not used by this backend"))}
 
 
 def _warn_once(policy, backend):
@@ -154,26 +174,30 @@ def _warn_once(policy, backend):
     if key in _warned:
         return
     _warned.add(key)
-    why = ("this CPU has no AVX512_BF16" if backend.name == "cpu" and not _cpu_has_avx512_bf16()
-           else "minidl has no native low-precision kernel for it yet")
+    if native_kernels(backend, policy.precision):
+        return
+    why = ("this CPU has no AMX (or it is switched off)" if backend.name == "cpu"
+           and policy.precision == "bfloat16" else "minidl has no native low-precision kernel for it here")
     warnings.warn(f"{policy.name} on the {backend.name} backend: {why}, so Conv2D and Dense round "
                   f"their operands to {policy.precision} and compute in float32 (an emulation); "
                   f"expect it to be slower than float32", RuntimeWarning, stacklevel=4)
 
 
-def compute_operands(layer, x, kernel):
-    """(x, kernel) as a Conv2D or Dense computes with them under its policy: themselves under
-    float32, else copies rounded to the policy's precision (in the layer's buffers)."""
+def backward_precision(precision):
+    """The precision of a layer's backward products: bfloat16's (float32's exponent range, so
+    dL/doutput cannot underflow), or None (float32) under mixed_float16, where float16 gradients
+    would need the loss scaling minidl does not do (LossScaleOptimizer returns its optimizer)."""
+    return precision if precision == "bfloat16" else None
+
+
+def compute_precision(layer):
+    """What a Conv2D or Dense passes as its gemm / conv ops' precision: None under float32,
+    else its policy's "bfloat16" / "float16" (warning once where that is an emulation)."""
     policy = layer._dtype_policy
     if policy is None:
-        return x, kernel
-    b = layer.backend
-    _warn_once(policy, b)
-    rx = layer.buffer("x_rounded", b.shape(x))
-    b.round_to_precision(rx, x, policy.precision)
-    rk = layer.buffer("kernel_rounded", b.shape(kernel))
-    b.round_to_precision(rk, kernel, policy.precision)
-    return rx, rk
+        return None
+    _warn_once(policy, layer.backend)
+    return policy.precision
 
 
 __all__ = ["DTypePolicy", "LossScaleOptimizer", "POLICIES", "Policy", "dtype_policy", "global_policy",

@@ -8,7 +8,8 @@ minidl/custom_objects.py).
 from .custom_objects import (CustomObjectScope, custom_object_scope, get_custom_objects,
                              get_registered_name, get_registered_object,
                              register_keras_serializable)
-from .models.saving import ModelFileError, load_model
+from .models.file_formats import load_model
+from .models.saving import ModelFileError
 from .deserialization import deserialize_keras_object
 from .serialization import serialize_keras_object
 
@@ -22,8 +23,8 @@ def save_weights(model, filepath, overwrite=True):
     model.save_weights(filepath, overwrite=overwrite)
 
 
-def load_weights(model, filepath):
-    model.load_weights(filepath)
+def load_weights(model, filepath, skip_mismatch=False, by_name=False):
+    model.load_weights(filepath, skip_mismatch=skip_mismatch, by_name=by_name)
 
 
 __all__ = ["CustomObjectScope", "ModelFileError", "custom_object_scope", "get_custom_objects",

@@ -123,9 +123,12 @@ def test_deeper_resnets_count_their_blocks():
 
 
 @pytest.mark.parametrize("builder", ["ResNet50", "VGG16", "MobileNetV2", "EfficientNetB0"])
-def test_imagenet_weights_are_refused_with_what_to_do(builder):
-    with pytest.raises(ValueError, match=r"weights='imagenet'.*ships none.*weights=None.*"
-                                         r"load_weights"):
+def test_imagenet_weights_missing_name_the_file_and_folder(builder, tmp_path, monkeypatch):
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match=r"weights='imagenet'.*(resnet50_weights_tf_dim"
+                                                r"|vgg16_weights|mobilenet_v2_weights_tf_dim_ord"
+                                                r"ering_tf_kernels_1.0_224.h5|efficientnetb0.h5)"
+                                                r".*" + str(tmp_path / "models")):
         getattr(applications, builder)()      # Keras's default weights="imagenet"
     with pytest.raises(ValueError, match="weights must be None"):
         getattr(applications, builder)(weights="no/such/file.weights")

@@ -1,6 +1,7 @@
 """minidl.mixed_precision: Keras's policy API, bf16 / fp16 operand rounding in Conv2D and Dense
 (forward and backward) against a float64 reference on rounded operands, training on every
-backend, the policy saved with the model, LossScaleOptimizer and the one warning."""
+backend, the policy saved with the model, LossScaleOptimizer, info() and the one warning (given
+only where the kernels are an emulation)."""
 
 import warnings
 
@@ -96,10 +97,11 @@ def test_conv_forward_and_backward_use_rounded_operands(active_backend):
     cols = cols.transpose(0, 1, 2, 4, 5, 3).reshape(-1, 27)
     np.testing.assert_allclose(b.to_numpy(out), (cols @ rk.reshape(27, 5)).reshape(4, 7, 7, 5),
                                rtol=1e-5, atol=1e-5)
-    dweight = (cols.T @ dout.reshape(-1, 5).astype(np.float64)).reshape(kernel.shape)
+    rdout = round_to_precision(dout, "bfloat16").astype(np.float64)   # dL/doutput in the compute dtype
+    dweight = (cols.T @ rdout.reshape(-1, 5)).reshape(kernel.shape)
     np.testing.assert_allclose(b.to_numpy(conv.kernel.grad), dweight, rtol=1e-4, atol=1e-4)
     # dx = the transposed convolution of dout by the rounded kernel
-    dcols = dout.reshape(-1, 5).astype(np.float64) @ rk.reshape(27, 5).T   # (n*h*w, kh*kw*c)
+    dcols = rdout.reshape(-1, 5) @ rk.reshape(27, 5).T   # (n*h*w, kh*kw*c)
     dpad = np.zeros((4, 9, 9, 3))
     dcols = dcols.reshape(4, 7, 7, 3, 3, 3)
     for ky in range(3):
@@ -158,7 +160,7 @@ def test_loss_scale_optimizer_is_the_inner_optimizer():
 
 
 def test_warns_once_and_info_says_emulated():
-    minidl.set_backend("cpu")
+    minidl.set_backend("numpy")
     mp._warned.clear()
     model = Sequential([layers.Input((4,)), layers.Dense(3, dtype="mixed_bfloat16")])
     x = np.ones((2, 4), np.float32)
@@ -169,3 +171,63 @@ def test_warns_once_and_info_says_emulated():
         model.predict(x)                            # once per process and policy
     info = mp.info()
     assert info["native_bf16_kernel"] is False and info["compute"].startswith("emulated")
+    assert info["kernels"] == "emulated"
+
+
+@pytest.mark.parametrize("amx", [True, False])
+def test_cpu_info_and_warning_follow_the_kernels_that_run(amx):
+    """With AMX the cpu backend's mixed_bfloat16 runs native kernels and does not warn; with it
+    off (or absent, as on AVX2-only and AVX-512-without-AMX machines) it warns and says emulated."""
+    from minidl.backends.cpu._ffi import lib
+    if amx and not (lib.minidl_amx_available() and lib.minidl_cpu_has_avx512_bf16()):
+        pytest.skip("no AMX on this machine")
+    minidl.set_backend("cpu")
+    was = lib.minidl_amx_active()
+    lib.minidl_set_amx(1 if amx else 0)
+    try:
+        mp._warned.clear()
+        model = Sequential([layers.Input((4,)), layers.Dense(3, dtype="mixed_bfloat16")])
+        x = np.ones((2, 4), np.float32)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model.predict(x)
+        emulation_warnings = [w for w in caught if "an emulation" in str(w.message)]
+        assert len(emulation_warnings) == (0 if amx else 1)
+        info = mp.info()
+        assert info["kernels"] == ("amx" if amx else "emulated") and info["native_bf16_kernel"] is amx
+        assert minidl.get_backend().info()["bf16"].startswith("amx" if amx else "rounded")
+    finally:
+        lib.minidl_set_amx(1 if was else 0)
+
+
+@pytest.mark.parametrize("amx", [True, False])
+def test_mixed_bfloat16_follows_the_float32_loss_curve(amx):
+    """Accuracy sanity of the cpu backend's bf16 kernels (AMX) and of their fallback: the same
+    small CNN from the same initial weights, trained on the same synthetic data under float32
+    and mixed_bfloat16, ends with about the same loss, well below where it started."""
+    from minidl.backends.cpu._ffi import lib
+    if amx and not (lib.minidl_amx_available() and lib.minidl_cpu_has_avx512_bf16()):
+        pytest.skip("no AMX on this machine")
+    minidl.set_backend("cpu")
+    rng = np.random.default_rng(5)
+    x = rng.random((96, 10, 10, 3)).astype(np.float32)
+    y = (x[:, :5].mean(axis=(1, 2, 3)) > x[:, 5:].mean(axis=(1, 2, 3))).astype(np.int64) + \
+        (x[..., 0].mean(axis=(1, 2)) > 0.5)
+    was = lib.minidl_amx_active()
+    lib.minidl_set_amx(1 if amx else 0)
+    curves = {}
+    try:
+        for policy in ("float32", "mixed_bfloat16"):
+            mp.set_global_policy(policy)
+            minidl.set_seed(3)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                model = _cnn()
+                model.compile(optimizer=optimizers.Adam(0.005), loss="sparse_categorical_crossentropy")
+                curves[policy] = model.fit(x, y, batch_size=16, epochs=8, verbose=0, shuffle=False).history["loss"]
+    finally:
+        lib.minidl_set_amx(1 if was else 0)
+    f32, bf16 = np.array(curves["float32"]), np.array(curves["mixed_bfloat16"])
+    assert abs(bf16[0] - f32[0]) < 0.05 * f32[0], (f32, bf16)     # same start: same weights
+    assert bf16[-1] < 0.6 * bf16[0], bf16                          # it trains
+    assert abs(bf16[-1] - f32[-1]) < 0.15 * f32[0], (f32, bf16)    # as float32 does, within noise

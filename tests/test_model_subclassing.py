@@ -244,7 +244,7 @@ def test_save_and_load_weights_round_trip(active_backend, tmp_path):
     model = MLP(units=12)
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
     model.fit(x, y, epochs=1, verbose=0)
-    path = str(tmp_path / "mlp.weights.h5")
+    path = str(tmp_path / "mlp.weights.minidl")
     model.save_weights(path)
     again = MLP.from_config(model.get_config(), custom_objects={"MLP": MLP})
     assert again.units == 12 and again.name == model.name
@@ -261,7 +261,7 @@ def test_save_and_load_model_with_custom_objects(active_backend, tmp_path):
         model.compile(optimizer="adam", loss="sparse_categorical_crossentropy",
                       metrics=["accuracy"])
         model.fit(inputs, y, epochs=1, verbose=0)
-        path = str(tmp_path / f"{model.name}.keras")
+        path = str(tmp_path / f"{model.name}.minidl")
         model.save(path)
         with pytest.raises(minidl.models.ModelFileError, match="custom_objects"):
             minidl.models.load_model(path)
@@ -345,10 +345,10 @@ def test_subclassed_models_inside_a_subclassed_model(active_backend, tmp_path):
     assert history["loss"][-1] < history["loss"][0]
     assert [w.shape for w in tower.blocks[0].weights] == [(8, 8), (8,)] * 2
     assert len(tower.get_weights()) == 2 + 8 + 2 and tower.count_params() == 40 + 288 + 27
-    tower.save_weights(str(tmp_path / "tower.weights.h5"))
+    tower.save_weights(str(tmp_path / "tower.weights.minidl"))
     again = Tower()
     again.build((None, 4))
-    again.load_weights(str(tmp_path / "tower.weights.h5"))
+    again.load_weights(str(tmp_path / "tower.weights.minidl"))
     np.testing.assert_array_equal(again.predict(x, verbose=0), tower.predict(x, verbose=0))
 
 

@@ -281,8 +281,9 @@ GEMM_SIZES = [(1, 1, 1), (7, 13, 5), (13, 7, 129), (129, 33, 17), (64, 64, 64), 
 TRANSPOSES = ((False, False), (True, False), (False, True), (True, True))
 
 
-def gemm_case(m, n, k, alpha, beta, transposes=TRANSPOSES, specials=False):
+def gemm_case(m, n, k, alpha, beta, transposes=TRANSPOSES, specials=False, precision=None):
     """One call per (trans_a, trans_b), each into its own output."""
+    extra = {} if precision is None else {"precision": precision}
     def build(rng):
         calls = []
         for trans_a, trans_b in transposes:
@@ -294,10 +295,10 @@ def gemm_case(m, n, k, alpha, beta, transposes=TRANSPOSES, specials=False):
                 b.flat[[1, b.size - 2]] = [-np.inf, np.nan]
                 if beta != 0:
                     c.flat[[0, c.size - 1]] = [np.nan, np.inf]
-            calls.append(call("gemm", c, a, b, alpha, beta, trans_a, trans_b))
+            calls.append(call("gemm", c, a, b, alpha, beta, trans_a, trans_b, **extra))
         return calls
-    return Case("gemm", f"gemm-{m}x{n}x{k}-a{alpha:g}b{beta:g}" + ("-nan" if specials else ""), build,
-                rtol=1e-4, atol=3e-5)
+    return Case("gemm", f"gemm-{m}x{n}x{k}-a{alpha:g}b{beta:g}" + ("" if precision is None else f"-{precision}")
+                + ("-nan" if specials else ""), build, rtol=1e-4, atol=3e-5)
 
 
 def gemm_cases():
@@ -375,8 +376,9 @@ def geometry_id(in_shape, window, strides, padding, filters=None):
 
 
 def conv_case(in_shape, kernel, filters, strides, padding, use_bias=True, specials=None,
-              dilation=(1, 1), groups=1):
+              dilation=(1, 1), groups=1, precision=None):
     kh, kw = kernel
+    extra = {} if precision is None else {"precision": precision}
     kernel_shape = (kh, kw, in_shape[3] // groups, filters)
 
     def build(rng):
@@ -390,11 +392,11 @@ def conv_case(in_shape, kernel, filters, strides, padding, use_bias=True, specia
             with_specials(dout, stride=89)
         elif specials == "weight":
             w.flat[[5, w.size - 3]] = [np.nan, np.inf]
-        return [call("conv2d_forward", out(*out_shape), x, w, bias, plan),
-                call("conv2d_backward_data", out(*in_shape), dout, w, plan),
+        return [call("conv2d_forward", out(*out_shape), x, w, bias, plan, **extra),
+                call("conv2d_backward_data", out(*in_shape), dout, w, plan, **extra),
                 call("conv2d_backward_filter", out(*kernel_shape), out(filters) if use_bias else None,
-                     dout, x, plan)]
-    suffix = ("" if use_bias else "-nobias") + ("" if specials is None else f"-{specials}-nan")
+                     dout, x, plan, **extra)]
+    suffix = ("" if precision is None else f"-{precision}") + ("" if use_bias else "-nobias") + ("" if specials is None else f"-{specials}-nan")
     suffix = ("" if dilation == (1, 1) else f"-d{dilation[0]}x{dilation[1]}") + (
         "" if groups == 1 else f"-g{groups}") + suffix
     return Case("conv2d", "conv2d-" + geometry_id(in_shape, kernel, strides, padding, filters) + suffix,
@@ -469,6 +471,23 @@ def conv_cases():
     # multiplies them with the zero padding, 0 * inf = NaN, where a kernel that skips the padding
     # does not; the contract does not say whether padding takes part in the products
     cases.append(conv_case(*CONV_GEOMETRIES[1], specials="weight"))
+    return cases
+
+
+def precision_cases():
+    """gemm and conv2d with precision= (mixed-precision policies): every backend against the
+    reference's rounded operands (cpu bfloat16: AMX tiles where the CPU has them)."""
+    cases = [gemm_case(m, n, k, alpha, beta, precision="bfloat16")
+             for (m, n, k), (alpha, beta) in (((37, 53, 29), (1.0, 0.0)), ((97, 300, 258), (0.7, -1.3)),
+                                               ((2, 517, 3), (1.0, 0.0)), ((16, 64, 0), (0.7, -1.3)))]
+    cases.append(gemm_case(70, 97, 130, 1.0, 0.0, precision="float16"))
+    cases += [gemm_case(13, 17, 29, alpha, beta, transposes=(TRANSPOSES[0], TRANSPOSES[3]), specials=True,
+                        precision="bfloat16") for alpha, beta in ((1.0, 0.0), (0.7, -1.3))]
+    for i in (0, 2, 10, 15, 16):
+        cases.append(conv_case(*CONV_GEOMETRIES[i], use_bias=i != 15, precision="bfloat16"))
+    cases.append(conv_case(*DILATED_GROUPED_GEOMETRIES[0][:5], dilation=(2, 2), groups=2, precision="bfloat16"))
+    cases.append(conv_case(*DILATED_GROUPED_GEOMETRIES[2][:5], dilation=(2, 3), precision="bfloat16"))
+    cases.append(conv_case(*CONV_GEOMETRIES[2], precision="float16"))
     return cases
 
 
@@ -1465,7 +1484,7 @@ def tensor_op_cases():
     return cases
 
 
-CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases() + conv_cases()
+CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases() + conv_cases() + precision_cases()
          + depthwise_cases() + dilated_grouped_cases() + conv_transpose_cases() + upsample_cases()
          + pool_cases()
          + layout_cases() + batchnorm_cases() + layernorm_cases() + layer_op_cases()

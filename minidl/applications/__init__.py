@@ -1,7 +1,9 @@
 """Keras's image classification architectures (keras.applications), built layer for layer with
-Keras's layer names and weight counts. minidl ships no pretrained weights: build with
-weights=None and train, or load a weights file written by minidl (weights=path or
-model.load_weights(path)). weights="imagenet", the Keras default, raises an error saying so."""
+Keras's layer names and weight counts. weights=None builds random initial weights;
+weights=path loads a weights file (Keras's published .h5 files or one minidl wrote);
+weights="imagenet", the Keras default, reads Keras's published file from Keras's cache folder
+($KERAS_HOME/models or ~/.keras/models): minidl downloads nothing, a missing file is an error
+naming the file and the folder."""
 
 from . import efficientnet, imagenet_utils, mobilenet_v2, resnet, resnet50, vgg16
 from .efficientnet import EfficientNetB0

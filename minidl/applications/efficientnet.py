@@ -72,8 +72,10 @@ def EfficientNet(width_coefficient, depth_coefficient, default_size, dropout_rat
                  classes=1000, classifier_activation="softmax"):
     """The EfficientNet family's builder; blocks_args rows are (kernel_size, repeats,
     filters_in, filters_out, expand_ratio, strides) before width and depth scaling."""
+    keras_file = (f"{name}{'.h5' if include_top else '_notop.h5'}", "efficientnet")  # Keras's
     img_input = imagenet_utils.start(f"applications.{name}", weights, include_top, input_tensor,
-                                     input_shape, pooling, classes, default_size=default_size)
+                                     input_shape, pooling, classes, default_size=default_size,
+                                     imagenet_file=keras_file)
 
     def round_filters(filters):
         filters *= width_coefficient
@@ -112,15 +114,15 @@ def EfficientNet(width_coefficient, depth_coefficient, default_size, dropout_rat
     else:
         x = imagenet_utils.head(x, False, pooling, classes, classifier_activation,
                                 pool_names=("avg_pool", "max_pool"))
-    return imagenet_utils.finish(img_input, input_tensor, x, name, weights)
+    return imagenet_utils.finish(img_input, input_tensor, x, name, weights, keras_file)
 
 
 def EfficientNetB0(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
                    pooling=None, classes=1000, classifier_activation="softmax",
                    name="efficientnetb0"):
     """keras.applications.EfficientNetB0: 5.3M weights at 224x224 and 1000 classes. The model
-    takes pixels in [0, 255] (its stem rescales them). weights must be None or a minidl weights
-    file (no ImageNet weights ship with minidl)."""
+    takes pixels in [0, 255] (its stem rescales them). weights: None, "imagenet" (Keras's
+    published file, from Keras's cache folder) or a weights file."""
     return EfficientNet(1.0, 1.0, 224, 0.2, name=name, include_top=include_top, weights=weights,
                         input_tensor=input_tensor, input_shape=input_shape, pooling=pooling,
                         classes=classes, classifier_activation=classifier_activation)

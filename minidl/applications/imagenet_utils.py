@@ -2,8 +2,10 @@
 (keras.src.applications.imagenet_utils.obtain_input_shape, channels_last), the input tensor,
 the head (classifier or pooling) and the ImageNet input preprocessing.
 
-minidl ships no pretrained weights and downloads none: weights=None builds the network with
-random initial weights, weights=<path> loads a file written by minidl's model.save_weights.
+weights=None builds the network with random initial weights, weights=<path> loads a weights
+file (Keras's published .h5 files, or one written by model.save_weights), and
+weights="imagenet" reads Keras's published file from Keras's cache folder; minidl downloads
+nothing (minidl/keras_files/pretrained.py).
 """
 
 import os
@@ -21,9 +23,16 @@ TORCH_MEAN, TORCH_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 
 def start(owner, weights, include_top, input_tensor, input_shape, pooling, classes,
-          default_size=224, min_size=32):
-    """Check the arguments every application takes and return the network's input tensor."""
+          default_size=224, min_size=32, imagenet_file=None):
+    """Check the arguments every application takes and return the network's input tensor;
+    imagenet_file: (Keras's file name, its family), found before anything is built."""
     check_weights(owner, weights)
+    if weights == "imagenet":
+        from ..keras_files import pretrained
+        pretrained.cached_file(owner, *imagenet_file)
+    if weights == "imagenet" and include_top and classes != 1000:
+        raise ValueError(f"{owner}: weights='imagenet' with include_top=True needs classes=1000 "
+                         f"(the ImageNet classifier), got classes={classes!r}")
     check_pooling(owner, pooling)
     check_classes(owner, classes)
     if input_tensor is not None and input_shape is None:
@@ -33,21 +42,14 @@ def start(owner, weights, include_top, input_tensor, input_shape, pooling, class
 
 
 def check_weights(owner, weights):
-    """Refuse weights="imagenet" (Keras's default) with what to do instead, and anything that is
-    neither None nor the path of an existing file."""
-    if weights is None:
+    """None, "imagenet" (Keras's published file, read from Keras's cache folder by finish),
+    or the path of an existing weights file."""
+    if weights is None or (isinstance(weights, str) and weights == "imagenet"):
         return
-    if isinstance(weights, str) and weights == "imagenet":
-        raise ValueError(
-            f"{owner}: weights='imagenet' (the Keras default) needs the pretrained ImageNet "
-            "weights, and minidl ships none and downloads none. Pass weights=None for random "
-            "initial weights (then train), or weights='<file>' with a file written by minidl's "
-            "model.save_weights(path) for this architecture (the same as calling "
-            "model.load_weights(path) on the model built with weights=None)")
     if not isinstance(weights, (str, os.PathLike)) or not os.path.isfile(weights):
         raise ValueError(f"{owner}: weights must be None (random initialization), 'imagenet' "
-                         "(not available in minidl) or the path of a weights file saved by "
-                         f"minidl; got weights={weights!r}")
+                         "(Keras's published file, from Keras's cache folder) or the path of "
+                         f"a weights file; got weights={weights!r}")
 
 
 def obtain_input_shape(owner, input_shape, default_size, min_size, include_top):
@@ -131,13 +133,18 @@ def classifier(x, classes, classifier_activation, kernel_initializer="glorot_uni
                         kernel_initializer=kernel_initializer, name="predictions")(x)
 
 
-def finish(img_input, input_tensor, outputs, name, weights):
+def finish(img_input, input_tensor, outputs, name, weights, imagenet_file=None):
     """The model from its input (the input_tensor's sources) to outputs, with the weights file
-    loaded when one was given."""
+    loaded when one was given; imagenet_file: (Keras's file name, its family) for
+    weights="imagenet"."""
+    from ..keras_files import pretrained
     inputs = img_input if input_tensor is None else source_inputs(input_tensor)
     model = Model(inputs, outputs, name=name)
+    owner = f"applications {name!r}"
+    if weights == "imagenet":     # start() found it
+        weights = pretrained.cached_file(owner, *imagenet_file)
     if weights is not None:
-        model.load_weights(weights)
+        pretrained.load_pretrained(model, weights, owner)
     return model
 
 

@@ -56,13 +56,18 @@ def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights="imagenet
                 input_tensor=None, pooling=None, classes=1000, classifier_activation="softmax",
                 name=None):
     """keras.applications.MobileNetV2: 3.5M weights at alpha 1.0 and 1000 classes; any input of
-    at least 32x32. alpha scales every layer's width (the last one's only above 1.0). weights
-    must be None or a minidl weights file (no ImageNet weights ship with minidl)."""
+    at least 32x32. alpha scales every layer's width (the last one's only above 1.0). weights:
+    None, "imagenet" (Keras's published file, from Keras's cache folder) or a weights file."""
     owner = "applications.MobileNetV2"
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha > 0:
         raise ValueError(f"{owner}: alpha must be a positive number, got {alpha!r}")
+    # Keras's files exist for 96 to 224 pixels; other sizes read the 224 one (as Keras)
+    size = (input_shape or getattr(input_tensor, "sample_shape", None) or (224,))[0]
+    rows = size if size in (96, 128, 160, 192, 224) else 224
+    keras_file = (f"mobilenet_v2_weights_tf_dim_ordering_tf_kernels_{float(alpha)}_{rows}"
+                  f"{'' if include_top else '_no_top'}.h5", "mobilenet_v2")
     img_input = imagenet_utils.start(owner, weights, include_top, input_tensor, input_shape,
-                                     pooling, classes)
+                                     pooling, classes, imagenet_file=keras_file)
     x = layers.Conv2D(_make_divisible(32 * alpha, 8), kernel_size=3, strides=(2, 2),
                       padding="same", use_bias=False, name="Conv1")(img_input)
     x = _bn(x, "bn_Conv1")
@@ -77,7 +82,7 @@ def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights="imagenet
     x = imagenet_utils.head(x, include_top, pooling, classes, classifier_activation)
     if name is None:
         name = f"mobilenetv2_{alpha:0.2f}_{img_input.shape[1]}"
-    return imagenet_utils.finish(img_input, input_tensor, x, name, weights)
+    return imagenet_utils.finish(img_input, input_tensor, x, name, weights, keras_file)
 
 
 def preprocess_input(x, data_format=None):

@@ -44,8 +44,11 @@ def ResNet(stage_blocks, include_top=True, weights="imagenet", input_tensor=None
     """A ResNet v1 with stage_blocks bottleneck blocks in its four stages (64, 128, 256 and 512
     filters; 256 to 2048 channels out)."""
     owner = f"applications.{name}"
+    depth = {(3, 4, 6, 3): 50, (3, 4, 23, 3): 101, (3, 8, 36, 3): 152}.get(tuple(stage_blocks))
+    keras_file = (f"resnet{depth}_weights_tf_dim_ordering_tf_kernels"
+                  f"{'' if include_top else '_notop'}.h5", "resnet")
     img_input = imagenet_utils.start(owner, weights, include_top, input_tensor, input_shape,
-                                     pooling, classes)
+                                     pooling, classes, imagenet_file=keras_file)
     x = layers.ZeroPadding2D(padding=((3, 3), (3, 3)), name="conv1_pad")(img_input)
     x = _conv_bn(x, 64, 7, "conv1", strides=2)
     x = layers.Activation("relu", name="conv1_relu")(x)
@@ -56,13 +59,13 @@ def ResNet(stage_blocks, include_top=True, weights="imagenet", input_tensor=None
                                      name=f"conv{stage + 2}")
     x = imagenet_utils.head(x, include_top, pooling, classes, classifier_activation,
                             pool_names=("avg_pool", "max_pool"))
-    return imagenet_utils.finish(img_input, input_tensor, x, name, weights)
+    return imagenet_utils.finish(img_input, input_tensor, x, name, weights, keras_file)
 
 
 def ResNet50(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
              pooling=None, classes=1000, classifier_activation="softmax", name="resnet50"):
-    """keras.applications.ResNet50: 25.6M weights at 1000 classes. weights must be None or a
-    minidl weights file (no ImageNet weights ship with minidl)."""
+    """keras.applications.ResNet50: 25.6M weights at 1000 classes. weights: None, "imagenet"
+    (Keras's published file, from Keras's cache folder) or a weights file."""
     return ResNet((3, 4, 6, 3), include_top, weights, input_tensor, input_shape, pooling, classes,
                   classifier_activation, name)
 

@@ -12,10 +12,12 @@ BLOCKS = ((64, 2), (128, 2), (256, 3), (512, 3), (512, 3))   # (filters, convolu
 def VGG16(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
           classes=1000, classifier_activation="softmax", name="vgg16"):
     """keras.applications.VGG16: 138.4M weights at 224x224 and 1000 classes (the classifier's
-    Flatten makes its size depend on input_shape). weights must be None or a minidl weights
-    file (no ImageNet weights ship with minidl)."""
+    Flatten makes its size depend on input_shape). weights: None, "imagenet" (Keras's
+    published file, from Keras's cache folder) or a weights file."""
+    keras_file = (f"vgg16_weights_tf_dim_ordering_tf_kernels{'' if include_top else '_notop'}.h5",
+                  "vgg16")
     img_input = imagenet_utils.start(f"applications.{name}", weights, include_top, input_tensor,
-                                     input_shape, pooling, classes)
+                                     input_shape, pooling, classes, imagenet_file=keras_file)
     x = img_input
     for block, (filters, convolutions) in enumerate(BLOCKS, start=1):
         for conv in range(1, convolutions + 1):
@@ -29,7 +31,7 @@ def VGG16(include_top=True, weights="imagenet", input_tensor=None, input_shape=N
         x = imagenet_utils.classifier(x, classes, classifier_activation)
     else:
         x = imagenet_utils.head(x, False, pooling, classes, classifier_activation)
-    return imagenet_utils.finish(img_input, input_tensor, x, name, weights)
+    return imagenet_utils.finish(img_input, input_tensor, x, name, weights, keras_file)
 
 
 def preprocess_input(x, data_format=None):

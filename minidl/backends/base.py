@@ -148,7 +148,11 @@ class Backend:
         raise NotImplementedError
 
     # ------------------------------------------------------------- gemm
-    def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False):
+    # precision (gemm and the conv2d ops): None computes in float32; "bfloat16" / "float16"
+    # computes as a low-precision kernel with float32 accumulation does: both operands rounded
+    # to that precision (round_to_precision's rounding), their products summed in float32
+    # (mixed-precision policies, minidl.mixed_precision). Biases and dbias stay float32.
+    def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, precision=None):
         """out = alpha * op(a) @ op(b) + beta * out, 2-D tensors, op(t) = t.T when trans_t."""
         raise NotImplementedError
 
@@ -166,16 +170,17 @@ class Backend:
         gradient conv2d_forward, its kernel gradient conv2d_backward_filter with x as dout."""
         return transpose_window(in_shape, kernel_shape, strides, padding, output_padding, dilation_rate)
 
-    def conv2d_forward(self, out, x, weight, bias, plan):
+    def conv2d_forward(self, out, x, weight, bias, plan, precision=None):
         """out (N, OH, OW, F) = conv(x (N, H, W, C), weight (KH, KW, C, F)) + bias (F,) or None."""
         raise NotImplementedError
 
-    def conv2d_backward_data(self, dx, dout, weight, plan):
+    def conv2d_backward_data(self, dx, dout, weight, plan, precision=None):
         """dx (N, H, W, C) = gradient of the conv output dout (N, OH, OW, F) w.r.t. its input."""
         raise NotImplementedError
 
-    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
-        """dweight (KH, KW, C, F) and dbias (F,) or None from dout and the forward input x."""
+    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan, precision=None):
+        """dweight (KH, KW, C, F) and dbias (F,) or None from dout and the forward input x
+        (dbias from the float32 dout whatever the precision)."""
         raise NotImplementedError
 
     # ------------------------------------------------ depthwise convolution

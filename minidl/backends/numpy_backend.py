@@ -18,12 +18,13 @@ from .numpy_ops import (activations as numpy_activations, images, losses, optimi
 from .numpy_ops.depthwise import NumpyDepthwiseOps
 from .numpy_ops.layer_ops import NumpyLayerOps
 from .numpy_ops.tensor_ops import NumpyTensorOps
+from .rounded_operands import RoundedOperands
 from .checks import (check_concat, check_dropout_args, check_pixels, check_scalar_out, check_shape,
                      require_input)
 
 
 
-class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyDepthwiseOps, HostMemory, Backend):
+class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyDepthwiseOps, HostMemory, RoundedOperands, Backend):
     """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
 
     name = "numpy"
@@ -84,7 +85,8 @@ class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyDepthwiseOps, HostMemory,
         dx[...] = numpy_activations.backward(name, dout, y, x, alpha)
 
     # ------------------------------------------------------------- gemm
-    def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False):
+    def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, precision=None):
+        a, b = self._rounded("gemm", "a", a, precision), self._rounded("gemm", "b", b, precision)
         op_a = a.T if trans_a else a
         op_b = b.T if trans_b else b
         if op_a.ndim != 2 or op_b.ndim != 2 or op_a.shape[1] != op_b.shape[0]:
@@ -101,13 +103,22 @@ class NumpyBackend(NumpyTensorOps, NumpyLayerOps, NumpyDepthwiseOps, HostMemory,
             out[...] = product + beta * out
 
     # ------------------------------------------------------ convolution
-    def conv2d_forward(self, out, x, weight, bias, plan):
+    def conv2d_forward(self, out, x, weight, bias, plan, precision=None):
+        if precision is not None:
+            self._rounded_conv2d_forward(out, x, weight, bias, plan, precision)
+            return
         windows.conv2d_forward(out, x, weight, bias, plan)
 
-    def conv2d_backward_data(self, dx, dout, weight, plan):
+    def conv2d_backward_data(self, dx, dout, weight, plan, precision=None):
+        if precision is not None:
+            self._rounded_conv2d_backward_data(dx, dout, weight, plan, precision)
+            return
         windows.conv2d_backward_data(dx, dout, weight, plan)
 
-    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
+    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan, precision=None):
+        if precision is not None:
+            self._rounded_conv2d_backward_filter(dweight, dbias, dout, x, plan, precision)
+            return
         windows.conv2d_backward_filter(dweight, dbias, dout, x, plan)
 
     # ---------------------------------------------------------- pooling

@@ -1,7 +1,7 @@
 """Conv2D and ZeroPadding2D (channels_last)."""
 
 from .. import activations
-from ..mixed_precision import compute_operands
+from ..mixed_precision import backward_precision, compute_precision
 from .base import Layer, format_shape
 from .core import ActivationMixin
 
@@ -157,23 +157,24 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
                                         self.dilation_rate, self.groups)
 
     def forward(self, x, training):
-        x, self._kernel_used = compute_operands(self, x, self.kernel.value)   # the dtype policy's
+        self._precision = compute_precision(self)   # the dtype policy's
         self._x = x
         plan = self.batch_plan(x)
         z = self.buffer("z", plan.out_shape)
-        self.backend.conv2d_forward(z, x, self._kernel_used,
-                                    self.bias.value if self.use_bias else None, plan)
+        self.backend.conv2d_forward(z, x, self.kernel.value,
+                                    self.bias.value if self.use_bias else None, plan, self._precision)
         return self._activate(z)
 
     def backward_preactivation(self, dz):
         b = self.backend
         if self.trainable:
             b.conv2d_backward_filter(self.kernel.grad, self.bias.grad if self.use_bias else None,
-                                     dz, self._x, self._plan)
+                                     dz, self._x, self._plan, backward_precision(self._precision))
         if not self.input_grad_needed:
             return None
         dx = self.buffer("dx", self._plan.in_shape)
-        b.conv2d_backward_data(dx, dz, self._kernel_used, self._plan)
+        b.conv2d_backward_data(dx, dz, self.kernel.value, self._plan,
+                               backward_precision(self._precision))
         return dx
 
 

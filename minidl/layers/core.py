@@ -2,7 +2,7 @@
 
 from .. import activations
 from ..arguments import number
-from ..mixed_precision import compute_operands
+from ..mixed_precision import backward_precision, compute_precision
 from .base import Layer, count_elements, format_shape, int_tuple
 
 
@@ -91,10 +91,10 @@ class Dense(ActivationMixin, Layer):
         b = self.backend
         shape = self._x_shape = b.shape(x)
         rows = count_elements(shape[:-1])
-        x, self._kernel_used = compute_operands(self, x, self.kernel.value)   # the dtype policy's
+        self._precision = compute_precision(self)   # the dtype policy's
         self._x2 = b.reshape(x, (rows, shape[-1]))
         z = self.buffer("z", (rows, self.units))
-        b.gemm(z, self._x2, self._kernel_used)
+        b.gemm(z, self._x2, self.kernel.value, precision=self._precision)
         if self.use_bias:
             b.bias_add(z, z, self.bias.value)
         return b.reshape(self._activate(z), shape[:-1] + (self.units,))
@@ -108,13 +108,14 @@ class Dense(ActivationMixin, Layer):
         rows = count_elements(b.shape(dz)[:-1])
         dz = b.reshape(dz, (rows, self.units))
         if self.trainable:
-            b.gemm(self.kernel.grad, self._x2, dz, trans_a=True)
+            b.gemm(self.kernel.grad, self._x2, dz, trans_a=True,
+                   precision=backward_precision(self._precision))
             if self.use_bias:
                 b.bias_grad(self.bias.grad, dz)
         if not self.input_grad_needed:
             return None
         dx = self.buffer("dx", b.shape(self._x2))
-        b.gemm(dx, dz, self._kernel_used, trans_b=True)
+        b.gemm(dx, dz, self.kernel.value, trans_b=True, precision=backward_precision(self._precision))
         return b.reshape(dx, self._x_shape)
 
 

@@ -1,7 +1,8 @@
 """Models: Sequential and the functional Model, with saving and loading."""
 
 from .model import Model
-from .saving import ModelFileError, load_model
+from .file_formats import load_model
+from .saving import ModelFileError
 from .sequential import Sequential
 from .subclassing import SubclassedModel   # registers Keras's subclassing rule (see there)
 from .cloning import clone_model

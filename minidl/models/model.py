@@ -14,7 +14,7 @@ from ..custom_objects import custom_object_scope
 from ..layers.base import InputLayer
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
-from . import masks, penalties, saving, structure, tracking, tta
+from . import file_formats, masks, penalties, saving, structure, tracking, tta
 from .backend_check import warn_if_not_on_active_backend
 from .config import functional_config, functional_from_config
 from .concurrency import UseGuard, one_thread_at_a_time
@@ -474,15 +474,34 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
     # ------------------------------------------------------------ saving
     @one_thread_at_a_time
     def save(self, filepath, overwrite=True, include_optimizer=True):
-        saving.save_model(self, filepath, overwrite=overwrite, include_optimizer=include_optimizer)
+        file_formats.save_model(self, filepath, overwrite=overwrite,
+                                include_optimizer=include_optimizer)
 
     @one_thread_at_a_time
     def save_weights(self, filepath, overwrite=True):
-        saving.save_weights(self, filepath, overwrite=overwrite)
+        file_formats.save_weights(self, filepath, overwrite=overwrite)
 
     @one_thread_at_a_time
-    def load_weights(self, filepath):
-        saving.load_weights(self, filepath)
+    def load_weights(self, filepath, skip_mismatch=False, by_name=False):
+        file_formats.load_weights(self, filepath, skip_mismatch=skip_mismatch, by_name=by_name)
+
+    def export(self, filepath, format="tf_saved_model", verbose=True, input_signature=None,
+               **kwargs):
+        """Keras's model.export: format="onnx" writes an ONNX model (minidl/keras_files/
+        onnx_export.py; opset_version=17 or later); Keras's other formats need TensorFlow."""
+        if format != "onnx":
+            raise ValueError(f"export: minidl exports format='onnx' (Keras's {format!r} needs "
+                             "TensorFlow)")
+        if input_signature is not None:
+            raise ValueError("export: input_signature is not used: the ONNX inputs are the "
+                             "model's, with a dynamic batch axis")
+        from ..keras_files.onnx_export import OPSET, export_onnx
+        opset = kwargs.pop("opset_version", OPSET)
+        if kwargs:
+            raise TypeError(f"export: unexpected arguments {sorted(kwargs)}")
+        export_onnx(self, filepath, opset)
+        if verbose:
+            print(f"Saved an ONNX model to {filepath}")
 
     # ------------------------------------------------------------ config
     def get_config(self):

@@ -15,7 +15,7 @@ from ..arguments import number
 from .calibration import METHODS, RangeObserver, qparams
 from .model import QuantizedModel, output_forms
 from .packing import add_multiplier, epilogue_arrays, pack, quantize_kernel, weight_scales
-from .structure import plan_kinds
+from .structure import folded_matrix, plan_kinds
 
 
 def _batches(calibration_data, batch_size, expected, owner):
@@ -70,29 +70,6 @@ def _calibrate(model, kinds, batches, method, percentile):
     return {t: qparams(*o.range()) for t, o in observers.items()}
 
 
-def _host(layer, weight):
-    return np.asarray(layer.backend.to_numpy(weight.value), np.float64)
-
-
-def _folded(node, kind, nodes):
-    """The float (k, n) weight matrix and bias (or None) of a conv / dense node, with the
-    BatchNormalization that follows it folded in."""
-    layer = node.layer
-    kernel = _host(layer, layer.kernel)
-    matrix = kernel.reshape(-1, kernel.shape[-1])
-    bias = _host(layer, layer.bias) if layer.use_bias else None
-    if kind["bn"] is not None:
-        bn = nodes[kind["bn"]].layer
-        c = matrix.shape[1]
-        gamma = _host(bn, bn.gamma) if bn.gamma is not None else np.ones(c)
-        beta = _host(bn, bn.beta) if bn.beta is not None else np.zeros(c)
-        mean, var = _host(bn, bn.moving_mean), _host(bn, bn.moving_variance)
-        factor = gamma / np.sqrt(var + bn.epsilon)
-        matrix = matrix * factor
-        bias = ((bias if bias is not None else 0.0) - mean) * factor + beta
-    return matrix, bias
-
-
 def quantize(model, calibration_data, method="minmax", percentile=99.99, batch_size=32):
     """A QuantizedModel of the built float `model` (one input, one output), with activation
     ranges from `calibration_data` (an array of samples, cut into batches of batch_size, or a
@@ -119,7 +96,7 @@ def quantize(model, calibration_data, method="minmax", percentile=99.99, batch_s
     for i, (node, kind, (qin, qout)) in enumerate(zip(graph.nodes, kinds, forms)):
         step = {"kind": kind["kind"]}
         if kind["kind"] in ("conv", "dense"):
-            matrix, bias = _folded(node, kind, graph.nodes)
+            matrix, bias = folded_matrix(node, kind, graph.nodes)
             scales = weight_scales(matrix)
             q = quantize_kernel(matrix, scales)
             offset, multiplier = epilogue_arrays(q, scales, bias, qin[0], qin[1],

@@ -156,6 +156,16 @@ class QuantizedModel(KerasMethods):
         self.backend.copy_from_host(self._input, chunk)
         return self.backend.to_numpy(self._forward(self._input))
 
+    def export(self, filepath, format="onnx", verbose=True, opset_version=17):
+        """An ONNX QDQ model (int8 weights, uint8 activations where minidl has them; see
+        minidl/keras_files/onnx_qdq.py)."""
+        if format != "onnx":
+            raise ValueError(f"export: a QuantizedModel exports format='onnx', got {format!r}")
+        from ..keras_files.onnx_qdq import export_quantized
+        export_quantized(self, filepath, opset_version)
+        if verbose:
+            print(f"Saved an ONNX QDQ model to {filepath}")
+
     def save(self, filepath, overwrite=True):
         from .saving import save_quantized
         save_quantized(self, filepath, overwrite)

@@ -10,6 +10,8 @@ Each node of the model's graph gets a kind:
   float         everything else, run by the float layer itself on dequantized values
 """
 
+import numpy as np
+
 from .. import layers as L
 
 IDENTITY_LAYERS = ("Dropout", "SpatialDropout2D", "GaussianNoise", "GaussianDropout", "AlphaDropout")
@@ -89,3 +91,26 @@ def plan_kinds(graph):
             entry["kind"] = "identity"
         kinds[i] = entry
     return kinds, consumers
+
+
+def _host(layer, weight):
+    return np.asarray(layer.backend.to_numpy(weight.value), np.float64)
+
+
+def folded_matrix(node, kind, nodes):
+    """The float (k, n) weight matrix and bias (or None) of a conv / dense node, with the
+    BatchNormalization that follows it folded in."""
+    layer = node.layer
+    kernel = _host(layer, layer.kernel)
+    matrix = kernel.reshape(-1, kernel.shape[-1])
+    bias = _host(layer, layer.bias) if layer.use_bias else None
+    if kind["bn"] is not None:
+        bn = nodes[kind["bn"]].layer
+        c = matrix.shape[1]
+        gamma = _host(bn, bn.gamma) if bn.gamma is not None else np.ones(c)
+        beta = _host(bn, bn.beta) if bn.beta is not None else np.zeros(c)
+        mean, var = _host(bn, bn.moving_mean), _host(bn, bn.moving_variance)
+        factor = gamma / np.sqrt(var + bn.epsilon)
+        matrix = matrix * factor
+        bias = ((bias if bias is not None else 0.0) - mean) * factor + beta
+    return matrix, bias

@@ -18,6 +18,7 @@ import numpy as np
 from ... import activations
 from ..base import Backend
 from ..host_memory import HostMemory
+from ..rounded_operands import RoundedOperands
 from ..checks import check_concat, check_dropout_args, check_pixels, is_sparse, require_input
 from ._ffi import INT32, checked, ffi, fptr, output, raise_for_status, require_lib, window_struct
 from .depthwise import DepthwiseOps
@@ -38,7 +39,7 @@ def _rows_cols(shape):
 
 
 class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, LinalgOps, DepthwiseOps, OptimOps, RowLossOps,
-                 HostMemory, Backend):
+                 HostMemory, RoundedOperands, Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
 
     name = "cpu"
@@ -63,7 +64,9 @@ class CpuBackend(CpuTensorOps, ImageOps, CpuLayerOps, LinalgOps, DepthwiseOps, O
                 "threads": int(self._lib.minidl_num_threads()),
                 "gemm_kernel": ffi.string(self._lib.minidl_sgemm_kernel_name()).decode(),
                 "amx": ffi.string(self._lib.minidl_amx_status()).decode()
-                + ("" if self._lib.minidl_amx_active() or not self._lib.minidl_amx_available() else " (switched off)")}
+                + ("" if self._lib.minidl_amx_active() or not self._lib.minidl_amx_available() else " (switched off)"),
+                # what gemm / conv2d with precision="bfloat16" (mixed_bfloat16) run
+                "bf16": ffi.string(self._lib.minidl_bf16_kernel_name()).decode()}
 
     # ------------------------------------------------------ elementwise
     def add(self, out, a, b):

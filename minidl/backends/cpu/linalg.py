@@ -1,5 +1,7 @@
 """The linear-algebra ops of the cpu backend: gemm and 2-D convolution, on the C kernels
-in csrc/gemm.c and csrc/conv*.c.
+in csrc/gemm.c and csrc/conv*.c; with precision="bfloat16" and AMX on csrc/gemm_bf16.c and
+csrc/conv_bf16.c; otherwise (float16, or no AMX) the operands are rounded into kept buffers
+(rounded_operands.py) and the float32 kernels run.
 
 `LinalgOps` is a mixin: CpuBackend inherits it, so these methods implement the
 contract in minidl/backends/base.py with exactly its signatures. Every tensor is a
@@ -9,6 +11,7 @@ C-contiguous float32 numpy array; the C code reads and writes it in place.
 import numpy as np
 
 from ..base import make_window, transpose_window
+from ..rounded_operands import check_precision
 from ._ffi import checked, ffi, fptr, output, raise_for_status, require_lib, window_struct
 
 _PLAN_KEY = "cpu_conv"  # where a Window2D plan keeps this backend's conv scratch
@@ -41,12 +44,28 @@ def _raise(op, status, plan):
                                  f"the cpu backend's conv2d_plan")
 
 
+def _conv_kernel(op, precision):
+    """The C kernel of conv op `op` for `precision`: float32's, bfloat16's on AMX, or None (the
+    caller rounds the operands into kept buffers and runs float32's: float16, and bfloat16
+    without AMX, whose C fallback would allocate its rounded copies at every call)."""
+    lib = require_lib()
+    check_precision(op, precision)
+    if precision is None:
+        return getattr(lib, f"minidl_{op}")
+    return getattr(lib, f"minidl_{op}_bf16") if precision == "bfloat16" and lib.minidl_bf16_native() else None
+
+
 class LinalgOps:
     """gemm and conv2d ops of the cpu backend (mixed into CpuBackend)."""
 
-    def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False):
+    def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, precision=None):
         """out = alpha * op(a) @ op(b) + beta * out, 2-D tensors, op(t) = t.T when trans_t."""
         lib = require_lib()
+        kernel = lib.minidl_sgemm
+        if check_precision("gemm", precision) == "bfloat16" and lib.minidl_bf16_native():
+            kernel = lib.minidl_gemm_bf16
+        elif precision is not None:
+            a, b = self._rounded("gemm", "a", a, precision), self._rounded("gemm", "b", b, precision)
         pa, pb, pout = checked("gemm", "a", a), checked("gemm", "b", b), output("gemm", "out", out)
         for name, t in (("a", a), ("b", b), ("out", out)):
             if t.ndim != 2:
@@ -56,7 +75,7 @@ class LinalgOps:
         if k != kb or out.shape != (m, n):
             raise ValueError(f"gemm: op(a) {(m, k)} @ op(b) {(kb, n)} does not fit out {out.shape} "
                              f"(a {a.shape}, b {b.shape}, trans_a={trans_a}, trans_b={trans_b})")
-        status = lib.minidl_sgemm(pout, pa, pb, float(alpha), float(beta), int(bool(trans_a)),
+        status = kernel(pout, pa, pb, float(alpha), float(beta), int(bool(trans_a)),
                                   int(bool(trans_b)), m, n, k, max(a.shape[1], 1), max(b.shape[1], 1), max(n, 1))
         if status:
             raise_for_status("gemm", status, f"op(a) {(m, k)} @ op(b) {(k, n)}")
@@ -87,37 +106,49 @@ class LinalgOps:
         plan.scratch[_PLAN_KEY] = _ConvScratch("conv2d_transpose_plan", plan)
         return plan
 
-    def conv2d_forward(self, out, x, weight, bias, plan):
+    def conv2d_forward(self, out, x, weight, bias, plan, precision=None):
         """out (N, OH, OW, F) = conv(x (N, H, W, C), weight (KH, KW, C, F)) + bias (F,) or None."""
         op = "conv2d_forward"
+        kernel = _conv_kernel(op, precision)
+        if kernel is None:
+            self._rounded_conv2d_forward(out, x, weight, bias, plan, precision)
+            return
         pout = output(op, "out", out, plan.out_shape)
         px = checked(op, "x", x, plan.in_shape)
         pw = checked(op, "weight", weight, plan.kernel_shape)
         pbias = ffi.NULL if bias is None else checked(op, "bias", bias, (plan.oc,))
         s = _scratch(op, plan)
-        status = require_lib().minidl_conv2d_forward(pout, px, pw, pbias, s.window, s.ptr, s.floats)
+        status = kernel(pout, px, pw, pbias, s.window, s.ptr, s.floats)
         if status:
             _raise(op, status, plan)
 
-    def conv2d_backward_data(self, dx, dout, weight, plan):
+    def conv2d_backward_data(self, dx, dout, weight, plan, precision=None):
         """dx (N, H, W, C) = gradient of the conv output dout (N, OH, OW, F) w.r.t. its input."""
         op = "conv2d_backward_data"
+        kernel = _conv_kernel(op, precision)
+        if kernel is None:
+            self._rounded_conv2d_backward_data(dx, dout, weight, plan, precision)
+            return
         pdx = output(op, "dx", dx, plan.in_shape)
         pdout = checked(op, "dout", dout, plan.out_shape)
         pw = checked(op, "weight", weight, plan.kernel_shape)
         s = _scratch(op, plan)
-        status = require_lib().minidl_conv2d_backward_data(pdx, pdout, pw, s.window, s.ptr, s.floats)
+        status = kernel(pdx, pdout, pw, s.window, s.ptr, s.floats)
         if status:
             _raise(op, status, plan)
 
-    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
+    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan, precision=None):
         """dweight (KH, KW, C, F) and dbias (F,) or None from dout and the forward input x."""
         op = "conv2d_backward_filter"
+        kernel = _conv_kernel(op, precision)
+        if kernel is None:
+            self._rounded_conv2d_backward_filter(dweight, dbias, dout, x, plan, precision)
+            return
         pdw = output(op, "dweight", dweight, plan.kernel_shape)
         pdb = ffi.NULL if dbias is None else output(op, "dbias", dbias, (plan.oc,))
         pdout = checked(op, "dout", dout, plan.out_shape)
         px = checked(op, "x", x, plan.in_shape)
         s = _scratch(op, plan)
-        status = require_lib().minidl_conv2d_backward_filter(pdw, pdb, pdout, px, s.window, s.ptr, s.floats)
+        status = kernel(pdw, pdb, pdout, px, s.window, s.ptr, s.floats)
         if status:
             _raise(op, status, plan)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ... import activations
 from ..base import Backend
+from ..rounded_operands import RoundedOperands
 from ..checks import check_concat, check_dropout_args, check_pixels, check_shape, require_input
 from .conv import ConvOps, window_args
 from .depthwise import DepthwiseOps
@@ -34,7 +35,7 @@ COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 
 
 class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, OptimOps, RowLossOps, ConvOps,
-                    DepthwiseOps, GroupOps, Backend):
+                    DepthwiseOps, GroupOps, RoundedOperands, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
     convolutions in conv.ConvOps; losses, metrics, reductions and optimizer updates in
     training_ops.TrainingOps; the GPU profile's cooperative reductions in group_ops.GroupOps.
@@ -250,7 +251,9 @@ class OpenCLBackend(OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, OptimOps, 
         return activations.code("opencl activation", name)
 
     # ------------------------------------------------------------- gemm
-    def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False):
+    def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, precision=None):
+        # low precision: rounded operands, then the float32 kernels (no bf16 storage kernel yet)
+        a, b = self._rounded("gemm", "a", a, precision), self._rounded("gemm", "b", b, precision)
         if a.ndim != 2 or b.ndim != 2 or out.ndim != 2:
             raise ValueError(f"opencl gemm: out, a, b must be 2-D, got {out.shape}, {a.shape}, {b.shape}")
         m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape

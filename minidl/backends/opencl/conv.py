@@ -101,8 +101,11 @@ class ConvOps:
                 and not is_pointwise(plan))
 
     # ---------------------------------------------------------- contract
-    def conv2d_forward(self, out, x, weight, bias, plan):
+    def conv2d_forward(self, out, x, weight, bias, plan, precision=None):
         self._check_conv("conv2d_forward", plan, ("out", "x", "weight", "bias"), (out, x, weight, bias))
+        if precision is not None:   # rounded operands, then the float32 kernels
+            self._rounded_conv2d_forward(out, x, weight, bias, plan, precision)
+            return
         if is_general(plan):
             self._general_forward(out, x, weight, bias, plan)
             return
@@ -126,8 +129,11 @@ class ConvOps:
         if bias is not None:
             self.bias_add(out2, out2, bias)
 
-    def conv2d_backward_data(self, dx, dout, weight, plan):
+    def conv2d_backward_data(self, dx, dout, weight, plan, precision=None):
         self._check_conv("conv2d_backward_data", plan, ("dx", "dout", "weight"), (dx, dout, weight))
+        if precision is not None:
+            self._rounded_conv2d_backward_data(dx, dout, weight, plan, precision)
+            return
         if is_general(plan):
             self._general_backward_data(dx, dout, weight, plan)
             return
@@ -155,9 +161,12 @@ class ConvOps:
         pixels = plan.n * plan.h * plan.w
         self._run1d("conv.cl", "col2im", pixels, dx, dcols, *im2col_args(plan), pixels)
 
-    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
+    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan, precision=None):
         self._check_conv("conv2d_backward_filter", plan, ("dweight", "dbias", "dout", "x"),
                          (dweight, dbias, dout, x))
+        if precision is not None:
+            self._rounded_conv2d_backward_filter(dweight, dbias, dout, x, plan, precision)
+            return
         dout2 = self.reshape(dout, (plan.n * plan.oh * plan.ow, plan.oc))
         if is_general(plan):
             self._general_backward_filter(dweight, dout2, x, plan)

@@ -1,0 +1,59 @@
+"""Keras's published pretrained weights for minidl.applications.
+
+weights="imagenet" reads the file Keras itself downloads, under the name Keras gives it, from
+Keras's cache folder ($KERAS_HOME/models, else ~/.keras/models): minidl downloads nothing, so
+a missing file is an error naming the file, the folder and where Keras fetches it from.
+weights="<path>" reads such a file (or one minidl wrote) from anywhere.
+
+Keras's published files are Keras 2 HDF5 weights (layer_names / weight_names). minidl's
+applications carry Keras's layer names, so these files are matched by layer name, and every
+layer with weights must be found in the file, with the shapes its weights have.
+"""
+
+import os
+
+
+# where Keras downloads each family's files from (keras/src/applications/*.py)
+SOURCES = {
+    "resnet": "https://storage.googleapis.com/tensorflow/keras-applications/resnet/",
+    "vgg16": "https://storage.googleapis.com/tensorflow/keras-applications/vgg16/",
+    "mobilenet_v2": "https://storage.googleapis.com/tensorflow/keras-applications/mobilenet_v2/",
+    "efficientnet": "https://storage.googleapis.com/keras-applications/",
+}
+
+
+def keras_cache_folder():
+    """Keras's cache of downloaded models: $KERAS_HOME/models, else ~/.keras/models."""
+    home = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
+    return os.path.join(home, "models")
+
+
+def cached_file(owner, file_name, family):
+    """The path of Keras's published weights file `file_name` in Keras's cache folder."""
+    folder = keras_cache_folder()
+    path = os.path.join(folder, file_name)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(
+            f"{owner}: weights='imagenet' reads Keras's published weights file {file_name} "
+            f"from Keras's cache folder {folder} (set KERAS_HOME to use another), and it is not "
+            f"there; minidl downloads nothing. Put the file there (Keras fetches it from "
+            f"{SOURCES[family]}{file_name}), pass weights='<path of the file>', or "
+            "weights=None for random initial weights")
+    return path
+
+
+def load_pretrained(model, path, owner):
+    """Load an application's weights file: Keras 2 HDF5 (Keras's published files) matched by
+    layer name, every weighted layer required; any other file as model.load_weights."""
+    from . import kind_of_file
+    if kind_of_file(path) != "h5":
+        model.load_weights(path)
+        return
+    from .weights_h5 import h5py, read_legacy_weights, require_every_layer
+    with h5py().File(path, "r") as f:
+        if "layer_names" not in f.attrs and "model_weights" not in f:
+            model.load_weights(path)        # Keras 3's layout: by structure
+            return
+        group = f["model_weights"] if "layer_names" not in f.attrs else f
+        require_every_layer(group, model, path, owner)
+        read_legacy_weights(group, model, path, by_name=True)

@@ -1,0 +1,364 @@
+"""Weights in Keras's HDF5 layouts, read and written with h5py.
+
+Keras 3 (model.weights.h5 inside a .keras zip, and .weights.h5 files):
+
+    vars                              attrs name = the model's name (the model's own: none)
+    layers/<group>/vars/<i>           the layer's i-th variable (Dense: 0 kernel, 1 bias)
+    layers/<nested>/layers/<group>/vars/<i>
+    optimizer/vars/<i>                the optimizer's variables (iterations, learning rate, slots)
+
+where <group> is the snake_case Keras class name of the i-th entry of model.layers, with a
+counter for repeats ("dense", "dense_1", ...): Keras addresses layers by structure, not by
+their (automatic, unreproducible) names. Every layer gets its group, weighted or not.
+
+Keras 2 / tf.keras (legacy .h5): attrs layer_names, and per layer a group with attrs
+weight_names naming its datasets (under model_weights/ in a whole-model file).
+
+Reading is bounded: only the datasets the architecture declares are read, each after its
+shape and dtype were checked against the weight it fills; all arrays are checked before any
+weight changes, so a failed load changes nothing.
+"""
+
+import re
+import warnings
+
+import numpy as np
+
+from ..io import element_count
+from ..layers.base import InputLayer
+from ..models.registry import MODEL_CLASSES
+from ..models.saving import ModelFileError
+from . import require
+
+_NUMBER_KINDS = "fiu"
+MAX_NAMES = 1 << 16        # entries of a layer_names / weight_names attribute
+
+
+def h5py():
+    return require("h5py", "keras-files")
+
+
+def snake_case(name):
+    """Keras's naming.to_snake_case: 'MaxPooling2D' -> 'max_pooling2d'."""
+    name = re.sub(r"\W+", "", name)
+    name = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
+    name = re.sub("([a-z])([A-Z])", r"\1_\2", name)
+    return name.lower()
+
+
+def is_model(item):
+    return hasattr(item, "graph")
+
+
+def keras_model_class(model):
+    """'Sequential' or 'Functional', Keras's class of a minidl model; a subclassed model has
+    no Keras layout (its variables are found through its own attributes)."""
+    if isinstance(model, MODEL_CLASSES["Sequential"]):
+        return "Sequential"
+    if getattr(model, "saved_architecture", None) is not None or type(model).__name__ != "Model":
+        raise ValueError(f"{model.describe()} is a subclassed model ({type(model).__name__}): "
+                         "Keras's file layout follows its own attributes, which minidl does not "
+                         "mirror; save it as a .minidl file")
+    return "Functional"
+
+
+def keras_layer_order(spec, orders=None):
+    """{model name: [layer names in the order of its config]} of a Keras model spec (nested
+    models too): Keras's model.layers order, which names the weights' groups. A model minidl
+    rebuilds may list its layers in another (equally valid) execution order."""
+    orders = {} if orders is None else orders
+    config = spec.get("config", {}) if isinstance(spec, dict) else {}
+    layers = config.get("layers") if isinstance(config.get("layers"), list) else []
+    names = []
+    for layer in layers:
+        if not isinstance(layer, dict):
+            continue
+        names.append(layer.get("config", {}).get("name", layer.get("name")))
+        if layer.get("class_name") in ("Sequential", "Functional", "Model"):
+            keras_layer_order(layer, orders)
+    orders[config.get("name")] = names
+    return orders
+
+
+def keras_functional_order(model):
+    """The layers and nested models of a functional model in Keras's model.layers order
+    (keras.src.ops.function.map_graph): by depth from the outputs, deepest (the inputs)
+    first, ties in the order a depth-first walk from the outputs first reaches them. Keras
+    names weight groups in this order, and lists a functional config's layers in it."""
+    g = model.graph
+    producer = {}                     # id(tensor) -> the call (entry) or input that made it
+    for t in g.inputs:
+        producer[id(t)] = t
+    for entry in g.entries:
+        for t in entry.outputs:
+            producer[id(t)] = entry
+
+    def item(node):
+        if node in g.inputs:
+            return node.layer
+        return node.model if hasattr(node, "model") else node.layer
+
+    def parents(node):
+        return [] if node in g.inputs else [producer[id(t)] for t in node.inputs]
+
+    finished, post_order, first_seen = set(), [], {}
+    for output in g.outputs:          # an iterative depth-first walk, post-order
+        stack = [(producer[id(output)], False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                finished.add(id(node))
+                post_order.append(node)
+                continue
+            if id(node) in finished:
+                continue
+            first_seen.setdefault(id(item(node)), len(first_seen))
+            stack.append((node, True))
+            for parent in reversed(parents(node)):
+                if id(parent) not in finished:
+                    stack.append((parent, False))
+    node_depth, item_depth, items = {}, {}, {}
+    for node in reversed(post_order):
+        it = item(node)
+        items[id(it)] = it
+        depth = max(node_depth.setdefault(id(node), 0), item_depth.get(id(it), 0))
+        item_depth[id(it)] = node_depth[id(node)] = depth
+        for parent in parents(node):
+            node_depth[id(parent)] = max(depth + 1, node_depth.get(id(parent), 0))
+    for t in g.inputs:
+        if id(t.layer) not in item_depth:
+            items[id(t.layer)], item_depth[id(t.layer)], first_seen[id(t.layer)] = t.layer, 0, -1
+    return sorted(items.values(), key=lambda it: (-item_depth[id(it)], first_seen[id(it)]))
+
+
+def _ordered(model, orders):
+    items = model.layers
+    if keras_model_class(model) == "Functional":
+        items = keras_functional_order(model)
+    order = (orders or {}).get(model.name)
+    if not order or {item.name for item in items} - set(order):
+        return items        # no config order for this model: minidl's (its files' own)
+    rank = {name: i for i, name in enumerate(order)}
+    return sorted(items, key=lambda item: rank[item.name])
+
+
+def saveables(model, prefix="", orders=None):
+    """[(group path, layer or nested model)] in Keras 3's order and naming (orders: from
+    keras_layer_order, when the model was rebuilt from a Keras config)."""
+    entries, used = [], {}
+    for item in _ordered(model, orders):
+        name = snake_case(keras_model_class(item) if is_model(item) else type(item).__name__)
+        if name in used:
+            used[name] += 1
+            name = f"{name}_{used[name]}"
+        else:
+            used[name] = 0
+        path = f"{prefix}layers/{name}"
+        entries.append((path, item))
+        if is_model(item):
+            entries.extend(saveables(item, path + "/", orders))
+    return entries
+
+
+def write_keras_weights(f, model):
+    """Write `model`'s weights into the open h5py File `f` in Keras 3's layout."""
+    f.create_group("vars").attrs["name"] = model.name
+    for path, item in saveables(model):
+        group = f.create_group(path + "/vars")
+        group.attrs["name"] = item.name
+        if not is_model(item):
+            for i, value in enumerate(item.get_weights()):
+                group.create_dataset(str(i), data=np.asarray(value, dtype=np.float32))
+
+
+def _check_dataset(node, shape, where, what):
+    """`node` checked to be a number dataset of `shape` (nothing is read)."""
+    if not isinstance(node, h5py().Dataset):
+        raise ModelFileError(f"{where}: {what} is not a dataset")
+    if node.dtype.kind not in _NUMBER_KINDS or node.dtype.fields is not None:
+        raise ModelFileError(f"{where}: {what} has dtype {node.dtype}, expected numbers")
+    if tuple(node.shape) != tuple(shape):
+        raise ModelFileError(f"{where}: {what} has shape {tuple(node.shape)}, its weight has "
+                             f"shape {tuple(shape)}")
+    return node
+
+
+def _read(node, shape):
+    out = np.empty(shape, dtype=np.float32)
+    if element_count(shape):
+        node.read_direct(out)
+    return out
+
+
+def _dataset(h5, node, shape, where, what):
+    """`node` checked to be a number dataset of `shape`, read into a new float32 array."""
+    return _read(_check_dataset(node, shape, where, what), shape)
+
+
+def read_keras_weights(f, model, where, skip_mismatch=False, orders=None, stream=False):
+    """Fill `model`'s weights from the open File `f` (Keras 3's layout). Every dataset is
+    checked (shape, dtype) before any is read; then all are read and checked before any
+    weight is set, or, with stream=True (a model just built, which a failure discards), each
+    layer is set as it is read, so that no second copy of the weights is held. skip_mismatch
+    skips a layer whose group is missing or whose variables do not match (with a warning),
+    as Keras."""
+    found = []
+    for path, item in saveables(model, orders=orders):
+        if is_model(item) or not item.weights:
+            continue
+        try:
+            found.append((item, _vars(f, path, item, where)))
+        except ModelFileError as exc:
+            if not skip_mismatch:
+                raise
+            warnings.warn(f"skipping {item.describe()}: {exc}", stacklevel=3)
+    if stream:
+        for layer, nodes in found:
+            _assign([(layer, [_read(n, w.shape) for n, w in zip(nodes, layer.weights)])], where)
+        return
+    _assign([(layer, [_read(n, w.shape) for n, w in zip(nodes, layer.weights)])
+             for layer, nodes in found], where)
+
+
+def _vars(f, path, layer, where):
+    """The checked datasets of a layer's group, in the order of its weights."""
+    group = f.get(path + "/vars")
+    if group is None or not isinstance(group, h5py().Group):
+        raise ModelFileError(f"{where} has no weights for {layer.describe()} (no group "
+                             f"{path}/vars)")
+    shapes = [w.shape for w in layer.weights]
+    keys = set(group.keys()) if len(group) <= MAX_NAMES else None
+    if keys != {str(i) for i in range(len(shapes))}:
+        raise ModelFileError(f"{where}: {path}/vars holds {len(group)} arrays, "
+                             f"{layer.describe()} has {len(shapes)} weights")
+    return [_check_dataset(group[str(i)], shape, where, f"{path}/vars/{i}")
+            for i, shape in enumerate(shapes)]
+
+
+def _assign(plan, where):
+    checked = []
+    for layer, values in plan:
+        try:
+            checked.append((layer, layer.check_weights(values)))
+        except ValueError as exc:
+            raise ModelFileError(f"{where}: {exc}") from None
+    for layer, values in checked:
+        layer.assign_weights(values)
+
+
+def _strings(attr, where, what):
+    """An HDF5 string-array attribute as a bounded list of str."""
+    if attr is None:
+        return None
+    values = np.asarray(attr)
+    if values.ndim != 1 or values.size > MAX_NAMES:
+        raise ModelFileError(f"{where}: attribute {what} must be a list of at most {MAX_NAMES} "
+                             "names")
+    if values.size and values.dtype.kind not in "SOU":
+        raise ModelFileError(f"{where}: attribute {what} holds {values.dtype}, expected names")
+    return [v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in values]
+
+
+def legacy_layers(group, where):
+    """[(layer name, [(weight name, dataset)])] of a Keras 2 weights group, in file order,
+    only the layers that hold weights."""
+    names = _strings(group.attrs.get("layer_names"), where, "layer_names")
+    if names is None:
+        raise ModelFileError(f"{where} is an HDF5 file without Keras weights (no layer_names "
+                             "attribute, no layers/ group)")
+    out = []
+    for name in names:
+        layer_group = group.get(name)
+        if not isinstance(layer_group, h5py().Group):
+            raise ModelFileError(f"{where}: layer_names lists {name!r}, which has no group")
+        weight_names = _strings(layer_group.attrs.get("weight_names"), where,
+                                f"{name}/weight_names") or []
+        if weight_names:
+            out.append((name, [(w, layer_group.get(w)) for w in weight_names]))
+    return out
+
+
+def require_every_layer(group, model, where, owner=None):
+    """Refuse a Keras 2 weights group that lacks a weighted layer of `model` (by name)."""
+    stored = {name for name, _ in legacy_layers(group, where)}
+    wanted = [item.name for item in model.layers
+              if not isinstance(item, InputLayer) and _flat_weights(item)]
+    missing = [name for name in wanted if name not in stored]
+    if missing:
+        raise ModelFileError(f"{owner or where}: {where} has no weights for the layers "
+                             f"{missing[:8]}{' ...' if len(missing) > 8 else ''} "
+                             f"({len(missing)} of {len(wanted)})")
+
+
+def _flat_weights(item):
+    """[(layer name, weight name, Weight)] of a layer, or of a nested model's layers."""
+    if is_model(item):
+        return [entry for layer in item.layers if not isinstance(layer, InputLayer)
+                for entry in _flat_weights(layer)]
+    return [(item.name, w.name, w) for w in item.weights]
+
+
+def _match(item, stored, where):
+    """The stored (weight name, dataset) pairs of one file layer, in the order of item's
+    weights: by '<layer>/<weight>' names when they all match (a nested model written by
+    Keras 2 puts every trainable weight before the moving statistics), else by position."""
+    mine = _flat_weights(item)
+    if len(stored) != len(mine):
+        raise ModelFileError(f"{where}: {item.describe()} has {len(mine)} weights, the file's "
+                             f"layer holds {len(stored)}")
+    keyed = {}
+    for name, node in stored:
+        parts = name.split(":")[0].split("/")
+        keyed["/".join(parts[-2:])] = node
+    wanted = [f"{layer}/{weight}" for layer, weight, _ in mine]
+    if len(keyed) == len(stored) and all(w in keyed for w in wanted):
+        return [(w, keyed[w]) for w in wanted], mine
+    return stored, mine
+
+
+def read_legacy_weights(group, model, where, by_name=False, skip_mismatch=False):
+    """Fill `model`'s weights from a Keras 2 weights group: layers with weights matched in
+    order (by_name=False) or by layer name (by_name=True; unmatched layers are left alone),
+    skip_mismatch skipping (with a warning) a layer whose weights do not fit."""
+    stored = legacy_layers(group, where)
+    weighted = [item for item in model.layers if not isinstance(item, InputLayer)
+                and _flat_weights(item)]
+    if by_name:
+        by = {name: weights for name, weights in stored}
+        pairs = [(item, by[item.name]) for item in weighted if item.name in by]
+    else:
+        if len(stored) != len(weighted) and not skip_mismatch:
+            raise ModelFileError(f"{where} holds weights for {len(stored)} layers, "
+                                 f"{model.describe()} has {len(weighted)} layers with weights")
+        pairs = list(zip(weighted, [weights for _, weights in stored]))
+    plan = {}
+    for item, weights in pairs:
+        try:
+            ordered, mine = _match(item, weights, where)
+            values = [_dataset(group, node, w.shape, where, f"weight {name!r}")
+                      for (name, node), (_, _, w) in zip(ordered, mine)]
+        except ModelFileError as exc:
+            if not skip_mismatch:
+                raise
+            warnings.warn(f"skipping {item.describe()}: {exc}", stacklevel=3)
+            continue
+        # a nested model's weights go to its layers
+        for (layer_name, _, w), value in zip(mine, values):
+            plan.setdefault(id(w), (w, value))
+    owners = []
+    for item in weighted:
+        for layer in ([l for l in item.layers if not isinstance(l, InputLayer)]
+                      if is_model(item) else [item]):
+            owners.extend(_leaf_layers(layer))
+    layer_plan = []
+    for layer in owners:
+        if layer.weights and all(id(w) in plan for w in layer.weights):
+            layer_plan.append((layer, [plan[id(w)][1] for w in layer.weights]))
+    _assign(layer_plan, where)
+
+
+def _leaf_layers(item):
+    if is_model(item):
+        return [leaf for layer in item.layers if not isinstance(layer, InputLayer)
+                for leaf in _leaf_layers(layer)]
+    return [item]
