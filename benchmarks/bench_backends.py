@@ -4,7 +4,7 @@
                                         [--memory] [--threads N] [--clock wall|cpu] [--torch-passive]
     python -m minidl.bench ...            # the same, from a source checkout
     python -m minidl.bench --depthwise    # only MobileNetV2's depthwise convolutions (bench_depthwise.py)
-    python -m minidl.bench --sequence     # only the LSTM / GRU training steps (bench_sequence.py)
+    python -m minidl.bench --sequence     # only the sequence layers beside torch (bench_sequence.py, bench_conv1d.py)
     python -m minidl.bench --binary       # only binary (xnor-popcount) inference (bench_binary.py)
 
 Reports:
@@ -578,7 +578,7 @@ def main(argv=None):
     parser.add_argument("--depthwise", action="store_true",
                         help="only the depthwise convolutions of MobileNetV2 (benchmarks/bench_depthwise.py)")
     parser.add_argument("--sequence", action="store_true",
-                        help="only LSTM / GRU forward + backward beside PyTorch (benchmarks/bench_sequence.py)")
+                        help="only LSTM / GRU / Conv1D forward + backward beside PyTorch (bench_sequence.py, bench_conv1d.py)")
     parser.add_argument("--binary", action="store_true",
                         help="only binary inference against float (benchmarks/bench_binary.py, cpu)")
     parser.add_argument("--no-low-precision", action="store_true",
@@ -593,7 +593,10 @@ def main(argv=None):
     if args.sequence:
         sys.path.insert(0, HERE)
         import bench_sequence
-        bench_sequence.run([n.strip() for n in args.backends.split(",") if n.strip()], threads)
+        import bench_conv1d
+        names = [n.strip() for n in args.backends.split(",") if n.strip()]
+        bench_sequence.run(names, threads)
+        bench_conv1d.run(names, threads, rounds=7)
         return
     if args.binary:
         sys.path.insert(0, HERE)

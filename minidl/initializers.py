@@ -302,6 +302,7 @@ _CLASSES.update(IdentityInitializer=Identity, OrthogonalInitializer=Orthogonal)
 # the snake_case names Keras accepts as strings ("glorot_uniform", "he_normal", ...)
 _BY_NAME = {snake_case(name): cls for name, cls in _CLASSES.items()}
 _NAMES_BY_CLASS = {cls: snake_case(cls.__name__) for cls in _CLASSES.values()}
+_BY_NAME.update(uniform=RandomUniform, normal=RandomNormal)   # Keras's short names (Embedding's)
 
 
 # Data-dependent initializers: fitted to data, then assigned to a built layer.

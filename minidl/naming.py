@@ -33,4 +33,7 @@ def snake_case(name):
                                        (i + 1 < len(name) and name[i + 1].islower())):
             out.append("_")
         out.append(ch.lower())
-    return "".join(out).replace("2_d", "2d")
+    out = "".join(out)
+    for digit in "123":   # 'MaxPooling1D' -> 'max_pooling1d', as Keras names it
+        out = out.replace(f"{digit}_d", f"{digit}d")
+    return out

@@ -123,7 +123,14 @@ def _instances():
                 "Bidirectional": (layers.LSTM(4),), "TimeDistributed": (layers.Dense(2),),
                 "StackedRNN": ([layers.LSTMCell(4), layers.GRUCell(3)],),
                 "MultiHeadAttention": (2, 4), "GroupQueryAttention": (4, 4, 2),
-                "EinsumDense": ("ab,bc->ac", 4), "Dot": (1,)}
+                "EinsumDense": ("ab,bc->ac", 4), "Dot": (1,),
+                "Conv1D": (4, 3), "Conv1DTranspose": (4, 3), "DepthwiseConv1D": (3,),
+                "SeparableConv1D": (4, 3), "AveragePooling1D": (2,), "Embedding": (10, 3),
+                "SpatialDropout1D": (0.2,), "Conv3D": (4, 3), "Conv3DTranspose": (4, 3),
+                "AveragePooling3D": (2,), "SpatialDropout3D": (0.2,), "AdaptiveAveragePooling1D": (2,),
+                "AdaptiveMaxPooling1D": (2,), "AdaptiveAveragePooling2D": (2,), "AdaptiveMaxPooling2D": (2,),
+                "AdaptiveAveragePooling3D": (2,), "AdaptiveMaxPooling3D": (2,)}
+
     for name, cls in sorted(layers.LAYER_CLASSES.items()):
         if name != "InputLayer":
             yield cls(*required.get(name, ()))

@@ -325,10 +325,11 @@ def test_automatic_names_follow_keras_3():
         naming._counters.update(saved)
 
 
-def test_input_accepts_float32_only():
+def test_input_accepts_float32_and_integer_indices_only():
     assert layers.Input((3,), dtype=np.float32).shape == (None, 3)  # Keras 3: batch axis included
     assert layers.Input((3,), dtype=None).shape == (None, 3)
-    for dtype in ("int32", "float64", "bogus"):
+    assert layers.Input((3,), dtype="int32").dtype == "int32"   # indices for an Embedding
+    for dtype in ("float64", "bogus"):
         with pytest.raises(TypeError, match=f"Input: dtype must be 'float32'.*{dtype}"):
             layers.Input((3,), dtype=dtype)
 

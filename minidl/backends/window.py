@@ -13,11 +13,11 @@ def effective_kernel(kernel, dilation=1):
 
 def conv_output_length(size, kernel, stride, padding, dilation=1):
     """Keras/TensorFlow output length along one spatial axis."""
-    if padding == "same":
+    if padding in ("same", "causal"):   # causal: left-padded by the kernel's extent - 1
         return -(-size // stride)
     if padding == "valid":
         return (size - effective_kernel(kernel, dilation)) // stride + 1
-    raise ValueError(f"padding must be 'same' or 'valid', got {padding!r}")
+    raise ValueError(f"padding must be 'same', 'valid' or 'causal', got {padding!r}")
 
 
 def same_padding(size, kernel, stride, dilation=1):
@@ -87,6 +87,11 @@ def make_window(in_shape, kernel, strides, padding, out_channels=None, dilation=
     if padding == "same":
         pt, pb = same_padding(h, kh, sh, dh)
         pl, pr = same_padding(w, kw, sw, dw)
+    elif padding == "causal":
+        # Keras's Conv1D(padding="causal"): output t sees inputs up to t only, all padding
+        # before (a 1-D layer runs as (N, 1, L, C), so height pads by (1 - 1) * dh = 0)
+        pt, pb = effective_kernel(kh, dh) - 1, 0
+        pl, pr = effective_kernel(kw, dw) - 1, 0
     else:
         pt = pb = pl = pr = 0
     return Window2D(n, h, w, c, kh, kw, sh, sw, pt, pb, pl, pr, oh, ow,

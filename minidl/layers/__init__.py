@@ -3,6 +3,17 @@
 from ..custom_objects import get_registered_object
 from .base import Input, InputLayer, KerasTensor, Layer
 from .conv import Conv2D, ZeroPadding2D
+from .embedding import Embedding
+from .masking import Masking
+from .conv1d import Conv1D, Conv1DTranspose, DepthwiseConv1D, SeparableConv1D
+from .pooling1d import AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, MaxPooling1D
+from .conv3d import Conv3D
+from .conv3d_transpose import Conv3DTranspose
+from .adaptive_pooling import (AdaptiveAveragePooling1D, AdaptiveAveragePooling2D, AdaptiveAveragePooling3D,
+                               AdaptiveMaxPooling1D, AdaptiveMaxPooling2D, AdaptiveMaxPooling3D)
+from .pooling3d import AveragePooling3D, GlobalAveragePooling3D, GlobalMaxPooling3D, MaxPooling3D
+from .reshaping3d import Cropping3D, SpatialDropout3D, UpSampling3D, ZeroPadding3D
+from .reshaping1d import Cropping1D, SpatialDropout1D, UpSampling1D, ZeroPadding1D
 from .depthwise import DepthwiseConv2D, SeparableConv2D
 from .conv_transpose import Conv2DTranspose
 from .upsampling import UpSampling2D
@@ -35,6 +46,16 @@ MaxPool2D = MaxPooling2D
 AvgPool2D = AveragePooling2D
 GlobalAvgPool2D = GlobalAveragePooling2D
 GlobalMaxPool2D = GlobalMaxPooling2D
+Convolution1D = Conv1D
+MaxPool1D = MaxPooling1D
+AvgPool1D = AveragePooling1D
+GlobalAvgPool1D = GlobalAveragePooling1D
+GlobalMaxPool1D = GlobalMaxPooling1D
+MaxPool3D = MaxPooling3D
+AvgPool3D = AveragePooling3D
+GlobalAvgPool3D = GlobalAveragePooling3D
+GlobalMaxPool3D = GlobalMaxPooling3D
+Convolution3D = Conv3D
 
 LAYER_CLASSES = {cls.__name__: cls for cls in (
     InputLayer, Dense, Conv2D, ZeroPadding2D, Activation, Dropout, Flatten, LeakyReLU, ReLU,
@@ -48,7 +69,14 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     EinsumDense, RMSNormalization, UnitNormalization, GroupNormalization, Identity,
     GroupQueryAttention, AdditiveAttention, Dot, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
     RandomPosterization, RandomSaturation, Solarization, RandomColorJitter, AutoContrast,
-    RandomShear)}
+    RandomShear,
+    Conv1D, Conv1DTranspose, DepthwiseConv1D, SeparableConv1D, AveragePooling1D,
+    GlobalAveragePooling1D, GlobalMaxPooling1D, MaxPooling1D, Cropping1D, SpatialDropout1D,
+    UpSampling1D, ZeroPadding1D, Embedding, Masking, AveragePooling3D, GlobalAveragePooling3D,
+    GlobalMaxPooling3D, MaxPooling3D, Cropping3D, SpatialDropout3D, UpSampling3D, ZeroPadding3D,
+    Conv3D, AdaptiveAveragePooling1D, AdaptiveAveragePooling2D, AdaptiveMaxPooling1D,
+    AdaptiveMaxPooling2D, AdaptiveAveragePooling3D, AdaptiveMaxPooling3D, Conv3DTranspose)}
+
 
 
 def serialize(layer):
@@ -84,7 +112,10 @@ def deserialize(class_name, config=None, custom_objects=None):
 
 
 __all__ = sorted(LAYER_CLASSES) + ["Input", "KerasTensor", "Layer", "MaxPool2D", "AvgPool2D",
-                                   "GlobalAvgPool2D", "GlobalMaxPool2D", "deserialize", "serialize", "add",
+                                   "GlobalAvgPool2D", "GlobalMaxPool2D", "Convolution1D", "MaxPool1D",
+                                   "AvgPool1D", "GlobalAvgPool1D", "GlobalMaxPool1D", "MaxPool3D",
+                                   "AvgPool3D", "GlobalAvgPool3D", "GlobalMaxPool3D", "Convolution3D",
+                                   "deserialize", "serialize", "add",
                                    "subtract", "multiply", "average", "maximum", "minimum",
                                    "concatenate", "RNN", "SimpleRNNCell", "LSTMCell", "GRUCell",
                                    "StackedRNNCells", "dot"]

@@ -8,6 +8,8 @@ from .core import Activation
 class ELU(Activation):
     """x for x > 0, alpha * (e^x - 1) otherwise (Keras ELU, alpha=1.0)."""
 
+    supports_masking = True   # passes its input's mask on (as Keras)
+
     def __init__(self, alpha=1.0, name=None, trainable=True):
         super().__init__("elu", name=name, trainable=trainable)
         self.alpha = number(alpha, "alpha", self.describe())
@@ -20,6 +22,8 @@ class Softmax(Activation):
     """Softmax along `axis` (Keras Softmax, axis=-1; a negative axis counts from the end, a
     positive one counts the batch axis as 0). The backend's softmax works on the last axis:
     another axis is moved there and back with transposes."""
+
+    supports_masking = True   # passes its input's mask on (as Keras)
 
     def __init__(self, axis=-1, name=None, trainable=True):
         super().__init__("softmax", name=name, trainable=trainable)
@@ -75,6 +79,8 @@ class PReLU(Layer):
     (shared_axes=[1, 2] on images: one slope per channel) the backend sees x as
     (rows, alpha.size); other shared axes ([3] on images: one slope per pixel) broadcast alpha to
     the sample's shape each step and sum its gradient back over them."""
+
+    supports_masking = True   # passes its input's mask on (as Keras)
 
     def __init__(self, alpha_initializer="zeros", shared_axes=None, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)

@@ -134,6 +134,11 @@ class Layer(metaclass=LayerMeta):
     # layer's position and the step count, so that a resumed run draws the same numbers.
     needs_step_seed = False
     _building = False   # set while build_once runs the layer's build (see _keras_build)
+    # Masks (Keras's): a layer that supports_masking passes on the mask (N, steps) of its input
+    # as compute_mask returns it; the model's graph sets _input_mask (None, or a float backend
+    # tensor of 1.0 for the steps kept) before each forward (models/masks.py).
+    supports_masking = False
+    _input_mask = None
     _unknown_dims = False   # built for a shape with an unknown (None) dimension
 
     def __init__(self, name=None, trainable=True, dtype=None, activity_regularizer=None):
@@ -346,6 +351,19 @@ class Layer(metaclass=LayerMeta):
     def compute_output_shape(self, input_shape):
         return input_shape
 
+    def compute_mask(self, inputs, mask=None):
+        """The mask of the output for `inputs` with `mask` (backend tensors): by default the
+        input's mask, unchanged (a layer that keeps the steps)."""
+        return mask
+
+    def output_has_mask(self, input_masked):
+        """Whether the output has a mask when the input has one (input_masked: a bool, a list
+        of them for several inputs); models/graph.py plans the losses with it. Layers that
+        make a mask (Embedding, Masking) or drop it (GlobalAveragePooling1D) say so."""
+        if isinstance(input_masked, list):
+            return self.supports_masking and all(input_masked)
+        return self.supports_masking and input_masked
+
     def expect_rank(self, input_shape, rank, what):
         if len(input_shape) != rank:
             raise ValueError(f"{self.describe()} expects {what} inputs of rank {rank + 1} "
@@ -544,23 +562,35 @@ class InputLayer(Layer):
         if shape is None:
             raise ValueError("Input: shape (without the batch axis) is required, e.g. "
                              "Input(shape=(32, 32, 3))")
-        if dtype is not None and not _is_float32(dtype):
-            raise TypeError(f"Input: dtype must be 'float32' (or None), the one dtype minidl "
-                            f"models compute in; got {dtype!r}")
+        if dtype is not None and not (_is_float32(dtype) or _is_integer(dtype)):
+            raise TypeError(f"Input: dtype must be 'float32', an integer dtype such as 'int32' "
+                            f"(indices for an Embedding) or None; got {dtype!r}")
+        # integer inputs are fed as float32 too (exact up to 2**24); the dtype is kept for Keras
+        self.dtype = "float32" if dtype is None else np.dtype(dtype).name
         super().__init__(name=name or auto_name("input_layer"))
         # None: a dimension known only from the data (each batch resolves it)
         self.shape = sample_shape(shape, "shape (without the batch axis)", "Input")
         self.build_once(self.shape)
-        Node(self, [], False)
+        Node(self, [], False).outputs[0].dtype = self.dtype
 
     def get_config(self):
-        return {"shape": list(self.shape), "name": self.name}
+        config = {"shape": list(self.shape), "name": self.name}
+        if self.dtype != "float32":
+            config["dtype"] = self.dtype
+        return config
 
     def forward(self, inputs, training):
         return inputs
 
     def backward(self, dout):
         return None
+
+
+def _is_integer(dtype):
+    try:
+        return np.dtype(dtype).kind in "iu"
+    except TypeError:
+        return False
 
 
 def _is_float32(dtype):
@@ -592,6 +622,7 @@ def eager_call(layer, inputs, training):
         layer.attach(get_backend())
     b = layer.backend
     xs = [b.from_numpy(a) for a in arrays]
+    layer._input_mask = None   # an eager call has no mask (not the last model's)
     return b.to_numpy(layer.forward(xs if layer.multiple_inputs else xs[0], bool(training)))
 
 

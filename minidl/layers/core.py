@@ -50,6 +50,8 @@ class ActivationMixin:
 class Dense(ActivationMixin, Layer):
     """y = activation(x @ kernel + bias) over the last axis; kernel (in, units), bias (units,)."""
 
+    supports_masking = True   # passes its input's mask on (as Keras)
+
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None, name=None,
@@ -120,6 +122,8 @@ class Dense(ActivationMixin, Layer):
 
 class Activation(ActivationMixin, Layer):
     """An activation applied on its own, any of minidl.activations.ACTIVATIONS (or a Keras alias)."""
+
+    supports_masking = True   # passes its input's mask on (as Keras)
 
     def __init__(self, activation, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
@@ -234,6 +238,8 @@ class Dropout(Layer):
     The mask comes from the backend's counter-based generator; the model sets `step_seed`
     before every training step so that a resumed run draws the same masks.
     """
+
+    supports_masking = True   # passes its input's mask on (as Keras)
 
     needs_step_seed = True
 

@@ -61,8 +61,10 @@ class LayerMeta(type):
     A class that takes the shape itself (InputLayer) names its argument in `_shape_argument`."""
 
     def __call__(cls, *args, **kwargs):
-        given = {k: kwargs.pop(k) for k in _ARGUMENTS if kwargs.get(k) is not None}
-        for k in _ARGUMENTS:
+        # a layer whose own argument has one of these names (Embedding's input_dim) keeps it
+        taken = [k for k in _ARGUMENTS if k not in getattr(cls, "_own_arguments", ())]
+        given = {k: kwargs.pop(k) for k in taken if kwargs.get(k) is not None}
+        for k in taken:
             kwargs.pop(k, None)
         if len(given) > 1:
             raise ValueError(f"{cls.__name__}: pass only one of input_shape, batch_input_shape "

@@ -12,6 +12,8 @@ from .base import Layer
 class Lambda(Layer):
     """Lambda(function, output_shape=None, arguments=None): function(inputs, **arguments)."""
 
+    supports_masking = True   # passes its input's mask on (as Keras)
+
     def __init__(self, function, output_shape=None, mask=None, arguments=None, name=None,
                  trainable=True, dtype=None):
         super().__init__(name=name, trainable=trainable, dtype=dtype)

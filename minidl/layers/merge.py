@@ -21,6 +21,19 @@ class _Merge(Layer):
     def compute_output_shape(self, input_shape):
         return input_shape[0]
 
+    supports_masking = True
+
+    def compute_mask(self, inputs, mask=None):
+        """Keras's: the OR of the inputs' masks when every input has one, else no mask."""
+        if mask is None or any(m is None for m in mask):
+            return None
+        b = self.backend
+        out = self.buffer("mask", b.shape(mask[0]))
+        b.binary(out, mask[0], mask[1], "maximum")
+        for m in mask[2:]:
+            b.binary(out, out, m, "maximum")
+        return out
+
 
 class Add(_Merge):
     """Elementwise sum of inputs of identical shape (residual connections)."""

@@ -14,6 +14,8 @@ class GaussianNoise(Layer):
     """Adds zero-mean Gaussian noise of standard deviation `stddev` in training (Keras
     GaussianNoise); the identity in inference, and its gradient is the identity."""
 
+    supports_masking = True   # passes its input's mask on (as Keras)
+
     needs_step_seed = True
 
     def __init__(self, stddev, seed=None, name=None, trainable=True):

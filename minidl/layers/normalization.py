@@ -31,6 +31,8 @@ class BatchNormalization(AffineNormalization):
     (batchnorm_sync.py); elsewhere it changes nothing.
     """
 
+    supports_masking = True   # passes its input's mask on (as Keras)
+
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
                  moving_mean_initializer="zeros", moving_variance_initializer="ones",
@@ -166,6 +168,8 @@ class LayerNormalization(AffineNormalization):
     in training and inference. rms_scaling=True is Keras 3's deprecated variant: x * gamma /
     sqrt(var(x) + epsilon), with gamma and no beta (the variance, not the mean square, as
     Keras computes it)."""
+
+    supports_masking = True   # passes its input's mask on (as Keras)
 
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, rms_scaling=False,
                  beta_initializer="zeros", gamma_initializer="ones", name=None, trainable=True):

@@ -72,6 +72,8 @@ class Rescaling(ChannelAffine):
     """x * scale + offset (Keras 3): e.g. Rescaling(1 / 255) maps pixels to [0, 1].
     scale and offset are numbers or one number per channel."""
 
+    supports_masking = True   # passes its input's mask on (as Keras)
+
     def __init__(self, scale, offset=0.0, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
         for argument, value in (("scale", scale), ("offset", offset)):
@@ -99,6 +101,8 @@ class Normalization(ChannelAffine):
     maps back. mean and variance are given, or learned from data by adapt(data); until then
     they are 0 and 1 (the identity), as Keras 3's (EfficientNet's stem has such a layer).
     axis is -1 (or the last axis) or None (one mean and variance for every value)."""
+
+    supports_masking = True   # passes its input's mask on (as Keras)
 
     def __init__(self, axis=-1, mean=None, variance=None, invert=False, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)

@@ -59,7 +59,18 @@ class _NodeState:
                        if (k[0] == "_" and k != "_inbound_nodes") or k == "preactivation"}
 
 
+def input_mask(masks, ins, structured):
+    """The mask a node's layer gets: its input's (None: none), or for a layer of several
+    inputs a list with one entry per input (None when no input has one)."""
+    if not structured:
+        return masks.get(ins)
+    found = [masks.get(i) for i in ins]
+    return found if any(m is not None for m in found) else None
+
+
 class Graph:
+    output_masks = ()
+
     def __init__(self, inputs, outputs, owner):
         self.owner = owner
         self.inputs, self.input_keys = structure.flatten_tensors(inputs, "inputs", owner)
@@ -230,16 +241,36 @@ class Graph:
         if _flags_holder[0] is not self:
             self._apply_flags()
         values = dict(zip(self._input_ids, xs))
+        masks = {}   # output id -> its Keras mask (N, steps), for the tensors that have one
         for layer, ins, out, structured, node_training, state, _, _ in self._steps:
             x = [values[i] for i in ins] if structured else values[ins]
+            mask = input_mask(masks, ins, structured)
             mode = training if node_training is None else node_training
             if state is None:
+                layer._input_mask = mask
                 values[out] = layer.forward(x, mode)
             else:
+                state.values["_input_mask"] = mask
                 values[out] = state.forward(layer, x, mode)
+            if layer.supports_masking:
+                out_mask = layer.compute_mask(x, mask)
+                if out_mask is not None:
+                    masks[out] = out_mask
+        # the loss and metrics of an output with a mask weigh its steps by it (models/model.py)
+        self.output_masks = [masks.get(i) for i in self._output_ids]
         if self._activity:   # the model adds their penalties to the loss
             self._activity_values = {i: values[i] for i in self._activity}
         return [values[i] for i in self._output_ids]
+
+    def masked_outputs(self):
+        """For each output, whether it carries a Keras mask (known from the layers, before
+        anything runs): a layer's output has one when layer.output_has_mask says so."""
+        masked = {}
+        for node in self.nodes:
+            ins = [masked.get(id(t), False) for t in node.inputs]
+            masked[id(node.outputs[0])] = node.layer.output_has_mask(
+                ins if node.structured else ins[0])
+        return [masked.get(id(t), False) for t in self.outputs]
 
     @property
     def has_activity_regularizers(self):

@@ -14,7 +14,7 @@ from ..custom_objects import custom_object_scope
 from ..layers.base import InputLayer
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
-from . import file_formats, penalties, saving, structure, tracking, tta
+from . import file_formats, masks, penalties, saving, structure, tracking, tta
 from .backend_check import warn_if_not_on_active_backend
 from .config import functional_config, functional_from_config
 from .concurrency import UseGuard, one_thread_at_a_time
@@ -177,6 +177,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
             optimizer.build(self.backend, [w.value for w in trainable],
                             names=self.graph.trainable_weight_paths())
         self.optimizer, self._heads, self._trained_weights = optimizer, heads, trainable
+        masks.weigh_masked_metrics(self.graph, heads)
         self._penalties = penalties.plan(self.graph)  # regularizers and constraints
         self._penalized = bool(self._penalties[0]) or self.graph.has_activity_regularizers
         self._grads_and_vars = [(w.grad, w.value) for w in trainable]
@@ -307,19 +308,31 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
             row_weights = None
             if sws is not None:
                 row_weights = self._weigh(hb, "loss", np.repeat(sws[i], h.positions))
+            mask_rows = masks.output_mask_rows(b, self.graph, h, n)
+            hb["mask_weights"] = None if mask_rows is None else masks.loss_step_weights(
+                b, self._buffers.get, h, mask_rows)
+            if mask_rows is not None:   # the mean over the unmasked steps (models/masks.py)
+                b.multiply(hb["loss"], hb["loss"], hb["mask_weights"])
             if h.unknown:   # Keras's running loss: each batch's mean, weighted by its samples
                 b.axpby(hb["loss"], 1.0 / h.positions, hb["loss"], 0.0, hb["loss"])
             b.sum(loss_sum, hb["loss"], accumulate=True)
             # With logits (from_logits=True), metrics look at the probabilities the loss computed.
             scored = (hb["probs_rows"] if (h.loss.produces_probs and not h.fused)
                       else self._rows(out, n, h))
+            if mask_rows is not None:   # the metrics count the unmasked steps only
+                row_weights = masks.metric_row_weights(b, self._buffers.get, h, mask_rows,
+                                                       row_weights)
             if h.weighted:
                 self._count_weights(hb, weight_sum, row_weights, n * h.positions)
             for m, c in zip(h.metrics, counts):
                 weights = None
                 if m.weighted and row_weights is not None:
-                    weights = (row_weights if m.weights_per_row(h.shape[-1]) == 1
-                               else self._element_weights(hb, sws[i], h))
+                    if m.weights_per_row(h.shape[-1]) == 1:
+                        weights = row_weights
+                    elif mask_rows is not None:
+                        weights = masks.element_weights(b, self._buffers.get, h, row_weights)
+                    else:
+                        weights = self._element_weights(hb, sws[i], h)
                 m.update(b, c, scored, hb["y_rows"], accumulate=True, weights=weights)
             preds.append(pred)
         if self._penalized:   # the running sum is per sample: n times this batch's penalty
@@ -375,6 +388,9 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
             if sws is not None:   # Keras's sum_over_batch_size: sum(w * loss) / rows
                 rows = np.repeat(sws[i], h.positions)
                 self._weigh(hb, "dpred_rows", np.repeat(rows[:, None], h.shape[-1], axis=1))
+            if hb["mask_weights"] is not None:
+                rows = b.reshape(hb["mask_weights"], (n * h.positions, 1))
+                b.binary(hb["dpred_rows"], hb["dpred_rows"], rows, "multiply")
         self.graph.backward([hb["dpred"] for hb in bufs], self._fused, self._grads_final_hook())
         penalties.add_penalty_gradients(b, self._penalties[1])
 
