@@ -402,3 +402,16 @@ def test_stacked_cells_step_and_config():
     assert [type(s).__name__ for s in clone._subs] == ["SimpleRNN", "LSTM"]
     with pytest.raises(ValueError, match="return_state"):
         L.RNN([L.GRUCell(2), L.GRUCell(2)], return_state=True)
+
+
+@pytest.mark.parametrize("wrap", [False, True])
+def test_a_masked_input_is_refused_not_run_silently(wrap):
+    """Keras skips masked steps; the fused kernels cannot yet, so the model says so."""
+    import minidl
+    from minidl import layers
+    from minidl.models import Sequential
+    minidl.set_backend("numpy")
+    rnn = layers.Bidirectional(layers.LSTM(3)) if wrap else layers.LSTM(3)
+    model = Sequential([layers.Input((5,), dtype="int32"), layers.Embedding(10, 4, mask_zero=True), rnn])
+    with pytest.raises(ValueError, match="do not skip masked steps"):
+        model.predict(np.array([[1, 2, 0, 0, 0]]), verbose=0)

@@ -37,6 +37,16 @@ class _UnitForgetBias(initializers.Initializer):
         return self.base.name
 
 
+def refuse_mask(layer):
+    """A Keras mask reaching a recurrent layer (Embedding(mask_zero=True) or Masking before it)
+    would have Keras skip the masked steps; the fused kernels cannot yet, so say so rather
+    than run the padded steps silently."""
+    if getattr(layer, "_input_mask", None) is not None:
+        raise ValueError(f"{layer.describe()}: its input carries a mask (Embedding(mask_zero=True) or "
+                         "Masking before it); minidl's recurrent layers do not skip masked steps yet: "
+                         "train without the mask (mask_zero=False) for now")
+
+
 class Recurrent(Layer):
     """What SimpleRNN, LSTM and GRU share: arguments, the time-major gather, states and outputs.
 
@@ -218,6 +228,7 @@ class Recurrent(Layer):
             b.strided_copy(out, x, 0, (width, n * width, 1))
 
     def forward(self, x, training):
+        refuse_mask(self)
         b = self.backend
         given = None
         if self.multiple_inputs:

@@ -8,7 +8,7 @@ the merges are strided copies, concatenations and elementwise ops.
 
 from ..custom_objects import get_registered_object
 from .base import Layer, format_shape
-from .recurrent import Recurrent
+from .recurrent import Recurrent, refuse_mask
 
 MERGE_MODES = ("concat", "sum", "mul", "ave")
 
@@ -143,6 +143,7 @@ class Bidirectional(_Wrapper):
         self.backend.strided_copy(out, y, (steps - 1) * u, (steps * u, -u, 1))
 
     def forward(self, x, training):
+        refuse_mask(self)
         b = self.backend
         self._seed_sublayers()
         yf = self.forward_layer.forward(x, training)
