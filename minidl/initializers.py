@@ -79,6 +79,17 @@ class RandomUniform(Initializer):
         return mrandom.generator().uniform(-0.05, 0.05, size=shape)
 
 
+class TorchUniform(Initializer):
+    """PyTorch's default nn.Linear / nn.Conv2d weight draw (kaiming_uniform_ with a = sqrt(5)):
+    uniform(-1 / sqrt(fan_in), 1 / sqrt(fan_in)). airbench94's head keeps it; Keras has no
+    named initializer with this limit (random_uniform is +-0.05 whatever the fan-in)."""
+
+    def __call__(self, shape):
+        fan_in, _ = _fans(tuple(shape))
+        limit = 1.0 / math.sqrt(fan_in)
+        return mrandom.generator().uniform(-limit, limit, size=shape)
+
+
 class Dirac(Initializer):
     """Identity convolution (PyTorch's dirac_, airbench's conv init): for a kernel (kh, kw, in,
     out), output channel o < min(in, out) passes input channel o through at the centre tap
@@ -114,6 +125,7 @@ _BY_NAME = {
     "zeros": Zeros, "ones": Ones, "glorot_uniform": GlorotUniform,
     "glorot_normal": GlorotNormal, "he_normal": HeNormal, "he_uniform": HeUniform,
     "random_normal": RandomNormal, "random_uniform": RandomUniform, "dirac": Dirac,
+    "torch_uniform": TorchUniform,
 }
 _NAMES_BY_CLASS = {cls: name for name, cls in _BY_NAME.items()}
 
