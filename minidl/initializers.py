@@ -266,6 +266,23 @@ glorot_normal, glorot_uniform, he_normal, he_uniform, lecun_normal, lecun_unifor
     GlorotNormal, GlorotUniform, HeNormal, HeUniform, LecunNormal, LecunUniform)
 
 
+class TorchUniform(_Random):
+    """PyTorch's default nn.Linear / nn.Conv2d weight draw (kaiming_uniform_ with a = sqrt(5)):
+    uniform(-1 / sqrt(fan_in), 1 / sqrt(fan_in)). airbench94's head keeps it; Keras has no
+    named initializer with this limit (random_uniform is +-0.05 whatever the fan-in)."""
+
+    def __init__(self, seed=None):
+        super().__init__(seed)
+
+    def __call__(self, shape, dtype=None):
+        fan_in, _ = _fans(tuple(shape))
+        limit = 1.0 / math.sqrt(fan_in)
+        return _as_dtype(self._generator().uniform(-limit, limit, size=tuple(shape)), dtype)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
 class Dirac(Initializer):
     """Identity convolution (PyTorch's dirac_, airbench's conv init): for a kernel (kh, kw, in,
     out), output channel o < min(in, out) passes input channel o through at the centre tap
@@ -297,7 +314,8 @@ def _truncated(generator, shape, stddev):
 
 _CLASSES = {cls.__name__: cls for cls in (
     Zeros, Ones, Constant, Identity, RandomNormal, RandomUniform, TruncatedNormal, VarianceScaling,
-    GlorotUniform, GlorotNormal, HeUniform, HeNormal, LecunUniform, LecunNormal, Orthogonal, Dirac)}
+    GlorotUniform, GlorotNormal, HeUniform, HeNormal, LecunUniform, LecunNormal, Orthogonal, Dirac,
+    TorchUniform)}
 _CLASSES.update(IdentityInitializer=Identity, OrthogonalInitializer=Orthogonal)
 # the snake_case names Keras accepts as strings ("glorot_uniform", "he_normal", ...)
 _BY_NAME = {snake_case(name): cls for name, cls in _CLASSES.items()}

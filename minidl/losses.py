@@ -197,6 +197,17 @@ class _LabelSmoothing(Loss):
     def _smoothing_offset(self, classes):
         raise NotImplementedError
 
+    def _values(self, y_true, y_pred):
+        # a direct call, loss(y_true, y_pred), smooths as fit does (Keras's __call__ does)
+        if not self.label_smoothing or self.uses_call():
+            return super()._values(y_true, y_pred)
+        classes = int(y_pred.shape[-1])
+        if getattr(self, "sparse_labels", False):
+            y_true = ops.one_hot(ops.cast(ops.reshape(y_true, y_pred.shape[:-1]), "int32"), classes)
+        smoothed = ops.cast(y_true, "float32") * (1.0 - self.label_smoothing) + self._smoothing_offset(classes)
+        function = loss_functions.FUNCTIONS[self.dense_name]
+        return function(smoothed, y_pred, from_logits=self.from_logits)
+
     def prepare_targets(self, y, output_shape, argument="y"):
         y = super().prepare_targets(y, output_shape, argument)
         if not self.label_smoothing:
@@ -208,7 +219,7 @@ class _LabelSmoothing(Loss):
 class CategoricalCrossentropy(_LabelSmoothing):
     """Keras's CategoricalCrossentropy; label smoothing towards label_smoothing / K."""
 
-    name = "categorical_crossentropy"
+    name = dense_name = "categorical_crossentropy"
 
     def _smoothing_offset(self, classes):
         return self.label_smoothing / classes
@@ -227,6 +238,7 @@ class SparseCategoricalCrossentropy(CategoricalCrossentropy):
     dense targets, exactly CategoricalCrossentropy(label_smoothing=...) of the one-hot labels."""
 
     name = "sparse_categorical_crossentropy"
+    sparse_labels = True
 
     @property
     def sparse(self):
@@ -253,7 +265,7 @@ class SparseCategoricalCrossentropy(CategoricalCrossentropy):
 class BinaryCrossentropy(_LabelSmoothing):
     """Keras's BinaryCrossentropy; label smoothing towards 0.5."""
 
-    name = "binary_crossentropy"
+    name = dense_name = "binary_crossentropy"
 
     def _smoothing_offset(self, classes):
         return 0.5 * self.label_smoothing

@@ -130,9 +130,8 @@ def airbench94(input_shape=(32, 32, 3), num_classes=10, widths=(64, 256, 256), b
         x = _conv_group(x, filters, batchnorm_momentum, group)
     x = layers.MaxPooling2D(3)(x)
     x = layers.Flatten()(x)
-    # PyTorch's default Linear draw is uniform(+-1/sqrt(256)) = +-0.0625; Keras's
-    # random_uniform (+-0.05) is the nearest named initializer.
-    x = layers.Dense(num_classes, use_bias=False, kernel_initializer="random_uniform", name="head")(x)
+    # airbench's head keeps PyTorch's default Linear draw, uniform(+-1/sqrt(fan_in)) (+-1/16)
+    x = layers.Dense(num_classes, use_bias=False, kernel_initializer="torch_uniform", name="head")(x)
     outputs = layers.Rescaling(scaling_factor, name="scale")(x)
     return Model(inputs, outputs, name="airbench94")
 

@@ -347,3 +347,15 @@ def test_cpu_backward_filter_at_airbench_shapes_matches_numpy(size):
         results.append((backend.to_numpy(dw), backend.to_numpy(db)))
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-4, atol=2e-3)
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-4, atol=1e-3)
+
+
+def test_airbench94_head_keeps_pytorchs_default_linear_draw():
+    # airbench's nn.Linear(256, 10) weights are uniform(+-1/sqrt(256)) = +-1/16, not Keras's +-0.05
+    minidl.set_backend("numpy")
+    minidl.utils.set_random_seed(0)
+    kernel = zoo.build("airbench94").get_layer("head").get_weights()[0]
+    assert kernel.shape == (256, 10)
+    assert 0.058 < np.abs(kernel).max() <= 1 / 16
+    assert np.std(kernel) == pytest.approx(1 / 16 / np.sqrt(3), rel=0.1)
+    conv = initializers.get("torch_uniform")((3, 3, 8, 4))   # fan_in 3 * 3 * 8 = 72
+    assert np.abs(conv).max() <= 1 / np.sqrt(72) and np.abs(conv).max() > 0.9 / np.sqrt(72)
