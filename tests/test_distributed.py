@@ -237,3 +237,24 @@ def test_synchronized_batchnorm_alone_is_ordinary_batchnorm(active_backend):
         assert layers.BatchNormalization.from_config(bn.get_config()).synchronized is synchronized
     for a, b in zip(*runs):
         assert np.array_equal(a, b)
+
+
+def test_image_dataset_from_directory_shards_the_files(tmp_path):
+    """shard=(rank, size): disjoint equal parts of the same shuffled order, labels kept."""
+    pytest.importorskip("PIL")
+    from PIL import Image
+    from minidl.utils import image_dataset_from_directory
+    for c in range(2):
+        (tmp_path / f"class{c}").mkdir()
+        for i in range(5):
+            Image.fromarray(np.full((4, 4, 3), 10 * c + i, np.uint8)).save(tmp_path / f"class{c}" / f"{i}.png")
+    parts = [image_dataset_from_directory(str(tmp_path), image_size=(4, 4), batch_size=2, seed=7,
+                                          verbose=False, shard=(rank, 3)) for rank in range(3)]
+    files = [p.file_paths for p in parts]
+    assert [len(f) for f in files] == [3, 3, 3]              # 10 files: 3 each, one left out
+    assert len(set(sum(files, []))) == 9
+    for part in parts:
+        x, y = part.x, part.y
+        assert all(int(v[0, 0, 0]) // 10 == int(label) for v, label in zip(x, y))
+    with pytest.raises(ValueError, match="pass a seed"):
+        image_dataset_from_directory(str(tmp_path), image_size=(4, 4), verbose=False, shard=(0, 2))

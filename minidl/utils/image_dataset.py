@@ -120,15 +120,28 @@ def _encode(labels, label_mode, classes):
     return np.eye(classes, dtype=np.float32)[labels]
 
 
+def _shard(paths, labels, shard, where):
+    """rank's part of a subset's files and labels; shard = (rank, size)."""
+    from ..distributed.data import shard as shard_arrays
+    try:
+        rank, size = shard
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: shard must be (rank, size), got {shard!r}") from None
+    index = shard_arrays(np.arange(len(paths)), rank=rank, size=size)
+    return [paths[i] for i in index], None if labels is None else np.asarray(labels)[index]
+
+
 def image_dataset_from_directory(directory, labels="inferred", label_mode="int", class_names=None,
                                  color_mode="rgb", batch_size=32, image_size=(256, 256),
                                  shuffle=True, seed=None, validation_split=None, subset=None,
                                  interpolation="bilinear", follow_links=False,
-                                 crop_to_aspect_ratio=False, verbose=True):
+                                 crop_to_aspect_ratio=False, verbose=True, shard=None):
     """Batches (x float32 (B, H, W, C) in 0..255, labels) of the images under `directory`
     (Keras 3): labels "inferred" (one class per subfolder), None, or one int per file in
     sorted order; label_mode "int", "categorical", "binary" or None; subset "training",
-    "validation" or "both" (a pair) with validation_split."""
+    "validation" or "both" (a pair) with validation_split. shard=(rank, size) (a minidl
+    extension, for minidl.distributed): each subset keeps rank's equal, interleaved part of its
+    files (minidl.distributed.shard), and only those images are read."""
     where = "image_dataset_from_directory"
     if not os.path.isdir(directory):
         raise ValueError(f"{where}: directory {directory!r} is not a folder")
@@ -156,6 +169,9 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
         raise ValueError(f"{where}: subset {subset!r} needs a validation_split")
     if labels is None:
         label_mode = None
+    if shard is not None and shuffle and seed is None:
+        raise ValueError(f"{where}: with shard and shuffle=True, pass a seed so that every rank "
+                         "shuffles the files the same way (the shards must not overlap)")
     paths, ints, names = _files_and_labels(directory, labels, class_names, follow_links)
     if not paths:
         raise ValueError(f"{where}: no images ({', '.join(EXTENSIONS)}) found in {directory!r}")
@@ -166,6 +182,8 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
         print(f"Found {found}.")
     datasets = []
     for part, (part_paths, part_labels) in _split(paths, ints, validation_split, subset, seed, shuffle).items():
+        if shard is not None:
+            part_paths, part_labels = _shard(part_paths, part_labels, shard, where)
         if verbose and part is not None:
             print(f"Using {len(part_paths)} files for {part}.")
         if not part_paths:
