@@ -10,7 +10,8 @@ h_{t-1} gathered once. The scratch tensors are the backend's `_scratch_tensor`s,
 calls: nothing is allocated per step.
 """
 
-from .recurrent_host import _units_of, check_gate_activation, check_sequence
+from .recurrent_host import (check_gru_backward, check_gru_forward, check_lstm_backward,
+                             check_lstm_forward, check_simple_rnn_backward, check_simple_rnn_forward)
 
 
 class DeviceRecurrentOps:
@@ -40,13 +41,7 @@ class DeviceRecurrentOps:
 
     def lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
                      recurrent_activation):
-        op = "lstm_forward"
-        steps, n, u = _units_of(op, gates, 4)
-        for name, seq in (("hseq", hseq), ("cseq", cseq)):
-            check_sequence(op, name, seq, (steps, n, u))
-        for name, state in (("h0", h0), ("c0", c0)):
-            check_sequence(op, name, state, (n, u))
-        check_sequence(op, "recurrent_kernel", recurrent_kernel, (u, 4 * u))
+        steps, n, u = check_lstm_forward(hseq, cseq, gates, h0, c0, recurrent_kernel)
         h, c = self._scratch_tensor("rnn_h", (n, u)), self._scratch_tensor("rnn_c", (n, u))
         acts = self._scratch_tensor("rnn_acts", gates.shape)
         for seq in (hseq, cseq, acts):
@@ -65,11 +60,7 @@ class DeviceRecurrentOps:
 
     def lstm_backward(self, dgates, drecurrent_kernel, dh0, dc0, dhseq, dc_last, gates, cseq, hseq,
                       h0, c0, recurrent_kernel, activation, recurrent_activation):
-        op = "lstm_backward"
-        steps, n, u = _units_of(op, gates, 4)
-        check_sequence(op, "dgates", dgates, gates.shape)
-        check_sequence(op, "dhseq", dhseq, (steps, n, u))
-        check_sequence(op, "drecurrent_kernel", drecurrent_kernel, (u, 4 * u))
+        steps, n, u = check_lstm_backward(dgates, drecurrent_kernel, dhseq, gates)
         self.fill(dgates, 0.0)
         self.strided_copy(dh0, dhseq, (steps - 1) * n * u, (u, 1))
         if dc_last is None:
@@ -92,13 +83,7 @@ class DeviceRecurrentOps:
 
     def gru_forward(self, hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
                     recurrent_activation):
-        op = "gru_forward"
-        steps, n, u = _units_of(op, gates, 3)
-        check_sequence(op, "hseq", hseq, (steps, n, u))
-        check_sequence(op, "recs", recs, gates.shape)
-        check_sequence(op, "h0", h0, (n, u))
-        check_sequence(op, "recurrent_kernel", recurrent_kernel, (u, 3 * u))
-        check_sequence(op, "recurrent_bias", recurrent_bias, (3 * u,))
+        steps, n, u = check_gru_forward(hseq, gates, recs, h0, recurrent_kernel, recurrent_bias)
         h, rec = self._scratch_tensor("rnn_h", (n, u)), self._scratch_tensor("rnn_rec", (n, 3 * u))
         acts = self._scratch_tensor("rnn_acts", gates.shape)
         for seq in (hseq, recs, acts):
@@ -117,12 +102,7 @@ class DeviceRecurrentOps:
 
     def gru_backward(self, dgates, drecs, drecurrent_kernel, dh0, dhseq, gates, recs, hseq, h0,
                      recurrent_kernel, activation, recurrent_activation):
-        op = "gru_backward"
-        steps, n, u = _units_of(op, gates, 3)
-        for name, seq in (("dgates", dgates), ("drecs", drecs), ("recs", recs)):
-            check_sequence(op, name, seq, gates.shape)
-        check_sequence(op, "dhseq", dhseq, (steps, n, u))
-        check_sequence(op, "drecurrent_kernel", drecurrent_kernel, (u, 3 * u))
+        steps, n, u = check_gru_backward(dgates, drecs, drecurrent_kernel, dhseq, gates, recs)
         self.fill(dgates, 0.0)
         self.fill(drecs, 0.0)
         self.strided_copy(dh0, dhseq, (steps - 1) * n * u, (u, 1))
@@ -145,12 +125,7 @@ class DeviceRecurrentOps:
         self.gemm(drecurrent_kernel, prev, self.reshape(drecs, (steps * n, 3 * u)), trans_a=True)
 
     def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation):
-        op = "simple_rnn_forward"
-        steps, n, u = _units_of(op, pre, 1)
-        check_sequence(op, "hseq", hseq, pre.shape)
-        check_sequence(op, "h0", h0, (n, u))
-        check_sequence(op, "recurrent_kernel", recurrent_kernel, (u, u))
-        check_gate_activation(op, "activation", activation)
+        steps, n, u = check_simple_rnn_forward(hseq, pre, h0, recurrent_kernel, activation)
         h = self._scratch_tensor("rnn_h", (n, u))
         acc = self._scratch_tensor("rnn_acts", pre.shape)
         self.fill(hseq, 0.0)
@@ -167,12 +142,7 @@ class DeviceRecurrentOps:
 
     def simple_rnn_backward(self, dpre, drecurrent_kernel, dh0, dhseq, hseq, h0, recurrent_kernel,
                             activation):
-        op = "simple_rnn_backward"
-        steps, n, u = _units_of(op, hseq, 1)
-        check_sequence(op, "dpre", dpre, hseq.shape)
-        check_sequence(op, "dhseq", dhseq, hseq.shape)
-        check_sequence(op, "drecurrent_kernel", drecurrent_kernel, (u, u))
-        check_gate_activation(op, "activation", activation)
+        steps, n, u = check_simple_rnn_backward(dpre, drecurrent_kernel, dhseq, hseq, activation)
         self.fill(dpre, 0.0)
         self.strided_copy(dh0, dhseq, (steps - 1) * n * u, (u, 1))
         dp = self._scratch_tensor("rnn_dstep", (n, u))

@@ -34,6 +34,69 @@ def _units_of(op, seq, width):
     return seq.shape[0], seq.shape[1], seq.shape[2] // width
 
 
+# The argument checks of the six sequence ops, shared by the host loops here and the device
+# loops (recurrent_device.py); each returns (T, N, units).
+def check_lstm_forward(hseq, cseq, gates, h0, c0, recurrent_kernel):
+    op = "lstm_forward"
+    steps, n, u = _units_of(op, gates, 4)
+    for name, seq in (("hseq", hseq), ("cseq", cseq)):
+        check_sequence(op, name, seq, (steps, n, u))
+    for name, state in (("h0", h0), ("c0", c0)):
+        check_sequence(op, name, state, (n, u))
+    check_sequence(op, "recurrent_kernel", recurrent_kernel, (u, 4 * u))
+    return steps, n, u
+
+
+def check_lstm_backward(dgates, drecurrent_kernel, dhseq, gates):
+    op = "lstm_backward"
+    steps, n, u = _units_of(op, gates, 4)
+    check_sequence(op, "dgates", dgates, gates.shape)
+    check_sequence(op, "dhseq", dhseq, (steps, n, u))
+    check_sequence(op, "drecurrent_kernel", drecurrent_kernel, (u, 4 * u))
+    return steps, n, u
+
+
+def check_gru_forward(hseq, gates, recs, h0, recurrent_kernel, recurrent_bias):
+    op = "gru_forward"
+    steps, n, u = _units_of(op, gates, 3)
+    check_sequence(op, "hseq", hseq, (steps, n, u))
+    check_sequence(op, "recs", recs, gates.shape)
+    check_sequence(op, "h0", h0, (n, u))
+    check_sequence(op, "recurrent_kernel", recurrent_kernel, (u, 3 * u))
+    check_sequence(op, "recurrent_bias", recurrent_bias, (3 * u,))
+    return steps, n, u
+
+
+def check_gru_backward(dgates, drecs, drecurrent_kernel, dhseq, gates, recs):
+    op = "gru_backward"
+    steps, n, u = _units_of(op, gates, 3)
+    for name, seq in (("dgates", dgates), ("drecs", drecs), ("recs", recs)):
+        check_sequence(op, name, seq, gates.shape)
+    check_sequence(op, "dhseq", dhseq, (steps, n, u))
+    check_sequence(op, "drecurrent_kernel", drecurrent_kernel, (u, 3 * u))
+    return steps, n, u
+
+
+def check_simple_rnn_forward(hseq, pre, h0, recurrent_kernel, activation):
+    op = "simple_rnn_forward"
+    steps, n, u = _units_of(op, pre, 1)
+    check_sequence(op, "hseq", hseq, pre.shape)
+    check_sequence(op, "h0", h0, (n, u))
+    check_sequence(op, "recurrent_kernel", recurrent_kernel, (u, u))
+    check_gate_activation(op, "activation", activation)
+    return steps, n, u
+
+
+def check_simple_rnn_backward(dpre, drecurrent_kernel, dhseq, hseq, activation):
+    op = "simple_rnn_backward"
+    steps, n, u = _units_of(op, hseq, 1)
+    check_sequence(op, "dpre", dpre, hseq.shape)
+    check_sequence(op, "dhseq", dhseq, hseq.shape)
+    check_sequence(op, "drecurrent_kernel", drecurrent_kernel, (u, u))
+    check_gate_activation(op, "activation", activation)
+    return steps, n, u
+
+
 def _previous(seq, first, t):
     """The state before step t: `first` (the initial state) at t = 0, else seq[t - 1]."""
     return first if t == 0 else seq[t - 1]
@@ -53,13 +116,7 @@ class HostRecurrentOps:
 
     def lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
                      recurrent_activation):
-        op = "lstm_forward"
-        steps, n, u = _units_of(op, gates, 4)
-        for name, seq in (("hseq", hseq), ("cseq", cseq)):
-            check_sequence(op, name, seq, (steps, n, u))
-        for name, state in (("h0", h0), ("c0", c0)):
-            check_sequence(op, name, state, (n, u))
-        check_sequence(op, "recurrent_kernel", recurrent_kernel, (u, 4 * u))
+        steps, n, u = check_lstm_forward(hseq, cseq, gates, h0, c0, recurrent_kernel)
         for t in range(steps):
             self.gemm(gates[t], _previous(hseq, h0, t), recurrent_kernel, beta=1.0)
             self.lstm_gates_forward(hseq[t], cseq[t], gates[t], _previous(cseq, c0, t), activation,
@@ -67,11 +124,7 @@ class HostRecurrentOps:
 
     def lstm_backward(self, dgates, drecurrent_kernel, dh0, dc0, dhseq, dc_last, gates, cseq, hseq,
                       h0, c0, recurrent_kernel, activation, recurrent_activation):
-        op = "lstm_backward"
-        steps, n, u = _units_of(op, gates, 4)
-        check_sequence(op, "dgates", dgates, gates.shape)
-        check_sequence(op, "dhseq", dhseq, (steps, n, u))
-        check_sequence(op, "drecurrent_kernel", drecurrent_kernel, (u, 4 * u))
+        steps, n, u = check_lstm_backward(dgates, drecurrent_kernel, dhseq, gates)
         # dh0 carries dL/dh of the step being run, dc0 dL/dc: both end as the initial state's
         self.copy(dh0, dhseq[steps - 1])
         if dc_last is None:
@@ -88,13 +141,7 @@ class HostRecurrentOps:
 
     def gru_forward(self, hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
                     recurrent_activation):
-        op = "gru_forward"
-        steps, n, u = _units_of(op, gates, 3)
-        check_sequence(op, "hseq", hseq, (steps, n, u))
-        check_sequence(op, "recs", recs, gates.shape)
-        check_sequence(op, "h0", h0, (n, u))
-        check_sequence(op, "recurrent_kernel", recurrent_kernel, (u, 3 * u))
-        check_sequence(op, "recurrent_bias", recurrent_bias, (3 * u,))
+        steps, n, u = check_gru_forward(hseq, gates, recs, h0, recurrent_kernel, recurrent_bias)
         for t in range(steps):
             h_prev = _previous(hseq, h0, t)
             self.gemm(recs[t], h_prev, recurrent_kernel)
@@ -104,12 +151,7 @@ class HostRecurrentOps:
 
     def gru_backward(self, dgates, drecs, drecurrent_kernel, dh0, dhseq, gates, recs, hseq, h0,
                      recurrent_kernel, activation, recurrent_activation):
-        op = "gru_backward"
-        steps, n, u = _units_of(op, gates, 3)
-        for name, seq in (("dgates", dgates), ("drecs", drecs), ("recs", recs)):
-            check_sequence(op, name, seq, gates.shape)
-        check_sequence(op, "dhseq", dhseq, (steps, n, u))
-        check_sequence(op, "drecurrent_kernel", drecurrent_kernel, (u, 3 * u))
+        steps, n, u = check_gru_backward(dgates, drecs, drecurrent_kernel, dhseq, gates, recs)
         self.copy(dh0, dhseq[steps - 1])
         for t in range(steps - 1, -1, -1):
             # the kernel's dh_prev output (dh z) may overwrite its dh input: both are dh0
@@ -121,24 +163,14 @@ class HostRecurrentOps:
         _recurrent_kernel_grad(self, drecurrent_kernel, hseq, h0, drecs)
 
     def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation):
-        op = "simple_rnn_forward"
-        steps, n, u = _units_of(op, pre, 1)
-        check_sequence(op, "hseq", hseq, pre.shape)
-        check_sequence(op, "h0", h0, (n, u))
-        check_sequence(op, "recurrent_kernel", recurrent_kernel, (u, u))
-        check_gate_activation(op, "activation", activation)
+        steps, n, u = check_simple_rnn_forward(hseq, pre, h0, recurrent_kernel, activation)
         for t in range(steps):
             self.gemm(pre[t], _previous(hseq, h0, t), recurrent_kernel, beta=1.0)
             self.activation_forward(hseq[t], pre[t], activation)
 
     def simple_rnn_backward(self, dpre, drecurrent_kernel, dh0, dhseq, hseq, h0, recurrent_kernel,
                             activation):
-        op = "simple_rnn_backward"
-        steps, n, u = _units_of(op, hseq, 1)
-        check_sequence(op, "dpre", dpre, hseq.shape)
-        check_sequence(op, "dhseq", dhseq, hseq.shape)
-        check_sequence(op, "drecurrent_kernel", drecurrent_kernel, (u, u))
-        check_gate_activation(op, "activation", activation)
+        steps, n, u = check_simple_rnn_backward(dpre, drecurrent_kernel, dhseq, hseq, activation)
         self.copy(dh0, dhseq[steps - 1])
         for t in range(steps - 1, -1, -1):
             self.activation_backward(dpre[t], dh0, hseq[t], activation)
