@@ -185,6 +185,9 @@ class Tape:
         self.nodes = []       # (output Tensor, input Tensors, rule(dout) -> grads per input)
         self._leaves = {}     # id(Variable) -> (Variable, its leaf Tensor)
         self.backwards = []      # built-in layers whose backward ran (their weight grads are filled)
+        # whether the built-in layers' weight gradients add to those already there (the call
+        # this tape records is not the first of its layer to be back-propagated)
+        self.accumulate = False
 
     def leaf(self, variable):
         held = self._leaves.get(id(variable))
@@ -249,7 +252,7 @@ def recording(tape):
 
 
 def current_call_scope():
-    """{id(layer): its calls so far} of the eager computation running (layers/shared_calls.py),
+    """{id(layer): its calls so far} of the eager computation running (layers/eager_calls.py),
     or None outside one."""
     return getattr(_state, "calls", None)
 

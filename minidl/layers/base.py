@@ -48,6 +48,11 @@ def has_unknown(shape):
     return None in shape
 
 
+def several_shapes(shape):
+    """Whether an output shape is a list of shapes (a layer of several outputs)."""
+    return bool(shape) and isinstance(shape[0], (tuple, list))
+
+
 def compatible(shape, declared):
     """Whether a concrete sample shape fits a declared one (None matches any size)."""
     return len(shape) == len(declared) and all(
@@ -100,7 +105,10 @@ class Node:
         self.layer, self.inputs, self.structured = layer, list(inputs), structured
         self.training, self.parent = training, parent
         shape = layer.output_shape if shape is None else shape
-        self.outputs = [KerasTensor(shape, layer, self, 0)]
+        # a layer of several outputs (a recurrent layer's sequence and states) gives a list
+        # of shapes: one symbolic tensor each
+        shapes = list(shape) if several_shapes(shape) else [shape]
+        self.outputs = [KerasTensor(s, layer, self, i) for i, s in enumerate(shapes)]
         layer._inbound_nodes.append(self)
 
 
@@ -162,6 +170,8 @@ class Layer(metaclass=LayerMeta):
         self._buffers = BufferSet()
         # The model clears this for layers fed only by model inputs: their dx is never used.
         self.input_grad_needed = True
+        # the contexts of the layer's calls on Tensors within a scope (eager_calls.py)
+        self._eager_calls = []
 
     def __setattr__(self, name, value):
         # Keras tracks a Variable set as a layer attribute (self.scale = minidl.Variable(1.0))
@@ -257,7 +267,8 @@ class Layer(metaclass=LayerMeta):
         if self.multiple_inputs != isinstance(inputs, (list, tuple)):
             kind = "a list of tensors" if self.multiple_inputs else "a single tensor"
             raise TypeError(f"{self.describe()} must be called on {kind}")
-        return self.add_node(tensors, training).outputs[0]
+        outputs = self.add_node(tensors, training).outputs
+        return outputs if len(outputs) > 1 else outputs[0]
 
     def add_node(self, tensors, training=None, parent=None):
         """Build for the tensors' shapes (once) and record a call node on them."""
@@ -488,34 +499,42 @@ class Layer(metaclass=LayerMeta):
         until the layer asks for that role again (the next step)."""
         return self._buffers.get(role, tuple(shape), dtype)
 
-    def batch_output_shape(self, x):
+    def batch_output_shape(self, call, x=None):
         """The output shape, batch axis included, for forward's input x: from the built shape,
         or with unknown (None) dims from x's (which batch_input_shape then returns)."""
+        holder = call
+        if x is None:   # a layer not yet moved to per-call contexts
+            holder, x = self, call
         b = self.backend
         if not self._unknown_dims:
             return (b.shape(x)[0],) + self.output_shape
-        shape = self._x_shape = b.shape(x)
+        shape = b.shape(x)
+        holder.x_shape = shape
         return (shape[0],) + tuple(self.compute_output_shape(shape[1:]))
 
-    def batch_input_shape(self, dout):
+    def batch_input_shape(self, call, dout=None):
         """The input shape, batch axis included, of the batch whose dL/doutput is dout."""
+        holder = call
+        if dout is None:
+            holder, dout = self, call
         if self._unknown_dims:
-            return self._x_shape
+            return holder.x_shape
         return (self.backend.shape(dout)[0],) + self.input_shape
 
     # --------------------------------------------------------- compute
-    def forward(self, inputs, training):
-        """Return the output tensor for `inputs` (a tensor, or a list for merge layers)."""
+    def forward(self, call, inputs, training):
+        """Return the output tensor for `inputs` (a tensor, or a list for merge layers); what
+        backward needs is kept on `call`, this call's LayerCall (layers/calls.py)."""
         if not self.uses_call():
             raise NotImplementedError(f"{self.describe()} defines neither call nor forward")
-        return custom_call.call_forward(self, inputs, training)
+        return custom_call.call_forward(self, call, inputs, training)
 
-    def backward(self, dout):
-        """Given dL/doutput, fill the weight gradients and return dL/dinput (a list for
-        merge layers). Called after forward with the same batch."""
+    def backward(self, call, dout):
+        """Given dL/doutput of the call `call`, write the weight gradients into
+        call.grad(weight) and return dL/dinput (a list for merge layers)."""
         if not self.uses_call():
             raise NotImplementedError(f"{self.describe()} defines neither call nor backward")
-        return custom_call.call_backward(self, dout)
+        return custom_call.call_backward(self, call, dout)
 
 
 def _keras_build(build):
@@ -579,10 +598,10 @@ class InputLayer(Layer):
             config["dtype"] = self.dtype
         return config
 
-    def forward(self, inputs, training):
+    def forward(self, call, inputs, training):
         return inputs
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         return None
 
 
@@ -620,10 +639,12 @@ def eager_call(layer, inputs, training):
     layer.build_once(shapes if layer.multiple_inputs else shapes[0])
     if layer.backend is None:
         layer.attach(get_backend())
+    from . import eager_calls
     b = layer.backend
     xs = [b.from_numpy(a) for a in arrays]
-    layer._input_mask = None   # an eager call has no mask (not the last model's)
-    return b.to_numpy(layer.forward(xs if layer.multiple_inputs else xs[0], bool(training)))
+    out, _ = eager_calls.forward(layer, xs if layer.multiple_inputs else xs[0], bool(training),
+                                 b, False)
+    return [b.to_numpy(o) for o in out] if isinstance(out, list) else b.to_numpy(out)
 
 
 def count_elements(shape):

@@ -3,6 +3,7 @@
 from .. import activations
 from ..mixed_precision import backward_precision, compute_precision
 from .base import Layer, format_shape
+from .calls import LayerCall
 from .core import ActivationMixin
 
 
@@ -41,26 +42,39 @@ class WindowPlanMixin:
     batch (the numpy backend's padded input), so keeping one per batch size (or, with unknown
     (None) dims, per image size) ever used would let memory grow with the number of shapes.
 
-    plan(batch) plans for the built input shape; plan(batch, shape) for a batch of that full
-    shape (the layers with unknown dims pass theirs)."""
+    The plan lives on the call's context (call.plan): each call of a shared layer keeps the
+    plan (and scratch) of its own batch. plan(call, batch) plans for the built input shape;
+    plan(call, batch, shape) for a batch of that full shape (the layers with unknown dims
+    pass theirs)."""
 
-    _plan = None
-    _plan_key = None
-
-    def plan(self, batch, in_shape=None):
-        plan = self._plan
+    def plan(self, call, batch=None, in_shape=None):
+        if not isinstance(call, LayerCall):   # TRANSITION: a layer not yet moved to contexts
+            return self._legacy_plan(call, batch)
+        plan = call.plan
         key = batch if in_shape is None else in_shape
-        if plan is None or self._plan_key != key or plan.backend is not self.backend:
+        if plan is None or call.plan_key != key or call.plan_backend is not self.backend:
+            plan = self._make_plan((batch,) + tuple(self.input_shape) if in_shape is None
+                                   else in_shape)
+            call.plan, call.plan_key, call.plan_backend = plan, key, self.backend
+        return plan
+
+    def _legacy_plan(self, batch, in_shape):
+        plan = getattr(self, "_plan", None)
+        key = batch if in_shape is None else in_shape
+        if plan is None or getattr(self, "_plan_key", None) != key or plan.backend is not self.backend:
             plan = self._make_plan((batch,) + tuple(self.input_shape) if in_shape is None
                                    else in_shape)
             plan.backend = self.backend
             self._plan, self._plan_key = plan, key
         return plan
 
-    def batch_plan(self, x):
+    def batch_plan(self, call, x=None):
         """The plan for forward's input x."""
+        if x is None:   # TRANSITION
+            shape = self.backend.shape(call)
+            return self._legacy_plan(shape[0], shape if self._unknown_dims else None)
         shape = self.backend.shape(x)
-        return self.plan(shape[0], shape if self._unknown_dims else None)
+        return self.plan(call, shape[0], shape if self._unknown_dims else None)
 
     def _make_plan(self, in_shape):
         raise NotImplementedError
@@ -156,26 +170,31 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
         return self.backend.conv2d_plan(in_shape, self.kernel.shape, self.strides, self.padding,
                                         self.dilation_rate, self.groups)
 
-    def forward(self, x, training):
-        self._precision = compute_precision(self)   # the dtype policy's
-        self._x = x
-        self._kernel_used = self.kernel.value   # (minidl.larq's QuantConv2D convolves another)
-        plan = self.batch_plan(x)
-        z = self.buffer("z", plan.out_shape)
-        self.backend.conv2d_forward(z, x, self._kernel_used,
-                                    self.bias.value if self.use_bias else None, plan, self._precision)
-        return self._activate(z)
+    def forward(self, call, x, training):
+        call.precision = compute_precision(self)   # the dtype policy's
+        call.x = x
+        call.kernel = self._kernel_for(call)   # (minidl.larq's QuantConv2D convolves another)
+        plan = self.batch_plan(call, x)
+        z = call.buffer("z", plan.out_shape)
+        self.backend.conv2d_forward(z, call.x, call.kernel,
+                                    self.bias.value if self.use_bias else None, plan, call.precision)
+        return self._activate(call, z)
 
-    def backward_preactivation(self, dz):
+    def _kernel_for(self, call):
+        """The kernel this call convolves with (a quantized layer's is another tensor)."""
+        return self.kernel.value
+
+    def backward_preactivation(self, call, dz):
         b = self.backend
+        precision = backward_precision(call.precision)
         if self.trainable:
-            b.conv2d_backward_filter(self.kernel.grad, self.bias.grad if self.use_bias else None,
-                                     dz, self._x, self._plan, backward_precision(self._precision))
-        if not self.input_grad_needed:
+            b.conv2d_backward_filter(call.grad(self.kernel),
+                                     call.grad(self.bias) if self.use_bias else None,
+                                     dz, call.x, call.plan, precision)
+        if not call.input_grad_needed:
             return None
-        dx = self.buffer("dx", self._plan.in_shape)
-        b.conv2d_backward_data(dx, dz, self._kernel_used, self._plan,
-                               backward_precision(self._precision))
+        dx = call.buffer("dx", call.plan.in_shape)
+        b.conv2d_backward_data(dx, dz, call.kernel, call.plan, precision)
         return dx
 
 
@@ -224,12 +243,12 @@ class ZeroPadding2D(Layer):
         t, b, le, r = self.pads
         return (None if h is None else h + t + b, None if w is None else w + le + r, c)
 
-    def forward(self, x, training):
-        out = self.buffer("out", self.batch_output_shape(x))
+    def forward(self, call, x, training):
+        out = call.buffer("out", self.batch_output_shape(call, x))
         self.backend.pad2d_forward(out, x, self.pads)
         return out
 
-    def backward(self, dout):
-        dx = self.buffer("dx", self.batch_input_shape(dout))
+    def backward(self, call, dout):
+        dx = call.buffer("dx", self.batch_input_shape(call, dout))
         self.backend.pad2d_backward(dx, dout, self.pads)
         return dx

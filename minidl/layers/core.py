@@ -9,7 +9,7 @@ from .base import Layer, count_elements, format_shape, int_tuple
 class ActivationMixin:
     """A fused activation after a layer's affine part.
 
-    `forward` keeps the pre-activation z in `self.preactivation` so that a model can fuse
+    `forward` keeps the pre-activation z in `call.preactivation` so that a model can fuse
     a final softmax or sigmoid into its cross-entropy loss (backward_preactivation then
     starts from dL/dz). `alpha` None means the activation's Keras default
     (activations.default_alpha: leaky_relu's slope 0.2, elu's alpha 1.0).
@@ -21,29 +21,29 @@ class ActivationMixin:
     def _activation_alpha(self):
         return activations.default_alpha(self.activation) if self.alpha is None else self.alpha
 
-    def _activate(self, z):
-        self.preactivation = z
+    def _activate(self, call, z):
+        call.preactivation = z
         if self.activation == "linear":
-            self._activated = z
+            call.activated = z
             return z
-        y = self.buffer("activated", self.backend.shape(z))
+        y = call.buffer("activated", self.backend.shape(z))
         self.backend.activation_forward(y, z, self.activation, self._activation_alpha())
-        self._activated = y
+        call.activated = y
         return y
 
-    def _deactivate(self, dout):
+    def _deactivate(self, call, dout):
         if self.activation == "linear":
             return dout
-        dz = self.buffer("dpreactivation", self.backend.shape(dout))
+        dz = call.buffer("dpreactivation", self.backend.shape(dout))
         # z is passed for the activations whose derivative needs the input (gelu, silu ...)
-        self.backend.activation_backward(dz, dout, self._activated, self.activation,
-                                         self._activation_alpha(), self.preactivation)
+        self.backend.activation_backward(dz, dout, call.activated, self.activation,
+                                         self._activation_alpha(), call.preactivation)
         return dz
 
-    def backward(self, dout):
-        return self.backward_preactivation(self._deactivate(dout))
+    def backward(self, call, dout):
+        return self.backward_preactivation(call, self._deactivate(call, dout))
 
-    def backward_preactivation(self, dz):
+    def backward_preactivation(self, call, dz):
         raise NotImplementedError
 
 
@@ -87,37 +87,41 @@ class Dense(ActivationMixin, Layer):
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.units,)
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
-        shape = self._x_shape = b.shape(x)
+        shape = call.x_shape = b.shape(x)
         rows = count_elements(shape[:-1])
-        self._precision = compute_precision(self)   # the dtype policy's
-        self._x2 = b.reshape(x, (rows, shape[-1]))
-        self._kernel_used = self.kernel.value   # (minidl.larq's QuantDense multiplies another)
-        z = self.buffer("z", (rows, self.units))
-        b.gemm(z, self._x2, self._kernel_used, precision=self._precision)
+        call.precision = compute_precision(self)   # the dtype policy's
+        call.x2 = b.reshape(x, (rows, shape[-1]))
+        call.kernel = self._kernel_for(call)   # (minidl.larq's QuantDense multiplies another)
+        z = call.buffer("z", (rows, self.units))
+        b.gemm(z, call.x2, call.kernel, precision=call.precision)
         if self.use_bias:
             b.bias_add(z, z, self.bias.value)
-        return b.reshape(self._activate(z), shape[:-1] + (self.units,))
+        return b.reshape(self._activate(call, z), shape[:-1] + (self.units,))
 
-    def _deactivate(self, dout):
+    def _kernel_for(self, call):
+        """The kernel this call multiplies by (a quantized layer's is another tensor)."""
+        return self.kernel.value
+
+    def _deactivate(self, call, dout):
         rows = count_elements(self.backend.shape(dout)[:-1])
-        return super()._deactivate(self.backend.reshape(dout, (rows, self.units)))
+        return super()._deactivate(call, self.backend.reshape(dout, (rows, self.units)))
 
-    def backward_preactivation(self, dz):
+    def backward_preactivation(self, call, dz):
         b = self.backend
         rows = count_elements(b.shape(dz)[:-1])
         dz = b.reshape(dz, (rows, self.units))
         if self.trainable:
-            b.gemm(self.kernel.grad, self._x2, dz, trans_a=True,
-                   precision=backward_precision(self._precision))
+            b.gemm(call.grad(self.kernel), call.x2, dz, trans_a=True,
+                   precision=backward_precision(call.precision))
             if self.use_bias:
-                b.bias_grad(self.bias.grad, dz)
-        if not self.input_grad_needed:
+                b.bias_grad(call.grad(self.bias), dz)
+        if not call.input_grad_needed:
             return None
-        dx = self.buffer("dx", b.shape(self._x2))
-        b.gemm(dx, dz, self._kernel_used, trans_b=True, precision=backward_precision(self._precision))
-        return b.reshape(dx, self._x_shape)
+        dx = call.buffer("dx", b.shape(call.x2))
+        b.gemm(dx, dz, call.kernel, trans_b=True, precision=backward_precision(call.precision))
+        return b.reshape(dx, call.x_shape)
 
 
 class Activation(ActivationMixin, Layer):
@@ -132,10 +136,10 @@ class Activation(ActivationMixin, Layer):
     def get_config(self):
         return dict(super().get_config(), activation=self.activation)
 
-    def forward(self, x, training):
-        return self._activate(x)
+    def forward(self, call, x, training):
+        return self._activate(call, x)
 
-    def backward_preactivation(self, dz):
+    def backward_preactivation(self, call, dz):
         return dz
 
 
@@ -179,16 +183,16 @@ class Flatten(Layer):
     def compute_output_shape(self, input_shape):
         return (None if None in input_shape else count_elements(input_shape),)
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         if self._unknown_dims:
-            shape = self._x_shape = self.backend.shape(x)
+            shape = call.x_shape = self.backend.shape(x)
             return self.backend.reshape(x, (shape[0], count_elements(shape[1:])))
         n = self.backend.shape(x)[0]
         return self.backend.reshape(x, (n,) + self.output_shape)
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         if self._unknown_dims:
-            return self.backend.reshape(dout, self._x_shape)
+            return self.backend.reshape(dout, call.x_shape)
         n = self.backend.shape(dout)[0]
         return self.backend.reshape(dout, (n,) + self.input_shape)
 
@@ -220,11 +224,11 @@ class Reshape(Layer):
                              f"({known} values)")
         return self.target_shape
 
-    def forward(self, x, training):
-        return self.backend.reshape(x, self.batch_output_shape(x))
+    def forward(self, call, x, training):
+        return self.backend.reshape(x, self.batch_output_shape(call, x))
 
-    def backward(self, dout):
-        return self.backend.reshape(dout, self.batch_input_shape(dout))
+    def backward(self, call, dout):
+        return self.backend.reshape(dout, self.batch_input_shape(call, dout))
 
 
 class Dropout(Layer):
@@ -286,41 +290,42 @@ class Dropout(Layer):
         shared = count_elements([shape[1 + i] for i in self._shared])
         return shared, count_elements(shape[1:]) // shared
 
-    def forward(self, x, training):
-        self._dropped = bool(training) and self.rate > 0
-        if not self._dropped:
+    def forward(self, call, x, training):
+        call.dropped = bool(training) and self.rate > 0
+        if not call.dropped:
             return x
         b = self.backend
         shape = b.shape(x)
         if self._shared is not None:
-            return self._shared_forward(x, shape)
-        out = self.buffer("out", shape)
-        self._mask = self.buffer("mask", shape)
-        b.dropout_forward(out, self._mask, x, self.rate, self.step_seed)
+            return self._shared_forward(call, x, shape)
+        out = call.buffer("out", shape)
+        call.drop_mask = call.buffer("mask", shape)
+        b.dropout_forward(out, call.drop_mask, x, self.rate, call.step_seed)
         return out
 
-    def _shared_forward(self, x, shape):
+    def _shared_forward(self, call, x, shape):
         # one draw per (sample, own) position, applied along the shared axes
         b = self.backend
         n, (shared, own) = shape[0], self._layout(shape)
-        ones = self.buffer("ones", (n, own))
+        ones = call.buffer("ones", (n, own))
         b.fill(ones, 1.0)
-        self._mask = self.buffer("mask", (n, own))
-        b.dropout_forward(self.buffer("kept", (n, own)), self._mask, ones, self.rate, self.step_seed)
-        out = self.buffer("out", (n, shared, own))
-        b.channel_mask_multiply(out, b.reshape(x, (n, shared, own)), self._mask)
+        call.drop_mask = call.buffer("mask", (n, own))
+        b.dropout_forward(call.buffer("kept", (n, own)), call.drop_mask, ones, self.rate,
+                          call.step_seed)
+        out = call.buffer("out", (n, shared, own))
+        b.channel_mask_multiply(out, b.reshape(x, (n, shared, own)), call.drop_mask)
         return b.reshape(out, shape)
 
-    def backward(self, dout):
-        if not self._dropped:
+    def backward(self, call, dout):
+        if not call.dropped:
             return dout
         b = self.backend
         shape = b.shape(dout)
         if self._shared is not None:
             n, (shared, own) = shape[0], self._layout(shape)
-            dx = self.buffer("dx", (n, shared, own))
-            b.channel_mask_multiply(dx, b.reshape(dout, (n, shared, own)), self._mask)
+            dx = call.buffer("dx", (n, shared, own))
+            b.channel_mask_multiply(dx, b.reshape(dout, (n, shared, own)), call.drop_mask)
             return b.reshape(dx, shape)
-        dx = self.buffer("dx", shape)
-        b.multiply(dx, dout, self._mask)
+        dx = call.buffer("dx", shape)
+        b.multiply(dx, dout, call.drop_mask)
         return dx

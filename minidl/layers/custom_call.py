@@ -12,7 +12,7 @@ from .. import autodiff
 from .. import ops
 from ..autodiff import Tensor
 from ..backends.numpy_backend import NumpyBackend
-from . import shared_calls
+from . import eager_calls
 
 
 def _call_kwargs(layer, training, mask=None):
@@ -36,16 +36,17 @@ def _output_of(layer, result):
     return ops.cast(t, "float32")
 
 
-def call_forward(layer, inputs, training):
-    """Run layer.call on backend tensors; in training keep the tape for call_backward."""
+def call_forward(layer, call, inputs, training):
+    """Run layer.call on backend tensors; in training keep the tape on `call` for
+    call_backward."""
     b = layer.backend
     tape = autodiff.Tape(b) if training else None
-    needs = layer.input_grad_needed and training
+    needs = call.input_grad_needed and training
     xs = [Tensor(v, b, requires_grad=needs) for v in (inputs if layer.multiple_inputs else [inputs])]
     with autodiff.on_backend(b), autodiff.recording(tape), autodiff.call_scope():
         out = _output_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
                                            **_call_kwargs(layer, training)))
-    layer._tape = (tape, xs, out) if training else None
+    call.tape = (tape, xs, out) if training else None
     value = out.value
     if value is inputs or any(value is x.value for x in xs):
         # an identity call: hand out a copy, so that the graph never sees one tensor twice
@@ -55,10 +56,11 @@ def call_forward(layer, inputs, training):
     return value
 
 
-def call_backward(layer, dout):
-    """Weight gradients into each weight's grad; returns dL/dinputs (a list for several)."""
+def call_backward(layer, call, dout):
+    """Weight gradients into call.grad(weight); returns dL/dinputs (a list for several)."""
     b = layer.backend
-    tape, xs, out = layer._tape
+    tape, xs, out = call.tape
+    tape.accumulate = call.accumulating   # the built-in layers inside add theirs too
     weights = layer.trainable_weights
     leaves = [tape.leaf_of(w) for w in weights]
     sources = [x for x in xs] + [leaf for leaf in leaves if leaf is not None]
@@ -68,11 +70,11 @@ def call_backward(layer, dout):
     for w, leaf in zip(weights, leaves):
         g = by_leaf.get(id(leaf)) if leaf is not None else None
         if g is not None:
-            b.copy(w.grad, g.value)
+            b.copy(call.grad(w), g.value)
         elif id(w) not in filled:
-            b.fill(w.grad, 0.0)
-    layer._tape = None
-    if not layer.input_grad_needed:
+            b.fill(call.grad(w), 0.0)
+    call.tape = None
+    if not call.input_grad_needed:
         return None
     dxs = []
     for x, g in zip(xs, grads[:len(xs)]):
@@ -93,7 +95,7 @@ def call_eagerly(layer, inputs, training=None):
     the tensors' backend, and run at once, in training mode while a tape records unless the
     call says training=. A layer written with ops records into the caller's
     tape; a built-in one runs its fused forward, and its backward becomes the tape's gradient
-    rule (a layer called several times keeps each call's state: shared_calls.py)."""
+    rule (each call of a layer runs on its own context: eager_calls.py)."""
     many = isinstance(inputs, (list, tuple))
     ts = [ops.cast(ops.core.as_tensor(t), "float32") for t in (inputs if many else [inputs])]
     b = ts[0].backend
@@ -110,15 +112,15 @@ def call_eagerly(layer, inputs, training=None):
     mode = tape is not None if training is None else bool(training)
     if layer.uses_call():
         return _output_of(layer, layer.call(ts if many else ts[0], **_call_kwargs(layer, mode)))
-    layer.input_grad_needed = any(t.requires_grad for t in ts)
-    value, call = shared_calls.forward(layer, [t.value for t in ts] if many else ts[0].value,
-                                       mode, b, keep=tape is not None)
+    needed = any(t.requires_grad for t in ts)
+    value, call = eager_calls.forward(layer, [t.value for t in ts] if many else ts[0].value,
+                                      mode, b, needed)
     out = Tensor(value, b)
-    if tape is None or not (layer.input_grad_needed or layer.trainable_weights):
+    if tape is None or not (needed or layer.trainable_weights):
         return out
 
     def rule(g):
-        d = shared_calls.backward(layer, g.value, call, tape, b)
+        d = eager_calls.backward(layer, g.value, call, tape)
         if d is None:
             return (None,) * len(ts)
         return tuple(Tensor(v, b) for v in (d if many else [d]))
@@ -134,7 +136,6 @@ def _attach(layer, backend, zeros):
         layer.attach(backend)
         return
     layer.backend = backend
-    layer._buffers.reset(backend)
     for w in layer.weights:
         w.value, w.backend = backend.zeros(w.shape), backend
         w.grad = backend.zeros(w.shape) if w.trainable else None

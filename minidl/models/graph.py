@@ -2,11 +2,11 @@
 
 A model maps one or more input tensors to one or more output tensors through call nodes
 (layers/base.py Node). A layer called several times (a shared layer, or the layers of a
-model used twice as a layer) has one node per call: in this graph each of its nodes runs
-on its own activation buffers and saved inputs (swapped in and out of the layer, see
-_NodeState), while all of them share the layer's weights, and the weight gradients of its
-nodes are summed. A tensor used by several nodes gets its gradients summed in a buffer
-that the graph owns. A graph of layers called once (every Sequential) swaps nothing.
+model used twice as a layer) has one node per call: each node runs on its own LayerCall
+(layers/calls.py: its buffers and what its forward keeps for backward), all of them share
+the layer's weights, and the weight gradients of its nodes are summed. A node may have
+several outputs (a recurrent layer's sequence and final states). A tensor used by several
+nodes gets its gradients summed in a buffer that the graph owns.
 
 A layer with an activity regularizer adds its penalty once per call node (as Keras adds it
 at every call): forward keeps each such node's output (activity_outputs) for the model's
@@ -14,49 +14,37 @@ loss, and backward adds the penalty's gradient to that node's dL/doutput.
 """
 
 from collections import Counter
+from dataclasses import dataclass, field
 
 from ..backends import get_backend
 from ..layers.base import InputLayer, compatible, format_shape
 from ..layers.buffers import BufferSet
-from ..random import mix_seed
+from ..layers.calls import LayerCall, run_backward, run_forward
 from . import structure
 
-# The graph whose input_grad_needed flags the layers hold now: a layer in several graphs
-# (a nested model, a sub-model) gets this graph's flags before this graph runs.
-_flags_holder = [None]
 
+@dataclass
+class Step:
+    """One call node as the passes run it.
 
-class _NodeState:
-    """The per-call attributes of a shared layer (its buffers, saved inputs, pre-activation)
-    for one node: loaded into the layer before the node runs, saved back after."""
+    ins: the ids of the tensors it reads (one id, or a list for a layer of several inputs);
+    outs: the ids of the tensors it makes (one per output of the node); call: its LayerCall
+    (buffers, what forward keeps for backward), owned by this graph; has_weights: whether
+    the layer has trainable weights; shared: whether the layer has other calls in this graph
+    (their weight gradients add up)."""
+    layer: object
+    ins: object
+    outs: list
+    structured: bool
+    training: object
+    call: LayerCall
+    has_weights: bool
+    shared: bool = False
+    multi: bool = field(default=False)
 
-    __slots__ = ("values", "ordinal")
-
-    def __init__(self, backend, ordinal):
-        buffers = BufferSet()
-        buffers.reset(backend)
-        self.values = {"_buffers": buffers}
-        self.ordinal = ordinal   # which call of the layer in this graph: 0, 1, ...
-
-    def forward(self, layer, x, mode):
-        self.load(layer)
-        if layer.needs_step_seed and self.ordinal:
-            # each call of a shared Dropout draws its own mask, still a function of the step
-            seed = layer.step_seed
-            layer.step_seed = mix_seed(seed, self.ordinal) >> 2
-            out = layer.forward(x, mode)
-            layer.step_seed = seed
-        else:
-            out = layer.forward(x, mode)
-        self.save(layer)
-        return out
-
-    def load(self, layer):
-        layer.__dict__.update(self.values)
-
-    def save(self, layer):
-        self.values = {k: v for k, v in layer.__dict__.items()
-                       if (k[0] == "_" and k != "_inbound_nodes") or k == "preactivation"}
+    @property
+    def out(self):
+        return self.outs[0]
 
 
 def input_mask(masks, ins, structured):
@@ -175,45 +163,46 @@ class Graph:
         self.prepare()
 
     def prepare(self):
-        """Plan the passes for the layers' current trainable flags (at attach and compile)."""
+        """Plan the passes for the layers' current trainable flags (at attach and compile):
+        a Step per node, each with its own LayerCall (kept when planned again)."""
         count = Counter(id(n.layer) for n in self.nodes)
         upstream = {id(t): False for t in self.inputs}
-        steps, needs, seen = [], {}, Counter()
+        steps, seen = [], Counter()
+        calls = getattr(self, "_calls", {})
+        self._calls = {}
         for node in self.nodes:
             layer = node.layer
             feeds = any(upstream[id(t)] for t in node.inputs)
             has_weights = bool(layer.trainable_weights)
-            upstream[id(node.outputs[0])] = feeds or has_weights
-            needs[id(layer)] = needs.get(id(layer), False) or feeds
-            state = _NodeState(self.backend, seen[id(layer)]) if count[id(layer)] > 1 else None
+            for t in node.outputs:
+                upstream[id(t)] = feeds or has_weights
+            call = calls.get(id(node))
+            if call is None or call.backend is not self.backend or call.layer is not layer:
+                call = LayerCall(layer, self.backend, seen[id(layer)])
+            call.ordinal = seen[id(layer)]
+            # a layer needs dL/dinput only if something upstream of it has trainable weights
+            call.input_grad_needed = feeds
+            self._calls[id(node)] = call
             seen[id(layer)] += 1
             ids = [id(t) for t in node.inputs]
-            steps.append((layer, ids if node.structured else ids[0], id(node.outputs[0]),
-                          node.structured, node.training, state, has_weights,
-                          count[id(layer)] > 1 and has_weights))
+            steps.append(Step(layer, ids if node.structured else ids[0],
+                              [id(t) for t in node.outputs], node.structured, node.training,
+                              call, has_weights, count[id(layer)] > 1 and has_weights,
+                              len(node.outputs) > 1))
         self._steps = steps
         # backward runs the steps in reverse: a layer's weight gradients are final once its
         # first call (its earliest step) has been back-propagated
         first_step = {}
-        for index, (layer, *_rest) in enumerate(steps):
-            first_step.setdefault(id(layer), (index, layer))
+        for index, step in enumerate(steps):
+            first_step.setdefault(id(step.layer), (index, step.layer))
         self._grads_final_after = {}
         for index, layer in first_step.values():
             if layer.trainable_weights:
                 self._grads_final_after[index] = list(layer.trainable_weights)
-        self._activity = {out: layer.activity_regularizer
-                          for layer, _, out, *_ in steps
-                          if getattr(layer, "activity_regularizer", None) is not None}
-        self._needs = [(layer, needs[id(layer)]) for layer in self.primitive_layers]
+        self._activity = {step.out: step.layer.activity_regularizer for step in steps
+                          if getattr(step.layer, "activity_regularizer", None) is not None}
         self._input_ids = [id(t) for t in self.inputs]
         self._output_ids = [id(t) for t in self.outputs]
-        self._apply_flags()
-
-    def _apply_flags(self):
-        # A layer needs dL/dinput only if something upstream of it has trainable weights.
-        for layer, needed in self._needs:
-            layer.input_grad_needed = needed
-        _flags_holder[0] = self
 
     @property
     def input_shapes(self):
@@ -238,24 +227,25 @@ class Graph:
     # ---------------------------------------------------------- compute
     def forward(self, xs, training):
         """Run the graph on backend tensors `xs` (one per input); a list, one per output."""
-        if _flags_holder[0] is not self:
-            self._apply_flags()
         values = dict(zip(self._input_ids, xs))
         masks = {}   # output id -> its Keras mask (N, steps), for the tensors that have one
-        for layer, ins, out, structured, node_training, state, _, _ in self._steps:
-            x = [values[i] for i in ins] if structured else values[ins]
-            mask = input_mask(masks, ins, structured)
-            mode = training if node_training is None else node_training
-            if state is None:
-                layer._input_mask = mask
-                values[out] = layer.forward(x, mode)
+        for step in self._steps:
+            ins, layer, call = step.ins, step.layer, step.call
+            x = [values[i] for i in ins] if step.structured else values[ins]
+            mask = input_mask(masks, ins, step.structured)
+            call.mask = mask
+            mode = training if step.training is None else step.training
+            result = run_forward(layer, call, x, mode)
+            if step.multi:
+                values.update(zip(step.outs, result))
+                call.output_shapes = [self.backend.shape(r) for r in result]
             else:
-                state.values["_input_mask"] = mask
-                values[out] = state.forward(layer, x, mode)
+                values[step.out] = result
             if layer.supports_masking:
                 out_mask = layer.compute_mask(x, mask)
                 if out_mask is not None:
-                    masks[out] = out_mask
+                    for out in step.outs:
+                        masks[out] = out_mask
         # the loss and metrics of an output with a mask weigh its steps by it (models/model.py)
         self.output_masks = [masks.get(i) for i in self._output_ids]
         if self._activity:   # the model adds their penalties to the loss
@@ -268,8 +258,9 @@ class Graph:
         masked = {}
         for node in self.nodes:
             ins = [masked.get(id(t), False) for t in node.inputs]
-            masked[id(node.outputs[0])] = node.layer.output_has_mask(
-                ins if node.structured else ins[0])
+            has = node.layer.output_has_mask(ins if node.structured else ins[0])
+            for t in node.outputs:
+                masked[id(t)] = has
         return [masked.get(id(t), False) for t in self.outputs]
 
     @property
@@ -282,25 +273,32 @@ class Graph:
         return [(reg, self._activity_values[i]) for i, reg in self._activity.items()
                 if i in self._activity_values]
 
+    def _step_making(self, out):
+        for step in self._steps:
+            if out in step.outs:
+                return step
+        return None
+
     def preactivation(self, index):
         """The pre-activation of output `index` after forward (for a fused loss)."""
-        out = self._output_ids[index]
-        for layer, _, step_out, _, _, state, _, _ in self._steps:
-            if step_out == out:
-                return layer.preactivation if state is None else state.values["preactivation"]
-        raise ValueError(f"{self.owner}: output {index} is a model input")
+        step = self._step_making(self._output_ids[index])
+        if step is None:
+            raise ValueError(f"{self.owner}: output {index} is a model input")
+        return step.call.preactivation
 
     def fusable(self, index):
-        """Whether output `index` can take dL/dpre-activation: produced by a layer, read
-        by no other node nor listed twice as an output, and without an activity regularizer
-        (whose gradient needs dL/doutput)."""
+        """Whether output `index` can take dL/dpre-activation: the only output of a layer's
+        call, read by no other node nor listed twice as an output, and without an activity
+        regularizer (whose gradient needs dL/doutput)."""
         t = self.outputs[index]
         if isinstance(t.layer, InputLayer) or self._output_ids.count(id(t)) > 1:
             return False
         if id(t) in self._activity:
             return False
-        return not any(id(t) in (ins if structured else [ins])
-                       for _, ins, _, structured, *_ in self._steps)
+        step = self._step_making(id(t))
+        if step is None or step.multi:
+            return False
+        return not any(id(t) in (s.ins if s.structured else [s.ins]) for s in self._steps)
 
     def backward(self, douts, from_preactivation=(), on_grads_final=None):
         """Back-propagate dL/doutput of each output (dL/dpre-activation for the outputs in
@@ -317,36 +315,46 @@ class Graph:
             if on_grads_final is not None and index in self._grads_final_after:
                 on_grads_final(self._grads_final_after[index])
 
+    def _step_dout(self, step, grads):
+        """dL/d(the step's outputs): one tensor, or for a node of several outputs a list
+        (zeros for an output nothing used); None when no output has a gradient."""
+        if not step.multi:
+            return grads.pop(step.out, None)
+        found = [grads.pop(out, None) for out in step.outs]
+        if all(g is None for g in found):
+            return None
+        return [g if g is not None else self._zeros(("unused", out), shape)
+                for g, out, shape in zip(found, step.outs, step.call.output_shapes)]
+
+    def _zeros(self, key, shape):
+        z = self._grad_buffers.get(key, shape)
+        self.backend.fill(z, 0.0)
+        return z
+
     def _backward_step(self, step, grads, fused, done):
         b = self.backend
-        layer, ins, out, structured, _, state, has_weights, shared = step
-        g = grads.pop(out, None)
-        if g is None or not (layer.input_grad_needed or has_weights):
+        layer, call = step.layer, step.call
+        g = self._step_dout(step, grads)
+        if g is None or not (call.input_grad_needed or step.has_weights):
             return
-        if out in self._activity:   # the node's penalty is reg(output) / batch
+        if step.out in self._activity:   # the node's penalty is reg(output) / batch
             # into a copy: g may be shared (Add passes one dout to all its inputs)
+            out = step.out
             output, own = self._activity_values[out], self._grad_buffers.get(("activity", out),
                                                                              b.shape(g))
             b.copy(own, g)
             self._activity[out].add_gradient(b, own, output, 1.0 / b.shape(output)[0])
             g = own
-        if state is not None:
-            state.load(layer)
-        saved = self._save_grads(layer) if shared and id(layer) in done else None
-        dinputs = layer.backward_preactivation(g) if out in fused else layer.backward(g)
-        if saved is not None:
-            for w, kept in saved:
-                b.add(w.grad, w.grad, kept)
-        if shared:
+        accumulate = step.shared and id(layer) in done
+        dinputs = run_backward(layer, call, g, accumulate, preactivation=step.out in fused)
+        if step.shared:
             done.add(id(layer))
-        if state is not None:
-            state.save(layer)
-        if not layer.input_grad_needed:
+        if not call.input_grad_needed:
             return
-        if not structured:
-            self._accumulate(grads, ins, dinputs)
+        if not step.structured:
+            self._accumulate(grads, step.ins, dinputs)
             return
-        for key, d in zip(ins, dinputs):
+        for key, d in zip(step.ins, dinputs):
             self._accumulate(grads, key, d)
 
     def _accumulate(self, grads, key, d):
@@ -356,16 +364,6 @@ class Graph:
         acc = self._grad_buffers.get(key, self.backend.shape(d))
         self.backend.add(acc, grads[key], d)
         grads[key] = acc
-
-    def _save_grads(self, layer):
-        """Copies of a shared layer's weight gradients from the nodes already run (its next
-        node's backward overwrites them; the copies are added back)."""
-        saved = []
-        for w in layer.trainable_weights:
-            kept = self._grad_buffers.get(("weight", id(w)), w.shape)
-            self.backend.copy(kept, w.grad)
-            saved.append((w, kept))
-        return saved
 
     def adjust_rank(self, x, index=0):
         """x (a host array) with a trailing axis of 1 added or dropped when that is all that
@@ -391,6 +389,9 @@ class Graph:
         shapes = {id(t): tuple(s) for t, s in zip(self.inputs, input_shapes)}
         for node in self.nodes:
             ins = [shapes[id(t)] for t in node.inputs]
-            shapes[id(node.outputs[0])] = tuple(node.layer.concrete_output_shape(
-                ins if node.structured else ins[0]))
+            out = node.layer.concrete_output_shape(ins if node.structured else ins[0])
+            if len(node.outputs) > 1:
+                shapes.update((id(t), tuple(o)) for t, o in zip(node.outputs, out))
+            else:
+                shapes[id(node.outputs[0])] = tuple(out)
         return [shapes[id(t)] for t in self.outputs]
