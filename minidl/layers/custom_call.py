@@ -11,7 +11,7 @@ import inspect
 from .. import autodiff
 from .. import ops
 from ..autodiff import Tensor
-from ..backends.numpy_backend import NumpyBackend
+from ..backends.symbolic import SymbolicBackend
 from . import eager_calls
 
 
@@ -141,7 +141,7 @@ def _attach(layer, backend, zeros):
         w.grad = backend.zeros(w.shape) if w.trainable else None
 
 
-_PROBE = NumpyBackend("float32")
+_SYMBOLIC = SymbolicBackend()
 
 
 # Unknown (None) input dims are probed at two sizes: an output dim that changes with them is
@@ -151,10 +151,10 @@ _PROBE_SIZES = (32, 45)
 
 
 def infer_output_shape(layer, input_shape, backend=None):
-    """The output shape (without the batch axis) of call on a one-sample batch of zeros, run
-    on a private numpy backend with zero weights (no random numbers drawn), or once attached
-    on the layer's backend with its weights; on `backend` instead when given, where the
-    layers inside attach with their real initial weights (a subclassed model's build)."""
+    """The output shape (without the batch axis) of call on a one-sample batch, traced on
+    symbolic tensors (no values, no random numbers drawn; see _probe_batch); on `backend`
+    instead when given, where the layers inside attach with their real initial weights (a
+    subclassed model's build)."""
     shapes = input_shape if layer.multiple_inputs else [input_shape]
     if not any(None in s for s in shapes):
         return _probe(layer, shapes, backend)
@@ -182,11 +182,23 @@ def _probe(layer, shapes, backend=None):
 
 
 def _probe_batch(layer, shapes, backend, batch):
-    """The output of call on a batch of `batch` zero samples of each shape."""
-    # an attached layer (a batch's shapes resolved in a model) probes where its weights are
-    target = backend or layer.backend or _PROBE
+    """The output of call on a batch of `batch` samples of each shape: traced on symbolic
+    tensors (backends/symbolic.py), or when the call needs values (or `backend` is given:
+    a subclassed model's build, whose layers take their real initial weights there) run on
+    zeros on that backend, or, once attached, on the layer's own (with its weights)."""
+    if backend is None and layer.backend is None:
+        try:
+            return _run_probe(layer, shapes, _SYMBOLIC, batch, probe=True)
+        except Exception:   # the call needs values (or fails: the real run says why)
+            pass
+    from ..backends import get_backend
+    target = backend or layer.backend or get_backend()
+    return _run_probe(layer, shapes, target, batch, probe=backend is None)
+
+
+def _run_probe(layer, shapes, target, batch, probe):
     xs = [Tensor(target.zeros((batch,) + tuple(s)), target) for s in shapes]
-    with autodiff.on_backend(target, probe=backend is None), autodiff.recording(None), \
+    with autodiff.on_backend(target, probe=probe), autodiff.recording(None), \
             autodiff.call_scope():
         return _output_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
                                             **_call_kwargs(layer, False)))
