@@ -34,17 +34,16 @@ from .reductions import amax, amin, argmax, argmin, max, mean, min, prod, std, s
 from .shapes import (broadcast_to, concatenate, expand_dims, getitem, repeat, reshape, split,
                      squeeze, stack, take, tile, transpose)
 
-from .numeric import (allclose, angle, argpartition, array_split, bartlett, bincount, bitwise_and,
-                      bitwise_invert, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,
-                      bitwise_xor, blackman, cbrt, conj, conjugate, corrcoef, correlate, cross, deg2rad,
-                      diagflat, digitize, divide_no_nan, dsplit, dstack, empty_like, exp2, fabs, fliplr,
-                      flipud, fmax, fmin, fmod, gcd, geomspace, get_item, hamming, hanning, heaviside,
-                      histogram, hsplit, hypot, i0, imag, inner, isin, isneginf, isposinf, isreal, kaiser,
-                      kron, lcm, ldexp, left_shift, logaddexp2, nanargmax, nanargmin, nancumprod,
-                      nancumsum, nanmax, nanmean, nanmedian, nanmin, nanpercentile, nanprod, nanquantile,
-                      nanstd, nansum, nanvar, nextafter, nonzero, percentile, ptp, rad2deg, real,
-                      right_shift, rot90, searchsorted, signbit, sinc, trapezoid, trunc, unique,
-                      unravel_index, vander, view, vsplit)
+from .numeric import (allclose, angle, bitwise_and, bitwise_invert, bitwise_left_shift, bitwise_not, bitwise_or,
+    bitwise_right_shift, bitwise_xor, cbrt, conj, conjugate, deg2rad, divide_no_nan, empty_like,
+    exp2, fabs, fmax, fmin, fmod, gcd, geomspace, heaviside, hypot, i0, imag, isneginf,
+    isposinf, isreal, lcm, ldexp, left_shift, logaddexp2, nanargmax, nanargmin, nancumprod,
+    nancumsum, nanmax, nanmean, nanmedian, nanmin, nanpercentile, nanprod, nanquantile, nanstd,
+    nansum, nanvar, nextafter, percentile, ptp, rad2deg, real, right_shift, signbit, sinc, trunc)
+from .array_functions import (argpartition, array_split, bartlett, bincount, blackman, corrcoef, correlate, cross, diagflat,
+    digitize, dsplit, dstack, fliplr, flipud, get_item, hamming, hanning, histogram, hsplit,
+    inner, isin, kaiser, kron, nonzero, rot90, searchsorted, trapezoid, unique, unravel_index,
+    vander, view, vsplit)
 from .nn_functions import (adaptive_average_pool, adaptive_max_pool, celu, ctc_decode, ctc_loss,
                            depth_to_space, depthwise_conv, dot_product_attention, fold, glu, hard_shrink, hard_swish,
                            hard_tanh, layer_normalization, psnr, rms_normalization, separable_conv,

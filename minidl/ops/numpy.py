@@ -24,16 +24,17 @@ from .einsum import (  # noqa: F401
 from .linalg import (  # noqa: F401
     dot, matmul)
 from .numeric import (  # noqa: F401
-    allclose, angle, argpartition, array_split, bartlett, bincount, bitwise_and, bitwise_invert,
-    bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, blackman,
-    cbrt, conj, conjugate, corrcoef, correlate, cross, deg2rad, diagflat, digitize,
-    divide_no_nan, dsplit, dstack, empty_like, exp2, fabs, fliplr, flipud, fmax, fmin, fmod,
-    gcd, geomspace, get_item, hamming, hanning, heaviside, histogram, hsplit, hypot, i0, imag,
-    inner, isin, isneginf, isposinf, isreal, kaiser, kron, lcm, ldexp, left_shift, logaddexp2,
-    nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmedian, nanmin,
-    nanpercentile, nanprod, nanquantile, nanstd, nansum, nanvar, nextafter, nonzero, percentile,
-    ptp, rad2deg, real, right_shift, rot90, searchsorted, signbit, sinc, trapezoid, trunc,
-    unique, unravel_index, vander, view, vsplit)
+    allclose, angle, bitwise_and, bitwise_invert, bitwise_left_shift, bitwise_not, bitwise_or,
+    bitwise_right_shift, bitwise_xor, cbrt, conj, conjugate, deg2rad, divide_no_nan, empty_like,
+    exp2, fabs, fmax, fmin, fmod, gcd, geomspace, heaviside, hypot, i0, imag, isneginf,
+    isposinf, isreal, lcm, ldexp, left_shift, logaddexp2, nanargmax, nanargmin, nancumprod,
+    nancumsum, nanmax, nanmean, nanmedian, nanmin, nanpercentile, nanprod, nanquantile, nanstd,
+    nansum, nanvar, nextafter, percentile, ptp, rad2deg, real, right_shift, signbit, sinc, trunc)
+from .array_functions import (  # noqa: F401
+    argpartition, array_split, bartlett, bincount, blackman, corrcoef, correlate, cross, diagflat,
+    digitize, dsplit, dstack, fliplr, flipud, get_item, hamming, hanning, histogram, hsplit,
+    inner, isin, kaiser, kron, nonzero, rot90, searchsorted, trapezoid, unique, unravel_index,
+    vander, view, vsplit)
 from .ordering import (  # noqa: F401
     argsort, cumprod, cumsum, median, quantile, sort)
 from .reductions import (  # noqa: F401
