@@ -19,11 +19,11 @@ import numpy as np
 
 from .. import constraints, initializers, regularizers
 from ..arguments import int_tuple
-from ..autodiff import Variable
 from ..mixed_precision import DTypePolicy
 from ..naming import auto_name, snake_case
-from ..variable_methods import VariableMethods
 from .buffers import BufferSet
+from .nodes import KerasTensor, Node, compatible, format_shape, has_unknown, several_shapes  # noqa: F401
+from .weights import Weight
 from . import custom_call
 from .input_arguments import LayerMeta, sample_shape
 from .input_spec import assert_input_compatibility
@@ -33,103 +33,6 @@ def _is_model(item):
     """A model (which a custom layer may hold and call like a layer); models import layers,
     so this checks by duck type, as models/tracking.py does."""
     return hasattr(item, "graph") and hasattr(item, "compile")
-
-
-def format_shape(shape):
-    """(32, 32, 3) -> '(None, 32, 32, 3)': shapes in messages always show the batch axis."""
-    return "(" + ", ".join(["None"] + [str(d) for d in shape]) + ")"
-
-
-def has_unknown(shape):
-    """Whether a sample shape (or a list of them, a merge layer's) has an unknown (None)
-    dimension, as Input(shape=(None, None, 3)) gives."""
-    if shape and isinstance(shape[0], (tuple, list)):
-        return any(None in s for s in shape)
-    return None in shape
-
-
-def several_shapes(shape):
-    """Whether an output shape is a list of shapes (a layer of several outputs)."""
-    return bool(shape) and isinstance(shape[0], (tuple, list))
-
-
-def compatible(shape, declared):
-    """Whether a concrete sample shape fits a declared one (None matches any size)."""
-    return len(shape) == len(declared) and all(
-        d is None or d == s for s, d in zip(shape, declared))
-
-
-class KerasTensor:
-    """A symbolic tensor: output `index` of a layer's call `node` in a model graph.
-
-    `shape` includes the batch axis as in Keras 3 ((None, 784)); `sample_shape` is the
-    shape of one sample, as layers and buffers use it."""
-
-    dtype = "float32"
-
-    def __init__(self, shape, layer, node=None, index=0):
-        self.sample_shape = tuple(None if d is None else int(d) for d in shape)
-        self.layer = layer
-        self.node = node
-        self.index = index
-
-    @property
-    def shape(self):
-        return (None,) + self.sample_shape
-
-    @property
-    def name(self):
-        return self.layer.name
-
-    @property
-    def producer(self):
-        """What made the tensor as its model lists it: the layer, or the nested model whose
-        call replayed that layer."""
-        if self.node is not None and self.node.parent is not None:
-            return self.node.parent.model
-        return self.layer
-
-    def __repr__(self):
-        return f"<KerasTensor shape={format_shape(self.sample_shape)} from {self.layer.name!r}>"
-
-
-class Node:
-    """One call of a layer on symbolic tensors. A layer called several times (a shared
-    layer) has several nodes: each runs on its own activation buffers, all share the
-    layer's weights, and their weight gradients are summed (models/graph.py).
-
-    training: the call's training= (None: the model's mode). parent: the model call whose
-    replay created this node (a model used as a layer), or None."""
-
-    def __init__(self, layer, inputs, structured, training=None, parent=None, shape=None):
-        self.layer, self.inputs, self.structured = layer, list(inputs), structured
-        self.training, self.parent = training, parent
-        shape = layer.output_shape if shape is None else shape
-        # a layer of several outputs (a recurrent layer's sequence and states) gives a list
-        # of shapes: one symbolic tensor each
-        shapes = list(shape) if several_shapes(shape) else [shape]
-        self.outputs = [KerasTensor(s, layer, self, i) for i, s in enumerate(shapes)]
-        layer._inbound_nodes.append(self)
-
-
-class Weight(VariableMethods, Variable):
-    """One trainable or non-trainable weight: its backend tensor and gradient. In a custom
-    layer's call it works as a tensor of minidl.ops (operators included); assign,
-    assign_add and assign_sub set its values as Keras's Variable does."""
-
-    def __init__(self, name, shape, initializer, trainable, regularizer=None, constraint=None):
-        self.name = name
-        self.shape = tuple(shape)
-        self.initializer = initializer
-        self.trainable = trainable
-        self.regularizer = regularizer  # its penalty joins the loss, its gradient the weight's
-        self.constraint = constraint    # applied after every optimizer step
-        self.value = None   # backend tensor, set by Layer.attach
-        self.grad = None    # backend tensor (trainable weights only)
-        self.backend = None
-
-    def __repr__(self):
-        return f"<Weight {self.name!r} shape={self.shape}>"
 
 
 class Layer(metaclass=LayerMeta):
