@@ -22,7 +22,7 @@ from ..arguments import int_tuple
 from ..mixed_precision import DTypePolicy
 from ..naming import auto_name, snake_case
 from .buffers import BufferSet
-from .nodes import KerasTensor, Node, compatible, format_shape, has_unknown, several_shapes  # noqa: F401
+from .nodes import KerasTensor, Node, compatible, format_shape, has_unknown, several_shapes
 from .weights import Weight
 from . import custom_call
 from .input_arguments import LayerMeta, sample_shape
@@ -223,8 +223,8 @@ class Layer(metaclass=LayerMeta):
         if type(self).compute_output_shape is not Layer.compute_output_shape:
             with_batch = ([(None,) + tuple(s) for s in input_shape] if self.multiple_inputs
                           else (None,) + tuple(input_shape))
-            return tuple(self.compute_output_shape(with_batch))[1:]
-        return tuple(custom_call.infer_output_shape(self, input_shape))
+            return _without_batch(self.compute_output_shape(with_batch))
+        return _as_shape(custom_call.infer_output_shape(self, input_shape))
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -241,10 +241,9 @@ class Layer(metaclass=LayerMeta):
                       else (None,) + tuple(input_shape))
         self.build(with_batch)
         if type(self).compute_output_shape is not Layer.compute_output_shape:
-            shape = tuple(self.compute_output_shape(with_batch))
-            self.output_shape = tuple(None if d is None else int(d) for d in shape[1:])
+            self.output_shape = _without_batch(self.compute_output_shape(with_batch))
         else:
-            self.output_shape = tuple(custom_call.infer_output_shape(self, input_shape))
+            self.output_shape = _as_shape(custom_call.infer_output_shape(self, input_shape))
 
     def call(self, inputs, training=None, mask=None):
         """The layer's computation with minidl.ops (Keras subclassing); built-in layers
@@ -438,6 +437,20 @@ class Layer(metaclass=LayerMeta):
         if not self.uses_call():
             raise NotImplementedError(f"{self.describe()} defines neither call nor backward")
         return custom_call.call_backward(self, call, dout)
+
+
+def _as_shape(shape):
+    """A sample shape as a tuple, or a list of them for a layer of several outputs."""
+    if several_shapes(shape):
+        return [tuple(s) for s in shape]
+    return tuple(shape)
+
+
+def _without_batch(shape):
+    """The sample shape(s) of what a Keras-style compute_output_shape returned (batch first)."""
+    if several_shapes(shape):
+        return [_without_batch(s) for s in shape]
+    return tuple(None if d is None else int(d) for d in tuple(shape)[1:])
 
 
 def _keras_build(build):

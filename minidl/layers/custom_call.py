@@ -30,10 +30,20 @@ def _call_kwargs(layer, training, mask=None):
 
 def _output_of(layer, result):
     if isinstance(result, (list, tuple)):
-        raise ValueError(f"{layer.describe()}: call must return one tensor, got "
+        raise ValueError(f"{layer.describe()}: call must return one tensor here, got "
                          f"{type(result).__name__} of {len(result)}")
     t = ops.convert_to_tensor(result) if not ops.is_tensor(result) else ops.core.as_tensor(result)
     return ops.cast(t, "float32")
+
+
+def _outputs_of(layer, result):
+    """The call's result as a list of float32 Tensors and whether it returned several (a
+    list or tuple: the layer's node then has one output each)."""
+    if isinstance(result, (list, tuple)):
+        if not result:
+            raise ValueError(f"{layer.describe()}: call returned an empty {type(result).__name__}")
+        return [_output_of(layer, r) for r in result], True
+    return [_output_of(layer, result)], False
 
 
 def call_forward(layer, call, inputs, training):
@@ -44,27 +54,32 @@ def call_forward(layer, call, inputs, training):
     needs = call.input_grad_needed and training
     xs = [Tensor(v, b, requires_grad=needs) for v in (inputs if layer.multiple_inputs else [inputs])]
     with autodiff.on_backend(b), autodiff.recording(tape), autodiff.call_scope():
-        out = _output_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
-                                           **_call_kwargs(layer, training)))
-    call.tape = (tape, xs, out) if training else None
-    value = out.value
-    if value is inputs or any(value is x.value for x in xs):
-        # an identity call: hand out a copy, so that the graph never sees one tensor twice
-        copy = b.empty(b.shape(value))
-        b.copy(copy, value)
-        value = copy
-    return value
+        outs, several = _outputs_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
+                                                      **_call_kwargs(layer, training)))
+    call.tape = (tape, xs, outs) if training else None
+    values = []
+    for out in outs:
+        value = out.value
+        if any(value is x.value for x in xs) or any(value is v for v in values):
+            # an identity call: hand out a copy, so that the graph never sees one tensor twice
+            copy = call.buffer(("identity", len(values)), b.shape(value))
+            b.copy(copy, value)
+            value = copy
+        values.append(value)
+    return values if several else values[0]
 
 
 def call_backward(layer, call, dout):
-    """Weight gradients into call.grad(weight); returns dL/dinputs (a list for several)."""
+    """Weight gradients into call.grad(weight); returns dL/dinputs (a list for several).
+    dout is a list (one per output) for a call that returned several."""
     b = layer.backend
-    tape, xs, out = call.tape
+    tape, xs, outs = call.tape
     tape.accumulate = call.accumulating   # the built-in layers inside add theirs too
     weights = layer.trainable_weights
     leaves = [tape.leaf_of(w) for w in weights]
     sources = [x for x in xs] + [leaf for leaf in leaves if leaf is not None]
-    grads = tape.gradients([out], [Tensor(dout, b)], sources)
+    douts = dout if isinstance(dout, list) else [dout]
+    grads = tape.gradients(outs, [Tensor(d, b) for d in douts], sources)
     by_leaf = dict(zip([id(s) for s in sources], grads))
     filled = tape.filled_weights()
     for w, leaf in zip(weights, leaves):
@@ -164,21 +179,28 @@ def infer_output_shape(layer, input_shape, backend=None):
                          "its call uses other layers; define compute_output_shape(input_shape) "
                          "and build its layers in build() for such inputs")
     a, b = ([tuple(size if d is None else d for d in s) for s in shapes] for size in _PROBE_SIZES)
-    return tuple(p if p == q else None for p, q in zip(_probe(layer, a), _probe(layer, b)))
+    first, second = _probe(layer, a), _probe(layer, b)
+    if isinstance(first, list):
+        return [tuple(p if p == q else None for p, q in zip(f, g)) for f, g in zip(first, second)]
+    return tuple(p if p == q else None for p, q in zip(first, second))
 
 
 def _probe(layer, shapes, backend=None):
-    out = _probe_batch(layer, shapes, backend, 1)
-    if not out.shape or out.shape[0] != 1:
+    outs, several = _probe_batch(layer, shapes, backend, 1)
+    if any(not out.shape or out.shape[0] != 1 for out in outs):
         # A one-sample batch can lose its axis where a batch would not (ops.squeeze(x) on
         # (1, 3, 1)); Keras's symbolic shapes keep it (None is not 1): try two samples.
-        two = _probe_batch(layer, shapes, backend, 2)
-        if two.shape and two.shape[0] == 2:
-            return two.shape[1:]
-    if not out.shape or out.shape[0] != 1:
-        raise ValueError(f"{layer.describe()}: call must keep the batch axis; on inputs "
-                         f"{[(None,) + tuple(s) for s in shapes]} it returned shape {out.shape}")
-    return out.shape[1:]
+        two, _ = _probe_batch(layer, shapes, backend, 2)
+        if all(t.shape and t.shape[0] == 2 for t in two):
+            found = [tuple(t.shape[1:]) for t in two]
+            return found if several else found[0]
+    for out in outs:
+        if not out.shape or out.shape[0] != 1:
+            raise ValueError(f"{layer.describe()}: call must keep the batch axis; on inputs "
+                             f"{[(None,) + tuple(s) for s in shapes]} it returned shape "
+                             f"{out.shape}")
+    found = [tuple(out.shape[1:]) for out in outs]
+    return found if several else found[0]
 
 
 def _probe_batch(layer, shapes, backend, batch):
@@ -200,5 +222,5 @@ def _run_probe(layer, shapes, target, batch, probe):
     xs = [Tensor(target.zeros((batch,) + tuple(s)), target) for s in shapes]
     with autodiff.on_backend(target, probe=probe), autodiff.recording(None), \
             autodiff.call_scope():
-        return _output_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
-                                            **_call_kwargs(layer, False)))
+        return _outputs_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
+                                             **_call_kwargs(layer, False)))

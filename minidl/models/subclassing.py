@@ -95,7 +95,8 @@ class ModelCallLayer(Layer):
         backend = get_backend()
         self.backend = backend
         self._buffers.reset(backend)
-        self.output_shape = tuple(custom_call.infer_output_shape(self, input_shape, backend))
+        found = custom_call.infer_output_shape(self, input_shape, backend)
+        self.output_shape = found if isinstance(found, list) else tuple(found)
 
     def attach(self, backend, initial_values=None):
         """Move to another backend (weights drawn again there, as Layer.attach does)."""
