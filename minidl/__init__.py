@@ -7,8 +7,14 @@ minidl.backends, chosen with set_backend).
 """
 
 from . import activations, callbacks, initializers, layers, losses, metrics, models, optimizers
-from . import backend, mixed_precision, ops, quantization, saving, schedules, utils
+import sys as _sys
+
+from . import keras_backend as backend   # keras.backend's names (not the compute backends)
+from . import mixed_precision, ops, quantization, saving, schedules, utils
 from .backends import available_backends, get_backend, set_backend
+
+# `import minidl.backend` / `from minidl.backend import ...` as with keras.backend
+_sys.modules[__name__ + ".backend"] = backend
 from .gradient_tape import GradientTape
 from .layers import Input
 from .models import Model, Sequential

@@ -9,7 +9,7 @@ from .custom_objects import (CustomObjectScope, custom_object_scope, get_custom_
                              get_registered_name, get_registered_object,
                              register_keras_serializable)
 from .models.file_formats import load_model
-from .models.saving import ModelFileError
+from .models.minidl_files import ModelFileError
 from .deserialization import deserialize_keras_object
 from .serialization import serialize_keras_object
 

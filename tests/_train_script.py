@@ -162,7 +162,7 @@ def _slow_down_interrupted_saves():
     """Saves made after fit recorded a signal stop half way through their first member."""
     import contextlib
     from minidl import io as minidl_io
-    from minidl.models import saving
+    from minidl.models import minidl_files as saving
 
     @contextlib.contextmanager
     def slow_atomic_write(target, mode="wb"):
@@ -213,7 +213,7 @@ class _HalfThenKill:
 def crash_save_main(kind, path):
     import contextlib
     from minidl import io as minidl_io
-    from minidl.models import saving
+    from minidl.models import minidl_files as saving
 
     model = build_model("numpy")
     x, y = make_data()

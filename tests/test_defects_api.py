@@ -13,7 +13,7 @@ import pytest
 import minidl
 from minidl import layers
 from minidl.models import Sequential
-from minidl.models.saving import ModelFileError
+from minidl.models.minidl_files import ModelFileError
 from minidl.quantization import load_quantized_model, quantize
 
 

@@ -167,7 +167,7 @@ def test_failed_save_leaves_previous_file_intact(tmp_path, monkeypatch):
     path = tmp_path / "m.minidl"
     model.save(path)
     before = path.read_bytes()
-    from minidl.models import saving
+    from minidl.models import minidl_files as saving
 
     def boom(*args, **kwargs):
         raise RuntimeError("disk full")

@@ -10,7 +10,7 @@ from minidl import layers, zoo
 from minidl.backends.base import make_window
 from minidl.backends.quantized_ops import QuantizedOps, unpack_weights
 from minidl.models import Model, Sequential
-from minidl.models.saving import ModelFileError
+from minidl.models.minidl_files import ModelFileError
 from minidl.quantization import load_quantized_model, quantize
 from minidl.quantization.ops import for_backend
 from minidl.quantization.packing import (WEIGHT_MAX, add_multiplier, epilogue_arrays, pack,

@@ -21,7 +21,7 @@ import json
 import os
 import shutil
 
-from ..models.saving import ModelFileError, load_model
+from ..models.minidl_files import ModelFileError, load_model
 from .base import Callback
 
 

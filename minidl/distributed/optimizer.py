@@ -196,7 +196,7 @@ def load_model(filepath, custom_optimizers=None, custom_objects=None,
     """A saved model with its optimizer wrapped in DistributedOptimizer, its state (slots,
     iteration count) and training position kept (Horovod's hvd.load_model): every rank loads
     the same file to resume a run. custom_optimizers: optimizer classes of your own."""
-    from ..models import saving
+    from ..models import minidl_files as saving
     from ..optimizers import deserialize
     objects = dict(custom_objects or {})
     objects.update({cls.__name__: cls for cls in (custom_optimizers or [])})

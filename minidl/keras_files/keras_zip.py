@@ -21,7 +21,7 @@ import zipfile
 from .. import losses as losses_mod
 from .. import optimizers as optimizers_mod
 from ..io import ArchiveError, atomic_write, _check_info, _open_zip, _read
-from ..models.saving import (ModelFileError, _check_architecture, _declared_weights,
+from ..models.minidl_files import (ModelFileError, _check_architecture, _declared_weights,
                              _non_negative_int)
 from ..models.registry import model_class
 from . import configs

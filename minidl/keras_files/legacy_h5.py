@@ -12,7 +12,7 @@ and a weights file holds either Keras 3's layout (layers/..., vars) or Keras 2's
 
 import json
 
-from ..models.saving import ModelFileError
+from ..models.minidl_files import ModelFileError
 from .keras_zip import build_model, compile_from_keras
 from .weights_h5 import h5py, read_keras_weights, read_legacy_weights, require_every_layer
 

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from .. import schedules
-from ..models.saving import ModelFileError
+from ..models.minidl_files import ModelFileError
 from .weights_h5 import _dataset, h5py, is_model, saveables
 
 # minidl optimizer class -> Keras's add_optimizer_variables calls, in order

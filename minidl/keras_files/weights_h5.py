@@ -27,7 +27,7 @@ import numpy as np
 from ..io import element_count
 from ..layers.base import InputLayer
 from ..models.registry import MODEL_CLASSES
-from ..models.saving import ModelFileError
+from ..models.minidl_files import ModelFileError
 from . import require
 
 _NUMBER_KINDS = "fiu"

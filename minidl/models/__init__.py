@@ -2,7 +2,7 @@
 
 from .model import Model
 from .file_formats import load_model
-from .saving import ModelFileError
+from .minidl_files import ModelFileError
 from .sequential import Sequential
 from .subclassing import SubclassedModel   # registers Keras's subclassing rule (see there)
 from .cloning import clone_model

@@ -2,28 +2,28 @@
 
 A file's name says the format it is written in: `.keras` is Keras 3's zip, `.h5` / `.hdf5`
 (so `.weights.h5`) Keras's HDF5 (minidl/keras_files), any other name minidl's own zip
-(saving.py, `.minidl` by convention). A file is read by what it holds, whatever its name.
+(minidl_files.py, `.minidl` by convention). A file is read by what it holds, whatever its name.
 """
 
 import os
 
 from .. import keras_files
-from . import saving
+from . import minidl_files
 
 
 def _kind_of_existing(filepath, owner):
-    path = saving._path(filepath, owner)
+    path = minidl_files._path(filepath, owner)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no model file at {path}")
     return keras_files.kind_of_file(path), path
 
 
 def save_model(model, filepath, overwrite=True, include_optimizer=True):
-    kind = keras_files.kind_of_name(saving._path(filepath, "save"))
+    kind = keras_files.kind_of_name(minidl_files._path(filepath, "save"))
     if kind is None:
-        return saving.save_model(model, filepath, overwrite, include_optimizer)
+        return minidl_files.save_model(model, filepath, overwrite, include_optimizer)
     model._require_built("save")
-    filepath = saving._check_target(filepath, overwrite)
+    filepath = minidl_files._check_target(filepath, overwrite)
     if kind == "h5":
         raise ValueError(f"save {filepath}: minidl writes whole models as .keras (Keras 3's "
                          "format) or .minidl; a .h5 name holds weights only "
@@ -33,11 +33,11 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
 
 
 def save_weights(model, filepath, overwrite=True):
-    kind = keras_files.kind_of_name(saving._path(filepath, "save_weights"))
+    kind = keras_files.kind_of_name(minidl_files._path(filepath, "save_weights"))
     if kind is None:
-        return saving.save_weights(model, filepath, overwrite)
+        return minidl_files.save_weights(model, filepath, overwrite)
     model._require_built("save_weights")
-    filepath = saving._check_target(filepath, overwrite)
+    filepath = minidl_files._check_target(filepath, overwrite)
     if kind == "keras":
         raise ValueError(f"save_weights {filepath}: a .keras name is a whole model "
                          "(model.save); weights go to a .weights.h5 or .minidl file")
@@ -47,7 +47,7 @@ def save_weights(model, filepath, overwrite=True):
 
 def load_model(filepath, compile=True, custom_objects=None, safe_mode=True):
     """Rebuild a saved model on the active backend: a Keras file (.keras, Keras 2 / tf.keras
-    .h5) or minidl's own (see models/saving.py). custom_objects ({name: class}) names classes
+    .h5) or minidl's own (see models/minidl_files.py). custom_objects ({name: class}) names classes
     of your own; a file never runs code, so safe_mode is always on."""
     from ..custom_objects import custom_object_scope
     with custom_object_scope(custom_objects):
@@ -58,7 +58,7 @@ def load_model(filepath, compile=True, custom_objects=None, safe_mode=True):
         if kind == "h5":
             from ..keras_files.legacy_h5 import load_h5_model
             return load_h5_model(path, compile)
-    return saving.load_model(filepath, compile, custom_objects, safe_mode)
+    return minidl_files.load_model(filepath, compile, custom_objects, safe_mode)
 
 
 def load_weights(model, filepath, skip_mismatch=False, by_name=False):
@@ -73,4 +73,4 @@ def load_weights(model, filepath, skip_mismatch=False, by_name=False):
     if by_name or skip_mismatch:
         raise ValueError(f"load_weights {path}: by_name and skip_mismatch are for Keras's "
                          "HDF5 files; a .minidl file's weights match strictly")
-    return saving.load_weights(model, filepath)
+    return minidl_files.load_weights(model, filepath)

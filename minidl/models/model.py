@@ -1,6 +1,6 @@
 """The functional Model: compile, the training / test / predict steps and their buffers.
 
-The loops (fit, evaluate, predict) live in training.py, saving in saving.py and the
+The loops (fit, evaluate, predict) live in training.py, saving in file_formats.py and the
 summary table in summary.py; this file holds what runs every step.
 """
 
@@ -14,7 +14,7 @@ from ..custom_objects import custom_object_scope
 from ..layers.base import InputLayer
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
-from . import file_formats, masks, penalties, saving, structure, tracking, tta
+from . import file_formats, masks, penalties, structure, tracking, tta
 from .backend_check import warn_if_not_on_active_backend
 from .config import functional_config, functional_from_config
 from .concurrency import UseGuard, one_thread_at_a_time

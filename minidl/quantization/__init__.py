@@ -115,7 +115,7 @@ def quantize(model, calibration_data, method="minmax", percentile=99.99, batch_s
 def load_quantized_model(filepath):
     """The QuantizedModel that QuantizedModel.save wrote to filepath, on the active backend;
     a bad file raises ModelFileError naming it (nothing in it is run, allocations are bounded)."""
-    from .saving import load_quantized
+    from .quantized_files import load_quantized
     return load_quantized(filepath, QuantizedModel)
 
 

@@ -167,7 +167,7 @@ class QuantizedModel(KerasMethods):
             print(f"Saved an ONNX QDQ model to {filepath}")
 
     def save(self, filepath, overwrite=True):
-        from .saving import save_quantized
+        from .quantized_files import save_quantized
         save_quantized(self, filepath, overwrite)
 
 

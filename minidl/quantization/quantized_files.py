@@ -5,7 +5,7 @@
     quantized.npz           per int8 layer: packed int8 weights, column offsets, multipliers,
                             weight scales
 
-Reading is bounded as minidl/models/saving.py's: known members only, each refused unread when
+Reading is bounded as minidl/models/minidl_files.py's: known members only, each refused unread when
 the zip directory gives it more bytes than the architecture allows, every .npy header (shape,
 dtype) checked against what the architecture needs before its data is read.
 """
@@ -21,7 +21,7 @@ import numpy as np
 from .. import activations
 from ..backends.quantized_ops import NR
 from ..io import ArchiveError, NpzArchive, ZipArchive, atomic_write
-from ..models.saving import (MAX_HEADER_BYTES, ModelFileError, _apply_weights, _check_architecture,
+from ..models.minidl_files import (MAX_HEADER_BYTES, ModelFileError, _apply_weights, _check_architecture,
                              _declared_weights, _npz_bytes, _weights_dict)
 from ..models.registry import model_class
 from .calibration import METHODS
