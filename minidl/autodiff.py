@@ -208,6 +208,8 @@ class Tape:
         return {id(w) for layer in self.backwards for w in layer.trainable_weights}
 
     def record(self, output, inputs, rule):
+        """output: a Tensor, or a tuple of them for a call of several outputs (whose rule
+        then takes a list of gradients, zeros for an output nothing used)."""
         self.nodes.append((output, inputs, rule))
 
     def gradients(self, outputs, douts, sources):
@@ -217,10 +219,20 @@ class Tape:
             _accumulate(grads, out, dout)
         with recording(None):
             for out, inputs, rule in reversed(self.nodes):
-                g = grads.pop(id(out), None)
-                if g is None:
-                    continue
-                for t, gi in zip(inputs, rule(g[1])):
+                if isinstance(out, tuple):   # a call of several outputs: one rule for all
+                    found = [grads.pop(id(o), None) for o in out]
+                    if all(g is None for g in found):
+                        continue
+                    given = [g[1] if g is not None else
+                             Tensor(o.backend.zeros(o.shape), o.backend)
+                             for g, o in zip(found, out)]
+                    results = rule(given)
+                else:
+                    g = grads.pop(id(out), None)
+                    if g is None:
+                        continue
+                    results = rule(g[1])
+                for t, gi in zip(inputs, results):
                     if gi is not None and isinstance(t, Tensor) and t.requires_grad:
                         _accumulate(grads, t, gi)
         return [grads[id(s)][1] if id(s) in grads else None for s in sources]

@@ -126,22 +126,27 @@ def call_eagerly(layer, inputs, training=None):
     tape = autodiff.current_tape()
     mode = tape is not None if training is None else bool(training)
     if layer.uses_call():
-        return _output_of(layer, layer.call(ts if many else ts[0], **_call_kwargs(layer, mode)))
+        outs, several = _outputs_of(layer, layer.call(ts if many else ts[0],
+                                                      **_call_kwargs(layer, mode)))
+        return outs if several else outs[0]
     needed = any(t.requires_grad for t in ts)
     value, call = eager_calls.forward(layer, [t.value for t in ts] if many else ts[0].value,
                                       mode, b, needed)
-    out = Tensor(value, b)
+    several = isinstance(value, list)   # a layer of several outputs (a recurrent one's states)
+    outs = [Tensor(v, b) for v in (value if several else [value])]
     if tape is None or not (needed or layer.trainable_weights):
-        return out
+        return outs if several else outs[0]
 
     def rule(g):
-        d = eager_calls.backward(layer, g.value, call, tape)
+        dout = [t.value for t in g] if several else g.value
+        d = eager_calls.backward(layer, dout, call, tape)
         if d is None:
             return (None,) * len(ts)
         return tuple(Tensor(v, b) for v in (d if many else [d]))
-    out.requires_grad = True
-    tape.record(out, tuple(ts), rule)
-    return out
+    for out in outs:
+        out.requires_grad = True
+    tape.record(tuple(outs) if several else outs[0], tuple(ts), rule)
+    return outs if several else outs[0]
 
 
 def _attach(layer, backend, zeros):

@@ -78,6 +78,7 @@ class Node:
         shape = layer.output_shape if shape is None else shape
         # a layer of several outputs (a recurrent layer's sequence and states) gives a list
         # of shapes: one symbolic tensor each
-        shapes = list(shape) if several_shapes(shape) else [shape]
+        self.several = several_shapes(shape)   # forward returns a list (even of one)
+        shapes = list(shape) if self.several else [shape]
         self.outputs = [KerasTensor(s, layer, self, i) for i, s in enumerate(shapes)]
         layer._inbound_nodes.append(self)

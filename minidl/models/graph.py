@@ -145,6 +145,9 @@ class Graph:
 
     @staticmethod
     def _producer_name(tensor):
+        names = getattr(tensor.layer, "output_part_names", None)
+        if names and tensor.node is not None and tensor.node.several:
+            return names[tensor.index]   # one output of a call of several (a subclassed model's)
         return tensor.producer.name
 
     def producer_names(self, entry):
@@ -188,7 +191,7 @@ class Graph:
             steps.append(Step(layer, ids if node.structured else ids[0],
                               [id(t) for t in node.outputs], node.structured, node.training,
                               call, has_weights, count[id(layer)] > 1 and has_weights,
-                              len(node.outputs) > 1))
+                              node.several))
         self._steps = steps
         # backward runs the steps in reverse: a layer's weight gradients are final once its
         # first call (its earliest step) has been back-propagated
@@ -390,7 +393,7 @@ class Graph:
         for node in self.nodes:
             ins = [shapes[id(t)] for t in node.inputs]
             out = node.layer.concrete_output_shape(ins if node.structured else ins[0])
-            if len(node.outputs) > 1:
+            if node.several:
                 shapes.update((id(t), tuple(o)) for t, o in zip(node.outputs, out))
             else:
                 shapes[id(node.outputs[0])] = tuple(out)

@@ -19,8 +19,8 @@ call on data), so compile, the training loops, saving weights and nesting are Mo
 
 The model's layers are the layers and models set as its attributes (tracking.py), in the
 order they were set; their weights are the model's, in that order. A call that returns a list
-or a dict of tensors gives the model several outputs: the call layer joins them into one
-tensor and OutputPart layers (one per output) take it apart, so the graph still sees one call.
+or a dict of tensors gives the model several outputs: the call layer's node has one output
+per tensor (named by the dict's keys, or output_0, output_1, ...).
 """
 
 import inspect
@@ -61,7 +61,8 @@ class ModelCallLayer(Layer):
     def __init__(self, model):
         super().__init__(name=model.name)
         self.model = model
-        self.structure = None   # (dict keys or None, output shapes) when call returns several
+        self.structure = None   # the output names when call returns several (a dict or list)
+        self.structure_is_dict = False
 
     def describe(self):
         return self.model.describe()
@@ -71,19 +72,20 @@ class ModelCallLayer(Layer):
             result = self.model.call(inputs, training=bool(training))
         else:
             result = self.model.call(inputs)
-        return self._joined(result) if isinstance(result, (list, tuple, Mapping)) else result
+        if isinstance(result, Mapping):   # several outputs by name: one graph output each
+            self.structure, self.structure_is_dict = [str(k) for k in result], True
+            return list(result.values())
+        if isinstance(result, (list, tuple)):
+            self.structure = [f"output_{i}" for i in range(len(result))]
+            self.structure_is_dict = False
+            return list(result)
+        return result
 
-    def _joined(self, result):
-        """Several outputs as one (batch, total) tensor, each flattened, in order; OutputPart
-        layers take them apart again (so the graph sees one call with one output)."""
-        keys = [str(k) for k in result] if isinstance(result, Mapping) else None
-        outs = [ops.cast(ops.core.as_tensor(v), "float32")
-                for v in (result.values() if keys is not None else result)]
-        if not outs:
-            raise ValueError(f"{self.describe()}: call returned no outputs")
-        self.structure = (keys, [o.shape[1:] for o in outs])
-        n = outs[0].shape[0]
-        return ops.concatenate([ops.reshape(o, (n, -1)) for o in outs], axis=1)
+    @property
+    def output_part_names(self):
+        """The name of each output when call returns several (the dict's keys, or output_0,
+        output_1, ...): the model's output names (Graph._producer_name)."""
+        return self.structure
 
     def sublayers(self):
         return self.model.tracked_layers()
@@ -110,21 +112,6 @@ class ModelCallLayer(Layer):
             else:
                 item._call_layer.attach(backend)
 
-
-class OutputPart(Layer):
-    """Output `index` of a subclassed model whose call returns several: columns start to
-    start + size of the joined output, in the output's shape."""
-
-    def __init__(self, start, shape, name):
-        super().__init__(name=name)
-        self.start, self.shape = start, tuple(shape)
-
-    def call(self, inputs):
-        return ops.reshape(inputs[:, self.start:self.start + math.prod(self.shape)],
-                           (-1,) + self.shape)
-
-    def compute_output_shape(self, input_shape):
-        return (None,) + self.shape
 
 @register
 class SubclassedModel(CustomSteps, Model):
@@ -200,17 +187,14 @@ class SubclassedModel(CustomSteps, Model):
             # student_loss_fn, ...) deferred exactly these arguments through super().compile
             SubclassedModel.compile(self, **pending)
 
-    def _outputs_of(self, joined):
-        """The graph's outputs: the call layer's, or its parts when call returns several."""
-        if self._call_layer.structure is None:
-            return joined
-        keys, shapes = self._call_layer.structure
-        names = keys or [f"output_{i}" for i in range(len(shapes))]
-        parts, start = [], 0
-        for name, shape in zip(names, shapes):
-            parts.append(OutputPart(start, shape, name)(joined))
-            start += math.prod(shape)
-        return dict(zip(keys, parts)) if keys is not None else parts
+    def _outputs_of(self, out):
+        """The graph's outputs: the call layer's output, or its outputs as call returned
+        them (a dict by name or a list) when it returns several."""
+        if not isinstance(out, list):
+            return out
+        if self._call_layer.structure_is_dict:
+            return dict(zip(self._call_layer.structure, out))
+        return out
 
     def _build_from_data(self, x):
         if self.graph is not None:
