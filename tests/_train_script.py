@@ -162,14 +162,14 @@ def _slow_down_interrupted_saves():
     """Saves made after fit recorded a signal stop half way through their first member."""
     import contextlib
     from minidl import io as minidl_io
-    from minidl.models import minidl_files as saving
+    from minidl.models import minidl_files
 
     @contextlib.contextmanager
     def slow_atomic_write(target, mode="wb"):
         with minidl_io.atomic_write(target, mode) as f:
             yield _HalfThenWait(f) if fit_signal_recorded() else f
 
-    saving.atomic_write = slow_atomic_write
+    minidl_files.atomic_write = slow_atomic_write
 
 
 def train_main(argv):
@@ -213,7 +213,7 @@ class _HalfThenKill:
 def crash_save_main(kind, path):
     import contextlib
     from minidl import io as minidl_io
-    from minidl.models import minidl_files as saving
+    from minidl.models import minidl_files
 
     model = build_model("numpy")
     x, y = make_data()
@@ -238,7 +238,7 @@ def crash_save_main(kind, path):
         with minidl_io.atomic_write(target, mode) as f:
             yield _HalfThenKill(f, threshold=64)
 
-    saving.atomic_write = killing_atomic_write
+    minidl_files.atomic_write = killing_atomic_write
     callbacks.csv_logger.atomic_write = killing_atomic_write
     model.fit(x.astype(np.float32) / 255.0, y, batch_size=BATCH, epochs=1, verbose=0)
     save(1)

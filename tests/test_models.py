@@ -167,11 +167,11 @@ def test_failed_save_leaves_previous_file_intact(tmp_path, monkeypatch):
     path = tmp_path / "m.minidl"
     model.save(path)
     before = path.read_bytes()
-    from minidl.models import minidl_files as saving
+    from minidl.models import minidl_files
 
     def boom(*args, **kwargs):
         raise RuntimeError("disk full")
-    monkeypatch.setattr(saving, "_npz_bytes", boom)
+    monkeypatch.setattr(minidl_files, "_npz_bytes", boom)
     with pytest.raises(RuntimeError):
         model.save(path)
     assert path.read_bytes() == before

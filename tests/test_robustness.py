@@ -28,7 +28,7 @@ import minidl
 import _train_script as script
 from minidl import callbacks, io as minidl_io, layers as L, optimizers as O
 from minidl.data import ArrayIterator, Augment
-from minidl.models import ModelFileError, Sequential, load_model, saving
+from minidl.models import ModelFileError, Sequential, load_model, minidl_files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "tests", "_train_script.py")
@@ -306,7 +306,7 @@ def disk_full(monkeypatch):
             yield _DiskFull(f)
 
     def start():
-        monkeypatch.setattr(saving, "atomic_write", failing)
+        monkeypatch.setattr(minidl_files, "atomic_write", failing)
         monkeypatch.setattr(callbacks.csv_logger, "atomic_write", failing)
     return start
 

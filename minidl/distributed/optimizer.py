@@ -196,17 +196,17 @@ def load_model(filepath, custom_optimizers=None, custom_objects=None,
     """A saved model with its optimizer wrapped in DistributedOptimizer, its state (slots,
     iteration count) and training position kept (Horovod's hvd.load_model): every rank loads
     the same file to resume a run. custom_optimizers: optimizer classes of your own."""
-    from ..models import minidl_files as saving
+    from ..models import minidl_files
     from ..optimizers import deserialize
     objects = dict(custom_objects or {})
     objects.update({cls.__name__: cls for cls in (custom_optimizers or [])})
-    model = saving.load_model(filepath, custom_objects=objects)
+    model = minidl_files.load_model(filepath, custom_objects=objects)
     if not model.compiled:
         return model
-    config = saving.compile_config(model)
+    config = minidl_files.compile_config(model)
     state = model.optimizer.get_state(model.backend)
-    with saving.custom_object_scope(objects):
+    with minidl_files.custom_object_scope(objects):
         wrapped = DistributedOptimizer(deserialize(config["optimizer"]), compression=compression)
-        saving.compile_from_config(model, config, optimizer=wrapped)
+        minidl_files.compile_from_config(model, config, optimizer=wrapped)
     wrapped.set_state(model.backend, state)
     return model

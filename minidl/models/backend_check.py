@@ -18,7 +18,9 @@ def warn_if_not_on_active_backend(model):
     if active is None or b is None or active is b:
         return
     key = (id(b), id(active))
-    warned = model.__dict__.setdefault("_backend_warnings", set())
+    warned = getattr(model, "_backend_warnings", None)
+    if warned is None:
+        warned = model._backend_warnings = set()
     if key in warned:
         return
     warned.add(key)

@@ -52,6 +52,9 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
     """A model from input tensors to output tensors: Model(inputs, outputs), each one
     tensor, a list or a dict of tensors, as Keras."""
 
+    # the epoch BackupAndRestore restored, for the next fit to start from (once)
+    _restored_initial_epoch = None
+
     def __init__(self, inputs=None, outputs=None, name=None):
         if name is not None and (not isinstance(name, str) or not name):
             raise ValueError(f"{type(self).__name__}: name must be a non-empty string, got {name!r}")

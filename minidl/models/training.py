@@ -129,7 +129,8 @@ class TrainingLoops:
         self.stop_training = False
         self.history = history
         cbs.on_train_begin()
-        restored = self.__dict__.pop("_restored_initial_epoch", None)   # BackupAndRestore
+        restored = self._restored_initial_epoch   # set by BackupAndRestore, used once
+        self._restored_initial_epoch = None
         if restored is not None and initial_epoch <= restored:
             initial_epoch = restored
             skip, iterator_state = resume_point(self.fit_state, train, initial_epoch, steps, owner)
