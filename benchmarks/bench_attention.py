@@ -36,9 +36,12 @@ def minidl_step(backend_name):
     layer.build_once([(TIME, FEATURES), (TIME, FEATURES)])
     layer.attach(backend)
 
+    from minidl.layers.calls import LayerCall, run_backward, run_forward
+    call = LayerCall(layer, layer.backend)   # the context of this one call, reused each step
+
     def step():
-        layer.forward([x, x], True)
-        layer.backward(dout)
+        run_forward(layer, call, [x, x], True)
+        run_backward(layer, call, dout, False)
         backend.synchronize()
     return step
 

@@ -83,10 +83,13 @@ def main():
         layer.build_once(x.shape[1:])
         layer.attach(b)
 
-        def augment(layer=layer):
+        from minidl.layers.calls import LayerCall, run_backward, run_forward
+        call = LayerCall(layer, layer.backend)   # the context of this one call, reused each step
+
+        def augment(layer=layer, call=call):
             layer.step_seed = getattr(layer, "step_seed", 0) + 1   # new draws each call
-            layer.forward(device_x, True)
-            layer.backward(device_dout)
+            run_forward(layer, call, device_x, True)
+            run_backward(layer, call, device_dout, False)
             b.synchronize()
         steps[name] = augment
 

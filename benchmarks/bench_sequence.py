@@ -36,9 +36,12 @@ def minidl_step(kind, backend_name):
     x = b.from_numpy(rng.standard_normal((BATCH, STEPS, FEATURES)).astype(np.float32))
     dout = b.from_numpy(rng.standard_normal((BATCH, STEPS, UNITS)).astype(np.float32))
 
+    from minidl.layers.calls import LayerCall, run_backward, run_forward
+    call = LayerCall(layer, layer.backend)   # the context of this one call, reused each step
+
     def step():
-        layer.forward(x, True)
-        layer.backward(dout)
+        run_forward(layer, call, x, True)
+        run_backward(layer, call, dout, False)
         b.synchronize()
     return step
 
