@@ -2,12 +2,16 @@
 
 The wrapped layers are built, attached and run by the wrapper, which owns their weights as
 its own (Keras's paths: "forward_lstm/kernel", "backward_lstm/kernel"; TimeDistributed keeps
-its layer's names). Everything they compute goes through the backend: the time reversal and
-the merges are strided copies, concatenations and elementwise ops.
+its layer's names). Each wrapped layer runs on a child of the wrapper's call context
+(`call.child(key, layer)`, layers/calls.py), so a wrapper called twice keeps two sets of
+what its layers saved, and their weight gradients add up when the wrapper's call
+accumulates. Everything they compute goes through the backend: the time reversal and the
+merges are strided copies, concatenations and elementwise ops.
 """
 
 from ..custom_objects import get_registered_object
 from .base import Layer, format_shape
+from .calls import run_backward, run_forward
 from .recurrent import Recurrent, refuse_mask
 
 MERGE_MODES = ("concat", "sum", "mul", "ave")
@@ -66,16 +70,18 @@ class _Wrapper(Layer):
         for sub in self._inner():
             sub.attach(backend)
 
-    @property
-    def input_grad_needed(self):
-        return self.__dict__.get("_input_grad_needed", True)
+    def _run_inner(self, call, key, sub, x, training, input_grad_needed=None):
+        """sub's forward on its child context `key` of `call`; it needs dL/dinput when the
+        wrapper does (or as `input_grad_needed` says)."""
+        inner = call.child(key, sub)
+        inner.input_grad_needed = (call.input_grad_needed if input_grad_needed is None
+                                   else input_grad_needed)
+        return run_forward(sub, inner, x, training)
 
-    @input_grad_needed.setter
-    def input_grad_needed(self, value):
-        # the wrapped layers need dL/dinput whenever the wrapper does
-        self.__dict__["_input_grad_needed"] = value
-        for sub in self.__dict__.get("_subs", ()):
-            sub.input_grad_needed = value
+    def _backward_inner(self, call, key, dout):
+        """The backward of the child call `key`, accumulating as the wrapper's call does."""
+        inner = call.children[key]
+        return run_backward(inner.layer, inner, dout, accumulate=call.accumulating)
 
 
 class Bidirectional(_Wrapper):
@@ -142,23 +148,23 @@ class Bidirectional(_Wrapper):
         n, steps, u = self.backend.shape(y)
         self.backend.strided_copy(out, y, (steps - 1) * u, (steps * u, -u, 1))
 
-    def forward(self, x, training):
-        refuse_mask(self)
+    def forward(self, call, x, training):
+        refuse_mask(self, call)
         b = self.backend
         self._seed_sublayers()
-        yf = self.forward_layer.forward(x, training)
-        yb = self.backward_layer.forward(x, training)
+        yf = self._run_inner(call, "forward", self.forward_layer, x, training)
+        yb = self._run_inner(call, "backward", self.backward_layer, x, training)
         shape = b.shape(yf)
         if self.forward_layer.return_sequences:
-            rev = self.buffer("reversed", shape)
+            rev = call.buffer("reversed", shape)
             self._reverse_time(rev, yb)
             yb = rev
-        self._yf, self._yb = yf, yb
+        call.yf, call.yb = yf, yb
         if self.merge_mode == "concat":
-            out = self.buffer("out", shape[:-1] + (2 * shape[-1],))
+            out = call.buffer("out", shape[:-1] + (2 * shape[-1],))
             b.concat_forward(out, [yf, yb])
             return out
-        out = self.buffer("out", shape)
+        out = call.buffer("out", shape)
         if self.merge_mode == "sum":
             b.add(out, yf, yb)
         elif self.merge_mode == "ave":
@@ -167,10 +173,10 @@ class Bidirectional(_Wrapper):
             b.multiply(out, yf, yb)
         return out
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
-        shape = b.shape(self._yf)
-        df, db = self.buffer("dforward", shape), self.buffer("dbackward", shape)
+        shape = b.shape(call.yf)
+        df, db = call.buffer("dforward", shape), call.buffer("dbackward", shape)
         if self.merge_mode == "concat":
             b.concat_backward([df, db], dout)
         elif self.merge_mode == "sum":
@@ -180,17 +186,17 @@ class Bidirectional(_Wrapper):
             b.axpby(df, 0.5, dout, 0.0, dout)
             b.copy(db, df)
         else:
-            b.multiply(df, dout, self._yb)
-            b.multiply(db, dout, self._yf)
+            b.multiply(df, dout, call.yb)
+            b.multiply(db, dout, call.yf)
         if self.forward_layer.return_sequences:
-            rev = self.buffer("dreversed", shape)
+            rev = call.buffer("dreversed", shape)
             self._reverse_time(rev, db)
             db = rev
-        dx_forward = self.forward_layer.backward(df)
-        dx_backward = self.backward_layer.backward(db)
-        if not self.input_grad_needed:
+        dx_forward = self._backward_inner(call, "forward", df)
+        dx_backward = self._backward_inner(call, "backward", db)
+        if not call.input_grad_needed:
             return None
-        dx = self.buffer("dx", b.shape(dx_forward))
+        dx = call.buffer("dx", b.shape(dx_forward))
         b.add(dx, dx_forward, dx_backward)
         return dx
 
@@ -229,21 +235,23 @@ class TimeDistributed(_Wrapper):
     def compute_output_shape(self, input_shape):
         return (input_shape[0],) + tuple(self.layer.compute_output_shape(tuple(input_shape[1:])))
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
         self._seed_sublayers()
-        shape = self._x_shape = b.shape(x)
-        y = self.layer.forward(b.reshape(x, (shape[0] * shape[1],) + shape[2:]), training)
+        shape = call.x_shape = b.shape(x)
+        y = self._run_inner(call, "layer", self.layer,
+                            b.reshape(x, (shape[0] * shape[1],) + shape[2:]), training)
         out_shape = b.shape(y)
         return b.reshape(y, (shape[0], shape[1]) + out_shape[1:])
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
         shape = b.shape(dout)
-        dx = self.layer.backward(b.reshape(dout, (shape[0] * shape[1],) + shape[2:]))
+        dx = self._backward_inner(call, "layer",
+                                  b.reshape(dout, (shape[0] * shape[1],) + shape[2:]))
         if dx is None:
             return None
-        return b.reshape(dx, self._x_shape)
+        return b.reshape(dx, call.x_shape)
 
 
 __all__ = ["Bidirectional", "TimeDistributed"]
