@@ -1,0 +1,124 @@
+"""The sequence and attention layers as calls with contexts of their own (layers/calls.py):
+a recurrent layer, a wrapper (its inner layers on child contexts), a stacked RNN or an
+attention layer shared by two nodes of a graph gives each node the outputs of a separate run
+and weight gradients that are the sum of the two runs', on every backend; return_state's
+outputs are one node of several outputs whose unused outputs get zero gradients."""
+
+import numpy as np
+import pytest
+
+from minidl import layers as L
+from minidl.models import Model
+
+from layer_runs import LayerRun
+
+# name -> (layer factory, the sample shapes of one call's inputs)
+SHARED = {
+    "lstm": (lambda: L.LSTM(3, return_sequences=True, go_backwards=True), [(5, 2)]),
+    "gru_initial_state": (lambda: L.GRU(3), [(5, 2), (3,)]),
+    "bidirectional_gru": (lambda: L.Bidirectional(L.GRU(3, return_sequences=True)), [(5, 2)]),
+    "bidirectional_lstm_mul": (lambda: L.Bidirectional(L.LSTM(3), merge_mode="mul"), [(5, 2)]),
+    "time_distributed_dense": (lambda: L.TimeDistributed(L.Dense(3, activation="tanh")),
+                               [(5, 2)]),
+    "stacked_cells": (lambda: L.RNN([L.LSTMCell(3), L.GRUCell(2)], return_sequences=True),
+                      [(5, 2)]),
+    "multi_head_attention": (lambda: L.MultiHeadAttention(num_heads=2, key_dim=3),
+                             [(4, 5), (6, 3)]),
+    "attention_scaled": (lambda: L.Attention(use_scale=True), [(4, 3), (6, 3)]),
+}
+
+
+def _apply(layer, tensors):
+    if isinstance(layer, L.MultiHeadAttention):
+        return layer(tensors[0], tensors[1])
+    if isinstance(layer, L.Attention):
+        return layer(tensors)
+    if len(tensors) > 1:
+        return layer(tensors[0], initial_state=tensors[1:])
+    return layer(tensors[0])
+
+
+@pytest.mark.parametrize("case", sorted(SHARED))
+def test_shared_layer_sums_the_gradients_of_its_calls(backend, case):
+    make, shapes = SHARED[case]
+    rng = np.random.default_rng(5)
+    layer = make()
+    first, second = [L.Input(s) for s in shapes], [L.Input(s) for s in shapes]
+    model = Model(first + second, [_apply(layer, first), _apply(layer, second)])
+    graph = model.graph
+    graph.attach(backend)
+    layer.set_weights([rng.standard_normal(w.shape).astype(np.float32) * 0.5
+                       for w in layer.weights])
+    feeds = [[rng.standard_normal((2,) + s).astype(np.float32) for s in shapes] for _ in range(2)]
+    ys = [backend.to_numpy(y) for y in graph.forward(
+        [backend.from_numpy(a) for a in feeds[0] + feeds[1]], True)]
+    douts = [rng.standard_normal(y.shape).astype(np.float32) for y in ys]
+    graph.backward([backend.from_numpy(d) for d in douts])
+    shared_grads = [backend.to_numpy(w.grad).copy() for w in layer.trainable_weights]
+
+    expected = [np.zeros(w.shape, np.float32) for w in layer.trainable_weights]
+    for feed, y, dout in zip(feeds, ys, douts):
+        run = LayerRun(layer, input_grad_needed=False)
+        xs = [backend.from_numpy(a) for a in feed]
+        alone = backend.to_numpy(run.forward(xs if layer.multiple_inputs else xs[0], True))
+        np.testing.assert_allclose(y, alone, rtol=1e-5, atol=1e-6, err_msg="output")
+        run.backward(backend.from_numpy(dout))
+        for total, w in zip(expected, layer.trainable_weights):
+            total += backend.to_numpy(w.grad)
+    assert len(shared_grads) == len(expected) > 0
+    for got, want, w in zip(shared_grads, expected, layer.trainable_weights):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=w.name)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "SimpleRNN"])
+def test_return_state_is_one_node_of_several_outputs(backend, kind):
+    """Only the final h of a return_state call used: the node gets zeros for its other
+    outputs, and its gradients are those of the same layer returning its last output."""
+    rng = np.random.default_rng(2)
+    x_in = L.Input((5, 2))
+    layer = getattr(L, kind)(3, return_state=True, return_sequences=True)
+    outputs = layer(x_in)
+    assert len(outputs) == 2 + (kind == "LSTM")
+    assert [t.shape for t in outputs] == [(None, 5, 3)] + [(None, 3)] * (len(outputs) - 1)
+    assert all(t.node is outputs[0].node for t in outputs)
+    model = Model(x_in, outputs[1])
+    graph = model.graph
+    graph.attach(backend)
+    weights = [rng.standard_normal(w.shape).astype(np.float32) * 0.5 for w in layer.weights]
+    layer.set_weights(weights)
+    x = rng.standard_normal((4, 5, 2)).astype(np.float32)
+    dh = rng.standard_normal((4, 3)).astype(np.float32)
+    (h,) = graph.forward([backend.from_numpy(x)], True)
+    h = backend.to_numpy(h)
+    graph.backward([backend.from_numpy(dh)])
+    grads = [backend.to_numpy(w.grad).copy() for w in layer.weights]
+
+    plain = getattr(L, kind)(3)
+    plain.build_once((5, 2))
+    plain.attach(backend)
+    plain.set_weights(weights)
+    run = LayerRun(plain, input_grad_needed=False)
+    np.testing.assert_allclose(h, backend.to_numpy(run.forward(backend.from_numpy(x), True)),
+                               rtol=1e-6, atol=1e-6)
+    run.backward(backend.from_numpy(dh))
+    for got, w in zip(grads, plain.weights):
+        np.testing.assert_allclose(got, backend.to_numpy(w.grad), rtol=1e-5, atol=1e-6,
+                                   err_msg=w.name)
+
+
+def test_return_state_model_summary_and_nesting(active_backend):
+    x_in = L.Input((6, 3))
+    out, h, c = L.LSTM(4, return_state=True)(x_in)
+    inner = Model(x_in, [out, c])
+    lines = []
+    inner.summary(print_fn=lines.append)
+    assert any("[(None, 4), (None, 4), (None, 4)]" in line for line in lines)
+    outer_in = L.Input((6, 3))
+    states = inner(outer_in)
+    outer = Model(outer_in, L.Dense(1)(L.Concatenate()(states)))
+    x = np.random.default_rng(0).standard_normal((3, 6, 3)).astype(np.float32)
+    expected = np.concatenate(inner.predict(x, verbose=0), axis=1)
+    dense = outer.layers[-1]
+    kernel, bias = dense.get_weights()
+    np.testing.assert_allclose(outer.predict(x, verbose=0), expected @ kernel + bias,
+                               rtol=1e-5, atol=1e-5)
