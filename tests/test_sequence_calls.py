@@ -122,3 +122,58 @@ def test_return_state_model_summary_and_nesting(active_backend):
     kernel, bias = dense.get_weights()
     np.testing.assert_allclose(outer.predict(x, verbose=0), expected @ kernel + bias,
                                rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", ["bidirectional_gru", "stacked_cells", "multi_head_attention"])
+def test_layer_called_twice_on_a_tape_sums_its_calls(active_backend, case):
+    """The same layer called twice inside a GradientTape (as in a custom layer's call or
+    train_step): each call on its own context, the weight gradients of both added up."""
+    import minidl
+    from minidl import ops
+    make, shapes = SHARED[case]
+    rng = np.random.default_rng(8)
+    layer = make()
+    feeds = [[rng.standard_normal((2,) + s).astype(np.float32) for s in shapes] for _ in range(2)]
+    apply = (lambda xs: layer(xs[0], xs[1])) if len(shapes) > 1 else (lambda xs: layer(xs[0]))
+    apply(feeds[0])   # builds and attaches, as a first eager call does
+    layer.set_weights([rng.standard_normal(w.shape).astype(np.float32) * 0.5
+                       for w in layer.weights])
+    ys = [apply(feed) for feed in feeds]
+    douts = [rng.standard_normal(y.shape).astype(np.float32) for y in ys]
+    weights = layer.trainable_weights
+    with minidl.GradientTape() as tape:
+        outs = [apply([ops.convert_to_tensor(a) for a in feed]) for feed in feeds]
+        loss = ops.sum(outs[0] * douts[0]) + ops.sum(outs[1] * douts[1])
+    grads = [ops.convert_to_numpy(g) for g in tape.gradient(loss, weights)]
+    b = layer.backend
+    expected = [np.zeros(w.shape, np.float32) for w in weights]
+    for feed, dout in zip(feeds, douts):
+        run = LayerRun(layer, input_grad_needed=False)
+        xs = [b.from_numpy(a) for a in feed]
+        run.forward(xs if layer.multiple_inputs else xs[0], True)
+        run.backward(b.from_numpy(dout))
+        for total, w in zip(expected, weights):
+            total += b.to_numpy(w.grad)
+    for got, want, w in zip(grads, expected, weights):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=w.name)
+
+
+def test_wrapper_in_a_custom_layer_trains(active_backend):
+    """A wrapper built inside a custom layer's call (its shape probed on zero weights first)."""
+    import minidl
+    from minidl import ops
+
+    class Twice(L.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.rnn = L.Bidirectional(L.GRU(3, return_sequences=True))
+
+        def call(self, x):
+            return ops.mean(self.rnn(x) + self.rnn(x * 2.0), axis=1)
+
+    minidl.set_seed(3)
+    model = minidl.Sequential([L.Input((5, 2)), Twice(), L.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    x = np.random.default_rng(0).standard_normal((8, 5, 2)).astype(np.float32)
+    losses = model.fit(x, np.ones((8, 1), np.float32), epochs=4, verbose=0).history["loss"]
+    assert losses[-1] < losses[0]

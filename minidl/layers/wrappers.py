@@ -73,6 +73,10 @@ class _Wrapper(Layer):
     def _run_inner(self, call, key, sub, x, training, input_grad_needed=None):
         """sub's forward on its child context `key` of `call`; it needs dL/dinput when the
         wrapper does (or as `input_grad_needed` says)."""
+        if sub.backend is not self.backend:
+            # the wrapper attached for a shape probe (custom_call._attach: zero weights, its
+            # own backend only): its layers' weights are there, give them the backend too
+            sub.backend = self.backend
         inner = call.child(key, sub)
         inner.input_grad_needed = (call.input_grad_needed if input_grad_needed is None
                                    else input_grad_needed)
