@@ -120,6 +120,35 @@ def test_initial_state_matches_keras(backend, case, make, states):
         close(backend.to_numpy(call.buffer(name, (n, U))), expected, f"gradient of {name}")
 
 
+with open(os.path.join(HERE, "fixtures", "keras_bidirectional_state.json")) as f:
+    BIDIRECTIONAL_STATES = json.load(f)["cases"]
+
+
+@pytest.mark.parametrize("case, make", [
+    ("bidirectional_lstm_state", lambda: L.Bidirectional(L.LSTM(U, return_state=True))),
+    ("bidirectional_gru_state_sequences_sum", lambda: L.Bidirectional(
+        L.GRU(U, return_state=True, return_sequences=True), merge_mode="sum"))])
+def test_bidirectional_return_state_matches_keras(backend, case, make):
+    """[merged output, forward states, backward states] as Keras, and every gradient (each
+    output weighs in the loss, tests/fixtures/keras_bidirectional_state.py)."""
+    ref = BIDIRECTIONAL_STATES[case]
+    layer = attached(make(), backend, X.shape[1:])
+    assert [w.name.split("/")[-1] for w in layer.weights] == [n.split("/")[-1] for n in ref["names"]]
+    layer.set_weights([np.array(w, np.float32) for w in ref["weights"]])
+    run = LayerRun(layer)
+    ys = [backend.to_numpy(y) for y in run.forward(backend.from_numpy(X), True)]
+    assert len(ys) == len(ref["outputs"])
+    for k, (y, expected) in enumerate(zip(ys, ref["outputs"])):
+        close(y, expected, f"output {k}")
+    dx = run.backward([backend.from_numpy(loss_gradient(y, k)) for k, y in enumerate(ys)])
+    close(backend.to_numpy(dx), ref["dx"], "dx")
+    for w, g in zip(layer.weights, ref["grads"]):
+        close(backend.to_numpy(w.grad), g, f"gradient of {w.name}")
+    x_in = L.Input(X.shape[1:])
+    outputs = make()(x_in)
+    assert [t.shape[1:] for t in outputs] == [np.shape(o)[1:] for o in ref["outputs"]]
+
+
 def test_eager_call_with_return_state():
     minidl.set_backend("numpy")
     ref = KERAS["cases"]["lstm_state"]

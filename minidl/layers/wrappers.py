@@ -10,6 +10,7 @@ merges are strided copies, concatenations and elementwise ops.
 """
 
 from ..custom_objects import get_registered_object
+from . import custom_call
 from .base import Layer, format_shape
 from .calls import run_backward, run_forward
 from .recurrent import Recurrent, refuse_mask
@@ -91,7 +92,9 @@ class _Wrapper(Layer):
 class Bidirectional(_Wrapper):
     """Keras Bidirectional: `layer` over the sequence and a copy with go_backwards flipped
     (or `backward_layer`), their outputs merged by merge_mode ("concat", "sum", "mul", "ave").
-    With return_sequences the backward layer's outputs are put back in time order first."""
+    With return_sequences the backward layer's outputs are put back in time order first.
+    With return_state the call has several outputs, as Keras's: [merged output, the forward
+    layer's final states, the backward layer's] (LSTM: [y, h_f, c_f, h_b, c_b])."""
 
     def __init__(self, layer, merge_mode="concat", weights=None, backward_layer=None, name=None,
                  trainable=True):
@@ -102,8 +105,6 @@ class Bidirectional(_Wrapper):
         if merge_mode not in MERGE_MODES:
             raise ValueError(f"{self.describe()}: merge_mode must be one of {MERGE_MODES}, got "
                              f"{merge_mode!r}")
-        if layer.return_state:
-            raise ValueError(f"{self.describe()}: return_state layers are not supported here")
         self.merge_mode = merge_mode
         config = layer.get_config()
         self.forward_layer = type(layer).from_config(dict(config, name="forward_" + layer.name))
@@ -113,6 +114,13 @@ class Bidirectional(_Wrapper):
         elif backward_layer.go_backwards == layer.go_backwards:
             raise ValueError(f"{self.describe()}: backward_layer must have go_backwards="
                              f"{not layer.go_backwards}")
+        elif (type(backward_layer) is not type(layer) or backward_layer.units != layer.units
+              or backward_layer.return_sequences != layer.return_sequences
+              or backward_layer.return_state != layer.return_state):
+            raise ValueError(f"{self.describe()}: backward_layer must be a {type(layer).__name__} "
+                             f"of {layer.units} units with return_sequences="
+                             f"{layer.return_sequences} and return_state={layer.return_state} "
+                             f"as layer, got {backward_layer.describe()}")
         self.backward_layer = backward_layer
         self.layer_config = {"class_name": type(layer).__name__, "config": config}
         self._subs = (self.forward_layer, self.backward_layer)
@@ -137,9 +145,21 @@ class Bidirectional(_Wrapper):
                 if not w.name.startswith(sub.name + "/"):
                     w.name = f"{sub.name}/{w.name}"
 
+    def __call__(self, inputs, training=None):
+        if self.forward_layer.return_state and custom_call.is_eager(inputs):
+            # a minidl.ops Tensor has one value: the tape records one output per call
+            raise ValueError(f"{self.describe()}: return_state=True works in models and eager "
+                             f"calls, not inside another layer's call")
+        return super().__call__(inputs, training)
+
     def compute_output_shape(self, input_shape):
         shape = self.forward_layer.compute_output_shape(input_shape)
-        return shape[:-1] + (shape[-1] * 2,) if self.merge_mode == "concat" else shape
+        states = []
+        if self.forward_layer.return_state:   # [output, *states] of each direction
+            shape, states = shape[0], list(shape[1:]) * 2
+        shape = tuple(shape)
+        merged = shape[:-1] + (shape[-1] * 2,) if self.merge_mode == "concat" else shape
+        return [merged] + states if states else merged
 
     def attach(self, backend, initial_values=None):
         super().attach(backend, initial_values)
@@ -158,6 +178,15 @@ class Bidirectional(_Wrapper):
         self._seed_sublayers()
         yf = self._run_inner(call, "forward", self.forward_layer, x, training)
         yb = self._run_inner(call, "backward", self.backward_layer, x, training)
+        states = []
+        if self.forward_layer.return_state:
+            (yf, *forward_states), (yb, *backward_states) = yf, yb
+            states = forward_states + backward_states
+        out = self._merge(call, yf, yb)
+        return [out] + states if states else out
+
+    def _merge(self, call, yf, yb):
+        b = self.backend
         shape = b.shape(yf)
         if self.forward_layer.return_sequences:
             rev = call.buffer("reversed", shape)
@@ -179,6 +208,11 @@ class Bidirectional(_Wrapper):
 
     def backward(self, call, dout):
         b = self.backend
+        forward_dstates = backward_dstates = None
+        if self.forward_layer.return_state:   # [doutput, d(forward states), d(backward states)]
+            count = self.forward_layer.state_count
+            dout, forward_dstates, backward_dstates = (dout[0], list(dout[1:1 + count]),
+                                                       list(dout[1 + count:]))
         shape = b.shape(call.yf)
         df, db = call.buffer("dforward", shape), call.buffer("dbackward", shape)
         if self.merge_mode == "concat":
@@ -196,6 +230,8 @@ class Bidirectional(_Wrapper):
             rev = call.buffer("dreversed", shape)
             self._reverse_time(rev, db)
             db = rev
+        if forward_dstates is not None:   # each layer's douts: [doutput, *d(its states)]
+            df, db = [df] + forward_dstates, [db] + backward_dstates
         dx_forward = self._backward_inner(call, "forward", df)
         dx_backward = self._backward_inner(call, "backward", db)
         if not call.input_grad_needed:
