@@ -177,3 +177,41 @@ def test_wrapper_in_a_custom_layer_trains(active_backend):
     x = np.random.default_rng(0).standard_normal((8, 5, 2)).astype(np.float32)
     losses = model.fit(x, np.ones((8, 1), np.float32), epochs=4, verbose=0).history["loss"]
     assert losses[-1] < losses[0]
+
+
+@pytest.mark.parametrize("make, states", [
+    (lambda: L.LSTM(3, return_sequences=True, return_state=True, go_backwards=True), 2),
+    (lambda: L.GRU(3, return_state=True), 1),
+    (lambda: L.Bidirectional(L.LSTM(2, return_state=True, return_sequences=True), merge_mode="ave"),
+     0),
+], ids=["lstm_initial_state", "gru_initial_state", "bidirectional_lstm"])
+def test_return_state_gradients_float64(make, states):
+    """Every output of a return_state call weighs in the loss (with initial states as inputs
+    where given): dL/dx, dL/d(initial states) and the weights' against central differences."""
+    from minidl.backends.numpy_backend import NumpyBackend
+    from _numeric import central_differences
+    b = NumpyBackend("float64")
+    rng = np.random.default_rng(4)
+    layer = make()
+    x = rng.standard_normal((2, 4, 3))
+    given = [rng.standard_normal((2, 3)) for _ in range(states)]
+    if states:   # as layer(x, initial_state=[...]) makes it
+        layer.multiple_inputs = True
+    layer.build_once([(4, 3)] + [(3,)] * states if states else (4, 3))
+    layer.attach(b)
+    layer.set_weights([rng.standard_normal(w.shape) * 0.5 for w in layer.weights])
+    run = LayerRun(layer)
+    inputs = [x] + given if states else x
+    ys = run.forward(inputs, True)
+    douts = [rng.standard_normal(y.shape) for y in ys]
+    d = run.backward(douts)
+    analytic = [a.copy() for a in (d if states else [d])]
+    grads = [w.grad.copy() for w in layer.weights]
+
+    def loss():
+        return float(sum(np.sum(y * g) for y, g in zip(run.forward(inputs, True), douts)))
+    for a, array in zip(analytic, [x] + given):
+        np.testing.assert_allclose(a, central_differences(loss, array), rtol=1e-6, atol=1e-8)
+    for g, w in zip(grads, layer.weights):
+        np.testing.assert_allclose(g, central_differences(loss, w.value), rtol=1e-6, atol=1e-8,
+                                   err_msg=w.name)
