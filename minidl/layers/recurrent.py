@@ -218,25 +218,50 @@ class Recurrent(Layer):
         return states
 
     # ----------------------------------------------------------- compute
-    def _gather(self, out, x, steps, n, width, inverse=False):
-        """x (N, T, w) -> out (T, N, w), time reversed for go_backwards; inverse: back."""
+    def _gather(self, out, x, steps, n, width, backwards, inverse=False):
+        """x (N, T, w) -> out (T, N, w), time reversed when `backwards`; inverse: back."""
         b, last = self.backend, steps - 1
         if not inverse:
-            if self.go_backwards:
+            if backwards:
                 b.strided_copy(out, x, last * width, (-width, steps * width, 1))
             else:
                 b.strided_copy(out, x, 0, (width, steps * width, 1))
-        elif self.go_backwards:
+        elif backwards:
             b.strided_copy(out, x, last * n * width, (width, -n * width, 1))
         else:
             b.strided_copy(out, x, 0, (width, n * width, 1))
 
     def forward(self, call, x, training):
         refuse_mask(self, call)
-        b = self.backend
+        b, u = self.backend, self.units
         given = None
         if self.multiple_inputs:
-            x, given = x[0], x[1:]
+            x, given = x[0], list(x[1:])
+        hseq = self.run_sequence(call, x, given, training, self.go_backwards)
+        n, steps, _ = call.x_shape
+        if self.stateful:
+            for kept, state in zip(self._states, call.last_states):
+                b.copy(kept, state)
+        if self.return_sequences:
+            out = call.buffer("out", (n, steps, u))
+            b.strided_copy(out, hseq, 0, (u, n * u, 1))
+        else:
+            out = call.last_states[0]
+        if not self.return_state:
+            return out
+        # the final h is an output of its own (Keras returns it twice without
+        # return_sequences): its own tensor, so that no tensor stands for two outputs
+        h = call.buffer("state_h", (n, u))
+        b.copy(h, call.last_states[0])
+        return [out, h] + call.last_states[1:]
+
+    def run_sequence(self, call, x, given, training, backwards):
+        """The loop over the steps of x (N, T, features), in reverse when `backwards`, from
+        the states `given` (None: zeros, or a stateful layer's carried states) on `call`:
+        returns the hidden states (T, N, units) in processing order and leaves the final
+        states in call.last_states. A cell's step (rnn_cells.py) is one such call."""
+        b = self.backend
+        call.backwards = backwards
         n, steps, features = call.x_shape = b.shape(x)
         k, u = self.gate_width, self.units
         if steps < 1:
@@ -246,7 +271,7 @@ class Recurrent(Layer):
         if training and self.dropout:
             x = self._drop_inputs(call, x, n, steps, features)
         xt = call.xt = call.buffer("xt", (steps, n, features))
-        self._gather(xt, x, steps, n, features)
+        self._gather(xt, x, steps, n, features, backwards)
         gates = call.buffer("gates", (steps, n, k * u))
         b.gemm(b.reshape(gates, (steps * n, k * u)), b.reshape(xt, (steps * n, features)),
                self.kernel.value)
@@ -262,21 +287,7 @@ class Recurrent(Layer):
         last = call.buffer("last_h", (n, u))
         b.strided_copy(last, hseq, (steps - 1) * n * u, (u, 1))
         call.last_states = [last] + self._last_cell(call, steps, n)
-        if self.stateful:
-            for kept, state in zip(self._states, call.last_states):
-                b.copy(kept, state)
-        if self.return_sequences:
-            out = call.buffer("out", (n, steps, u))
-            b.strided_copy(out, hseq, 0, (u, n * u, 1))
-        else:
-            out = last
-        if not self.return_state:
-            return out
-        # the final h is an output of its own (Keras returns it twice without
-        # return_sequences): its own tensor, so that no tensor stands for two outputs
-        h = call.buffer("state_h", (n, u))
-        b.copy(h, last)
-        return [out, h] + call.last_states[1:]
+        return hseq
 
     def _last_cell(self, call, steps, n):
         """[the final cell state] for LSTM, [] for the others."""
@@ -322,7 +333,7 @@ class Recurrent(Layer):
         dxt = call.buffer("dxt", (steps, n, features))
         b.gemm(b.reshape(dxt, (steps * n, features)), dgates2, self.kernel.value, trans_b=True)
         dx = call.buffer("dx", (n, steps, features))
-        self._gather(dx, dxt, steps, n, features, inverse=True)
+        self._gather(dx, dxt, steps, n, features, call.backwards, inverse=True)
         if call.dropout_mask is not None:
             b.channel_mask_multiply(dx, dx, call.dropout_mask)
         if self.multiple_inputs:   # dL/d(initial states), left by _run_backward

@@ -10,7 +10,7 @@ over a sequence of length 1 from the given states) and returns `(h, [h])`, or LS
 
 import numpy as np
 
-from .calls import LayerCall, run_forward
+from .calls import LayerCall
 from .recurrent import GRU, LSTM, SimpleRNN
 from .wrappers import _Wrapper
 
@@ -90,17 +90,12 @@ class _Cell:
         b = step.backend
         tensors = [b.from_numpy(x[:, None, :])] + [
             b.from_numpy(np.ascontiguousarray(s, np.float32)) for s in states]
-        # one step: the layer's forward on a call of its own with the states as inputs,
-        # whatever its sequence flags
+        # one step: the layer's loop over a sequence of one step from the given states, on a
+        # call of its own (whatever the layer's sequence flags)
         call = LayerCall(step, b)
         call.input_grad_needed = False
-        kept = step.multiple_inputs, step.go_backwards, step.stateful, step.return_state
-        step.multiple_inputs, step.go_backwards, step.stateful, step.return_state = (
-            True, False, False, False)
-        try:
-            run_forward(step, call, tensors, bool(training))
-        finally:
-            step.multiple_inputs, step.go_backwards, step.stateful, step.return_state = kept
+        call.training = bool(training)
+        step.run_sequence(call, tensors[0], tensors[1:], bool(training), backwards=False)
         new_states = [b.to_numpy(t) for t in call.last_states]
         return new_states[0], new_states
 
