@@ -174,7 +174,6 @@ class Bidirectional(_Wrapper):
 
     def forward(self, call, x, training):
         refuse_mask(self, call)
-        b = self.backend
         self._seed_sublayers()
         yf = self._run_inner(call, "forward", self.forward_layer, x, training)
         yb = self._run_inner(call, "backward", self.backward_layer, x, training)
