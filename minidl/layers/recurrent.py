@@ -53,8 +53,10 @@ def refuse_mask(layer, call):
 class Recurrent(Layer):
     """What SimpleRNN, LSTM and GRU share: arguments, the time-major gather, states and outputs.
 
-    Subclasses set `gate_width` (k: 1, 4, 3), `state_count` and the op-specific `_run_forward`
-    / `_run_backward`."""
+    Subclasses set `gate_width` (k: 1, 4, 3), `state_count` and the op-specific
+    `_run_forward(call, gates, steps, n)` / `_run_backward(call, dhseq, dstates, steps, n)`.
+    Everything one call keeps for its backward is on its context `call` (layers/calls.py);
+    the layer itself keeps only a stateful layer's states, carried from batch to batch."""
 
     gate_width = 1
     state_count = 1
