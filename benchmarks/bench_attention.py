@@ -26,6 +26,7 @@ def minidl_step(backend_name):
     import numpy as np
     from minidl.backends import get_backend, set_backend
     from minidl.layers.attention import MultiHeadAttention
+    from minidl.layers.calls import LayerCall, run_backward, run_forward
     set_backend(backend_name)
     backend = get_backend()
     rng = np.random.default_rng(0)
@@ -35,6 +36,7 @@ def minidl_step(backend_name):
     layer._options = (False, False, True)   # layer(x, x, use_causal_mask=True)
     layer.build_once([(TIME, FEATURES), (TIME, FEATURES)])
     layer.attach(backend)
+    call = LayerCall(layer, backend)   # one call's context, as a model's graph step holds
 
     from minidl.layers.calls import LayerCall, run_backward, run_forward
     call = LayerCall(layer, layer.backend)   # the context of this one call, reused each step

@@ -27,6 +27,7 @@ def minidl_step(kind, backend_name):
     import numpy as np
     import minidl
     from minidl import layers
+    from minidl.layers.calls import LayerCall, run_backward, run_forward
     minidl.set_backend(backend_name)
     b = minidl.get_backend()
     layer = getattr(layers, kind)(UNITS, return_sequences=True)
@@ -35,6 +36,7 @@ def minidl_step(kind, backend_name):
     rng = np.random.default_rng(0)
     x = b.from_numpy(rng.standard_normal((BATCH, STEPS, FEATURES)).astype(np.float32))
     dout = b.from_numpy(rng.standard_normal((BATCH, STEPS, UNITS)).astype(np.float32))
+    call = LayerCall(layer, b)   # one call's context, as a model's graph step holds
 
     from minidl.layers.calls import LayerCall, run_backward, run_forward
     call = LayerCall(layer, layer.backend)   # the context of this one call, reused each step

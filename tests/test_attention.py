@@ -11,6 +11,7 @@ import minidl
 from minidl.backends.numpy_backend import NumpyBackend
 from minidl.layers.attention import Attention, MultiHeadAttention
 from minidl.layers.einsum_dense import EinsumDense
+from layer_runs import LayerRun
 
 KERAS = np.load(os.path.join(os.path.dirname(__file__), "data", "keras_attention.npz"))
 TOL = dict(rtol=2e-4, atol=2e-5)
@@ -21,8 +22,9 @@ def case(name):
     return {k[len(prefix):]: KERAS[k] for k in KERAS.files if k.startswith(prefix)}
 
 
-def run_layer(layer, backend, inputs, weights, cotangent, options=None, training=False):
-    """Forward and backward of `layer` on `backend`: output, input gradients, weight gradients."""
+def run_layer(layer, backend, inputs, weights, cotangent, options=None, training=False, runs=None):
+    """Forward and backward of `layer` on `backend`: output, input gradients, weight gradients
+    (the LayerRun is appended to `runs` when given, for what its call kept)."""
     if options is not None:
         layer._options = options
     shapes = [x.shape[1:] for x in inputs]
@@ -30,9 +32,12 @@ def run_layer(layer, backend, inputs, weights, cotangent, options=None, training
     layer.attach(backend)
     layer.set_weights(weights)
     xs = [backend.from_numpy(x) for x in inputs]
-    out = layer.forward(xs if layer.multiple_inputs else xs[0], training)
+    run = LayerRun(layer)
+    if runs is not None:
+        runs.append(run)
+    out = run.forward(xs if layer.multiple_inputs else xs[0], training)
     result = backend.to_numpy(out)
-    dxs = layer.backward(backend.from_numpy(cotangent))
+    dxs = run.backward(backend.from_numpy(cotangent))
     dxs = dxs if isinstance(dxs, list) else [dxs]
     return (result, [backend.to_numpy(d) for d in dxs],
             [backend.to_numpy(w.grad) for w in layer.trainable_weights])
@@ -46,13 +51,14 @@ def test_multi_head_attention_matches_keras_with_masks(backend):
     c = case("mha_masked")
     layer = MultiHeadAttention(num_heads=2, key_dim=3, value_dim=4)
     inputs = [c["input0"], c["input1"], c["mask"]]
+    runs = []
     out, dxs, dws = run_layer(layer, backend, inputs, numbered(c, "weight"), c["cotangent"],
-                              options=(False, True, True))
+                              options=(False, True, True), runs=runs)
     assert [w.name for w in layer.weights] == list(c["weight_names"])
     np.testing.assert_allclose(out, c["out"], **TOL)
     # Keras's MHA gives a query that may attend nothing uniform weights on its fused path (the
     # output above) but zero scores when asked for them; minidl's scores are the weights it used
-    probs = backend.to_numpy(layer._probs)
+    probs = backend.to_numpy(runs[0].call.probs)
     empty = ~(c["mask"] * np.tril(np.ones(c["mask"].shape[1:]))).any(axis=-1)   # (B, Tq)
     assert empty[1, 2] and np.allclose(probs[1, :, 2], 1 / probs.shape[-1])
     keep = ~empty[:, None, :, None]
@@ -430,16 +436,17 @@ def test_layer_gradients_float64_numpy(make, shapes, options):
     layer.attach(b)
     layer.set_weights([rng.standard_normal(w.shape) * 0.5 for w in layer.weights])
     cot = None
+    run = LayerRun(layer)
 
     def loss():
         xs = [b.from_numpy(x) for x in inputs]
-        out = layer.forward(xs if layer.multiple_inputs else xs[0], False)
+        out = run.forward(xs if layer.multiple_inputs else xs[0], False)
         return float((b.to_numpy(out) * cot).sum()), out
 
     xs = [b.from_numpy(x) for x in inputs]
-    cot = rng.standard_normal(b.shape(layer.forward(xs if layer.multiple_inputs else xs[0], False)))
+    cot = rng.standard_normal(b.shape(run.forward(xs if layer.multiple_inputs else xs[0], False)))
     loss()
-    dxs = layer.backward(b.from_numpy(cot))
+    dxs = run.backward(b.from_numpy(cot))
     dxs = [b.to_numpy(d) for d in (dxs if isinstance(dxs, list) else [dxs])]
     dws = [b.to_numpy(w.grad).copy() for w in layer.trainable_weights]
     checked = inputs[:-1] if options and options[1] else inputs   # the mask has no gradient

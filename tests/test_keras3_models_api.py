@@ -119,7 +119,7 @@ def _instances():
                 "RandomColorDegeneration": (0.2,), "RandomPosterization": (4,),
                 "RandomSaturation": (0.2,), "RandomHue": (0.2,),
                 "DepthwiseConv2D": (3,), "SeparableConv2D": (4, 3), "Conv2DTranspose": (4, 3),
-                "SimpleRNN": (4,), "LSTM": (4,), "GRU": (4,), "RecurrentState": (1, 4),
+                "SimpleRNN": (4,), "LSTM": (4,), "GRU": (4,),
                 "Bidirectional": (layers.LSTM(4),), "TimeDistributed": (layers.Dense(2),),
                 "StackedRNN": ([layers.LSTMCell(4), layers.GRUCell(3)],),
                 "MultiHeadAttention": (2, 4), "GroupQueryAttention": (4, 4, 2),

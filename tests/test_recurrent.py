@@ -15,6 +15,7 @@ from minidl.backends.numpy_backend import NumpyBackend
 from minidl.models import Model
 
 from _numeric import central_differences
+from layer_runs import LayerRun
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, "fixtures", "keras_recurrent.json")) as f:
@@ -67,9 +68,10 @@ def test_layer_matches_keras(backend, case):
     tails = [w.name.split("/")[-1] for w in layer.weights]
     assert tails == [name.split("/")[-1] for name in ref["names"]]
     layer.set_weights([np.array(w, np.float32) for w in ref["weights"]])
-    y = backend.to_numpy(layer.forward(backend.from_numpy(X), True))
+    run = LayerRun(layer)
+    y = backend.to_numpy(run.forward(backend.from_numpy(X), True))
     close(y, ref["outputs"][0], "output")
-    dx = layer.backward(backend.from_numpy(loss_gradient(y)))
+    dx = run.backward(backend.from_numpy(loss_gradient(y)))
     close(backend.to_numpy(dx), ref["dx"], "dx")
     for w, g in zip(layer.weights, ref["grads"]):
         close(backend.to_numpy(w.grad), g, f"gradient of {w.name}")
@@ -77,7 +79,7 @@ def test_layer_matches_keras(backend, case):
 
 def _model_case(backend, case, make, state_inputs):
     """A functional model of the layer (with initial-state inputs): outputs and weight
-    gradients against Keras; returns the model's graph after backward."""
+    gradients against Keras; returns the layer's call context after backward."""
     ref = KERAS["cases"][case]
     steps, features = X.shape[1:]
     x_in = L.Input((steps, features))
@@ -97,7 +99,7 @@ def _model_case(backend, case, make, state_inputs):
     graph.backward([backend.from_numpy(loss_gradient(y, k)) for k, y in enumerate(ys)])
     for w, g in zip(layer.weights, ref["grads"]):
         close(backend.to_numpy(w.grad), g, f"gradient of {w.name}")
-    return layer
+    return next(step.call for step in graph._steps if step.layer is layer)
 
 
 @pytest.mark.parametrize("case, make", [
@@ -111,11 +113,40 @@ def test_return_state_matches_keras(backend, case, make):
     ("lstm_initial_state", lambda: L.LSTM(U, return_sequences=True), ("h0", "c0")),
     ("gru_initial_state", lambda: L.GRU(U), ("h0",))])
 def test_initial_state_matches_keras(backend, case, make, states):
-    layer = _model_case(backend, case, make, states)
+    call = _model_case(backend, case, make, states)
     ref = KERAS["cases"][case]
     n = X.shape[0]
     for name, expected in zip(("dh0", "dc0"), ref["dstates"]):
-        close(backend.to_numpy(layer.buffer(name, (n, U))), expected, f"gradient of {name}")
+        close(backend.to_numpy(call.buffer(name, (n, U))), expected, f"gradient of {name}")
+
+
+with open(os.path.join(HERE, "fixtures", "keras_bidirectional_state.json")) as f:
+    BIDIRECTIONAL_STATES = json.load(f)["cases"]
+
+
+@pytest.mark.parametrize("case, make", [
+    ("bidirectional_lstm_state", lambda: L.Bidirectional(L.LSTM(U, return_state=True))),
+    ("bidirectional_gru_state_sequences_sum", lambda: L.Bidirectional(
+        L.GRU(U, return_state=True, return_sequences=True), merge_mode="sum"))])
+def test_bidirectional_return_state_matches_keras(backend, case, make):
+    """[merged output, forward states, backward states] as Keras, and every gradient (each
+    output weighs in the loss, tests/fixtures/keras_bidirectional_state.py)."""
+    ref = BIDIRECTIONAL_STATES[case]
+    layer = attached(make(), backend, X.shape[1:])
+    assert [w.name.split("/")[-1] for w in layer.weights] == [n.split("/")[-1] for n in ref["names"]]
+    layer.set_weights([np.array(w, np.float32) for w in ref["weights"]])
+    run = LayerRun(layer)
+    ys = [backend.to_numpy(y) for y in run.forward(backend.from_numpy(X), True)]
+    assert len(ys) == len(ref["outputs"])
+    for k, (y, expected) in enumerate(zip(ys, ref["outputs"])):
+        close(y, expected, f"output {k}")
+    dx = run.backward([backend.from_numpy(loss_gradient(y, k)) for k, y in enumerate(ys)])
+    close(backend.to_numpy(dx), ref["dx"], "dx")
+    for w, g in zip(layer.weights, ref["grads"]):
+        close(backend.to_numpy(w.grad), g, f"gradient of {w.name}")
+    x_in = L.Input(X.shape[1:])
+    outputs = make()(x_in)
+    assert [t.shape[1:] for t in outputs] == [np.shape(o)[1:] for o in ref["outputs"]]
 
 
 def test_eager_call_with_return_state():
@@ -144,13 +175,14 @@ def test_gradients_float64(make):
     layer = attached(make(), b, x.shape[1:])
     weights = [rng.standard_normal(w.shape) * 0.5 for w in layer.weights]
     layer.set_weights(weights)
-    y = layer.forward(x, True)
+    run = LayerRun(layer)
+    y = run.forward(x, True)
     dout = rng.standard_normal(y.shape)
-    dx = layer.backward(dout).copy()
+    dx = run.backward(dout).copy()
     grads = [w.grad.copy() for w in layer.weights]
 
     def loss():
-        return float(np.sum(layer.forward(x, True) * dout))
+        return float(np.sum(run.forward(x, True) * dout))
     np.testing.assert_allclose(dx, central_differences(loss, x), rtol=1e-6, atol=1e-8)
     for w, g in zip(layer.weights, grads):
         np.testing.assert_allclose(g, central_differences(loss, w.value), rtol=1e-6, atol=1e-8,
@@ -187,27 +219,29 @@ def test_stateful_carries_states_until_reset(backend):
     whole = np.concatenate([X, X], axis=1)
     plain = attached(L.LSTM(U, return_sequences=True), backend, whole.shape[1:])
     plain.set_weights([np.array(w, np.float32) for w in ref["weights"]])
-    expected = backend.to_numpy(plain.forward(backend.from_numpy(whole), False))
-    first = backend.to_numpy(layer.forward(backend.from_numpy(X), False))
-    second = backend.to_numpy(layer.forward(backend.from_numpy(X), False))
+    expected = backend.to_numpy(LayerRun(plain).forward(backend.from_numpy(whole), False))
+    run = LayerRun(layer)
+    first = backend.to_numpy(run.forward(backend.from_numpy(X), False))
+    second = backend.to_numpy(run.forward(backend.from_numpy(X), False))
     np.testing.assert_allclose(np.concatenate([first, second], axis=1), expected, rtol=1e-5,
                                atol=1e-6)
     layer.reset_states()
-    again = backend.to_numpy(layer.forward(backend.from_numpy(X), False))
+    again = backend.to_numpy(run.forward(backend.from_numpy(X), False))
     np.testing.assert_allclose(again, first, rtol=1e-6, atol=1e-7)
 
 
 def test_dropout_in_training_only(backend):
     layer = attached(L.GRU(U, dropout=0.5, return_sequences=True), backend, X.shape[1:])
     x = backend.from_numpy(X)
-    inference = backend.to_numpy(layer.forward(x, False))
+    run = LayerRun(layer)
+    inference = backend.to_numpy(run.forward(x, False))
     layer.step_seed = 11
-    trained = backend.to_numpy(layer.forward(x, True))
+    trained = backend.to_numpy(run.forward(x, True))
     assert not np.allclose(trained, inference)
     # the dropped inputs: the same mask at every step, scaled by 1 / (1 - rate)
-    mask = backend.to_numpy(layer._mask)
+    mask = backend.to_numpy(run.call.dropout_mask)
     assert set(np.unique(mask)) <= {0.0, 2.0}
-    dx = backend.to_numpy(layer.backward(backend.from_numpy(np.ones_like(trained))))
+    dx = backend.to_numpy(run.backward(backend.from_numpy(np.ones_like(trained))))
     assert np.all(dx[mask[:, None, :].repeat(X.shape[1], 1) == 0] == 0)
 
 
@@ -332,7 +366,9 @@ def test_wrapped_dropout_draws_new_masks_every_step():
     masks = []
     for _ in range(2):
         model.train_on_batch(X, np.zeros((X.shape[0], 2 * U), np.float32))
-        masks.append([layer.backend.to_numpy(sub._mask).copy() for sub in layer._subs])
+        call = next(step.call for step in model.graph._steps if step.layer is layer)
+        masks.append([layer.backend.to_numpy(call.children[key].dropout_mask).copy()
+                      for key in ("forward", "backward")])
     assert not np.array_equal(masks[0][0], masks[0][1])   # forward and backward layers differ
     assert not np.array_equal(masks[0][0], masks[1][0])   # and every step draws anew
 
@@ -350,15 +386,16 @@ def test_training_step_allocates_nothing_and_memory_is_linear_in_time(kind):
         x = np.random.default_rng(0).standard_normal((16, steps, 8)).astype(np.float32)
         x = b.from_numpy(x)
         dout = b.from_numpy(np.ones((16, steps, 32), np.float32))
-        layer.forward(x, True)
-        layer.backward(dout)
+        run = LayerRun(layer)
+        run.forward(x, True)
+        run.backward(dout)
         tracemalloc.start()
-        layer.forward(x, True)
-        layer.backward(dout)
+        run.forward(x, True)
+        run.backward(dout)
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         assert peak < 16384, f"{kind} over {steps} steps allocated {peak} bytes in a training step"
-        totals[steps] = sum(slot[0].nbytes for slot in layer._buffers._slots.values())
+        totals[steps] = sum(slot[0].nbytes for slot in run.call.buffers._slots.values())
     assert 3.0 < totals[40] / totals[10] < 4.2
 
 
@@ -382,9 +419,10 @@ def test_stacked_cells_match_keras(backend):
     attached(layer, backend, x.shape[1:])
     assert [w.shape for w in layer.weights] == [tuple(np.shape(w)) for w in ref["weights"]]
     layer.set_weights([np.array(w, np.float32) for w in ref["weights"]])
-    y = backend.to_numpy(layer.forward(backend.from_numpy(x), True))
+    run = LayerRun(layer)
+    y = backend.to_numpy(run.forward(backend.from_numpy(x), True))
     close(y, ref["y"], "outputs")
-    dx = layer.backward(backend.from_numpy(loss_gradient(y)))
+    dx = run.backward(backend.from_numpy(loss_gradient(y)))
     close(backend.to_numpy(dx), ref["dx"], "dx")
     for w, g in zip(layer.weights, ref["grads"]):
         close(backend.to_numpy(w.grad), g, f"gradient of {w.name}")

@@ -30,7 +30,7 @@ from .activation_layers import ELU, PReLU, Softmax
 from .normalization import BatchNormalization, LayerNormalization
 from .pooling import AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPooling2D
 from .reshaping import Cropping2D, Permute, RepeatVector
-from .recurrent import GRU, LSTM, RecurrentState, SimpleRNN
+from .recurrent import GRU, LSTM, SimpleRNN
 from .wrappers import Bidirectional, TimeDistributed
 from .rnn_cells import RNN, GRUCell, LSTMCell, SimpleRNNCell, StackedRNN, StackedRNNCells
 from .preprocessing import CenterCrop, Normalization, Rescaling, Resizing
@@ -65,7 +65,7 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing, RandomBrightness,
     RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
     DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D, SimpleRNN, LSTM, GRU,
-    RecurrentState, Bidirectional, TimeDistributed, StackedRNN, MultiHeadAttention, Attention,
+    Bidirectional, TimeDistributed, StackedRNN, MultiHeadAttention, Attention,
     EinsumDense, RMSNormalization, UnitNormalization, GroupNormalization, Identity,
     GroupQueryAttention, AdditiveAttention, Dot, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
     RandomPosterization, RandomSaturation, Solarization, RandomColorJitter, AutoContrast,

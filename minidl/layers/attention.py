@@ -4,7 +4,9 @@ weighted sum of values in one op), and AdditiveAttention, written with minidl.op
 
 import math
 
+from .. import autodiff
 from ..arguments import number
+from . import eager_calls
 from .base import KerasTensor, Layer, format_shape
 
 
@@ -23,14 +25,14 @@ class _AttentionCall(Layer):
     multiple_inputs = True
     needs_step_seed = True
 
-    def _set_call_options(self, has_key, has_mask, causal, scores):
+    def _set_call_options(self, inputs, has_key, has_mask, causal, scores):
         options = (bool(has_key), bool(has_mask), bool(causal))
         if getattr(self, "_options", None) not in (None, options) and self.built:
             raise ValueError(f"{self.describe()} was called with key={self._options[0]}, a mask="
                              f"{self._options[1]}, use_causal_mask={self._options[2]}; minidl keeps one "
                              f"set per layer, got {options}")
         self._options = options
-        if scores and any(isinstance(t, KerasTensor) for t in self._call_inputs):
+        if scores and any(isinstance(t, KerasTensor) for t in inputs):
             raise ValueError(f"{self.describe()}: return_attention_scores=True works in eager calls "
                              "(on arrays); in a model minidl's layers have one output each")
         return scores
@@ -45,21 +47,26 @@ class _AttentionCall(Layer):
         self._options = (bool(kwargs.get("key")), bool(kwargs.get("attention_mask")),
                          bool(kwargs.get("use_causal_mask")))
 
-    def _dropout_mask(self, shape, training):
+    def _dropout_mask(self, call, shape, training):
         """The (B, H, Tq, Tk) multipliers of attention dropout in training, else None."""
         if not (training and self.dropout > 0):
             return None
         b = self.backend
-        ones = self.buffer("dropout_ones", shape)
+        ones = call.buffer("dropout_ones", shape)
         b.fill(ones, 1.0)
-        mask = self.buffer("dropout_mask", shape)
-        b.dropout_forward(self.buffer("dropout_out", shape), mask, ones, self.dropout, self.step_seed)
+        mask = call.buffer("dropout_mask", shape)
+        b.dropout_forward(call.buffer("dropout_out", shape), mask, ones, self.dropout,
+                          call.step_seed)
         return mask
 
     def _call_with_scores(self, inputs, training):
-        """Eager call that returns (output, scores) as numpy arrays."""
+        """Eager call that returns (output, scores as a numpy array): the scores are those
+        of the call just made, read from its context (layers/eager_calls.py)."""
         out = Layer.__call__(self, inputs, training)
-        return out, self.backend.to_numpy(self._probs)
+        scope = autodiff.current_call_scope()
+        made = scope.get(id(self)) if scope is not None else None
+        call = made[-1] if made else eager_calls.context(self, self.backend, 0)
+        return out, self.backend.to_numpy(call.probs)
 
 
 class MultiHeadAttention(_AttentionCall):
@@ -105,7 +112,6 @@ class MultiHeadAttention(_AttentionCall):
         self.seed = _check_seed(self, seed)
         self.step_seed = 0
         self._options = None
-        self._call_inputs = ()
 
     def get_config(self):
         return dict(super().get_config(), num_heads=self.num_heads, key_dim=self.key_dim,
@@ -128,8 +134,7 @@ class MultiHeadAttention(_AttentionCall):
                              "by minidl; pass attention_mask (B, Tq, Tv) instead")
         inputs = [query, value] + ([key] if key is not None else []) + (
             [attention_mask] if attention_mask is not None else [])
-        self._call_inputs = inputs
-        scores = self._set_call_options(key is not None, attention_mask is not None, use_causal_mask,
+        scores = self._set_call_options(inputs, key is not None, attention_mask is not None, use_causal_mask,
                                         return_attention_scores)
         if scores:
             return self._call_with_scores(inputs, training)
@@ -179,7 +184,7 @@ class MultiHeadAttention(_AttentionCall):
         """Key / value heads: one per query head here (GroupQueryAttention has fewer)."""
         return self.num_heads
 
-    def _repeat_heads(self, name, t):
+    def _repeat_heads(self, call, name, t):
         """t (B, T, K, D) with each of its K heads repeated for its num_heads / K query heads, as
         (B, T, num_heads, D); t itself when K = num_heads."""
         b = self.backend
@@ -187,17 +192,17 @@ class MultiHeadAttention(_AttentionCall):
         if kv == self.num_heads:
             return t
         group = self.num_heads // kv
-        out = self.buffer(("repeated", name), (batch, steps, kv, group, dim))
+        out = call.buffer(("repeated", name), (batch, steps, kv, group, dim))
         b.strided_copy(out, t, 0, (steps * kv * dim, kv * dim, dim, 0, 1))   # stride 0 repeats
         return b.reshape(out, (batch, steps, self.num_heads, dim))
 
-    def _sum_heads(self, name, d, kv):
+    def _sum_heads(self, call, name, d, kv):
         """The gradient of _repeat_heads: d (B, T, num_heads, D) summed over each group."""
         b = self.backend
         batch, steps, heads, dim = b.shape(d)
         if kv == heads:
             return d
-        out = self.buffer(("summed", name), (batch, steps, kv, 1, dim))
+        out = call.buffer(("summed", name), (batch, steps, kv, 1, dim))
         b.reduce(out, b.reshape(d, (batch, steps, kv, heads // kv, dim)), "sum")
         return b.reshape(out, (batch, steps, kv, dim))
 
@@ -205,84 +210,86 @@ class MultiHeadAttention(_AttentionCall):
         query = input_shape[0]
         return tuple(query[:-1]) + (self._output_dim or query[-1],)
 
-    def _project(self, part, x2):
+    def _project(self, call, part, x2):
         b = self.backend
         kernel, bias, k, n = self._projections[part]
-        z = self.buffer(("z", part), (b.shape(x2)[0], n))
+        z = call.buffer(("z", part), (b.shape(x2)[0], n))
         b.gemm(z, x2, b.reshape(kernel.value, (k, n)))
         if bias is not None:
             b.bias_add(z, z, b.reshape(bias.value, (n,)))
         return z
 
-    def _project_backward(self, part, dz, x2):
+    def _project_backward(self, call, part, dz, x2):
         """Weight gradients of one projection, and its input's gradient (rows, features)."""
         b = self.backend
         kernel, bias, k, n = self._projections[part]
         if self.trainable:
-            b.gemm(b.reshape(kernel.grad, (k, n)), x2, dz, trans_a=True)
+            b.gemm(b.reshape(call.grad(kernel), (k, n)), x2, dz, trans_a=True)
             if bias is not None:
-                b.bias_grad(b.reshape(bias.grad, (n,)), dz)
-        dx = self.buffer(("dx", part), (b.shape(dz)[0], k))
+                b.bias_grad(b.reshape(call.grad(bias), (n,)), dz)
+        dx = call.buffer(("dx", part), (b.shape(dz)[0], k))
         b.gemm(dx, dz, b.reshape(kernel.value, (k, n)), trans_b=True)
         return dx
 
-    def forward(self, inputs, training):
+    def forward(self, call, inputs, training):
         b = self.backend
         query, value, key, mask = self._split_inputs(inputs)
         (batch, tq, _), tv = b.shape(query), b.shape(value)[1]
         h, dk, dv = self.num_heads, self.key_dim, self.value_dim
-        self._rows = {"query": b.reshape(query, (batch * tq, b.shape(query)[-1])),
-                      "key": b.reshape(key, (batch * tv, b.shape(key)[-1])),
-                      "value": b.reshape(value, (batch * tv, b.shape(value)[-1]))}
-        q = b.reshape(self._project("query", self._rows["query"]), (batch, tq, h, dk))
+        rows = call.rows = {"query": b.reshape(query, (batch * tq, b.shape(query)[-1])),
+                            "key": b.reshape(key, (batch * tv, b.shape(key)[-1])),
+                            "value": b.reshape(value, (batch * tv, b.shape(value)[-1]))}
+        q = b.reshape(self._project(call, "query", rows["query"]), (batch, tq, h, dk))
         kv = self._kv_heads()
-        k = self._repeat_heads("key", b.reshape(self._project("key", self._rows["key"]), (batch, tv, kv, dk)))
-        v = self._repeat_heads("value", b.reshape(self._project("value", self._rows["value"]),
-                                                  (batch, tv, kv, dv)))
-        self._mask = mask
-        self._drop = self._dropout_mask((batch, h, tq, tv), training)
-        heads_out = self.buffer("heads_out", (batch, tq, h, dv))
-        self._probs = self.buffer("probs", (batch, h, tq, tv))
-        self._scale = 1.0 / math.sqrt(dk)
-        b.attention_forward(heads_out, self._probs, q, k, v, mask, self._drop, self._scale,
+        k = self._repeat_heads(call, "key", b.reshape(self._project(call, "key", rows["key"]),
+                                                      (batch, tv, kv, dk)))
+        v = self._repeat_heads(call, "value", b.reshape(self._project(call, "value", rows["value"]),
+                                                        (batch, tv, kv, dv)))
+        call.attention_mask = mask
+        call.drop = self._dropout_mask(call, (batch, h, tq, tv), training)
+        heads_out = call.buffer("heads_out", (batch, tq, h, dv))
+        call.probs = call.buffer("probs", (batch, h, tq, tv))
+        call.scale = 1.0 / math.sqrt(dk)
+        b.attention_forward(heads_out, call.probs, q, k, v, mask, call.drop, call.scale,
                             self._options[2])
-        self._qkv = (q, k, v)
-        self._rows["output"] = b.reshape(heads_out, (batch * tq, h * dv))
-        out = self._project("output", self._rows["output"])
+        call.qkv = (q, k, v)
+        rows["output"] = b.reshape(heads_out, (batch * tq, h * dv))
+        out = self._project(call, "output", rows["output"])
         return b.reshape(out, (batch, tq, self._out_features))
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
-        q, k, v = self._qkv
+        q, k, v = call.qkv
+        rows = call.rows
         h, dv = self.num_heads, self.value_dim
         batch, tq = b.shape(q)[0], b.shape(q)[1]
         dout2 = b.reshape(dout, (batch * tq, self._out_features))
-        dheads = b.reshape(self._project_backward("output", dout2, self._rows["output"]),
+        dheads = b.reshape(self._project_backward(call, "output", dout2, rows["output"]),
                            (batch, tq, h, dv))
-        dq, dk, dvv = (self.buffer(("d", name), b.shape(t)) for name, t in zip("qkv", (q, k, v)))
-        b.attention_backward(dq, dk, dvv, dheads, q, k, v, self._probs, self._mask, self._drop,
-                             self._scale, self._options[2])
+        dq, dk, dvv = (call.buffer(("d", name), b.shape(t)) for name, t in zip("qkv", (q, k, v)))
+        b.attention_backward(dq, dk, dvv, dheads, q, k, v, call.probs, call.attention_mask,
+                             call.drop, call.scale, self._options[2])
         grads = {}
         kv = self._kv_heads()
-        dk, dvv = self._sum_heads("key", dk, kv), self._sum_heads("value", dvv, kv)
+        dk, dvv = self._sum_heads(call, "key", dk, kv), self._sum_heads(call, "value", dvv, kv)
         for part, d in (("query", dq), ("key", dk), ("value", dvv)):
-            rows = b.shape(self._rows[part])[0]
-            grads[part] = self._project_backward(part, b.reshape(d, (rows, b.shape(d)[2] * b.shape(d)[3])),
-                                                 self._rows[part])
+            count = b.shape(rows[part])[0]
+            grads[part] = self._project_backward(
+                call, part, b.reshape(d, (count, b.shape(d)[2] * b.shape(d)[3])), rows[part])
         has_key, has_mask, _ = self._options
-        dquery = b.reshape(grads["query"], (batch, tq, b.shape(self._rows["query"])[1]))
+        dquery = b.reshape(grads["query"], (batch, tq, b.shape(rows["query"])[1]))
         tv = b.shape(k)[1]
-        dvalue = b.reshape(grads["value"], (batch, tv, b.shape(self._rows["value"])[1]))
-        dkey = b.reshape(grads["key"], (batch, tv, b.shape(self._rows["key"])[1]))
+        dvalue = b.reshape(grads["value"], (batch, tv, b.shape(rows["value"])[1]))
+        dkey = b.reshape(grads["key"], (batch, tv, b.shape(rows["key"])[1]))
         result = [dquery]
         if has_key:
             result += [dvalue, dkey]
         else:   # the value served as key too: both paths' gradients
-            total = self.buffer("dvalue_total", b.shape(dvalue))
+            total = call.buffer("dvalue_total", b.shape(dvalue))
             b.add(total, dvalue, dkey)
             result.append(total)
         if has_mask:
-            dmask = self.buffer("dmask", b.shape(self._mask))
+            dmask = call.buffer("dmask", b.shape(call.attention_mask))
             b.fill(dmask, 0.0)   # a mask is not differentiable
             result.append(dmask)
         return result
@@ -307,7 +314,6 @@ class Attention(_AttentionCall):
         self.seed = _check_seed(self, seed)
         self.step_seed = 0
         self._options = None
-        self._call_inputs = ()
 
     def get_config(self):
         return dict(super().get_config(), use_scale=self.use_scale, score_mode=self.score_mode,
@@ -320,8 +326,7 @@ class Attention(_AttentionCall):
                              f"got {type(inputs).__name__}")
         if mask is not None and any(m is not None for m in mask):
             raise ValueError(f"{self.describe()}: mask=[query_mask, value_mask] is not supported by minidl")
-        self._call_inputs = list(inputs)
-        if self._set_call_options(len(inputs) == 3, False, use_causal_mask, return_attention_scores):
+        if self._set_call_options(inputs, len(inputs) == 3, False, use_causal_mask, return_attention_scores):
             return self._call_with_scores(list(inputs), training)
         return Layer.__call__(self, list(inputs), training)
 
@@ -338,44 +343,45 @@ class Attention(_AttentionCall):
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[0][:-1]) + (input_shape[1][-1],)
 
-    def forward(self, inputs, training):
+    def forward(self, call, inputs, training):
         b = self.backend
         query, value = inputs[0], inputs[1]
         key = inputs[2] if self._options[0] else value
         (batch, tq, d), (_, tv, dv) = b.shape(query), b.shape(value)
         # one head: (B, T, d) is (B, T, 1, d) in the fused op's layout
-        self._qkv = (b.reshape(query, (batch, tq, 1, d)), b.reshape(key, (batch, tv, 1, d)),
-                     b.reshape(value, (batch, tv, 1, dv)))
+        call.qkv = (b.reshape(query, (batch, tq, 1, d)), b.reshape(key, (batch, tv, 1, d)),
+                    b.reshape(value, (batch, tv, 1, dv)))
         # the learned scale is read once per step: the fused op takes it as a number
-        self._scale = float(b.to_numpy(self.scale.value)) if self.use_scale else 1.0
-        self._drop = self._dropout_mask((batch, 1, tq, tv), training)
-        out = self.buffer("out", (batch, tq, 1, dv))
-        self._probs = self.buffer("probs", (batch, 1, tq, tv))
-        b.attention_forward(out, self._probs, *self._qkv, None, self._drop, self._scale, self._options[2])
+        call.scale = float(b.to_numpy(self.scale.value)) if self.use_scale else 1.0
+        call.drop = self._dropout_mask(call, (batch, 1, tq, tv), training)
+        out = call.buffer("out", (batch, tq, 1, dv))
+        call.probs = call.buffer("probs", (batch, 1, tq, tv))
+        b.attention_forward(out, call.probs, *call.qkv, None, call.drop, call.scale,
+                            self._options[2])
         return b.reshape(out, (batch, tq, dv))
 
     def _call_with_scores(self, inputs, training):
         out, probs = super()._call_with_scores(inputs, training)
         return out, probs[:, 0]   # Keras's scores are (B, Tq, Tv)
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
-        q, k, v = self._qkv
-        dq, dk, dv = (self.buffer(("d", name), b.shape(t)) for name, t in zip("qkv", (q, k, v)))
+        q, k, v = call.qkv
+        dq, dk, dv = (call.buffer(("d", name), b.shape(t)) for name, t in zip("qkv", (q, k, v)))
         b.attention_backward(dq, dk, dv, b.reshape(dout, b.shape(dout)[:2] + (1, b.shape(dout)[2])),
-                             q, k, v, self._probs, None, self._drop, self._scale, self._options[2])
+                             q, k, v, call.probs, None, call.drop, call.scale, self._options[2])
         if self.use_scale and self.trainable:
             # dq = scale * dS k, so sum(dq * q) = scale * sum(dS * q.k) = scale * dscale
-            product = self.buffer("dq_q", b.shape(q))
+            product = call.buffer("dq_q", b.shape(q))
             b.multiply(product, dq, q)
-            total = self.buffer("dscale_sum", (1,))
+            total = call.buffer("dscale_sum", (1,))
             b.sum(total, product)
-            grad = b.reshape(self.scale.grad, (1,))
-            b.axpby(grad, 1.0 / self._scale, total, 0.0, total)
+            grad = b.reshape(call.grad(self.scale), (1,))
+            b.axpby(grad, 1.0 / call.scale, total, 0.0, total)
         squeeze = [b.reshape(t, b.shape(t)[:2] + (b.shape(t)[3],)) for t in (dq, dv, dk)]
         if self._options[0]:
             return squeeze
-        total = self.buffer("dvalue_total", b.shape(squeeze[1]))
+        total = call.buffer("dvalue_total", b.shape(squeeze[1]))
         b.add(total, squeeze[1], squeeze[2])
         return [squeeze[0], total]
 

@@ -5,20 +5,23 @@ one gemm (x (N*T, in) @ kernel), the loop over time is one recurrent op of the b
 (per step one gemm for the recurrent projection and one fused gate kernel, backward the same
 way) and the weight gradients are gemms over the whole sequence. The loop works time-major:
 the input is gathered to (T, N, in) by one strided copy (reversed for go_backwards), the
-hidden states come back (T, N, units). Every buffer is sized once per batch shape (layers'
-buffer()), so memory is linear in T and a training step allocates nothing.
+hidden states come back (T, N, units). Every buffer is sized once per batch shape (the call's
+buffer(), layers/calls.py), so memory is linear in T and a training step allocates nothing.
+
+With return_state a call has several outputs (one node of the graph, as Keras's
+LSTM(return_state=True)(x) -> [output, h, c]): forward returns them as a list and backward
+takes their gradients as one (the graph gives zeros for an output nothing used).
 
 Weights as Keras 3: kernel (in, k u), recurrent_kernel (u, k u), bias (k u,), or (2, 3u) for
 GRU's reset_after=True (input and recurrent biases); gate order i, f, c, o (LSTM) and z, r, h
 (GRU).
 """
 
-import numpy as np
-
 from .. import activations, constraints, initializers, regularizers
 from ..arguments import number
 from ..backends.recurrent_host import GATE_ACTIVATIONS
-from .base import KerasTensor, Layer, format_shape
+from . import custom_call
+from .base import Layer, format_shape
 
 
 class _UnitForgetBias(initializers.Initializer):
@@ -37,11 +40,11 @@ class _UnitForgetBias(initializers.Initializer):
         return self.base.name
 
 
-def refuse_mask(layer):
+def refuse_mask(layer, call):
     """A Keras mask reaching a recurrent layer (Embedding(mask_zero=True) or Masking before it)
     would have Keras skip the masked steps; the fused kernels cannot yet, so say so rather
     than run the padded steps silently."""
-    if getattr(layer, "_input_mask", None) is not None:
+    if call.mask is not None:
         raise ValueError(f"{layer.describe()}: its input carries a mask (Embedding(mask_zero=True) or "
                          "Masking before it); minidl's recurrent layers do not skip masked steps yet: "
                          "train without the mask (mask_zero=False) for now")
@@ -50,8 +53,10 @@ def refuse_mask(layer):
 class Recurrent(Layer):
     """What SimpleRNN, LSTM and GRU share: arguments, the time-major gather, states and outputs.
 
-    Subclasses set `gate_width` (k: 1, 4, 3), `state_count` and the op-specific `_run_forward`
-    / `_run_backward`."""
+    Subclasses set `gate_width` (k: 1, 4, 3), `state_count` and the op-specific
+    `_run_forward(call, gates, steps, n)` / `_run_backward(call, dhseq, dstates, steps, n)`.
+    Everything one call keeps for its backward is on its context `call` (layers/calls.py);
+    the layer itself keeps only a stateful layer's states, carried from batch to batch."""
 
     gate_width = 1
     state_count = 1
@@ -112,17 +117,12 @@ class Recurrent(Layer):
         elif self.multiple_inputs:
             raise ValueError(f"{self.describe()} was called with initial_state before; pass it "
                              f"again")
-        result = super().__call__(inputs, training)
-        if not self.return_state:
-            return result
-        if isinstance(result, KerasTensor):
-            return [result] + [RecurrentState(i, self.units)(result)
-                             for i in range(self.state_count)]
-        if not isinstance(result, np.ndarray):   # a minidl.ops Tensor: inside a layer's call
+        if self.return_state and custom_call.is_eager(inputs):
+            # a minidl.ops Tensor has one value: the tape records one output per call
             raise ValueError(f"{self.describe()}: return_state=True works in models and eager "
                              f"calls; inside another layer's call use return_sequences and "
                              f"take the last step")
-        return [result] + [self.backend.to_numpy(s) for s in self._last_states]
+        return super().__call__(inputs, training)
 
     def _check_use_cudnn(self, value):
         """Keras's use_cudnn ("auto", True or False): accepted, minidl has no cuDNN path."""
@@ -186,9 +186,14 @@ class Recurrent(Layer):
                                  f"(None, {self.units}), got {format_shape(shape)}")
 
     def compute_output_shape(self, input_shape):
+        """The output's shape, or with return_state a list: the output's, then each final
+        state's (units,) (one node of several outputs)."""
         if self.multiple_inputs:
             input_shape = input_shape[0]
-        return (input_shape[0], self.units) if self.return_sequences else (self.units,)
+        out = (input_shape[0], self.units) if self.return_sequences else (self.units,)
+        if not self.return_state:
+            return out
+        return [out] + [(self.units,)] * self.state_count
 
     # ------------------------------------------------------------ states
     def reset_states(self):
@@ -199,10 +204,11 @@ class Recurrent(Layer):
 
     reset_state = reset_states
 
-    def _initial_states(self, n):
-        """The initial state tensors (N, u): zeros, or a stateful layer's carried states."""
+    def _initial_states(self, call, n):
+        """The initial state tensors (N, u): zeros, or a stateful layer's carried states (the
+        layer's own, from batch to batch: Keras keeps them on the layer too)."""
         b, u = self.backend, self.units
-        states = [self.buffer(f"state0_{i}", (n, u)) for i in range(self.state_count)]
+        states = [call.buffer(f"state0_{i}", (n, u)) for i in range(self.state_count)]
         if self.stateful:
             if self._states is None or b.shape(self._states[0])[0] != n:
                 self._states = [b.zeros((n, u)) for _ in range(self.state_count)]
@@ -214,36 +220,61 @@ class Recurrent(Layer):
         return states
 
     # ----------------------------------------------------------- compute
-    def _gather(self, out, x, steps, n, width, inverse=False):
-        """x (N, T, w) -> out (T, N, w), time reversed for go_backwards; inverse: back."""
+    def _gather(self, out, x, steps, n, width, backwards, inverse=False):
+        """x (N, T, w) -> out (T, N, w), time reversed when `backwards`; inverse: back."""
         b, last = self.backend, steps - 1
         if not inverse:
-            if self.go_backwards:
+            if backwards:
                 b.strided_copy(out, x, last * width, (-width, steps * width, 1))
             else:
                 b.strided_copy(out, x, 0, (width, steps * width, 1))
-        elif self.go_backwards:
+        elif backwards:
             b.strided_copy(out, x, last * n * width, (width, -n * width, 1))
         else:
             b.strided_copy(out, x, 0, (width, n * width, 1))
 
-    def forward(self, x, training):
-        refuse_mask(self)
-        b = self.backend
+    def forward(self, call, x, training):
+        refuse_mask(self, call)
+        b, u = self.backend, self.units
         given = None
         if self.multiple_inputs:
-            x, given = x[0], x[1:]
-        n, steps, features = self._x_shape = b.shape(x)
+            x, given = x[0], list(x[1:])
+        hseq = self.run_sequence(call, x, given, training, self.go_backwards)
+        n, steps, _ = call.x_shape
+        if self.stateful:
+            for kept, state in zip(self._states, call.last_states):
+                b.copy(kept, state)
+        if self.return_sequences:
+            out = call.buffer("out", (n, steps, u))
+            b.strided_copy(out, hseq, 0, (u, n * u, 1))
+        else:
+            out = call.last_states[0]
+        if not self.return_state:
+            return out
+        # the final h is an output of its own (Keras returns it twice without
+        # return_sequences): its own tensor, so that no tensor stands for two outputs
+        h = call.buffer("state_h", (n, u))
+        b.copy(h, call.last_states[0])
+        return [out, h] + call.last_states[1:]
+
+    def run_sequence(self, call, x, given, training, backwards):
+        """The loop over the steps of x (N, T, features), in reverse when `backwards`, from
+        the states `given` (None: zeros, or a stateful layer's carried states) on `call`:
+        returns the hidden states (T, N, units) in processing order and leaves the final
+        states in call.last_states. A cell's step (rnn_cells.py) is one such call."""
+        b = self.backend
+        call.backwards = backwards
+        n, steps, features = call.x_shape = b.shape(x)
         k, u = self.gate_width, self.units
         if steps < 1:
             raise ValueError(f"{self.describe()}: inputs need at least one timestep, got shape "
                              f"{(n, steps, features)}")
-        self._mask = None
+        call.dropout_mask = None
         if training and self.dropout:
-            x = self._drop_inputs(x, n, steps, features)
-        xt = self._xt = self.buffer("xt", (steps, n, features))
-        self._gather(xt, x, steps, n, features)
-        gates = self.buffer("gates", (steps, n, k * u))
+            x = self._drop_inputs(call, x, n, steps, features)
+        xt = call.xt = call.buffer("xt", (steps, n, features))
+        self._gather(xt, x, steps, n, features, backwards)
+        gates = call.buffer("gates", (steps, n, k * u))
         b.gemm(b.reshape(gates, (steps * n, k * u)), b.reshape(xt, (steps * n, features)),
                self.kernel.value)
         if given is not None:
@@ -251,72 +282,74 @@ class Recurrent(Layer):
                 if b.shape(state) != (n, self.units):
                     raise ValueError(f"{self.describe()}: initial state {name} must have shape "
                                      f"{(n, self.units)}, got {b.shape(state)}")
-            initial = self._initial = list(given)
+            call.initial = list(given)
         else:
-            initial = self._initial = self._initial_states(n)
-        self._state_grads = [None] * self.state_count
-        hseq = self._run_forward(gates, initial, steps, n)
-        last = self.buffer("last_h", (n, u))
+            call.initial = self._initial_states(call, n)
+        hseq = self._run_forward(call, gates, steps, n)
+        last = call.buffer("last_h", (n, u))
         b.strided_copy(last, hseq, (steps - 1) * n * u, (u, 1))
-        self._last_states = [last] + self._last_cell(steps, n)
-        if self.stateful:
-            for kept, state in zip(self._states, self._last_states):
-                b.copy(kept, state)
-        if not self.return_sequences:
-            return last
-        out = self.buffer("out", (n, steps, u))
-        b.strided_copy(out, hseq, 0, (u, n * u, 1))
-        return out
+        call.last_states = [last] + self._last_cell(call, steps, n)
+        return hseq
 
-    def _last_cell(self, steps, n):
+    def _last_cell(self, call, steps, n):
         """[the final cell state] for LSTM, [] for the others."""
         return []
 
-    def _drop_inputs(self, x, n, steps, features):
+    def _drop_inputs(self, call, x, n, steps, features):
         """Keras's input dropout: one mask per sample and feature, the same at every step."""
         b = self.backend
-        ones = self.buffer("dropout_ones", (n, features))
+        ones = call.buffer("dropout_ones", (n, features))
         b.fill(ones, 1.0)
-        self._mask = self.buffer("dropout_mask", (n, features))
-        b.dropout_forward(self.buffer("dropout_kept", (n, features)), self._mask, ones,
-                          self.dropout, self.step_seed)
-        dropped = self.buffer("dropped", (n, steps, features))
-        b.channel_mask_multiply(dropped, x, self._mask)
+        call.dropout_mask = call.buffer("dropout_mask", (n, features))
+        b.dropout_forward(call.buffer("dropout_kept", (n, features)), call.dropout_mask, ones,
+                          self.dropout, call.step_seed)
+        dropped = call.buffer("dropped", (n, steps, features))
+        b.channel_mask_multiply(dropped, x, call.dropout_mask)
         return dropped
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
-        n, steps, features = self._x_shape
+        n, steps, features = call.x_shape
         k, u = self.gate_width, self.units
-        dhseq = self.buffer("dhseq", (steps, n, u))
+        # dL/d(final states) through return_state's outputs (None: not returned)
+        dstates = [None] * self.state_count
+        if self.return_state:
+            dout, dstates = dout[0], list(dout[1:])
+        dhseq = call.buffer("dhseq", (steps, n, u))
         if self.return_sequences:
             b.strided_copy(dhseq, dout, 0, (u, steps * u, 1))
         else:
             b.fill(dhseq, 0.0)
             b.strided_add(dhseq, dout, (steps - 1) * n * u, (u, 1))
-        if self._state_grads[0] is not None:   # dL/d(final h) through return_state
-            b.strided_add(dhseq, self._state_grads[0], (steps - 1) * n * u, (u, 1))
-        dgates = self._run_backward(dhseq, steps, n)
+        if dstates[0] is not None:
+            b.strided_add(dhseq, dstates[0], (steps - 1) * n * u, (u, 1))
+        dgates = self._run_backward(call, dhseq, dstates, steps, n)
         dgates2 = b.reshape(dgates, (steps * n, k * u))
-        xt2 = b.reshape(self._xt, (steps * n, features))
+        xt2 = b.reshape(call.xt, (steps * n, features))
         if self.trainable:
-            b.gemm(self.kernel.grad, xt2, dgates2, trans_a=True)
+            b.gemm(call.grad(self.kernel), xt2, dgates2, trans_a=True)
             if self.use_bias:
-                self._bias_grad(dgates2)
-        if not self.input_grad_needed:
+                self._bias_grad(call, dgates2)
+        if not call.input_grad_needed:
             return None
-        dxt = self.buffer("dxt", (steps, n, features))
+        dxt = call.buffer("dxt", (steps, n, features))
         b.gemm(b.reshape(dxt, (steps * n, features)), dgates2, self.kernel.value, trans_b=True)
-        dx = self.buffer("dx", (n, steps, features))
-        self._gather(dx, dxt, steps, n, features, inverse=True)
-        if self._mask is not None:
-            b.channel_mask_multiply(dx, dx, self._mask)
+        dx = call.buffer("dx", (n, steps, features))
+        self._gather(dx, dxt, steps, n, features, call.backwards, inverse=True)
+        if call.dropout_mask is not None:
+            b.channel_mask_multiply(dx, dx, call.dropout_mask)
         if self.multiple_inputs:   # dL/d(initial states), left by _run_backward
-            return [dx] + [self.buffer(name, (n, u)) for name in ("dh0", "dc0")[:self.state_count]]
+            return [dx] + [call.buffer(name, (n, u)) for name in ("dh0", "dc0")[:self.state_count]]
         return dx
 
-    def _bias_grad(self, dgates2):
-        self.backend.bias_grad(self.bias.grad, dgates2)
+    def _recurrent_kernel_grad(self, call):
+        """Where the recurrent op writes dL/drecurrent_kernel (a scratch when frozen)."""
+        if self.trainable:
+            return call.grad(self.recurrent_kernel)
+        return call.buffer("drk", self.recurrent_kernel.shape)
+
+    def _bias_grad(self, call, dgates2):
+        self.backend.bias_grad(call.grad(self.bias), dgates2)
 
     def _add_input_bias(self, gates, steps, n):
         if self.use_bias:
@@ -327,20 +360,20 @@ class Recurrent(Layer):
 class SimpleRNN(Recurrent):
     """Keras SimpleRNN: h_t = activation(x_t kernel + h_{t-1} recurrent_kernel + bias)."""
 
-    def _run_forward(self, gates, initial, steps, n):
+    def _run_forward(self, call, gates, steps, n):
         self._add_input_bias(gates, steps, n)
-        self._pre = gates
-        hseq = self._hseq = self.buffer("hseq", (steps, n, self.units))
-        self.backend.simple_rnn_forward(hseq, gates, initial[0], self.recurrent_kernel.value,
+        hseq = call.hseq = call.buffer("hseq", (steps, n, self.units))
+        self.backend.simple_rnn_forward(hseq, gates, call.initial[0], self.recurrent_kernel.value,
                                         self.activation)
         return hseq
 
-    def _run_backward(self, dhseq, steps, n):
-        b, u = self.backend, self.units
-        dpre = self.buffer("dgates", (steps, n, u))
-        drk = self.recurrent_kernel.grad if self.trainable else self.buffer("drk", (u, u))
-        b.simple_rnn_backward(dpre, drk, self.buffer("dh0", (n, u)), dhseq, self._hseq,
-                              self._initial[0], self.recurrent_kernel.value, self.activation)
+    def _run_backward(self, call, dhseq, dstates, steps, n):
+        u = self.units
+        dpre = call.buffer("dgates", (steps, n, u))
+        self.backend.simple_rnn_backward(dpre, self._recurrent_kernel_grad(call),
+                                         call.buffer("dh0", (n, u)), dhseq, call.hseq,
+                                         call.initial[0], self.recurrent_kernel.value,
+                                         self.activation)
         return dpre
 
 
@@ -377,30 +410,31 @@ class LSTM(Recurrent):
         base = initializers.get(self.bias_initializer)
         return _UnitForgetBias(base, self.units) if self.unit_forget_bias else base
 
-    def _run_forward(self, gates, initial, steps, n):
+    def _run_forward(self, call, gates, steps, n):
         b, u = self.backend, self.units
         self._add_input_bias(gates, steps, n)
-        self._gates = gates
-        hseq = self._hseq = self.buffer("hseq", (steps, n, u))
-        cseq = self._cseq = self.buffer("cseq", (steps, n, u))
-        b.lstm_forward(hseq, cseq, gates, initial[0], initial[1], self.recurrent_kernel.value,
-                       self.activation, self.recurrent_activation)
+        call.gates = gates
+        hseq = call.hseq = call.buffer("hseq", (steps, n, u))
+        cseq = call.cseq = call.buffer("cseq", (steps, n, u))
+        b.lstm_forward(hseq, cseq, gates, call.initial[0], call.initial[1],
+                       self.recurrent_kernel.value, self.activation, self.recurrent_activation)
         return hseq
 
-    def _last_cell(self, steps, n):
+    def _last_cell(self, call, steps, n):
         u = self.units
-        last_c = self.buffer("last_c", (n, u))
-        self.backend.strided_copy(last_c, self._cseq, (steps - 1) * n * u, (u, 1))
+        last_c = call.buffer("last_c", (n, u))
+        self.backend.strided_copy(last_c, call.cseq, (steps - 1) * n * u, (u, 1))
         return [last_c]
 
-    def _run_backward(self, dhseq, steps, n):
-        b, u = self.backend, self.units
-        dgates = self.buffer("dgates", (steps, n, 4 * u))
-        drk = self.recurrent_kernel.grad if self.trainable else self.buffer("drk", (u, 4 * u))
-        b.lstm_backward(dgates, drk, self.buffer("dh0", (n, u)), self.buffer("dc0", (n, u)),
-                        dhseq, self._state_grads[1], self._gates, self._cseq, self._hseq,
-                        self._initial[0], self._initial[1], self.recurrent_kernel.value,
-                        self.activation, self.recurrent_activation)
+    def _run_backward(self, call, dhseq, dstates, steps, n):
+        u = self.units
+        dgates = call.buffer("dgates", (steps, n, 4 * u))
+        # dstates[1]: dL/d(final c) through return_state (None: the op starts from zero)
+        self.backend.lstm_backward(
+            dgates, self._recurrent_kernel_grad(call), call.buffer("dh0", (n, u)),
+            call.buffer("dc0", (n, u)), dhseq, dstates[1], call.gates, call.cseq, call.hseq,
+            call.initial[0], call.initial[1], self.recurrent_kernel.value, self.activation,
+            self.recurrent_activation)
         return dgates
 
 
@@ -440,88 +474,46 @@ class GRU(Recurrent):
     def _bias_shape(self):
         return (2, 3 * self.units)
 
-    def _biases(self):
+    def _biases(self, call):
         """(input bias, recurrent bias), each (3u,), split from bias (2, 3u) by concat_backward."""
         b, u = self.backend, self.units
-        parts = [self.buffer("input_bias", (1, 3 * u)), self.buffer("recurrent_bias", (1, 3 * u))]
+        parts = [call.buffer("input_bias", (1, 3 * u)), call.buffer("recurrent_bias", (1, 3 * u))]
         b.concat_backward(parts, b.reshape(self.bias.value, (1, 6 * u)))
         return [b.reshape(p, (3 * u,)) for p in parts]
 
-    def _run_forward(self, gates, initial, steps, n):
+    def _run_forward(self, call, gates, steps, n):
         b, u = self.backend, self.units
-        recurrent_bias = self.buffer("zero_bias", (3 * u,))
+        recurrent_bias = call.buffer("zero_bias", (3 * u,))
         if self.use_bias:
-            input_bias, recurrent_bias = self._biases()
+            input_bias, recurrent_bias = self._biases(call)
             g2 = b.reshape(gates, (steps * n, 3 * u))
             b.bias_add(g2, g2, input_bias)
         else:
             b.fill(recurrent_bias, 0.0)
-        self._gates = gates
-        hseq = self._hseq = self.buffer("hseq", (steps, n, u))
-        recs = self._recs = self.buffer("recs", (steps, n, 3 * u))
-        b.gru_forward(hseq, gates, recs, initial[0], self.recurrent_kernel.value, recurrent_bias,
-                      self.activation, self.recurrent_activation)
+        call.gates = gates
+        hseq = call.hseq = call.buffer("hseq", (steps, n, u))
+        recs = call.recs = call.buffer("recs", (steps, n, 3 * u))
+        b.gru_forward(hseq, gates, recs, call.initial[0], self.recurrent_kernel.value,
+                      recurrent_bias, self.activation, self.recurrent_activation)
         return hseq
 
-    def _run_backward(self, dhseq, steps, n):
-        b, u = self.backend, self.units
-        dgates = self.buffer("dgates", (steps, n, 3 * u))
-        drecs = self._drecs = self.buffer("drecs", (steps, n, 3 * u))
-        drk = self.recurrent_kernel.grad if self.trainable else self.buffer("drk", (u, 3 * u))
-        b.gru_backward(dgates, drecs, drk, self.buffer("dh0", (n, u)), dhseq, self._gates,
-                       self._recs, self._hseq, self._initial[0], self.recurrent_kernel.value,
-                       self.activation, self.recurrent_activation)
+    def _run_backward(self, call, dhseq, dstates, steps, n):
+        u = self.units
+        dgates = call.buffer("dgates", (steps, n, 3 * u))
+        drecs = call.drecs = call.buffer("drecs", (steps, n, 3 * u))
+        self.backend.gru_backward(dgates, drecs, self._recurrent_kernel_grad(call),
+                                  call.buffer("dh0", (n, u)), dhseq, call.gates, call.recs,
+                                  call.hseq, call.initial[0], self.recurrent_kernel.value,
+                                  self.activation, self.recurrent_activation)
         return dgates
 
-    def _bias_grad(self, dgates2):
+    def _bias_grad(self, call, dgates2):
         b, u = self.backend, self.units
         steps_n = b.shape(dgates2)[0]
-        parts = [self.buffer("dinput_bias", (1, 3 * u)), self.buffer("drecurrent_bias", (1, 3 * u))]
+        parts = [call.buffer("dinput_bias", (1, 3 * u)), call.buffer("drecurrent_bias", (1, 3 * u))]
         b.bias_grad(b.reshape(parts[0], (3 * u,)), dgates2)
-        b.bias_grad(b.reshape(parts[1], (3 * u,)), b.reshape(self._drecs, (steps_n, 3 * u)))
-        b.concat_forward(b.reshape(self.bias.grad, (1, 6 * u)), parts)
+        b.bias_grad(b.reshape(parts[1], (3 * u,)), b.reshape(call.drecs, (steps_n, 3 * u)))
+        b.concat_forward(b.reshape(call.grad(self.bias), (1, 6 * u)), parts)
 
 
-class RecurrentState(Layer):
-    """Final state `index` of a recurrent layer called with return_state (h, or LSTM's c): a
-    second output of that layer's call, read from the tensor the layer's forward left. Its
-    input is the layer's main output, which orders it after the layer and names the layer (so
-    a saved model rebuilds it from its index); its gradient goes to the layer's backward (which
-    runs after it), and it passes zeros to that output."""
-
-    def __init__(self, index, units, name=None, trainable=True):
-        if index not in (0, 1):
-            raise ValueError(f"RecurrentState: index must be 0 (h) or 1 (c), got {index!r}")
-        super().__init__(name=name, trainable=trainable)
-        self.index, self.units = index, units
-        self.layer = None
-
-    def get_config(self):
-        return dict(super().get_config(), index=self.index, units=self.units)
-
-    def add_node(self, tensors, training=None, parent=None):
-        if self.layer is None:   # the layer whose output this call reads (model calls, loading)
-            source = tensors[0].layer
-            if (not isinstance(source, Recurrent) or self.index >= source.state_count
-                    or source.units != self.units):
-                raise ValueError(f"{self.describe()} must be called on the output of a recurrent "
-                                 f"layer of {self.units} units with state {self.index}, got "
-                                 f"{tensors[0]!r}")
-            self.layer = source
-        return super().add_node(tensors, training, parent)
-
-    def compute_output_shape(self, input_shape):
-        return (self.units,)
-
-    def forward(self, x, training):
-        self._x_shape = self.backend.shape(x)
-        return self.layer._last_states[self.index]
-
-    def backward(self, dout):
-        self.layer._state_grads[self.index] = dout
-        zeros = self.buffer("dx", self._x_shape)
-        self.backend.fill(zeros, 0.0)
-        return zeros
-
-
-__all__ = ["SimpleRNN", "LSTM", "GRU", "RecurrentState"]
+__all__ = ["SimpleRNN", "LSTM", "GRU"]

@@ -10,6 +10,7 @@ over a sequence of length 1 from the given states) and returns `(h, [h])`, or LS
 
 import numpy as np
 
+from .calls import LayerCall
 from .recurrent import GRU, LSTM, SimpleRNN
 from .wrappers import _Wrapper
 
@@ -89,14 +90,13 @@ class _Cell:
         b = step.backend
         tensors = [b.from_numpy(x[:, None, :])] + [
             b.from_numpy(np.ascontiguousarray(s, np.float32)) for s in states]
-        # one step: the layer's forward with the states as inputs, whatever its sequence flags
-        kept = step.multiple_inputs, step.go_backwards, step.stateful
-        step.multiple_inputs, step.go_backwards, step.stateful = True, False, False
-        try:
-            step.forward(tensors, bool(training))
-        finally:
-            step.multiple_inputs, step.go_backwards, step.stateful = kept
-        new_states = [b.to_numpy(t) for t in step._last_states]
+        # one step: the layer's loop over a sequence of one step from the given states, on a
+        # call of its own (whatever the layer's sequence flags)
+        call = LayerCall(step, b)
+        call.input_grad_needed = False
+        call.training = bool(training)
+        step.run_sequence(call, tensors[0], tensors[1:], bool(training), backwards=False)
+        new_states = [b.to_numpy(t) for t in call.last_states]
         return new_states[0], new_states
 
 
@@ -208,33 +208,20 @@ class StackedRNN(_Wrapper):
 
     reset_state = reset_states
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         self._seed_sublayers()
-        for sub in self._subs:
-            x = sub.forward(x, training)
+        for index, sub in enumerate(self._subs):
+            # the layers after the first feed their gradient to the one before them
+            x = self._run_inner(call, ("cell", index), sub, x, training,
+                                call.input_grad_needed or index > 0)
         return x
 
-    def backward(self, dout):
-        for sub in reversed(self._subs):
-            dout = sub.backward(dout)
+    def backward(self, call, dout):
+        for index in range(len(self._subs) - 1, -1, -1):
+            dout = self._backward_inner(call, ("cell", index), dout)
             if dout is None:
                 return None
         return dout
-
-    def input_grad_setter(self, value):
-        for index, sub in enumerate(self._subs):
-            # the layers after the first feed their gradient to the one before them
-            sub.input_grad_needed = value or index > 0
-
-    @property
-    def input_grad_needed(self):
-        return self.__dict__.get("_input_grad_needed", True)
-
-    @input_grad_needed.setter
-    def input_grad_needed(self, value):
-        self.__dict__["_input_grad_needed"] = value
-        if "_subs" in self.__dict__:
-            self.input_grad_setter(value)
 
 
 def RNN(cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,

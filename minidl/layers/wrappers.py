@@ -2,12 +2,17 @@
 
 The wrapped layers are built, attached and run by the wrapper, which owns their weights as
 its own (Keras's paths: "forward_lstm/kernel", "backward_lstm/kernel"; TimeDistributed keeps
-its layer's names). Everything they compute goes through the backend: the time reversal and
-the merges are strided copies, concatenations and elementwise ops.
+its layer's names). Each wrapped layer runs on a child of the wrapper's call context
+(`call.child(key, layer)`, layers/calls.py), so a wrapper called twice keeps two sets of
+what its layers saved, and their weight gradients add up when the wrapper's call
+accumulates. Everything they compute goes through the backend: the time reversal and the
+merges are strided copies, concatenations and elementwise ops.
 """
 
 from ..custom_objects import get_registered_object
+from . import custom_call
 from .base import Layer, format_shape
+from .calls import run_backward, run_forward
 from .recurrent import Recurrent, refuse_mask
 
 MERGE_MODES = ("concat", "sum", "mul", "ave")
@@ -66,22 +71,30 @@ class _Wrapper(Layer):
         for sub in self._inner():
             sub.attach(backend)
 
-    @property
-    def input_grad_needed(self):
-        return self.__dict__.get("_input_grad_needed", True)
+    def _run_inner(self, call, key, sub, x, training, input_grad_needed=None):
+        """sub's forward on its child context `key` of `call`; it needs dL/dinput when the
+        wrapper does (or as `input_grad_needed` says)."""
+        if sub.backend is not self.backend:
+            # the wrapper attached for a shape probe (custom_call._attach: zero weights, its
+            # own backend only): its layers' weights are there, give them the backend too
+            sub.backend = self.backend
+        inner = call.child(key, sub)
+        inner.input_grad_needed = (call.input_grad_needed if input_grad_needed is None
+                                   else input_grad_needed)
+        return run_forward(sub, inner, x, training)
 
-    @input_grad_needed.setter
-    def input_grad_needed(self, value):
-        # the wrapped layers need dL/dinput whenever the wrapper does
-        self.__dict__["_input_grad_needed"] = value
-        for sub in self.__dict__.get("_subs", ()):
-            sub.input_grad_needed = value
+    def _backward_inner(self, call, key, dout):
+        """The backward of the child call `key`, accumulating as the wrapper's call does."""
+        inner = call.children[key]
+        return run_backward(inner.layer, inner, dout, accumulate=call.accumulating)
 
 
 class Bidirectional(_Wrapper):
     """Keras Bidirectional: `layer` over the sequence and a copy with go_backwards flipped
     (or `backward_layer`), their outputs merged by merge_mode ("concat", "sum", "mul", "ave").
-    With return_sequences the backward layer's outputs are put back in time order first."""
+    With return_sequences the backward layer's outputs are put back in time order first.
+    With return_state the call has several outputs, as Keras's: [merged output, the forward
+    layer's final states, the backward layer's] (LSTM: [y, h_f, c_f, h_b, c_b])."""
 
     def __init__(self, layer, merge_mode="concat", weights=None, backward_layer=None, name=None,
                  trainable=True):
@@ -92,8 +105,6 @@ class Bidirectional(_Wrapper):
         if merge_mode not in MERGE_MODES:
             raise ValueError(f"{self.describe()}: merge_mode must be one of {MERGE_MODES}, got "
                              f"{merge_mode!r}")
-        if layer.return_state:
-            raise ValueError(f"{self.describe()}: return_state layers are not supported here")
         self.merge_mode = merge_mode
         config = layer.get_config()
         self.forward_layer = type(layer).from_config(dict(config, name="forward_" + layer.name))
@@ -103,6 +114,13 @@ class Bidirectional(_Wrapper):
         elif backward_layer.go_backwards == layer.go_backwards:
             raise ValueError(f"{self.describe()}: backward_layer must have go_backwards="
                              f"{not layer.go_backwards}")
+        elif (type(backward_layer) is not type(layer) or backward_layer.units != layer.units
+              or backward_layer.return_sequences != layer.return_sequences
+              or backward_layer.return_state != layer.return_state):
+            raise ValueError(f"{self.describe()}: backward_layer must be a {type(layer).__name__} "
+                             f"of {layer.units} units with return_sequences="
+                             f"{layer.return_sequences} and return_state={layer.return_state} "
+                             f"as layer, got {backward_layer.describe()}")
         self.backward_layer = backward_layer
         self.layer_config = {"class_name": type(layer).__name__, "config": config}
         self._subs = (self.forward_layer, self.backward_layer)
@@ -127,9 +145,21 @@ class Bidirectional(_Wrapper):
                 if not w.name.startswith(sub.name + "/"):
                     w.name = f"{sub.name}/{w.name}"
 
+    def __call__(self, inputs, training=None):
+        if self.forward_layer.return_state and custom_call.is_eager(inputs):
+            # a minidl.ops Tensor has one value: the tape records one output per call
+            raise ValueError(f"{self.describe()}: return_state=True works in models and eager "
+                             f"calls, not inside another layer's call")
+        return super().__call__(inputs, training)
+
     def compute_output_shape(self, input_shape):
         shape = self.forward_layer.compute_output_shape(input_shape)
-        return shape[:-1] + (shape[-1] * 2,) if self.merge_mode == "concat" else shape
+        states = []
+        if self.forward_layer.return_state:   # [output, *states] of each direction
+            shape, states = shape[0], list(shape[1:]) * 2
+        shape = tuple(shape)
+        merged = shape[:-1] + (shape[-1] * 2,) if self.merge_mode == "concat" else shape
+        return [merged] + states if states else merged
 
     def attach(self, backend, initial_values=None):
         super().attach(backend, initial_values)
@@ -142,23 +172,31 @@ class Bidirectional(_Wrapper):
         n, steps, u = self.backend.shape(y)
         self.backend.strided_copy(out, y, (steps - 1) * u, (steps * u, -u, 1))
 
-    def forward(self, x, training):
-        refuse_mask(self)
-        b = self.backend
+    def forward(self, call, x, training):
+        refuse_mask(self, call)
         self._seed_sublayers()
-        yf = self.forward_layer.forward(x, training)
-        yb = self.backward_layer.forward(x, training)
+        yf = self._run_inner(call, "forward", self.forward_layer, x, training)
+        yb = self._run_inner(call, "backward", self.backward_layer, x, training)
+        states = []
+        if self.forward_layer.return_state:
+            (yf, *forward_states), (yb, *backward_states) = yf, yb
+            states = forward_states + backward_states
+        out = self._merge(call, yf, yb)
+        return [out] + states if states else out
+
+    def _merge(self, call, yf, yb):
+        b = self.backend
         shape = b.shape(yf)
         if self.forward_layer.return_sequences:
-            rev = self.buffer("reversed", shape)
+            rev = call.buffer("reversed", shape)
             self._reverse_time(rev, yb)
             yb = rev
-        self._yf, self._yb = yf, yb
+        call.yf, call.yb = yf, yb
         if self.merge_mode == "concat":
-            out = self.buffer("out", shape[:-1] + (2 * shape[-1],))
+            out = call.buffer("out", shape[:-1] + (2 * shape[-1],))
             b.concat_forward(out, [yf, yb])
             return out
-        out = self.buffer("out", shape)
+        out = call.buffer("out", shape)
         if self.merge_mode == "sum":
             b.add(out, yf, yb)
         elif self.merge_mode == "ave":
@@ -167,10 +205,15 @@ class Bidirectional(_Wrapper):
             b.multiply(out, yf, yb)
         return out
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
-        shape = b.shape(self._yf)
-        df, db = self.buffer("dforward", shape), self.buffer("dbackward", shape)
+        forward_dstates = backward_dstates = None
+        if self.forward_layer.return_state:   # [doutput, d(forward states), d(backward states)]
+            count = self.forward_layer.state_count
+            dout, forward_dstates, backward_dstates = (dout[0], list(dout[1:1 + count]),
+                                                       list(dout[1 + count:]))
+        shape = b.shape(call.yf)
+        df, db = call.buffer("dforward", shape), call.buffer("dbackward", shape)
         if self.merge_mode == "concat":
             b.concat_backward([df, db], dout)
         elif self.merge_mode == "sum":
@@ -180,17 +223,19 @@ class Bidirectional(_Wrapper):
             b.axpby(df, 0.5, dout, 0.0, dout)
             b.copy(db, df)
         else:
-            b.multiply(df, dout, self._yb)
-            b.multiply(db, dout, self._yf)
+            b.multiply(df, dout, call.yb)
+            b.multiply(db, dout, call.yf)
         if self.forward_layer.return_sequences:
-            rev = self.buffer("dreversed", shape)
+            rev = call.buffer("dreversed", shape)
             self._reverse_time(rev, db)
             db = rev
-        dx_forward = self.forward_layer.backward(df)
-        dx_backward = self.backward_layer.backward(db)
-        if not self.input_grad_needed:
+        if forward_dstates is not None:   # each layer's douts: [doutput, *d(its states)]
+            df, db = [df] + forward_dstates, [db] + backward_dstates
+        dx_forward = self._backward_inner(call, "forward", df)
+        dx_backward = self._backward_inner(call, "backward", db)
+        if not call.input_grad_needed:
             return None
-        dx = self.buffer("dx", b.shape(dx_forward))
+        dx = call.buffer("dx", b.shape(dx_forward))
         b.add(dx, dx_forward, dx_backward)
         return dx
 
@@ -229,21 +274,23 @@ class TimeDistributed(_Wrapper):
     def compute_output_shape(self, input_shape):
         return (input_shape[0],) + tuple(self.layer.compute_output_shape(tuple(input_shape[1:])))
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
         self._seed_sublayers()
-        shape = self._x_shape = b.shape(x)
-        y = self.layer.forward(b.reshape(x, (shape[0] * shape[1],) + shape[2:]), training)
+        shape = call.x_shape = b.shape(x)
+        y = self._run_inner(call, "layer", self.layer,
+                            b.reshape(x, (shape[0] * shape[1],) + shape[2:]), training)
         out_shape = b.shape(y)
         return b.reshape(y, (shape[0], shape[1]) + out_shape[1:])
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
         shape = b.shape(dout)
-        dx = self.layer.backward(b.reshape(dout, (shape[0] * shape[1],) + shape[2:]))
+        dx = self._backward_inner(call, "layer",
+                                  b.reshape(dout, (shape[0] * shape[1],) + shape[2:]))
         if dx is None:
             return None
-        return b.reshape(dx, self._x_shape)
+        return b.reshape(dx, call.x_shape)
 
 
 __all__ = ["Bidirectional", "TimeDistributed"]

@@ -24,6 +24,7 @@ from .. import optimizers as optimizers_mod
 from .. import layers as layers_mod
 from ..custom_objects import custom_object_scope
 from ..io import ArchiveError, NpzArchive, ZipArchive, atomic_write, element_count
+from ..layers.base import several_shapes
 from .config import replay
 from .registry import MODEL_CLASSES, model_class
 
@@ -96,7 +97,8 @@ def _declared_weights(config):
                              f"{len(shapes)}")
         layer.build_once(list(shapes) if layer.multiple_inputs else shapes[0])
         counted[position] = (layer, len(layer.weights), layer.count_params())
-        return [layer.output_shape]
+        shape = layer.output_shape   # a list of shapes for a call of several outputs
+        return list(shape) if several_shapes(shape) else [shape]
 
     if config.get("class_name") == "Sequential":
         specs = config["layers"]

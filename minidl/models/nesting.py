@@ -138,7 +138,7 @@ class ModelAsLayer:
             ins = [mapping[id(t)] for t in node.inputs]
             mode = node.training if training is None else training
             new = node.layer.add_node(ins, mode, parent=call)
-            mapping[id(node.outputs[0])] = new.outputs[0]
+            mapping.update(zip(map(id, node.outputs), new.outputs))   # several: return_state
         call.outputs = [mapping[id(t)] for t in g.outputs]
         if getattr(self, "_calls", None) is None:
             self._calls = []

@@ -6,7 +6,7 @@ Keras's Trainable column (Y, N, or - for a layer without weights)."""
 
 import math
 
-from ..layers.base import format_shape
+from ..layers.base import format_shape, several_shapes
 
 
 def _output_shape(item):
@@ -17,6 +17,8 @@ def _output_shape(item):
         return "[" + ", ".join(str(tuple(s)) for s in shape) + "]"
     if getattr(item, "graph", None) is not None:   # a nested model's shape has the batch axis
         return str(tuple(shape)).replace(",)", ")")
+    if several_shapes(shape):   # a layer's call of several outputs (return_state)
+        return "[" + ", ".join(format_shape(s) for s in shape) + "]"
     return format_shape(shape)
 
 
