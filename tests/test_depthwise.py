@@ -12,6 +12,8 @@ from minidl.backends.cpu._ffi import fptr, lib, window_struct
 from minidl.backends.depthwise_geometry import depthwise_window
 from minidl.models import Model, Sequential, load_model
 
+from layer_runs import LayerRun
+
 FAST_BACKENDS = [name for name in ("cpu", "opencl") if name in minidl.available_backends()]
 
 
@@ -47,7 +49,7 @@ def test_output_channel_c_times_m_plus_j_is_channel_c_with_filter_j(numpy_backen
     kernel = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 3, 2)
     layer.set_weights([kernel])
     x = np.array([10.0, 100.0, 1000.0], np.float32) * np.ones((1, 2, 2, 3), np.float32)
-    y = minidl.get_backend().to_numpy(layer.forward(x, False))
+    y = minidl.get_backend().to_numpy(LayerRun(layer).forward(x, False))
     np.testing.assert_allclose(y[0, 0, 0], [10, 20, 300, 400, 5000, 6000])
 
 

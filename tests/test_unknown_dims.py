@@ -189,22 +189,29 @@ def test_save_load_and_config_keep_none(active_backend, tmp_path):
 
 
 def test_one_plan_and_one_buffer_set_whatever_the_shapes(active_backend):
-    """Plans and buffers follow the latest batch: after five image sizes each window layer
-    holds one plan (of the last size) and no buffers beyond its roles."""
+    """Plans and buffers follow the latest batch: after five image sizes each window layer's
+    call (its graph step's context) holds one plan (of the last size) and no buffers beyond
+    its roles."""
     model = _classifier()
-    windows = [l for l in model.layers if hasattr(l, "_make_plan")]
+
+    def calls():
+        return [step.call for step in model.graph._steps]
+
+    def windows():
+        return [call for call in calls() if hasattr(call.layer, "_make_plan")]
+
     model.predict(_data(0, 2, 16, 16))
-    slots = [len(l._buffers._slots) for l in model.layers]
+    slots = [len(call.buffers._slots) for call in calls()]
     plans = []
     for size in (9, 12, 20, 31, 24):
         model.predict(_data(size, 2, size, size + 1))
-        plans += [weakref.ref(l._plan) for l in windows]
+        plans += [weakref.ref(call.plan) for call in windows()]
     gc.collect()
     alive = [p() for p in plans if p() is not None]
-    assert len(alive) == len(windows) and all(isinstance(p, Window2D) for p in alive)
-    assert all(any(p is l._plan for l in windows) for p in alive)   # only the latest ones
-    assert windows[0]._plan.in_shape == (2, 24, 25, 3)
-    assert [len(l._buffers._slots) for l in model.layers] == slots
+    assert len(alive) == len(windows()) == 5 and all(isinstance(p, Window2D) for p in alive)
+    assert all(any(p is call.plan for call in windows()) for p in alive)   # only the latest ones
+    assert windows()[0].plan.in_shape == (2, 24, 25, 3)
+    assert [len(call.buffers._slots) for call in calls()] == slots
 
 
 def test_eager_call_and_fixed_shapes_unchanged(active_backend):

@@ -28,17 +28,19 @@ def bins(length, out):
 
 
 class _Stage:
-    """Adaptive pooling of the middle axis of a (N, L, C) view to `out` bins, on `layer`'s
-    backend and buffers (roles prefixed by `tag`)."""
+    """Adaptive pooling of the middle axis of a (N, L, C) view to `out` bins, for one call of
+    `layer`: the plans and bin indices of the call's latest shape, its buffers on the call
+    (roles prefixed by `tag`)."""
 
-    def __init__(self, layer, tag, out, use_max):
-        self.layer, self.tag, self.out, self.use_max = layer, tag, out, use_max
-        self.shape = None
+    def __init__(self, layer, call, tag, out, use_max):
+        self.layer, self.call, self.tag, self.out, self.use_max = layer, call, tag, out, use_max
+        self.shape = self.backend = None
+        self.argmax = {}   # bin size index -> the argmax its max pooling routes gradients by
 
     def _prepare(self, shape):
-        if self.shape == shape and self.plans[0][1].backend is self.layer.backend:
-            return
         b = self.layer.backend
+        if self.shape == shape and self.backend is b:
+            return
         n, length, c = shape
         if length < self.out:
             raise ValueError(f"{self.layer.describe()}: output_size {self.out} is larger than the "
@@ -47,7 +49,6 @@ class _Stage:
         self.plans = []
         for s in sorted(set(sizes.tolist())):
             plan = b.pool2d_plan((n, 1, length, c), (1, s), (1, 1), "valid")
-            plan.backend = b
             # the bins of another size read window 0 (where drops them): in range for every s
             indices = b.from_numpy(np.where(sizes == s, starts, 0).astype(np.int32))
             self.plans.append((s, plan, indices))
@@ -56,49 +57,48 @@ class _Stage:
             big = (sizes == self.plans[1][0]).astype(np.float32).reshape(1, self.out, 1)
             self.big = b.from_numpy(big)
             self.small = b.from_numpy(1.0 - big)
-        self.shape = shape
+        self.shape, self.backend = shape, b
 
     def forward(self, x):
-        layer, b = self.layer, self.layer.backend
+        call, b = self.call, self.layer.backend
         shape = b.shape(x)
         self._prepare(shape)
         n, length, c = shape
         x4 = b.reshape(x, (n, 1, length, c))
         taken = []
         for k, (s, plan, indices) in enumerate(self.plans):
-            pooled = layer.buffer(f"{self.tag}pooled{k}", plan.out_shape)
+            pooled = call.buffer(f"{self.tag}pooled{k}", plan.out_shape)
             if self.use_max:
-                argmax = layer.buffer(f"{self.tag}argmax{k}", plan.out_shape, "int32")
-                b.max_pool2d_forward(pooled, argmax, x4, plan)
+                self.argmax[k] = call.buffer(f"{self.tag}argmax{k}", plan.out_shape, "int32")
+                b.max_pool2d_forward(pooled, self.argmax[k], x4, plan)
             else:
                 b.avg_pool2d_forward(pooled, x4, plan)
-            t = layer.buffer(f"{self.tag}taken{k}", (n, self.out, c))
+            t = call.buffer(f"{self.tag}taken{k}", (n, self.out, c))
             b.take(t, b.reshape(pooled, (n, plan.ow, c)), indices, 1)
             taken.append(t)
         if len(taken) == 1:
             return taken[0]
-        out = layer.buffer(f"{self.tag}out", (n, self.out, c))
+        out = call.buffer(f"{self.tag}out", (n, self.out, c))
         b.where(out, self.big, taken[1], taken[0])
         return out
 
     def backward(self, dout):
-        layer, b = self.layer, self.layer.backend
+        call, b = self.call, self.layer.backend
         n, length, c = self.shape
-        dx = layer.buffer(f"{self.tag}dx", self.shape)
+        dx = call.buffer(f"{self.tag}dx", self.shape)
         for k, (s, plan, indices) in enumerate(self.plans):
             d = dout
             if self.big is not None:
-                d = layer.buffer(f"{self.tag}dtaken{k}", (n, self.out, c))
+                d = call.buffer(f"{self.tag}dtaken{k}", (n, self.out, c))
                 b.binary(d, dout, self.big if k else self.small, "multiply")
-            dpooled = layer.buffer(f"{self.tag}dpooled{k}", (n, plan.ow, c))
+            dpooled = call.buffer(f"{self.tag}dpooled{k}", (n, plan.ow, c))
             b.fill(dpooled, 0.0)
             b.take_backward(dpooled, d, indices, 1)
-            target = dx if k == 0 else layer.buffer(f"{self.tag}dpart", self.shape)
+            target = dx if k == 0 else call.buffer(f"{self.tag}dpart", self.shape)
             dpooled4 = b.reshape(dpooled, plan.out_shape)
             target4 = b.reshape(target, plan.in_shape)
             if self.use_max:
-                argmax = layer.buffer(f"{self.tag}argmax{k}", plan.out_shape, "int32")
-                b.max_pool2d_backward(target4, dpooled4, argmax, plan)
+                b.max_pool2d_backward(target4, dpooled4, self.argmax[k], plan)
             else:
                 b.avg_pool2d_backward(target4, dpooled4, plan)
             if k:
@@ -127,7 +127,6 @@ class _Adaptive(Layer):
         super().__init__(name=name, trainable=trainable)
         check_channels_last(data_format, self.describe())
         self.output_size = _output_size(output_size, self._rank, self.describe())
-        self._stages = [_Stage(self, f"axis{i}_", o, self._max) for i, o in enumerate(self.output_size)]
 
     def get_config(self):
         return dict(super().get_config(), output_size=list(self.output_size), data_format="channels_last")
@@ -150,21 +149,31 @@ class _Adaptive(Layer):
             spatial[axis] = self.output_size[axis]
         return views
 
-    def forward(self, x, training):
+    def _stages(self, call):
+        """The call's stages, one per axis (made at its first forward)."""
+        stages = getattr(call, "stages", None)
+        if stages is None:
+            stages = call.stages = [_Stage(self, call, f"axis{i}_", o, self._max)
+                                    for i, o in enumerate(self.output_size)]
+        return stages
+
+    def forward(self, call, x, training):
         b = self.backend
-        shape = self._x_shape = b.shape(x)
+        shape = call.x_shape = b.shape(x)
+        stages = self._stages(call)
         out = x
         for axis, view in self._stage_views(shape):   # the last axis first, then the others
-            out = self._stages[axis].forward(b.reshape(out, view))
+            out = stages[axis].forward(b.reshape(out, view))
         return b.reshape(out, (shape[0],) + self.output_size + (shape[-1],))
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
+        stages = self._stages(call)
         d = dout
-        for axis, view in reversed(self._stage_views(self._x_shape)):
+        for axis, view in reversed(self._stage_views(call.x_shape)):
             out_view = (view[0], self.output_size[axis], view[2])
-            d = self._stages[axis].backward(b.reshape(d, out_view))
-        return b.reshape(d, self._x_shape)
+            d = stages[axis].backward(b.reshape(d, out_view))
+        return b.reshape(d, call.x_shape)
 
 
 class AdaptiveAveragePooling1D(_Adaptive):

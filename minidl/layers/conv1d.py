@@ -52,7 +52,9 @@ class LiftedWeight:
         return self._view(self.weight.grad)
 
     def __getattr__(self, name):   # name, trainable, regularizer ... are the weight's
-        return getattr(self.__dict__["weight"], name)
+        if name == "weight":   # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
+        return getattr(self.weight, name)
 
 
 class Lifted1D(Layer):
@@ -78,21 +80,21 @@ class Lifted1D(Layer):
         return tuple(super().compute_output_shape(self._lifted(input_shape)))[1:]
 
     # the 2-D code asks for its plans and buffers with 4-D shapes
-    def plan(self, batch, in_shape=None):
+    def plan(self, call, batch=None, in_shape=None):
         if in_shape is None:
             in_shape = (batch,) + self._lifted(self.input_shape)
-        return super().plan(batch, in_shape)
+        return super().plan(call, batch, in_shape)
 
-    def batch_output_shape(self, x):
+    def batch_output_shape(self, call, x):
         shape = self.backend.shape(x)
-        self._x_shape = shape
+        call.x_shape = shape
         if not self._unknown_dims:
             return (shape[0],) + self._lifted(self.output_shape)
         return (shape[0],) + self._lifted(self.compute_output_shape(shape[2:]))
 
-    def batch_input_shape(self, dout):
+    def batch_input_shape(self, call, dout):
         if self._unknown_dims:
-            return self._x_shape
+            return call.x_shape
         return (self.backend.shape(dout)[0],) + self._lifted(self.input_shape)
 
     @staticmethod
@@ -101,31 +103,30 @@ class Lifted1D(Layer):
         shape = b.shape(t)
         return b.reshape(t, (shape[0],) + shape[2:])
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
         n, *rest = b.shape(x)
-        self._batch = n
-        y = super().forward(b.reshape(x, (n, 1) + tuple(rest)), training)
+        y = super().forward(call, b.reshape(x, (n, 1) + tuple(rest)), training)
         out_shape = (n,) + (tuple(self.compute_output_shape(tuple(rest))) if self._unknown_dims
                             else self.output_shape)
         if isinstance(self, ActivationMixin):
             # the fused-loss path and backward see the pre-activation in the layer's own shape
-            self._z_shape = b.shape(self.preactivation)
-            self.preactivation = b.reshape(self.preactivation, out_shape)
-            self._activated = b.reshape(self._activated, out_shape)
+            call.z_shape = b.shape(call.preactivation)
+            call.preactivation = b.reshape(call.preactivation, out_shape)
+            call.activated = b.reshape(call.activated, out_shape)
         return b.reshape(y, out_shape)
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
         if isinstance(self, ActivationMixin):
-            return self.backward_preactivation(ActivationMixin._deactivate(self, dout))
+            return self.backward_preactivation(call, ActivationMixin._deactivate(self, call, dout))
         shape = b.shape(dout)
-        dx = super().backward(b.reshape(dout, (shape[0], 1) + shape[1:]))
+        dx = super().backward(call, b.reshape(dout, (shape[0], 1) + shape[1:]))
         return None if dx is None else self._drop_axis(b, dx)
 
-    def backward_preactivation(self, dz):
+    def backward_preactivation(self, call, dz):
         b = self.backend
-        dx = super().backward_preactivation(b.reshape(dz, self._z_shape))
+        dx = super().backward_preactivation(call, b.reshape(dz, call.z_shape))
         return None if dx is None else self._drop_axis(b, dx)
 
 

@@ -58,7 +58,6 @@ class Conv3D(ActivationMixin, Layer):
         self.use_bias = bool(use_bias)
         self.kernel_initializer = kernel_initializer
         self.bias_initializer = bias_initializer
-        self._geometry = None
 
     def get_config(self):
         return dict(super().get_config(), filters=self.filters, kernel_size=list(self.kernel_size),
@@ -93,10 +92,11 @@ class Conv3D(ActivationMixin, Layer):
             out.append(None if size is None else conv_output_length(size, k, s, self.padding, d))
         return tuple(out) + (self.filters,)
 
-    def _plan(self, shape):
-        """(2-D plan, depth geometry) for a batch of `shape` (N, D, H, W, C), kept for the latest."""
-        g = self._geometry
-        if g is not None and g["shape"] == shape and g["plan"].backend is self.backend:
+    def _geometry(self, call, shape):
+        """(2-D plan, depth geometry) for a batch of `shape` (N, D, H, W, C), kept on the call
+        for its latest shape (call.geometry)."""
+        g = getattr(call, "geometry", None)
+        if g is not None and g["shape"] == shape and g["backend"] is self.backend:
             return g
         n, d, h, w, c = shape
         kd, kh, kw = self.kernel_size
@@ -106,80 +106,82 @@ class Conv3D(ActivationMixin, Layer):
         plan = self.backend.conv2d_plan((n * od, h, w, c), (kh, kw, c // self.groups, self.filters),
                                         self.strides[1:], self.padding, self.dilation_rate[1:],
                                         self.groups)
-        plan.backend = self.backend
         padded = (n, d + front + back, h, w, c)
         hwc = h * w * c
-        self._geometry = g = dict(shape=shape, plan=plan, od=od, front=front, padded=padded,
-                                  tap_strides=(padded[1] * hwc, sd * hwc, 1), hwc=hwc,
-                                  tap_shape=(n, od, hwc), kernel_tap=(kh, kw, c // self.groups, self.filters),
-                                  kernel_tap_size=kh * kw * (c // self.groups) * self.filters)
+        call.geometry = g = dict(shape=shape, backend=self.backend, plan=plan, od=od, front=front,
+                                 padded=padded, tap_strides=(padded[1] * hwc, sd * hwc, 1), hwc=hwc,
+                                 tap_shape=(n, od, hwc),
+                                 kernel_tap=(kh, kw, c // self.groups, self.filters),
+                                 kernel_tap_size=kh * kw * (c // self.groups) * self.filters)
         return g
 
-    def _tap_input(self, g, xp, kd):
+    def _tap_input(self, call, g, xp, kd):
         """The input depths tap kd reads, as a (N * OD, H, W, C) block."""
         b = self.backend
-        taps = self.buffer("taps", g["tap_shape"])
+        taps = call.buffer("taps", g["tap_shape"])
         b.strided_copy(taps, xp, kd * self.dilation_rate[0] * g["hwc"], g["tap_strides"])
         return b.reshape(taps, g["plan"].in_shape)
 
-    def _kernel_tap(self, g, kd):
+    def _kernel_tap(self, call, g, kd):
+        """kernel[kd] (kh, kw, in, out) copied out of the 5-D kernel."""
         b = self.backend
-        tap = self.buffer("kernel_tap", g["kernel_tap"])
+        tap = call.buffer("kernel_tap", g["kernel_tap"])
         b.strided_copy(tap, self.kernel.value, kd * g["kernel_tap_size"], _strides(g["kernel_tap"]))
         return tap
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
-        shape = self._x_shape = b.shape(x)
-        g = self._plan(shape)
+        shape = call.x_shape = b.shape(x)
+        g = self._geometry(call, shape)
         plan = g["plan"]
         xp = x
         if g["padded"] != shape:   # zeros before and after along depth ("same")
-            xp = self.buffer("padded", g["padded"])
+            xp = call.buffer("padded", g["padded"])
             b.fill(xp, 0.0)
             b.strided_add(xp, x, g["front"] * g["hwc"], _strides(g["padded"]))
-        self._xp = xp
-        z = self.buffer("z", plan.out_shape)
-        part = self.buffer("part", plan.out_shape) if self.kernel_size[0] > 1 else None
+        call.xp = xp
+        z = call.buffer("z", plan.out_shape)
+        part = call.buffer("part", plan.out_shape) if self.kernel_size[0] > 1 else None
         for kd in range(self.kernel_size[0]):
             bias = self.bias.value if self.use_bias and kd == 0 else None
-            b.conv2d_forward(z if kd == 0 else part, self._tap_input(g, xp, kd), self._kernel_tap(g, kd),
-                             bias, plan)
+            b.conv2d_forward(z if kd == 0 else part, self._tap_input(call, g, xp, kd),
+                             self._kernel_tap(call, g, kd), bias, plan)
             if kd:
                 b.add(z, z, part)
         n = shape[0]
-        return self._activate(b.reshape(z, (n, g["od"], plan.oh, plan.ow, plan.oc)))
+        return self._activate(call, b.reshape(z, (n, g["od"], plan.oh, plan.ow, plan.oc)))
 
-    def backward_preactivation(self, dz):
+    def backward_preactivation(self, call, dz):
         b = self.backend
-        g = self._plan(self._x_shape)
+        g = self._geometry(call, call.x_shape)
         plan = g["plan"]
         dz4 = b.reshape(dz, plan.out_shape)
         kd_count = self.kernel_size[0]
         if self.trainable:
-            tap_grad = self.buffer("kernel_tap_grad", g["kernel_tap"])
+            tap_grad = call.buffer("kernel_tap_grad", g["kernel_tap"])
             tap_size = g["kernel_tap_size"]
-            b.fill(self.kernel.grad, 0.0)
+            dkernel = call.grad(self.kernel)
+            b.fill(dkernel, 0.0)
             for kd in range(kd_count):
-                dbias = self.bias.grad if self.use_bias and kd == 0 else None
-                b.conv2d_backward_filter(tap_grad, dbias, dz4, self._tap_input(g, self._xp, kd), plan)
-                b.strided_add(self.kernel.grad, tap_grad, kd * tap_size, _strides(g["kernel_tap"]))
-        if not self.input_grad_needed:
+                dbias = call.grad(self.bias) if self.use_bias and kd == 0 else None
+                b.conv2d_backward_filter(tap_grad, dbias, dz4, self._tap_input(call, g, call.xp, kd),
+                                         plan)
+                b.strided_add(dkernel, tap_grad, kd * tap_size, _strides(g["kernel_tap"]))
+        if not call.input_grad_needed:
             return None
-        padded = g["padded"] != self._x_shape
-        dxp = self.buffer("dpadded", g["padded"]) if padded else self.buffer("dx", self._x_shape)
+        padded = g["padded"] != call.x_shape
+        dxp = call.buffer("dpadded", g["padded"]) if padded else call.buffer("dx", call.x_shape)
         b.fill(dxp, 0.0)
-        dtap = self.buffer("dtaps", plan.in_shape)
+        dtap = call.buffer("dtaps", plan.in_shape)
         for kd in range(kd_count):
-            b.conv2d_backward_data(dtap, dz4, self._kernel_tap(g, kd), plan)
+            b.conv2d_backward_data(dtap, dz4, self._kernel_tap(call, g, kd), plan)
             b.strided_add(dxp, b.reshape(dtap, g["tap_shape"]), kd * self.dilation_rate[0] * g["hwc"],
                           g["tap_strides"])
         if not padded:
             return dxp
-        dx = self.buffer("dx", self._x_shape)
+        dx = call.buffer("dx", call.x_shape)
         b.strided_copy(dx, dxp, g["front"] * g["hwc"], _strides(g["padded"]))
         return dx
-
 
 Convolution3D = Conv3D
 

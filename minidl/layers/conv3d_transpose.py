@@ -66,9 +66,9 @@ class Conv3DTranspose(Conv3D):
         return tuple(None if s is None else self._alignment(i, s)[0]
                      for i, s in enumerate(input_shape[:3])) + (self.filters,)
 
-    def _plan(self, shape):
-        g = self._geometry
-        if g is not None and g["shape"] == shape and g["plan"].backend is self.backend:
+    def _geometry(self, call, shape):
+        g = getattr(call, "geometry", None)
+        if g is not None and g["shape"] == shape and g["backend"] is self.backend:
             return g
         n, d, h, w, c = shape
         kd, kh, kw = self.kernel_size
@@ -78,71 +78,71 @@ class Conv3DTranspose(Conv3D):
         plan = self.backend.conv2d_transpose_plan((n * d, h, w, c), (kh, kw, self.filters, c),
                                                   self.strides[1:], self.padding, pads,
                                                   self.dilation_rate[1:])
-        plan.backend = self.backend
         step = plan.h * plan.w * self.filters          # one output depth slice (H' * W' * filters)
         # the depth-padded output: every tap's rows fit, and so does the cropped output
         length = max(out_d + front, (d - 1) * sd + (kd - 1) * dd + 1)
         padded = (n, length, plan.h, plan.w, self.filters)
-        self._geometry = g = dict(shape=shape, plan=plan, out_d=out_d, front=front, step=step,
-                                  padded=padded, tap_shape=(n, d, step),
-                                  tap_strides=(length * step, sd * step, 1),
-                                  kernel_tap=(kh, kw, self.filters, c), kernel_tap_size=kh * kw * self.filters * c,
-                                  out_shape=(n, out_d, plan.h, plan.w, self.filters))
+        call.geometry = g = dict(shape=shape, backend=self.backend, plan=plan, out_d=out_d,
+                                 front=front, step=step, padded=padded, tap_shape=(n, d, step),
+                                 tap_strides=(length * step, sd * step, 1),
+                                 kernel_tap=(kh, kw, self.filters, c),
+                                 kernel_tap_size=kh * kw * self.filters * c,
+                                 out_shape=(n, out_d, plan.h, plan.w, self.filters))
         return g
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
-        shape = self._x_shape = b.shape(x)
-        g = self._plan(shape)
+        shape = call.x_shape = b.shape(x)
+        g = self._geometry(call, shape)
         plan = g["plan"]
-        self._x4 = x4 = b.reshape(x, plan.out_shape)
-        padded = self.buffer("padded", g["padded"])
+        call.x4 = x4 = b.reshape(x, plan.out_shape)
+        padded = call.buffer("padded", g["padded"])
         b.fill(padded, 0.0)
-        tap = self.buffer("tap", plan.in_shape)
+        tap = call.buffer("tap", plan.in_shape)
         for kd in range(self.kernel_size[0]):
-            b.conv2d_backward_data(tap, x4, self._kernel_tap(g, kd), plan)
+            b.conv2d_backward_data(tap, x4, self._kernel_tap(call, g, kd), plan)
             b.strided_add(padded, b.reshape(tap, g["tap_shape"]), kd * self.dilation_rate[0] * g["step"],
                           g["tap_strides"])
-        z = self.buffer("z", g["out_shape"])
+        z = call.buffer("z", g["out_shape"])
         b.strided_copy(z, padded, g["front"] * g["step"], _strides(g["padded"]))
         if self.use_bias:
             b.bias_add(z, z, self.bias.value)
-        return self._activate(z)
+        return self._activate(call, z)
 
-    def _tap_of(self, g, dpadded, kd):
+    def _tap_of(self, call, g, dpadded, kd):
         """dL/d(the output rows tap kd wrote), as a (N * D, H', W', filters) block."""
         b = self.backend
-        taps = self.buffer("dtaps", g["tap_shape"])
+        taps = call.buffer("dtaps", g["tap_shape"])
         b.strided_copy(taps, dpadded, kd * self.dilation_rate[0] * g["step"], g["tap_strides"])
         return b.reshape(taps, g["plan"].in_shape)
 
-    def backward_preactivation(self, dz):
+    def backward_preactivation(self, call, dz):
         b = self.backend
-        g = self._plan(self._x_shape)
+        g = self._geometry(call, call.x_shape)
         plan = g["plan"]
-        dpadded = self.buffer("dpadded", g["padded"])
+        dpadded = call.buffer("dpadded", g["padded"])
         b.fill(dpadded, 0.0)
         b.strided_add(dpadded, dz, g["front"] * g["step"], _strides(g["padded"]))
         if self.trainable:
             if self.use_bias:
-                b.bias_grad(self.bias.grad, dz)
-            tap_grad = self.buffer("kernel_tap_grad", g["kernel_tap"])
-            b.fill(self.kernel.grad, 0.0)
+                b.bias_grad(call.grad(self.bias), dz)
+            tap_grad = call.buffer("kernel_tap_grad", g["kernel_tap"])
+            dkernel = call.grad(self.kernel)
+            b.fill(dkernel, 0.0)
         dx = part = None
-        if self.input_grad_needed:
-            dx = self.buffer("dx", plan.out_shape)
-            part = self.buffer("dx_part", plan.out_shape) if self.kernel_size[0] > 1 else None
+        if call.input_grad_needed:
+            dx = call.buffer("dx", plan.out_shape)
+            part = call.buffer("dx_part", plan.out_shape) if self.kernel_size[0] > 1 else None
         for kd in range(self.kernel_size[0]):
-            dtap = self._tap_of(g, dpadded, kd)
+            dtap = self._tap_of(call, g, dpadded, kd)
             if self.trainable:   # the convolution's filter gradient, its input and output swapped
-                b.conv2d_backward_filter(tap_grad, None, self._x4, dtap, plan)
-                b.strided_add(self.kernel.grad, tap_grad, kd * g["kernel_tap_size"], _strides(g["kernel_tap"]))
+                b.conv2d_backward_filter(tap_grad, None, call.x4, dtap, plan)
+                b.strided_add(dkernel, tap_grad, kd * g["kernel_tap_size"], _strides(g["kernel_tap"]))
             if dx is not None:
-                b.conv2d_forward(dx if kd == 0 else part, dtap, self._kernel_tap(g, kd), None, plan)
+                b.conv2d_forward(dx if kd == 0 else part, dtap, self._kernel_tap(call, g, kd), None, plan)
                 if kd:
                     b.add(dx, dx, part)
-        return None if dx is None else b.reshape(dx, self._x_shape)
-
+        return None if dx is None else b.reshape(dx, call.x_shape)
 
 Convolution3DTranspose = Conv3DTranspose
 

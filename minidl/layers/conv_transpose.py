@@ -66,24 +66,26 @@ class Conv2DTranspose(Conv2D):
         return self.backend.conv2d_transpose_plan(in_shape, self.kernel.shape, self.strides, self.padding,
                                                   self.output_padding, self.dilation_rate)
 
-    def forward(self, x, training):
-        self._x = x
-        plan = self.batch_plan(x)
-        z = self.buffer("z", plan.in_shape)
-        self.backend.conv2d_backward_data(z, x, self.kernel.value, plan)
+    def forward(self, call, x, training):
+        call.x = x
+        call.kernel = self._kernel_for(call)
+        plan = self.batch_plan(call, x)
+        z = call.buffer("z", plan.in_shape)
+        self.backend.conv2d_backward_data(z, x, call.kernel, plan)
         if self.use_bias:
             self.backend.bias_add(z, z, self.bias.value)
-        return self._activate(z)
+        return self._activate(call, z)
 
-    def backward_preactivation(self, dz):
+    def backward_preactivation(self, call, dz):
         b = self.backend
+        plan = call.plan
         if self.trainable:
             # the convolution's filter gradient with its input (here dz) and output (here x) swapped
-            b.conv2d_backward_filter(self.kernel.grad, None, self._x, dz, self._plan)
+            b.conv2d_backward_filter(call.grad(self.kernel), None, call.x, dz, plan)
             if self.use_bias:
-                b.bias_grad(self.bias.grad, dz)
-        if not self.input_grad_needed:
+                b.bias_grad(call.grad(self.bias), dz)
+        if not call.input_grad_needed:
             return None
-        dx = self.buffer("dx", self._plan.out_shape)
-        b.conv2d_forward(dx, dz, self.kernel.value, None, self._plan)
+        dx = call.buffer("dx", plan.out_shape)
+        b.conv2d_forward(dx, dz, call.kernel, None, plan)
         return dx

@@ -91,23 +91,25 @@ class _DepthwiseBase(WindowPlanMixin, ActivationMixin, Layer):
         return self.backend.depthwise_conv2d_plan(in_shape, self._depthwise_kernel.shape, self.strides,
                                                   self.padding)
 
-    def _depthwise_weights(self):
-        """The depthwise kernel the ops compute with (larq's quantized layers give theirs)."""
+    def _depthwise_weights(self, call):
+        """The depthwise kernel this call computes with (larq's quantized layers give theirs)."""
         return self._depthwise_kernel.value
 
-    def _depthwise_forward(self, out, x, bias):
-        self._x = x
-        self.backend.depthwise_conv2d_forward(out, x, self._depthwise_weights(), bias, self._plan)
+    def _depthwise_forward(self, call, out, x, bias):
+        """The depthwise step of forward's input x into out, on the call's plan."""
+        call.x = x
+        call.depthwise = self._depthwise_weights(call)
+        self.backend.depthwise_conv2d_forward(out, x, call.depthwise, bias, call.plan)
 
-    def _depthwise_backward(self, dd, dbias):
+    def _depthwise_backward(self, call, dd, dbias):
         """The depthwise step's weight gradients and, when needed, its input gradient."""
-        b, plan = self.backend, self._plan
+        b, plan = self.backend, call.plan
         if self.trainable:
-            b.depthwise_conv2d_backward_filter(self._depthwise_kernel.grad, dbias, dd, self._x, plan)
-        if not self.input_grad_needed:
+            b.depthwise_conv2d_backward_filter(call.grad(self._depthwise_kernel), dbias, dd, call.x, plan)
+        if not call.input_grad_needed:
             return None
-        dx = self.buffer("dx", plan.in_shape)
-        b.depthwise_conv2d_backward_data(dx, dd, self._depthwise_weights(), plan)
+        dx = call.buffer("dx", plan.in_shape)
+        b.depthwise_conv2d_backward_data(dx, dd, call.depthwise, plan)
         return dx
 
 
@@ -138,14 +140,15 @@ class DepthwiseConv2D(_DepthwiseBase):
     def compute_output_shape(self, input_shape):
         return self._depthwise_shape(input_shape)
 
-    def forward(self, x, training):
-        plan = self.batch_plan(x)
-        z = self.buffer("z", plan.out_shape)
-        self._depthwise_forward(z, x, self.bias.value if self.use_bias else None)
-        return self._activate(z)
+    def forward(self, call, x, training):
+        plan = self.batch_plan(call, x)
+        z = call.buffer("z", plan.out_shape)
+        self._depthwise_forward(call, z, x, self.bias.value if self.use_bias else None)
+        return self._activate(call, z)
 
-    def backward_preactivation(self, dz):
-        return self._depthwise_backward(dz, self.bias.grad if self.use_bias and self.trainable else None)
+    def backward_preactivation(self, call, dz):
+        dbias = call.grad(self.bias) if self.use_bias and self.trainable else None
+        return self._depthwise_backward(call, dz, dbias)
 
 
 class SeparableConv2D(_DepthwiseBase):
@@ -189,39 +192,41 @@ class SeparableConv2D(_DepthwiseBase):
         oh, ow, _ = self._depthwise_shape(input_shape)
         return (oh, ow, self.filters)
 
-    def _pointwise_weights(self):
-        """The pointwise kernel the gemms compute with (larq's quantized layers give theirs)."""
+    def _pointwise_weights(self, call):
+        """The pointwise kernel this call's gemms compute with (larq's quantized layers give theirs)."""
         return self.pointwise_kernel.value
 
     def _pointwise_matrix(self, tensor):
         """The (1, 1, C * M, filters) pointwise kernel (or its gradient) as a (C * M, filters) matrix."""
         return self.backend.reshape(tensor, (self.pointwise_kernel.shape[2], self.filters))
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
-        plan = self.batch_plan(x)
-        d = self.buffer("depthwise", plan.out_shape)
-        self._depthwise_forward(d, x, None)
+        plan = self.batch_plan(call, x)
+        d = call.buffer("depthwise", plan.out_shape)
+        self._depthwise_forward(call, d, x, None)
         rows = plan.n * plan.oh * plan.ow
-        self._d2 = b.reshape(d, (rows, plan.oc))
-        z = self.buffer("z", (rows, self.filters))
-        b.gemm(z, self._d2, self._pointwise_matrix(self._pointwise_weights()))
+        call.d2 = b.reshape(d, (rows, plan.oc))
+        call.pointwise = self._pointwise_matrix(self._pointwise_weights(call))
+        z = call.buffer("z", (rows, self.filters))
+        b.gemm(z, call.d2, call.pointwise)
         if self.use_bias:
             b.bias_add(z, z, self.bias.value)
-        return b.reshape(self._activate(z), (plan.n, plan.oh, plan.ow, self.filters))
+        return b.reshape(self._activate(call, z), (plan.n, plan.oh, plan.ow, self.filters))
 
-    def _deactivate(self, dout):
-        rows = self._plan.n * self._plan.oh * self._plan.ow
-        return super()._deactivate(self.backend.reshape(dout, (rows, self.filters)))
+    def _deactivate(self, call, dout):
+        plan = call.plan
+        rows = plan.n * plan.oh * plan.ow
+        return super()._deactivate(call, self.backend.reshape(dout, (rows, self.filters)))
 
-    def backward_preactivation(self, dz):
+    def backward_preactivation(self, call, dz):
         b = self.backend
         if self.trainable:
-            b.gemm(self._pointwise_matrix(self.pointwise_kernel.grad), self._d2, dz, trans_a=True)
+            b.gemm(self._pointwise_matrix(call.grad(self.pointwise_kernel)), call.d2, dz, trans_a=True)
             if self.use_bias:
-                b.bias_grad(self.bias.grad, dz)
-        if not (self.trainable or self.input_grad_needed):
+                b.bias_grad(call.grad(self.bias), dz)
+        if not (self.trainable or call.input_grad_needed):
             return None
-        dd = self.buffer("ddepthwise", b.shape(self._d2))
-        b.gemm(dd, dz, self._pointwise_matrix(self._pointwise_weights()), trans_b=True)
-        return self._depthwise_backward(b.reshape(dd, self._plan.out_shape), None)
+        dd = call.buffer("ddepthwise", b.shape(call.d2))
+        b.gemm(dd, dz, call.pointwise, trans_b=True)
+        return self._depthwise_backward(call, b.reshape(dd, call.plan.out_shape), None)

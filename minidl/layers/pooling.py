@@ -31,29 +31,29 @@ class _Pooling2D(WindowPlanMixin, Layer):
 
 
 class MaxPooling2D(_Pooling2D):
-    def forward(self, x, training):
-        self.batch_plan(x)
-        out = self.buffer("out", self._plan.out_shape)
-        self._argmax = self.buffer("argmax", self._plan.out_shape, "int32")
-        self.backend.max_pool2d_forward(out, self._argmax, x, self._plan)
+    def forward(self, call, x, training):
+        plan = self.batch_plan(call, x)
+        out = call.buffer("out", plan.out_shape)
+        call.argmax = call.buffer("argmax", plan.out_shape, "int32")   # routes the gradient
+        self.backend.max_pool2d_forward(out, call.argmax, x, plan)
         return out
 
-    def backward(self, dout):
-        dx = self.buffer("dx", self._plan.in_shape)
-        self.backend.max_pool2d_backward(dx, dout, self._argmax, self._plan)
+    def backward(self, call, dout):
+        dx = call.buffer("dx", call.plan.in_shape)
+        self.backend.max_pool2d_backward(dx, dout, call.argmax, call.plan)
         return dx
 
 
 class AveragePooling2D(_Pooling2D):
-    def forward(self, x, training):
-        self.batch_plan(x)
-        out = self.buffer("out", self._plan.out_shape)
-        self.backend.avg_pool2d_forward(out, x, self._plan)
+    def forward(self, call, x, training):
+        plan = self.batch_plan(call, x)
+        out = call.buffer("out", plan.out_shape)
+        self.backend.avg_pool2d_forward(out, x, plan)
         return out
 
-    def backward(self, dout):
-        dx = self.buffer("dx", self._plan.in_shape)
-        self.backend.avg_pool2d_backward(dx, dout, self._plan)
+    def backward(self, call, dout):
+        dx = call.buffer("dx", call.plan.in_shape)
+        self.backend.avg_pool2d_backward(dx, dout, call.plan)
         return dx
 
 
@@ -66,17 +66,17 @@ class GlobalAveragePooling2D(Layer):
     def compute_output_shape(self, input_shape):
         return (input_shape[2],)
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         _, h, w, _ = self.backend.shape(x)
         if h * w < 1:   # a mean over no pixel: Keras gives NaN, minidl says so
             raise ValueError(f"{self.describe()}: averages over height and width, got images of "
                              f"{h}x{w} pixels (input {tuple(self.backend.shape(x))})")
-        out = self.buffer("out", self.batch_output_shape(x))   # keeps x's shape for backward
+        out = call.buffer("out", self.batch_output_shape(call, x))   # keeps x's shape for backward
         self.backend.global_avg_pool_forward(out, x)
         return out
 
-    def backward(self, dout):
-        dx = self.buffer("dx", self.batch_input_shape(dout))
+    def backward(self, call, dout):
+        dx = call.buffer("dx", self.batch_input_shape(call, dout))
         self.backend.global_avg_pool_backward(dx, dout)
         return dx
 
@@ -102,16 +102,17 @@ class GlobalMaxPooling2D(WindowPlanMixin, Layer):
     def _make_plan(self, in_shape):
         return self.backend.pool2d_plan(in_shape, in_shape[1:3], (1, 1), "valid")
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
-        plan = self.batch_plan(x)
-        out = self.buffer("out", plan.out_shape)
-        self._argmax = self.buffer("argmax", plan.out_shape, "int32")
-        b.max_pool2d_forward(out, self._argmax, x, plan)
+        plan = self.batch_plan(call, x)
+        out = call.buffer("out", plan.out_shape)
+        call.argmax = call.buffer("argmax", plan.out_shape, "int32")
+        b.max_pool2d_forward(out, call.argmax, x, plan)
         return b.reshape(out, (plan.n,) + self.output_shape)
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
-        dx = self.buffer("dx", self._plan.in_shape)
-        b.max_pool2d_backward(dx, b.reshape(dout, self._plan.out_shape), self._argmax, self._plan)
+        plan = call.plan
+        dx = call.buffer("dx", plan.in_shape)
+        b.max_pool2d_backward(dx, b.reshape(dout, plan.out_shape), call.argmax, plan)
         return dx

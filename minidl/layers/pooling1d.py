@@ -66,33 +66,33 @@ class GlobalAveragePooling1D(Layer):
     def compute_mask(self, inputs, mask=None):
         return None   # the steps are gone
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
-        n, steps, c = self._x_shape = b.shape(x)
-        mask = self._input_mask
-        out = self.buffer("out", (n, c))
+        n, steps, c = call.x_shape = b.shape(x)
+        mask = call.mask
+        out = call.buffer("out", (n, c))
         if mask is None:
-            self._weights = None
+            call.step_weights = None
             b.global_avg_pool_forward(out, b.reshape(x, (n, 1, steps, c)))
         else:
             # out = sum_t m_t x_t / sum_t m_t: the mask scaled per sample, then a weighted sum
-            count = self.buffer("count", (n, 1))
+            count = call.buffer("count", (n, 1))
             b.reduce(count, mask, "sum")
-            self._weights = self.buffer("weights", (n, steps, 1))
-            b.binary(b.reshape(self._weights, (n, steps)), mask, count, "divide")
-            weighted = self.buffer("weighted", (n, steps, c))
-            b.binary(weighted, x, self._weights, "multiply")
+            call.step_weights = call.buffer("weights", (n, steps, 1))
+            b.binary(b.reshape(call.step_weights, (n, steps)), mask, count, "divide")
+            weighted = call.buffer("weighted", (n, steps, c))
+            b.binary(weighted, x, call.step_weights, "multiply")
             b.reduce(b.reshape(out, (n, 1, c)), weighted, "sum")
         return b.reshape(out, (n,) + self.compute_output_shape((steps, c)))
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
-        n, steps, c = self._x_shape
-        dx = self.buffer("dx", (n, steps, c))
-        if self._weights is None:
+        n, steps, c = call.x_shape
+        dx = call.buffer("dx", (n, steps, c))
+        if call.step_weights is None:
             b.global_avg_pool_backward(b.reshape(dx, (n, 1, steps, c)), b.reshape(dout, (n, c)))
         else:   # dx_t = dout * m_t / sum m
-            b.binary(dx, b.reshape(dout, (n, 1, c)), self._weights, "multiply")
+            b.binary(dx, b.reshape(dout, (n, 1, c)), call.step_weights, "multiply")
         return dx
 
 
@@ -112,19 +112,20 @@ class GlobalMaxPooling1D(Lifted1D, GlobalMaxPooling2D):
             return GlobalMaxPooling2D.compute_output_shape(self, input_shape)
         return (1, input_shape[1]) if self.keepdims else (input_shape[1],)
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
         n, steps, c = b.shape(x)
-        plan = self.plan(n, (n, 1, steps, c))
-        out = self.buffer("out", plan.out_shape)
-        self._argmax = self.buffer("argmax", plan.out_shape, "int32")
-        b.max_pool2d_forward(out, self._argmax, b.reshape(x, (n, 1, steps, c)), plan)
+        plan = self.plan(call, n, (n, 1, steps, c))
+        out = call.buffer("out", plan.out_shape)
+        call.argmax = call.buffer("argmax", plan.out_shape, "int32")
+        b.max_pool2d_forward(out, call.argmax, b.reshape(x, (n, 1, steps, c)), plan)
         return b.reshape(out, (n,) + self.compute_output_shape((steps, c)))
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
-        dx = self.buffer("dx", self._plan.in_shape)
-        b.max_pool2d_backward(dx, b.reshape(dout, self._plan.out_shape), self._argmax, self._plan)
+        plan = call.plan
+        dx = call.buffer("dx", plan.in_shape)
+        b.max_pool2d_backward(dx, b.reshape(dout, plan.out_shape), call.argmax, plan)
         return self._drop_axis(b, dx)
 
 

@@ -39,7 +39,6 @@ class _Pooling3D(Layer):
         self.pool_size = normalize_triple(pool_size, "pool_size", owner)
         self.strides = normalize_triple(self.pool_size if strides is None else strides, "strides", owner)
         self.padding = normalize_padding(padding, owner)
-        self._plans = None
 
     def get_config(self):
         return dict(super().get_config(), pool_size=list(self.pool_size), strides=list(self.strides),
@@ -58,50 +57,50 @@ class _Pooling3D(Layer):
             out.append(None if size is None else conv_output_length(size, k, s, self.padding))
         return tuple(out) + (input_shape[3],)
 
-    def _stages(self, shape):
+    def _stages(self, call, shape):
         """The two Window2D plans for a batch of `shape`: (H, W) of (N * D, H, W, C), then D of
-        (N, D, OH * OW, C); kept for the latest shape."""
-        if self._plans is None or self._plans[0] != shape or self._plans[1].backend is not self.backend:
+        (N, D, OH * OW, C); kept on the call for its latest shape (call.stages)."""
+        held = getattr(call, "stages", None)
+        if held is None or held[0] != shape or held[1] is not self.backend:
             n, d, h, w, c = shape
             b = self.backend
             first = b.pool2d_plan((n * d, h, w, c), self.pool_size[1:], self.strides[1:], self.padding)
             second = b.pool2d_plan((n, d, first.oh * first.ow, c), (self.pool_size[0], 1),
                                    (self.strides[0], 1), self.padding)
-            first.backend = self.backend
-            self._plans = (shape, first, second)
-        return self._plans[1:]
+            held = call.stages = (shape, self.backend, first, second)
+        return held[2:]
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
-        n, *_ = self._x_shape = b.shape(x)
-        first, second = self._stages(self._x_shape)
-        mid = self.buffer("mid", first.out_shape)
-        out = self.buffer("out", second.out_shape)
+        n, *_ = call.x_shape = b.shape(x)
+        first, second = self._stages(call, call.x_shape)
+        mid = call.buffer("mid", first.out_shape)
+        out = call.buffer("out", second.out_shape)
         x4 = b.reshape(x, first.in_shape)
         mid4 = b.reshape(mid, second.in_shape)
         if self._max:
-            self._argmax = (self.buffer("argmax1", first.out_shape, "int32"),
-                            self.buffer("argmax2", second.out_shape, "int32"))
-            b.max_pool2d_forward(mid, self._argmax[0], x4, first)
-            b.max_pool2d_forward(out, self._argmax[1], mid4, second)
+            call.argmax = (call.buffer("argmax1", first.out_shape, "int32"),
+                           call.buffer("argmax2", second.out_shape, "int32"))
+            b.max_pool2d_forward(mid, call.argmax[0], x4, first)
+            b.max_pool2d_forward(out, call.argmax[1], mid4, second)
         else:
             b.avg_pool2d_forward(mid, x4, first)
             b.avg_pool2d_forward(out, mid4, second)
         return b.reshape(out, (n, second.oh, first.oh, first.ow, first.oc))
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
-        first, second = self._stages(self._x_shape)
-        dmid = self.buffer("dmid", second.in_shape)
-        dx = self.buffer("dx", first.in_shape)
+        first, second = self._stages(call, call.x_shape)
+        dmid = call.buffer("dmid", second.in_shape)
+        dx = call.buffer("dx", first.in_shape)
         dout4 = b.reshape(dout, second.out_shape)
         if self._max:
-            b.max_pool2d_backward(dmid, dout4, self._argmax[1], second)
-            b.max_pool2d_backward(dx, b.reshape(dmid, first.out_shape), self._argmax[0], first)
+            b.max_pool2d_backward(dmid, dout4, call.argmax[1], second)
+            b.max_pool2d_backward(dx, b.reshape(dmid, first.out_shape), call.argmax[0], first)
         else:
             b.avg_pool2d_backward(dmid, dout4, second)
             b.avg_pool2d_backward(dx, b.reshape(dmid, first.out_shape), first)
-        return b.reshape(dx, self._x_shape)
+        return b.reshape(dx, call.x_shape)
 
 
 class MaxPooling3D(_Pooling3D):
@@ -137,17 +136,17 @@ class _GlobalPooling3D(Layer):
 class GlobalAveragePooling3D(_GlobalPooling3D):
     """(N, D, H, W, C) -> (N, C) (or (N, 1, 1, 1, C) with keepdims=True), the mean over D, H, W."""
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
-        n, d, h, w, c = self._x_shape = b.shape(x)
-        out = self.buffer("out", (n, c))
+        n, d, h, w, c = call.x_shape = b.shape(x)
+        out = call.buffer("out", (n, c))
         b.global_avg_pool_forward(out, b.reshape(x, (n, d * h, w, c)))
         return b.reshape(out, (n,) + self.compute_output_shape((d, h, w, c)))
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
-        n, d, h, w, c = self._x_shape
-        dx = self.buffer("dx", self._x_shape)
+        n, d, h, w, c = call.x_shape
+        dx = call.buffer("dx", call.x_shape)
         b.global_avg_pool_backward(b.reshape(dx, (n, d * h, w, c)), b.reshape(dout, (n, c)))
         return dx
 
@@ -156,26 +155,25 @@ class GlobalMaxPooling3D(_GlobalPooling3D):
     """(N, D, H, W, C) -> (N, C) (or (N, 1, 1, 1, C) with keepdims=True), the maximum over D, H, W:
     max_pool2d with one window over the (N, 1, D * H * W, C) view."""
 
-    _plan = None
-
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
-        n, d, h, w, c = self._x_shape = b.shape(x)
+        n, d, h, w, c = call.x_shape = b.shape(x)
         view = (n, 1, d * h * w, c)
-        if self._plan is None or self._plan.in_shape != view or self._plan.backend is not b:
-            self._plan = b.pool2d_plan(view, (1, d * h * w), (1, 1), "valid")
-            self._plan.backend = b
-        out = self.buffer("out", self._plan.out_shape)
-        self._argmax = self.buffer("argmax", self._plan.out_shape, "int32")
-        b.max_pool2d_forward(out, self._argmax, b.reshape(x, view), self._plan)
+        plan = call.plan
+        if plan is None or plan.in_shape != view or call.plan_backend is not b:
+            plan = call.plan = b.pool2d_plan(view, (1, d * h * w), (1, 1), "valid")
+            call.plan_backend = b
+        out = call.buffer("out", plan.out_shape)
+        call.argmax = call.buffer("argmax", plan.out_shape, "int32")
+        b.max_pool2d_forward(out, call.argmax, b.reshape(x, view), plan)
         return b.reshape(out, (n,) + self.compute_output_shape((d, h, w, c)))
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
-        dx = self.buffer("dx", self._plan.in_shape)
-        b.max_pool2d_backward(dx, b.reshape(dout, self._plan.out_shape), self._argmax, self._plan)
-        return b.reshape(dx, self._x_shape)
-
+        plan = call.plan
+        dx = call.buffer("dx", plan.in_shape)
+        b.max_pool2d_backward(dx, b.reshape(dout, plan.out_shape), call.argmax, plan)
+        return b.reshape(dx, call.x_shape)
 
 MaxPool3D = MaxPooling3D
 AvgPool3D = AveragePooling3D

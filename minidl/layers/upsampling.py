@@ -30,12 +30,12 @@ class UpSampling2D(Layer):
         h, w, c = input_shape
         return (None if h is None else h * self.size[0], None if w is None else w * self.size[1], c)
 
-    def forward(self, x, training):
-        out = self.buffer("out", self.batch_output_shape(x))
+    def forward(self, call, x, training):
+        out = call.buffer("out", self.batch_output_shape(call, x))
         self.backend.upsample2d_forward(out, x, self.size, self.interpolation)
         return out
 
-    def backward(self, dout):
-        dx = self.buffer("dx", self.batch_input_shape(dout))
+    def backward(self, call, dout):
+        dx = call.buffer("dx", self.batch_input_shape(call, dout))
         self.backend.upsample2d_backward(dx, dout, self.size, self.interpolation)
         return dx
