@@ -12,6 +12,7 @@ from minidl import layers, optimizers
 from minidl.models import Model, Sequential, load_model
 
 from _keras_sequence_values import MASKED_MODELS
+from layer_runs import LayerRun
 
 
 def det(shape, scale=0.3):
@@ -81,8 +82,9 @@ def test_embedding_gradient_adds_repeated_rows(active_backend):
     layer = layers.Embedding(5, 2)
     layer(np.zeros((1, 1)))
     b = layer.backend
-    layer.forward(b.from_numpy(np.array([[1, 3, 1]], dtype=np.float32)), True)
-    layer.backward(b.from_numpy(np.arange(6, dtype=np.float32).reshape(1, 3, 2)))
+    run = LayerRun(layer)
+    run.forward(b.from_numpy(np.array([[1, 3, 1]], dtype=np.float32)), True)
+    run.backward(b.from_numpy(np.arange(6, dtype=np.float32).reshape(1, 3, 2)))
     want = np.zeros((5, 2), np.float32)
     want[1] = [0 + 4, 1 + 5]
     want[3] = [2, 3]

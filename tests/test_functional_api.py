@@ -438,7 +438,7 @@ def test_a_shared_dropout_draws_a_mask_per_call(numpy_backend_only):
     model.compile("sgd", "mse")
     x = np.ones((1, 200), np.float32)
     model._gradients(model._validate_x(x), [np.zeros((1, 400), np.float32)])
-    out = np.array(model.graph._steps[-1][0]._buffers.get("out", (1, 400)))
+    out = np.array(model.graph._steps[-1].call.buffers.get("out", (1, 400)))
     first, second = out[0, :200] == 0, out[0, 200:] == 0
     assert 50 < first.sum() < 150 and 50 < second.sum() < 150
     assert (first != second).any()

@@ -7,6 +7,7 @@ import minidl
 from minidl import layers
 from minidl.backends.numpy_backend import NumpyBackend
 from minidl.models import Model
+from layer_runs import LayerRun
 
 EPS = 1e-6
 
@@ -47,13 +48,14 @@ def check_layer(layer, input_shapes, training=True, batch=2, seed=0):
         w.value[...] = rng.normal(size=w.shape) * 0.3 + (1.0 if w.name.endswith("variance") else 0.0)
     xs = [rng.normal(size=(batch,) + tuple(s)) for s in shapes]
     r = rng.normal(size=(batch,) + layer.output_shape)
+    run = LayerRun(layer)
 
     def f():
-        out = layer.forward(xs if multi else xs[0], training)
+        out = run.forward(xs if multi else xs[0], training)
         return float(np.sum(out * r))
 
     f()
-    dxs = layer.backward(r)
+    dxs = run.backward(r)
     dxs = dxs if multi else [dxs]
     dxs = [np.array(d) for d in dxs]  # copy: later forwards reuse the layer's buffers
     grads = {w.name: np.array(w.grad) for w in layer.trainable_weights}

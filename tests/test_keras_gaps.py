@@ -11,6 +11,7 @@ import pytest
 import minidl
 from minidl import layers
 from minidl.models import Model
+from layer_runs import LayerRun
 from test_functional_api import float64_backend  # noqa: F401  (float64 numpy backend)
 from test_gradients import check_layer
 from test_keras_compat import active_backend  # noqa: F401  (the every-backend fixture)
@@ -51,7 +52,8 @@ def test_dropout_noise_shape(active_backend, noise_shape, input_shape):
     x = values((64,) + input_shape, low=1.0, high=2.0)
     b = model.backend
     layer.step_seed = 7
-    y = b.to_numpy(layer.forward(b.from_numpy(x), True))
+    run = LayerRun(layer)
+    y = b.to_numpy(run.forward(b.from_numpy(x), True))
     ratio = y / x
     assert set(np.unique(np.round(ratio, 5))) <= {0.0, 1.0 / (1 - rate)}
     # one draw per (sample, position on the axes not shared): constant along the shared ones
@@ -60,7 +62,7 @@ def test_dropout_noise_shape(active_backend, noise_shape, input_shape):
                                                          if shared else ratio, ratio.shape))
     assert 0.2 < float(np.mean(ratio == 0)) < 0.8
     dout = values(y.shape, seed=3)
-    dx = b.to_numpy(layer.backward(b.from_numpy(dout)))
+    dx = b.to_numpy(run.backward(b.from_numpy(dout)))
     np.testing.assert_allclose(dx, dout * ratio, rtol=1e-6)
     np.testing.assert_array_equal(model.predict(x, verbose=0), x)   # inference: the identity
 
@@ -96,10 +98,11 @@ def test_multiply_broadcasts_as_keras(active_backend, small_first):
     arrays = [xs, xb] if small_first else [xb, xs]
     excite = model.get_layer("excite")
     b = model.backend
-    out = b.to_numpy(excite.forward([b.from_numpy(a) for a in arrays], True))
+    run = LayerRun(excite)
+    out = b.to_numpy(run.forward([b.from_numpy(a) for a in arrays], True))
     np.testing.assert_allclose(out, xb * xs, rtol=1e-6)
     dout = values((3, 4, 5, 3), seed=4)
-    grads = [b.to_numpy(g) for g in excite.backward(b.from_numpy(dout))]
+    grads = [b.to_numpy(g) for g in run.backward(b.from_numpy(dout))]
     dbig, dsmall = (grads[1], grads[0]) if small_first else grads
     np.testing.assert_allclose(dbig, dout * xs, rtol=1e-6)
     np.testing.assert_allclose(dsmall, (dout * xb).sum(axis=(1, 2), keepdims=True), rtol=1e-4,
@@ -437,9 +440,10 @@ def test_prelu_any_shared_axes_as_keras(active_backend, shared_axes):
     if shared_axes == [2]:
         np.testing.assert_allclose(y[0].reshape(-1)[:12], PRELU_KERAS, atol=1e-5)
     b = model.backend
-    layer.forward(b.from_numpy(x), True)
+    run = LayerRun(layer)
+    run.forward(b.from_numpy(x), True)
     dout = values(x.shape, seed=6)
-    dx = b.to_numpy(layer.backward(b.from_numpy(dout)))
+    dx = b.to_numpy(run.backward(b.from_numpy(dout)))
     # (sample 0 holds an exact 0, where the subgradient is a convention)
     np.testing.assert_allclose(dx[1:], np.where(x > 0, dout, alpha * dout)[1:], rtol=1e-5)
     axes = tuple(i for i, d in enumerate((1,) + shape) if d == 1)

@@ -9,6 +9,7 @@ import pytest
 import minidl
 from minidl import layers
 from minidl.models import Model, Sequential, load_model
+from layer_runs import LayerRun
 
 BACKENDS = minidl.available_backends()
 _erf = np.vectorize(math.erf)
@@ -127,7 +128,7 @@ def test_spatial_dropout_drops_whole_channels(active_backend):
     Model(inp, layer(inp))
     b = minidl.get_backend()
     x = np.abs(rng_x(8, 4, 5, 16)).astype(np.float32) + 0.1
-    out = b.to_numpy(layer.forward(b.from_numpy(x), training=True))
+    out = b.to_numpy(LayerRun(layer).forward(b.from_numpy(x), training=True))
     ratio = out / x
     per_channel = ratio.reshape(8, 20, 16)
     np.testing.assert_allclose(per_channel, per_channel[:, :1].repeat(20, axis=1), rtol=1e-6)
@@ -141,7 +142,7 @@ def test_gaussian_noise_in_training(active_backend):
     Model(inp, layer(inp))
     b = minidl.get_backend()
     x = rng_x(4, 50, 40).astype(np.float32)
-    noise = b.to_numpy(layer.forward(b.from_numpy(x), training=True)) - x
+    noise = b.to_numpy(LayerRun(layer).forward(b.from_numpy(x), training=True)) - x
     assert abs(noise.mean()) < 0.02 and abs(noise.std() - 0.3) < 0.02
 
 

@@ -12,6 +12,7 @@ import minidl
 from minidl import layers, mixed_precision as mp, optimizers
 from minidl.backends.numpy_ops.tensor_ops import round_to_precision
 from minidl.models import Model, Sequential, load_model
+from layer_runs import LayerRun
 
 
 @pytest.fixture(autouse=True)
@@ -86,10 +87,10 @@ def test_conv_forward_and_backward_use_rounded_operands(active_backend):
         kernel = model.get_weights()[0]
         b = minidl.get_backend()
         xt = b.from_numpy(x)
-        conv.input_grad_needed = True          # the model's first layer: its dx is wanted here
-        out = conv.forward(xt, True)
+        run = LayerRun(conv, input_grad_needed=True)   # the model's first layer: its dx is wanted here
+        out = run.forward(xt, True)
         dout = rng.normal(size=(4, 7, 7, 5)).astype(np.float32)
-        dx = conv.backward(b.from_numpy(dout))
+        dx = run.backward(b.from_numpy(dout))
     rx = round_to_precision(x, "bfloat16").astype(np.float64)
     rk = round_to_precision(kernel, "bfloat16").astype(np.float64)
     cols = np.lib.stride_tricks.sliding_window_view(np.pad(rx, ((0, 0), (1, 1), (1, 1), (0, 0))),

@@ -47,30 +47,30 @@ class Softmax(Activation):
             # a model must not fuse this softmax into its loss (the loss scores the last axis)
             self.activation = "linear"
 
-    def _moved(self, role, t, axes):
+    def _moved(self, call, role, t, axes):
         b = self.backend
         shape = b.shape(t)
-        out = self.buffer(role, tuple(shape[a] for a in axes))
+        out = call.buffer(role, tuple(shape[a] for a in axes))
         b.transpose(out, t, axes)
         return out
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         if self._to_last is None:
-            return self._activate(x)
+            return self._activate(call, x)
         b = self.backend
-        moved = self._moved("moved_x", x, self._to_last)
-        self._y = self.buffer("moved_y", b.shape(moved))
-        b.activation_forward(self._y, moved, "softmax")
-        return self._moved("out", self._y, self._from_last)
+        moved = self._moved(call, "moved_x", x, self._to_last)
+        call.moved_y = call.buffer("moved_y", b.shape(moved))
+        b.activation_forward(call.moved_y, moved, "softmax")
+        return self._moved(call, "out", call.moved_y, self._from_last)
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         if self._to_last is None:
-            return self._deactivate(dout)
+            return self._deactivate(call, dout)
         b = self.backend
-        moved = self._moved("moved_dout", dout, self._to_last)
-        dz = self.buffer("moved_dz", b.shape(moved))
-        b.activation_backward(dz, moved, self._y, "softmax")
-        return self._moved("dx", dz, self._from_last)
+        moved = self._moved(call, "moved_dout", dout, self._to_last)
+        dz = call.buffer("moved_dz", b.shape(moved))
+        b.activation_backward(dz, moved, call.moved_y, "softmax")
+        return self._moved(call, "dx", dz, self._from_last)
 
 
 class PReLU(Layer):
@@ -110,33 +110,35 @@ class PReLU(Layer):
         self._k = count_elements(shape)
         self._broadcast = self.shared_axes != tuple(range(1, len(self.shared_axes) + 1))
 
-    def _slopes(self, shape):
+    def _slopes(self, call, shape):
         """(slopes (k,), k): alpha as the ops see it for a batch of `shape`."""
         b = self.backend
         if not self._broadcast:
             return b.reshape(self.alpha.value, (self._k,)), self._k
-        full = self.buffer("alpha_full", (1,) + tuple(shape[1:]))
+        full = call.buffer("alpha_full", (1,) + tuple(shape[1:]))
         b.binary(full, b.reshape(self.alpha.value, (1,) + self.alpha.shape), 0.0, "add")
         k = count_elements(shape[1:])
         return b.reshape(full, (k,)), k
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
         shape = b.shape(x)
-        self._alpha_rows, k = self._slopes(shape)
-        self._x2 = b.reshape(x, (count_elements(shape) // k, k))
-        out = self.buffer("out", b.shape(self._x2))
-        b.prelu_forward(out, self._x2, self._alpha_rows)
+        call.alpha_rows, k = self._slopes(call, shape)
+        call.x2 = b.reshape(x, (count_elements(shape) // k, k))
+        out = call.buffer("out", b.shape(call.x2))
+        b.prelu_forward(out, call.x2, call.alpha_rows)
         return b.reshape(out, shape)
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
         shape = b.shape(dout)
-        rows, k = b.shape(self._x2)
-        dx = self.buffer("dx", (rows, k))
-        dalpha = self.alpha.grad if self.alpha.grad is not None else self.buffer("dalpha", self.alpha.shape)
-        per_slope = self.buffer("dalpha_full", (k,)) if self._broadcast else b.reshape(dalpha, (k,))
-        b.prelu_backward(dx, per_slope, b.reshape(dout, (rows, k)), self._x2, self._alpha_rows)
+        rows, k = b.shape(call.x2)
+        dx = call.buffer("dx", (rows, k))
+        # a frozen layer's op writes dalpha too: into scratch nobody reads
+        dalpha = (call.grad(self.alpha) if self.alpha.grad is not None and self.trainable
+                  else call.buffer("dalpha", self.alpha.shape))
+        per_slope = call.buffer("dalpha_full", (k,)) if self._broadcast else b.reshape(dalpha, (k,))
+        b.prelu_backward(dx, per_slope, b.reshape(dout, (rows, k)), call.x2, call.alpha_rows)
         if self._broadcast:   # sum over the shared axes
             b.reduce(b.reshape(dalpha, (1,) + self.alpha.shape),
                      b.reshape(per_slope, (1,) + tuple(shape[1:])), "sum")

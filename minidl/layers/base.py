@@ -269,6 +269,12 @@ class Layer(metaclass=LayerMeta):
         input's mask, unchanged (a layer that keeps the steps)."""
         return mask
 
+    def output_mask(self, call, inputs, mask):
+        """The output's mask of the call `call`, after its forward (models/graph.py asks):
+        compute_mask's by default; built-in layers that make a mask write it into the call's
+        buffers, so that each call of a shared layer keeps its own."""
+        return self.compute_mask(inputs, mask)
+
     def output_has_mask(self, input_masked):
         """Whether the output has a mask when the input has one (input_masked: a bool, a list
         of them for several inputs); models/graph.py plans the losses with it. Layers that

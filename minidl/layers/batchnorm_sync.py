@@ -22,15 +22,15 @@ def is_active(layer):
     return layer.synchronized and world.world_size() > 1
 
 
-def forward_train(layer, out, x2):
+def forward_train(layer, call, out, x2):
     """Normalize x2 (M, C) into out with the statistics of every rank's batch; update the
-    moving statistics; keep what backward needs on the layer."""
+    moving statistics; keep what backward needs on the call's context."""
     b = layer.backend
     m, c = b.shape(x2)
     total = world.allreduce_count(m)
-    sums = layer.buffer("sync_sums", (c,))
-    centered = layer.buffer("sync_centered", (m, c))
-    mean, var = layer.buffer("mean", (c,)), layer.buffer("sync_var", (c,))
+    sums = call.buffer("sync_sums", (c,))
+    centered = call.buffer("sync_centered", (m, c))
+    mean, var = call.buffer("mean", (c,)), call.buffer("sync_var", (c,))
     b.bias_grad(sums, x2)
     world.allreduce_sum_tensors(b, [sums])
     b.binary(mean, sums, 1.0 / total, "multiply")
@@ -39,38 +39,39 @@ def forward_train(layer, out, x2):
     b.bias_grad(sums, centered)
     world.allreduce_sum_tensors(b, [sums])
     b.binary(var, sums, 1.0 / total, "multiply")
-    gamma, beta, _, _ = layer._affine
+    gamma, beta = layer._affine
     b.batchnorm_forward_infer(out, x2, gamma, beta, mean, var, layer.epsilon)
     momentum = layer.momentum
     b.axpby(layer.moving_mean.value, momentum, layer.moving_mean.value, 1.0 - momentum, mean)
     b.axpby(layer.moving_variance.value, momentum, layer.moving_variance.value, 1.0 - momentum, var)
-    layer._mean, layer._sync_var, layer._sync_total = mean, var, total
+    call.mean, call.sync_var, call.sync_total = mean, var, total
 
 
-def backward(layer, dx, dout2):
-    """dx (M, C) from dout2 (M, C); the layer's dgamma and dbeta get this rank's sums."""
+def backward(layer, call, dx, dout2):
+    """dx (M, C) from dout2 (M, C); the call's dgamma and dbeta get this rank's sums."""
     b = layer.backend
     m, c = b.shape(dout2)
-    gamma, _, dgamma, dbeta = layer._affine
-    ones, zeros = layer.buffer("sync_ones", (c,)), layer.buffer("sync_zeros", (c,))
+    gamma = layer._affine[0]
+    dgamma, dbeta = layer.affine_grads(call)
+    ones, zeros = call.buffer("sync_ones", (c,)), call.buffer("sync_zeros", (c,))
     b.fill(ones, 1.0)
     b.fill(zeros, 0.0)
-    xhat = layer.buffer("sync_xhat", (m, c))
-    b.batchnorm_forward_infer(xhat, layer._x2, ones, zeros, layer._mean, layer._sync_var, layer.epsilon)
+    xhat = call.buffer("sync_xhat", (m, c))
+    b.batchnorm_forward_infer(xhat, call.x2, ones, zeros, call.mean, call.sync_var, layer.epsilon)
     b.bias_grad(dbeta, dout2)
     b.binary(dx, dout2, xhat, "multiply")
     b.bias_grad(dgamma, dx)
-    total_dbeta, total_dgamma = layer.buffer("sync_dbeta", (c,)), layer.buffer("sync_dgamma", (c,))
+    total_dbeta, total_dgamma = call.buffer("sync_dbeta", (c,)), call.buffer("sync_dgamma", (c,))
     b.copy(total_dbeta, dbeta)
     b.copy(total_dgamma, dgamma)
     world.allreduce_sum_tensors(b, [total_dbeta, total_dgamma])
-    scale = 1.0 / layer._sync_total
+    scale = 1.0 / call.sync_total
     b.binary(total_dbeta, total_dbeta, scale, "multiply")
     b.binary(total_dgamma, total_dgamma, scale, "multiply")
     b.channel_scale_shift(xhat, xhat, total_dgamma, total_dbeta)   # (xhat * G2 + G1) / M_all
     b.binary(dx, dout2, xhat, "subtract")
-    factor = layer.buffer("sync_factor", (c,))                     # gamma / sqrt(var + eps)
-    b.binary(factor, layer._sync_var, float(layer.epsilon), "add")
+    factor = call.buffer("sync_factor", (c,))                      # gamma / sqrt(var + eps)
+    b.binary(factor, call.sync_var, float(layer.epsilon), "add")
     b.binary(factor, factor, -0.5, "power")
     b.binary(factor, factor, gamma, "multiply")
     b.channel_scale_shift(dx, dx, factor, zeros)

@@ -93,37 +93,37 @@ class EinsumDense(ActivationMixin, Layer):
             self.bias = self.add_weight("bias", bias_shape, self.bias_initializer,
                                         regularizer=self.bias_regularizer, constraint=self.bias_constraint)
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
-        self._x_shape = shape = b.shape(x)
+        call.x_shape = shape = b.shape(x)
         rows = count_elements(shape) // self._k
-        self._x2 = b.reshape(x, (rows, self._k))
-        z = self.buffer("z", (rows, self._n))
-        b.gemm(z, self._x2, b.reshape(self.kernel.value, (self._k, self._n)))
+        call.x2 = b.reshape(x, (rows, self._k))
+        z = call.buffer("z", (rows, self._n))
+        b.gemm(z, call.x2, b.reshape(self.kernel.value, (self._k, self._n)))
         if self.bias_axes:
             # a bias over the trailing free axes repeats over the leading free ones
             z3 = b.reshape(z, (rows * self._bias_repeat, self._n // self._bias_repeat))
             b.bias_add(z3, z3, b.reshape(self.bias.value, (self._n // self._bias_repeat,)))
         out_shape = (shape[0],) + tuple(shape[1:len(self._batch)]) + tuple(
             self.output_shape[len(self._batch) - 1:])
-        return b.reshape(self._activate(z), out_shape)
+        return b.reshape(self._activate(call, z), out_shape)
 
-    def _deactivate(self, dout):
+    def _deactivate(self, call, dout):
         rows = count_elements(self.backend.shape(dout)) // self._n
-        return super()._deactivate(self.backend.reshape(dout, (rows, self._n)))
+        return super()._deactivate(call, self.backend.reshape(dout, (rows, self._n)))
 
-    def backward_preactivation(self, dz):
+    def backward_preactivation(self, call, dz):
         b = self.backend
         rows = count_elements(b.shape(dz)) // self._n
         dz = b.reshape(dz, (rows, self._n))
         if self.trainable:
-            b.gemm(b.reshape(self.kernel.grad, (self._k, self._n)), self._x2, dz, trans_a=True)
+            b.gemm(b.reshape(call.grad(self.kernel), (self._k, self._n)), call.x2, dz, trans_a=True)
             if self.bias_axes:
                 width = self._n // self._bias_repeat
-                b.bias_grad(b.reshape(self.bias.grad, (width,)),
+                b.bias_grad(b.reshape(call.grad(self.bias), (width,)),
                             b.reshape(dz, (rows * self._bias_repeat, width)))
-        if not self.input_grad_needed:
+        if not call.input_grad_needed:
             return None
-        dx = self.buffer("dx", (rows, self._k))
+        dx = call.buffer("dx", (rows, self._k))
         b.gemm(dx, dz, b.reshape(self.kernel.value, (self._k, self._n)), trans_b=True)
-        return b.reshape(dx, self._x_shape)
+        return b.reshape(dx, call.x_shape)

@@ -10,6 +10,7 @@ padding: the output's mask (N, ...) is 1.0 where the index is not 0 (Keras's com
 
 from .. import constraints, initializers, regularizers
 from .base import Layer, count_elements
+from .calls import LayerCall
 
 
 def _positive_int(value, what, owner):
@@ -64,18 +65,21 @@ class Embedding(Layer):
         return self.mask_zero
 
     def compute_mask(self, inputs, mask=None):
+        return self.output_mask(LayerCall(self, self.backend), inputs, mask)
+
+    def output_mask(self, call, inputs, mask):
         if not self.mask_zero:
             return None
         b = self.backend
-        out = self.buffer("mask", b.shape(inputs))
+        out = call.buffer("mask", b.shape(inputs))
         b.binary(out, inputs, 0.0, "not_equal")
         return out
 
-    def _check_range(self, x):
+    def _check_range(self, call, x):
         """Indices outside [0, input_dim) are refused (two scalars come back from the backend)."""
         b = self.backend
         rank = len(b.shape(x))
-        low, high = self.buffer("low", (1,) * rank), self.buffer("high", (1,) * rank)
+        low, high = call.buffer("low", (1,) * rank), call.buffer("high", (1,) * rank)
         b.reduce(low, x, "min")
         b.reduce(high, x, "max")
         low, high = float(b.to_numpy(low).ravel()[0]), float(b.to_numpy(high).ravel()[0])
@@ -85,24 +89,24 @@ class Embedding(Layer):
                              f"(input_dim={self.input_dim}), got {bad:g} in inputs of shape "
                              f"{b.shape(x)}")
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
         shape = b.shape(x)
-        self._check_range(x)
+        self._check_range(call, x)
         count = count_elements(shape)
-        self._indices = self.buffer("indices", (count,), "int32")
-        b.cast(self._indices, b.reshape(x, (count,)))
-        out = self.buffer("out", (count, self.output_dim))
-        b.take(out, self.embeddings.value, self._indices, 0)
+        call.indices = call.buffer("indices", (count,), "int32")
+        b.cast(call.indices, b.reshape(x, (count,)))
+        out = call.buffer("out", (count, self.output_dim))
+        b.take(out, self.embeddings.value, call.indices, 0)
         return b.reshape(out, shape + (self.output_dim,))
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
         if self.trainable:
-            b.fill(self.embeddings.grad, 0.0)
-            count = count_elements(b.shape(self._indices))
-            b.take_backward(self.embeddings.grad, b.reshape(dout, (count, self.output_dim)),
-                            self._indices, 0)
+            grad = call.grad(self.embeddings)
+            b.fill(grad, 0.0)
+            count = count_elements(b.shape(call.indices))
+            b.take_backward(grad, b.reshape(dout, (count, self.output_dim)), call.indices, 0)
         return None   # integer inputs have no gradient
 
 

@@ -8,6 +8,7 @@ with a mask skip the masked steps (models/graph.py, models/model.py).
 
 from ..arguments import number
 from .base import Layer
+from .calls import LayerCall
 
 
 class Masking(Layer):
@@ -25,27 +26,35 @@ class Masking(Layer):
             raise ValueError(f"{self.describe()} expects inputs (batch, ..., features), got a "
                              f"shape without features: (None,)")
 
-    def forward(self, x, training):
+    def _keep(self, call, x):
+        """call.keep (N, ..., 1): 1.0 where some feature of x differs from mask_value."""
         b = self.backend
         shape = b.shape(x)
-        differs = self.buffer("differs", shape)
+        differs = call.buffer("differs", shape)
         b.binary(differs, x, float(self.mask_value), "not_equal")
-        self._keep = self.buffer("keep", shape[:-1] + (1,))
-        b.reduce(self._keep, differs, "max")   # 1.0 where any feature differs
-        out = self.buffer("out", shape)
-        b.binary(out, x, self._keep, "multiply")
+        call.keep = call.buffer("keep", shape[:-1] + (1,))
+        b.reduce(call.keep, differs, "max")   # 1.0 where any feature differs
+        return call.keep
+
+    def forward(self, call, x, training):
+        b = self.backend
+        out = call.buffer("out", b.shape(x))
+        b.binary(out, x, self._keep(call, x), "multiply")
         return out
 
     def output_has_mask(self, input_masked):
         return True
 
     def compute_mask(self, inputs, mask=None):
-        shape = self.backend.shape(self._keep)
-        return self.backend.reshape(self._keep, shape[:-1])
+        keep = self._keep(LayerCall(self, self.backend), inputs)
+        return self.backend.reshape(keep, self.backend.shape(keep)[:-1])
 
-    def backward(self, dout):
-        dx = self.buffer("dx", self.backend.shape(dout))
-        self.backend.binary(dx, dout, self._keep, "multiply")
+    def output_mask(self, call, inputs, mask):
+        return self.backend.reshape(call.keep, self.backend.shape(call.keep)[:-1])
+
+    def backward(self, call, dout):
+        dx = call.buffer("dx", self.backend.shape(dout))
+        self.backend.binary(dx, dout, call.keep, "multiply")
         return dx
 
 

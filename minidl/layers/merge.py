@@ -2,6 +2,7 @@
 Concatenate, and Keras's functional forms (layers.add([a, b]) is Add()([a, b]))."""
 
 from .base import Layer, count_elements, format_shape
+from .calls import LayerCall
 
 
 class _Merge(Layer):
@@ -25,10 +26,13 @@ class _Merge(Layer):
 
     def compute_mask(self, inputs, mask=None):
         """Keras's: the OR of the inputs' masks when every input has one, else no mask."""
+        return self.output_mask(LayerCall(self, self.backend), inputs, mask)
+
+    def output_mask(self, call, inputs, mask):
         if mask is None or any(m is None for m in mask):
             return None
         b = self.backend
-        out = self.buffer("mask", b.shape(mask[0]))
+        out = call.buffer("mask", b.shape(mask[0]))
         b.binary(out, mask[0], mask[1], "maximum")
         for m in mask[2:]:
             b.binary(out, out, m, "maximum")
@@ -38,15 +42,15 @@ class _Merge(Layer):
 class Add(_Merge):
     """Elementwise sum of inputs of identical shape (residual connections)."""
 
-    def forward(self, xs, training):
+    def forward(self, call, xs, training):
         b = self.backend
-        out = self.buffer("out", b.shape(xs[0]))
+        out = call.buffer("out", b.shape(xs[0]))
         b.add(out, xs[0], xs[1])
         for x in xs[2:]:
             b.add(out, out, x)
         return out
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         # d(sum)/d(each input) is the identity: every input receives dout itself.
         return [dout] * len(self.input_shape)
 
@@ -56,15 +60,15 @@ class Subtract(_Merge):
 
     exact_inputs = 2
 
-    def forward(self, xs, training):
+    def forward(self, call, xs, training):
         b = self.backend
-        out = self.buffer("out", b.shape(xs[0]))
+        out = call.buffer("out", b.shape(xs[0]))
         b.axpby(out, 1.0, xs[0], -1.0, xs[1])
         return out
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
-        negative = self.buffer("dx", b.shape(dout))
+        negative = call.buffer("dx", b.shape(dout))
         b.axpby(negative, -1.0, dout, 0.0, dout)
         return [dout, negative]
 
@@ -72,14 +76,14 @@ class Subtract(_Merge):
 class Average(_Merge):
     """The elementwise mean of the inputs."""
 
-    def forward(self, xs, training):
-        out = Add.forward(self, xs, training)
+    def forward(self, call, xs, training):
+        out = Add.forward(self, call, xs, training)
         self.backend.axpby(out, 1.0 / len(xs), out, 0.0, out)
         return out
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
-        dx = self.buffer("dx", b.shape(dout))
+        dx = call.buffer("dx", b.shape(dout))
         b.axpby(dx, 1.0 / len(self.input_shape), dout, 0.0, dout)
         return [dx] * len(self.input_shape)
 
@@ -108,12 +112,12 @@ class Multiply(_Merge):
             return input_shape[1 - self._broadcast[0]]
         return input_shape[0]
 
-    def forward(self, xs, training):
+    def forward(self, call, xs, training):
         b = self.backend
-        self._xs = list(xs)
+        call.xs = list(xs)
         if self._broadcast is not None:
-            return self._broadcast_forward(xs)
-        out = self.buffer("out", b.shape(xs[0]))
+            return self._broadcast_forward(call, xs)
+        out = call.buffer("out", b.shape(xs[0]))
         b.multiply(out, xs[0], xs[1])
         for x in xs[2:]:
             b.multiply(out, out, x)
@@ -124,49 +128,49 @@ class Multiply(_Merge):
         k = self._broadcast[1]
         return count_elements(shape[1:1 + k]), count_elements(shape[1 + k:])
 
-    def _broadcast_forward(self, xs):
+    def _broadcast_forward(self, call, xs):
         b = self.backend
         small = self._broadcast[0]
         big_shape = b.shape(xs[1 - small])
         n, (shared, own) = big_shape[0], self._layout(big_shape)
-        out = self.buffer("out", (n, shared, own))
+        out = call.buffer("out", (n, shared, own))
         b.channel_mask_multiply(out, b.reshape(xs[1 - small], (n, shared, own)),
                                 b.reshape(xs[small], (n, own)))
         return b.reshape(out, big_shape)
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         # d(product)/d(x_i) = the product of the other inputs
         b = self.backend
         if self._broadcast is not None:
-            return self._broadcast_backward(dout)
+            return self._broadcast_backward(call, dout)
         dxs = []
-        for i in range(len(self._xs)):
-            dx = self.buffer(("dx", i), b.shape(dout))
+        for i in range(len(call.xs)):
+            dx = call.buffer(("dx", i), b.shape(dout))
             b.copy(dx, dout)
-            for j, x in enumerate(self._xs):
+            for j, x in enumerate(call.xs):
                 if j != i:
                     b.multiply(dx, dx, x)
             dxs.append(dx)
         return dxs
 
-    def _broadcast_backward(self, dout):
+    def _broadcast_backward(self, call, dout):
         # the big input's gradient is dout * small; the small one's sums dout * big over the
         # shared axes (a global average pool of the product, times their size)
         b = self.backend
         small = self._broadcast[0]
         shape = b.shape(dout)
         n, (shared, own) = shape[0], self._layout(shape)
-        dbig = self.buffer(("dx", 1 - small), (n, shared, own))
+        dbig = call.buffer(("dx", 1 - small), (n, shared, own))
         b.channel_mask_multiply(dbig, b.reshape(dout, (n, shared, own)),
-                                b.reshape(self._xs[small], (n, own)))
-        product = self.buffer("product", shape)
-        b.multiply(product, dout, self._xs[1 - small])
-        dsmall = self.buffer(("dx", small), (n, own))
+                                b.reshape(call.xs[small], (n, own)))
+        product = call.buffer("product", shape)
+        b.multiply(product, dout, call.xs[1 - small])
+        dsmall = call.buffer(("dx", small), (n, own))
         b.global_avg_pool_forward(dsmall, b.reshape(product, (n, shared, 1, own)))
         b.axpby(dsmall, float(shared), dsmall, 0.0, dsmall)
         dxs = [None, None]
         dxs[1 - small] = b.reshape(dbig, shape)
-        dxs[small] = b.reshape(dsmall, b.shape(self._xs[small]))
+        dxs[small] = b.reshape(dsmall, b.shape(call.xs[small]))
         return dxs
 
 
@@ -177,29 +181,29 @@ class _Extremum(_Merge):
 
     sign = 1.0
 
-    def forward(self, xs, training):
+    def forward(self, call, xs, training):
         b = self.backend
         shape = b.shape(xs[0])
-        self._gates = []
+        call.gates = []
         m = xs[0]
         for k, x in enumerate(xs[1:]):
-            gate = self.buffer(("gate", k), shape)
+            gate = call.buffer(("gate", k), shape)
             b.axpby(gate, self.sign, x, -self.sign, m)
             b.activation_forward(gate, gate, "relu")
-            out = self.buffer(("out", k), shape)
+            out = call.buffer(("out", k), shape)
             b.axpby(out, 1.0, m, self.sign, gate)
-            self._gates.append(gate)
+            call.gates.append(gate)
             m = out
         return m
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
         shape = b.shape(dout)
         dxs, g = [], dout
-        for k in reversed(range(len(self._gates))):
-            dx = self.buffer(("dx", k + 1), shape)
-            b.activation_backward(dx, g, self._gates[k], "relu")
-            dm = self.buffer(("dm", k), shape)
+        for k in reversed(range(len(call.gates))):
+            dx = call.buffer(("dx", k + 1), shape)
+            b.activation_backward(dx, g, call.gates[k], "relu")
+            dm = call.buffer(("dm", k), shape)
             b.axpby(dm, 1.0, g, -1.0, dx)
             dxs.append(dx)
             g = dm
@@ -246,22 +250,22 @@ class Concatenate(Layer):
         last = [s[-1] for s in input_shape]
         return tuple(input_shape[0][:-1]) + (None if None in last else sum(last),)
 
-    def forward(self, xs, training):
+    def forward(self, call, xs, training):
         b = self.backend
         if self._unknown_dims:   # this batch's shapes, kept for backward
-            self._x_shapes = [b.shape(x) for x in xs]
-            shape = self._x_shapes[0][:-1] + (sum(s[-1] for s in self._x_shapes),)
+            call.x_shapes = [b.shape(x) for x in xs]
+            shape = call.x_shapes[0][:-1] + (sum(s[-1] for s in call.x_shapes),)
         else:
             shape = (b.shape(xs[0])[0],) + self.output_shape
-        out = self.buffer("out", shape)
+        out = call.buffer("out", shape)
         b.concat_forward(out, xs)
         return out
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         n = self.backend.shape(dout)[0]
-        shapes = (self._x_shapes if self._unknown_dims
+        shapes = (call.x_shapes if self._unknown_dims
                   else [(n,) + tuple(s) for s in self.input_shape])
-        dxs = [self.buffer(("dx", i), s) for i, s in enumerate(shapes)]
+        dxs = [call.buffer(("dx", i), s) for i, s in enumerate(shapes)]
         self.backend.concat_backward(dxs, dout)
         return dxs
 

@@ -29,14 +29,14 @@ class GaussianNoise(Layer):
     def get_config(self):
         return dict(super().get_config(), stddev=self.stddev, seed=self.seed)
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         if not training or self.stddev == 0:
             return x
-        out = self.buffer("out", self.backend.shape(x))
-        self.backend.gaussian_noise(out, x, self.stddev, self.step_seed)
+        out = call.buffer("out", self.backend.shape(x))
+        self.backend.gaussian_noise(out, x, self.stddev, call.step_seed)
         return out
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         return dout
 
 

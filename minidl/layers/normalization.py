@@ -8,8 +8,9 @@ from .base import Layer, count_elements, format_shape
 
 
 class AffineNormalization(Layer):
-    """A normalization layer with optional gamma / beta: `_affine` holds (gamma, beta, dgamma,
-    dbeta) tensors for its ops, constants where scale / center are off (affine_parameters)."""
+    """A normalization layer with optional gamma / beta: `_affine` holds (gamma, beta) tensors
+    for its ops, constants where scale / center are off (affine_parameters); a call's backward
+    writes their gradients where affine_grads says."""
 
     def attach(self, backend, initial_values=None):
         super().attach(backend, initial_values)
@@ -18,6 +19,21 @@ class AffineNormalization(Layer):
     def _features(self):
         """The length of gamma and beta as the ops see them (flat)."""
         return self.input_shape[-1]
+
+    def affine_grads(self, call):
+        """(dgamma, dbeta) flat (c,) tensors for this call's backward: call.grad of gamma and
+        beta, or scratch nobody reads where a weight is off (scale / center False) or the
+        layer is frozen (the ops write both gradients regardless)."""
+        b, c = self.backend, self._features()
+
+        def target(weight, role):
+            if weight is None or weight.grad is None or not self.trainable:
+                return call.buffer(role, (c,))
+            grad = call.grad(weight)
+            # LayerNormalization over several axes has gamma (d1, d2, ...): the ops see (c,)
+            return grad if tuple(b.shape(grad)) == (c,) else b.reshape(grad, (c,))
+        return (target(getattr(self, "gamma", None), "unused_dgamma"),
+                target(getattr(self, "beta", None), "unused_dbeta"))
 
 
 class BatchNormalization(AffineNormalization):
@@ -76,75 +92,76 @@ class BatchNormalization(AffineNormalization):
         self.moving_variance = self.add_weight("moving_variance", (c,),
                                                self.moving_variance_initializer, trainable=False)
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
         shape = b.shape(x)
         c = shape[-1]
         x2 = b.reshape(x, (count_elements(shape[:-1]), c))
-        out = self.buffer("out", b.shape(x2))
+        out = call.buffer("out", b.shape(x2))
         # A frozen layer (trainable=False) normalizes with its moving statistics, as Keras.
-        self._training = bool(training) and self.trainable
-        self._x2 = x2
-        if self._training and batchnorm_sync.is_active(self):
-            batchnorm_sync.forward_train(self, out, x2)
-        elif self._training:
-            self._mean = self.buffer("mean", (c,))
-            self._invstd = self.buffer("invstd", (c,))
-            gamma, beta, _, _ = self._affine
-            b.batchnorm_forward_train(out, self._mean, self._invstd, x2, gamma, beta, self.moving_mean.value,
-                                      self.moving_variance.value, self.momentum, self.epsilon)
+        call.batch_statistics = bool(training) and self.trainable
+        call.x2 = x2
+        gamma, beta = self._affine
+        if call.batch_statistics and batchnorm_sync.is_active(self):
+            batchnorm_sync.forward_train(self, call, out, x2)
+        elif call.batch_statistics:
+            call.mean = call.buffer("mean", (c,))
+            call.invstd = call.buffer("invstd", (c,))
+            b.batchnorm_forward_train(out, call.mean, call.invstd, x2, gamma, beta,
+                                      self.moving_mean.value, self.moving_variance.value,
+                                      self.momentum, self.epsilon)
         else:
-            gamma, beta, _, _ = self._affine
             b.batchnorm_forward_infer(out, x2, gamma, beta,
                                       self.moving_mean.value, self.moving_variance.value,
                                       self.epsilon)
         return b.reshape(out, shape)
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
         shape = b.shape(dout)
-        if not self._training:
-            return self._backward_frozen(dout)
-        dout2 = b.reshape(dout, b.shape(self._x2))
-        dx = self.buffer("dx", b.shape(self._x2))
+        if not call.batch_statistics:
+            return self._backward_frozen(call, dout)
+        dout2 = b.reshape(dout, b.shape(call.x2))
+        dx = call.buffer("dx", b.shape(call.x2))
         if batchnorm_sync.is_active(self):
-            batchnorm_sync.backward(self, dx, dout2)
+            batchnorm_sync.backward(self, call, dx, dout2)
             return b.reshape(dx, shape)
-        gamma, _, dgamma, dbeta = self._affine
-        b.batchnorm_backward(dx, dgamma, dbeta, dout2, self._x2, self._mean, self._invstd, gamma)
+        dgamma, dbeta = self.affine_grads(call)
+        b.batchnorm_backward(dx, dgamma, dbeta, dout2, call.x2, call.mean, call.invstd,
+                             self._affine[0])
         return b.reshape(dx, shape)
 
-    def _backward_frozen(self, dout):
+    def _backward_frozen(self, call, dout):
         """dx of the inference-mode transform (a frozen layer inside a trained model):
         dx = dout * gamma / sqrt(moving_var + eps), i.e. the inference op with zero mean/beta."""
         b = self.backend
         shape = b.shape(dout)
         c = shape[-1]
         dout2 = b.reshape(dout, (count_elements(shape[:-1]), c))
-        zeros = self.buffer("zeros", (c,))
+        zeros = call.buffer("zeros", (c,))
         b.fill(zeros, 0.0)
-        dx = self.buffer("dx", b.shape(dout2))
+        dx = call.buffer("dx", b.shape(dout2))
         b.batchnorm_forward_infer(dx, dout2, self._affine[0], zeros, zeros,
                                   self.moving_variance.value, self.epsilon)
         if self.trainable:
             # trainable but run in inference mode (called with training=False, as Keras's
             # fine-tuning guide does): gamma and beta still learn, through the moving-
             # statistics transform: dbeta = sum(dout), dgamma = sum(dout * x_hat)
-            ones = self.buffer("ones", (c,))
+            ones = call.buffer("ones", (c,))
             b.fill(ones, 1.0)
-            x_hat = self.buffer("x_hat", b.shape(dout2))
-            b.batchnorm_forward_infer(x_hat, self._x2, ones, zeros, self.moving_mean.value,
+            x_hat = call.buffer("x_hat", b.shape(dout2))
+            b.batchnorm_forward_infer(x_hat, call.x2, ones, zeros, self.moving_mean.value,
                                       self.moving_variance.value, self.epsilon)
             b.multiply(x_hat, x_hat, dout2)
-            _, _, dgamma, dbeta = self._affine   # scratch tensors where scale / center are off
+            dgamma, dbeta = self.affine_grads(call)   # scratch where scale / center are off
             b.bias_grad(dgamma, x_hat)
             b.bias_grad(dbeta, dout2)
         return b.reshape(dx, shape)
 
 
 def affine_parameters(layer, backend, c):
-    """(gamma, beta, dgamma, dbeta) tensors of a normalization layer: its weights where it has
-    them, else constants (ones, zeros) and scratch gradients nobody reads (scale / center False)."""
+    """(gamma, beta) (c,) tensors of a normalization layer for its ops: its weights where it
+    has them, else constants (ones, zeros) where scale / center are False."""
     gamma, beta = getattr(layer, "gamma", None), getattr(layer, "beta", None)
     ones = backend.zeros((c,))
     backend.fill(ones, 1.0)
@@ -152,12 +169,7 @@ def affine_parameters(layer, backend, c):
     def flat(tensor):
         # LayerNormalization over several axes has gamma (d1, d2, ...): the ops see (c,) views
         return tensor if tuple(backend.shape(tensor)) == (c,) else backend.reshape(tensor, (c,))
-
-    def grad(weight):
-        # a frozen layer's weights have gradients too (the ops write them); nothing applies them
-        return flat(weight.grad) if weight.grad is not None else backend.zeros((c,))
-    return (flat(gamma.value) if gamma else ones, flat(beta.value) if beta else backend.zeros((c,)),
-            grad(gamma) if gamma else backend.zeros((c,)), grad(beta) if beta else backend.zeros((c,)))
+    return (flat(gamma.value) if gamma else ones, flat(beta.value) if beta else backend.zeros((c,)))
 
 
 class LayerNormalization(AffineNormalization):
@@ -214,24 +226,24 @@ class LayerNormalization(AffineNormalization):
     def _features(self):
         return self._normalized
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
         shape = b.shape(x)
         rows = count_elements(shape) // self._normalized
-        self._x2 = b.reshape(x, (rows, self._normalized))
-        out = self.buffer("out", b.shape(self._x2))
-        self._mean = self.buffer("mean", (rows,))
-        self._invstd = self.buffer("invstd", (rows,))
-        gamma, beta, _, _ = self._affine
-        b.layernorm_forward(out, self._mean, self._invstd, self._x2, gamma, beta, self.epsilon,
+        call.x2 = b.reshape(x, (rows, self._normalized))
+        out = call.buffer("out", b.shape(call.x2))
+        call.mean = call.buffer("mean", (rows,))
+        call.invstd = call.buffer("invstd", (rows,))
+        gamma, beta = self._affine
+        b.layernorm_forward(out, call.mean, call.invstd, call.x2, gamma, beta, self.epsilon,
                             not self.rms_scaling)
         return b.reshape(out, shape)
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
         shape = b.shape(dout)
-        dx = self.buffer("dx", b.shape(self._x2))
-        gamma, _, dgamma, dbeta = self._affine
-        b.layernorm_backward(dx, dgamma, dbeta, b.reshape(dout, b.shape(self._x2)), self._x2,
-                             self._mean, self._invstd, gamma, not self.rms_scaling)
+        dx = call.buffer("dx", b.shape(call.x2))
+        dgamma, dbeta = self.affine_grads(call)
+        b.layernorm_backward(dx, dgamma, dbeta, b.reshape(dout, b.shape(call.x2)), call.x2,
+                             call.mean, call.invstd, self._affine[0], not self.rms_scaling)
         return b.reshape(dx, shape)

@@ -20,47 +20,47 @@ class _RowScaling(Layer):
     def _row_scale(self, r, sum_squares, c):
         raise NotImplementedError
 
-    def _slope(self, coef, r, c):
+    def _slope(self, call, coef, r, c):
         """coef (M, 1) *= -d r / d sum(x^2) / (r 2) ... written per subclass: coef = r^3 / c'."""
         raise NotImplementedError
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
         shape = b.shape(x)
         c = shape[-1]
         rows = count_elements(shape[:-1])
-        x2 = self._x2 = b.reshape(x, (rows, c))
-        squares = self.buffer("squares", (rows, c))
+        x2 = call.x2 = b.reshape(x, (rows, c))
+        squares = call.buffer("squares", (rows, c))
         b.binary(squares, x2, x2, "multiply")
-        total = self.buffer("sum_squares", (rows, 1))
+        total = call.buffer("sum_squares", (rows, 1))
         b.reduce(total, squares, "sum")
-        self._r = self.buffer("r", (rows, 1))
-        self._row_scale(self._r, total, c)
-        normed = self._normed = self.buffer("normed", (rows, c))
-        b.binary(normed, x2, self._r, "multiply")
-        return b.reshape(self._scaled(normed), shape)
+        call.r = call.buffer("r", (rows, 1))
+        self._row_scale(call.r, total, c)
+        normed = call.normed = call.buffer("normed", (rows, c))
+        b.binary(normed, x2, call.r, "multiply")
+        return b.reshape(self._scaled(call, normed), shape)
 
-    def _scaled(self, normed):
+    def _scaled(self, call, normed):
         return normed
 
-    def _dnormed(self, dout2):
+    def _dnormed(self, call, dout2):
         return dout2
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
         shape = b.shape(dout)
-        rows, c = b.shape(self._x2)
-        g = self._dnormed(b.reshape(dout, (rows, c)))
-        product = self.buffer("g_x", (rows, c))
-        b.binary(product, g, self._x2, "multiply")
-        dot = self.buffer("g_dot_x", (rows, 1))
+        rows, c = b.shape(call.x2)
+        g = self._dnormed(call, b.reshape(dout, (rows, c)))
+        product = call.buffer("g_x", (rows, c))
+        b.binary(product, g, call.x2, "multiply")
+        dot = call.buffer("g_dot_x", (rows, 1))
         b.reduce(dot, product, "sum")
-        coef = self.buffer("coef", (rows, 1))
-        self._slope(coef, self._r, c)
+        coef = call.buffer("coef", (rows, 1))
+        self._slope(call, coef, call.r, c)
         b.binary(coef, coef, dot, "multiply")
-        dx = self.buffer("dx", (rows, c))
-        b.binary(dx, g, self._r, "multiply")
-        b.binary(product, self._x2, coef, "multiply")
+        dx = call.buffer("dx", (rows, c))
+        b.binary(dx, g, call.r, "multiply")
+        b.binary(product, call.x2, coef, "multiply")
         b.binary(dx, dx, product, "subtract")
         return b.reshape(dx, shape)
 
@@ -88,24 +88,24 @@ class RMSNormalization(_RowScaling):
         b.unary(r, r, "sqrt")
         b.unary(r, r, "reciprocal")
 
-    def _slope(self, coef, r, c):
+    def _slope(self, call, coef, r, c):
         # r = (s / c + eps)^-1/2: dr/ds = -r^3 / (2c), and d(sum x^2)/dx = 2x
         b = self.backend
         b.binary(coef, r, 3.0, "power")
         b.binary(coef, coef, 1.0 / c, "multiply")
 
-    def _scaled(self, normed):
-        out = self.buffer("out", self.backend.shape(normed))
+    def _scaled(self, call, normed):
+        out = call.buffer("out", self.backend.shape(normed))
         self.backend.binary(out, normed, self.scale.value, "multiply")
         return out
 
-    def _dnormed(self, dout2):
+    def _dnormed(self, call, dout2):
         b = self.backend
         if self.trainable:
-            product = self.buffer("dout_normed", b.shape(dout2))
-            b.binary(product, dout2, self._normed, "multiply")
-            b.bias_grad(self.scale.grad, product)
-        g = self.buffer("dnormed", b.shape(dout2))
+            product = call.buffer("dout_normed", b.shape(dout2))
+            b.binary(product, dout2, call.normed, "multiply")
+            b.bias_grad(call.grad(self.scale), product)
+        g = call.buffer("dnormed", b.shape(dout2))
         b.binary(g, dout2, self.scale.value, "multiply")
         return g
 
@@ -131,11 +131,11 @@ class UnitNormalization(_RowScaling):
         b.unary(r, r, "reciprocal")
         b.binary(r, r, 1.0 / self.EPSILON, "minimum")
 
-    def _slope(self, coef, r, c):
+    def _slope(self, call, coef, r, c):
         # r = s^-1/2 gives r^3; where the 1e12 cap holds r is constant and the slope 0
         b = self.backend
         b.binary(coef, r, 3.0, "power")
-        uncapped = self.buffer("uncapped", b.shape(r))
+        uncapped = call.buffer("uncapped", b.shape(r))
         b.binary(uncapped, r, 1.0 / self.EPSILON, "less")
         b.binary(coef, coef, uncapped, "multiply")
 
@@ -180,29 +180,29 @@ class GroupNormalization(Layer):
         """(n, positions, groups, channels per group) of a batch of `shape`."""
         return shape[0], count_elements(shape[1:-1]), self.groups, shape[-1] // self.groups
 
-    def _constants(self, width):
+    def _constants(self, call, width):
         """ones and zeros (width,): layernorm's gamma / beta, which the group statistics need none of."""
         b = self.backend
-        ones, zeros = self.buffer("ones", (width,)), self.buffer("zeros", (width,))
+        ones, zeros = call.buffer("ones", (width,)), call.buffer("zeros", (width,))
         b.fill(ones, 1.0)
         b.fill(zeros, 0.0)
         return ones, zeros
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
-        shape = self._shape = b.shape(x)
+        shape = call.x_shape = b.shape(x)
         n, s, g, cg = self._layout(shape)
-        grouped = self.buffer("grouped", (n, g, s, cg))
+        grouped = call.buffer("grouped", (n, g, s, cg))
         b.transpose(grouped, b.reshape(x, (n, s, g, cg)), (0, 2, 1, 3))
-        self._rows = b.reshape(grouped, (n * g, s * cg))
-        normed = self.buffer("normed_rows", (n * g, s * cg))
-        self._mean, self._invstd = self.buffer("mean", (n * g,)), self.buffer("invstd", (n * g,))
-        ones, zeros = self._constants(s * cg)
-        b.layernorm_forward(normed, self._mean, self._invstd, self._rows, ones, zeros, self.epsilon)
-        xhat = self._xhat = self.buffer("xhat", (n, s, g, cg))
+        call.rows = b.reshape(grouped, (n * g, s * cg))
+        normed = call.buffer("normed_rows", (n * g, s * cg))
+        call.mean, call.invstd = call.buffer("mean", (n * g,)), call.buffer("invstd", (n * g,))
+        ones, zeros = self._constants(call, s * cg)
+        b.layernorm_forward(normed, call.mean, call.invstd, call.rows, ones, zeros, self.epsilon)
+        xhat = call.xhat = call.buffer("xhat", (n, s, g, cg))
         b.transpose(xhat, b.reshape(normed, (n, g, s, cg)), (0, 2, 1, 3))
         xhat2 = b.reshape(xhat, (n * s, g * cg))
-        out = self.buffer("out", (n * s, g * cg))
+        out = call.buffer("out", (n * s, g * cg))
         if self.gamma is not None:
             b.binary(out, xhat2, self.gamma.value, "multiply")
         else:
@@ -211,37 +211,37 @@ class GroupNormalization(Layer):
             b.bias_add(out, out, self.beta.value)
         return b.reshape(out, shape)
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
-        n, s, g, cg = self._layout(self._shape)
+        n, s, g, cg = self._layout(call.x_shape)
         dout2 = b.reshape(dout, (n * s, g * cg))
         if self.trainable and self.beta is not None:
-            b.bias_grad(self.beta.grad, dout2)
-        dxhat = self.buffer("dxhat", (n * s, g * cg))
+            b.bias_grad(call.grad(self.beta), dout2)
+        dxhat = call.buffer("dxhat", (n * s, g * cg))
         if self.gamma is not None:
             if self.trainable:
-                b.binary(dxhat, dout2, b.reshape(self._xhat, (n * s, g * cg)), "multiply")
-                b.bias_grad(self.gamma.grad, dxhat)
+                b.binary(dxhat, dout2, b.reshape(call.xhat, (n * s, g * cg)), "multiply")
+                b.bias_grad(call.grad(self.gamma), dxhat)
             b.binary(dxhat, dout2, self.gamma.value, "multiply")
         else:
             b.copy(dxhat, dout2)
-        drows = self.buffer("drows", (n, g, s, cg))
+        drows = call.buffer("drows", (n, g, s, cg))
         b.transpose(drows, b.reshape(dxhat, (n, s, g, cg)), (0, 2, 1, 3))
-        ones, _ = self._constants(s * cg)
-        dgamma, dbeta = self.buffer("dgamma_rows", (s * cg,)), self.buffer("dbeta_rows", (s * cg,))
-        dx_rows = self.buffer("dx_rows", (n * g, s * cg))
-        b.layernorm_backward(dx_rows, dgamma, dbeta, b.reshape(drows, (n * g, s * cg)), self._rows,
-                             self._mean, self._invstd, ones)
-        dx = self.buffer("dx", (n, s, g, cg))
+        ones, _ = self._constants(call, s * cg)
+        dgamma, dbeta = call.buffer("dgamma_rows", (s * cg,)), call.buffer("dbeta_rows", (s * cg,))
+        dx_rows = call.buffer("dx_rows", (n * g, s * cg))
+        b.layernorm_backward(dx_rows, dgamma, dbeta, b.reshape(drows, (n * g, s * cg)), call.rows,
+                             call.mean, call.invstd, ones)
+        dx = call.buffer("dx", (n, s, g, cg))
         b.transpose(dx, b.reshape(dx_rows, (n, g, s, cg)), (0, 2, 1, 3))
-        return b.reshape(dx, self._shape)
+        return b.reshape(dx, call.x_shape)
 
 
 class Identity(Layer):
     """Keras Identity: returns its input (a placeholder layer)."""
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         return x
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         return dout

@@ -31,13 +31,13 @@ class Cropping2D(ZeroPadding2D):
                              f"shape {format_shape(input_shape)} (crop less than the height and width)")
         return (None if h is None else h - t - b, None if w is None else w - le - r, c)
 
-    def forward(self, x, training):
-        out = self.buffer("out", self.batch_output_shape(x))
+    def forward(self, call, x, training):
+        out = call.buffer("out", self.batch_output_shape(call, x))
         self.backend.pad2d_backward(out, x, self.pads)
         return out
 
-    def backward(self, dout):
-        dx = self.buffer("dx", self.batch_input_shape(dout))
+    def backward(self, call, dout):
+        dx = call.buffer("dx", self.batch_input_shape(call, dout))
         self.backend.pad2d_forward(dx, dout, self.pads)
         return dx
 
@@ -61,21 +61,21 @@ class RepeatVector(Layer):
     def compute_output_shape(self, input_shape):
         return (self.n, input_shape[0])
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
         batch, f = b.shape(x)
-        out = self.buffer("out", (batch, self.n * f))
+        out = call.buffer("out", (batch, self.n * f))
         b.concat_forward(out, [x] * self.n)
         return b.reshape(out, (batch, self.n, f))
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
         batch, _, f = b.shape(dout)
-        dx = self.buffer("dx", (batch, f))
+        dx = call.buffer("dx", (batch, f))
         if self.n == 1:
             b.copy(dx, b.reshape(dout, (batch, f)))
             return dx
-        pieces = [dx] + [self.buffer(f"piece{i}", (batch, f)) for i in range(1, self.n)]
+        pieces = [dx] + [call.buffer(f"piece{i}", (batch, f)) for i in range(1, self.n)]
         b.concat_backward(pieces, b.reshape(dout, (batch, self.n * f)))
         for piece in pieces[1:]:
             b.add(dx, dx, piece)
@@ -104,13 +104,13 @@ class Permute(Layer):
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[d - 1] for d in self.dims)
 
-    def forward(self, x, training):
-        out = self.buffer("out", self.batch_output_shape(x))
+    def forward(self, call, x, training):
+        out = call.buffer("out", self.batch_output_shape(call, x))
         self.backend.transpose(out, x, (0,) + self.dims)
         return out
 
-    def backward(self, dout):
-        dx = self.buffer("dx", self.batch_input_shape(dout))
+    def backward(self, call, dout):
+        dx = call.buffer("dx", self.batch_input_shape(call, dout))
         inverse = [0] * (len(self.dims) + 1)
         for i, a in enumerate((0,) + self.dims):
             inverse[a] = i

@@ -36,25 +36,25 @@ class UpSampling3D(Layer):
         rest = h * sh * w * sw * c
         return (n * d, h, w, c), (n * d, h * sh, w * sw, c), (n, d, rest, 1), (n, d * sd, rest, 1)
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
-        shape = self._x_shape = b.shape(x)
+        shape = call.x_shape = b.shape(x)
         x4, mid4, mid_d, out_d = self._views(shape)
-        mid = self.buffer("mid", mid4)
+        mid = call.buffer("mid", mid4)
         b.upsample2d_forward(mid, b.reshape(x, x4), self.size[1:], "nearest")
-        out = self.buffer("out", out_d)
+        out = call.buffer("out", out_d)
         b.upsample2d_forward(out, b.reshape(mid, mid_d), (self.size[0], 1), "nearest")
         n, d, h, w, c = shape
         return b.reshape(out, (n,) + self.compute_output_shape((d, h, w, c)))
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
-        x4, mid4, mid_d, out_d = self._views(self._x_shape)
-        dmid = self.buffer("dmid", mid_d)
+        x4, mid4, mid_d, out_d = self._views(call.x_shape)
+        dmid = call.buffer("dmid", mid_d)
         b.upsample2d_backward(dmid, b.reshape(dout, out_d), (self.size[0], 1), "nearest")
-        dx = self.buffer("dx", x4)
+        dx = call.buffer("dx", x4)
         b.upsample2d_backward(dx, b.reshape(dmid, mid4), self.size[1:], "nearest")
-        return b.reshape(dx, self._x_shape)
+        return b.reshape(dx, call.x_shape)
 
 
 def _pads(value, what, owner):
@@ -111,17 +111,17 @@ class ZeroPadding3D(Layer):
         offset = sum(p[0] * s for p, s in zip(self.padding, strides[1:4]))
         return offset, strides
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
-        n, *rest = self._x_shape = b.shape(x)
-        out = self.buffer("out", (n,) + self.compute_output_shape(tuple(rest)))
+        n, *rest = call.x_shape = b.shape(x)
+        out = call.buffer("out", (n,) + self.compute_output_shape(tuple(rest)))
         b.fill(out, 0.0)
         b.strided_add(out, x, *self._interior(b.shape(out)))
         return out
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
-        dx = self.buffer("dx", self._x_shape)
+        dx = call.buffer("dx", call.x_shape)
         b.strided_copy(dx, dout, *self._interior(b.shape(dout)))
         return dx
 
@@ -151,18 +151,18 @@ class Cropping3D(ZeroPadding3D):
             out.append(None if s is None else s - a - z)
         return tuple(out) + (input_shape[3],)
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
-        n, *rest = self._x_shape = b.shape(x)
-        out = self.buffer("out", (n,) + self.compute_output_shape(tuple(rest)))
-        b.strided_copy(out, x, *self._interior(self._x_shape))
+        n, *rest = call.x_shape = b.shape(x)
+        out = call.buffer("out", (n,) + self.compute_output_shape(tuple(rest)))
+        b.strided_copy(out, x, *self._interior(call.x_shape))
         return out
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         b = self.backend
-        dx = self.buffer("dx", self._x_shape)
+        dx = call.buffer("dx", call.x_shape)
         b.fill(dx, 0.0)
-        b.strided_add(dx, dout, *self._interior(self._x_shape))
+        b.strided_add(dx, dout, *self._interior(call.x_shape))
         return dx
 
 

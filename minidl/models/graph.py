@@ -245,7 +245,7 @@ class Graph:
             else:
                 values[step.out] = result
             if layer.supports_masking:
-                out_mask = layer.compute_mask(x, mask)
+                out_mask = layer.output_mask(call, x, mask)
                 if out_mask is not None:
                     for out in step.outs:
                         masks[out] = out_mask
