@@ -12,6 +12,7 @@ import minidl
 import minidl.larq as lq
 from minidl.backends.numpy_backend import NumpyBackend
 from minidl.layers import Conv2D, Dense, DepthwiseConv2D, SeparableConv2D
+from layer_runs import LayerRun
 
 
 def larq_sign(x):
@@ -28,8 +29,9 @@ def run(layer, backend, x, weights, dout):
     layer.attach(backend)
     for w, value in zip(layer.weights, weights):
         backend.copy_from_host(w.value, value)
-    y = layer.forward(backend.from_numpy(x), True)
-    dx = layer.backward(backend.from_numpy(dout))
+    run = LayerRun(layer)
+    y = run.forward(backend.from_numpy(x), True)
+    dx = run.backward(backend.from_numpy(dout))
     host = backend.to_numpy
     return host(y), host(dx), {w.name: host(w.grad) for w in layer.trainable_weights}
 

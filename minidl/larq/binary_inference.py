@@ -66,9 +66,9 @@ def convert(model, verbose=False):
     return model
 
 
-def binary_forward(layer, x, kernel, plan, pad_value):
+def binary_forward(layer, call, x, kernel, plan, pad_value):
     """out = the layer's preactivation on the binary ops: x (N, H, W, C) float, kernel the
-    (kh, kw, C, F) latent weight."""
+    (kh, kw, C, F) latent weight; buffers are those of the layer's call `call`."""
     b = layer.backend
     state = layer._binary_state
     if state.kernel_bits is None or state.kernel_bits[0] is not b:
@@ -76,9 +76,9 @@ def binary_forward(layer, x, kernel, plan, pad_value):
         bits = b.empty((plan.kh * plan.kw * words, plan.oc), "int32")
         b.binary_pack_kernel(bits, kernel)
         state.kernel_bits = (b, bits)
-    bits = layer.buffer("binary_input", (plan.n, plan.h, plan.w, -(-plan.c // 32)), "int32")
+    bits = call.buffer("binary_input", (plan.n, plan.h, plan.w, -(-plan.c // 32)), "int32")
     b.binary_pack_input(bits, x)
-    z = layer.buffer("z", plan.out_shape)
+    z = call.buffer("z", plan.out_shape)
     b.binary_conv2d_forward(z, bits, state.kernel_bits[1], layer.bias.value if layer.use_bias else None,
                             plan, pad_value)
     return z

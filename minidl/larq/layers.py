@@ -48,27 +48,28 @@ class QuantizerBase:
                              f"metrics (larq's flip_ratio is not implemented); pass None")
         self.input_quantizer = quantizers.get(input_quantizer)
 
-    def _quantize_input(self, x):
+    def _quantize_input(self, call, x):
         if self.input_quantizer is None:
-            self._input_state = None
+            call.input_state = None
             return x
-        q, self._input_state = self.input_quantizer.quantize(self, "input_q", x)
+        q, call.input_state = self.input_quantizer.quantize(call, "input_q", x)
         return q
 
-    def _input_gradient(self, dx):
+    def _input_gradient(self, call, dx):
         if dx is None or self.input_quantizer is None:
             return dx
-        return self.input_quantizer.quantize_gradient(self, dx, self._input_state)
+        return self.input_quantizer.quantize_gradient(call, dx, call.input_state)
 
-    def _quantize_weight(self, quantizer, weight, role):
+    def _quantize_weight(self, call, quantizer, weight, role):
         """(tensor to compute with, state) of a latent weight."""
         if quantizer is None:
             return weight.value, None
-        return quantizer.quantize(self, role, weight.value)
+        return quantizer.quantize(call, role, weight.value)
 
-    def _weight_gradient(self, quantizer, weight, state):
+    def _weight_gradient(self, call, quantizer, weight, state):
+        """dL/dlatent from the call's dL/dcopy, in place (the straight-through estimator)."""
         if quantizer is not None and self.trainable:
-            quantizer.quantize_gradient(self, weight.grad, state)
+            quantizer.quantize_gradient(call, call.grad(weight), state)
 
     def _quantizer_config(self, **named):
         return {"input_quantizer": quantizers.serialize(self.input_quantizer),
@@ -96,17 +97,17 @@ class PadValuesMixin:
         top, bottom, left, right = self._pads(h, w)
         return (n, h + top + bottom, w + left + right, c)
 
-    def _pad_input(self, xq):
+    def _pad_input(self, call, xq):
         """xq padded with pad_values (a buffer of the padded shape)."""
         b = self.backend
         shape = b.shape(xq)
-        self._unpadded_shape = shape
+        call.unpadded_shape = shape
         pads = self._pads(shape[1], shape[2])
         padded_shape = self._padded_shape(shape)
-        xpad = self.buffer("input_padded", padded_shape)
+        xpad = call.buffer("input_padded", padded_shape)
         b.pad2d_forward(xpad, xq, pads)
         border = self._borders.get((padded_shape, id(b)))
-        if border is None:      # pad_values on the border, 0 inside: made once per shape
+        if border is None:      # pad_values on the border, 0 inside: a constant made once per shape
             if len(self._borders) >= 8:
                 self._borders.clear()
             host = np.full(padded_shape, self.pad_values, np.float32)
@@ -115,9 +116,9 @@ class PadValuesMixin:
         b.add(xpad, xpad, border)
         return xpad
 
-    def _unpad_gradient(self, dx_padded):
-        shape = self._unpadded_shape
-        dx = self.buffer("dx_unpadded", shape)
+    def _unpad_gradient(self, call, dx_padded):
+        shape = call.unpadded_shape
+        dx = call.buffer("dx_unpadded", shape)
         self.backend.pad2d_backward(dx, dx_padded, self._pads(shape[1], shape[2]))
         return dx
 
@@ -147,30 +148,28 @@ class QuantDense(QuantizerBase, Dense):
     def get_config(self):
         return dict(super().get_config(), **self._quantizer_config(kernel_quantizer=self.kernel_quantizer))
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         b = self.backend
-        shape = self._x_shape = b.shape(x)
+        shape = b.shape(x)
         rows = count_elements(shape[:-1])
         if self._binary_inference(training):     # a 1 x 1 convolution of a 1 x 1 image
             k = shape[-1]
             plan = binary_plan(self, (rows, 1, 1, k), (1, 1, k, self.units), (1, 1), "valid", (1, 1))
-            z = binary_forward(self, b.reshape(x, (rows, 1, 1, k)),
+            z = binary_forward(self, call, b.reshape(x, (rows, 1, 1, k)),
                                b.reshape(self.kernel.value, (1, 1, k, self.units)), plan, 0)
-            return b.reshape(self._activate(b.reshape(z, (rows, self.units))), shape[:-1] + (self.units,))
-        xq = self._quantize_input(x)
-        kq, self._kernel_state = self._quantize_weight(self.kernel_quantizer, self.kernel, "kernel_q")
-        self._precision, self._kernel_used = compute_precision(self), kq   # the dtype policy's
-        self._x2 = b.reshape(xq, (rows, shape[-1]))
-        z = self.buffer("z", (rows, self.units))
-        b.gemm(z, self._x2, self._kernel_used, precision=self._precision)
-        if self.use_bias:
-            b.bias_add(z, z, self.bias.value)
-        return b.reshape(self._activate(z), shape[:-1] + (self.units,))
+            return b.reshape(self._activate(call, b.reshape(z, (rows, self.units))),
+                             shape[:-1] + (self.units,))
+        return super().forward(call, self._quantize_input(call, x), training)
 
-    def backward_preactivation(self, dz):
-        dx = super().backward_preactivation(dz)
-        self._weight_gradient(self.kernel_quantizer, self.kernel, self._kernel_state)
-        return self._input_gradient(dx)
+    def _kernel_for(self, call):
+        kq, call.kernel_state = self._quantize_weight(call, self.kernel_quantizer, self.kernel,
+                                                      "kernel_q")
+        return kq
+
+    def backward_preactivation(self, call, dz):
+        dx = super().backward_preactivation(call, dz)
+        self._weight_gradient(call, self.kernel_quantizer, self.kernel, call.kernel_state)
+        return self._input_gradient(call, dx)
 
 
 class QuantConv2D(QuantizerBase, PadValuesMixin, Conv2D):
@@ -208,29 +207,34 @@ class QuantConv2D(QuantizerBase, PadValuesMixin, Conv2D):
         return self.backend.conv2d_plan(self._padded_shape(in_shape), self.kernel.shape, self.strides,
                                         "valid", self.dilation_rate, self.groups)
 
-    def forward(self, x, training):
+    def forward(self, call, x, training):
         if self._binary_inference(training):
             plan = binary_plan(self, tuple(self.backend.shape(x)), self.kernel.shape, self.strides, self.padding,
                                self.dilation_rate)
-            return self._activate(binary_forward(self, x, self.kernel.value, plan, int(self.pad_values)))
-        xq = self._quantize_input(x)
-        plan = self.batch_plan(xq)
+            return self._activate(call, binary_forward(self, call, x, self.kernel.value, plan,
+                                                       int(self.pad_values)))
+        xq = self._quantize_input(call, x)
+        plan = self.batch_plan(call, xq)   # of the unpadded input (see _make_plan)
         if not self._native_padding:
-            xq = self._pad_input(xq)
-        kq, self._kernel_state = self._quantize_weight(self.kernel_quantizer, self.kernel, "kernel_q")
-        self._precision = compute_precision(self)   # the dtype policy's
-        self._x, self._kernel_used = xq, kq
-        z = self.buffer("z", plan.out_shape)
-        self.backend.conv2d_forward(z, self._x, self._kernel_used,
-                                    self.bias.value if self.use_bias else None, plan, self._precision)
-        return self._activate(z)
+            xq = self._pad_input(call, xq)
+        call.precision = compute_precision(self)   # the dtype policy's
+        call.x, call.kernel = xq, self._kernel_for(call)
+        z = call.buffer("z", plan.out_shape)
+        self.backend.conv2d_forward(z, call.x, call.kernel,
+                                    self.bias.value if self.use_bias else None, plan, call.precision)
+        return self._activate(call, z)
 
-    def backward_preactivation(self, dz):
-        dx = super().backward_preactivation(dz)
-        self._weight_gradient(self.kernel_quantizer, self.kernel, self._kernel_state)
+    def _kernel_for(self, call):
+        kq, call.kernel_state = self._quantize_weight(call, self.kernel_quantizer, self.kernel,
+                                                      "kernel_q")
+        return kq
+
+    def backward_preactivation(self, call, dz):
+        dx = super().backward_preactivation(call, dz)
+        self._weight_gradient(call, self.kernel_quantizer, self.kernel, call.kernel_state)
         if dx is not None and not self._native_padding:
-            dx = self._unpad_gradient(dx)
-        return self._input_gradient(dx)
+            dx = self._unpad_gradient(call, dx)
+        return self._input_gradient(call, dx)
 
 
 class _QuantDepthwiseSteps(QuantizerBase, PadValuesMixin):
@@ -242,23 +246,25 @@ class _QuantDepthwiseSteps(QuantizerBase, PadValuesMixin):
         return self.backend.depthwise_conv2d_plan(self._padded_shape(in_shape), self._depthwise_kernel.shape,
                                                   self.strides, "valid")
 
-    def _depthwise_weights(self):
-        return self._depthwise_used
+    def _depthwise_weights(self, call):
+        kq, call.depthwise_state = self._quantize_weight(call, self.depthwise_quantizer,
+                                                         self._depthwise_kernel, "depthwise_q")
+        return kq
 
-    def _quantized_input_and_plan(self, x):
-        xq = self._quantize_input(x)
-        plan = self.batch_plan(xq)
+    def _quantized_input_and_plan(self, call, x):
+        """The quantized (and pad_values-padded) input, and the plan of the unpadded one."""
+        xq = self._quantize_input(call, x)
+        plan = self.batch_plan(call, xq)
         if not self._native_padding:
-            xq = self._pad_input(xq)
-        self._depthwise_used, self._depthwise_state = self._quantize_weight(
-            self.depthwise_quantizer, self._depthwise_kernel, "depthwise_q")
+            xq = self._pad_input(call, xq)
         return xq, plan
 
-    def _quantized_gradients(self, dx):
-        self._weight_gradient(self.depthwise_quantizer, self._depthwise_kernel, self._depthwise_state)
+    def _quantized_gradients(self, call, dx):
+        self._weight_gradient(call, self.depthwise_quantizer, self._depthwise_kernel,
+                              call.depthwise_state)
         if dx is not None and not self._native_padding:
-            dx = self._unpad_gradient(dx)
-        return self._input_gradient(dx)
+            dx = self._unpad_gradient(call, dx)
+        return self._input_gradient(call, dx)
 
 
 class QuantDepthwiseConv2D(_QuantDepthwiseSteps, DepthwiseConv2D):
@@ -285,14 +291,14 @@ class QuantDepthwiseConv2D(_QuantDepthwiseSteps, DepthwiseConv2D):
         return dict(super().get_config(), pad_values=self.pad_values,
                     **self._quantizer_config(depthwise_quantizer=self.depthwise_quantizer))
 
-    def forward(self, x, training):
-        xq, plan = self._quantized_input_and_plan(x)
-        z = self.buffer("z", plan.out_shape)
-        self._depthwise_forward(z, xq, self.bias.value if self.use_bias else None)
-        return self._activate(z)
+    def forward(self, call, x, training):
+        xq, plan = self._quantized_input_and_plan(call, x)
+        z = call.buffer("z", plan.out_shape)
+        self._depthwise_forward(call, z, xq, self.bias.value if self.use_bias else None)
+        return self._activate(call, z)
 
-    def backward_preactivation(self, dz):
-        return self._quantized_gradients(super().backward_preactivation(dz))
+    def backward_preactivation(self, call, dz):
+        return self._quantized_gradients(call, super().backward_preactivation(call, dz))
 
 
 class QuantSeparableConv2D(_QuantDepthwiseSteps, SeparableConv2D):
@@ -326,25 +332,20 @@ class QuantSeparableConv2D(_QuantDepthwiseSteps, SeparableConv2D):
                     **self._quantizer_config(depthwise_quantizer=self.depthwise_quantizer,
                                              pointwise_quantizer=self.pointwise_quantizer))
 
-    def _pointwise_weights(self):
-        return self._pointwise_used
+    def _pointwise_weights(self, call):
+        kq, call.pointwise_state = self._quantize_weight(call, self.pointwise_quantizer,
+                                                         self.pointwise_kernel, "pointwise_q")
+        return kq
 
-    def forward(self, x, training):
-        xq, _ = self._quantized_input_and_plan(x)
-        self._x_padded_marker = xq
-        self._pointwise_used, self._pointwise_state = self._quantize_weight(
-            self.pointwise_quantizer, self.pointwise_kernel, "pointwise_q")
-        return super().forward(xq, training)
+    def forward(self, call, x, training):
+        xq, plan = self._quantized_input_and_plan(call, x)
+        return self._separable_forward(call, xq, plan)
 
-    def batch_plan(self, x):
-        # SeparableConv2D.forward asks for the plan of its (here already padded) input: the plan
-        # of the unpadded batch, which _quantized_input_and_plan has just made, is the one
-        return self._plan if x is getattr(self, "_x_padded_marker", None) else super().batch_plan(x)
-
-    def backward_preactivation(self, dz):
-        dx = super().backward_preactivation(dz)
-        self._weight_gradient(self.pointwise_quantizer, self.pointwise_kernel, self._pointwise_state)
-        return self._quantized_gradients(dx)
+    def backward_preactivation(self, call, dz):
+        dx = super().backward_preactivation(call, dz)
+        self._weight_gradient(call, self.pointwise_quantizer, self.pointwise_kernel,
+                              call.pointwise_state)
+        return self._quantized_gradients(call, dx)
 
 
 get_custom_objects().update({cls.__name__: cls for cls in (QuantDense, QuantConv2D, QuantDepthwiseConv2D,

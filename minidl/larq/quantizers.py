@@ -38,43 +38,43 @@ class Quantizer(Layer):
         return 0.0
 
     # ---------------------------------------------------- used by the Quant* layers
-    def quantize(self, layer, role, x):
-        """(q, state): x quantized into `layer`'s buffer `role` (x itself for NoOp); state is
-        what quantize_gradient needs (x and the statistic)."""
+    def quantize(self, call, role, x):
+        """(q, state): x quantized into the buffer `role` of the layer call `call` (x itself
+        for NoOp); state is what quantize_gradient needs (x and the statistic)."""
         if self.op is None:
             return x, (x, None)
-        b = layer.backend
+        b = call.backend
         shape = b.shape(x)
         stat = None
         if self.needs_stat is not None:
             flat = b.reshape(x, (math.prod(shape),))
-            magnitude = layer.buffer(role + "_abs", b.shape(flat))
+            magnitude = call.buffer(role + "_abs", b.shape(flat))
             b.unary(magnitude, flat, "abs")
-            stat = layer.buffer(role + "_stat", (1,))
+            stat = call.buffer(role + "_stat", (1,))
             b.reduce(stat, magnitude, self.needs_stat)
-        q = layer.buffer(role, shape)
+        q = call.buffer(role, shape)
         b.quantize_forward(q, x, self.op, self.forward_param(), stat)
         return q, (x, stat)
 
-    def quantize_gradient(self, layer, dq, state):
+    def quantize_gradient(self, call, dq, state):
         """dL/dx from dL/dq, in place in dq (the straight-through estimator)."""
         if self.op is None:
             return dq
         x, stat = state
-        layer.backend.quantize_backward(dq, dq, x, self.op, self.backward_param(), stat)
+        call.backend.quantize_backward(dq, dq, x, self.op, self.backward_param(), stat)
         return dq
 
     # ---------------------------------------------------- as a layer of its own
-    def forward(self, x, training):
-        q, self._state = self.quantize(self, "q", x)
+    def forward(self, call, x, training):
+        q, call.state = self.quantize(call, "q", x)
         return q
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         if self.op is None:
             return dout
-        dx = self.buffer("dx", self.backend.shape(dout))
+        dx = call.buffer("dx", self.backend.shape(dout))
         self.backend.copy(dx, dout)
-        return self.quantize_gradient(self, dx, self._state)
+        return self.quantize_gradient(call, dx, call.state)
 
     def get_config(self):
         return dict(super().get_config(), metrics=None)

@@ -201,8 +201,12 @@ class SeparableConv2D(_DepthwiseBase):
         return self.backend.reshape(tensor, (self.pointwise_kernel.shape[2], self.filters))
 
     def forward(self, call, x, training):
+        return self._separable_forward(call, x, self.batch_plan(call, x))
+
+    def _separable_forward(self, call, x, plan):
+        """The depthwise then pointwise steps of x on `plan` (larq's quantized layer gives the
+        plan of its unpadded input with an input it padded itself)."""
         b = self.backend
-        plan = self.batch_plan(call, x)
         d = call.buffer("depthwise", plan.out_shape)
         self._depthwise_forward(call, d, x, None)
         rows = plan.n * plan.oh * plan.ow

@@ -12,6 +12,7 @@ qgemm.cl on opencl, numpy's reference) are exact integer arithmetic, equal on ev
 import numpy as np
 
 from ..arguments import number
+from ..layers.calls import LayerCall, run_forward
 from .calibration import METHODS, RangeObserver, qparams
 from .model import QuantizedModel, output_forms
 from .packing import add_multiplier, epilogue_arrays, pack, quantize_kernel, weight_scales
@@ -50,14 +51,16 @@ def _calibrate(model, kinds, batches, method, percentile):
         if kind["kind"] in ("conv", "dense", "add"):
             watched.update([id(t) for t in node.inputs] + [id(kind["fused_output"])])
     observers = {t: RangeObserver(method, percentile) for t in watched}
+    # the float layers run on contexts of their own (their buffers kept between batches)
+    calls = [LayerCall(node.layer, b) for node in graph.nodes]
     for batch in batches:
         values = {id(graph.inputs[0]): b.from_numpy(batch)}
         for t in (id(graph.inputs[0]),):
             if t in observers:
                 observers[t].observe(batch)
-        for node in graph.nodes:
+        for node, call in zip(graph.nodes, calls):
             xs = [values[id(t)] for t in node.inputs]
-            out = node.layer.forward(xs if node.structured else xs[0], False)
+            out = run_forward(node.layer, call, xs if node.structured else xs[0], False)
             values[id(node.outputs[0])] = out
             if id(node.outputs[0]) in observers:
                 observers[id(node.outputs[0])].observe(b.to_numpy(out))

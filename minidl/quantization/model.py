@@ -11,6 +11,7 @@ float model's own layer on dequantized values. See structure.py for what folds w
 import numpy as np
 
 from ..backends.base import make_window
+from ..layers.calls import LayerCall, run_forward
 from .keras_methods import KerasMethods
 from .ops import for_backend
 from .structure import UINT8_CONSUMERS, plan_kinds
@@ -44,6 +45,7 @@ class QuantizedModel(KerasMethods):
 
     def _bind(self, backend):
         self.backend, self.ops = backend, for_backend(backend)
+        self._float_calls = {}   # node index -> LayerCall of a layer that runs in float
         self._tensors = {key: self.ops.upload(a) for key, a in self.arrays.items()
                          if not key.endswith("/weight_scale")}
         self._buffers, self._batch = {}, None
@@ -118,7 +120,10 @@ class QuantizedModel(KerasMethods):
                 result = _Value(q=b.reshape(v.q, (n,) + tuple(layer.output_shape)), qp=v.qp)
             else:
                 xs = [self._as_float(id(t), values[id(t)]) for t in node.inputs]
-                result = _Value(f=layer.forward(xs if node.structured else xs[0], False))
+                call = self._float_calls.get(i)
+                if call is None:   # a float layer's context, kept from batch to batch
+                    call = self._float_calls[i] = LayerCall(layer, b)
+                result = _Value(f=run_forward(layer, call, xs if node.structured else xs[0], False))
             values[id(node.outputs[0])] = result
         out = values[id(graph.outputs[0])]
         return self._as_float(id(graph.outputs[0]), out)
