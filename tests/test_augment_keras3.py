@@ -19,6 +19,7 @@ from minidl.backends.color_args import COLOR_KINDS
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "keras_reference"))
 from make_augment_reference import CASES, SHEARS  # noqa: E402
+from layer_runs import LayerRun
 
 BACKENDS = minidl.available_backends()
 REFERENCE = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "keras_reference",
@@ -44,8 +45,9 @@ def run(layer, x, training, seed=12345, dout=None):
     if layer.backend is None:
         layer.attach(b)
     layer.step_seed = seed
-    y = b.to_numpy(layer.forward(b.from_numpy(x), training))
-    dx = None if dout is None else b.to_numpy(layer.backward(b.from_numpy(dout)))
+    run = LayerRun(layer)
+    y = b.to_numpy(run.forward(b.from_numpy(x), training))
+    dx = None if dout is None else b.to_numpy(run.backward(b.from_numpy(dout)))
     return y, dx
 
 

@@ -12,6 +12,7 @@ import pytest
 import minidl
 from minidl import layers
 from minidl.backends import get_backend
+from layer_runs import LayerRun
 
 BACKENDS = minidl.available_backends()
 
@@ -36,14 +37,18 @@ def run(layer, x, training, seed=12345, dout=None):
     if layer.backend is None:
         layer.attach(b)
     layer.step_seed = seed
-    y = layer.forward(b.from_numpy(x), training)
+    run = _RUNS[id(layer)] = LayerRun(layer)
+    y = run.forward(b.from_numpy(x), training)
     result = b.to_numpy(y)
-    dx = None if dout is None else b.to_numpy(layer.backward(b.from_numpy(dout)))
+    dx = None if dout is None else b.to_numpy(run.backward(b.from_numpy(dout)))
     return result, dx
 
 
+_RUNS = {}   # id(layer) -> its latest LayerRun (whose call holds the drawn transforms)
+
+
 def drawn_transforms(layer):
-    return get_backend().to_numpy(layer._transforms)
+    return get_backend().to_numpy(_RUNS[id(layer)].call.transforms)
 
 
 # ------------------------------------------------------------------ deterministic layers

@@ -1,13 +1,15 @@
-"""Layer base class, symbolic tensors and the Input layer.
+"""Layer base class and the Input layer (symbolic tensors and nodes: nodes.py).
 
 A layer's life follows Neon's fixed lifecycle:
 
 1. `__init__` stores hyperparameters (`get_config` returns exactly them);
 2. `build(input_shape)` checks shapes and declares weights (shapes without the batch axis);
 3. `attach(backend)` uploads the initial weights and allocates their gradients, once;
-4. `forward(inputs, training)` / `backward(dout)` run every step on buffers obtained
-   through `self.buffer(role, shape)`: one storage per role, sized for the largest batch
-   seen and viewed for smaller ones (see buffers.py), reused from step to step.
+4. `forward(call, inputs, training)` / `backward(call, dout)` run every step on the context
+   of one call (calls.py's LayerCall): what forward keeps for backward and the buffers it
+   writes into (`call.buffer(role, shape)`: one storage per role, sized for the largest batch
+   seen and viewed for smaller ones, see buffers.py, reused from step to step). Nothing of a
+   call is kept on the layer, so one layer may be called any number of times.
 
 A layer never computes with numpy: all math goes through `self.backend`.
 """
@@ -21,7 +23,6 @@ from .. import constraints, initializers, regularizers
 from ..arguments import int_tuple
 from ..mixed_precision import DTypePolicy
 from ..naming import auto_name, snake_case
-from .buffers import BufferSet
 from .nodes import KerasTensor, Node, compatible, format_shape, has_unknown, several_shapes
 from .weights import Weight
 from . import custom_call
@@ -46,10 +47,9 @@ class Layer(metaclass=LayerMeta):
     needs_step_seed = False
     _building = False   # set while build_once runs the layer's build (see _keras_build)
     # Masks (Keras's): a layer that supports_masking passes on the mask (N, steps) of its input
-    # as compute_mask returns it; the model's graph sets _input_mask (None, or a float backend
-    # tensor of 1.0 for the steps kept) before each forward (models/masks.py).
+    # as compute_mask returns it; the model's graph gives each call its input's mask as
+    # call.mask (None, or a float backend tensor of 1.0 for the steps kept; models/masks.py).
     supports_masking = False
-    _input_mask = None
     _unknown_dims = False   # built for a shape with an unknown (None) dimension
 
     def __init__(self, name=None, trainable=True, dtype=None, activity_regularizer=None):
@@ -70,9 +70,6 @@ class Layer(metaclass=LayerMeta):
         self.output_shape = None
         self.weights_by_name = {}
         self._inbound_nodes = []   # one Node per call on symbolic tensors (see Node)
-        self._buffers = BufferSet()
-        # The model clears this for layers fed only by model inputs: their dx is never used.
-        self.input_grad_needed = True
         # the contexts of the layer's calls on Tensors within a scope (eager_calls.py)
         self._eager_calls = []
 
@@ -351,7 +348,6 @@ class Layer(metaclass=LayerMeta):
     def attach(self, backend, initial_values=None):
         """Upload initial weights to `backend` and allocate gradients (once per model)."""
         self.backend = backend
-        self._buffers.reset(backend)
         for sub in self.sublayers() if self.uses_call() else ():
             if not _is_model(sub):
                 sub.attach(backend)
@@ -401,32 +397,20 @@ class Layer(metaclass=LayerMeta):
         for w, v in zip(self.weights, arrays):
             self.backend.copy_from_host(w.value, v)
 
-    # ---------------------------------------------------------- buffers
-    def buffer(self, role, shape, dtype="float32"):
-        """A backend tensor of `shape` owned by this layer for `role` ("z", "dx", ...), valid
-        until the layer asks for that role again (the next step)."""
-        return self._buffers.get(role, tuple(shape), dtype)
-
-    def batch_output_shape(self, call, x=None):
+    # ------------------------------------------------------ batch shapes
+    def batch_output_shape(self, call, x):
         """The output shape, batch axis included, for forward's input x: from the built shape,
-        or with unknown (None) dims from x's (which batch_input_shape then returns)."""
-        holder = call
-        if x is None:   # a layer not yet moved to per-call contexts
-            holder, x = self, call
+        or with unknown (None) dims from x's (kept on the call for batch_input_shape)."""
         b = self.backend
         if not self._unknown_dims:
             return (b.shape(x)[0],) + self.output_shape
-        shape = b.shape(x)
-        holder.x_shape = shape
+        shape = call.x_shape = b.shape(x)
         return (shape[0],) + tuple(self.compute_output_shape(shape[1:]))
 
-    def batch_input_shape(self, call, dout=None):
+    def batch_input_shape(self, call, dout):
         """The input shape, batch axis included, of the batch whose dL/doutput is dout."""
-        holder = call
-        if dout is None:
-            holder, dout = self, call
         if self._unknown_dims:
-            return holder.x_shape
+            return call.x_shape
         return (self.backend.shape(dout)[0],) + self.input_shape
 
     # --------------------------------------------------------- compute

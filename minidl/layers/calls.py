@@ -85,8 +85,6 @@ class LayerCall:
 def run_forward(layer, call, inputs, training):
     """layer.forward on its context `call` (the training mode recorded on it)."""
     call.training = bool(training)
-    if _legacy(layer):
-        return _legacy_forward(layer, call, inputs, training)
     return layer.forward(call, inputs, training)
 
 
@@ -94,8 +92,6 @@ def run_backward(layer, call, dout, accumulate, preactivation=False):
     """layer.backward (backward_preactivation when `preactivation`) on `call`; with
     `accumulate` the weight gradients it writes are added to those already in the weights'
     grad (another call of the layer was back-propagated before in this pass)."""
-    if _legacy(layer):
-        return _legacy_backward(layer, call, dout, accumulate, preactivation)
     call._grad_scratch = {} if accumulate else None
     try:
         if preactivation:
@@ -108,59 +104,3 @@ def run_backward(layer, call, dout, accumulate, preactivation=False):
         call._grad_scratch = None
     return d
 
-
-# ---------------------------------------------------------------- transition
-# Layers not yet moved to forward(call, inputs, training) keep their per-call attributes on
-# themselves; these swap a call's attributes in and out of such a layer (the old mechanism).
-_LEGACY = {}
-
-
-def _legacy(layer):
-    cls = type(layer)
-    found = _LEGACY.get(cls)
-    if found is None:
-        import inspect
-        params = list(inspect.signature(cls.forward).parameters)
-        found = _LEGACY[cls] = len(params) == 3
-    return found
-
-
-def _legacy_state(layer):
-    return {k: v for k, v in layer.__dict__.items()
-            if (k[0] == "_" and k != "_inbound_nodes") or k == "preactivation"}
-
-
-def _legacy_forward(layer, call, inputs, training):
-    state = getattr(call, "legacy_state", None)
-    if state is None:
-        buffers = BufferSet(call.backend)
-        state = call.legacy_state = {"_buffers": buffers}
-    layer.__dict__.update(state)
-    layer._input_mask = call.mask
-    layer.input_grad_needed = call.input_grad_needed
-    if call.ordinal and layer.needs_step_seed:
-        seed = layer.step_seed
-        layer.step_seed = call.step_seed
-        out = layer.forward(inputs, training)
-        layer.step_seed = seed
-    else:
-        out = layer.forward(inputs, training)
-    call.legacy_state = _legacy_state(layer)
-    call.preactivation = layer.__dict__.get("preactivation")
-    return out
-
-
-def _legacy_backward(layer, call, dout, accumulate, preactivation):
-    layer.__dict__.update(call.legacy_state)
-    layer.input_grad_needed = call.input_grad_needed
-    kept = []
-    if accumulate:
-        for i, w in enumerate(layer.trainable_weights):
-            copy = call.buffer(("legacy_grad", i), w.shape)
-            call.backend.copy(copy, w.grad)
-            kept.append((w, copy))
-    d = layer.backward_preactivation(dout) if preactivation else layer.backward(dout)
-    for w, copy in kept:
-        call.backend.add(w.grad, w.grad, copy)
-    call.legacy_state = _legacy_state(layer)
-    return d

@@ -3,7 +3,6 @@
 from .. import activations
 from ..mixed_precision import backward_precision, compute_precision
 from .base import Layer, format_shape
-from .calls import LayerCall
 from .core import ActivationMixin
 
 
@@ -47,9 +46,7 @@ class WindowPlanMixin:
     plan(call, batch, shape) for a batch of that full shape (the layers with unknown dims
     pass theirs)."""
 
-    def plan(self, call, batch=None, in_shape=None):
-        if not isinstance(call, LayerCall):   # TRANSITION: a layer not yet moved to contexts
-            return self._legacy_plan(call, batch)
+    def plan(self, call, batch, in_shape=None):
         plan = call.plan
         key = batch if in_shape is None else in_shape
         if plan is None or call.plan_key != key or call.plan_backend is not self.backend:
@@ -58,21 +55,8 @@ class WindowPlanMixin:
             call.plan, call.plan_key, call.plan_backend = plan, key, self.backend
         return plan
 
-    def _legacy_plan(self, batch, in_shape):
-        plan = getattr(self, "_plan", None)
-        key = batch if in_shape is None else in_shape
-        if plan is None or getattr(self, "_plan_key", None) != key or plan.backend is not self.backend:
-            plan = self._make_plan((batch,) + tuple(self.input_shape) if in_shape is None
-                                   else in_shape)
-            plan.backend = self.backend
-            self._plan, self._plan_key = plan, key
-        return plan
-
-    def batch_plan(self, call, x=None):
+    def batch_plan(self, call, x):
         """The plan for forward's input x."""
-        if x is None:   # TRANSITION
-            shape = self.backend.shape(call)
-            return self._legacy_plan(shape[0], shape if self._unknown_dims else None)
         shape = self.backend.shape(x)
         return self.plan(call, shape[0], shape if self._unknown_dims else None)
 

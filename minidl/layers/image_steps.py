@@ -59,32 +59,33 @@ def smart_resize_steps(in_hw, out_hw, interpolation, crop_to_aspect_ratio,
 
 
 class ImageSteps:
-    """Runs a list of steps forward (through per-step buffers of `layer`) and backward;
-    fill_value is what "constant" steps read outside the image."""
+    """Runs a list of steps forward (through per-step buffers of the layer call `call`) and
+    backward; fill_value is what "constant" steps read outside the image. The transform rows
+    are constants of the steps, uploaded once."""
 
-    def __init__(self, layer, steps, role, fill_value=0.0):
-        self.layer, self.steps, self.role, self.fill_value = layer, steps, role, float(fill_value)
+    def __init__(self, steps, role, fill_value=0.0):
+        self.steps, self.role, self.fill_value = steps, role, float(fill_value)
         self.rows = []
 
     def attach(self, backend):
         self.rows = [backend.from_numpy(np.asarray([row], np.float32)) for row, *_ in self.steps]
 
-    def forward(self, x):
-        b = self.layer.backend
-        self._inputs = []
+    def forward(self, call, x):
+        b = call.backend
+        call.step_inputs = []
         for index, ((_, (oh, ow), interpolation, fill_mode), row) in enumerate(zip(self.steps, self.rows)):
             n, _, _, c = b.shape(x)
-            out = self.layer.buffer(f"{self.role}{index}", (n, oh, ow, c))
+            out = call.buffer(f"{self.role}{index}", (n, oh, ow, c))
             b.image_transform_forward(out, x, row, interpolation, fill_mode, self.fill_value)
-            self._inputs.append(b.shape(x))
+            call.step_inputs.append(b.shape(x))
             x = out
         return x
 
-    def backward(self, dout):
-        b = self.layer.backend
+    def backward(self, call, dout):
+        b = call.backend
         for index in reversed(range(len(self.steps))):
             _, _, interpolation, fill_mode = self.steps[index]
-            dx = self.layer.buffer(f"d{self.role}{index}", self._inputs[index])
+            dx = call.buffer(f"d{self.role}{index}", call.step_inputs[index])
             b.image_transform_backward(dx, dout, self.rows[index], interpolation, fill_mode)
             dout = dx
         return dout

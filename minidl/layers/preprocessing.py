@@ -47,13 +47,13 @@ class ChannelAffine(Layer):
             self.backend.copy_from_host(self._scale, scale)
             self.backend.copy_from_host(self._shift, shift)
 
-    def forward(self, x, training):
-        out = self.buffer("out", self.backend.shape(x))
+    def forward(self, call, x, training):
+        out = call.buffer("out", self.backend.shape(x))
         self.backend.channel_scale_shift(out, x, self._scale, self._shift)
         return out
 
-    def backward(self, dout):
-        dx = self.buffer("dx", self.backend.shape(dout))
+    def backward(self, call, dout):
+        dx = call.buffer("dx", self.backend.shape(dout))
         self.backend.channel_scale_shift(dx, dout, self._scale, self._zero)
         return dx
 
@@ -208,8 +208,8 @@ class ImageLayer(Layer):
 
 class ResampledImage(ImageLayer):
     """An image layer whose output is (height, width, C), made by the fixed steps self._steps,
-    planned for the input's height and width (self._hw): at build when they are known, else
-    for each batch of a new size (only the latest steps are kept)."""
+    planned for the input's height and width (self._hw) at build when they are known, else
+    for each call's batch (kept on the call while its images keep their size)."""
 
     _steps_role = "resized"
     fill_value = 0.0   # what "constant" steps (Resizing's padding) read outside the image
@@ -221,18 +221,27 @@ class ResampledImage(ImageLayer):
             self._plan_steps(tuple(input_shape[:2]))
 
     def _plan_steps(self, hw):
+        self._hw = hw
+        self._steps = self._make_steps(hw)
+
+    def _make_steps(self, hw):
         if min(hw) < 1:
             raise ValueError(f"{self.describe()}: images need at least 1 row and 1 column, got "
                              f"{hw[0]}x{hw[1]} (to {self.height}x{self.width})")
-        self._hw = hw
-        self._steps = ImageSteps(self, self._steps_list(hw), self._steps_role, self.fill_value)
+        return ImageSteps(self._steps_list(hw), self._steps_role, self.fill_value)
 
-    def _batch_steps(self, x):
-        hw = self.backend.shape(x)[1:3]
-        if self._steps is None or self._hw != hw:
-            self._plan_steps(hw)
-            self._steps.attach(self.backend)
-        return self._steps
+    def _steps_for(self, call, x):
+        """(steps, input hw) of the call's batch: the built ones, or with unknown (None) image
+        dims those of the batch's size, kept on the call until the size changes."""
+        if not self._unknown_dims:
+            return self._steps, self._hw
+        hw = tuple(self.backend.shape(x)[1:3])
+        held = getattr(call, "image_steps", None)
+        if held is None or held[1] != hw or held[2] is not self.backend:
+            steps = self._make_steps(hw)
+            steps.attach(self.backend)
+            held = call.image_steps = (steps, hw, self.backend)
+        return held[0], held[1]
 
     def compute_output_shape(self, input_shape):
         return (self.height, self.width, input_shape[2])
@@ -274,11 +283,12 @@ class Resizing(ResampledImage):
         return smart_resize_steps(hw, (self.height, self.width), self.interpolation,
                                   self.crop_to_aspect_ratio, self.pad_to_aspect_ratio)
 
-    def forward(self, x, training):
-        return (self._batch_steps(x) if self._unknown_dims else self._steps).forward(x)
+    def forward(self, call, x, training):
+        call.steps, _ = self._steps_for(call, x)
+        return call.steps.forward(call, x)
 
-    def backward(self, dout):
-        return self._steps.backward(dout)
+    def backward(self, call, dout):
+        return call.steps.backward(call, dout)
 
 
 class CenterCrop(Resizing):

@@ -69,10 +69,10 @@ class RandomColor(RandomLayer):
     def params(self):
         raise NotImplementedError
 
-    def augment(self, x):
-        out = self.buffer("out", self.backend.shape(x))
+    def augment(self, call, x):
+        out = call.buffer("out", self.backend.shape(x))
         self.backend.random_color_forward(out, x, self.kind, self.params(), self.value_range,
-                                          self.step_seed)
+                                          call.step_seed)
         return out
 
 
@@ -228,12 +228,12 @@ class AutoContrast(ImageLayer):
         return dict(super().get_config(), value_range=list(self.value_range),
                     data_format=self.data_format)
 
-    def forward(self, x, training):
-        out = self.buffer("out", self.backend.shape(x))
+    def forward(self, call, x, training):
+        out = call.buffer("out", self.backend.shape(x))
         self.backend.auto_contrast_forward(out, x, self.value_range)
         return out
 
-    def backward(self, dout):
+    def backward(self, call, dout):
         return dout
 
 

@@ -47,10 +47,14 @@ class RandomColorJitter(RandomLayer):
                     saturation_factor=self.saturation_factor, hue_factor=self.hue_factor,
                     data_format=self.data_format)
 
-    def augment(self, x):
+    def augment(self, call, x):
         for index, part in enumerate(self._parts):
-            part.step_seed = mix_seed(self.step_seed, index + 1) >> 2
-            x = part.augment(x)
+            # each part draws its own numbers from this call's seed (its context: ordinal 0,
+            # so that the seed set here is the one it uses)
+            part.step_seed = mix_seed(call.step_seed, index + 1) >> 2
+            inner = call.child(("part", index), part)
+            inner.ordinal = 0
+            x = part.augment(inner, x)
         return x
 
 

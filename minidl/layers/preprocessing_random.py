@@ -60,14 +60,14 @@ class RandomLayer(ImageLayer):
     def get_config(self):
         return dict(super().get_config(), seed=self.seed)
 
-    def forward(self, x, training):
-        self._applied = bool(training)
-        return self.augment(x) if self._applied else x
+    def forward(self, call, x, training):
+        call.applied = bool(training)
+        return self.augment(call, x) if call.applied else x
 
-    def backward(self, dout):
-        return self.augment_backward(dout) if self._applied else dout
+    def backward(self, call, dout):
+        return self.augment_backward(call, dout) if call.applied else dout
 
-    def augment_backward(self, dout):
+    def augment_backward(self, call, dout):
         return dout
 
 
@@ -89,20 +89,20 @@ class RandomAffine(RandomLayer):
     def ranges(self):
         raise NotImplementedError
 
-    def augment(self, x):
+    def augment(self, call, x):
         b = self.backend
         shape = b.shape(x)
-        self._transforms = self.buffer("transforms", (shape[0], 8))
-        b.image_random_transforms(self._transforms, self.kind, self.ranges(), shape[1], shape[2],
-                                  self.step_seed)
-        out = self.buffer("out", shape)
-        b.image_transform_forward(out, x, self._transforms, self.interpolation, self.fill_mode,
+        call.transforms = call.buffer("transforms", (shape[0], 8))
+        b.image_random_transforms(call.transforms, self.kind, self.ranges(), shape[1], shape[2],
+                                  call.step_seed)
+        out = call.buffer("out", shape)
+        b.image_transform_forward(out, x, call.transforms, self.interpolation, self.fill_mode,
                                   self.fill_value)
         return out
 
-    def augment_backward(self, dout):
-        dx = self.buffer("dx", self.backend.shape(dout))
-        self.backend.image_transform_backward(dx, dout, self._transforms, self.interpolation,
+    def augment_backward(self, call, dout):
+        dx = call.buffer("dx", self.backend.shape(dout))
+        self.backend.image_transform_backward(dx, dout, call.transforms, self.interpolation,
                                               self.fill_mode)
         return dx
 
@@ -203,31 +203,33 @@ class RandomCrop(RandomLayer, ResampledImage):
         return dict(super().get_config(), height=self.height, width=self.width)
 
     def _steps_list(self, hw):
-        self._room = (hw[0] - self.height, hw[1] - self.width)
         return smart_resize_steps(hw, (self.height, self.width), "bilinear", True)
 
-    def forward(self, x, training):
-        if self._unknown_dims:
-            self._batch_steps(x)
-        self._applied = bool(training) and min(self._room) >= 0
-        return self.augment(x) if self._applied else self._steps.forward(x)
+    def forward(self, call, x, training):
+        call.steps, call.hw = self._steps_for(call, x)
+        room = (call.hw[0] - self.height, call.hw[1] - self.width)   # the crop's free rows, cols
+        call.applied = bool(training) and min(room) >= 0
+        return self.augment(call, x, room) if call.applied else call.steps.forward(call, x)
 
-    def backward(self, dout):
-        return self.augment_backward(dout) if self._applied else self._steps.backward(dout)
+    def backward(self, call, dout):
+        if call.applied:
+            return self.augment_backward(call, dout)
+        return call.steps.backward(call, dout)
 
-    def augment(self, x):
+    def augment(self, call, x, room):
         b = self.backend
         n, _, _, c = b.shape(x)
-        self._transforms = self.buffer("transforms", (n, 8))
-        b.image_random_transforms(self._transforms, "crop", (*map(float, self._room), 0.0, 0.0),
-                                  self._hw[0], self._hw[1], self.step_seed)
-        out = self.buffer("out", (n, self.height, self.width, c))
-        b.image_transform_forward(out, x, self._transforms, "nearest", "nearest", 0.0)
+        call.transforms = call.buffer("transforms", (n, 8))
+        b.image_random_transforms(call.transforms, "crop", (*map(float, room), 0.0, 0.0),
+                                  call.hw[0], call.hw[1], call.step_seed)
+        out = call.buffer("out", (n, self.height, self.width, c))
+        b.image_transform_forward(out, x, call.transforms, "nearest", "nearest", 0.0)
         return out
 
-    def augment_backward(self, dout):
-        dx = self.buffer("dx", (self.backend.shape(dout)[0],) + self._hw + (self.input_shape[2],))
-        self.backend.image_transform_backward(dx, dout, self._transforms, "nearest", "nearest")
+    def augment_backward(self, call, dout):
+        dx = call.buffer("dx", (self.backend.shape(dout)[0],) + tuple(call.hw) +
+                         (self.input_shape[2],))
+        self.backend.image_transform_backward(dx, dout, call.transforms, "nearest", "nearest")
         return dx
 
 
@@ -244,9 +246,9 @@ class RandomAdjust(RandomLayer):
     def get_config(self):
         return dict(super().get_config(), factor=self.factor, value_range=list(self.value_range))
 
-    def augment(self, x):
-        out = self.buffer("out", self.backend.shape(x))
-        getattr(self.backend, self.op)(out, x, *self._range, self.value_range, self.step_seed)
+    def augment(self, call, x):
+        out = call.buffer("out", self.backend.shape(x))
+        getattr(self.backend, self.op)(out, x, *self._range, self.value_range, call.step_seed)
         return out
 
 

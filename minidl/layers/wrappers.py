@@ -67,7 +67,6 @@ class _Wrapper(Layer):
 
     def attach(self, backend, initial_values=None):
         self.backend = backend
-        self._buffers.reset(backend)
         for sub in self._inner():
             sub.attach(backend)
 

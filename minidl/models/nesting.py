@@ -36,7 +36,6 @@ class ModelAsLayer:
     """Mixed into Model: what a model needs to be used like a layer."""
 
     needs_step_seed = False
-    input_grad_needed = True
 
     @property
     def multiple_inputs(self):
