@@ -96,14 +96,12 @@ class ModelCallLayer(Layer):
         # their initial weights there, in the order call uses them (as Sequential's would).
         backend = get_backend()
         self.backend = backend
-        self._buffers.reset(backend)
         found = custom_call.infer_output_shape(self, input_shape, backend)
         self.output_shape = found if isinstance(found, list) else tuple(found)
 
     def attach(self, backend, initial_values=None):
         """Move to another backend (weights drawn again there, as Layer.attach does)."""
         self.backend = backend
-        self._buffers.reset(backend)
         for item in self.sublayers():
             if isinstance(item, Layer):
                 item.attach(backend)
