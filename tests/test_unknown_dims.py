@@ -296,7 +296,8 @@ def test_resampling_layers_plan_each_size(active_backend, make):
         np.testing.assert_allclose(model.predict(images), fixed.predict(images), rtol=1e-5,
                                    atol=1e-6)
         model.fit(images, np.zeros((2,) + model.output_shape[1:]), verbose=0)
-        assert layer._hw == size
+        call = next(step.call for step in model.graph._steps if step.layer is layer)
+        assert call.image_steps[1] == size   # the steps this call planned for the batch's size
 
 
 class _Batches:
