@@ -184,7 +184,8 @@ def test_wrapper_in_a_custom_layer_trains(active_backend):
     (lambda: L.GRU(3, return_state=True), 1),
     (lambda: L.Bidirectional(L.LSTM(2, return_state=True, return_sequences=True), merge_mode="ave"),
      0),
-], ids=["lstm_initial_state", "gru_initial_state", "bidirectional_lstm"])
+    (lambda: L.RNN([L.LSTMCell(2), L.GRUCell(3)], return_state=True, go_backwards=True), 0),
+], ids=["lstm_initial_state", "gru_initial_state", "bidirectional_lstm", "stacked_cells"])
 def test_return_state_gradients_float64(make, states):
     """Every output of a return_state call weighs in the loss (with initial states as inputs
     where given): dL/dx, dL/d(initial states) and the weights' against central differences."""
