@@ -165,10 +165,16 @@ class StackedRNN(_Wrapper):
     symbolic tensors or arrays returns in Keras's structure: [output, [h, c], h] for an LSTMCell
     then a GRUCell (a cell of one state gives it bare, as Keras's functional models do)."""
 
-    def __init__(self, cells, return_sequences=False, return_state=False, go_backwards=False,
+    def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False,
                  stateful=False, unroll=False, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
-        self.cells = cells if isinstance(cells, StackedRNNCells) else StackedRNNCells(cells)
+        if isinstance(cell, dict):   # get_config's {"class_name": "StackedRNNCells", "config"}
+            if cell.get("class_name") != "StackedRNNCells" or not isinstance(cell.get("config"),
+                                                                             dict):
+                raise ValueError(f"{self.describe()}: cell must be StackedRNNCells' config, got "
+                                 f"{cell!r:.100}")
+            cell = StackedRNNCells.from_config(cell["config"])
+        self.cells = cell if isinstance(cell, StackedRNNCells) else StackedRNNCells(cell)
         self.return_sequences, self.go_backwards = bool(return_sequences), bool(go_backwards)
         self.stateful, self.unroll = bool(stateful), bool(unroll)
         self.return_state = bool(return_state)
@@ -187,12 +193,6 @@ class StackedRNN(_Wrapper):
                                                 "config": self.cells.get_config()},
                     return_sequences=self.return_sequences, return_state=self.return_state,
                     go_backwards=self.go_backwards, stateful=self.stateful, unroll=self.unroll)
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        cells = StackedRNNCells.from_config(config.pop("cell")["config"])
-        return cls(cells, **config)
 
     def build(self, input_shape):
         shape = tuple(input_shape)
