@@ -120,18 +120,23 @@ def test_initial_state_matches_keras(backend, case, make, states):
         close(backend.to_numpy(call.buffer(name, (n, U))), expected, f"gradient of {name}")
 
 
-with open(os.path.join(HERE, "fixtures", "keras_bidirectional_state.json")) as f:
-    BIDIRECTIONAL_STATES = json.load(f)["cases"]
+with open(os.path.join(HERE, "fixtures", "keras_return_state.json")) as f:
+    RETURN_STATES = json.load(f)["cases"]
 
 
 @pytest.mark.parametrize("case, make", [
     ("bidirectional_lstm_state", lambda: L.Bidirectional(L.LSTM(U, return_state=True))),
     ("bidirectional_gru_state_sequences_sum", lambda: L.Bidirectional(
-        L.GRU(U, return_state=True, return_sequences=True), merge_mode="sum"))])
-def test_bidirectional_return_state_matches_keras(backend, case, make):
-    """[merged output, forward states, backward states] as Keras, and every gradient (each
-    output weighs in the loss, tests/fixtures/keras_bidirectional_state.py)."""
-    ref = BIDIRECTIONAL_STATES[case]
+        L.GRU(U, return_state=True, return_sequences=True), merge_mode="sum")),
+    ("stacked_lstm_gru_state_backwards", lambda: L.RNN(
+        [L.LSTMCell(U), L.GRUCell(3)], return_state=True, go_backwards=True)),
+    ("stacked_gru_rnn_state_sequences", lambda: L.RNN(
+        [L.GRUCell(3), L.SimpleRNNCell(U)], return_state=True, return_sequences=True))])
+def test_wrapped_return_state_matches_keras(backend, case, make):
+    """Bidirectional's [merged output, forward states, backward states] and stacked cells'
+    [output, each cell's states] as Keras, and every gradient (each output weighs in the
+    loss, tests/fixtures/keras_return_state.py)."""
+    ref = RETURN_STATES[case]
     layer = attached(make(), backend, X.shape[1:])
     assert [w.name.split("/")[-1] for w in layer.weights] == [n.split("/")[-1] for n in ref["names"]]
     layer.set_weights([np.array(w, np.float32) for w in ref["weights"]])
@@ -144,8 +149,13 @@ def test_bidirectional_return_state_matches_keras(backend, case, make):
     close(backend.to_numpy(dx), ref["dx"], "dx")
     for w, g in zip(layer.weights, ref["grads"]):
         close(backend.to_numpy(w.grad), g, f"gradient of {w.name}")
-    x_in = L.Input(X.shape[1:])
-    outputs = make()(x_in)
+    outputs = make()(L.Input(X.shape[1:]))
+    if case.startswith("stacked"):   # Keras's structure: an LSTMCell's [h, c], another's h
+        cells = [sub.state_count for sub in layer._subs]
+        assert [len(t) if isinstance(t, list) else 0 for t in outputs] == [
+            0] + [count if count > 1 else 0 for count in cells]
+        outputs = [outputs[0]] + [t for item in outputs[1:]
+                                  for t in (item if isinstance(item, list) else [item])]
     assert [t.shape[1:] for t in outputs] == [np.shape(o)[1:] for o in ref["outputs"]]
 
 
@@ -438,8 +448,6 @@ def test_stacked_cells_step_and_config():
     layer = L.RNN(cells)
     clone = type(layer).from_config(layer.get_config())
     assert [type(s).__name__ for s in clone._subs] == ["SimpleRNN", "LSTM"]
-    with pytest.raises(ValueError, match="return_state"):
-        L.RNN([L.GRUCell(2), L.GRUCell(2)], return_state=True)
 
 
 @pytest.mark.parametrize("wrap", [False, True])

@@ -184,7 +184,8 @@ def test_wrapper_in_a_custom_layer_trains(active_backend):
     (lambda: L.GRU(3, return_state=True), 1),
     (lambda: L.Bidirectional(L.LSTM(2, return_state=True, return_sequences=True), merge_mode="ave"),
      0),
-], ids=["lstm_initial_state", "gru_initial_state", "bidirectional_lstm"])
+    (lambda: L.RNN([L.LSTMCell(2), L.GRUCell(3)], return_state=True, go_backwards=True), 0),
+], ids=["lstm_initial_state", "gru_initial_state", "bidirectional_lstm", "stacked_cells"])
 def test_return_state_gradients_float64(make, states):
     """Every output of a return_state call weighs in the loss (with initial states as inputs
     where given): dL/dx, dL/d(initial states) and the weights' against central differences."""
@@ -215,3 +216,22 @@ def test_return_state_gradients_float64(make, states):
     for g, w in zip(grads, layer.weights):
         np.testing.assert_allclose(g, central_differences(loss, w.value), rtol=1e-6, atol=1e-8,
                                    err_msg=w.name)
+
+
+@pytest.mark.parametrize("suffix", [".keras", ".minidl"])
+def test_states_of_wrappers_save_and_load(tmp_path, suffix):
+    """Models reading the states of stacked cells and of a Bidirectional layer (nodes of
+    several outputs) load from both file formats and predict the same."""
+    import minidl
+    minidl.set_backend("numpy")
+    x_in = L.Input((6, 3))
+    y, (h1, c1), h2 = L.RNN([L.LSTMCell(4), L.GRUCell(3)], return_state=True,
+                            return_sequences=True)(x_in)
+    z, hf, hb = L.Bidirectional(L.GRU(2, return_state=True))(y)
+    model = Model(x_in, [z, L.Dense(1)(L.Concatenate()([c1, h2, hf, hb]))])
+    x = np.random.default_rng(1).standard_normal((3, 6, 3)).astype(np.float32)
+    path = str(tmp_path / f"states{suffix}")
+    model.save(path)
+    loaded = minidl.saving.load_model(path)
+    for a, b in zip(model.predict(x, verbose=0), loaded.predict(x, verbose=0)):
+        np.testing.assert_array_equal(a, b)

@@ -10,6 +10,7 @@ over a sequence of length 1 from the given states) and returns `(h, [h])`, or LS
 
 import numpy as np
 
+from . import custom_call
 from .calls import LayerCall
 from .recurrent import GRU, LSTM, SimpleRNN
 from .wrappers import _Wrapper
@@ -157,19 +158,29 @@ class StackedRNNCells:
 class StackedRNN(_Wrapper):
     """RNN over StackedRNNCells: the cells' fused layers in a chain, every one but the last
     returning its whole sequence (go_backwards reverses the first one's input, after which the
-    sequence is in processing order, as Keras's stacked step sees it)."""
+    sequence is in processing order, as Keras's stacked step sees it).
 
-    def __init__(self, cells, return_sequences=False, return_state=False, go_backwards=False,
+    With return_state every layer returns its final states too: the call has several outputs,
+    [output, the first cell's states, the second's, ...] (one graph node), which a call on
+    symbolic tensors or arrays returns in Keras's structure: [output, [h, c], h] for an LSTMCell
+    then a GRUCell (a cell of one state gives it bare, as Keras's functional models do)."""
+
+    def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False,
                  stateful=False, unroll=False, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
-        if return_state:
-            raise ValueError(f"{self.describe()}: return_state is not supported for stacked cells "
-                             f"yet; stack LSTM / GRU layers with return_state on the last")
-        self.cells = cells if isinstance(cells, StackedRNNCells) else StackedRNNCells(cells)
+        if isinstance(cell, dict):   # get_config's {"class_name": "StackedRNNCells", "config"}
+            if cell.get("class_name") != "StackedRNNCells" or not isinstance(cell.get("config"),
+                                                                             dict):
+                raise ValueError(f"{self.describe()}: cell must be StackedRNNCells' config, got "
+                                 f"{cell!r:.100}")
+            cell = StackedRNNCells.from_config(cell["config"])
+        self.cells = cell if isinstance(cell, StackedRNNCells) else StackedRNNCells(cell)
         self.return_sequences, self.go_backwards = bool(return_sequences), bool(go_backwards)
-        self.stateful, self.unroll, self.return_state = bool(stateful), bool(unroll), False
+        self.stateful, self.unroll = bool(stateful), bool(unroll)
+        self.return_state = bool(return_state)
         count = len(self.cells.cells)
         self._subs = tuple(cell.layer(return_sequences=bool(return_sequences) or i < count - 1,
+                                      return_state=self.return_state,
                                       go_backwards=bool(go_backwards) and i == 0,
                                       stateful=bool(stateful), unroll=bool(unroll))
                            for i, cell in enumerate(self.cells.cells))
@@ -180,14 +191,8 @@ class StackedRNN(_Wrapper):
     def get_config(self):
         return dict(super().get_config(), cell={"class_name": "StackedRNNCells",
                                                 "config": self.cells.get_config()},
-                    return_sequences=self.return_sequences, return_state=False,
+                    return_sequences=self.return_sequences, return_state=self.return_state,
                     go_backwards=self.go_backwards, stateful=self.stateful, unroll=self.unroll)
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        cells = StackedRNNCells.from_config(config.pop("cell")["config"])
-        return cls(cells, **config)
 
     def build(self, input_shape):
         shape = tuple(input_shape)
@@ -198,9 +203,28 @@ class StackedRNN(_Wrapper):
                     w.name = f"cell_{index}/{w.name}"
             shape = (shape[0], sub.units)
 
+    def __call__(self, inputs, training=None):
+        if self.return_state and custom_call.is_eager(inputs):
+            # a minidl.ops Tensor has one value: the tape records one output per call
+            raise ValueError(f"{self.describe()}: return_state=True works in models and eager "
+                             f"calls, not inside another layer's call")
+        result = super().__call__(inputs, training)
+        if not self.return_state:
+            return result
+        nested, rest = [result[0]], list(result[1:])   # Keras's structure of the states
+        for sub in self._subs:
+            own, rest = rest[:sub.state_count], rest[sub.state_count:]
+            nested.append(own if len(own) > 1 else own[0])
+        return nested
+
     def compute_output_shape(self, input_shape):
-        return self._subs[-1].compute_output_shape((input_shape[0], self._subs[-2].units)
-                                                   if len(self._subs) > 1 else input_shape)
+        shape, states = tuple(input_shape), []
+        for sub in self._subs:   # each layer's output is the next one's input
+            shape = sub.compute_output_shape(shape)
+            if self.return_state:
+                shape, *own = shape
+                states += own
+        return [tuple(shape)] + states if self.return_state else tuple(shape)
 
     def reset_states(self):
         for sub in self._subs:
@@ -210,15 +234,26 @@ class StackedRNN(_Wrapper):
 
     def forward(self, call, x, training):
         self._seed_sublayers()
+        states = []
         for index, sub in enumerate(self._subs):
             # the layers after the first feed their gradient to the one before them
             x = self._run_inner(call, ("cell", index), sub, x, training,
                                 call.input_grad_needed or index > 0)
-        return x
+            if self.return_state:
+                x, *own = x
+                states += own
+        return [x] + states if self.return_state else x
 
     def backward(self, call, dout):
+        dstates = []   # with return_state: d(each layer's final states), in the layers' order
+        if self.return_state:
+            dout, rest = dout[0], list(dout[1:])
+            for sub in self._subs:
+                dstates.append(rest[:sub.state_count])
+                rest = rest[sub.state_count:]
         for index in range(len(self._subs) - 1, -1, -1):
-            dout = self._backward_inner(call, ("cell", index), dout)
+            d = [dout] + dstates[index] if self.return_state else dout
+            dout = self._backward_inner(call, ("cell", index), d)
             if dout is None:
                 return None
         return dout
