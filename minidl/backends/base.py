@@ -26,6 +26,7 @@ Conventions used by every op:
 
 import math
 
+from .contract.optimizers import OptimizersSection
 from .depthwise_geometry import depthwise_window
 from .window import (Window2D, conv_output_length, make_window, same_padding,  # noqa: F401
                      transpose_window)
@@ -52,8 +53,10 @@ class BackendUnavailable(RuntimeError):
     """Raised when a backend cannot run on this machine; the message says why and what to do."""
 
 
-class Backend:
-    """Base class of every backend. Each method documents one op of the contract."""
+class Backend(OptimizersSection):
+    """Base class of every backend. Each method documents one op of the contract; the sections
+    in minidl/backends/contract/ (the base classes) are executable: their public methods check
+    the arguments and call the backend's underscore-named implementation."""
 
     name = "abstract"
     dtype = "float32"
@@ -567,36 +570,6 @@ class Backend:
         """out (1,) = 1.0 if every element of x is finite, else 0.0."""
         raise NotImplementedError
 
-    # -------------------------------------------------------- optimizers
-    # Each update changes w and its state tensors in place, in one pass over the tensor.
-    # weight_decay is decoupled (AdamW-style): w -= lr * weight_decay * w before the step.
-    def clip_by_value(self, g, clipvalue):
-        """g = clip(g, -clipvalue, clipvalue) in place."""
-        raise NotImplementedError
-
-    def clip_by_norm(self, g, clipnorm):
-        """g *= clipnorm / max(||g||_2, clipnorm) in place (computed without leaving the device)."""
-        raise NotImplementedError
-
-    def sgd_update(self, w, g, velocity, lr, momentum, nesterov, weight_decay):
-        """Keras SGD: velocity = momentum * velocity - lr * g; w += velocity
-        (nesterov: w += momentum * velocity - lr * g). velocity is None when momentum == 0."""
-        raise NotImplementedError
-
-    def adam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay):
-        """Keras Adam at 1-based step t: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
-        w -= lr * sqrt(1-b2^t) / (1-b1^t) * m / (sqrt(v) + epsilon)."""
-        raise NotImplementedError
-
-    def rmsprop_update(self, w, g, ms, mom, lr, rho, momentum, epsilon, weight_decay):
-        """Keras RMSprop: ms = rho ms + (1-rho) g^2; inc = lr g / sqrt(ms + eps);
-        with momentum (mom not None): mom = momentum mom + inc, w -= mom; else w -= inc."""
-        raise NotImplementedError
-
-    def adagrad_update(self, w, g, acc, lr, epsilon, weight_decay):
-        """Keras Adagrad: acc += g^2; w -= lr g / sqrt(acc + eps)."""
-        raise NotImplementedError
-
     # ------------------------------------------------------ tensor ops
     # The general-purpose ops behind minidl.ops (custom layers, Lambda, losses and metrics):
     # float tensors of rank <= MAX_RANK, numpy broadcasting where an op says so. Comparisons and
@@ -664,42 +637,6 @@ class Backend:
     def arange(self, out, start, step):
         """out[i] = start + i * step over the flat order of out (float or int32)."""
         raise NotImplementedError
-    def clip_by_global_norm(self, grads, clipnorm):
-        """Keras's global_clipnorm: every tensor of the list grads *= clipnorm / max(norm, clipnorm),
-        norm the 2-norm of all of them together (computed without leaving the device)."""
-        raise NotImplementedError
-
-    def adadelta_update(self, w, g, acc_grad, acc_delta, lr, rho, epsilon, weight_decay):
-        """Keras Adadelta: acc_grad = rho acc_grad + (1-rho) g^2;
-        delta = -sqrt(acc_delta + eps) g / sqrt(acc_grad + eps);
-        acc_delta = rho acc_delta + (1-rho) delta^2; w += lr delta."""
-        raise NotImplementedError
-
-    def adamax_update(self, w, g, m, u, lr, beta_1, beta_2, epsilon, step, weight_decay):
-        """Keras Adamax at 1-based step t: m += (g - m)(1-b1); u = max(b2 u, |g|);
-        w -= lr / (1 - b1^t) * m / (u + eps)."""
-        raise NotImplementedError
-
-    def amsgrad_update(self, w, g, m, v, v_hat, lr, beta_1, beta_2, epsilon, step, weight_decay):
-        """Keras Adam(amsgrad=True) at 1-based step t: m and v as adam_update; v_hat = max(v_hat, v);
-        w -= lr sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v_hat) + eps)."""
-        raise NotImplementedError
-
-    def nadam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, weight_decay):
-        """Keras Nadam at 1-based step t, u_product = prod over s <= t of b1 (1 - 0.5 * 0.96^s):
-        m += (g - m)(1-b1); v += (g^2 - v)(1-b2);
-        w -= lr (c_m m + c_g g) / (sqrt(v v_scale) + eps), (c_m, c_g, v_scale) = nadam_coefficients()."""
-        raise NotImplementedError
-
-    def lion_update(self, w, g, m, lr, beta_1, beta_2, weight_decay):
-        """Keras Lion: w -= lr sign(b1 m + (1-b1) g); then m = b2 m + (1-b2) g."""
-        raise NotImplementedError
-
-    def ftrl_update(self, w, g, acc, linear, lr, lr_power, l1, l2, l2_shrinkage, weight_decay):
-        """Keras Ftrl (l2 = l2_regularization_strength + beta / (2 lr)): new = acc + g^2;
-        linear += g + 2 l2_shrinkage w - (new^-p - acc^-p) / lr * w (p = lr_power);
-        w = (clip(linear, -l1, l1) - linear) / (new^-p / lr + 2 l2); acc = new."""
-        raise NotImplementedError
 
     # ------------------------------------------- regularizers, constraints
     def l1_l2_penalty(self, out, w, l1, l2, accumulate=False):
@@ -726,18 +663,7 @@ class Backend:
         desired = rate * clip(norm, min_value, max_value) + (1 - rate) * norm."""
         raise NotImplementedError
 
-    def ema_update(self, average, w, momentum):
-        """Keras use_ema: average = momentum * average + (1 - momentum) * w (momentum 0 copies)."""
-        raise NotImplementedError
-
-
-def nadam_coefficients(beta_1, beta_2, step, u_product):
-    """(c_m, c_g, v_scale) of Keras's Nadam at 1-based `step`: c_m = u_{t+1} / (1 - u_product
-    u_{t+1}), c_g = (1 - u_t) / (1 - u_product), v_scale = 1 / (1 - b2^t), u_s = b1 (1 - 0.5 * 0.96^s)."""
-    u_t = beta_1 * (1.0 - 0.5 * 0.96 ** step)
-    u_t_1 = beta_1 * (1.0 - 0.5 * 0.96 ** (step + 1))
-    return (u_t_1 / (1.0 - u_product * u_t_1), (1.0 - u_t) / (1.0 - u_product),
-            1.0 / (1.0 - beta_2 ** step))
+    # -------------------------------------------------------- optimizers: contract/optimizers.py
 
 
 # The kinds of row_loss_forward/backward, in the order of their integer codes in the C and

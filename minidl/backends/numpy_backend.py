@@ -13,11 +13,12 @@ from .. import activations
 from .base import Backend
 from .host_memory import HostMemory
 from . import color_args, image_args
-from .numpy_ops import (activations as numpy_activations, color, images, losses, optimizers, regularize,
+from .numpy_ops import (activations as numpy_activations, color, images, losses, regularize,
                         row_losses, upsampling, windows)
 from .numpy_ops.attention import NumpyAttentionOps
 from .numpy_ops.depthwise import NumpyDepthwiseOps
 from .numpy_ops.layer_ops import NumpyLayerOps
+from .numpy_ops.optimizers import NumpyOptimizerOps
 from .numpy_ops.recurrent import NumpyRecurrentOps
 from .recurrent_host import HostRecurrentOps
 from .numpy_ops.quantizers import NumpyQuantizerOps
@@ -30,7 +31,7 @@ from .checks import (check_concat, check_dropout_args, check_pixels, check_scala
 
 
 class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, NumpyQuantizerOps,
-                   NumpyBinaryOps, NumpyDepthwiseOps, HostMemory, RoundedOperands, Backend):
+                   NumpyBinaryOps, NumpyDepthwiseOps, NumpyOptimizerOps, HostMemory, RoundedOperands, Backend):
     """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
 
     name = "numpy"
@@ -406,43 +407,7 @@ class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurr
     def row_loss_backward(self, dpred, pred, targets, kind, delta, scale):
         row_losses.row_loss_backward(dpred, pred, targets, kind, delta, scale)
 
-    # -------------------------------------------------------- optimizers
-    def clip_by_value(self, g, clipvalue):
-        optimizers.clip_by_value(g, clipvalue)
-
-    def clip_by_norm(self, g, clipnorm):
-        optimizers.clip_by_norm(g, clipnorm)
-
-    def sgd_update(self, w, g, velocity, lr, momentum, nesterov, weight_decay):
-        optimizers.sgd_update(w, g, velocity, lr, momentum, nesterov, weight_decay)
-
-    def adam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay):
-        optimizers.adam_update(w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay)
-
-    def rmsprop_update(self, w, g, ms, mom, lr, rho, momentum, epsilon, weight_decay):
-        optimizers.rmsprop_update(w, g, ms, mom, lr, rho, momentum, epsilon, weight_decay)
-
-    def adagrad_update(self, w, g, acc, lr, epsilon, weight_decay):
-        optimizers.adagrad_update(w, g, acc, lr, epsilon, weight_decay)
-
-    def adadelta_update(self, w, g, acc_grad, acc_delta, lr, rho, epsilon, weight_decay):
-        optimizers.adadelta_update(w, g, acc_grad, acc_delta, lr, rho, epsilon, weight_decay)
-
-    def amsgrad_update(self, w, g, m, v, v_hat, lr, beta_1, beta_2, epsilon, step, weight_decay):
-        optimizers.amsgrad_update(w, g, m, v, v_hat, lr, beta_1, beta_2, epsilon, step, weight_decay)
-
-    def adamax_update(self, w, g, m, u, lr, beta_1, beta_2, epsilon, step, weight_decay):
-        optimizers.adamax_update(w, g, m, u, lr, beta_1, beta_2, epsilon, step, weight_decay)
-
-    def nadam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, weight_decay):
-        optimizers.nadam_update(w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, weight_decay)
-
-    def lion_update(self, w, g, m, lr, beta_1, beta_2, weight_decay):
-        optimizers.lion_update(w, g, m, lr, beta_1, beta_2, weight_decay)
-
-    def ftrl_update(self, w, g, acc, linear, lr, lr_power, l1, l2, l2_shrinkage, weight_decay):
-        optimizers.ftrl_update(w, g, acc, linear, lr, lr_power, l1, l2, l2_shrinkage, weight_decay)
-
+    # ------------------------------------------- regularizers, constraints
     def l1_l2_penalty(self, out, w, l1, l2, accumulate=False):
         check_scalar_out("l1_l2_penalty", out)
         regularize.l1_l2_penalty(out, w, l1, l2, accumulate)
@@ -459,12 +424,6 @@ class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurr
 
     def norm_constraint(self, w, axis, min_value, max_value, rate):
         regularize.norm_constraint(w, axis, min_value, max_value, rate)
-
-    def ema_update(self, average, w, momentum):
-        optimizers.ema_update(average, w, momentum)
-
-    def clip_by_global_norm(self, grads, clipnorm):
-        optimizers.clip_by_global_norm(grads, clipnorm)
 
 
 def create(**options):

@@ -26,7 +26,8 @@ from .depthwise import DepthwiseOps
 from .images import ImageOps
 from .layer_ops import CpuLayerOps
 from .linalg import LinalgOps
-from .optim_ops import OptimOps
+from .optimizers import CpuOptimizerOps
+from .regularizers import CpuRegularizerOps
 from .recurrent import CpuRecurrentOps
 from ..recurrent_host import HostRecurrentOps
 from .quantizer_ops import CpuQuantizerOps
@@ -44,7 +45,7 @@ def _rows_cols(shape):
 
 
 class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, CpuQuantizerOps,
-                 CpuBinaryOps, LinalgOps, DepthwiseOps, OptimOps, RowLossOps, HostMemory, RoundedOperands,
+                 CpuBinaryOps, LinalgOps, DepthwiseOps, CpuOptimizerOps, CpuRegularizerOps, RowLossOps, HostMemory, RoundedOperands,
                  Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
 
@@ -426,43 +427,3 @@ class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, CpuLayerOps, CpuRecurr
     def all_finite(self, out, x):
         self._lib.minidl_all_finite(output("all_finite", "out", out, (1,)), checked("all_finite", "x", x),
                                     x.size)
-
-    # -------------------------------------------------------- optimizers
-    def clip_by_value(self, g, clipvalue):
-        self._lib.minidl_clip_by_value(output("clip_by_value", "g", g), float(clipvalue), g.size)
-
-    def clip_by_norm(self, g, clipnorm):
-        self._lib.minidl_clip_by_norm(output("clip_by_norm", "g", g), float(clipnorm), g.size)
-
-    def sgd_update(self, w, g, velocity, lr, momentum, nesterov, weight_decay):
-        op = "sgd_update"
-        pw = output(op, "w", w)
-        if velocity is None and momentum:
-            raise ValueError(f"{op}: momentum={momentum} needs a velocity tensor of shape "
-                             f"{tuple(w.shape)}, got None")
-        pvelocity = self._optional(op, "velocity", velocity, w.shape, True)
-        self._lib.minidl_sgd_update(pw, pvelocity, checked(op, "g", g, w.shape), float(lr), float(momentum),
-                                    int(bool(nesterov)), float(weight_decay), w.size)
-
-    def adam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay):
-        op = "adam_update"
-        if step < 1:
-            raise ValueError(f"{op}: step is 1-based, got {step}")
-        pw = output(op, "w", w)
-        self._lib.minidl_adam_update(pw, output(op, "m", m, w.shape), output(op, "v", v, w.shape),
-                                     checked(op, "g", g, w.shape), float(lr), float(beta_1), float(beta_2),
-                                     float(epsilon), int(step), float(weight_decay), w.size)
-
-    def rmsprop_update(self, w, g, ms, mom, lr, rho, momentum, epsilon, weight_decay):
-        op = "rmsprop_update"
-        pw = output(op, "w", w)
-        self._lib.minidl_rmsprop_update(pw, output(op, "ms", ms, w.shape),
-                                        self._optional(op, "mom", mom, w.shape, True),
-                                        checked(op, "g", g, w.shape), float(lr), float(rho), float(momentum),
-                                        float(epsilon), float(weight_decay), w.size)
-
-    def adagrad_update(self, w, g, acc, lr, epsilon, weight_decay):
-        op = "adagrad_update"
-        pw = output(op, "w", w)
-        self._lib.minidl_adagrad_update(pw, output(op, "acc", acc, w.shape), checked(op, "g", g, w.shape),
-                                        float(lr), float(epsilon), float(weight_decay), w.size)

@@ -21,7 +21,8 @@ from .gemm import Gemm
 from .group_ops import GroupOps
 from .images import ImageOps
 from .layer_ops import LayerOps
-from .optim_ops import OptimOps
+from .optimizers import OptimizerOps
+from .regularizers import RegularizerOps
 from .recurrent import RecurrentOps
 from ..recurrent_device import DeviceRecurrentOps
 from .quantizer_ops import QuantizerOps
@@ -39,12 +40,12 @@ COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 
 
 
-class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, QuantizerOps, BinaryOps, OptimOps,
-                    RowLossOps, ConvOps, DepthwiseOps, GroupOps, RecurrentOps, DeviceRecurrentOps,
+class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, QuantizerOps, BinaryOps,
+                    OptimizerOps, RegularizerOps, RowLossOps, ConvOps, DepthwiseOps, GroupOps, RecurrentOps, DeviceRecurrentOps,
                     RoundedOperands, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
-    convolutions in conv.ConvOps; losses, metrics, reductions and optimizer updates in
-    training_ops.TrainingOps; the GPU profile's cooperative reductions in group_ops.GroupOps.
+    convolutions in conv.ConvOps; losses, metrics and reductions in training_ops.TrainingOps;
+    optimizer updates in optimizers.OptimizerOps; the GPU profile's cooperative reductions in group_ops.GroupOps.
     The runtime's profile ("cpu" or "gpu") is the one switch between the two kernel shapes:
     the GEMM family (gemm.default_params, and with it the convolutions), and here `gpu`."""
 

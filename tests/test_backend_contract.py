@@ -1,0 +1,105 @@
+"""The executable contract (minidl/backends/contract/): every backend runs the same checks and
+the same host arithmetic, because the public op is the contract's and only the underscore-named
+implementation is the backend's."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+from minidl.backends.contract.optimizers import OptimizersSection, adam_step_size, nadam_coefficients
+
+SECTIONS = (OptimizersSection,)
+
+
+def _public_ops(section):
+    return [name for name, _ in inspect.getmembers(section, inspect.isfunction) if not name.startswith("_")]
+
+
+def test_no_backend_overrides_a_checked_op(backend):
+    """A backend that defined a public op of an executable section would skip its checks."""
+    for section in SECTIONS:
+        for name in _public_ops(section):
+            assert getattr(type(backend), name) is getattr(section, name), (
+                f"{type(backend).__name__}.{name} overrides the contract's checked op; implement _{name}")
+            assert callable(getattr(backend, f"_{name}", None)), f"{type(backend).__name__} lacks _{name}"
+
+
+def test_every_backend_implements_the_sections():
+    """The three backend classes implement every underscore name, whatever this machine has."""
+    from minidl.backends.cpu.backend import CpuBackend
+    from minidl.backends.numpy_backend import NumpyBackend
+    from minidl.backends.opencl.backend import OpenCLBackend
+    for cls in (NumpyBackend, CpuBackend, OpenCLBackend):
+        for section in SECTIONS:
+            for name in _public_ops(section):
+                assert getattr(cls, name) is getattr(section, name), f"{cls.__name__}.{name}"
+                assert hasattr(cls, f"_{name}"), f"{cls.__name__} lacks _{name}"
+
+
+def _tensors(backend, *shapes):
+    rng = np.random.default_rng(0)
+    return [backend.from_numpy(rng.standard_normal(s).astype(np.float32)) for s in shapes]
+
+
+BIAS_CORRECTED = {
+    "adam_update": lambda b, w, g, s: b.adam_update(w, g, s[0], s[1], 0.1, 0.9, 0.999, 1e-7, 0, 0.0),
+    "amsgrad_update": lambda b, w, g, s: b.amsgrad_update(w, g, s[0], s[1], s[2], 0.1, 0.9, 0.999, 1e-7, 0, 0.0),
+    "adamax_update": lambda b, w, g, s: b.adamax_update(w, g, s[0], s[1], 0.1, 0.9, 0.999, 1e-7, 0, 0.0),
+    "nadam_update": lambda b, w, g, s: b.nadam_update(w, g, s[0], s[1], 0.1, 0.9, 0.999, 1e-7, 0, 0.9, 0.0),
+}
+
+
+@pytest.mark.parametrize("op", sorted(BIAS_CORRECTED))
+def test_step_is_one_based_on_every_backend(backend, op):
+    """Step 0 would divide by 1 - beta ** 0 = 0: every backend refuses it with one message
+    (opencl's adam_update used to run it)."""
+    w, g, *state = _tensors(backend, (3, 4), (3, 4), (3, 4), (3, 4), (3, 4))
+    before = backend.to_numpy(w)
+    with pytest.raises(ValueError, match=rf"^{op}: step is 1-based, got 0$"):
+        BIAS_CORRECTED[op](backend, w, g, state)
+    np.testing.assert_array_equal(backend.to_numpy(w), before)   # nothing ran
+
+
+def test_state_shapes_are_checked_alike(backend):
+    """A state tensor of another shape (even of the same size) is refused with the same message
+    on every backend."""
+    w, g, m, v = _tensors(backend, (3, 4), (3, 4), (3, 4), (4, 3))
+    with pytest.raises(ValueError, match=r"^adam_update: v must have shape \(3, 4\), got \(4, 3\)$"):
+        backend.adam_update(w, g, m, v, 0.1, 0.9, 0.999, 1e-7, 1, 0.0)
+    w, g, velocity = _tensors(backend, (5,), (6,), (5,))
+    with pytest.raises(ValueError, match=r"^sgd_update: g must have shape \(5,\), got \(6,\)$"):
+        backend.sgd_update(w, g, velocity, 0.1, 0.9, False, 0.0)
+    with pytest.raises(ValueError, match=r"^sgd_update: momentum=0.9 needs a velocity tensor"):
+        backend.sgd_update(w, w, None, 0.1, 0.9, False, 0.0)
+    average, w = _tensors(backend, (2, 3), (3, 2))
+    with pytest.raises(ValueError, match=r"^ema_update: w must have shape \(2, 3\), got \(3, 2\)$"):
+        backend.ema_update(average, w, 0.9)
+
+
+@pytest.mark.parametrize("step", [1, 2, 7])
+def test_bias_correction_is_the_contracts(backend, step):
+    """adam, amsgrad, adamax and nadam at `step` equal the float64 formulas with the contract's
+    corrections (one place computes them for every backend)."""
+    rng = np.random.default_rng(step)
+    w0, g, m0, v0 = (rng.standard_normal((4, 5)) for _ in range(4))
+    v0 = np.abs(v0)
+    b1, b2, eps, lr = 0.9, 0.999, 1e-7, 0.01
+    m = b1 * m0 + (1 - b1) * g
+    v = b2 * v0 + (1 - b2) * g * g
+    expected = {
+        "adam": w0 - adam_step_size(lr, b1, b2, step) * m / (np.sqrt(v) + eps),
+        "adamax": w0 - lr / (1 - b1 ** step) * m / (np.maximum(b2 * v0, np.abs(g)) + eps),
+    }
+    c_m, c_g, v_scale = nadam_coefficients(b1, b2, step, 0.5)
+    expected["nadam"] = w0 - lr * (c_m * m + c_g * g) / (np.sqrt(v * v_scale) + eps)
+    for name, expect in expected.items():
+        w, gt, mt, vt = (backend.from_numpy(a.astype(np.float32)) for a in (w0, g, m0, v0))
+        if name == "adam":
+            backend.adam_update(w, gt, mt, vt, lr, b1, b2, eps, step, 0.0)
+        elif name == "adamax":
+            backend.adamax_update(w, gt, mt, vt, lr, b1, b2, eps, step, 0.0)
+        else:
+            backend.nadam_update(w, gt, mt, vt, lr, b1, b2, eps, step, 0.5, 0.0)
+        np.testing.assert_allclose(backend.to_numpy(w), expect, rtol=2e-5, atol=2e-6, err_msg=name)
+
