@@ -7,9 +7,10 @@ import inspect
 import numpy as np
 import pytest
 
+from minidl.backends.contract.normalization import NormalizationSection
 from minidl.backends.contract.optimizers import OptimizersSection, adam_step_size, nadam_coefficients
 
-SECTIONS = (OptimizersSection,)
+SECTIONS = (NormalizationSection, OptimizersSection)
 
 
 def _public_ops(section):
@@ -103,3 +104,41 @@ def test_bias_correction_is_the_contracts(backend, step):
             backend.nadam_update(w, gt, mt, vt, lr, b1, b2, eps, step, 0.5, 0.0)
         np.testing.assert_allclose(backend.to_numpy(w), expect, rtol=2e-5, atol=2e-6, err_msg=name)
 
+
+
+def test_normalization_shapes_are_checked_alike(backend):
+    x, out, mean, invstd, gamma, beta = _tensors(backend, (6, 4), (6, 4), (4,), (4,), (4,), (3,))
+    with pytest.raises(ValueError, match=r"^batchnorm_forward_train: beta must have shape \(4,\), got \(3,\)$"):
+        backend.batchnorm_forward_train(out, mean, invstd, x, gamma, beta, mean, invstd, 0.9, 1e-3)
+    with pytest.raises(ValueError, match=r"^batchnorm_forward_infer: out must have shape \(6, 4\), got \(4,\)$"):
+        backend.batchnorm_forward_infer(gamma, x, gamma, None, mean, invstd, 1e-3)
+    rows_mean, = _tensors(backend, (6,))
+    with pytest.raises(ValueError, match=r"^layernorm_forward: mean must have shape \(6,\), got \(4,\)$"):
+        backend.layernorm_forward(out, mean, rows_mean, x, gamma, gamma, 1e-3)
+    with pytest.raises(ValueError, match=r"^layernorm_backward: x must be 2-D \(rows, channels\), got shape \(4,\)$"):
+        backend.layernorm_backward(out, gamma, gamma, out, gamma, rows_mean, rows_mean, gamma)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_batchnorm_without_scale_and_center_on_every_backend(backend, affine):
+    """gamma / beta / dgamma / dbeta None (scale=False, center=False) mean 1 and 0 and no
+    gradient, on every backend (opencl used to need the tensors)."""
+    rng = np.random.default_rng(1)
+    x0, dout0 = rng.standard_normal((2, 10, 3))
+    x, dout = backend.from_numpy(x0.astype(np.float32)), backend.from_numpy(dout0.astype(np.float32))
+    out, dx = backend.empty((10, 3)), backend.empty((10, 3))
+    mean, invstd, moving_mean, moving_var = (backend.zeros((3,)) for _ in range(4))
+    ones = backend.from_numpy(np.ones(3, np.float32)) if affine else None
+    zeros = backend.zeros((3,)) if affine else None
+    backend.batchnorm_forward_train(out, mean, invstd, x, ones, zeros, moving_mean, moving_var, 0.9, 1e-3)
+    xhat = (x0 - x0.mean(0)) / np.sqrt(x0.var(0) + 1e-3)
+    np.testing.assert_allclose(backend.to_numpy(out), xhat, rtol=1e-4, atol=1e-5)
+    dgamma = backend.empty((3,)) if affine else None
+    dbeta = backend.empty((3,)) if affine else None
+    backend.batchnorm_backward(dx, dgamma, dbeta, dout, x, mean, invstd, ones)
+    n = x0.shape[0]
+    expect = (n * dout0 - dout0.sum(0) - xhat * (dout0 * xhat).sum(0)) / (n * np.sqrt(x0.var(0) + 1e-3))
+    np.testing.assert_allclose(backend.to_numpy(dx), expect, rtol=1e-4, atol=1e-5)
+    backend.batchnorm_forward_infer(out, x, ones, zeros, moving_mean, moving_var, 1e-3)
+    expect = (x0 - backend.to_numpy(moving_mean)) / np.sqrt(backend.to_numpy(moving_var) + 1e-3)
+    np.testing.assert_allclose(backend.to_numpy(out), expect, rtol=1e-4, atol=1e-5)

@@ -26,6 +26,7 @@ Conventions used by every op:
 
 import math
 
+from .contract.normalization import NormalizationSection
 from .contract.optimizers import OptimizersSection
 from .depthwise_geometry import depthwise_window
 from .window import (Window2D, conv_output_length, make_window, same_padding,  # noqa: F401
@@ -53,7 +54,7 @@ class BackendUnavailable(RuntimeError):
     """Raised when a backend cannot run on this machine; the message says why and what to do."""
 
 
-class Backend(OptimizersSection):
+class Backend(NormalizationSection, OptimizersSection):
     """Base class of every backend. Each method documents one op of the contract; the sections
     in minidl/backends/contract/ (the base classes) are executable: their public methods check
     the arguments and call the backend's underscore-named implementation."""
@@ -335,33 +336,7 @@ class Backend(OptimizersSection):
         """dpre (T, N, u) = dL/dpre, drecurrent_kernel (u, u) (overwritten), dh0 from dhseq."""
         raise NotImplementedError
 
-    # --------------------------------------------------- normalization
-    # x is viewed as (M, C): statistics are per channel (the last axis).
-    def batchnorm_forward_train(self, out, mean, invstd, x, gamma, beta,
-                                moving_mean, moving_var, momentum, epsilon):
-        """Normalize with the batch statistics: mean (C,) and invstd (C,) = 1/sqrt(var + eps)
-        are saved for backward; moving_mean/var are updated in place as
-        moving = moving * momentum + batch * (1 - momentum) (biased batch variance)."""
-        raise NotImplementedError
-
-    def batchnorm_forward_infer(self, out, x, gamma, beta, moving_mean, moving_var, epsilon):
-        """out = gamma * (x - moving_mean) / sqrt(moving_var + eps) + beta."""
-        raise NotImplementedError
-
-    def batchnorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
-        """Gradients of batchnorm_forward_train with respect to x, gamma and beta."""
-        raise NotImplementedError
-
-    # x is viewed as (M, C): statistics are per row (Keras LayerNormalization, axis=-1).
-    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon, centered=True):
-        """out (M, C) = (x - mean) * invstd * gamma + beta, gamma and beta (C,); each row's mean
-        (M,) and invstd (M,) = 1/sqrt(var + eps) (biased variance) are saved for backward.
-        centered=False: out = x * invstd * gamma + beta (Keras's rms_scaling)."""
-        raise NotImplementedError
-
-    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma, centered=True):
-        """dx (M, C), dgamma (C,) and dbeta (C,): the gradients of layernorm_forward."""
-        raise NotImplementedError
+    # --------------------------------------------------- normalization: contract/normalization.py
 
     # ------------------------------------------------------- quantizers
     def quantize_forward(self, out, x, name, param=0.0, stat=None):

@@ -18,6 +18,7 @@ from .numpy_ops import (activations as numpy_activations, color, images, losses,
 from .numpy_ops.attention import NumpyAttentionOps
 from .numpy_ops.depthwise import NumpyDepthwiseOps
 from .numpy_ops.layer_ops import NumpyLayerOps
+from .numpy_ops.normalization import NumpyNormalizationOps
 from .numpy_ops.optimizers import NumpyOptimizerOps
 from .numpy_ops.recurrent import NumpyRecurrentOps
 from .recurrent_host import HostRecurrentOps
@@ -31,7 +32,8 @@ from .checks import (check_concat, check_dropout_args, check_pixels, check_scala
 
 
 class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, NumpyQuantizerOps,
-                   NumpyBinaryOps, NumpyDepthwiseOps, NumpyOptimizerOps, HostMemory, RoundedOperands, Backend):
+                   NumpyBinaryOps, NumpyDepthwiseOps, NumpyOptimizerOps, NumpyNormalizationOps,
+                   HostMemory, RoundedOperands, Backend):
     """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
 
     name = "numpy"
@@ -176,90 +178,6 @@ class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurr
         for dx in dxs:
             dx[...] = dout[..., start:start + dx.shape[-1]]
             start += dx.shape[-1]
-
-    # --------------------------------------------------- normalization
-    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon, centered=True):
-        op = "layernorm_forward"
-        check_shape(op, "x", x, x.shape[:1] + (gamma.shape[0],))
-        for name, t, shape in (("out", out, x.shape), ("mean", mean, x.shape[:1]),
-                               ("invstd", invstd, x.shape[:1]), ("beta", beta, gamma.shape)):
-            check_shape(op, name, t, shape)
-        m = x.mean(axis=1, keepdims=True)
-        inv = 1 / np.sqrt(((x - m) ** 2).mean(axis=1, keepdims=True) + epsilon)
-        out[...] = (x - (m if centered else 0)) * inv * gamma + beta
-        mean[...] = m[:, 0]
-        invstd[...] = inv[:, 0]
-
-    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma, centered=True):
-        op = "layernorm_backward"
-        for name, t, shape in (("dx", dx, x.shape), ("dout", dout, x.shape), ("dgamma", dgamma, gamma.shape),
-                               ("dbeta", dbeta, gamma.shape), ("mean", mean, x.shape[:1]),
-                               ("invstd", invstd, x.shape[:1])):
-            check_shape(op, name, t, shape)
-        inv = invstd[:, None]
-        xhat = (x - mean[:, None]) * inv
-        g = dout * gamma
-        scaled = xhat if centered else x * inv   # what gamma multiplies in forward
-        dgamma[...] = (dout * scaled).sum(axis=0)
-        dbeta[...] = dout.sum(axis=0)
-        dx[...] = inv * (g - (g.mean(axis=1, keepdims=True) if centered else 0)
-                         - xhat * (g * scaled).mean(axis=1, keepdims=True))
-
-    def batchnorm_forward_train(self, out, mean, invstd, x, gamma, beta,
-                                moving_mean, moving_var, momentum, epsilon):
-        op = "batchnorm_forward_train"
-        channels = x.shape[-1]
-        check_shape(op, "out", out, x.shape)
-        for name, tensor in (("mean", mean), ("invstd", invstd), ("gamma", gamma), ("beta", beta),
-                             ("moving_mean", moving_mean), ("moving_var", moving_var)):
-            if tensor is not None:
-                check_shape(op, name, tensor, (channels,))
-        rows = x.reshape(-1, channels)                      # (M, C)
-        batch_mean = rows.mean(axis=0)
-        batch_var = np.square(rows - batch_mean).mean(axis=0)   # biased, as Keras
-        batch_invstd = 1 / np.sqrt(batch_var + epsilon)
-        out[...] = self._normalize(rows, batch_mean, batch_invstd, gamma, beta).reshape(x.shape)
-        mean[...] = batch_mean
-        invstd[...] = batch_invstd
-        moving_mean[...] = moving_mean * momentum + batch_mean * (1 - momentum)
-        moving_var[...] = moving_var * momentum + batch_var * (1 - momentum)
-
-    @staticmethod
-    def _normalize(rows, mean, invstd, gamma, beta):
-        """gamma * (rows - mean) * invstd + beta; gamma/beta None mean 1 and 0 (scale/center off)."""
-        scale = invstd if gamma is None else gamma * invstd
-        result = (rows - mean) * scale
-        if beta is not None:
-            result += beta
-        return result
-
-    def batchnorm_forward_infer(self, out, x, gamma, beta, moving_mean, moving_var, epsilon):
-        op = "batchnorm_forward_infer"
-        channels = x.shape[-1]
-        check_shape(op, "out", out, x.shape)
-        check_shape(op, "moving_mean", moving_mean, (channels,))
-        check_shape(op, "moving_var", moving_var, (channels,))
-        invstd = 1 / np.sqrt(moving_var + epsilon)
-        out[...] = self._normalize(x, moving_mean, invstd, gamma, beta)
-
-    def batchnorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
-        op = "batchnorm_backward"
-        channels = x.shape[-1]
-        check_shape(op, "dout", dout, x.shape)
-        check_shape(op, "dx", dx, x.shape)
-        rows = x.reshape(-1, channels)                      # (M, C)
-        drows = dout.reshape(-1, channels)
-        count = rows.shape[0]
-        xhat = (rows - mean) * invstd
-        sum_dout = drows.sum(axis=0)
-        sum_dout_xhat = (drows * xhat).sum(axis=0)
-        scale = invstd if gamma is None else gamma * invstd
-        grad = scale / count * (count * drows - sum_dout - xhat * sum_dout_xhat)
-        dx[...] = grad.reshape(x.shape)
-        if dgamma is not None:
-            dgamma[...] = sum_dout_xhat
-        if dbeta is not None:
-            dbeta[...] = sum_dout
 
     # ---------------------------------------------------------- dropout
     def dropout_forward(self, out, mask, x, rate, seed):

@@ -25,6 +25,7 @@ from .attention import CpuAttentionOps
 from .depthwise import DepthwiseOps
 from .images import ImageOps
 from .layer_ops import CpuLayerOps
+from .normalization import CpuNormalizationOps
 from .linalg import LinalgOps
 from .optimizers import CpuOptimizerOps
 from .regularizers import CpuRegularizerOps
@@ -45,7 +46,7 @@ def _rows_cols(shape):
 
 
 class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, CpuQuantizerOps,
-                 CpuBinaryOps, LinalgOps, DepthwiseOps, CpuOptimizerOps, CpuRegularizerOps, RowLossOps, HostMemory, RoundedOperands,
+                 CpuBinaryOps, LinalgOps, DepthwiseOps, CpuNormalizationOps, CpuOptimizerOps, CpuRegularizerOps, RowLossOps, HostMemory, RoundedOperands,
                  Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
 
@@ -215,66 +216,9 @@ class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, CpuLayerOps, CpuRecurr
                                           width, rows)
             offset += width
 
-    # --------------------------------------------------- normalization
     @staticmethod
     def _optional(op, name, t, shape, writable=False):
         return ffi.NULL if t is None else checked(op, name, t, shape, writable=writable)
-
-    @staticmethod
-    def _layernorm_rows(op, x):
-        """(pointer to x, rows, channels) of a layernorm op's 2-D input."""
-        px = checked(op, "x", x)
-        if x.ndim != 2:
-            raise ValueError(f"{op}: x must be 2-D (rows, channels), got shape {x.shape}")
-        return (px,) + x.shape
-
-    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon, centered=True):
-        op = "layernorm_forward"
-        px, rows, c = self._layernorm_rows(op, x)
-        self._lib.minidl_layernorm_forward(
-            output(op, "out", out, x.shape), output(op, "mean", mean, (rows,)),
-            output(op, "invstd", invstd, (rows,)), px, checked(op, "gamma", gamma, (c,)),
-            checked(op, "beta", beta, (c,)), float(epsilon), int(bool(centered)), rows, c)
-
-    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma, centered=True):
-        op = "layernorm_backward"
-        px, rows, c = self._layernorm_rows(op, x)
-        self._lib.minidl_layernorm_backward(
-            output(op, "dx", dx, x.shape), output(op, "dgamma", dgamma, (c,)),
-            output(op, "dbeta", dbeta, (c,)), checked(op, "dout", dout, x.shape), px,
-            checked(op, "mean", mean, (rows,)), checked(op, "invstd", invstd, (rows,)),
-            checked(op, "gamma", gamma, (c,)), int(bool(centered)), rows, c, self._column_scratch(c))
-
-    def batchnorm_forward_train(self, out, mean, invstd, x, gamma, beta,
-                                moving_mean, moving_var, momentum, epsilon):
-        op = "batchnorm_forward_train"
-        px = checked(op, "x", x)
-        rows, c = _rows_cols(x.shape)
-        self._lib.minidl_batchnorm_forward_train(
-            output(op, "out", out, x.shape), output(op, "mean", mean, (c,)),
-            output(op, "invstd", invstd, (c,)), output(op, "moving_mean", moving_mean, (c,)),
-            output(op, "moving_var", moving_var, (c,)), px, self._optional(op, "gamma", gamma, (c,)),
-            self._optional(op, "beta", beta, (c,)), float(momentum), float(epsilon), rows, c,
-            self._column_scratch(c))
-
-    def batchnorm_forward_infer(self, out, x, gamma, beta, moving_mean, moving_var, epsilon):
-        op = "batchnorm_forward_infer"
-        px = checked(op, "x", x)
-        rows, c = _rows_cols(x.shape)
-        self._lib.minidl_batchnorm_forward_infer(
-            output(op, "out", out, x.shape), px, self._optional(op, "gamma", gamma, (c,)),
-            self._optional(op, "beta", beta, (c,)), checked(op, "moving_mean", moving_mean, (c,)),
-            checked(op, "moving_var", moving_var, (c,)), float(epsilon), rows, c, self._column_scratch(c))
-
-    def batchnorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
-        op = "batchnorm_backward"
-        px = checked(op, "x", x)
-        rows, c = _rows_cols(x.shape)
-        self._lib.minidl_batchnorm_backward(
-            output(op, "dx", dx, x.shape), self._optional(op, "dgamma", dgamma, (c,), True),
-            self._optional(op, "dbeta", dbeta, (c,), True), checked(op, "dout", dout, x.shape), px,
-            checked(op, "mean", mean, (c,)), checked(op, "invstd", invstd, (c,)),
-            self._optional(op, "gamma", gamma, (c,)), rows, c, self._column_scratch(c))
 
     # ---------------------------------------------------------- dropout
     def dropout_forward(self, out, mask, x, rate, seed):

@@ -21,6 +21,7 @@ from .gemm import Gemm
 from .group_ops import GroupOps
 from .images import ImageOps
 from .layer_ops import LayerOps
+from .normalization import NormalizationOps
 from .optimizers import OptimizerOps
 from .regularizers import RegularizerOps
 from .recurrent import RecurrentOps
@@ -31,17 +32,16 @@ from .row_loss_ops import RowLossOps
 from .runtime import Runtime
 from .tensor import CLTensor
 from .tensor_ops import OpenCLTensorOps
-from .training_ops import TrainingOps
+from .training_ops import COLUMN_PARTS, TrainingOps
 from . import tuner
 
 LOCAL_1D = 64          # work-group size of the one-dimensional kernels ...
 MIN_GROUPS = 8         # ... shrunk so that a small launch still spreads over several groups
-COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 
 
 
 class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, QuantizerOps, BinaryOps,
-                    OptimizerOps, RegularizerOps, RowLossOps, ConvOps, DepthwiseOps, GroupOps, RecurrentOps, DeviceRecurrentOps,
+                    NormalizationOps, OptimizerOps, RegularizerOps, RowLossOps, ConvOps, DepthwiseOps, GroupOps, RecurrentOps, DeviceRecurrentOps,
                     RoundedOperands, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
     convolutions in conv.ConvOps; losses, metrics and reductions in training_ops.TrainingOps;
@@ -369,71 +369,6 @@ class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, TrainingOps, LayerO
             self._run1d("elementwise.cl", "concat_piece_backward", rows, dx, dout, c_in,
                         dout.shape[-1], offset, rows)
             offset += c_in
-
-    # --------------------------------------------------- normalization
-    def _bn_geometry(self, op, x, vectors):
-        c = x.shape[-1]
-        for name, v in vectors.items():
-            self._check(op, name, v, (c,))
-        m = x.size // c
-        parts = max(1, min(COLUMN_PARTS, m))
-        return m, c, parts, -(-m // parts)
-
-    def batchnorm_forward_train(self, out, mean, invstd, x, gamma, beta,
-                                moving_mean, moving_var, momentum, epsilon):
-        self._check_same_size("batchnorm_forward_train", ("out", "x"), (out, x))
-        m, c, parts, rows_per_part = self._bn_geometry(
-            "batchnorm_forward_train", x, {"mean": mean, "invstd": invstd, "gamma": gamma,
-                                           "beta": beta, "moving_mean": moving_mean,
-                                           "moving_var": moving_var})
-        self._column_sums(mean, x, 1.0 / m, accumulate=False)
-        if self.gpu:
-            (partial,), parts = self.column_partials("batchnorm_sqdev_partial_wg", 1, (x, mean), m, c)
-        else:
-            partial = self._scratch_tensor("column_partial", (parts, c))
-            self._run1d("batchnorm.cl", "batchnorm_sqdev_partial", parts, partial, x, mean, m, c,
-                        rows_per_part, parts)
-        self.rt.launch(self._kernel("batchnorm.cl", "batchnorm_forward_train_finish"), (c,), None,
-                       invstd, moving_mean, moving_var, mean, partial, parts, c, m,
-                       float(momentum), float(epsilon))
-        if self.gpu:
-            self.per_element("batchnorm_normalize_elements", x.size, out, x, mean, invstd, gamma,
-                             beta, c)
-            return
-        self._run1d("batchnorm.cl", "batchnorm_normalize", m, out, x, mean, invstd, gamma, beta, m, c)
-
-    def batchnorm_forward_infer(self, out, x, gamma, beta, moving_mean, moving_var, epsilon):
-        self._check_same_size("batchnorm_forward_infer", ("out", "x"), (out, x))
-        m, c, _, _ = self._bn_geometry("batchnorm_forward_infer", x, {
-            "gamma": gamma, "beta": beta, "moving_mean": moving_mean, "moving_var": moving_var})
-        if self.gpu:
-            self.per_element("batchnorm_forward_infer_elements", x.size, out, x, gamma, beta,
-                             moving_mean, moving_var, float(epsilon), c)
-            return
-        self._run1d("batchnorm.cl", "batchnorm_forward_infer", m, out, x, gamma, beta, moving_mean,
-                    moving_var, float(epsilon), m, c)
-
-    def batchnorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
-        self._check_same_size("batchnorm_backward", ("dx", "dout", "x"), (dx, dout, x))
-        m, c, parts, rows_per_part = self._bn_geometry(
-            "batchnorm_backward", x, {"dgamma": dgamma, "dbeta": dbeta, "mean": mean,
-                                      "invstd": invstd, "gamma": gamma})
-        if self.gpu:
-            (partial_dbeta, partial_dgamma), parts = self.column_partials(
-                "batchnorm_backward_partial_wg", 2, (dout, x, mean, invstd), m, c)
-        else:
-            partial_dbeta = self._scratch_tensor("column_partial", (parts, c))
-            partial_dgamma = self._scratch_tensor("column_partial_2", (parts, c))
-            self._run1d("batchnorm.cl", "batchnorm_backward_partial", parts, partial_dbeta,
-                        partial_dgamma, dout, x, mean, invstd, m, c, rows_per_part, parts)
-        self.rt.launch(self._kernel("batchnorm.cl", "batchnorm_backward_finish"), (c,), None,
-                       dgamma, dbeta, partial_dgamma, partial_dbeta, parts, c)
-        if self.gpu:
-            self.per_element("batchnorm_backward_dx_elements", x.size, dx, dout, x, mean, invstd,
-                             gamma, dgamma, dbeta, m, c)
-            return
-        self._run1d("batchnorm.cl", "batchnorm_backward_dx", m, dx, dout, x, mean, invstd, gamma,
-                    dgamma, dbeta, m, c)
 
     # ---------------------------------------------------------- dropout
     def dropout_forward(self, out, mask, x, rate, seed):

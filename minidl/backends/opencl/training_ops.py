@@ -12,6 +12,7 @@ from ..checks import is_sparse
 
 REDUCE_PARTS = 256       # at most this many partial sums in the first pass of a whole-tensor reduction
 REDUCE_MIN_CHUNK = 1024  # elements per partial sum at the least
+COLUMN_PARTS = 64        # row chunks of the first pass of a per-column reduction
 
 
 class TrainingOps:
