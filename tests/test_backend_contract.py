@@ -3,18 +3,25 @@ the same host arithmetic, because the public op is the contract's and only the u
 implementation is the backend's."""
 
 import inspect
+import re
 
 import numpy as np
 import pytest
 
+from minidl.backends.contract.convolution import ConvolutionSection
 from minidl.backends.contract.normalization import NormalizationSection
 from minidl.backends.contract.optimizers import OptimizersSection, adam_step_size, nadam_coefficients
 
-SECTIONS = (NormalizationSection, OptimizersSection)
+SECTIONS = (ConvolutionSection, NormalizationSection, OptimizersSection)
 
 
 def _public_ops(section):
     return [name for name, _ in inspect.getmembers(section, inspect.isfunction) if not name.startswith("_")]
+
+
+def _implementations(section):
+    """The underscore names a section's public ops call: what every backend must implement."""
+    return sorted(set(re.findall(r"self\.(_[a-z0-9_]+)\(", inspect.getsource(section))))
 
 
 def test_no_backend_overrides_a_checked_op(backend):
@@ -23,7 +30,8 @@ def test_no_backend_overrides_a_checked_op(backend):
         for name in _public_ops(section):
             assert getattr(type(backend), name) is getattr(section, name), (
                 f"{type(backend).__name__}.{name} overrides the contract's checked op; implement _{name}")
-            assert callable(getattr(backend, f"_{name}", None)), f"{type(backend).__name__} lacks _{name}"
+        for name in _implementations(section):
+            assert callable(getattr(backend, name, None)), f"{type(backend).__name__} lacks {name}"
 
 
 def test_every_backend_implements_the_sections():
@@ -35,7 +43,8 @@ def test_every_backend_implements_the_sections():
         for section in SECTIONS:
             for name in _public_ops(section):
                 assert getattr(cls, name) is getattr(section, name), f"{cls.__name__}.{name}"
-                assert hasattr(cls, f"_{name}"), f"{cls.__name__} lacks _{name}"
+            for name in _implementations(section):
+                assert hasattr(cls, name), f"{cls.__name__} lacks {name}"
 
 
 def _tensors(backend, *shapes):
@@ -142,3 +151,41 @@ def test_batchnorm_without_scale_and_center_on_every_backend(backend, affine):
     backend.batchnorm_forward_infer(out, x, ones, zeros, moving_mean, moving_var, 1e-3)
     expect = (x0 - backend.to_numpy(moving_mean)) / np.sqrt(backend.to_numpy(moving_var) + 1e-3)
     np.testing.assert_allclose(backend.to_numpy(out), expect, rtol=1e-4, atol=1e-5)
+
+
+def test_conv_plans_and_shapes_are_checked_alike(backend):
+    """One set of rules for a conv plan and the tensors of its three ops on every backend (the
+    cpu backend's used to be its own)."""
+    with pytest.raises(ValueError, match=r"^conv2d_plan: input shape \(2, 5, 5, 3\) must be \(N, H, W, 2\)"):
+        backend.conv2d_plan((2, 5, 5, 3), (3, 3, 2, 4), (1, 1), "same")
+    with pytest.raises(ValueError, match=r"^conv2d_plan: .*groups=2 \(filters divisible by groups\)"):
+        backend.conv2d_plan((2, 5, 5, 4), (3, 3, 2, 5), (1, 1), "same", groups=2)
+    with pytest.raises(ValueError, match=r"^conv2d_plan: kernel \(7, 7\) .* leaves no output"):
+        backend.conv2d_plan((2, 5, 5, 3), (7, 7, 3, 4), (1, 1), "valid")
+    with pytest.raises(ValueError, match=r"^conv2d_transpose_plan: input shape \(2, 5, 5, 3\) must be"):
+        backend.conv2d_transpose_plan((2, 5, 5, 3), (3, 3, 4, 2), (2, 2), "same")
+    plan = backend.conv2d_plan((2, 5, 5, 3), (3, 3, 3, 4), (1, 1), "same")
+    out, x, weight, bias = _tensors(backend, (2, 5, 5, 4), (2, 5, 5, 3), (3, 3, 3, 4), (4,))
+    bad_x, bad_bias = _tensors(backend, (2, 5, 5, 4), (3,))
+    with pytest.raises(ValueError, match=r"^conv2d_forward: x must have shape \(2, 5, 5, 3\), got \(2, 5, 5, 4\)$"):
+        backend.conv2d_forward(out, bad_x, weight, bias, plan)
+    with pytest.raises(ValueError, match=r"^conv2d_forward: bias must have shape \(4,\), got \(3,\)$"):
+        backend.conv2d_forward(out, x, weight, bad_bias, plan)
+    with pytest.raises(ValueError, match=r"^conv2d_backward_data: dx must have shape \(2, 5, 5, 3\)"):
+        backend.conv2d_backward_data(out, out, weight, plan)
+    with pytest.raises(ValueError, match=r"^conv2d_backward_filter: dbias must have shape \(4,\), got \(3,\)$"):
+        backend.conv2d_backward_filter(weight, bad_bias, out, x, plan)
+    with pytest.raises(ValueError, match=r"^conv2d_forward: precision must be None or one of"):
+        backend.conv2d_forward(out, x, weight, bias, plan, precision="int8")
+
+
+def test_pointwise_has_one_rule():
+    """opencl's pointwise test is window.is_pointwise, the C kernels' rule: grouped or padded 1x1
+    convolutions are not pointwise."""
+    from minidl.backends.opencl import conv
+    from minidl.backends.window import is_pointwise, make_window
+    assert conv.is_pointwise is is_pointwise
+    assert is_pointwise(make_window((2, 4, 4, 6), (1, 1), (1, 1), "valid", 6))
+    assert not is_pointwise(make_window((2, 4, 4, 6), (1, 1), (1, 1), "valid", 6, groups=2))
+    assert not is_pointwise(make_window((2, 4, 4, 6), (1, 1), (2, 2), "valid", 6))
+    assert not is_pointwise(make_window((2, 4, 4, 6), (3, 3), (1, 1), "same", 6))

@@ -26,6 +26,8 @@ Conventions used by every op:
 
 import math
 
+from .contract.checks import PRECISIONS  # noqa: F401 (what round_to_precision rounds to)
+from .contract.convolution import ConvolutionSection
 from .contract.normalization import NormalizationSection
 from .contract.optimizers import OptimizersSection
 from .depthwise_geometry import depthwise_window
@@ -42,7 +44,6 @@ BINARY_OPS = ("add", "subtract", "multiply", "divide", "power", "maximum", "mini
               "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
               "logical_or")
 REDUCE_OPS = ("sum", "max", "min", "prod")
-PRECISIONS = ("bfloat16", "float16")   # what round_to_precision rounds to
 MAX_RANK = 8   # the tensor ops take tensors of rank <= MAX_RANK
 # larq's quantizers (minidl.larq.quantizers) as ops; a backend's kernels use the position of a
 # name as its code. DoReFa's two modes are two ops.
@@ -54,7 +55,7 @@ class BackendUnavailable(RuntimeError):
     """Raised when a backend cannot run on this machine; the message says why and what to do."""
 
 
-class Backend(NormalizationSection, OptimizersSection):
+class Backend(ConvolutionSection, NormalizationSection, OptimizersSection):
     """Base class of every backend. Each method documents one op of the contract; the sections
     in minidl/backends/contract/ (the base classes) are executable: their public methods check
     the arguments and call the backend's underscore-named implementation."""
@@ -164,32 +165,7 @@ class Backend(NormalizationSection, OptimizersSection):
         """out = alpha * op(a) @ op(b) + beta * out, 2-D tensors, op(t) = t.T when trans_t."""
         raise NotImplementedError
 
-    # ------------------------------------------------------ convolution
-    def conv2d_plan(self, in_shape, kernel_shape, strides, padding, dilation_rate=(1, 1), groups=1):
-        """A Window2D for input (N, H, W, C) and a kernel (kh, kw, C / groups, filters)."""
-        kh, kw, _, filters = kernel_shape
-        return make_window(in_shape, (kh, kw), strides, padding, filters, dilation_rate, groups)
-
-    def conv2d_transpose_plan(self, in_shape, kernel_shape, strides, padding, output_padding=None,
-                              dilation_rate=(1, 1)):
-        """The plan of a transposed convolution of x (N, H, W, Cin) with kernel (kh, kw, filters,
-        Cin): the Window2D of the convolution it is the adjoint of (plan.out_shape is x's shape,
-        plan.in_shape the transposed output's). Its forward is conv2d_backward_data, its input
-        gradient conv2d_forward, its kernel gradient conv2d_backward_filter with x as dout."""
-        return transpose_window(in_shape, kernel_shape, strides, padding, output_padding, dilation_rate)
-
-    def conv2d_forward(self, out, x, weight, bias, plan, precision=None):
-        """out (N, OH, OW, F) = conv(x (N, H, W, C), weight (KH, KW, C, F)) + bias (F,) or None."""
-        raise NotImplementedError
-
-    def conv2d_backward_data(self, dx, dout, weight, plan, precision=None):
-        """dx (N, H, W, C) = gradient of the conv output dout (N, OH, OW, F) w.r.t. its input."""
-        raise NotImplementedError
-
-    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan, precision=None):
-        """dweight (KH, KW, C, F) and dbias (F,) or None from dout and the forward input x
-        (dbias from the float32 dout whatever the precision)."""
-        raise NotImplementedError
+    # ------------------------------------------------------ convolution: contract/convolution.py
 
     # ------------------------------------------------ depthwise convolution
     # kernel (KH, KW, C, M): output channel c * M + m is input channel c convolved with

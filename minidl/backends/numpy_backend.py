@@ -112,19 +112,19 @@ class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurr
             out[...] = product + beta * out
 
     # ------------------------------------------------------ convolution
-    def conv2d_forward(self, out, x, weight, bias, plan, precision=None):
+    def _conv2d_forward(self, out, x, weight, bias, plan, precision):
         if precision is not None:
             self._rounded_conv2d_forward(out, x, weight, bias, plan, precision)
             return
         windows.conv2d_forward(out, x, weight, bias, plan)
 
-    def conv2d_backward_data(self, dx, dout, weight, plan, precision=None):
+    def _conv2d_backward_data(self, dx, dout, weight, plan, precision):
         if precision is not None:
             self._rounded_conv2d_backward_data(dx, dout, weight, plan, precision)
             return
         windows.conv2d_backward_data(dx, dout, weight, plan)
 
-    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan, precision=None):
+    def _conv2d_backward_filter(self, dweight, dbias, dout, x, plan, precision):
         if precision is not None:
             self._rounded_conv2d_backward_filter(dweight, dbias, dout, x, plan, precision)
             return

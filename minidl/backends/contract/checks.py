@@ -4,6 +4,8 @@ it fails."""
 
 from ..checks import check_shape
 
+PRECISIONS = ("bfloat16", "float16")   # what round_to_precision rounds to (base.py re-exports it)
+
 
 def same_shape(op, name, tensor, shape):
     """Raise ValueError unless `tensor` (any backend's: it has .shape) has exactly `shape`."""
@@ -21,3 +23,10 @@ def step_at_least_one(op, step):
     """The step counters of the bias-corrected optimizers count from 1 (1 - beta ** 0 is 0)."""
     if step < 1:
         raise ValueError(f"{op}: step is 1-based, got {step}")
+
+
+def check_precision(op, precision):
+    """None (float32) or one of PRECISIONS, else a ValueError naming the op."""
+    if precision is not None and precision not in PRECISIONS:
+        raise ValueError(f"{op}: precision must be None or one of {', '.join(PRECISIONS)}, got {precision!r}")
+    return precision
