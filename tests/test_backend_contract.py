@@ -11,8 +11,9 @@ import pytest
 from minidl.backends.contract.convolution import ConvolutionSection
 from minidl.backends.contract.normalization import NormalizationSection
 from minidl.backends.contract.optimizers import OptimizersSection, adam_step_size, nadam_coefficients
+from minidl.backends.contract.quantized import QuantizedSection
 
-SECTIONS = (ConvolutionSection, NormalizationSection, OptimizersSection)
+SECTIONS = (ConvolutionSection, NormalizationSection, OptimizersSection, QuantizedSection)
 
 
 def _public_ops(section):
@@ -189,3 +190,19 @@ def test_pointwise_has_one_rule():
     assert not is_pointwise(make_window((2, 4, 4, 6), (1, 1), (1, 1), "valid", 6, groups=2))
     assert not is_pointwise(make_window((2, 4, 4, 6), (1, 1), (2, 2), "valid", 6))
     assert not is_pointwise(make_window((2, 4, 4, 6), (3, 3), (1, 1), "same", 6))
+
+
+def test_the_int8_ops_are_a_section_of_every_backend(backend):
+    """minidl.quantization calls the backend itself (no dispatch on backend.name): the same checks
+    and messages everywhere."""
+    x = backend.from_numpy(np.zeros((2, 3), np.float32))
+    q = backend.empty_u8((2, 3))
+    with pytest.raises(ValueError, match=r"^quantize_u8: zero_point must be an int in \[0, 255\], got 300$"):
+        backend.quantize_u8(q, x, 0.1, 300)
+    with pytest.raises(ValueError, match=r"^dequantize_u8: out must be float32 of shape \(2, 3\), got uint8"):
+        backend.dequantize_u8(q, q, 0.1, 0)
+    with pytest.raises(ValueError, match=r"^add_u8: b_zero_point must be an int in \[0, 255\], got -1$"):
+        backend.add_u8(q, q, q, 0, -1, 1, 1, 0, False)
+    backend.quantize_u8(q, x, 0.1, 7)
+    np.testing.assert_array_equal(backend.to_numpy(q), np.full((2, 3), 7, np.uint8))
+    assert isinstance(backend.quantized_path(), str)

@@ -26,10 +26,11 @@ Conventions used by every op:
 
 import math
 
-from .contract.checks import PRECISIONS  # noqa: F401 (what round_to_precision rounds to)
+from .contract.checks import PRECISIONS  # noqa: F401 -- what round_to_precision rounds to
 from .contract.convolution import ConvolutionSection
 from .contract.normalization import NormalizationSection
 from .contract.optimizers import OptimizersSection
+from .contract.quantized import QuantizedSection
 from .depthwise_geometry import depthwise_window
 from .window import (Window2D, conv_output_length, make_window, same_padding,  # noqa: F401
                      transpose_window)
@@ -55,7 +56,7 @@ class BackendUnavailable(RuntimeError):
     """Raised when a backend cannot run on this machine; the message says why and what to do."""
 
 
-class Backend(ConvolutionSection, NormalizationSection, OptimizersSection):
+class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, QuantizedSection):
     """Base class of every backend. Each method documents one op of the contract; the sections
     in minidl/backends/contract/ (the base classes) are executable: their public methods check
     the arguments and call the backend's underscore-named implementation."""
@@ -313,6 +314,8 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection):
         raise NotImplementedError
 
     # --------------------------------------------------- normalization: contract/normalization.py
+
+    # ------------------------------------------------------ quantized (int8 inference): contract/quantized.py
 
     # ------------------------------------------------------- quantizers
     def quantize_forward(self, out, x, name, param=0.0, stat=None):

@@ -22,6 +22,7 @@ from .numpy_ops.normalization import NumpyNormalizationOps
 from .numpy_ops.optimizers import NumpyOptimizerOps
 from .numpy_ops.recurrent import NumpyRecurrentOps
 from .recurrent_host import HostRecurrentOps
+from .numpy_ops.quantized import NumpyQuantizedOps
 from .numpy_ops.quantizers import NumpyQuantizerOps
 from .numpy_ops.binary import NumpyBinaryOps
 from .numpy_ops.tensor_ops import NumpyTensorOps
@@ -32,7 +33,7 @@ from .checks import (check_concat, check_dropout_args, check_pixels, check_scala
 
 
 class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, NumpyQuantizerOps,
-                   NumpyBinaryOps, NumpyDepthwiseOps, NumpyOptimizerOps, NumpyNormalizationOps,
+                   NumpyBinaryOps, NumpyDepthwiseOps, NumpyOptimizerOps, NumpyNormalizationOps, NumpyQuantizedOps,
                    HostMemory, RoundedOperands, Backend):
     """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
 

@@ -31,6 +31,7 @@ from .optimizers import CpuOptimizerOps
 from .regularizers import CpuRegularizerOps
 from .recurrent import CpuRecurrentOps
 from ..recurrent_host import HostRecurrentOps
+from .quantized import CpuQuantizedOps
 from .quantizer_ops import CpuQuantizerOps
 from .binary_ops import CpuBinaryOps
 from .row_loss_ops import RowLossOps
@@ -46,7 +47,7 @@ def _rows_cols(shape):
 
 
 class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, CpuQuantizerOps,
-                 CpuBinaryOps, LinalgOps, DepthwiseOps, CpuNormalizationOps, CpuOptimizerOps, CpuRegularizerOps, RowLossOps, HostMemory, RoundedOperands,
+                 CpuBinaryOps, LinalgOps, DepthwiseOps, CpuNormalizationOps, CpuOptimizerOps, CpuQuantizedOps, CpuRegularizerOps, RowLossOps, HostMemory, RoundedOperands,
                  Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
 

@@ -26,6 +26,7 @@ from .optimizers import OptimizerOps
 from .regularizers import RegularizerOps
 from .recurrent import RecurrentOps
 from ..recurrent_device import DeviceRecurrentOps
+from .quantized import OpenCLQuantizedOps
 from .quantizer_ops import QuantizerOps
 from .binary_ops import BinaryOps
 from .row_loss_ops import RowLossOps
@@ -41,7 +42,7 @@ MIN_GROUPS = 8         # ... shrunk so that a small launch still spreads over se
 
 
 class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, QuantizerOps, BinaryOps,
-                    NormalizationOps, OptimizerOps, RegularizerOps, RowLossOps, ConvOps, DepthwiseOps, GroupOps, RecurrentOps, DeviceRecurrentOps,
+                    NormalizationOps, OptimizerOps, OpenCLQuantizedOps, RegularizerOps, RowLossOps, ConvOps, DepthwiseOps, GroupOps, RecurrentOps, DeviceRecurrentOps,
                     RoundedOperands, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
     convolutions in conv.ConvOps; losses, metrics and reductions in training_ops.TrainingOps;
