@@ -12,8 +12,9 @@ from minidl.backends.contract.convolution import ConvolutionSection
 from minidl.backends.contract.normalization import NormalizationSection
 from minidl.backends.contract.optimizers import OptimizersSection, adam_step_size, nadam_coefficients
 from minidl.backends.contract.quantized import QuantizedSection
+from minidl.backends.contract.regularizers import RegularizersSection
 
-SECTIONS = (ConvolutionSection, NormalizationSection, OptimizersSection, QuantizedSection)
+SECTIONS = (ConvolutionSection, NormalizationSection, OptimizersSection, QuantizedSection, RegularizersSection)
 
 
 def _public_ops(section):
@@ -206,3 +207,17 @@ def test_the_int8_ops_are_a_section_of_every_backend(backend):
     backend.quantize_u8(q, x, 0.1, 7)
     np.testing.assert_array_equal(backend.to_numpy(q), np.full((2, 3), 7, np.uint8))
     assert isinstance(backend.quantized_path(), str)
+
+
+def test_regularizer_arguments_are_checked_alike(backend):
+    out, w, g = _tensors(backend, (2,), (3, 4), (4, 3))
+    with pytest.raises(ValueError, match=r"^l1_l2_penalty: out must have shape \(1,\), got \(2,\)$"):
+        backend.l1_l2_penalty(out, w, 0.1, 0.1)
+    with pytest.raises(ValueError, match=r"^l1_l2_gradient: w must have shape \(4, 3\), got \(3, 4\)$"):
+        backend.l1_l2_gradient(g, w, 0.1, 0.1)
+    with pytest.raises(ValueError, match=r"^orthogonal_gradient: g must have shape \(3, 4\), got \(4, 3\)$"):
+        backend.orthogonal_gradient(g, w, 0.1, "rows")
+    with pytest.raises(ValueError, match=r"^orthogonal_penalty: mode must be 'rows' or 'columns', got 'diag'$"):
+        backend.orthogonal_penalty(backend.zeros((1,)), w, 0.1, "diag")
+    with pytest.raises(ValueError, match=r"^norm_constraint: axis=\[0, 2\] must name consecutive axes"):
+        backend.norm_constraint(backend.zeros((2, 3, 4)), [0, 2], 0.0, 1.0, 1.0)

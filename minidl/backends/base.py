@@ -24,13 +24,12 @@ Conventions used by every op:
 - Unless an op says otherwise, an output must not alias an input.
 """
 
-import math
-
 from .contract.checks import PRECISIONS  # noqa: F401 -- what round_to_precision rounds to
 from .contract.convolution import ConvolutionSection
 from .contract.normalization import NormalizationSection
 from .contract.optimizers import OptimizersSection
 from .contract.quantized import QuantizedSection
+from .contract.regularizers import RegularizersSection
 from .depthwise_geometry import depthwise_window
 from .window import (Window2D, conv_output_length, make_window, same_padding,  # noqa: F401
                      transpose_window)
@@ -56,7 +55,8 @@ class BackendUnavailable(RuntimeError):
     """Raised when a backend cannot run on this machine; the message says why and what to do."""
 
 
-class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, QuantizedSection):
+class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, QuantizedSection,
+              RegularizersSection):
     """Base class of every backend. Each method documents one op of the contract; the sections
     in minidl/backends/contract/ (the base classes) are executable: their public methods check
     the arguments and call the backend's underscore-named implementation."""
@@ -592,30 +592,7 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Quant
         """out[i] = start + i * step over the flat order of out (float or int32)."""
         raise NotImplementedError
 
-    # ------------------------------------------- regularizers, constraints
-    def l1_l2_penalty(self, out, w, l1, l2, accumulate=False):
-        """out (1,) = l1 * sum|w| + l2 * sum w^2 (plus out when accumulate): Keras's L1L2."""
-        raise NotImplementedError
-
-    def l1_l2_gradient(self, g, w, l1, l2):
-        """g += l1 * sign(w) + 2 * l2 * w (the penalty's gradient, added in place)."""
-        raise NotImplementedError
-
-    def orthogonal_penalty(self, out, w, factor, mode, accumulate=False):
-        """out (1,) = Keras's OrthogonalRegularizer of the 2-D w (plus out when accumulate): the
-        rows (mode "rows") or columns ("columns") l2-normalized (squared norm floored at 1e-12),
-        factor / 2 * sum over pairs i != j of |n_i . n_j| / (m (m - 1) / 2) for m vectors."""
-        raise NotImplementedError
-
-    def orthogonal_gradient(self, g, w, factor, mode):
-        """g += the gradient of orthogonal_penalty with respect to w."""
-        raise NotImplementedError
-
-    def norm_constraint(self, w, axis, min_value, max_value, rate):
-        """Keras's MinMaxNorm in place (MaxNorm: min 0, rate 1; UnitNorm: min = max = rate = 1):
-        norms over `axis` (consecutive axes, see norm_layout), w *= desired / (1e-7 + norm),
-        desired = rate * clip(norm, min_value, max_value) + (1 - rate) * norm."""
-        raise NotImplementedError
+    # ------------------------------------------- regularizers, constraints: contract/regularizers.py
 
     # -------------------------------------------------------- optimizers: contract/optimizers.py
 
@@ -625,25 +602,3 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Quant
 ROW_LOSSES = ("mean_absolute_error", "mean_absolute_percentage_error", "mean_squared_logarithmic_error",
               "huber", "log_cosh", "poisson", "kl_divergence", "hinge", "squared_hinge",
               "categorical_hinge", "cosine_similarity")
-
-
-def orthogonal_layout(shape, mode, op):
-    """(m, k, sv, se) of orthogonal_penalty: m vectors of k elements, element t of vector i
-    at flat index i * sv + t * se."""
-    if len(shape) != 2:
-        raise ValueError(f"{op}: inputs to OrthogonalRegularizer must have rank 2, got shape {tuple(shape)}")
-    if mode not in ("rows", "columns"):
-        raise ValueError(f"{op}: mode must be 'rows' or 'columns', got {mode!r}")
-    rows, cols = shape
-    return (rows, cols, cols, 1) if mode == "rows" else (cols, rows, 1, cols)
-
-
-def norm_layout(shape, axis, op="norm_constraint"):
-    """(outer, reduce, inner) of a tensor of `shape` whose norms run over `axis` (an int or a
-    list of consecutive axes, negative allowed): the layout norm_constraint works on."""
-    rank = len(shape)
-    axes = sorted({a % rank if -rank <= a < rank else a for a in ([axis] if isinstance(axis, int) else axis)})
-    if not axes or axes[0] < 0 or axes[-1] >= rank or axes != list(range(axes[0], axes[-1] + 1)):
-        raise ValueError(f"{op}: axis={axis!r} must name consecutive axes of a tensor of shape {tuple(shape)}")
-    return (math.prod(shape[:axes[0]]), math.prod(shape[axes[0]:axes[-1] + 1]),
-            math.prod(shape[axes[-1] + 1:]))

@@ -13,7 +13,7 @@ from .. import activations
 from .base import Backend
 from .host_memory import HostMemory
 from . import color_args, image_args
-from .numpy_ops import (activations as numpy_activations, color, images, losses, regularize,
+from .numpy_ops import (activations as numpy_activations, color, images, losses,
                         row_losses, upsampling, windows)
 from .numpy_ops.attention import NumpyAttentionOps
 from .numpy_ops.depthwise import NumpyDepthwiseOps
@@ -24,6 +24,7 @@ from .numpy_ops.recurrent import NumpyRecurrentOps
 from .recurrent_host import HostRecurrentOps
 from .numpy_ops.quantized import NumpyQuantizedOps
 from .numpy_ops.quantizers import NumpyQuantizerOps
+from .numpy_ops.regularizers import NumpyRegularizerOps
 from .numpy_ops.binary import NumpyBinaryOps
 from .numpy_ops.tensor_ops import NumpyTensorOps
 from .rounded_operands import RoundedOperands
@@ -34,6 +35,7 @@ from .checks import (check_concat, check_dropout_args, check_pixels, check_scala
 
 class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, NumpyQuantizerOps,
                    NumpyBinaryOps, NumpyDepthwiseOps, NumpyOptimizerOps, NumpyNormalizationOps, NumpyQuantizedOps,
+                   NumpyRegularizerOps,
                    HostMemory, RoundedOperands, Backend):
     """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
 
@@ -325,24 +327,6 @@ class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurr
 
     def row_loss_backward(self, dpred, pred, targets, kind, delta, scale):
         row_losses.row_loss_backward(dpred, pred, targets, kind, delta, scale)
-
-    # ------------------------------------------- regularizers, constraints
-    def l1_l2_penalty(self, out, w, l1, l2, accumulate=False):
-        check_scalar_out("l1_l2_penalty", out)
-        regularize.l1_l2_penalty(out, w, l1, l2, accumulate)
-
-    def l1_l2_gradient(self, g, w, l1, l2):
-        regularize.l1_l2_gradient(g, w, l1, l2)
-
-    def orthogonal_penalty(self, out, w, factor, mode, accumulate=False):
-        check_scalar_out("orthogonal_penalty", out)
-        regularize.orthogonal_penalty(out, w, factor, mode, accumulate)
-
-    def orthogonal_gradient(self, g, w, factor, mode):
-        regularize.orthogonal_gradient(g, w, factor, mode)
-
-    def norm_constraint(self, w, axis, min_value, max_value, rate):
-        regularize.norm_constraint(w, axis, min_value, max_value, rate)
 
 
 def create(**options):
