@@ -11,10 +11,12 @@ import pytest
 from minidl.backends.contract.convolution import ConvolutionSection
 from minidl.backends.contract.normalization import NormalizationSection
 from minidl.backends.contract.optimizers import OptimizersSection, adam_step_size, nadam_coefficients
+from minidl.backends.contract.pooling import PoolingSection
 from minidl.backends.contract.quantized import QuantizedSection
 from minidl.backends.contract.regularizers import RegularizersSection
 
-SECTIONS = (ConvolutionSection, NormalizationSection, OptimizersSection, QuantizedSection, RegularizersSection)
+SECTIONS = (ConvolutionSection, NormalizationSection, OptimizersSection, PoolingSection, QuantizedSection,
+            RegularizersSection)
 
 
 def _public_ops(section):
@@ -221,3 +223,22 @@ def test_regularizer_arguments_are_checked_alike(backend):
         backend.orthogonal_penalty(backend.zeros((1,)), w, 0.1, "diag")
     with pytest.raises(ValueError, match=r"^norm_constraint: axis=\[0, 2\] must name consecutive axes"):
         backend.norm_constraint(backend.zeros((2, 3, 4)), [0, 2], 0.0, 1.0, 1.0)
+
+
+def test_pooling_arguments_are_checked_alike(backend):
+    """One check per pooling op for every backend (numpy, cpu and opencl had three vocabularies,
+    and opencl raised TypeError for an argmax that numpy and cpu refused with ValueError)."""
+    plan = backend.pool2d_plan((2, 6, 6, 3), (2, 2), (2, 2), "valid")
+    out, x = _tensors(backend, (2, 3, 3, 3), (2, 6, 6, 3))
+    with pytest.raises(ValueError, match=r"^max_pool2d_forward: argmax must be int32, got float32$"):
+        backend.max_pool2d_forward(out, backend.empty((2, 3, 3, 3)), x, plan)
+    with pytest.raises(ValueError, match=r"^avg_pool2d_backward: dout must have shape \(2, 3, 3, 3\), got \(2, 6, 6, 3\)$"):
+        backend.avg_pool2d_backward(x, x, plan)
+    with pytest.raises(ValueError, match=r"^global_avg_pool_forward: x must be a 4-D \(N, H, W, C\) tensor"):
+        backend.global_avg_pool_forward(backend.empty((2, 3)), backend.empty((2, 3)))
+    with pytest.raises(ValueError, match=r"^global_avg_pool_backward: dx must have at least 1 pixel"):
+        backend.global_avg_pool_backward(backend.empty((2, 0, 4, 3)), backend.empty((2, 3)))
+    with pytest.raises(ValueError, match=r"^pad2d_forward: pads must be 4 non-negative ints"):
+        backend.pad2d_forward(x, x, (1, -1, 0, 0))
+    with pytest.raises(ValueError, match=r"^pad2d_backward: dout must have shape \(2, 8, 7, 3\), got \(2, 6, 6, 3\)$"):
+        backend.pad2d_backward(x, x, (1, 1, 0, 1))

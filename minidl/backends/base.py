@@ -28,6 +28,7 @@ from .contract.checks import PRECISIONS  # noqa: F401 -- what round_to_precision
 from .contract.convolution import ConvolutionSection
 from .contract.normalization import NormalizationSection
 from .contract.optimizers import OptimizersSection
+from .contract.pooling import PoolingSection
 from .contract.quantized import QuantizedSection
 from .contract.regularizers import RegularizersSection
 from .depthwise_geometry import depthwise_window
@@ -55,8 +56,8 @@ class BackendUnavailable(RuntimeError):
     """Raised when a backend cannot run on this machine; the message says why and what to do."""
 
 
-class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, QuantizedSection,
-              RegularizersSection):
+class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, PoolingSection,
+              QuantizedSection, RegularizersSection):
     """Base class of every backend. Each method documents one op of the contract; the sections
     in minidl/backends/contract/ (the base classes) are executable: their public methods check
     the arguments and call the backend's underscore-named implementation."""
@@ -189,34 +190,9 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Quant
 
     # ---------------------------------------------------------- pooling
     def pool2d_plan(self, in_shape, pool_size, strides, padding):
-        """A Window2D for pooling input (N, H, W, C)."""
+        """A Window2D for pooling input (N, H, W, C); the pooling and padding ops are checked in
+        contract/pooling.py."""
         return make_window(in_shape, pool_size, strides, padding)
-
-    def max_pool2d_forward(self, out, argmax, x, plan):
-        """out (N, OH, OW, C) = window maxima of x; argmax (int32, out's shape) records the
-        winner of each window in a backend-defined encoding that max_pool2d_backward reads.
-        Padded positions never win."""
-        raise NotImplementedError
-
-    def max_pool2d_backward(self, dx, dout, argmax, plan):
-        """dx (N, H, W, C) = dout routed to each window's winner (overlapping windows add)."""
-        raise NotImplementedError
-
-    def avg_pool2d_forward(self, out, x, plan):
-        """out = window means of x; padded positions are excluded from the count (as TensorFlow)."""
-        raise NotImplementedError
-
-    def avg_pool2d_backward(self, dx, dout, plan):
-        """dx = gradient of avg_pool2d_forward."""
-        raise NotImplementedError
-
-    def global_avg_pool_forward(self, out, x):
-        """out (N, C) = mean of x (N, H, W, C) over H and W."""
-        raise NotImplementedError
-
-    def global_avg_pool_backward(self, dx, dout):
-        """dx (N, H, W, C) = dout (N, C) / (H * W) broadcast over H and W."""
-        raise NotImplementedError
 
     def upsample2d_forward(self, out, x, size, interpolation):
         """out (N, H*sh, W*sw, C) = x (N, H, W, C) upsampled by size (sh, sw): "nearest" repeats
@@ -225,14 +201,6 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Quant
 
     def upsample2d_backward(self, dx, dout, size, interpolation):
         """dx (N, H, W, C) = gradient of upsample2d_forward from dout (N, H*sh, W*sw, C)."""
-        raise NotImplementedError
-
-    def pad2d_forward(self, out, x, pads):
-        """out (N, H+t+b, W+l+r, C) = x zero-padded by pads = (top, bottom, left, right)."""
-        raise NotImplementedError
-
-    def pad2d_backward(self, dx, dout, pads):
-        """dx (N, H, W, C) = the interior of dout."""
         raise NotImplementedError
 
     def transpose(self, out, x, axes):

@@ -19,7 +19,7 @@ from ... import activations
 from ..base import Backend
 from ..host_memory import HostMemory
 from ..rounded_operands import RoundedOperands
-from ..checks import check_concat, check_dropout_args, check_pixels, is_sparse, require_input
+from ..checks import check_concat, check_dropout_args, is_sparse, require_input
 from ._ffi import INT32, checked, ffi, fptr, output, raise_for_status, require_lib, window_struct
 from .attention import CpuAttentionOps
 from .depthwise import DepthwiseOps
@@ -126,71 +126,45 @@ class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, CpuLayerOps, CpuRecurr
         self._lib.minidl_activation_backward(output(op, "dx", dx, y.shape), checked(op, "dout", dout, y.shape),
                                              py, px, kind, float(alpha), rows, c)
 
-    # ---------------------------------------------------------- pooling
-    def max_pool2d_forward(self, out, argmax, x, plan):
+    # ---------------------------------------------------------- pooling (checked by contract/pooling.py)
+    def _max_pool2d_forward(self, out, argmax, x, plan):
         op = "max_pool2d_forward"
-        self._lib.minidl_max_pool2d_forward(output(op, "out", out, plan.out_shape),
-                                            output(op, "argmax", argmax, plan.out_shape, INT32),
-                                            checked(op, "x", x, plan.in_shape), window_struct(op, plan))
+        self._lib.minidl_max_pool2d_forward(output(op, "out", out), output(op, "argmax", argmax, dtype=INT32),
+                                            checked(op, "x", x), window_struct(op, plan))
 
-    def max_pool2d_backward(self, dx, dout, argmax, plan):
+    def _max_pool2d_backward(self, dx, dout, argmax, plan):
         op = "max_pool2d_backward"
-        self._lib.minidl_max_pool2d_backward(output(op, "dx", dx, plan.in_shape),
-                                             checked(op, "dout", dout, plan.out_shape),
-                                             checked(op, "argmax", argmax, plan.out_shape, INT32),
+        self._lib.minidl_max_pool2d_backward(output(op, "dx", dx), checked(op, "dout", dout),
+                                             checked(op, "argmax", argmax, dtype=INT32), window_struct(op, plan))
+
+    def _avg_pool2d_forward(self, out, x, plan):
+        op = "avg_pool2d_forward"
+        self._lib.minidl_avg_pool2d_forward(output(op, "out", out), checked(op, "x", x), window_struct(op, plan))
+
+    def _avg_pool2d_backward(self, dx, dout, plan):
+        op = "avg_pool2d_backward"
+        self._lib.minidl_avg_pool2d_backward(output(op, "dx", dx), checked(op, "dout", dout),
                                              window_struct(op, plan))
 
-    def avg_pool2d_forward(self, out, x, plan):
-        op = "avg_pool2d_forward"
-        self._lib.minidl_avg_pool2d_forward(output(op, "out", out, plan.out_shape),
-                                            checked(op, "x", x, plan.in_shape), window_struct(op, plan))
-
-    def avg_pool2d_backward(self, dx, dout, plan):
-        op = "avg_pool2d_backward"
-        self._lib.minidl_avg_pool2d_backward(output(op, "dx", dx, plan.in_shape),
-                                             checked(op, "dout", dout, plan.out_shape), window_struct(op, plan))
-
-    @staticmethod
-    def _nhwc(op, name, t):
-        if not isinstance(t, np.ndarray) or t.ndim != 4:
-            raise ValueError(f"{op}: {name} must be a 4-D (N, H, W, C) array, got shape "
-                             f"{tuple(np.shape(t))}")
-        return t.shape
-
-    def global_avg_pool_forward(self, out, x):
+    def _global_avg_pool_forward(self, out, x):
         op = "global_avg_pool_forward"
-        n, h, w, c = self._nhwc(op, "x", x)
-        check_pixels(op, "x", x.shape)
-        self._lib.minidl_global_avg_pool_forward(output(op, "out", out, (n, c)), checked(op, "x", x),
-                                                 n, h * w, c)
+        n, h, w, c = x.shape
+        self._lib.minidl_global_avg_pool_forward(output(op, "out", out), checked(op, "x", x), n, h * w, c)
 
-    def global_avg_pool_backward(self, dx, dout):
+    def _global_avg_pool_backward(self, dx, dout):
         op = "global_avg_pool_backward"
-        n, h, w, c = self._nhwc(op, "dx", dx)
-        check_pixels(op, "dx", dx.shape)
-        self._lib.minidl_global_avg_pool_backward(output(op, "dx", dx), checked(op, "dout", dout, (n, c)),
-                                                  n, h * w, c)
+        n, h, w, c = dx.shape
+        self._lib.minidl_global_avg_pool_backward(output(op, "dx", dx), checked(op, "dout", dout), n, h * w, c)
 
-    @staticmethod
-    def _pads(op, pads):
-        if len(pads) != 4 or any(int(p) != p or p < 0 for p in pads):
-            raise ValueError(f"{op}: pads must be 4 non-negative ints (top, bottom, left, right), "
-                             f"got {pads!r}")
-        return tuple(int(p) for p in pads)
-
-    def pad2d_forward(self, out, x, pads):
+    def _pad2d_forward(self, out, x, pads):
         op = "pad2d_forward"
-        top, bottom, left, right = self._pads(op, pads)
-        n, h, w, c = self._nhwc(op, "x", x)
-        pout = output(op, "out", out, (n, h + top + bottom, w + left + right, c))
-        self._lib.minidl_pad2d_forward(pout, checked(op, "x", x), n, h, w, c, top, bottom, left, right)
+        n, h, w, c = x.shape
+        self._lib.minidl_pad2d_forward(output(op, "out", out), checked(op, "x", x), n, h, w, c, *pads)
 
-    def pad2d_backward(self, dx, dout, pads):
+    def _pad2d_backward(self, dx, dout, pads):
         op = "pad2d_backward"
-        top, bottom, left, right = self._pads(op, pads)
-        n, h, w, c = self._nhwc(op, "dx", dx)
-        pdout = checked(op, "dout", dout, (n, h + top + bottom, w + left + right, c))
-        self._lib.minidl_pad2d_backward(output(op, "dx", dx), pdout, n, h, w, c, top, bottom, left, right)
+        n, h, w, c = dx.shape
+        self._lib.minidl_pad2d_backward(output(op, "dx", dx), checked(op, "dout", dout), n, h, w, c, *pads)
 
     # ------------------------------------------------------ concatenate
     def concat_forward(self, out, xs):

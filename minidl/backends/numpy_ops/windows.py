@@ -13,16 +13,6 @@ the winning position inside its window.
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..checks import check_shape
-
-
-def _check_plan_shapes(op, plan, **tensors):
-    """Check tensors against the plan's geometry; keyword names are the op's argument names."""
-    expected = {"x": plan.in_shape, "dx": plan.in_shape,
-                "out": plan.out_shape, "dout": plan.out_shape, "argmax": plan.out_shape}
-    for name, tensor in tensors.items():
-        check_shape(op, name, tensor, expected[name])
-
 
 def padded_shape(plan):
     """(N, H+pt+pb, W+pl+pr, C), a negative pb or pr (rows no window reads) taken as 0."""
@@ -134,10 +124,7 @@ def conv2d_backward_filter(dweight, dbias, dout, x, plan):
 
 # ---------------------------------------------------------------------- pooling
 def max_pool2d_forward(out, argmax, x, plan):
-    op = "max_pool2d_forward"
-    _check_plan_shapes(op, plan, out=out, argmax=argmax, x=x)
-    if argmax.dtype != np.int32:
-        raise ValueError(f"{op}: argmax must be int32, got {argmax.dtype}")
+    """The shapes were checked by the contract (contract/pooling.py), as for the three below."""
     windows = window_view(padded_input(x, plan, -np.inf), plan)
     flat = windows.reshape(plan.n, plan.oh, plan.ow, plan.kh * plan.kw, plan.c)
     winner = flat.argmax(axis=3)                # the first maximum: lowest window index wins ties
@@ -152,8 +139,6 @@ def max_pool2d_forward(out, argmax, x, plan):
 
 
 def max_pool2d_backward(dx, dout, argmax, plan):
-    op = "max_pool2d_backward"
-    _check_plan_shapes(op, plan, dx=dx, dout=dout, argmax=argmax)
     dxp = np.zeros(padded_shape(plan), dtype=dx.dtype)
     zero = dx.dtype.type(0)
     for i in range(plan.kh):
@@ -169,14 +154,10 @@ def _window_counts(plan, dtype):
 
 
 def avg_pool2d_forward(out, x, plan):
-    op = "avg_pool2d_forward"
-    _check_plan_shapes(op, plan, out=out, x=x)
     windows = window_view(padded_input(x, plan, 0.0), plan)
     out[...] = windows.sum(axis=(3, 4)) / _window_counts(plan, x.dtype)
 
 
 def avg_pool2d_backward(dx, dout, plan):
-    op = "avg_pool2d_backward"
-    _check_plan_shapes(op, plan, dx=dx, dout=dout)
     share = dout / _window_counts(plan, dout.dtype)                # (N, OH, OW, C)
     scatter_windows(dx, share[:, :, :, None, None, :], plan)

@@ -13,7 +13,7 @@ import numpy as np
 from ... import activations
 from ..base import Backend
 from ..rounded_operands import RoundedOperands
-from ..checks import check_concat, check_dropout_args, check_pixels, check_shape, require_input
+from ..checks import check_concat, check_dropout_args, check_shape, require_input
 from .attention import AttentionOps
 from .conv import ConvOps, window_args
 from .depthwise import DepthwiseOps
@@ -286,67 +286,49 @@ class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, TrainingOps, LayerO
         self.rt.launch(kernel, global_size, (tile, tile), out, x, rows, cols)
         return out
 
-    # ---------------------------------------------------------- pooling
-    def _check_pool(self, op, plan, names, tensors):
-        expected = {"x": plan.in_shape, "dx": plan.in_shape, "out": plan.out_shape,
-                    "dout": plan.out_shape, "argmax": plan.out_shape}
-        for name, tensor in zip(names, tensors):
-            self._check(op, name, tensor, expected[name])
-
-    def max_pool2d_forward(self, out, argmax, x, plan):
-        self._check_pool("max_pool2d_forward", plan, ("out", "argmax", "x"), (out, argmax, x))
-        if argmax.dtype != np.int32:
-            raise TypeError(f"opencl max_pool2d_forward: argmax must be int32, got {argmax.dtype}")
+    # ---------------------------------------------------------- pooling (checked by contract/pooling.py)
+    def _max_pool2d_forward(self, out, argmax, x, plan):
         pixels = plan.n * plan.oh * plan.ow
         self._run1d("pool.cl", "max_pool2d_forward", pixels, out, argmax, x,
                     *window_args(plan), pixels)
 
-    def max_pool2d_backward(self, dx, dout, argmax, plan):
-        self._check_pool("max_pool2d_backward", plan, ("dx", "dout", "argmax"), (dx, dout, argmax))
+    def _max_pool2d_backward(self, dx, dout, argmax, plan):
         pixels = plan.n * plan.h * plan.w
         self._run1d("pool.cl", "max_pool2d_backward", pixels, dx, dout, argmax,
                     *window_args(plan), pixels)
 
-    def avg_pool2d_forward(self, out, x, plan):
-        self._check_pool("avg_pool2d_forward", plan, ("out", "x"), (out, x))
+    def _avg_pool2d_forward(self, out, x, plan):
         pixels = plan.n * plan.oh * plan.ow
         self._run1d("pool.cl", "avg_pool2d_forward", pixels, out, x, *window_args(plan), pixels)
 
-    def avg_pool2d_backward(self, dx, dout, plan):
-        self._check_pool("avg_pool2d_backward", plan, ("dx", "dout"), (dx, dout))
+    def _avg_pool2d_backward(self, dx, dout, plan):
         pixels = plan.n * plan.h * plan.w
         self._run1d("pool.cl", "avg_pool2d_backward", pixels, dx, dout, *window_args(plan), pixels)
 
-    def global_avg_pool_forward(self, out, x):
+    def _global_avg_pool_forward(self, out, x):
         n, h, w, c = x.shape
-        self._check("global_avg_pool_forward", "out", out, (n, c))
-        check_pixels("opencl global_avg_pool_forward", "x", x.shape)
         if self.gpu:
             self.per_element("global_avg_pool_forward_columns", n * c, out, x, h * w, c)
             return
         self._run1d("pool.cl", "global_avg_pool_forward", n, out, x, h * w, c, n)
 
-    def global_avg_pool_backward(self, dx, dout):
+    def _global_avg_pool_backward(self, dx, dout):
         n, h, w, c = dx.shape
-        self._check("global_avg_pool_backward", "dout", dout, (n, c))
-        check_pixels("opencl global_avg_pool_backward", "dx", dx.shape)
         if self.gpu:
             self.per_element("global_avg_pool_backward_elements", dx.size, dx, dout, h * w, c)
             return
         self._run1d("pool.cl", "global_avg_pool_backward", n * h * w, dx, dout, h * w, c, n * h * w)
 
-    def pad2d_forward(self, out, x, pads):
-        top, bottom, left, right = pads
+    def _pad2d_forward(self, out, x, pads):
+        top, _, left, _ = pads
         n, h, w, c = x.shape
-        self._check("pad2d_forward", "out", out, (n, h + top + bottom, w + left + right, c))
         image_rows = n * out.shape[1]
         self._run1d("elementwise.cl", "pad2d_forward", image_rows, out, x, h, w, c,
                     out.shape[1], out.shape[2], top, left, image_rows)
 
-    def pad2d_backward(self, dx, dout, pads):
-        top, bottom, left, right = pads
+    def _pad2d_backward(self, dx, dout, pads):
+        top, _, left, _ = pads
         n, h, w, c = dx.shape
-        self._check("pad2d_backward", "dout", dout, (n, h + top + bottom, w + left + right, c))
         self._run1d("elementwise.cl", "pad2d_backward", n * h, dx, dout, h, w, c,
                     dout.shape[1], dout.shape[2], top, left, n * h)
 
