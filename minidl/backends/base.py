@@ -7,6 +7,11 @@ keeps them in device buffers. Only `from_numpy`, `copy_from_host` and
 `to_numpy` move data between the host and a backend, so a backend that keeps
 its tensors on a device can run a whole training step without a host copy.
 
+The contract's executable sections (convolution, normalization, optimizers, pooling,
+quantized, regularizers) live in minidl/backends/contract/: their public ops check the
+arguments once and call the backend's underscore-named implementation (contract/__init__.py).
+The other sections are documented below and still checked by each backend.
+
 Conventions used by every op:
 
 - Argument order is outputs, then inputs, then weights, then sizes / options

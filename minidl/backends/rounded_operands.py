@@ -15,7 +15,9 @@ class RoundedOperands:
     def _rounded(self, op, role, t, precision):
         if check_precision(op, precision) is None:
             return t
-        buffers = self.__dict__.setdefault("_rounded_operand_buffers", {})
+        buffers = getattr(self, "_rounded_operand_buffers", None)
+        if buffers is None:
+            buffers = self._rounded_operand_buffers = {}
         key = (role, tuple(self.shape(t)))
         buffer = buffers.get(key)
         if buffer is None:

@@ -75,7 +75,9 @@ class ConvOps:
         key = (op, flip, params and tuple(sorted(params.items())), plan.n, plan.h, plan.w,
                plan.c, plan.kh, plan.kw, plan.sh, plan.sw, plan.pad_top, plan.pad_left, plan.oh,
                plan.ow, plan.oc)
-        cache = self.__dict__.setdefault("_direct_defines", {})
+        cache = getattr(self, "_direct_defines", None)
+        if cache is None:
+            cache = self._direct_defines = {}
         if key not in cache:
             cache[key] = conv_direct.fitting_defines(self.rt, params, plan, op == "filter", flip)
         return cache[key]

@@ -25,7 +25,9 @@ class LayerOps:
     def _transpose_geometry(self, shape, axes):
         """The int32 (out shape, source strides) table of a transpose, uploaded once per
         (shape, axes) and kept on the device: a training step transfers nothing."""
-        tables = self.__dict__.setdefault("_transpose_tables", {})
+        tables = getattr(self, "_transpose_tables", None)
+        if tables is None:
+            tables = self._transpose_tables = {}
         key = (tuple(shape), axes)
         table = tables.get(key)
         if table is None:
