@@ -29,6 +29,8 @@ plan = b.conv2d_plan((1, 4, 4, 2), (3, 3, 2, 2), (1, 1), "same")
 x, wt, out, bias = f(1, 4, 4, 2), f(3, 3, 2, 2), f(1, 4, 4, 2), f(2)
 bx, bo, c1, c2, c3, c4 = f(8, 4), f(8, 4), f(4), f(4), f(4), f(4)
 lm, li = f(8), f(8)
+pool = b.pool2d_plan((1, 4, 4, 2), (2, 2), (2, 2), "valid")
+pout, pidx = f(1, 2, 2, 2), np.zeros((1, 2, 2, 2), np.int32)
 cases = {
   "sgd_update": lambda: b.sgd_update(w, g, v, 0.01, 0.9, False, 0.0),
   "adam_update": lambda: b.adam_update(w, g, m, v, 0.001, 0.9, 0.999, 1e-7, 3, 0.0),
@@ -36,6 +38,7 @@ cases = {
   "conv2d_backward_filter": lambda: b.conv2d_backward_filter(wt, bias, out, x, plan),
   "batchnorm_forward_train": lambda: b.batchnorm_forward_train(bo, c1, c2, bx, c3, c4, c1, c2, 0.9, 1e-3),
   "layernorm_forward": lambda: b.layernorm_forward(bo, lm, li, bx, c3, c4, 1e-3),
+  "max_pool2d_forward": lambda: b.max_pool2d_forward(pout, pidx, x, pool),
 }
 res = {}
 for name, fn in cases.items():
