@@ -61,12 +61,11 @@ void minidl_sgd_update(float *w, float *velocity, const float *g, float lr, floa
     }
 }
 
-void minidl_adam_update(float *w, float *m, float *v, const float *g, float lr, float beta_1, float beta_2,
-                        float epsilon, int64_t step, float weight_decay, int64_t n)
+void minidl_adam_update(float *w, float *m, float *v, const float *g, float lr, float lr_t, float beta_1,
+                        float beta_2, float epsilon, float weight_decay, int64_t n)
 {
     const struct vector_kernels *vk = minidl_active_kernels();
     float lr_wd = decay_factor(lr, weight_decay);
-    float lr_t = (float)(lr * sqrt(1.0 - pow(beta_2, (double)step)) / (1.0 - pow(beta_1, (double)step)));
     if (n < MINIDL_PARALLEL_MIN) {
         vk->adam(w, m, v, g, lr_t, beta_1, beta_2, epsilon, lr_wd, n);
         return;

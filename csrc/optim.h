@@ -13,9 +13,11 @@ void minidl_clip_by_norm(float *g, float clipnorm, int64_t n);
 /* Keras SGD; velocity is NULL when momentum is 0 */
 void minidl_sgd_update(float *w, float *velocity, const float *g, float lr, float momentum, int nesterov,
                        float weight_decay, int64_t n);
-/* Keras Adam at 1-based step */
-void minidl_adam_update(float *w, float *m, float *v, const float *g, float lr, float beta_1, float beta_2,
-                        float epsilon, int64_t step, float weight_decay, int64_t n);
+/* Keras Adam; lr_t is the bias-corrected step size lr sqrt(1 - b2^t) / (1 - b1^t), computed once
+   for every backend by the contract (minidl/backends/contract/optimizers.py); lr scales the
+   decoupled weight decay */
+void minidl_adam_update(float *w, float *m, float *v, const float *g, float lr, float lr_t, float beta_1,
+                        float beta_2, float epsilon, float weight_decay, int64_t n);
 /* Keras RMSprop; mom is NULL without momentum */
 void minidl_rmsprop_update(float *w, float *ms, float *mom, const float *g, float lr, float rho,
                            float momentum, float epsilon, float weight_decay, int64_t n);

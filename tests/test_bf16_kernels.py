@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from minidl.backends.cpu._ffi import ffi, fptr, lib
-from minidl.backends.cpu.linalg import LinalgOps
+from minidl.backends.cpu.backend import CpuBackend
 
-ops = LinalgOps()
+ops = CpuBackend()
 AMX = bool(lib.minidl_amx_available()) and bool(lib.minidl_cpu_has_avx512_bf16())
 
 

@@ -10,7 +10,7 @@ import pytest
 import minidl
 from minidl import layers, ops
 from minidl.backends.cpu._ffi import fptr, lib
-from minidl.backends.cpu.linalg import LinalgOps
+from minidl.backends.cpu.backend import CpuBackend
 from minidl.models import Sequential, load_model
 
 # x = np.arange(1, 7).reshape(1, 2, 3, 1); kernels np.arange(1, size + 1) in Keras's layout
@@ -232,7 +232,7 @@ def test_unknown_image_sizes_give_what_fixed_sizes_give(active_backend):
 ])
 def test_dilated_grouped_conv_matches_reference_twins(isa, in_shape, kernel_shape, strides, padding, dilation,
                                                       groups):
-    ops_ = LinalgOps()
+    ops_ = CpuBackend()
     plan = ops_.conv2d_plan(in_shape, kernel_shape, strides, padding, dilation, groups)
     s = plan.scratch["cpu_conv"]
     rng = np.random.default_rng(4)

@@ -15,10 +15,10 @@ import pytest
 from minidl.backends.cpu._ffi import ffi, lib  # the extension must be built: tests fail, not skip
 from minidl.backends.base import make_window
 from minidl.backends.cpu._ffi import fptr
-from minidl.backends.cpu.linalg import LinalgOps
+from minidl.backends.cpu.backend import CpuBackend
 from minidl.backends.numpy_backend import NumpyBackend
 
-ops = LinalgOps()
+ops = CpuBackend()
 
 
 def conv_reference(x, w, dout, plan):

@@ -52,6 +52,13 @@ class Host:
 
 
 @dataclass(eq=False)
+class Quantized:
+    """A tensor of the quantized section (uint8 activations, int8 packed weights, the int32 /
+    float32 epilogue arrays): uploaded with quantized_upload, compared exactly."""
+    array: np.ndarray
+
+
+@dataclass(eq=False)
 class Plan:
     """A window plan, made by each backend with `builder` ("conv2d_plan", "pool2d_plan" or
     "depthwise_conv2d_plan")."""
@@ -1657,6 +1664,77 @@ def binary_cases():
     return cases
 
 
+def quantized_cases():
+    """The int8 inference ops (the contract's quantized section): exact integer arithmetic, so
+    every backend equals the numpy one bit for bit (the float64 numpy backend does not run them:
+    their float inputs are float32)."""
+    from minidl.quantization.packing import epilogue_arrays, pack, quantize_kernel, weight_scales
+
+    def weights(rng, k, n, out_scale):
+        kernel = randn(rng, k, n)
+        scales = weight_scales(kernel)
+        q = quantize_kernel(kernel, scales)
+        offset, mult = epilogue_arrays(q, scales, rng.normal(size=n), 0.02, 17, out_scale)
+        return Quantized(pack(q)), Quantized(offset), Quantized(mult)
+
+    def u8(rng, *shape):
+        return Quantized(rng.integers(0, 256, size=shape, dtype=np.uint8))
+
+    def quantize(rng):
+        x = with_specials(randn(rng, 5, 37, scale=8.0))          # NaN -> zero point, +-inf clamp
+        return [call("empty_u8", (5, 37)), call("quantize_u8", Result(0), x, 0.05, 100),
+                call("dequantize_u8", out(5, 37), Result(0), 0.05, 100),
+                call("quantized_upload", Host(np.arange(-3, 4, dtype=np.int8)))]
+
+    def gemm(m, k, n, out_dtype, relu):
+        def build(rng):
+            a = u8(rng, m, k)
+            w, offset, mult = weights(rng, k, n, 0.05 if out_dtype == np.uint8 else None)
+            result = Quantized(np.zeros((m, n), np.uint8)) if out_dtype == np.uint8 else out(m, n)
+            return [call("qgemm_forward", result, a, w, offset, mult, 9 if out_dtype == np.uint8 else 0, relu)]
+        return build
+
+    def conv(in_shape, kernel, filters, strides, padding):
+        def build(rng):
+            plan = conv_plan(in_shape, kernel + (in_shape[3], filters), strides, padding)
+            w, offset, mult = weights(rng, kernel[0] * kernel[1] * in_shape[3], filters, 0.05)
+            out_shape = window_out_shape(in_shape, kernel, strides, padding, filters)
+            return [call("qconv2d_forward", Quantized(np.zeros(out_shape, np.uint8)), u8(rng, *in_shape), w, offset,
+                         mult, 5, True, 40, plan)]
+        return build
+
+    def pool(rng):
+        plan = pool_plan((2, 7, 7, 5), (3, 3), (2, 2), "same")
+        return [call("max_pool2d_u8", Quantized(np.zeros((2, 4, 4, 5), np.uint8)), u8(rng, 2, 7, 7, 5), plan)]
+
+    def add(n, relu):
+        def build(rng):
+            return [call("add_u8", Quantized(np.zeros(n, np.uint8)), u8(rng, n), u8(rng, n), 12, 200,
+                         int(0.7 * 2 ** 20), int(-0.4 * 2 ** 20), 30, relu)]
+        return build
+
+    def path(rng):
+        def check(get, backend):
+            assert isinstance(get(Result(0)), str) and get(Result(0))
+        return [call("quantized_path")], check
+
+    exact = {"rtol": 0, "atol": 0, "ref": "float32"}
+    cases = [Case("quantize_u8", "quantize_u8-nan", quantize, **exact),
+             Case("quantized_path", "quantized_path", path, ref=None),
+             Case("max_pool2d_u8", "max_pool2d_u8-2x7x7x5", pool, **exact)]
+    for m, k, n in ((1, 3, 5), (33, 100, 37), (64, 288, 64)):
+        for out_dtype, relu in ((np.uint8, True), (np.float32, False)):
+            cases.append(Case("qgemm", f"qgemm-{m}x{k}x{n}-{np.dtype(out_dtype).name}" + ("-relu" if relu else ""),
+                              gemm(m, k, n, out_dtype, relu), **exact))
+    for geometry in (((2, 9, 9, 3), (3, 3), 16, (1, 1), "same"), ((3, 8, 7, 5), (3, 2), 7, (2, 1), "valid")):
+        in_shape, kernel, filters, strides, padding = geometry
+        cases.append(Case("qconv2d", "qconv2d-" + geometry_id(in_shape, kernel, strides, padding, filters),
+                          conv(*geometry), **exact))
+    cases += [Case("add_u8", f"add_u8-{n}" + ("-relu" if relu else ""), add(n, relu), **exact)
+              for n, relu in ((37, False), (70001, True))]
+    return cases
+
+
 def attention_case(batch, tq, tk, heads, dim, dim_v, causal, masked, dropped):
     def build(rng):
         q, k = randn(rng, batch, tq, heads, dim), randn(rng, batch, tk, heads, dim)
@@ -1690,7 +1768,7 @@ CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases(
          + dropout_cases() + image_cases() + loss_cases() + row_loss_cases()
          + metric_cases() + optimizer_cases() + tensor_op_cases() + recurrent_cases()
          + quantizer_cases() + binary_cases()
-         + attention_cases())
+         + attention_cases() + quantized_cases())
 GEMM_FAMILY_OPS = ("gemm", "conv2d", "conv2d_transpose")   # the rows that run through the opencl GEMM kernels
 
 
@@ -1718,11 +1796,12 @@ def run_calls(backend, calls):
     tensors, plans, results = {}, {}, []
 
     def resolve(arg):
-        if isinstance(arg, (np.ndarray, Opaque)):
+        if isinstance(arg, (np.ndarray, Opaque, Quantized)):
             key = id(arg)
             if key not in tensors:
-                array = arg.array if isinstance(arg, Opaque) else arg
-                tensors[key] = (arg, backend.from_numpy(array, dtype=array.dtype))
+                array = arg if isinstance(arg, np.ndarray) else arg.array
+                tensors[key] = (arg, backend.quantized_upload(array) if isinstance(arg, Quantized)
+                                else backend.from_numpy(array, dtype=array.dtype))
             return tensors[key][1]
         if isinstance(arg, Host):
             return arg.array.copy()
@@ -1745,7 +1824,7 @@ def run_calls(backend, calls):
             value = results[template.index]
         else:
             value = tensors[id(template)][1]
-        if value is None or isinstance(value, (tuple, dict, np.ndarray)):
+        if value is None or isinstance(value, (tuple, dict, str, np.ndarray)):
             return np.array(value, copy=True) if isinstance(value, np.ndarray) else value
         return backend.to_numpy(value)
 
@@ -1755,6 +1834,10 @@ def run_calls(backend, calls):
 def assert_matches(got, want, rtol, atol, what):
     if not isinstance(want, np.ndarray):
         assert got == want, what
+        return
+    if want.dtype in (np.uint8, np.int8):     # the int8 ops are exact on every backend
+        assert got.dtype == want.dtype, f"{what}: dtype {got.dtype}, expected {want.dtype}"
+        np.testing.assert_array_equal(got, want, err_msg=what)
         return
     expected_dtype = np.int32 if want.dtype.kind in "iu" else np.float32
     assert got.dtype == expected_dtype, f"{what}: dtype {got.dtype}, expected {np.dtype(expected_dtype)}"
@@ -1769,7 +1852,7 @@ def assert_matches(got, want, rtol, atol, what):
 def describe(c):
     """op(shapes and scalars) of a call, for failure messages."""
     def show(a):
-        if isinstance(a, (np.ndarray, Opaque, Host)):
+        if isinstance(a, (np.ndarray, Opaque, Host, Quantized)):
             return "x".join(map(str, getattr(a, "array", a).shape)) or "scalar"
         if isinstance(a, list):
             return "[" + ", ".join(map(show, a)) + "]"

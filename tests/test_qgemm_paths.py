@@ -11,7 +11,6 @@ from test_quantization import CONV_CASES, GEMM_CASES, REFERENCE, _layer_arrays, 
 
 from minidl import settings
 from minidl.backends.base import make_window
-from minidl.quantization.ops import for_backend
 
 lib = pytest.importorskip("minidl._cpu_kernels").lib
 
@@ -41,11 +40,11 @@ def int8_ops(request):
     """The cpu int8 ops with path request.param running, restored after."""
     isa, amx = _select(request.param)
     from minidl.backends.cpu import create
-    ops = for_backend(create())
+    ops = create()
     with isa_selected(isa):
         lib.minidl_set_amx(amx)
         try:
-            assert ops.path() == request.param
+            assert ops.quantized_path() == request.param
             yield ops
         finally:
             lib.minidl_set_amx(1 if settings.current().amx else 0)
@@ -92,11 +91,11 @@ def test_qconv2d_each_path_equals_reference(int8_ops, in_shape, kernel, strides,
 
 def test_amx_is_chosen_automatically():
     from minidl.backends.cpu import create
-    ops = for_backend(create())
+    ops = create()
     if lib.minidl_amx_active():
-        assert ops.path() == "amx"
+        assert ops.quantized_path() == "amx"
     else:
-        assert ops.path() in ("vnni", "avx2", "generic")
+        assert ops.quantized_path() in ("vnni", "avx2", "generic")
 
 
 @pytest.mark.parametrize("a_multiplier,b_multiplier", [(2 ** 31 - 1, -(2 ** 31 - 1)), (-(2 ** 31 - 1), 1),
@@ -105,7 +104,7 @@ def test_add_u8_is_exact_at_the_multipliers_extremes(isa, a_multiplier, b_multip
     """add_u8 splits each multiplier into int32 halves (csrc/internal/qadd_impl.h): exact for
     every multiplier of magnitude < 2**31, on every ISA path."""
     from minidl.backends.cpu import create
-    ops = for_backend(create())
+    ops = create()
     rng = np.random.default_rng(abs(a_multiplier) % 1000)
     a = rng.integers(0, 256, size=(3, 1000), dtype=np.uint8)
     b = rng.integers(0, 256, size=(3, 1000), dtype=np.uint8)

@@ -8,15 +8,15 @@ import pytest
 import minidl
 from minidl import layers, zoo
 from minidl.backends.base import make_window
-from minidl.backends.quantized_ops import QuantizedOps, unpack_weights
+from minidl.backends.numpy_backend import NumpyBackend
+from minidl.backends.numpy_ops.quantized import unpack_weights
 from minidl.models import Model, Sequential
 from minidl.models.minidl_files import ModelFileError
 from minidl.quantization import load_quantized_model, quantize
-from minidl.quantization.ops import for_backend
 from minidl.quantization.packing import (WEIGHT_MAX, add_multiplier, epilogue_arrays, pack,
                                          quantize_kernel, weight_scales)
 
-REFERENCE = QuantizedOps(None)
+REFERENCE = NumpyBackend()
 
 
 def _layer_arrays(rng, k, n, in_qp, out_scale):
@@ -29,8 +29,8 @@ def _layer_arrays(rng, k, n, in_qp, out_scale):
 
 def _run(ops, op, out_like, *args):
     """Run `op` of `ops` on uploaded copies of the numpy args (plans and scalars as they are)."""
-    up = [ops.upload(a) if isinstance(a, np.ndarray) else a for a in args]
-    out = ops.upload(out_like)
+    up = [ops.quantized_upload(a) if isinstance(a, np.ndarray) else a for a in args]
+    out = ops.quantized_upload(out_like)
     getattr(ops, op)(out, *up)
     return ops.to_numpy(out)
 
@@ -50,7 +50,7 @@ def test_qgemm_equals_reference(backend, m, k, n, relu, out_dtype):
     out = np.zeros((m, n), out_dtype)
     expected = out.copy()
     REFERENCE.qgemm_forward(expected, a, w, offset, mult, zp, relu)
-    got = _run(for_backend(backend), "qgemm_forward", out, a, w, offset, mult, zp, relu)
+    got = _run(backend, "qgemm_forward", out, a, w, offset, mult, zp, relu)
     np.testing.assert_array_equal(got, expected)
 
 
@@ -71,7 +71,7 @@ def test_qconv2d_equals_reference(backend, in_shape, kernel, strides, padding, f
     out = np.zeros((plan.n, plan.oh, plan.ow, filters), out_dtype)
     expected = out.copy()
     REFERENCE.qconv2d_forward(expected, x, w, offset, mult, zp, True, 40, plan)
-    got = _run(for_backend(backend), "qconv2d_forward", out, x, w, offset, mult, zp, True, 40, plan)
+    got = _run(backend, "qconv2d_forward", out, x, w, offset, mult, zp, True, 40, plan)
     np.testing.assert_array_equal(got, expected)
 
 
@@ -79,7 +79,7 @@ def test_quantize_dequantize_and_pool_equal_reference(backend):
     rng = np.random.default_rng(3)
     x = (rng.normal(size=(2, 7, 6, 5)) * 3).astype(np.float32)
     x.flat[:3] = [np.nan, np.inf, -np.inf]
-    ops = for_backend(backend)
+    ops = backend
     q_ref = np.zeros(x.shape, np.uint8)
     REFERENCE.quantize_u8(q_ref, x, 0.037, 100)
     np.testing.assert_array_equal(_run(ops, "quantize_u8", q_ref * 0, x, 0.037, 100), q_ref)
@@ -101,7 +101,7 @@ def test_add_u8_equals_reference(backend, relu):
     args = (a, b, 31, 200, add_multiplier(0.05, 0.07), add_multiplier(0.2, 0.07), 60, relu)
     expected = np.zeros(a.shape, np.uint8)
     REFERENCE.add_u8(expected, *args)
-    np.testing.assert_array_equal(_run(for_backend(backend), "add_u8", expected * 0, *args), expected)
+    np.testing.assert_array_equal(_run(backend, "add_u8", expected * 0, *args), expected)
     real = 0.05 * (a.astype(np.float64) - 31) + 0.2 * (b.astype(np.float64) - 200)
     want = np.clip(np.rint(real / 0.07) + 60, 60 if relu else 0, 255)
     assert np.abs(expected - want).max() <= 1           # the fixed point rounds within a step
@@ -137,11 +137,11 @@ def test_vnni_path():
         pytest.skip("this CPU has no AVX512_VNNI: the vpdpbusd micro-kernel is compiled but cannot run here")
     from conftest import isa_selected
     from minidl.backends.cpu import create
-    ops = for_backend(create())
+    ops = create()
     try:
         with isa_selected("avx512"):
             lib.minidl_set_amx(0)
-            assert ops.path() == "vnni"
+            assert ops.quantized_path() == "vnni"
             rng = np.random.default_rng(5)
             a = rng.integers(0, 256, size=(33, 100), dtype=np.uint8)
             _, w, offset, mult = _layer_arrays(rng, 100, 37, (0.02, 17), 0.05)

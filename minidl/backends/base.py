@@ -7,6 +7,11 @@ keeps them in device buffers. Only `from_numpy`, `copy_from_host` and
 `to_numpy` move data between the host and a backend, so a backend that keeps
 its tensors on a device can run a whole training step without a host copy.
 
+The contract's executable sections (convolution, normalization, optimizers, pooling,
+quantized, regularizers) live in minidl/backends/contract/: their public ops check the
+arguments once and call the backend's underscore-named implementation (contract/__init__.py).
+The other sections are documented below and still checked by each backend.
+
 Conventions used by every op:
 
 - Argument order is outputs, then inputs, then weights, then sizes / options
@@ -24,8 +29,13 @@ Conventions used by every op:
 - Unless an op says otherwise, an output must not alias an input.
 """
 
-import math
-
+from .contract.checks import PRECISIONS  # noqa: F401 -- what round_to_precision rounds to
+from .contract.convolution import ConvolutionSection
+from .contract.normalization import NormalizationSection
+from .contract.optimizers import OptimizersSection
+from .contract.pooling import PoolingSection
+from .contract.quantized import QuantizedSection
+from .contract.regularizers import RegularizersSection
 from .depthwise_geometry import depthwise_window
 from .window import (Window2D, conv_output_length, make_window, same_padding,  # noqa: F401
                      transpose_window)
@@ -40,7 +50,6 @@ BINARY_OPS = ("add", "subtract", "multiply", "divide", "power", "maximum", "mini
               "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
               "logical_or")
 REDUCE_OPS = ("sum", "max", "min", "prod")
-PRECISIONS = ("bfloat16", "float16")   # what round_to_precision rounds to
 MAX_RANK = 8   # the tensor ops take tensors of rank <= MAX_RANK
 # larq's quantizers (minidl.larq.quantizers) as ops; a backend's kernels use the position of a
 # name as its code. DoReFa's two modes are two ops.
@@ -52,8 +61,11 @@ class BackendUnavailable(RuntimeError):
     """Raised when a backend cannot run on this machine; the message says why and what to do."""
 
 
-class Backend:
-    """Base class of every backend. Each method documents one op of the contract."""
+class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, PoolingSection,
+              QuantizedSection, RegularizersSection):
+    """Base class of every backend. Each method documents one op of the contract; the sections
+    in minidl/backends/contract/ (the base classes) are executable: their public methods check
+    the arguments and call the backend's underscore-named implementation."""
 
     name = "abstract"
     dtype = "float32"
@@ -160,32 +172,7 @@ class Backend:
         """out = alpha * op(a) @ op(b) + beta * out, 2-D tensors, op(t) = t.T when trans_t."""
         raise NotImplementedError
 
-    # ------------------------------------------------------ convolution
-    def conv2d_plan(self, in_shape, kernel_shape, strides, padding, dilation_rate=(1, 1), groups=1):
-        """A Window2D for input (N, H, W, C) and a kernel (kh, kw, C / groups, filters)."""
-        kh, kw, _, filters = kernel_shape
-        return make_window(in_shape, (kh, kw), strides, padding, filters, dilation_rate, groups)
-
-    def conv2d_transpose_plan(self, in_shape, kernel_shape, strides, padding, output_padding=None,
-                              dilation_rate=(1, 1)):
-        """The plan of a transposed convolution of x (N, H, W, Cin) with kernel (kh, kw, filters,
-        Cin): the Window2D of the convolution it is the adjoint of (plan.out_shape is x's shape,
-        plan.in_shape the transposed output's). Its forward is conv2d_backward_data, its input
-        gradient conv2d_forward, its kernel gradient conv2d_backward_filter with x as dout."""
-        return transpose_window(in_shape, kernel_shape, strides, padding, output_padding, dilation_rate)
-
-    def conv2d_forward(self, out, x, weight, bias, plan, precision=None):
-        """out (N, OH, OW, F) = conv(x (N, H, W, C), weight (KH, KW, C, F)) + bias (F,) or None."""
-        raise NotImplementedError
-
-    def conv2d_backward_data(self, dx, dout, weight, plan, precision=None):
-        """dx (N, H, W, C) = gradient of the conv output dout (N, OH, OW, F) w.r.t. its input."""
-        raise NotImplementedError
-
-    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan, precision=None):
-        """dweight (KH, KW, C, F) and dbias (F,) or None from dout and the forward input x
-        (dbias from the float32 dout whatever the precision)."""
-        raise NotImplementedError
+    # ------------------------------------------------------ convolution: contract/convolution.py
 
     # ------------------------------------------------ depthwise convolution
     # kernel (KH, KW, C, M): output channel c * M + m is input channel c convolved with
@@ -208,34 +195,9 @@ class Backend:
 
     # ---------------------------------------------------------- pooling
     def pool2d_plan(self, in_shape, pool_size, strides, padding):
-        """A Window2D for pooling input (N, H, W, C)."""
+        """A Window2D for pooling input (N, H, W, C); the pooling and padding ops are checked in
+        contract/pooling.py."""
         return make_window(in_shape, pool_size, strides, padding)
-
-    def max_pool2d_forward(self, out, argmax, x, plan):
-        """out (N, OH, OW, C) = window maxima of x; argmax (int32, out's shape) records the
-        winner of each window in a backend-defined encoding that max_pool2d_backward reads.
-        Padded positions never win."""
-        raise NotImplementedError
-
-    def max_pool2d_backward(self, dx, dout, argmax, plan):
-        """dx (N, H, W, C) = dout routed to each window's winner (overlapping windows add)."""
-        raise NotImplementedError
-
-    def avg_pool2d_forward(self, out, x, plan):
-        """out = window means of x; padded positions are excluded from the count (as TensorFlow)."""
-        raise NotImplementedError
-
-    def avg_pool2d_backward(self, dx, dout, plan):
-        """dx = gradient of avg_pool2d_forward."""
-        raise NotImplementedError
-
-    def global_avg_pool_forward(self, out, x):
-        """out (N, C) = mean of x (N, H, W, C) over H and W."""
-        raise NotImplementedError
-
-    def global_avg_pool_backward(self, dx, dout):
-        """dx (N, H, W, C) = dout (N, C) / (H * W) broadcast over H and W."""
-        raise NotImplementedError
 
     def upsample2d_forward(self, out, x, size, interpolation):
         """out (N, H*sh, W*sw, C) = x (N, H, W, C) upsampled by size (sh, sw): "nearest" repeats
@@ -244,14 +206,6 @@ class Backend:
 
     def upsample2d_backward(self, dx, dout, size, interpolation):
         """dx (N, H, W, C) = gradient of upsample2d_forward from dout (N, H*sh, W*sw, C)."""
-        raise NotImplementedError
-
-    def pad2d_forward(self, out, x, pads):
-        """out (N, H+t+b, W+l+r, C) = x zero-padded by pads = (top, bottom, left, right)."""
-        raise NotImplementedError
-
-    def pad2d_backward(self, dx, dout, pads):
-        """dx (N, H, W, C) = the interior of dout."""
         raise NotImplementedError
 
     def transpose(self, out, x, axes):
@@ -332,33 +286,9 @@ class Backend:
         """dpre (T, N, u) = dL/dpre, drecurrent_kernel (u, u) (overwritten), dh0 from dhseq."""
         raise NotImplementedError
 
-    # --------------------------------------------------- normalization
-    # x is viewed as (M, C): statistics are per channel (the last axis).
-    def batchnorm_forward_train(self, out, mean, invstd, x, gamma, beta,
-                                moving_mean, moving_var, momentum, epsilon):
-        """Normalize with the batch statistics: mean (C,) and invstd (C,) = 1/sqrt(var + eps)
-        are saved for backward; moving_mean/var are updated in place as
-        moving = moving * momentum + batch * (1 - momentum) (biased batch variance)."""
-        raise NotImplementedError
+    # --------------------------------------------------- normalization: contract/normalization.py
 
-    def batchnorm_forward_infer(self, out, x, gamma, beta, moving_mean, moving_var, epsilon):
-        """out = gamma * (x - moving_mean) / sqrt(moving_var + eps) + beta."""
-        raise NotImplementedError
-
-    def batchnorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
-        """Gradients of batchnorm_forward_train with respect to x, gamma and beta."""
-        raise NotImplementedError
-
-    # x is viewed as (M, C): statistics are per row (Keras LayerNormalization, axis=-1).
-    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon, centered=True):
-        """out (M, C) = (x - mean) * invstd * gamma + beta, gamma and beta (C,); each row's mean
-        (M,) and invstd (M,) = 1/sqrt(var + eps) (biased variance) are saved for backward.
-        centered=False: out = x * invstd * gamma + beta (Keras's rms_scaling)."""
-        raise NotImplementedError
-
-    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma, centered=True):
-        """dx (M, C), dgamma (C,) and dbeta (C,): the gradients of layernorm_forward."""
-        raise NotImplementedError
+    # ------------------------------------------------------ quantized (int8 inference): contract/quantized.py
 
     # ------------------------------------------------------- quantizers
     def quantize_forward(self, out, x, name, param=0.0, stat=None):
@@ -567,36 +497,6 @@ class Backend:
         """out (1,) = 1.0 if every element of x is finite, else 0.0."""
         raise NotImplementedError
 
-    # -------------------------------------------------------- optimizers
-    # Each update changes w and its state tensors in place, in one pass over the tensor.
-    # weight_decay is decoupled (AdamW-style): w -= lr * weight_decay * w before the step.
-    def clip_by_value(self, g, clipvalue):
-        """g = clip(g, -clipvalue, clipvalue) in place."""
-        raise NotImplementedError
-
-    def clip_by_norm(self, g, clipnorm):
-        """g *= clipnorm / max(||g||_2, clipnorm) in place (computed without leaving the device)."""
-        raise NotImplementedError
-
-    def sgd_update(self, w, g, velocity, lr, momentum, nesterov, weight_decay):
-        """Keras SGD: velocity = momentum * velocity - lr * g; w += velocity
-        (nesterov: w += momentum * velocity - lr * g). velocity is None when momentum == 0."""
-        raise NotImplementedError
-
-    def adam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay):
-        """Keras Adam at 1-based step t: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
-        w -= lr * sqrt(1-b2^t) / (1-b1^t) * m / (sqrt(v) + epsilon)."""
-        raise NotImplementedError
-
-    def rmsprop_update(self, w, g, ms, mom, lr, rho, momentum, epsilon, weight_decay):
-        """Keras RMSprop: ms = rho ms + (1-rho) g^2; inc = lr g / sqrt(ms + eps);
-        with momentum (mom not None): mom = momentum mom + inc, w -= mom; else w -= inc."""
-        raise NotImplementedError
-
-    def adagrad_update(self, w, g, acc, lr, epsilon, weight_decay):
-        """Keras Adagrad: acc += g^2; w -= lr g / sqrt(acc + eps)."""
-        raise NotImplementedError
-
     # ------------------------------------------------------ tensor ops
     # The general-purpose ops behind minidl.ops (custom layers, Lambda, losses and metrics):
     # float tensors of rank <= MAX_RANK, numpy broadcasting where an op says so. Comparisons and
@@ -664,80 +564,10 @@ class Backend:
     def arange(self, out, start, step):
         """out[i] = start + i * step over the flat order of out (float or int32)."""
         raise NotImplementedError
-    def clip_by_global_norm(self, grads, clipnorm):
-        """Keras's global_clipnorm: every tensor of the list grads *= clipnorm / max(norm, clipnorm),
-        norm the 2-norm of all of them together (computed without leaving the device)."""
-        raise NotImplementedError
 
-    def adadelta_update(self, w, g, acc_grad, acc_delta, lr, rho, epsilon, weight_decay):
-        """Keras Adadelta: acc_grad = rho acc_grad + (1-rho) g^2;
-        delta = -sqrt(acc_delta + eps) g / sqrt(acc_grad + eps);
-        acc_delta = rho acc_delta + (1-rho) delta^2; w += lr delta."""
-        raise NotImplementedError
+    # ------------------------------------------- regularizers, constraints: contract/regularizers.py
 
-    def adamax_update(self, w, g, m, u, lr, beta_1, beta_2, epsilon, step, weight_decay):
-        """Keras Adamax at 1-based step t: m += (g - m)(1-b1); u = max(b2 u, |g|);
-        w -= lr / (1 - b1^t) * m / (u + eps)."""
-        raise NotImplementedError
-
-    def amsgrad_update(self, w, g, m, v, v_hat, lr, beta_1, beta_2, epsilon, step, weight_decay):
-        """Keras Adam(amsgrad=True) at 1-based step t: m and v as adam_update; v_hat = max(v_hat, v);
-        w -= lr sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v_hat) + eps)."""
-        raise NotImplementedError
-
-    def nadam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, weight_decay):
-        """Keras Nadam at 1-based step t, u_product = prod over s <= t of b1 (1 - 0.5 * 0.96^s):
-        m += (g - m)(1-b1); v += (g^2 - v)(1-b2);
-        w -= lr (c_m m + c_g g) / (sqrt(v v_scale) + eps), (c_m, c_g, v_scale) = nadam_coefficients()."""
-        raise NotImplementedError
-
-    def lion_update(self, w, g, m, lr, beta_1, beta_2, weight_decay):
-        """Keras Lion: w -= lr sign(b1 m + (1-b1) g); then m = b2 m + (1-b2) g."""
-        raise NotImplementedError
-
-    def ftrl_update(self, w, g, acc, linear, lr, lr_power, l1, l2, l2_shrinkage, weight_decay):
-        """Keras Ftrl (l2 = l2_regularization_strength + beta / (2 lr)): new = acc + g^2;
-        linear += g + 2 l2_shrinkage w - (new^-p - acc^-p) / lr * w (p = lr_power);
-        w = (clip(linear, -l1, l1) - linear) / (new^-p / lr + 2 l2); acc = new."""
-        raise NotImplementedError
-
-    # ------------------------------------------- regularizers, constraints
-    def l1_l2_penalty(self, out, w, l1, l2, accumulate=False):
-        """out (1,) = l1 * sum|w| + l2 * sum w^2 (plus out when accumulate): Keras's L1L2."""
-        raise NotImplementedError
-
-    def l1_l2_gradient(self, g, w, l1, l2):
-        """g += l1 * sign(w) + 2 * l2 * w (the penalty's gradient, added in place)."""
-        raise NotImplementedError
-
-    def orthogonal_penalty(self, out, w, factor, mode, accumulate=False):
-        """out (1,) = Keras's OrthogonalRegularizer of the 2-D w (plus out when accumulate): the
-        rows (mode "rows") or columns ("columns") l2-normalized (squared norm floored at 1e-12),
-        factor / 2 * sum over pairs i != j of |n_i . n_j| / (m (m - 1) / 2) for m vectors."""
-        raise NotImplementedError
-
-    def orthogonal_gradient(self, g, w, factor, mode):
-        """g += the gradient of orthogonal_penalty with respect to w."""
-        raise NotImplementedError
-
-    def norm_constraint(self, w, axis, min_value, max_value, rate):
-        """Keras's MinMaxNorm in place (MaxNorm: min 0, rate 1; UnitNorm: min = max = rate = 1):
-        norms over `axis` (consecutive axes, see norm_layout), w *= desired / (1e-7 + norm),
-        desired = rate * clip(norm, min_value, max_value) + (1 - rate) * norm."""
-        raise NotImplementedError
-
-    def ema_update(self, average, w, momentum):
-        """Keras use_ema: average = momentum * average + (1 - momentum) * w (momentum 0 copies)."""
-        raise NotImplementedError
-
-
-def nadam_coefficients(beta_1, beta_2, step, u_product):
-    """(c_m, c_g, v_scale) of Keras's Nadam at 1-based `step`: c_m = u_{t+1} / (1 - u_product
-    u_{t+1}), c_g = (1 - u_t) / (1 - u_product), v_scale = 1 / (1 - b2^t), u_s = b1 (1 - 0.5 * 0.96^s)."""
-    u_t = beta_1 * (1.0 - 0.5 * 0.96 ** step)
-    u_t_1 = beta_1 * (1.0 - 0.5 * 0.96 ** (step + 1))
-    return (u_t_1 / (1.0 - u_product * u_t_1), (1.0 - u_t) / (1.0 - u_product),
-            1.0 / (1.0 - beta_2 ** step))
+    # -------------------------------------------------------- optimizers: contract/optimizers.py
 
 
 # The kinds of row_loss_forward/backward, in the order of their integer codes in the C and
@@ -745,25 +575,3 @@ def nadam_coefficients(beta_1, beta_2, step, u_product):
 ROW_LOSSES = ("mean_absolute_error", "mean_absolute_percentage_error", "mean_squared_logarithmic_error",
               "huber", "log_cosh", "poisson", "kl_divergence", "hinge", "squared_hinge",
               "categorical_hinge", "cosine_similarity")
-
-
-def orthogonal_layout(shape, mode, op):
-    """(m, k, sv, se) of orthogonal_penalty: m vectors of k elements, element t of vector i
-    at flat index i * sv + t * se."""
-    if len(shape) != 2:
-        raise ValueError(f"{op}: inputs to OrthogonalRegularizer must have rank 2, got shape {tuple(shape)}")
-    if mode not in ("rows", "columns"):
-        raise ValueError(f"{op}: mode must be 'rows' or 'columns', got {mode!r}")
-    rows, cols = shape
-    return (rows, cols, cols, 1) if mode == "rows" else (cols, rows, 1, cols)
-
-
-def norm_layout(shape, axis, op="norm_constraint"):
-    """(outer, reduce, inner) of a tensor of `shape` whose norms run over `axis` (an int or a
-    list of consecutive axes, negative allowed): the layout norm_constraint works on."""
-    rank = len(shape)
-    axes = sorted({a % rank if -rank <= a < rank else a for a in ([axis] if isinstance(axis, int) else axis)})
-    if not axes or axes[0] < 0 or axes[-1] >= rank or axes != list(range(axes[0], axes[-1] + 1)):
-        raise ValueError(f"{op}: axis={axis!r} must name consecutive axes of a tensor of shape {tuple(shape)}")
-    return (math.prod(shape[:axes[0]]), math.prod(shape[axes[0]:axes[-1] + 1]),
-            math.prod(shape[axes[-1] + 1:]))

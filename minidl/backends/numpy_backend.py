@@ -13,24 +13,30 @@ from .. import activations
 from .base import Backend
 from .host_memory import HostMemory
 from . import color_args, image_args
-from .numpy_ops import (activations as numpy_activations, color, images, losses, optimizers, regularize,
+from .numpy_ops import (activations as numpy_activations, color, images, losses,
                         row_losses, upsampling, windows)
 from .numpy_ops.attention import NumpyAttentionOps
 from .numpy_ops.depthwise import NumpyDepthwiseOps
 from .numpy_ops.layer_ops import NumpyLayerOps
+from .numpy_ops.normalization import NumpyNormalizationOps
+from .numpy_ops.optimizers import NumpyOptimizerOps
 from .numpy_ops.recurrent import NumpyRecurrentOps
 from .recurrent_host import HostRecurrentOps
+from .numpy_ops.quantized import NumpyQuantizedOps
 from .numpy_ops.quantizers import NumpyQuantizerOps
+from .numpy_ops.regularizers import NumpyRegularizerOps
 from .numpy_ops.binary import NumpyBinaryOps
 from .numpy_ops.tensor_ops import NumpyTensorOps
 from .rounded_operands import RoundedOperands
-from .checks import (check_concat, check_dropout_args, check_pixels, check_scalar_out, check_shape,
+from .checks import (check_concat, check_dropout_args, check_scalar_out, check_shape,
                      require_input)
 
 
 
 class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, NumpyQuantizerOps,
-                   NumpyBinaryOps, NumpyDepthwiseOps, HostMemory, RoundedOperands, Backend):
+                   NumpyBinaryOps, NumpyDepthwiseOps, NumpyOptimizerOps, NumpyNormalizationOps, NumpyQuantizedOps,
+                   NumpyRegularizerOps,
+                   HostMemory, RoundedOperands, Backend):
     """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
 
     name = "numpy"
@@ -109,59 +115,53 @@ class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurr
             out[...] = product + beta * out
 
     # ------------------------------------------------------ convolution
-    def conv2d_forward(self, out, x, weight, bias, plan, precision=None):
+    def _conv2d_forward(self, out, x, weight, bias, plan, precision):
         if precision is not None:
             self._rounded_conv2d_forward(out, x, weight, bias, plan, precision)
             return
         windows.conv2d_forward(out, x, weight, bias, plan)
 
-    def conv2d_backward_data(self, dx, dout, weight, plan, precision=None):
+    def _conv2d_backward_data(self, dx, dout, weight, plan, precision):
         if precision is not None:
             self._rounded_conv2d_backward_data(dx, dout, weight, plan, precision)
             return
         windows.conv2d_backward_data(dx, dout, weight, plan)
 
-    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan, precision=None):
+    def _conv2d_backward_filter(self, dweight, dbias, dout, x, plan, precision):
         if precision is not None:
             self._rounded_conv2d_backward_filter(dweight, dbias, dout, x, plan, precision)
             return
         windows.conv2d_backward_filter(dweight, dbias, dout, x, plan)
 
-    # ---------------------------------------------------------- pooling
-    def max_pool2d_forward(self, out, argmax, x, plan):
+    # ---------------------------------------------------------- pooling (checked by contract/pooling.py)
+    def _max_pool2d_forward(self, out, argmax, x, plan):
         windows.max_pool2d_forward(out, argmax, x, plan)
 
-    def max_pool2d_backward(self, dx, dout, argmax, plan):
+    def _max_pool2d_backward(self, dx, dout, argmax, plan):
         windows.max_pool2d_backward(dx, dout, argmax, plan)
 
-    def avg_pool2d_forward(self, out, x, plan):
+    def _avg_pool2d_forward(self, out, x, plan):
         windows.avg_pool2d_forward(out, x, plan)
 
-    def avg_pool2d_backward(self, dx, dout, plan):
+    def _avg_pool2d_backward(self, dx, dout, plan):
         windows.avg_pool2d_backward(dx, dout, plan)
 
-    def global_avg_pool_forward(self, out, x):
-        check_shape("global_avg_pool_forward", "out", out, (x.shape[0], x.shape[3]))
-        check_pixels("global_avg_pool_forward", "x", x.shape)
+    def _global_avg_pool_forward(self, out, x):
         out[...] = x.mean(axis=(1, 2))
 
-    def global_avg_pool_backward(self, dx, dout):
-        n, h, w, c = dx.shape
-        check_shape("global_avg_pool_backward", "dout", dout, (n, c))
-        check_pixels("global_avg_pool_backward", "dx", dx.shape)
+    def _global_avg_pool_backward(self, dx, dout):
+        _, h, w, _ = dx.shape
         dx[...] = (dout / (h * w))[:, None, None, :]
 
-    def pad2d_forward(self, out, x, pads):
-        top, bottom, left, right = pads
-        n, h, w, c = x.shape
-        check_shape("pad2d_forward", "out", out, (n, h + top + bottom, w + left + right, c))
+    def _pad2d_forward(self, out, x, pads):
+        top, _, left, _ = pads
+        _, h, w, _ = x.shape
         out[...] = 0
         out[:, top:top + h, left:left + w, :] = x
 
-    def pad2d_backward(self, dx, dout, pads):
-        top, bottom, left, right = pads
-        n, h, w, c = dx.shape
-        check_shape("pad2d_backward", "dout", dout, (n, h + top + bottom, w + left + right, c))
+    def _pad2d_backward(self, dx, dout, pads):
+        top, _, left, _ = pads
+        _, h, w, _ = dx.shape
         dx[...] = dout[:, top:top + h, left:left + w, :]
 
     # ------------------------------------------------------ concatenate
@@ -175,90 +175,6 @@ class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurr
         for dx in dxs:
             dx[...] = dout[..., start:start + dx.shape[-1]]
             start += dx.shape[-1]
-
-    # --------------------------------------------------- normalization
-    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon, centered=True):
-        op = "layernorm_forward"
-        check_shape(op, "x", x, x.shape[:1] + (gamma.shape[0],))
-        for name, t, shape in (("out", out, x.shape), ("mean", mean, x.shape[:1]),
-                               ("invstd", invstd, x.shape[:1]), ("beta", beta, gamma.shape)):
-            check_shape(op, name, t, shape)
-        m = x.mean(axis=1, keepdims=True)
-        inv = 1 / np.sqrt(((x - m) ** 2).mean(axis=1, keepdims=True) + epsilon)
-        out[...] = (x - (m if centered else 0)) * inv * gamma + beta
-        mean[...] = m[:, 0]
-        invstd[...] = inv[:, 0]
-
-    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma, centered=True):
-        op = "layernorm_backward"
-        for name, t, shape in (("dx", dx, x.shape), ("dout", dout, x.shape), ("dgamma", dgamma, gamma.shape),
-                               ("dbeta", dbeta, gamma.shape), ("mean", mean, x.shape[:1]),
-                               ("invstd", invstd, x.shape[:1])):
-            check_shape(op, name, t, shape)
-        inv = invstd[:, None]
-        xhat = (x - mean[:, None]) * inv
-        g = dout * gamma
-        scaled = xhat if centered else x * inv   # what gamma multiplies in forward
-        dgamma[...] = (dout * scaled).sum(axis=0)
-        dbeta[...] = dout.sum(axis=0)
-        dx[...] = inv * (g - (g.mean(axis=1, keepdims=True) if centered else 0)
-                         - xhat * (g * scaled).mean(axis=1, keepdims=True))
-
-    def batchnorm_forward_train(self, out, mean, invstd, x, gamma, beta,
-                                moving_mean, moving_var, momentum, epsilon):
-        op = "batchnorm_forward_train"
-        channels = x.shape[-1]
-        check_shape(op, "out", out, x.shape)
-        for name, tensor in (("mean", mean), ("invstd", invstd), ("gamma", gamma), ("beta", beta),
-                             ("moving_mean", moving_mean), ("moving_var", moving_var)):
-            if tensor is not None:
-                check_shape(op, name, tensor, (channels,))
-        rows = x.reshape(-1, channels)                      # (M, C)
-        batch_mean = rows.mean(axis=0)
-        batch_var = np.square(rows - batch_mean).mean(axis=0)   # biased, as Keras
-        batch_invstd = 1 / np.sqrt(batch_var + epsilon)
-        out[...] = self._normalize(rows, batch_mean, batch_invstd, gamma, beta).reshape(x.shape)
-        mean[...] = batch_mean
-        invstd[...] = batch_invstd
-        moving_mean[...] = moving_mean * momentum + batch_mean * (1 - momentum)
-        moving_var[...] = moving_var * momentum + batch_var * (1 - momentum)
-
-    @staticmethod
-    def _normalize(rows, mean, invstd, gamma, beta):
-        """gamma * (rows - mean) * invstd + beta; gamma/beta None mean 1 and 0 (scale/center off)."""
-        scale = invstd if gamma is None else gamma * invstd
-        result = (rows - mean) * scale
-        if beta is not None:
-            result += beta
-        return result
-
-    def batchnorm_forward_infer(self, out, x, gamma, beta, moving_mean, moving_var, epsilon):
-        op = "batchnorm_forward_infer"
-        channels = x.shape[-1]
-        check_shape(op, "out", out, x.shape)
-        check_shape(op, "moving_mean", moving_mean, (channels,))
-        check_shape(op, "moving_var", moving_var, (channels,))
-        invstd = 1 / np.sqrt(moving_var + epsilon)
-        out[...] = self._normalize(x, moving_mean, invstd, gamma, beta)
-
-    def batchnorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
-        op = "batchnorm_backward"
-        channels = x.shape[-1]
-        check_shape(op, "dout", dout, x.shape)
-        check_shape(op, "dx", dx, x.shape)
-        rows = x.reshape(-1, channels)                      # (M, C)
-        drows = dout.reshape(-1, channels)
-        count = rows.shape[0]
-        xhat = (rows - mean) * invstd
-        sum_dout = drows.sum(axis=0)
-        sum_dout_xhat = (drows * xhat).sum(axis=0)
-        scale = invstd if gamma is None else gamma * invstd
-        grad = scale / count * (count * drows - sum_dout - xhat * sum_dout_xhat)
-        dx[...] = grad.reshape(x.shape)
-        if dgamma is not None:
-            dgamma[...] = sum_dout_xhat
-        if dbeta is not None:
-            dbeta[...] = sum_dout
 
     # ---------------------------------------------------------- dropout
     def dropout_forward(self, out, mask, x, rate, seed):
@@ -405,66 +321,6 @@ class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurr
 
     def row_loss_backward(self, dpred, pred, targets, kind, delta, scale):
         row_losses.row_loss_backward(dpred, pred, targets, kind, delta, scale)
-
-    # -------------------------------------------------------- optimizers
-    def clip_by_value(self, g, clipvalue):
-        optimizers.clip_by_value(g, clipvalue)
-
-    def clip_by_norm(self, g, clipnorm):
-        optimizers.clip_by_norm(g, clipnorm)
-
-    def sgd_update(self, w, g, velocity, lr, momentum, nesterov, weight_decay):
-        optimizers.sgd_update(w, g, velocity, lr, momentum, nesterov, weight_decay)
-
-    def adam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay):
-        optimizers.adam_update(w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay)
-
-    def rmsprop_update(self, w, g, ms, mom, lr, rho, momentum, epsilon, weight_decay):
-        optimizers.rmsprop_update(w, g, ms, mom, lr, rho, momentum, epsilon, weight_decay)
-
-    def adagrad_update(self, w, g, acc, lr, epsilon, weight_decay):
-        optimizers.adagrad_update(w, g, acc, lr, epsilon, weight_decay)
-
-    def adadelta_update(self, w, g, acc_grad, acc_delta, lr, rho, epsilon, weight_decay):
-        optimizers.adadelta_update(w, g, acc_grad, acc_delta, lr, rho, epsilon, weight_decay)
-
-    def amsgrad_update(self, w, g, m, v, v_hat, lr, beta_1, beta_2, epsilon, step, weight_decay):
-        optimizers.amsgrad_update(w, g, m, v, v_hat, lr, beta_1, beta_2, epsilon, step, weight_decay)
-
-    def adamax_update(self, w, g, m, u, lr, beta_1, beta_2, epsilon, step, weight_decay):
-        optimizers.adamax_update(w, g, m, u, lr, beta_1, beta_2, epsilon, step, weight_decay)
-
-    def nadam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, weight_decay):
-        optimizers.nadam_update(w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, weight_decay)
-
-    def lion_update(self, w, g, m, lr, beta_1, beta_2, weight_decay):
-        optimizers.lion_update(w, g, m, lr, beta_1, beta_2, weight_decay)
-
-    def ftrl_update(self, w, g, acc, linear, lr, lr_power, l1, l2, l2_shrinkage, weight_decay):
-        optimizers.ftrl_update(w, g, acc, linear, lr, lr_power, l1, l2, l2_shrinkage, weight_decay)
-
-    def l1_l2_penalty(self, out, w, l1, l2, accumulate=False):
-        check_scalar_out("l1_l2_penalty", out)
-        regularize.l1_l2_penalty(out, w, l1, l2, accumulate)
-
-    def l1_l2_gradient(self, g, w, l1, l2):
-        regularize.l1_l2_gradient(g, w, l1, l2)
-
-    def orthogonal_penalty(self, out, w, factor, mode, accumulate=False):
-        check_scalar_out("orthogonal_penalty", out)
-        regularize.orthogonal_penalty(out, w, factor, mode, accumulate)
-
-    def orthogonal_gradient(self, g, w, factor, mode):
-        regularize.orthogonal_gradient(g, w, factor, mode)
-
-    def norm_constraint(self, w, axis, min_value, max_value, rate):
-        regularize.norm_constraint(w, axis, min_value, max_value, rate)
-
-    def ema_update(self, average, w, momentum):
-        optimizers.ema_update(average, w, momentum)
-
-    def clip_by_global_norm(self, grads, clipnorm):
-        optimizers.clip_by_global_norm(grads, clipnorm)
 
 
 def create(**options):

@@ -5,14 +5,7 @@ the float32 op runs. The numpy backend, the reference, always works this way.
 A mixin: every backend class inherits it. Buffers are kept per (role, shape) and reused by every
 call, so a training loop allocates nothing after its first step."""
 
-from .base import PRECISIONS
-
-
-def check_precision(op, precision):
-    """None (float32) or one of PRECISIONS, else a ValueError naming the op."""
-    if precision is not None and precision not in PRECISIONS:
-        raise ValueError(f"{op}: precision must be None or one of {', '.join(PRECISIONS)}, got {precision!r}")
-    return precision
+from .contract.checks import check_precision
 
 
 class RoundedOperands:
@@ -22,7 +15,9 @@ class RoundedOperands:
     def _rounded(self, op, role, t, precision):
         if check_precision(op, precision) is None:
             return t
-        buffers = self.__dict__.setdefault("_rounded_operand_buffers", {})
+        buffers = getattr(self, "_rounded_operand_buffers", None)
+        if buffers is None:
+            buffers = self._rounded_operand_buffers = {}
         key = (role, tuple(self.shape(t)))
         buffer = buffers.get(key)
         if buffer is None:
@@ -32,19 +27,19 @@ class RoundedOperands:
 
     def _rounded_conv2d_forward(self, out, x, weight, bias, plan, precision):
         op = "conv2d_forward"
-        self.conv2d_forward(out, self._rounded(op, "x", x, precision),
-                            self._rounded(op, "weight", weight, precision), bias, plan)
+        self._conv2d_forward(out, self._rounded(op, "x", x, precision),
+                             self._rounded(op, "weight", weight, precision), bias, plan, None)
 
     def _rounded_conv2d_backward_data(self, dx, dout, weight, plan, precision):
         op = "conv2d_backward_data"
-        self.conv2d_backward_data(dx, self._rounded(op, "dout", dout, precision),
-                                  self._rounded(op, "weight", weight, precision), plan)
+        self._conv2d_backward_data(dx, self._rounded(op, "dout", dout, precision),
+                                   self._rounded(op, "weight", weight, precision), plan, None)
 
     def _rounded_conv2d_backward_filter(self, dweight, dbias, dout, x, plan, precision):
         """dbias comes from the float32 dout (a sum, as Keras keeps it in float32)."""
         op = "conv2d_backward_filter"
-        self.conv2d_backward_filter(dweight, None, self._rounded(op, "dout", dout, precision),
-                                    self._rounded(op, "x", x, precision), plan)
+        self._conv2d_backward_filter(dweight, None, self._rounded(op, "dout", dout, precision),
+                                     self._rounded(op, "x", x, precision), plan, None)
         if dbias is not None:
             shape = self.shape(dout)
             rows = 1

@@ -76,6 +76,14 @@ class Window2D:
         return (self.kh, self.kw, self.c // self.groups, self.oc)
 
 
+def is_pointwise(plan):
+    """A 1x1, stride-1, ungrouped, unpadded convolution: x itself is the patch matrix (no im2col),
+    and the input gradient is one GEMM. The same rule as csrc/internal/conv_paths.h's
+    conv_is_pointwise, the one the C kernels use."""
+    return (plan.kh == plan.kw == plan.sh == plan.sw == plan.groups == 1 and plan.pad_top == 0
+            and plan.pad_left == 0 and plan.oh == plan.h and plan.ow == plan.w)
+
+
 def make_window(in_shape, kernel, strides, padding, out_channels=None, dilation=(1, 1), groups=1):
     """Build a Window2D for input (N, H, W, C), kernel (kh, kw), strides (sh, sw)."""
     n, h, w, c = in_shape

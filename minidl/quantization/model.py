@@ -13,7 +13,6 @@ import numpy as np
 from ..backends.base import make_window
 from ..layers.calls import LayerCall, run_forward
 from .keras_methods import KerasMethods
-from .ops import for_backend
 from .structure import UINT8_CONSUMERS, plan_kinds
 
 
@@ -44,9 +43,10 @@ class QuantizedModel(KerasMethods):
         self._bind(float_model.backend)
 
     def _bind(self, backend):
-        self.backend, self.ops = backend, for_backend(backend)
+        # the int8 ops are the backend's contract section "quantized" (backends/contract/quantized.py)
+        self.backend = self.ops = backend
         self._float_calls = {}   # node index -> LayerCall of a layer that runs in float
-        self._tensors = {key: self.ops.upload(a) for key, a in self.arrays.items()
+        self._tensors = {key: self.ops.quantized_upload(a) for key, a in self.arrays.items()
                          if not key.endswith("/weight_scale")}
         self._buffers, self._batch = {}, None
 
@@ -56,7 +56,7 @@ class QuantizedModel(KerasMethods):
 
     def info(self):
         """Which int8 inner loop runs (cpu: "amx", "vnni", "avx2" or "generic"), and the layers in int8."""
-        path = self.ops.path() if hasattr(self.ops, "path") else self.ops.name
+        path = self.ops.quantized_path()
         quantized = [self.float_model.graph.nodes[i].layer.name for i, s in enumerate(self.steps)
                      if s["kind"] in ("conv", "dense")]
         return {"backend": self.backend.name, "kernel": path, "method": self.method,

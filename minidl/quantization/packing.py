@@ -8,7 +8,7 @@ format every ISA path (VNNI, AVX2, generic, OpenCL, numpy) computes the same exa
 
 import numpy as np
 
-from ..backends.quantized_ops import ADD_SHIFT, NR
+from ..backends.contract.quantized import ADD_SHIFT, NR
 
 WEIGHT_MAX = 63
 

@@ -19,7 +19,7 @@ import zipfile
 import numpy as np
 
 from .. import activations
-from ..backends.quantized_ops import NR
+from ..backends.contract.quantized import NR
 from ..io import ArchiveError, NpzArchive, ZipArchive, atomic_write
 from ..models.minidl_files import (MAX_HEADER_BYTES, ModelFileError, _apply_weights, _check_architecture,
                              _declared_weights, _npz_bytes, _weights_dict)

@@ -19,16 +19,19 @@ from ... import activations
 from ..base import Backend
 from ..host_memory import HostMemory
 from ..rounded_operands import RoundedOperands
-from ..checks import check_concat, check_dropout_args, check_pixels, is_sparse, require_input
+from ..checks import check_concat, check_dropout_args, is_sparse, require_input
 from ._ffi import INT32, checked, ffi, fptr, output, raise_for_status, require_lib, window_struct
 from .attention import CpuAttentionOps
 from .depthwise import DepthwiseOps
 from .images import ImageOps
 from .layer_ops import CpuLayerOps
+from .normalization import CpuNormalizationOps
 from .linalg import LinalgOps
-from .optim_ops import OptimOps
+from .optimizers import CpuOptimizerOps
+from .regularizers import CpuRegularizerOps
 from .recurrent import CpuRecurrentOps
 from ..recurrent_host import HostRecurrentOps
+from .quantized import CpuQuantizedOps
 from .quantizer_ops import CpuQuantizerOps
 from .binary_ops import CpuBinaryOps
 from .row_loss_ops import RowLossOps
@@ -44,7 +47,7 @@ def _rows_cols(shape):
 
 
 class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, CpuQuantizerOps,
-                 CpuBinaryOps, LinalgOps, DepthwiseOps, OptimOps, RowLossOps, HostMemory, RoundedOperands,
+                 CpuBinaryOps, LinalgOps, DepthwiseOps, CpuNormalizationOps, CpuOptimizerOps, CpuQuantizedOps, CpuRegularizerOps, RowLossOps, HostMemory, RoundedOperands,
                  Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
 
@@ -123,71 +126,45 @@ class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, CpuLayerOps, CpuRecurr
         self._lib.minidl_activation_backward(output(op, "dx", dx, y.shape), checked(op, "dout", dout, y.shape),
                                              py, px, kind, float(alpha), rows, c)
 
-    # ---------------------------------------------------------- pooling
-    def max_pool2d_forward(self, out, argmax, x, plan):
+    # ---------------------------------------------------------- pooling (checked by contract/pooling.py)
+    def _max_pool2d_forward(self, out, argmax, x, plan):
         op = "max_pool2d_forward"
-        self._lib.minidl_max_pool2d_forward(output(op, "out", out, plan.out_shape),
-                                            output(op, "argmax", argmax, plan.out_shape, INT32),
-                                            checked(op, "x", x, plan.in_shape), window_struct(op, plan))
+        self._lib.minidl_max_pool2d_forward(output(op, "out", out), output(op, "argmax", argmax, dtype=INT32),
+                                            checked(op, "x", x), window_struct(op, plan))
 
-    def max_pool2d_backward(self, dx, dout, argmax, plan):
+    def _max_pool2d_backward(self, dx, dout, argmax, plan):
         op = "max_pool2d_backward"
-        self._lib.minidl_max_pool2d_backward(output(op, "dx", dx, plan.in_shape),
-                                             checked(op, "dout", dout, plan.out_shape),
-                                             checked(op, "argmax", argmax, plan.out_shape, INT32),
+        self._lib.minidl_max_pool2d_backward(output(op, "dx", dx), checked(op, "dout", dout),
+                                             checked(op, "argmax", argmax, dtype=INT32), window_struct(op, plan))
+
+    def _avg_pool2d_forward(self, out, x, plan):
+        op = "avg_pool2d_forward"
+        self._lib.minidl_avg_pool2d_forward(output(op, "out", out), checked(op, "x", x), window_struct(op, plan))
+
+    def _avg_pool2d_backward(self, dx, dout, plan):
+        op = "avg_pool2d_backward"
+        self._lib.minidl_avg_pool2d_backward(output(op, "dx", dx), checked(op, "dout", dout),
                                              window_struct(op, plan))
 
-    def avg_pool2d_forward(self, out, x, plan):
-        op = "avg_pool2d_forward"
-        self._lib.minidl_avg_pool2d_forward(output(op, "out", out, plan.out_shape),
-                                            checked(op, "x", x, plan.in_shape), window_struct(op, plan))
-
-    def avg_pool2d_backward(self, dx, dout, plan):
-        op = "avg_pool2d_backward"
-        self._lib.minidl_avg_pool2d_backward(output(op, "dx", dx, plan.in_shape),
-                                             checked(op, "dout", dout, plan.out_shape), window_struct(op, plan))
-
-    @staticmethod
-    def _nhwc(op, name, t):
-        if not isinstance(t, np.ndarray) or t.ndim != 4:
-            raise ValueError(f"{op}: {name} must be a 4-D (N, H, W, C) array, got shape "
-                             f"{tuple(np.shape(t))}")
-        return t.shape
-
-    def global_avg_pool_forward(self, out, x):
+    def _global_avg_pool_forward(self, out, x):
         op = "global_avg_pool_forward"
-        n, h, w, c = self._nhwc(op, "x", x)
-        check_pixels(op, "x", x.shape)
-        self._lib.minidl_global_avg_pool_forward(output(op, "out", out, (n, c)), checked(op, "x", x),
-                                                 n, h * w, c)
+        n, h, w, c = x.shape
+        self._lib.minidl_global_avg_pool_forward(output(op, "out", out), checked(op, "x", x), n, h * w, c)
 
-    def global_avg_pool_backward(self, dx, dout):
+    def _global_avg_pool_backward(self, dx, dout):
         op = "global_avg_pool_backward"
-        n, h, w, c = self._nhwc(op, "dx", dx)
-        check_pixels(op, "dx", dx.shape)
-        self._lib.minidl_global_avg_pool_backward(output(op, "dx", dx), checked(op, "dout", dout, (n, c)),
-                                                  n, h * w, c)
+        n, h, w, c = dx.shape
+        self._lib.minidl_global_avg_pool_backward(output(op, "dx", dx), checked(op, "dout", dout), n, h * w, c)
 
-    @staticmethod
-    def _pads(op, pads):
-        if len(pads) != 4 or any(int(p) != p or p < 0 for p in pads):
-            raise ValueError(f"{op}: pads must be 4 non-negative ints (top, bottom, left, right), "
-                             f"got {pads!r}")
-        return tuple(int(p) for p in pads)
-
-    def pad2d_forward(self, out, x, pads):
+    def _pad2d_forward(self, out, x, pads):
         op = "pad2d_forward"
-        top, bottom, left, right = self._pads(op, pads)
-        n, h, w, c = self._nhwc(op, "x", x)
-        pout = output(op, "out", out, (n, h + top + bottom, w + left + right, c))
-        self._lib.minidl_pad2d_forward(pout, checked(op, "x", x), n, h, w, c, top, bottom, left, right)
+        n, h, w, c = x.shape
+        self._lib.minidl_pad2d_forward(output(op, "out", out), checked(op, "x", x), n, h, w, c, *pads)
 
-    def pad2d_backward(self, dx, dout, pads):
+    def _pad2d_backward(self, dx, dout, pads):
         op = "pad2d_backward"
-        top, bottom, left, right = self._pads(op, pads)
-        n, h, w, c = self._nhwc(op, "dx", dx)
-        pdout = checked(op, "dout", dout, (n, h + top + bottom, w + left + right, c))
-        self._lib.minidl_pad2d_backward(output(op, "dx", dx), pdout, n, h, w, c, top, bottom, left, right)
+        n, h, w, c = dx.shape
+        self._lib.minidl_pad2d_backward(output(op, "dx", dx), checked(op, "dout", dout), n, h, w, c, *pads)
 
     # ------------------------------------------------------ concatenate
     def concat_forward(self, out, xs):
@@ -214,66 +191,9 @@ class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, CpuLayerOps, CpuRecurr
                                           width, rows)
             offset += width
 
-    # --------------------------------------------------- normalization
     @staticmethod
     def _optional(op, name, t, shape, writable=False):
         return ffi.NULL if t is None else checked(op, name, t, shape, writable=writable)
-
-    @staticmethod
-    def _layernorm_rows(op, x):
-        """(pointer to x, rows, channels) of a layernorm op's 2-D input."""
-        px = checked(op, "x", x)
-        if x.ndim != 2:
-            raise ValueError(f"{op}: x must be 2-D (rows, channels), got shape {x.shape}")
-        return (px,) + x.shape
-
-    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon, centered=True):
-        op = "layernorm_forward"
-        px, rows, c = self._layernorm_rows(op, x)
-        self._lib.minidl_layernorm_forward(
-            output(op, "out", out, x.shape), output(op, "mean", mean, (rows,)),
-            output(op, "invstd", invstd, (rows,)), px, checked(op, "gamma", gamma, (c,)),
-            checked(op, "beta", beta, (c,)), float(epsilon), int(bool(centered)), rows, c)
-
-    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma, centered=True):
-        op = "layernorm_backward"
-        px, rows, c = self._layernorm_rows(op, x)
-        self._lib.minidl_layernorm_backward(
-            output(op, "dx", dx, x.shape), output(op, "dgamma", dgamma, (c,)),
-            output(op, "dbeta", dbeta, (c,)), checked(op, "dout", dout, x.shape), px,
-            checked(op, "mean", mean, (rows,)), checked(op, "invstd", invstd, (rows,)),
-            checked(op, "gamma", gamma, (c,)), int(bool(centered)), rows, c, self._column_scratch(c))
-
-    def batchnorm_forward_train(self, out, mean, invstd, x, gamma, beta,
-                                moving_mean, moving_var, momentum, epsilon):
-        op = "batchnorm_forward_train"
-        px = checked(op, "x", x)
-        rows, c = _rows_cols(x.shape)
-        self._lib.minidl_batchnorm_forward_train(
-            output(op, "out", out, x.shape), output(op, "mean", mean, (c,)),
-            output(op, "invstd", invstd, (c,)), output(op, "moving_mean", moving_mean, (c,)),
-            output(op, "moving_var", moving_var, (c,)), px, self._optional(op, "gamma", gamma, (c,)),
-            self._optional(op, "beta", beta, (c,)), float(momentum), float(epsilon), rows, c,
-            self._column_scratch(c))
-
-    def batchnorm_forward_infer(self, out, x, gamma, beta, moving_mean, moving_var, epsilon):
-        op = "batchnorm_forward_infer"
-        px = checked(op, "x", x)
-        rows, c = _rows_cols(x.shape)
-        self._lib.minidl_batchnorm_forward_infer(
-            output(op, "out", out, x.shape), px, self._optional(op, "gamma", gamma, (c,)),
-            self._optional(op, "beta", beta, (c,)), checked(op, "moving_mean", moving_mean, (c,)),
-            checked(op, "moving_var", moving_var, (c,)), float(epsilon), rows, c, self._column_scratch(c))
-
-    def batchnorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
-        op = "batchnorm_backward"
-        px = checked(op, "x", x)
-        rows, c = _rows_cols(x.shape)
-        self._lib.minidl_batchnorm_backward(
-            output(op, "dx", dx, x.shape), self._optional(op, "dgamma", dgamma, (c,), True),
-            self._optional(op, "dbeta", dbeta, (c,), True), checked(op, "dout", dout, x.shape), px,
-            checked(op, "mean", mean, (c,)), checked(op, "invstd", invstd, (c,)),
-            self._optional(op, "gamma", gamma, (c,)), rows, c, self._column_scratch(c))
 
     # ---------------------------------------------------------- dropout
     def dropout_forward(self, out, mask, x, rate, seed):
@@ -426,43 +346,3 @@ class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, CpuLayerOps, CpuRecurr
     def all_finite(self, out, x):
         self._lib.minidl_all_finite(output("all_finite", "out", out, (1,)), checked("all_finite", "x", x),
                                     x.size)
-
-    # -------------------------------------------------------- optimizers
-    def clip_by_value(self, g, clipvalue):
-        self._lib.minidl_clip_by_value(output("clip_by_value", "g", g), float(clipvalue), g.size)
-
-    def clip_by_norm(self, g, clipnorm):
-        self._lib.minidl_clip_by_norm(output("clip_by_norm", "g", g), float(clipnorm), g.size)
-
-    def sgd_update(self, w, g, velocity, lr, momentum, nesterov, weight_decay):
-        op = "sgd_update"
-        pw = output(op, "w", w)
-        if velocity is None and momentum:
-            raise ValueError(f"{op}: momentum={momentum} needs a velocity tensor of shape "
-                             f"{tuple(w.shape)}, got None")
-        pvelocity = self._optional(op, "velocity", velocity, w.shape, True)
-        self._lib.minidl_sgd_update(pw, pvelocity, checked(op, "g", g, w.shape), float(lr), float(momentum),
-                                    int(bool(nesterov)), float(weight_decay), w.size)
-
-    def adam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay):
-        op = "adam_update"
-        if step < 1:
-            raise ValueError(f"{op}: step is 1-based, got {step}")
-        pw = output(op, "w", w)
-        self._lib.minidl_adam_update(pw, output(op, "m", m, w.shape), output(op, "v", v, w.shape),
-                                     checked(op, "g", g, w.shape), float(lr), float(beta_1), float(beta_2),
-                                     float(epsilon), int(step), float(weight_decay), w.size)
-
-    def rmsprop_update(self, w, g, ms, mom, lr, rho, momentum, epsilon, weight_decay):
-        op = "rmsprop_update"
-        pw = output(op, "w", w)
-        self._lib.minidl_rmsprop_update(pw, output(op, "ms", ms, w.shape),
-                                        self._optional(op, "mom", mom, w.shape, True),
-                                        checked(op, "g", g, w.shape), float(lr), float(rho), float(momentum),
-                                        float(epsilon), float(weight_decay), w.size)
-
-    def adagrad_update(self, w, g, acc, lr, epsilon, weight_decay):
-        op = "adagrad_update"
-        pw = output(op, "w", w)
-        self._lib.minidl_adagrad_update(pw, output(op, "acc", acc, w.shape), checked(op, "g", g, w.shape),
-                                        float(lr), float(epsilon), float(weight_decay), w.size)

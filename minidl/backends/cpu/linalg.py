@@ -10,8 +10,7 @@ C-contiguous float32 numpy array; the C code reads and writes it in place.
 
 import numpy as np
 
-from ..base import make_window, transpose_window
-from ..rounded_operands import check_precision
+from ..contract.checks import check_precision
 from ._ffi import checked, ffi, fptr, output, raise_for_status, require_lib, window_struct
 
 _PLAN_KEY = "cpu_conv"  # where a Window2D plan keeps this backend's conv scratch
@@ -45,11 +44,11 @@ def _raise(op, status, plan):
 
 
 def _conv_kernel(op, precision):
-    """The C kernel of conv op `op` for `precision`: float32's, bfloat16's on AMX, or None (the
-    caller rounds the operands into kept buffers and runs float32's: float16, and bfloat16
-    without AMX, whose C fallback would allocate its rounded copies at every call)."""
+    """The C kernel of conv op `op` for `precision` (checked by the contract): float32's,
+    bfloat16's on AMX, or None (the caller rounds the operands into kept buffers and runs
+    float32's: float16, and bfloat16 without AMX, whose C fallback would allocate its rounded
+    copies at every call)."""
     lib = require_lib()
-    check_precision(op, precision)
     if precision is None:
         return getattr(lib, f"minidl_{op}")
     return getattr(lib, f"minidl_{op}_bf16") if precision == "bfloat16" and lib.minidl_bf16_native() else None
@@ -80,75 +79,47 @@ class LinalgOps:
         if status:
             raise_for_status("gemm", status, f"op(a) {(m, k)} @ op(b) {(k, n)}")
 
-    def conv2d_plan(self, in_shape, kernel_shape, strides, padding, dilation_rate=(1, 1), groups=1):
-        """A Window2D for input (N, H, W, C) and a kernel (kh, kw, C / groups, filters), with its scratch."""
-        kh, kw, cg, filters = kernel_shape
-        if len(in_shape) != 4 or groups < 1 or in_shape[3] != cg * groups or filters % groups:
-            raise ValueError(f"conv2d_plan: input shape {tuple(in_shape)} must be (N, H, W, {cg * groups}) "
-                             f"for kernel shape {tuple(kernel_shape)} and groups={groups} (filters "
-                             f"divisible by groups)")
-        plan = make_window(in_shape, (kh, kw), strides, padding, filters, dilation_rate, groups)
-        if plan.oh < 1 or plan.ow < 1:
-            raise ValueError(f"conv2d_plan: kernel {(kh, kw)} with strides {tuple(strides)}, dilation "
-                             f"{tuple(dilation_rate)} and padding {padding!r} leaves no output for input "
-                             f"{tuple(in_shape)}")
+    def _conv2d_plan(self, plan):
+        """The contract's new plan with this backend's scratch attached (once)."""
         plan.scratch[_PLAN_KEY] = _ConvScratch("conv2d_plan", plan)
         return plan
 
-    def conv2d_transpose_plan(self, in_shape, kernel_shape, strides, padding, output_padding=None,
-                              dilation_rate=(1, 1)):
-        """The Window2D of the convolution a transposed convolution is the adjoint of (base.py),
-        with its scratch."""
-        if len(in_shape) != 4 or in_shape[3] != kernel_shape[3]:
-            raise ValueError(f"conv2d_transpose_plan: input shape {tuple(in_shape)} must be "
-                             f"(N, H, W, {kernel_shape[3]}) for kernel shape {tuple(kernel_shape)}")
-        plan = transpose_window(in_shape, kernel_shape, strides, padding, output_padding, dilation_rate)
-        plan.scratch[_PLAN_KEY] = _ConvScratch("conv2d_transpose_plan", plan)
-        return plan
-
-    def conv2d_forward(self, out, x, weight, bias, plan, precision=None):
-        """out (N, OH, OW, F) = conv(x (N, H, W, C), weight (KH, KW, C, F)) + bias (F,) or None."""
+    # The contract (contract/convolution.py) checked every shape against the plan and the
+    # precision; the pointers' checks are the cpu tensor's own (C-contiguous float32 arrays).
+    def _conv2d_forward(self, out, x, weight, bias, plan, precision):
         op = "conv2d_forward"
         kernel = _conv_kernel(op, precision)
         if kernel is None:
             self._rounded_conv2d_forward(out, x, weight, bias, plan, precision)
             return
-        pout = output(op, "out", out, plan.out_shape)
-        px = checked(op, "x", x, plan.in_shape)
-        pw = checked(op, "weight", weight, plan.kernel_shape)
-        pbias = ffi.NULL if bias is None else checked(op, "bias", bias, (plan.oc,))
+        pbias = ffi.NULL if bias is None else checked(op, "bias", bias)
         s = _scratch(op, plan)
-        status = kernel(pout, px, pw, pbias, s.window, s.ptr, s.floats)
+        status = kernel(output(op, "out", out), checked(op, "x", x), checked(op, "weight", weight), pbias,
+                        s.window, s.ptr, s.floats)
         if status:
             _raise(op, status, plan)
 
-    def conv2d_backward_data(self, dx, dout, weight, plan, precision=None):
-        """dx (N, H, W, C) = gradient of the conv output dout (N, OH, OW, F) w.r.t. its input."""
+    def _conv2d_backward_data(self, dx, dout, weight, plan, precision):
         op = "conv2d_backward_data"
         kernel = _conv_kernel(op, precision)
         if kernel is None:
             self._rounded_conv2d_backward_data(dx, dout, weight, plan, precision)
             return
-        pdx = output(op, "dx", dx, plan.in_shape)
-        pdout = checked(op, "dout", dout, plan.out_shape)
-        pw = checked(op, "weight", weight, plan.kernel_shape)
         s = _scratch(op, plan)
-        status = kernel(pdx, pdout, pw, s.window, s.ptr, s.floats)
+        status = kernel(output(op, "dx", dx), checked(op, "dout", dout), checked(op, "weight", weight),
+                        s.window, s.ptr, s.floats)
         if status:
             _raise(op, status, plan)
 
-    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan, precision=None):
-        """dweight (KH, KW, C, F) and dbias (F,) or None from dout and the forward input x."""
+    def _conv2d_backward_filter(self, dweight, dbias, dout, x, plan, precision):
         op = "conv2d_backward_filter"
         kernel = _conv_kernel(op, precision)
         if kernel is None:
             self._rounded_conv2d_backward_filter(dweight, dbias, dout, x, plan, precision)
             return
-        pdw = output(op, "dweight", dweight, plan.kernel_shape)
-        pdb = ffi.NULL if dbias is None else output(op, "dbias", dbias, (plan.oc,))
-        pdout = checked(op, "dout", dout, plan.out_shape)
-        px = checked(op, "x", x, plan.in_shape)
+        pdb = ffi.NULL if dbias is None else output(op, "dbias", dbias)
         s = _scratch(op, plan)
-        status = kernel(pdw, pdb, pdout, px, s.window, s.ptr, s.floats)
+        status = kernel(output(op, "dweight", dweight), pdb, checked(op, "dout", dout), checked(op, "x", x),
+                        s.window, s.ptr, s.floats)
         if status:
             _raise(op, status, plan)

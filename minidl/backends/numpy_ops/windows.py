@@ -13,16 +13,6 @@ the winning position inside its window.
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..checks import check_shape
-
-
-def _check_plan_shapes(op, plan, **tensors):
-    """Check tensors against the plan's geometry; keyword names are the op's argument names."""
-    expected = {"x": plan.in_shape, "dx": plan.in_shape,
-                "out": plan.out_shape, "dout": plan.out_shape, "argmax": plan.out_shape}
-    for name, tensor in tensors.items():
-        check_shape(op, name, tensor, expected[name])
-
 
 def padded_shape(plan):
     """(N, H+pt+pb, W+pl+pr, C), a negative pb or pr (rows no window reads) taken as 0."""
@@ -106,11 +96,7 @@ def _ungroup(result, plan):
 
 
 def conv2d_forward(out, x, weight, bias, plan):
-    op = "conv2d_forward"
-    _check_plan_shapes(op, plan, out=out, x=x)
-    check_shape(op, "weight", weight, plan.kernel_shape)
-    if bias is not None:
-        check_shape(op, "bias", bias, (plan.oc,))
+    """The shapes were checked by the contract (contract/convolution.py), as for the two below."""
     cols = im2col(x, plan)                                          # (M, KH*KW*C)
     result = _ungroup(_group_cols(cols, plan) @ _group_weight(weight, plan), plan)   # (M, F)
     if bias is not None:
@@ -119,9 +105,6 @@ def conv2d_forward(out, x, weight, bias, plan):
 
 
 def conv2d_backward_data(dx, dout, weight, plan):
-    op = "conv2d_backward_data"
-    _check_plan_shapes(op, plan, dx=dx, dout=dout)
-    check_shape(op, "weight", weight, plan.kernel_shape)
     g, m = plan.groups, plan.n * plan.oh * plan.ow
     dout_g = dout.reshape(m, g, plan.oc // g).transpose(1, 0, 2)             # (G, M, Fg)
     dcols = dout_g @ _group_weight(weight, plan).transpose(0, 2, 1)          # (G, M, KH*KW*Cg)
@@ -130,11 +113,6 @@ def conv2d_backward_data(dx, dout, weight, plan):
 
 
 def conv2d_backward_filter(dweight, dbias, dout, x, plan):
-    op = "conv2d_backward_filter"
-    _check_plan_shapes(op, plan, dout=dout, x=x)
-    check_shape(op, "dweight", dweight, plan.kernel_shape)
-    if dbias is not None:
-        check_shape(op, "dbias", dbias, (plan.oc,))
     g, m = plan.groups, plan.n * plan.oh * plan.ow
     dout_2d = dout.reshape(m, plan.oc)
     dout_g = dout_2d.reshape(m, g, plan.oc // g).transpose(1, 0, 2)         # (G, M, Fg)
@@ -146,10 +124,7 @@ def conv2d_backward_filter(dweight, dbias, dout, x, plan):
 
 # ---------------------------------------------------------------------- pooling
 def max_pool2d_forward(out, argmax, x, plan):
-    op = "max_pool2d_forward"
-    _check_plan_shapes(op, plan, out=out, argmax=argmax, x=x)
-    if argmax.dtype != np.int32:
-        raise ValueError(f"{op}: argmax must be int32, got {argmax.dtype}")
+    """The shapes were checked by the contract (contract/pooling.py), as for the three below."""
     windows = window_view(padded_input(x, plan, -np.inf), plan)
     flat = windows.reshape(plan.n, plan.oh, plan.ow, plan.kh * plan.kw, plan.c)
     winner = flat.argmax(axis=3)                # the first maximum: lowest window index wins ties
@@ -164,8 +139,6 @@ def max_pool2d_forward(out, argmax, x, plan):
 
 
 def max_pool2d_backward(dx, dout, argmax, plan):
-    op = "max_pool2d_backward"
-    _check_plan_shapes(op, plan, dx=dx, dout=dout, argmax=argmax)
     dxp = np.zeros(padded_shape(plan), dtype=dx.dtype)
     zero = dx.dtype.type(0)
     for i in range(plan.kh):
@@ -181,14 +154,10 @@ def _window_counts(plan, dtype):
 
 
 def avg_pool2d_forward(out, x, plan):
-    op = "avg_pool2d_forward"
-    _check_plan_shapes(op, plan, out=out, x=x)
     windows = window_view(padded_input(x, plan, 0.0), plan)
     out[...] = windows.sum(axis=(3, 4)) / _window_counts(plan, x.dtype)
 
 
 def avg_pool2d_backward(dx, dout, plan):
-    op = "avg_pool2d_backward"
-    _check_plan_shapes(op, plan, dx=dx, dout=dout)
     share = dout / _window_counts(plan, dout.dtype)                # (N, OH, OW, C)
     scatter_windows(dx, share[:, :, :, None, None, :], plan)

@@ -30,9 +30,9 @@ class AttentionOps:
         check_attention_outputs(op, sizes, {"dq": dq, "dk": dk, "dv": dv, "dout": dout,
                                             "probs": probs})
         batch, tq, tk, heads = sizes[:4]
-        held = self.__dict__.get("_attention_ds")
+        held = getattr(self, "_attention_ds", None)
         if held is None or tuple(held.shape) != tuple(probs.shape):
-            held = self.__dict__["_attention_ds"] = self.empty(tuple(probs.shape))
+            held = self._attention_ds = self.empty(tuple(probs.shape))
         drop = probs if dropout is None else dropout
         self._run1d(_FILE, "attention_backward_rows", batch * heads * tq, held, dq, dout, q, k, v,
                     probs, probs if mask is None else mask, drop,

@@ -13,7 +13,7 @@ import numpy as np
 from ... import activations
 from ..base import Backend
 from ..rounded_operands import RoundedOperands
-from ..checks import check_concat, check_dropout_args, check_pixels, check_shape, require_input
+from ..checks import check_concat, check_dropout_args, check_shape, require_input
 from .attention import AttentionOps
 from .conv import ConvOps, window_args
 from .depthwise import DepthwiseOps
@@ -21,30 +21,32 @@ from .gemm import Gemm
 from .group_ops import GroupOps
 from .images import ImageOps
 from .layer_ops import LayerOps
-from .optim_ops import OptimOps
+from .normalization import NormalizationOps
+from .optimizers import OptimizerOps
+from .regularizers import RegularizerOps
 from .recurrent import RecurrentOps
 from ..recurrent_device import DeviceRecurrentOps
+from .quantized import OpenCLQuantizedOps
 from .quantizer_ops import QuantizerOps
 from .binary_ops import BinaryOps
 from .row_loss_ops import RowLossOps
 from .runtime import Runtime
 from .tensor import CLTensor
 from .tensor_ops import OpenCLTensorOps
-from .training_ops import TrainingOps
+from .training_ops import COLUMN_PARTS, TrainingOps
 from . import tuner
 
 LOCAL_1D = 64          # work-group size of the one-dimensional kernels ...
 MIN_GROUPS = 8         # ... shrunk so that a small launch still spreads over several groups
-COLUMN_PARTS = 64      # row chunks of the first pass of a per-column reduction
 
 
 
-class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, QuantizerOps, BinaryOps, OptimOps,
-                    RowLossOps, ConvOps, DepthwiseOps, GroupOps, RecurrentOps, DeviceRecurrentOps,
+class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, QuantizerOps, BinaryOps,
+                    NormalizationOps, OptimizerOps, OpenCLQuantizedOps, RegularizerOps, RowLossOps, ConvOps, DepthwiseOps, GroupOps, RecurrentOps, DeviceRecurrentOps,
                     RoundedOperands, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
-    convolutions in conv.ConvOps; losses, metrics, reductions and optimizer updates in
-    training_ops.TrainingOps; the GPU profile's cooperative reductions in group_ops.GroupOps.
+    convolutions in conv.ConvOps; losses, metrics and reductions in training_ops.TrainingOps;
+    optimizer updates in optimizers.OptimizerOps; the GPU profile's cooperative reductions in group_ops.GroupOps.
     The runtime's profile ("cpu" or "gpu") is the one switch between the two kernel shapes:
     the GEMM family (gemm.default_params, and with it the convolutions), and here `gpu`."""
 
@@ -284,67 +286,49 @@ class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, TrainingOps, LayerO
         self.rt.launch(kernel, global_size, (tile, tile), out, x, rows, cols)
         return out
 
-    # ---------------------------------------------------------- pooling
-    def _check_pool(self, op, plan, names, tensors):
-        expected = {"x": plan.in_shape, "dx": plan.in_shape, "out": plan.out_shape,
-                    "dout": plan.out_shape, "argmax": plan.out_shape}
-        for name, tensor in zip(names, tensors):
-            self._check(op, name, tensor, expected[name])
-
-    def max_pool2d_forward(self, out, argmax, x, plan):
-        self._check_pool("max_pool2d_forward", plan, ("out", "argmax", "x"), (out, argmax, x))
-        if argmax.dtype != np.int32:
-            raise TypeError(f"opencl max_pool2d_forward: argmax must be int32, got {argmax.dtype}")
+    # ---------------------------------------------------------- pooling (checked by contract/pooling.py)
+    def _max_pool2d_forward(self, out, argmax, x, plan):
         pixels = plan.n * plan.oh * plan.ow
         self._run1d("pool.cl", "max_pool2d_forward", pixels, out, argmax, x,
                     *window_args(plan), pixels)
 
-    def max_pool2d_backward(self, dx, dout, argmax, plan):
-        self._check_pool("max_pool2d_backward", plan, ("dx", "dout", "argmax"), (dx, dout, argmax))
+    def _max_pool2d_backward(self, dx, dout, argmax, plan):
         pixels = plan.n * plan.h * plan.w
         self._run1d("pool.cl", "max_pool2d_backward", pixels, dx, dout, argmax,
                     *window_args(plan), pixels)
 
-    def avg_pool2d_forward(self, out, x, plan):
-        self._check_pool("avg_pool2d_forward", plan, ("out", "x"), (out, x))
+    def _avg_pool2d_forward(self, out, x, plan):
         pixels = plan.n * plan.oh * plan.ow
         self._run1d("pool.cl", "avg_pool2d_forward", pixels, out, x, *window_args(plan), pixels)
 
-    def avg_pool2d_backward(self, dx, dout, plan):
-        self._check_pool("avg_pool2d_backward", plan, ("dx", "dout"), (dx, dout))
+    def _avg_pool2d_backward(self, dx, dout, plan):
         pixels = plan.n * plan.h * plan.w
         self._run1d("pool.cl", "avg_pool2d_backward", pixels, dx, dout, *window_args(plan), pixels)
 
-    def global_avg_pool_forward(self, out, x):
+    def _global_avg_pool_forward(self, out, x):
         n, h, w, c = x.shape
-        self._check("global_avg_pool_forward", "out", out, (n, c))
-        check_pixels("opencl global_avg_pool_forward", "x", x.shape)
         if self.gpu:
             self.per_element("global_avg_pool_forward_columns", n * c, out, x, h * w, c)
             return
         self._run1d("pool.cl", "global_avg_pool_forward", n, out, x, h * w, c, n)
 
-    def global_avg_pool_backward(self, dx, dout):
+    def _global_avg_pool_backward(self, dx, dout):
         n, h, w, c = dx.shape
-        self._check("global_avg_pool_backward", "dout", dout, (n, c))
-        check_pixels("opencl global_avg_pool_backward", "dx", dx.shape)
         if self.gpu:
             self.per_element("global_avg_pool_backward_elements", dx.size, dx, dout, h * w, c)
             return
         self._run1d("pool.cl", "global_avg_pool_backward", n * h * w, dx, dout, h * w, c, n * h * w)
 
-    def pad2d_forward(self, out, x, pads):
-        top, bottom, left, right = pads
+    def _pad2d_forward(self, out, x, pads):
+        top, _, left, _ = pads
         n, h, w, c = x.shape
-        self._check("pad2d_forward", "out", out, (n, h + top + bottom, w + left + right, c))
         image_rows = n * out.shape[1]
         self._run1d("elementwise.cl", "pad2d_forward", image_rows, out, x, h, w, c,
                     out.shape[1], out.shape[2], top, left, image_rows)
 
-    def pad2d_backward(self, dx, dout, pads):
-        top, bottom, left, right = pads
+    def _pad2d_backward(self, dx, dout, pads):
+        top, _, left, _ = pads
         n, h, w, c = dx.shape
-        self._check("pad2d_backward", "dout", dout, (n, h + top + bottom, w + left + right, c))
         self._run1d("elementwise.cl", "pad2d_backward", n * h, dx, dout, h, w, c,
                     dout.shape[1], dout.shape[2], top, left, n * h)
 
@@ -368,71 +352,6 @@ class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, TrainingOps, LayerO
             self._run1d("elementwise.cl", "concat_piece_backward", rows, dx, dout, c_in,
                         dout.shape[-1], offset, rows)
             offset += c_in
-
-    # --------------------------------------------------- normalization
-    def _bn_geometry(self, op, x, vectors):
-        c = x.shape[-1]
-        for name, v in vectors.items():
-            self._check(op, name, v, (c,))
-        m = x.size // c
-        parts = max(1, min(COLUMN_PARTS, m))
-        return m, c, parts, -(-m // parts)
-
-    def batchnorm_forward_train(self, out, mean, invstd, x, gamma, beta,
-                                moving_mean, moving_var, momentum, epsilon):
-        self._check_same_size("batchnorm_forward_train", ("out", "x"), (out, x))
-        m, c, parts, rows_per_part = self._bn_geometry(
-            "batchnorm_forward_train", x, {"mean": mean, "invstd": invstd, "gamma": gamma,
-                                           "beta": beta, "moving_mean": moving_mean,
-                                           "moving_var": moving_var})
-        self._column_sums(mean, x, 1.0 / m, accumulate=False)
-        if self.gpu:
-            (partial,), parts = self.column_partials("batchnorm_sqdev_partial_wg", 1, (x, mean), m, c)
-        else:
-            partial = self._scratch_tensor("column_partial", (parts, c))
-            self._run1d("batchnorm.cl", "batchnorm_sqdev_partial", parts, partial, x, mean, m, c,
-                        rows_per_part, parts)
-        self.rt.launch(self._kernel("batchnorm.cl", "batchnorm_forward_train_finish"), (c,), None,
-                       invstd, moving_mean, moving_var, mean, partial, parts, c, m,
-                       float(momentum), float(epsilon))
-        if self.gpu:
-            self.per_element("batchnorm_normalize_elements", x.size, out, x, mean, invstd, gamma,
-                             beta, c)
-            return
-        self._run1d("batchnorm.cl", "batchnorm_normalize", m, out, x, mean, invstd, gamma, beta, m, c)
-
-    def batchnorm_forward_infer(self, out, x, gamma, beta, moving_mean, moving_var, epsilon):
-        self._check_same_size("batchnorm_forward_infer", ("out", "x"), (out, x))
-        m, c, _, _ = self._bn_geometry("batchnorm_forward_infer", x, {
-            "gamma": gamma, "beta": beta, "moving_mean": moving_mean, "moving_var": moving_var})
-        if self.gpu:
-            self.per_element("batchnorm_forward_infer_elements", x.size, out, x, gamma, beta,
-                             moving_mean, moving_var, float(epsilon), c)
-            return
-        self._run1d("batchnorm.cl", "batchnorm_forward_infer", m, out, x, gamma, beta, moving_mean,
-                    moving_var, float(epsilon), m, c)
-
-    def batchnorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma):
-        self._check_same_size("batchnorm_backward", ("dx", "dout", "x"), (dx, dout, x))
-        m, c, parts, rows_per_part = self._bn_geometry(
-            "batchnorm_backward", x, {"dgamma": dgamma, "dbeta": dbeta, "mean": mean,
-                                      "invstd": invstd, "gamma": gamma})
-        if self.gpu:
-            (partial_dbeta, partial_dgamma), parts = self.column_partials(
-                "batchnorm_backward_partial_wg", 2, (dout, x, mean, invstd), m, c)
-        else:
-            partial_dbeta = self._scratch_tensor("column_partial", (parts, c))
-            partial_dgamma = self._scratch_tensor("column_partial_2", (parts, c))
-            self._run1d("batchnorm.cl", "batchnorm_backward_partial", parts, partial_dbeta,
-                        partial_dgamma, dout, x, mean, invstd, m, c, rows_per_part, parts)
-        self.rt.launch(self._kernel("batchnorm.cl", "batchnorm_backward_finish"), (c,), None,
-                       dgamma, dbeta, partial_dgamma, partial_dbeta, parts, c)
-        if self.gpu:
-            self.per_element("batchnorm_backward_dx_elements", x.size, dx, dout, x, mean, invstd,
-                             gamma, dgamma, dbeta, m, c)
-            return
-        self._run1d("batchnorm.cl", "batchnorm_backward_dx", m, dx, dout, x, mean, invstd, gamma,
-                    dgamma, dbeta, m, c)
 
     # ---------------------------------------------------------- dropout
     def dropout_forward(self, out, mask, x, rate, seed):

@@ -19,10 +19,10 @@ Dilated and grouped convolutions take im2col in every profile: group g's patches
 slice, dilated taps) times its weight columns, one GEMM per group.
 
 ConvOps is a mixin of OpenCLBackend (backend.py), which provides rt, gemm_engine, gemm,
-reshape, bias_add, bias_grad, _run1d, _scratch_tensor and _check.
+reshape, bias_add, bias_grad, _run1d and _scratch_tensor.
 """
 
-from ..base import Window2D
+from ..window import Window2D, is_pointwise
 from . import conv_direct
 from .gemm import split_k_slices
 
@@ -48,12 +48,6 @@ def is_general(plan):
     return plan.dh != 1 or plan.dw != 1 or plan.groups != 1
 
 
-def is_pointwise(plan):
-    """A 1x1, stride-1, unpadded convolution needs no im2col: x itself is the patch matrix."""
-    return (plan.kh == plan.kw == plan.sh == plan.sw == 1
-            and plan.pad_top == plan.pad_bottom == plan.pad_left == plan.pad_right == 0)
-
-
 def flipped_plan(plan):
     """The geometry of the convolution that computes a stride-1 convolution's input gradient
     (kept in plan.scratch)."""
@@ -70,16 +64,6 @@ def flipped_plan(plan):
 class ConvOps:
     """conv2d_forward, conv2d_backward_data and conv2d_backward_filter of OpenCLBackend."""
 
-    # ------------------------------------------------------------ checks
-    def _check_conv(self, op, plan, names, tensors):
-        kernel = plan.kernel_shape
-        expected = {"x": plan.in_shape, "dx": plan.in_shape, "out": plan.out_shape,
-                    "dout": plan.out_shape, "weight": kernel, "dweight": kernel,
-                    "bias": (plan.oc,), "dbias": (plan.oc,)}
-        for name, tensor in zip(names, tensors):
-            if tensor is not None:
-                self._check(op, name, tensor, expected[name])
-
     def _uses_tiled(self):
         return self.gemm_engine.family == "tiled"
 
@@ -91,7 +75,9 @@ class ConvOps:
         key = (op, flip, params and tuple(sorted(params.items())), plan.n, plan.h, plan.w,
                plan.c, plan.kh, plan.kw, plan.sh, plan.sw, plan.pad_top, plan.pad_left, plan.oh,
                plan.ow, plan.oc)
-        cache = self.__dict__.setdefault("_direct_defines", {})
+        cache = getattr(self, "_direct_defines", None)
+        if cache is None:
+            cache = self._direct_defines = {}
         if key not in cache:
             cache[key] = conv_direct.fitting_defines(self.rt, params, plan, op == "filter", flip)
         return cache[key]
@@ -100,9 +86,8 @@ class ConvOps:
         return (self.gemm_engine.family == "direct" and plan.oc >= IMPLICIT_MIN_FILTERS
                 and not is_pointwise(plan))
 
-    # ---------------------------------------------------------- contract
-    def conv2d_forward(self, out, x, weight, bias, plan, precision=None):
-        self._check_conv("conv2d_forward", plan, ("out", "x", "weight", "bias"), (out, x, weight, bias))
+    # ------------------------------------------ contract (shapes checked by contract/convolution.py)
+    def _conv2d_forward(self, out, x, weight, bias, plan, precision):
         if precision is not None:   # rounded operands, then the float32 kernels
             self._rounded_conv2d_forward(out, x, weight, bias, plan, precision)
             return
@@ -129,8 +114,7 @@ class ConvOps:
         if bias is not None:
             self.bias_add(out2, out2, bias)
 
-    def conv2d_backward_data(self, dx, dout, weight, plan, precision=None):
-        self._check_conv("conv2d_backward_data", plan, ("dx", "dout", "weight"), (dx, dout, weight))
+    def _conv2d_backward_data(self, dx, dout, weight, plan, precision):
         if precision is not None:
             self._rounded_conv2d_backward_data(dx, dout, weight, plan, precision)
             return
@@ -161,9 +145,7 @@ class ConvOps:
         pixels = plan.n * plan.h * plan.w
         self._run1d("conv.cl", "col2im", pixels, dx, dcols, *im2col_args(plan), pixels)
 
-    def conv2d_backward_filter(self, dweight, dbias, dout, x, plan, precision=None):
-        self._check_conv("conv2d_backward_filter", plan, ("dweight", "dbias", "dout", "x"),
-                         (dweight, dbias, dout, x))
+    def _conv2d_backward_filter(self, dweight, dbias, dout, x, plan, precision):
         if precision is not None:
             self._rounded_conv2d_backward_filter(dweight, dbias, dout, x, plan, precision)
             return

@@ -1,8 +1,8 @@
-"""The opencl ops of the layers added with the Keras image toolbox: layer normalization, PReLU,
-Gaussian noise and spatial dropout's channel mask.
+"""The opencl ops of the layers added with the Keras image toolbox: PReLU, Gaussian noise and
+spatial dropout's channel mask (layer normalization is in normalization.py).
 
 A mixin of OpenCLBackend (backend.py), which provides _run1d, _check, _check_same_size and
-_column_sums. Everything runs on the device (kernels/layernorm.cl, prelu.cl, dropout.cl and
+_column_sums. Everything runs on the device (kernels/prelu.cl, dropout.cl and
 reduce.cl's column sums).
 """
 
@@ -10,35 +10,7 @@ import numpy as np
 
 
 class LayerOps:
-    """Layer normalization, PReLU, Gaussian noise and the channel mask of OpenCLBackend."""
-
-    def _layernorm_geometry(self, op, x, vectors):
-        if len(x.shape) != 2:
-            raise ValueError(f"opencl {op}: x must be 2-D (rows, channels), got shape {x.shape}")
-        rows, c = x.shape
-        for name, t in vectors.items():
-            self._check(op, name, t, (rows,) if name in ("mean", "invstd") else (c,))
-        return rows, c
-
-    def layernorm_forward(self, out, mean, invstd, x, gamma, beta, epsilon, centered=True):
-        op = "layernorm_forward"
-        self._check_same_size(op, ("out", "x"), (out, x))
-        rows, c = self._layernorm_geometry(op, x, {"mean": mean, "invstd": invstd, "gamma": gamma,
-                                                   "beta": beta})
-        self._run1d("layernorm.cl", "layernorm_forward", rows, out, mean, invstd, x, gamma, beta,
-                    float(epsilon), int(bool(centered)), rows, c)
-
-    def layernorm_backward(self, dx, dgamma, dbeta, dout, x, mean, invstd, gamma, centered=True):
-        op = "layernorm_backward"
-        self._check_same_size(op, ("dx", "dout", "x"), (dx, dout, x))
-        rows, c = self._layernorm_geometry(op, x, {"mean": mean, "invstd": invstd, "gamma": gamma,
-                                                   "dgamma": dgamma, "dbeta": dbeta})
-        self._run1d("layernorm.cl", "layernorm_dout_xhat", rows, dx, dout, x, mean, invstd,
-                    int(bool(centered)), rows, c)
-        self._column_sums(dgamma, dx, 1.0, accumulate=False)
-        self._column_sums(dbeta, dout, 1.0, accumulate=False)
-        self._run1d("layernorm.cl", "layernorm_backward_dx", rows, dx, dout, x, mean, invstd, gamma,
-                    int(bool(centered)), rows, c)
+    """PReLU, Gaussian noise and the channel mask of OpenCLBackend."""
 
     def transpose(self, out, x, axes):
         axes = tuple(int(a) for a in axes)
@@ -53,7 +25,9 @@ class LayerOps:
     def _transpose_geometry(self, shape, axes):
         """The int32 (out shape, source strides) table of a transpose, uploaded once per
         (shape, axes) and kept on the device: a training step transfers nothing."""
-        tables = self.__dict__.setdefault("_transpose_tables", {})
+        tables = getattr(self, "_transpose_tables", None)
+        if tables is None:
+            tables = self._transpose_tables = {}
         key = (tuple(shape), axes)
         table = tables.get(key)
         if table is None:

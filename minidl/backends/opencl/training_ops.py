@@ -1,4 +1,5 @@
-"""The training-side ops of the opencl backend: losses, reductions and metrics, optimizer updates.
+"""The training-side ops of the opencl backend: losses, reductions and metrics (the optimizer
+updates are in optimizers.py).
 
 A mixin of OpenCLBackend (backend.py), which provides the helpers used here:
 _run1d, _kernel, _scratch_tensor, _check, _check_same_size, axpby and rt.
@@ -11,10 +12,11 @@ from ..checks import is_sparse
 
 REDUCE_PARTS = 256       # at most this many partial sums in the first pass of a whole-tensor reduction
 REDUCE_MIN_CHUNK = 1024  # elements per partial sum at the least
+COLUMN_PARTS = 64        # row chunks of the first pass of a per-column reduction
 
 
 class TrainingOps:
-    """Losses, metrics, reductions and optimizer updates of OpenCLBackend."""
+    """Losses, metrics and reductions of OpenCLBackend."""
 
     # ----------------------------------------------------------- losses
     def _check_targets(self, op, pred, targets):
@@ -139,42 +141,3 @@ class TrainingOps:
     def all_finite(self, out, x):
         self._check("all_finite", "out", out, (1,))
         self._reduce(out, "nonfinite_partial", "all_finite_finish", (x,), x.size, ())
-
-    # -------------------------------------------------------- optimizers
-    def clip_by_value(self, g, clipvalue):
-        self._run1d("elementwise.cl", "clip_by_value", g.size, g, float(clipvalue), g.size)
-
-    def clip_by_norm(self, g, clipnorm):
-        sumsq = self._scratch_tensor("clip_sumsq", (1,))
-        self._reduce(sumsq, "sumsq_partial", "sum_finish", (g,), g.size, (1.0, 0))
-        self._run1d("reduce.cl", "clip_by_norm_scale", g.size, g, sumsq, float(clipnorm), g.size)
-
-    def sgd_update(self, w, g, velocity, lr, momentum, nesterov, weight_decay):
-        if velocity is None:
-            self._check_same_size("sgd_update", ("w", "g"), (w, g))
-            self._run1d("optim.cl", "sgd_update", w.size, w, g, float(lr), float(weight_decay), w.size)
-            return
-        self._check_same_size("sgd_update", ("w", "g", "velocity"), (w, g, velocity))
-        self._run1d("optim.cl", "sgd_momentum_update", w.size, w, g, velocity, float(lr),
-                    float(momentum), int(bool(nesterov)), float(weight_decay), w.size)
-
-    def adam_update(self, w, g, m, v, lr, beta_1, beta_2, epsilon, step, weight_decay):
-        self._check_same_size("adam_update", ("w", "g", "m", "v"), (w, g, m, v))
-        lr_t = lr * math.sqrt(1.0 - beta_2 ** step) / (1.0 - beta_1 ** step)
-        self._run1d("optim.cl", "adam_update", w.size, w, g, m, v, float(lr), float(lr_t),
-                    float(beta_1), float(beta_2), float(epsilon), float(weight_decay), w.size)
-
-    def rmsprop_update(self, w, g, ms, mom, lr, rho, momentum, epsilon, weight_decay):
-        self._check_same_size("rmsprop_update", ("w", "g", "ms"), (w, g, ms))
-        use_momentum = mom is not None
-        if use_momentum:
-            self._check_same_size("rmsprop_update", ("w", "mom"), (w, mom))
-        self._run1d("optim.cl", "rmsprop_update", w.size, w, g, ms, mom if use_momentum else ms,
-                    int(use_momentum), float(lr), float(rho), float(momentum), float(epsilon),
-                    float(weight_decay), w.size)
-
-    def adagrad_update(self, w, g, acc, lr, epsilon, weight_decay):
-        self._check_same_size("adagrad_update", ("w", "g", "acc"), (w, g, acc))
-        self._run1d("optim.cl", "adagrad_update", w.size, w, g, acc, float(lr), float(epsilon),
-                    float(weight_decay), w.size)
-

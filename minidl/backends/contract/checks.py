@@ -1,0 +1,32 @@
+"""The argument checks of the executable contract: one vocabulary for every section. A check
+costs a tuple comparison when it passes; the message (op, argument, shapes) is built only when
+it fails."""
+
+from ..checks import check_shape
+
+PRECISIONS = ("bfloat16", "float16")   # what round_to_precision rounds to (base.py re-exports it)
+
+
+def same_shape(op, name, tensor, shape):
+    """Raise ValueError unless `tensor` (any backend's: it has .shape) has exactly `shape`."""
+    if tensor.shape != shape:
+        check_shape(op, name, tensor, shape)
+
+
+def optional_shape(op, name, tensor, shape):
+    """same_shape, with None allowed (an optional argument the op does without)."""
+    if tensor is not None and tensor.shape != shape:
+        check_shape(op, name, tensor, shape)
+
+
+def step_at_least_one(op, step):
+    """The step counters of the bias-corrected optimizers count from 1 (1 - beta ** 0 is 0)."""
+    if step < 1:
+        raise ValueError(f"{op}: step is 1-based, got {step}")
+
+
+def check_precision(op, precision):
+    """None (float32) or one of PRECISIONS, else a ValueError naming the op."""
+    if precision is not None and precision not in PRECISIONS:
+        raise ValueError(f"{op}: precision must be None or one of {', '.join(PRECISIONS)}, got {precision!r}")
+    return precision

@@ -1,0 +1,244 @@
+"""The executable contract (minidl/backends/contract/): every backend runs the same checks and
+the same host arithmetic, because the public op is the contract's and only the underscore-named
+implementation is the backend's."""
+
+import inspect
+import re
+
+import numpy as np
+import pytest
+
+from minidl.backends.contract.convolution import ConvolutionSection
+from minidl.backends.contract.normalization import NormalizationSection
+from minidl.backends.contract.optimizers import OptimizersSection, adam_step_size, nadam_coefficients
+from minidl.backends.contract.pooling import PoolingSection
+from minidl.backends.contract.quantized import QuantizedSection
+from minidl.backends.contract.regularizers import RegularizersSection
+
+SECTIONS = (ConvolutionSection, NormalizationSection, OptimizersSection, PoolingSection, QuantizedSection,
+            RegularizersSection)
+
+
+def _public_ops(section):
+    return [name for name, _ in inspect.getmembers(section, inspect.isfunction) if not name.startswith("_")]
+
+
+def _implementations(section):
+    """The underscore names a section's public ops call: what every backend must implement."""
+    return sorted(set(re.findall(r"self\.(_[a-z0-9_]+)\(", inspect.getsource(section))))
+
+
+def test_no_backend_overrides_a_checked_op(backend):
+    """A backend that defined a public op of an executable section would skip its checks."""
+    for section in SECTIONS:
+        for name in _public_ops(section):
+            assert getattr(type(backend), name) is getattr(section, name), (
+                f"{type(backend).__name__}.{name} overrides the contract's checked op; implement _{name}")
+        for name in _implementations(section):
+            assert callable(getattr(backend, name, None)), f"{type(backend).__name__} lacks {name}"
+
+
+def test_every_backend_implements_the_sections():
+    """The three backend classes implement every underscore name, whatever this machine has."""
+    from minidl.backends.cpu.backend import CpuBackend
+    from minidl.backends.numpy_backend import NumpyBackend
+    from minidl.backends.opencl.backend import OpenCLBackend
+    for cls in (NumpyBackend, CpuBackend, OpenCLBackend):
+        for section in SECTIONS:
+            for name in _public_ops(section):
+                assert getattr(cls, name) is getattr(section, name), f"{cls.__name__}.{name}"
+            for name in _implementations(section):
+                assert hasattr(cls, name), f"{cls.__name__} lacks {name}"
+
+
+def _tensors(backend, *shapes):
+    rng = np.random.default_rng(0)
+    return [backend.from_numpy(rng.standard_normal(s).astype(np.float32)) for s in shapes]
+
+
+BIAS_CORRECTED = {
+    "adam_update": lambda b, w, g, s: b.adam_update(w, g, s[0], s[1], 0.1, 0.9, 0.999, 1e-7, 0, 0.0),
+    "amsgrad_update": lambda b, w, g, s: b.amsgrad_update(w, g, s[0], s[1], s[2], 0.1, 0.9, 0.999, 1e-7, 0, 0.0),
+    "adamax_update": lambda b, w, g, s: b.adamax_update(w, g, s[0], s[1], 0.1, 0.9, 0.999, 1e-7, 0, 0.0),
+    "nadam_update": lambda b, w, g, s: b.nadam_update(w, g, s[0], s[1], 0.1, 0.9, 0.999, 1e-7, 0, 0.9, 0.0),
+}
+
+
+@pytest.mark.parametrize("op", sorted(BIAS_CORRECTED))
+def test_step_is_one_based_on_every_backend(backend, op):
+    """Step 0 would divide by 1 - beta ** 0 = 0: every backend refuses it with one message
+    (opencl's adam_update used to run it)."""
+    w, g, *state = _tensors(backend, (3, 4), (3, 4), (3, 4), (3, 4), (3, 4))
+    before = backend.to_numpy(w)
+    with pytest.raises(ValueError, match=rf"^{op}: step is 1-based, got 0$"):
+        BIAS_CORRECTED[op](backend, w, g, state)
+    np.testing.assert_array_equal(backend.to_numpy(w), before)   # nothing ran
+
+
+def test_state_shapes_are_checked_alike(backend):
+    """A state tensor of another shape (even of the same size) is refused with the same message
+    on every backend."""
+    w, g, m, v = _tensors(backend, (3, 4), (3, 4), (3, 4), (4, 3))
+    with pytest.raises(ValueError, match=r"^adam_update: v must have shape \(3, 4\), got \(4, 3\)$"):
+        backend.adam_update(w, g, m, v, 0.1, 0.9, 0.999, 1e-7, 1, 0.0)
+    w, g, velocity = _tensors(backend, (5,), (6,), (5,))
+    with pytest.raises(ValueError, match=r"^sgd_update: g must have shape \(5,\), got \(6,\)$"):
+        backend.sgd_update(w, g, velocity, 0.1, 0.9, False, 0.0)
+    with pytest.raises(ValueError, match=r"^sgd_update: momentum=0.9 needs a velocity tensor"):
+        backend.sgd_update(w, w, None, 0.1, 0.9, False, 0.0)
+    average, w = _tensors(backend, (2, 3), (3, 2))
+    with pytest.raises(ValueError, match=r"^ema_update: w must have shape \(2, 3\), got \(3, 2\)$"):
+        backend.ema_update(average, w, 0.9)
+
+
+@pytest.mark.parametrize("step", [1, 2, 7])
+def test_bias_correction_is_the_contracts(backend, step):
+    """adam, amsgrad, adamax and nadam at `step` equal the float64 formulas with the contract's
+    corrections (one place computes them for every backend)."""
+    rng = np.random.default_rng(step)
+    w0, g, m0, v0 = (rng.standard_normal((4, 5)) for _ in range(4))
+    v0 = np.abs(v0)
+    b1, b2, eps, lr = 0.9, 0.999, 1e-7, 0.01
+    m = b1 * m0 + (1 - b1) * g
+    v = b2 * v0 + (1 - b2) * g * g
+    expected = {
+        "adam": w0 - adam_step_size(lr, b1, b2, step) * m / (np.sqrt(v) + eps),
+        "adamax": w0 - lr / (1 - b1 ** step) * m / (np.maximum(b2 * v0, np.abs(g)) + eps),
+    }
+    c_m, c_g, v_scale = nadam_coefficients(b1, b2, step, 0.5)
+    expected["nadam"] = w0 - lr * (c_m * m + c_g * g) / (np.sqrt(v * v_scale) + eps)
+    for name, expect in expected.items():
+        w, gt, mt, vt = (backend.from_numpy(a.astype(np.float32)) for a in (w0, g, m0, v0))
+        if name == "adam":
+            backend.adam_update(w, gt, mt, vt, lr, b1, b2, eps, step, 0.0)
+        elif name == "adamax":
+            backend.adamax_update(w, gt, mt, vt, lr, b1, b2, eps, step, 0.0)
+        else:
+            backend.nadam_update(w, gt, mt, vt, lr, b1, b2, eps, step, 0.5, 0.0)
+        np.testing.assert_allclose(backend.to_numpy(w), expect, rtol=2e-5, atol=2e-6, err_msg=name)
+
+
+
+def test_normalization_shapes_are_checked_alike(backend):
+    x, out, mean, invstd, gamma, beta = _tensors(backend, (6, 4), (6, 4), (4,), (4,), (4,), (3,))
+    with pytest.raises(ValueError, match=r"^batchnorm_forward_train: beta must have shape \(4,\), got \(3,\)$"):
+        backend.batchnorm_forward_train(out, mean, invstd, x, gamma, beta, mean, invstd, 0.9, 1e-3)
+    with pytest.raises(ValueError, match=r"^batchnorm_forward_infer: out must have shape \(6, 4\), got \(4,\)$"):
+        backend.batchnorm_forward_infer(gamma, x, gamma, None, mean, invstd, 1e-3)
+    rows_mean, = _tensors(backend, (6,))
+    with pytest.raises(ValueError, match=r"^layernorm_forward: mean must have shape \(6,\), got \(4,\)$"):
+        backend.layernorm_forward(out, mean, rows_mean, x, gamma, gamma, 1e-3)
+    with pytest.raises(ValueError, match=r"^layernorm_backward: x must be 2-D \(rows, channels\), got shape \(4,\)$"):
+        backend.layernorm_backward(out, gamma, gamma, out, gamma, rows_mean, rows_mean, gamma)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_batchnorm_without_scale_and_center_on_every_backend(backend, affine):
+    """gamma / beta / dgamma / dbeta None (scale=False, center=False) mean 1 and 0 and no
+    gradient, on every backend (opencl used to need the tensors)."""
+    rng = np.random.default_rng(1)
+    x0, dout0 = rng.standard_normal((2, 10, 3))
+    x, dout = backend.from_numpy(x0.astype(np.float32)), backend.from_numpy(dout0.astype(np.float32))
+    out, dx = backend.empty((10, 3)), backend.empty((10, 3))
+    mean, invstd, moving_mean, moving_var = (backend.zeros((3,)) for _ in range(4))
+    ones = backend.from_numpy(np.ones(3, np.float32)) if affine else None
+    zeros = backend.zeros((3,)) if affine else None
+    backend.batchnorm_forward_train(out, mean, invstd, x, ones, zeros, moving_mean, moving_var, 0.9, 1e-3)
+    xhat = (x0 - x0.mean(0)) / np.sqrt(x0.var(0) + 1e-3)
+    np.testing.assert_allclose(backend.to_numpy(out), xhat, rtol=1e-4, atol=1e-5)
+    dgamma = backend.empty((3,)) if affine else None
+    dbeta = backend.empty((3,)) if affine else None
+    backend.batchnorm_backward(dx, dgamma, dbeta, dout, x, mean, invstd, ones)
+    n = x0.shape[0]
+    expect = (n * dout0 - dout0.sum(0) - xhat * (dout0 * xhat).sum(0)) / (n * np.sqrt(x0.var(0) + 1e-3))
+    np.testing.assert_allclose(backend.to_numpy(dx), expect, rtol=1e-4, atol=1e-5)
+    backend.batchnorm_forward_infer(out, x, ones, zeros, moving_mean, moving_var, 1e-3)
+    expect = (x0 - backend.to_numpy(moving_mean)) / np.sqrt(backend.to_numpy(moving_var) + 1e-3)
+    np.testing.assert_allclose(backend.to_numpy(out), expect, rtol=1e-4, atol=1e-5)
+
+
+def test_conv_plans_and_shapes_are_checked_alike(backend):
+    """One set of rules for a conv plan and the tensors of its three ops on every backend (the
+    cpu backend's used to be its own)."""
+    with pytest.raises(ValueError, match=r"^conv2d_plan: input shape \(2, 5, 5, 3\) must be \(N, H, W, 2\)"):
+        backend.conv2d_plan((2, 5, 5, 3), (3, 3, 2, 4), (1, 1), "same")
+    with pytest.raises(ValueError, match=r"^conv2d_plan: .*groups=2 \(filters divisible by groups\)"):
+        backend.conv2d_plan((2, 5, 5, 4), (3, 3, 2, 5), (1, 1), "same", groups=2)
+    with pytest.raises(ValueError, match=r"^conv2d_plan: kernel \(7, 7\) .* leaves no output"):
+        backend.conv2d_plan((2, 5, 5, 3), (7, 7, 3, 4), (1, 1), "valid")
+    with pytest.raises(ValueError, match=r"^conv2d_transpose_plan: input shape \(2, 5, 5, 3\) must be"):
+        backend.conv2d_transpose_plan((2, 5, 5, 3), (3, 3, 4, 2), (2, 2), "same")
+    plan = backend.conv2d_plan((2, 5, 5, 3), (3, 3, 3, 4), (1, 1), "same")
+    out, x, weight, bias = _tensors(backend, (2, 5, 5, 4), (2, 5, 5, 3), (3, 3, 3, 4), (4,))
+    bad_x, bad_bias = _tensors(backend, (2, 5, 5, 4), (3,))
+    with pytest.raises(ValueError, match=r"^conv2d_forward: x must have shape \(2, 5, 5, 3\), got \(2, 5, 5, 4\)$"):
+        backend.conv2d_forward(out, bad_x, weight, bias, plan)
+    with pytest.raises(ValueError, match=r"^conv2d_forward: bias must have shape \(4,\), got \(3,\)$"):
+        backend.conv2d_forward(out, x, weight, bad_bias, plan)
+    with pytest.raises(ValueError, match=r"^conv2d_backward_data: dx must have shape \(2, 5, 5, 3\)"):
+        backend.conv2d_backward_data(out, out, weight, plan)
+    with pytest.raises(ValueError, match=r"^conv2d_backward_filter: dbias must have shape \(4,\), got \(3,\)$"):
+        backend.conv2d_backward_filter(weight, bad_bias, out, x, plan)
+    with pytest.raises(ValueError, match=r"^conv2d_forward: precision must be None or one of"):
+        backend.conv2d_forward(out, x, weight, bias, plan, precision="int8")
+
+
+def test_pointwise_has_one_rule():
+    """opencl's pointwise test is window.is_pointwise, the C kernels' rule: grouped or padded 1x1
+    convolutions are not pointwise."""
+    from minidl.backends.opencl import conv
+    from minidl.backends.window import is_pointwise, make_window
+    assert conv.is_pointwise is is_pointwise
+    assert is_pointwise(make_window((2, 4, 4, 6), (1, 1), (1, 1), "valid", 6))
+    assert not is_pointwise(make_window((2, 4, 4, 6), (1, 1), (1, 1), "valid", 6, groups=2))
+    assert not is_pointwise(make_window((2, 4, 4, 6), (1, 1), (2, 2), "valid", 6))
+    assert not is_pointwise(make_window((2, 4, 4, 6), (3, 3), (1, 1), "same", 6))
+
+
+def test_the_int8_ops_are_a_section_of_every_backend(backend):
+    """minidl.quantization calls the backend itself (no dispatch on backend.name): the same checks
+    and messages everywhere."""
+    x = backend.from_numpy(np.zeros((2, 3), np.float32))
+    q = backend.empty_u8((2, 3))
+    with pytest.raises(ValueError, match=r"^quantize_u8: zero_point must be an int in \[0, 255\], got 300$"):
+        backend.quantize_u8(q, x, 0.1, 300)
+    with pytest.raises(ValueError, match=r"^dequantize_u8: out must be float32 of shape \(2, 3\), got uint8"):
+        backend.dequantize_u8(q, q, 0.1, 0)
+    with pytest.raises(ValueError, match=r"^add_u8: b_zero_point must be an int in \[0, 255\], got -1$"):
+        backend.add_u8(q, q, q, 0, -1, 1, 1, 0, False)
+    backend.quantize_u8(q, x, 0.1, 7)
+    np.testing.assert_array_equal(backend.to_numpy(q), np.full((2, 3), 7, np.uint8))
+    assert isinstance(backend.quantized_path(), str)
+
+
+def test_regularizer_arguments_are_checked_alike(backend):
+    out, w, g = _tensors(backend, (2,), (3, 4), (4, 3))
+    with pytest.raises(ValueError, match=r"^l1_l2_penalty: out must have shape \(1,\), got \(2,\)$"):
+        backend.l1_l2_penalty(out, w, 0.1, 0.1)
+    with pytest.raises(ValueError, match=r"^l1_l2_gradient: w must have shape \(4, 3\), got \(3, 4\)$"):
+        backend.l1_l2_gradient(g, w, 0.1, 0.1)
+    with pytest.raises(ValueError, match=r"^orthogonal_gradient: g must have shape \(3, 4\), got \(4, 3\)$"):
+        backend.orthogonal_gradient(g, w, 0.1, "rows")
+    with pytest.raises(ValueError, match=r"^orthogonal_penalty: mode must be 'rows' or 'columns', got 'diag'$"):
+        backend.orthogonal_penalty(backend.zeros((1,)), w, 0.1, "diag")
+    with pytest.raises(ValueError, match=r"^norm_constraint: axis=\[0, 2\] must name consecutive axes"):
+        backend.norm_constraint(backend.zeros((2, 3, 4)), [0, 2], 0.0, 1.0, 1.0)
+
+
+def test_pooling_arguments_are_checked_alike(backend):
+    """One check per pooling op for every backend (numpy, cpu and opencl had three vocabularies,
+    and opencl raised TypeError for an argmax that numpy and cpu refused with ValueError)."""
+    plan = backend.pool2d_plan((2, 6, 6, 3), (2, 2), (2, 2), "valid")
+    out, x = _tensors(backend, (2, 3, 3, 3), (2, 6, 6, 3))
+    with pytest.raises(ValueError, match=r"^max_pool2d_forward: argmax must be int32, got float32$"):
+        backend.max_pool2d_forward(out, backend.empty((2, 3, 3, 3)), x, plan)
+    with pytest.raises(ValueError, match=r"^avg_pool2d_backward: dout must have shape \(2, 3, 3, 3\), got \(2, 6, 6, 3\)$"):
+        backend.avg_pool2d_backward(x, x, plan)
+    with pytest.raises(ValueError, match=r"^global_avg_pool_forward: x must be a 4-D \(N, H, W, C\) tensor"):
+        backend.global_avg_pool_forward(backend.empty((2, 3)), backend.empty((2, 3)))
+    with pytest.raises(ValueError, match=r"^global_avg_pool_backward: dx must have at least 1 pixel"):
+        backend.global_avg_pool_backward(backend.empty((2, 0, 4, 3)), backend.empty((2, 3)))
+    with pytest.raises(ValueError, match=r"^pad2d_forward: pads must be 4 non-negative ints"):
+        backend.pad2d_forward(x, x, (1, -1, 0, 0))
+    with pytest.raises(ValueError, match=r"^pad2d_backward: dout must have shape \(2, 8, 7, 3\), got \(2, 6, 6, 3\)$"):
+        backend.pad2d_backward(x, x, (1, 1, 0, 1))
