@@ -142,7 +142,7 @@ class Loss:
 
     def backward(self, b, dpred, pred, targets, probs, scale):
         if self.kernel == "function":
-            self._function_backward(b, dpred)
+            self._function_backward(b, dpred, scale)
         elif self.kernel == "softmax_ce":
             b.softmax_cross_entropy_backward(dpred, probs, targets, scale)
         elif self.kernel == "sigmoid_ce":
@@ -162,11 +162,13 @@ class Loss:
         b.strided_copy(loss, total.value, 0, (0,))
         self._step = (tape, y_pred, total)
 
-    def _function_backward(self, b, dpred):
+    def _function_backward(self, b, dpred, scale):
+        """dpred = the tape's gradient of the batch's loss, times the loss weight: the model's
+        scale is loss_weight / rows, and the batch's loss is already reduced over the rows."""
         tape, y_pred, total = self._step
         self._step = None
         with autodiff.on_backend(b):
-            (grad,) = tape.gradients([total], [ops.ones((1,), backend=b)], [y_pred])
+            (grad,) = tape.gradients([total], [ops.full((1,), scale * dpred.shape[0], backend=b)], [y_pred])
         if grad is None:
             b.fill(dpred, 0.0)
         else:
