@@ -7,7 +7,7 @@ the name of one registered as a custom object runs through minidl.ops instead.
 
 import math
 
-from . import autodiff, loss_functions, metric_confusion, metric_wrappers
+from . import autodiff, losses, metric_confusion, metric_wrappers
 from .autodiff import Tensor
 from .custom_objects import get_registered_name, get_registered_object
 from .metric_classes import (AUC, CLASSES, BinaryAccuracy, CategoricalAccuracy,
@@ -28,22 +28,22 @@ from .metric_wrappers import (Accuracy, BinaryCrossentropy, CategoricalCrossentr
 from .naming import snake_case
 
 # Keras's metric functions (keras.metrics.mean_squared_error is keras.losses.mean_squared_error)
-binary_crossentropy = loss_functions.binary_crossentropy
-binary_focal_crossentropy = loss_functions.binary_focal_crossentropy
-categorical_crossentropy = loss_functions.categorical_crossentropy
-categorical_focal_crossentropy = loss_functions.categorical_focal_crossentropy
-sparse_categorical_crossentropy = loss_functions.sparse_categorical_crossentropy
-mean_squared_error = loss_functions.mean_squared_error
-mean_absolute_error = loss_functions.mean_absolute_error
-mean_absolute_percentage_error = loss_functions.mean_absolute_percentage_error
-mean_squared_logarithmic_error = loss_functions.mean_squared_logarithmic_error
-log_cosh = loss_functions.log_cosh
-huber = loss_functions.huber
-kl_divergence = loss_functions.kl_divergence
-poisson = loss_functions.poisson
-hinge = loss_functions.hinge
-squared_hinge = loss_functions.squared_hinge
-categorical_hinge = loss_functions.categorical_hinge
+binary_crossentropy = losses.binary_crossentropy
+binary_focal_crossentropy = losses.binary_focal_crossentropy
+categorical_crossentropy = losses.categorical_crossentropy
+categorical_focal_crossentropy = losses.categorical_focal_crossentropy
+sparse_categorical_crossentropy = losses.sparse_categorical_crossentropy
+mean_squared_error = losses.mean_squared_error
+mean_absolute_error = losses.mean_absolute_error
+mean_absolute_percentage_error = losses.mean_absolute_percentage_error
+mean_squared_logarithmic_error = losses.mean_squared_logarithmic_error
+log_cosh = losses.log_cosh
+huber = losses.huber
+kl_divergence = losses.kl_divergence
+poisson = losses.poisson
+hinge = losses.hinge
+squared_hinge = losses.squared_hinge
+categorical_hinge = losses.categorical_hinge
 
 FUNCTIONS = {f.__name__: f for f in (
     binary_crossentropy, binary_focal_crossentropy, categorical_crossentropy, categorical_focal_crossentropy,
