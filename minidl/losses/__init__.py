@@ -28,7 +28,8 @@ from .functions import (MAE, MSE, binary_crossentropy, categorical_crossentropy,
                         mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
                         mean_squared_logarithmic_error, mse, poisson, sparse_categorical_crossentropy,
                         squared_hinge)
-from .lookup import _CLASSES, FUNCTIONS, deserialize, get, serialize  # _CLASSES: every class by name
+from .lookup import _CLASSES  # noqa: F401 - every class by name (the config readers use it)
+from .lookup import FUNCTIONS, deserialize, get, serialize
 from .row_losses import (CategoricalHinge, CosineSimilarity, Hinge, Huber, KLDivergence, LogCosh,
                          MeanAbsoluteError, MeanAbsolutePercentageError, MeanSquaredError,
                          MeanSquaredLogarithmicError, Poisson, SquaredHinge)

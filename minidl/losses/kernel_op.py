@@ -17,8 +17,8 @@ def as_prediction(y_pred):
     """y_pred as a float32 Tensor of rank >= 1 (uploaded to the current backend if a host array)."""
     pred = ops.cast(as_tensor(y_pred), "float32")
     if not pred.shape:
-        raise ValueError(f"losses: y_pred must have at least one axis (the classes or outputs), "
-                         f"got a scalar")
+        raise ValueError("losses: y_pred must have at least one axis (the classes or outputs), "
+                         "got a scalar")
     return pred
 
 
