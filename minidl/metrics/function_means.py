@@ -1,12 +1,12 @@
 """Keras 3's metrics that average a function of (y_true, y_pred) (the regression, probabilistic
 and hinge metrics, Accuracy), Sum, RootMeanSquaredError, R2Score and the correlations, with
-Keras's names, arguments and configs. Like metric_classes.py they are written with
+Keras's names, arguments and configs. Like classes.py they are written with
 minidl.ops: their state stays on the backend and every update runs backend ops, inside a
 training step too; only result() is read back (when the model logs it)."""
 
-from . import losses as F
-from . import ops
-from .metric_classes import Mean, MeanMetricWrapper, Metric, _divide_no_nan
+from .. import losses as F
+from .. import ops
+from .classes import Mean, MeanMetricWrapper, Metric, _divide_no_nan
 
 EPSILON = 1e-7   # Keras's backend.epsilon()
 
