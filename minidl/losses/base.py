@@ -48,7 +48,6 @@ class Loss:
         elif self.uses_call() and type(self).name == "loss":
             self.name = snake_case(type(self).__name__)
         self.kernel = None
-        self._step = None   # (tape, y_pred leaf, the batch's loss) between forward and backward
 
     def get_config(self):
         if self.uses_call():
@@ -158,15 +157,17 @@ class Loss:
     # ------------------------------------------------------------ compute
     def forward(self, b, loss, pred, targets, probs):
         """loss (N,) per-sample losses of pred (output or logits); probs receives the
-        probabilities for the fused kernels."""
+        probabilities for the fused kernels. Returns what backward needs of this call (None
+        for the kernels: probs and pred hold it); nothing of a call stays on the loss."""
         if self.kernel == "function":
-            self._function_forward(b, loss, pred, targets)
-        else:
-            self.run_kernel(b, self.kernel, loss, pred, targets, probs)
+            return self._function_forward(b, loss, pred, targets)
+        self.run_kernel(b, self.kernel, loss, pred, targets, probs)
+        return None
 
-    def backward(self, b, dpred, pred, targets, probs, scale):
+    def backward(self, b, dpred, pred, targets, probs, scale, step=None):
+        """dpred = dloss/dpred * scale; step is what forward returned for this call."""
         if self.kernel == "function":
-            self._function_backward(b, dpred, scale)
+            self._function_backward(b, dpred, scale, step)
         else:
             self.run_kernel_backward(b, self.kernel, dpred, pred, targets, probs, scale)
 
@@ -204,13 +205,14 @@ class Loss:
         with autodiff.on_backend(b), autodiff.recording(tape):
             total = ops.reshape(self(Tensor(targets, b), y_pred), (1,))
         b.strided_copy(loss, total.value, 0, (0,))
-        self._step = (tape, y_pred, total)
+        return (tape, y_pred, total)
 
-    def _function_backward(self, b, dpred, scale):
+    def _function_backward(self, b, dpred, scale, step):
         """dpred = the tape's gradient of the batch's loss, times the loss weight: the model's
         scale is loss_weight / rows, and the batch's loss is already reduced over the rows."""
-        tape, y_pred, total = self._step
-        self._step = None
+        if step is None:
+            raise RuntimeError(f"loss {self.name!r}: backward needs the step its forward returned")
+        tape, y_pred, total = step
         with autodiff.on_backend(b):
             (grad,) = tape.gradients([total], [ops.full((1,), scale * dpred.shape[0], backend=b)], [y_pred])
         if grad is None:
