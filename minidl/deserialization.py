@@ -6,7 +6,7 @@ a config never names code to import or run.
 
 import numpy as np
 
-from . import (constraints, initializers, losses, metric_classes, optimizers, regularizers,
+from . import (constraints, initializers, losses, metrics, optimizers, regularizers,
                schedules)
 from .custom_objects import custom_object_scope, get_registered_object
 from .layers import LAYER_CLASSES
@@ -20,7 +20,7 @@ _TABLES = (
     ("keras.optimizers.schedules", lambda: schedules._SCHEDULES),
     ("keras.optimizers", lambda: {cls.__name__: cls for cls in optimizers._OPTIMIZERS.values()}),
     ("keras.losses", lambda: losses._CLASSES),
-    ("keras.metrics", lambda: metric_classes.CLASSES),
+    ("keras.metrics", lambda: metrics.CLASSES),
     ("keras.initializers", lambda: {cls.__name__: cls for cls in initializers._BY_NAME.values()}),
     ("keras.regularizers", lambda: regularizers._CLASSES),
     ("keras.constraints", lambda: constraints._CLASSES),

@@ -12,7 +12,7 @@ by its (registered) name.
 
 import numpy as np
 
-from . import (constraints, initializers, losses, metric_classes, optimizers, regularizers,
+from . import (constraints, initializers, losses, metrics, optimizers, regularizers,
                schedules)
 from .custom_objects import get_registered_name
 from .layers.base import Layer
@@ -23,7 +23,7 @@ KINDS = (("keras.layers", Layer),
          ("keras.optimizers.schedules", schedules.LearningRateSchedule),
          ("keras.optimizers", optimizers.Optimizer),
          ("keras.losses", losses.Loss),
-         ("keras.metrics", metric_classes.Metric),
+         ("keras.metrics", metrics.Metric),
          ("keras.initializers", initializers.Initializer),
          ("keras.regularizers", regularizers.Regularizer),
          ("keras.constraints", constraints.Constraint),

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import minidl
-from minidl import (constraints, initializers, layers, losses, metric_classes, models,
+from minidl import (constraints, initializers, layers, losses, metrics, models,
                     optimizers, regularizers, saving, schedules, utils)
 
 
@@ -138,7 +138,7 @@ def _instances():
         yield cls()
     for cls in sorted(losses._CLASSES.values(), key=lambda c: c.__name__):
         yield cls()
-    for cls in sorted(metric_classes.CLASSES.values(), key=lambda c: c.__name__):
+    for cls in sorted(metrics.CLASSES.values(), key=lambda c: c.__name__):
         yield cls()
     yield schedules.ExponentialDecay(0.1, 10, 0.9)
     yield schedules.PiecewiseConstantDecay([10], [0.1, 0.01])

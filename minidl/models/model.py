@@ -307,7 +307,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
             if y is not None:   # None: the targets are in hb["y"] already (custom_steps.py)
                 b.copy_from_host(hb["y"], y)
             pred = self._rows(self.graph.preactivation(h.index) if h.fused else out, n, h)
-            h.loss.forward(b, hb["loss"], pred, hb["y_rows"], hb["probs_rows"])
+            hb["loss_step"] = h.loss.forward(b, hb["loss"], pred, hb["y_rows"], hb["probs_rows"])
             row_weights = None
             if sws is not None:
                 row_weights = self._weigh(hb, "loss", np.repeat(sws[i], h.positions))
@@ -387,7 +387,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
         b = self.backend
         for i, (h, hb, pred) in enumerate(zip(self._heads, bufs, preds)):
             h.loss.backward(b, hb["dpred_rows"], pred, hb["y_rows"], hb["probs_rows"],
-                            h.weight / (n * h.positions))
+                            h.weight / (n * h.positions), hb.pop("loss_step"))
             if sws is not None:   # Keras's sum_over_batch_size: sum(w * loss) / rows
                 rows = np.repeat(sws[i], h.positions)
                 self._weigh(hb, "dpred_rows", np.repeat(rows[:, None], h.shape[-1], axis=1))

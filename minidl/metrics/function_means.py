@@ -1,12 +1,14 @@
 """Keras 3's metrics that average a function of (y_true, y_pred) (the regression, probabilistic
 and hinge metrics, Accuracy), Sum, RootMeanSquaredError, R2Score and the correlations, with
-Keras's names, arguments and configs. Like metric_classes.py they are written with
+Keras's names, arguments and configs. Like classes.py they are written with
 minidl.ops: their state stays on the backend and every update runs backend ops, inside a
 training step too; only result() is read back (when the model logs it)."""
 
-from . import loss_functions as F
-from . import ops
-from .metric_classes import Mean, MeanMetricWrapper, Metric, _divide_no_nan
+from .. import losses as F
+from .. import ops
+from .classes import Mean, MeanMetricWrapper, Metric, _divide_no_nan
+
+EPSILON = 1e-7   # Keras's backend.epsilon()
 
 
 def _tensor(x, backend=None):
@@ -60,7 +62,7 @@ def concordance_correlation(y_true, y_pred, axis=-1):
     pred_var = ops.var(y_pred - pred_mean, axis=axis, keepdims=True)
     covariance = (y_true - pred_mean) * (y_pred - pred_mean)
     norm = true_var + pred_var + ops.square(true_mean - pred_mean)
-    return ops.mean(2.0 * covariance / (norm + F.EPSILON), axis=axis)
+    return ops.mean(2.0 * covariance / (norm + EPSILON), axis=axis)
 
 
 class _Wrapped(MeanMetricWrapper):

@@ -5,9 +5,9 @@ read)."""
 
 import numpy as np
 
-from . import initializers, ops
-from .autodiff import Tensor, Variable
-from .naming import snake_case
+from .. import initializers, ops
+from ..autodiff import Tensor, Variable
+from ..naming import snake_case
 
 
 class MetricVariable(Variable):

@@ -13,8 +13,8 @@ import numbers
 
 import numpy as np
 
-from . import ops
-from .metric_classes import Metric, _divide_no_nan
+from .. import ops
+from .classes import Metric, _divide_no_nan
 
 EPSILON = 1e-7
 
