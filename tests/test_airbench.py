@@ -281,15 +281,20 @@ def test_airbench94_network_and_recipe_settings():
     model = zoo.build("airbench94")
     assert model.count_params() == 1_973_944 and model.output_shape == (None, 10)
     recipe = Airbench94()
-    optimizer = recipe.optimizer(480)
-    assert optimizer.nesterov and optimizer.momentum == 0.85
+    assert recipe.total_steps(48) == 476 and recipe.fit_epochs == 10   # airbench's 9.9 epochs
+    optimizer = recipe.optimizer(476)
+    assert isinstance(optimizer, optimizers.Lookahead) and optimizer.sync_period == 5
+    assert optimizer.decay(476) == pytest.approx(0.95 ** 5) and optimizer.decay(238) == pytest.approx(0.95 ** 5 / 8)
+    sgd = optimizer.inner_optimizer
+    assert isinstance(sgd, optimizers.TorchSGD) and sgd.nesterov and sgd.momentum == 0.85
     assert optimizer.current_learning_rate() == pytest.approx(0.2 * 1.5)
-    optimizer.iterations = int(480 * 0.23)
+    optimizer.iterations = int(476 * 0.23)
     assert optimizer.current_learning_rate() == pytest.approx(1.5)
-    assert optimizer.weight_decay == pytest.approx(0.0153 / (11.5 * 0.15))
+    # airbench's torch group weight_decay wd * batch / lr, for the batch-sum loss: / batch here
+    assert sgd.weight_decay == pytest.approx(0.0153 / 11.5)
     paths = model.graph.trainable_weight_paths()
     optimizer.build(model.backend, [w.value for w in model.trainable_weights], paths)
-    multipliers = dict(zip(paths, optimizer._multipliers))
+    multipliers = dict(zip(paths, sgd._multipliers))
     assert multipliers["whiten/kernel"] == 0 and multipliers["whiten/bias"] == 1
     assert multipliers["group2_norm1/beta"] == 64 and multipliers["group2_conv1/kernel"] == 1
 

@@ -176,6 +176,10 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
             # Keras paths ("dense/kernel") for exclude_from_weight_decay(var_names=...)
             optimizer.build(self.backend, [w.value for w in trainable],
                             names=self.graph.trainable_weight_paths())
+        track = getattr(optimizer, "track_non_trainable", None)   # Lookahead's slow copies
+        if track is not None:
+            trained = {id(w) for w in trainable}
+            track([w for w in self.graph.weights() if id(w) not in trained])
         self.optimizer, self._heads, self._trained_weights = optimizer, heads, trainable
         masks.weigh_masked_metrics(self.graph, heads)
         self._penalties = penalties.plan(self.graph)  # regularizers and constraints

@@ -12,11 +12,12 @@ from .classic import SGD, Adagrad, Adam, RMSprop
 from .extended import Adadelta, Adamax, AdamW, Ftrl, Lion, Nadam
 from .normalized import Adafactor, Lamb, Muon, ScheduleFreeAdamW
 from .torch_sgd import TorchSGD
+from .lookahead import Lookahead, PowerRamp
 from . import schedules  # noqa: F401  (keras.optimizers.schedules)
 
 _OPTIMIZERS = {cls.__name__.lower(): cls for cls in (SGD, RMSprop, Adam, Adagrad, Adadelta, Adamax, Nadam,
                                                      AdamW, Lion, Ftrl, Lamb, Adafactor, Muon,
-                                                     ScheduleFreeAdamW, TorchSGD)}
+                                                     ScheduleFreeAdamW, TorchSGD, Lookahead)}
 
 # Keras 2's lower-case aliases, as its examples use them: keras.optimizers.rmsprop(lr=1e-4, decay=1e-6)
 sgd, rmsprop, adam, adagrad, adadelta, adamax, nadam = SGD, RMSprop, Adam, Adagrad, Adadelta, Adamax, Nadam
@@ -65,4 +66,4 @@ def get(identifier):
 
 
 __all__ = ["Optimizer", "SGD", "RMSprop", "Adam", "Adagrad", "Adadelta", "Adamax", "Nadam", "AdamW", "Lion",
-           "Ftrl", "Lamb", "Adafactor", "Muon", "ScheduleFreeAdamW", "TorchSGD", "schedules", "serialize", "deserialize", "get"]
+           "Ftrl", "Lamb", "Adafactor", "Muon", "ScheduleFreeAdamW", "TorchSGD", "Lookahead", "PowerRamp", "schedules", "serialize", "deserialize", "get"]
