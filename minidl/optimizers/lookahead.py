@@ -99,9 +99,10 @@ class Lookahead(OptimizerWrapper):
             # the first forward pass has already moved the moving statistics)
             for slow, weight in zip(self._slow, self._weights):
                 backend.copy(slow, weight)
+        before = self.inner_optimizer.iterations
         self.inner_optimizer.apply_gradients(grads_and_vars)
         step = self.inner_optimizer.iterations
-        if step % self.sync_period == 0:
+        if step != before and step % self.sync_period == 0:   # (a LossScaleOptimizer may skip)
             decay = self.decay(step) if callable(self.decay) else self.decay
             self.sync(_check_decay(decay))
 
