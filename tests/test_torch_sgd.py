@@ -1,12 +1,20 @@
-"""TorchSGD against torch.optim.SGD itself, step for step under a changing learning rate,
-on every backend (torch is a test-only dependency: skipped where it is not installed)."""
+"""TorchSGD against torch.optim.SGD, step for step under a changing learning rate, on every
+backend: against torch_reference/torch_sgd.json (written by torch_reference/make_torch_sgd.py
+with torch 2.x) everywhere, and against torch itself where it is installed (torch is not a test
+dependency)."""
+
+import json
+import os
 
 import numpy as np
 import pytest
 
 from minidl import optimizers, schedules
 
-torch = pytest.importorskip("torch")
+try:
+    import torch
+except ImportError:   # the recorded numbers still test
+    torch = None
 
 SHAPES = [(6, 5), (5,), (3, 3, 2, 4)]
 LRS = [0.05, 0.2, 0.5, 0.3, 0.1, 0.01]   # a schedule: the two SGD forms differ under it
@@ -17,6 +25,13 @@ def problem(seed=0):
     weights = [rng.standard_normal(s).astype(np.float32) for s in SHAPES]
     grads = [[rng.standard_normal(s).astype(np.float32) for s in SHAPES] for _ in LRS]
     return weights, grads
+
+
+# (hyperparameters, per weight lr multiplier (weight decay divided by it), problem seed)
+CASES = [(dict(momentum=0.85, nesterov=True, weight_decay=0.02), [1.0, 1.0, 1.0], 0),
+         (dict(momentum=0.9, nesterov=False, weight_decay=0.0), [1.0, 1.0, 1.0], 0),
+         (dict(momentum=0.0, nesterov=False, weight_decay=0.1), [1.0, 1.0, 1.0], 0),
+         (dict(momentum=0.85, nesterov=True, weight_decay=0.03), [1.0, 64.0, 1.0], 1)]   # airbench's groups
 
 
 def torch_steps(weights, grads, groups, **hp):
@@ -44,25 +59,34 @@ def minidl_steps(backend, weights, grads, multipliers=None, **hp):
     return [backend.to_numpy(t) for t in tensors]
 
 
-@pytest.mark.parametrize("hp", [dict(momentum=0.85, nesterov=True, weight_decay=0.02),
-                                dict(momentum=0.9, nesterov=False, weight_decay=0.0),
-                                dict(momentum=0.0, nesterov=False, weight_decay=0.1)])
-def test_matches_torch_sgd_under_a_schedule(backend, hp):
-    weights, grads = problem()
-    expected = torch_steps(weights, grads, [1.0] * len(SHAPES), **hp)
-    got = minidl_steps(backend, weights, grads, **hp)
-    for g, e in zip(got, expected):
-        np.testing.assert_allclose(g, e, rtol=2e-6, atol=2e-6)
+def minidl_case(backend, hp, groups, seed):
+    weights, grads = problem(seed)
+    multipliers = {"norm/beta$": groups[1]} if groups[1] != 1.0 else None
+    return minidl_steps(backend, weights, grads, multipliers=multipliers, **hp)
 
 
-def test_multipliers_are_torch_parameter_groups(backend):
-    """airbench's groups: BatchNorm biases at lr * 64 with weight_decay / 64."""
-    hp = dict(momentum=0.85, nesterov=True, weight_decay=0.03)
-    weights, grads = problem(1)
-    expected = torch_steps(weights, grads, [1.0, 64.0, 1.0], **hp)
-    got = minidl_steps(backend, weights, grads, multipliers={"norm/beta$": 64.0}, **hp)
-    for g, e in zip(got, expected):
-        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+def recorded_cases():
+    with open(os.path.join(os.path.dirname(__file__), "torch_reference", "torch_sgd.json")) as f:
+        return json.load(f)["cases"]
+
+
+@pytest.mark.parametrize("index", range(len(CASES)))
+def test_matches_recorded_torch_sgd(backend, index):
+    hp, groups, seed = CASES[index]
+    recorded = recorded_cases()[index]
+    assert (recorded["hp"], recorded["groups"], recorded["seed"]) == (hp, groups, seed)
+    for got, want in zip(minidl_case(backend, hp, groups, seed), recorded["weights"]):
+        np.testing.assert_allclose(got, np.array(want, np.float32), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed (the recorded numbers test it)")
+@pytest.mark.parametrize("index", range(len(CASES)))
+def test_matches_torch_sgd_live(backend, index):
+    hp, groups, seed = CASES[index]
+    weights, grads = problem(seed)
+    expected = torch_steps(weights, grads, groups, **hp)
+    for got, want in zip(minidl_case(backend, hp, groups, seed), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 def test_differs_from_keras_sgd_under_a_schedule(backend):
