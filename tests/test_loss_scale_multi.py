@@ -225,3 +225,19 @@ def test_optimizer_map_lookups_and_errors_match_keras():
     with pytest.raises(ValueError, match="MultiOptimizer cannot be used inside"):
         minidl.set_backend("numpy")
         two_dense(optimizers.MultiOptimizer(lambda v: multi))
+
+
+def test_wrappers_round_trip_through_keras_serialization():
+    from minidl import saving
+    made = [optimizers.LossScaleOptimizer(optimizers.Adam(0.01), initial_scale=64.0, dynamic_growth_steps=7),
+            optimizers.MultiOptimizer(optimizers.OptimizerMap(optimizers.SGD(0.1), {"encoder/.*": optimizers.Adam()}),
+                                      loss_scale_factor=4.0),
+            optimizers.Lookahead(optimizers.TorchSGD(0.1, momentum=0.9), sync_period=3,
+                                 decay=optimizers.PowerRamp(0.8, 100, power=2))]
+    for obj in made:
+        config = saving.serialize_keras_object(obj)
+        again = saving.deserialize_keras_object(json.loads(json.dumps(config)))
+        assert type(again) is type(obj)
+        assert saving.serialize_keras_object(again)["config"] == config["config"]
+    with pytest.raises(ValueError, match="unknown optimizer"):
+        optimizers.get("lossscaleoptimizer")   # it needs an inner optimizer: not by name

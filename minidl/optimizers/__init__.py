@@ -21,8 +21,9 @@ from . import schedules  # noqa: F401  (keras.optimizers.schedules)
 
 _OPTIMIZERS = {cls.__name__.lower(): cls for cls in (SGD, RMSprop, Adam, Adagrad, Adadelta, Adamax, Nadam,
                                                      AdamW, Lion, Ftrl, Lamb, Adafactor, Muon,
-                                                     ScheduleFreeAdamW, TorchSGD, Lookahead,
-                                                     LossScaleOptimizer, MultiOptimizer)}
+                                                     ScheduleFreeAdamW, TorchSGD)}
+# the optimizers that hold others: found by deserialize, not by get(name) (they need them)
+_WRAPPERS = {cls.__name__.lower(): cls for cls in (Lookahead, LossScaleOptimizer, MultiOptimizer)}
 
 # Keras 2's lower-case aliases, as its examples use them: keras.optimizers.rmsprop(lr=1e-4, decay=1e-6)
 sgd, rmsprop, adam, adagrad, adadelta, adamax, nadam = SGD, RMSprop, Adam, Adagrad, Adadelta, Adamax, Nadam
@@ -40,7 +41,7 @@ def deserialize(config, custom_objects=None):
     if not isinstance(config, dict) or "class_name" not in config:
         raise ValueError(f"optimizers.deserialize: expected a dict with 'class_name' and 'config', "
                          f"got {config!r}")
-    known = dict(_OPTIMIZERS)
+    known = dict(_OPTIMIZERS, **_WRAPPERS)
     known.update({name.lower(): cls for name, cls in (custom_objects or {}).items()})
     name = str(config["class_name"])
     cls = known.get(name.lower()) or get_registered_object(name, custom_objects)
