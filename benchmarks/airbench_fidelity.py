@@ -80,7 +80,9 @@ def main():
     xt = torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2)))
     yt = torch.from_numpy(y)
 
-    # one batch: forward outputs and loss (train mode, as fit sees them)
+    # one batch: forward outputs and loss (train mode, as fit sees them); the weights are put
+    # back after it (the lookahead's slow copies of the BatchNorm statistics are the compiled ones)
+    initial = model.get_weights()
     with torch.no_grad():
         ref = net(xt[:args.batch_size])
     out = np.asarray(model(x[:args.batch_size], training=True))
@@ -91,6 +93,7 @@ def main():
     mini_loss = float(np.asarray(model.loss(y[:args.batch_size], out)))
     print(f"loss of batch 0 (train mode, label smoothing {recipe.label_smoothing}): torch {ref_loss:.7f} "
           f"minidl {mini_loss:.7f}")
+    model.set_weights(initial)
     to_torch(model, net)
 
     # the reference's optimizer and schedules, for `total` steps
@@ -116,7 +119,7 @@ def main():
     slow = {k: v.clone() for k, v in net.state_dict().items()}
     loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=recipe.label_smoothing, reduction="none")
 
-    decoupled = recipe.weight_decay / (recipe.learning_rate * (1 - momentum))   # minidl's SGD weight_decay
+    decoupled = recipe.weight_decay / (recipe.learning_rate * (1 - momentum))   # Keras's SGD form's decay
 
     @torch.no_grad()
     def keras_sgd_step(optimizer, factor):

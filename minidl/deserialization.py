@@ -18,7 +18,8 @@ from .models.registry import MODEL_CLASSES
 _TABLES = (
     ("keras.layers", lambda: LAYER_CLASSES),
     ("keras.optimizers.schedules", lambda: schedules._SCHEDULES),
-    ("keras.optimizers", lambda: {cls.__name__: cls for cls in optimizers._OPTIMIZERS.values()}),
+    ("keras.optimizers", lambda: {cls.__name__: cls for cls in [*optimizers._OPTIMIZERS.values(),
+                                                                *optimizers._WRAPPERS.values()]}),
     ("keras.losses", lambda: losses._CLASSES),
     ("keras.metrics", lambda: metrics.CLASSES),
     ("keras.initializers", lambda: {cls.__name__: cls for cls in initializers._BY_NAME.values()}),

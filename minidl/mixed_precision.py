@@ -11,8 +11,9 @@ precision="bfloat16" ("float16") to their backend's gemm and conv ops, which com
 precision, round to nearest even, the sums in float32. Under mixed_bfloat16 that holds for the
 forward pass (input and kernel), the input gradient (dL/doutput and kernel) and the kernel
 gradient (dL/doutput and input), as Keras computes them in the compute dtype; under
-mixed_float16 for the forward pass only (float16 gradients would underflow without loss
-scaling, which minidl does not do). The bias gradient, Softmax, the losses, BatchNormalization's
+mixed_float16 for the forward pass only (the backward passes stay float32; a
+LossScaleOptimizer, optimizers/loss_scale.py, scales the loss dynamically as Keras does and
+skips steps whose gradients are not finite). The bias gradient, Softmax, the losses, BatchNormalization's
 statistics, every other layer and the optimizer updates stay float32.
 
 What runs where (info() says it for the active backend):
@@ -30,6 +31,8 @@ files) gets the global policy.
 """
 
 import warnings
+
+from .optimizers.loss_scale import LossScaleOptimizer  # noqa: F401  (Keras's second path)
 
 POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
 _PRECISIONS = {"float32": None, "mixed_bfloat16": "bfloat16", "mixed_float16": "float16"}
@@ -118,24 +121,6 @@ def layer_policy(dtype):
     return None if policy.precision is None else policy
 
 
-def LossScaleOptimizer(inner_optimizer, initial_scale=2.0 ** 15, dynamic_growth_steps=2000,
-                       **kwargs):
-    """keras.mixed_precision.LossScaleOptimizer, for API compatibility: returns inner_optimizer.
-
-    Loss scaling protects float16 gradients from underflow. In minidl no gradient is float16:
-    under mixed_float16 the backward passes run in float32, and under mixed_bfloat16 dL/doutput
-    is rounded to bfloat16, which has float32's exponent range; so there is nothing to scale:
-    the optimizer is used as it is."""
-    from .optimizers import Optimizer
-    if not isinstance(inner_optimizer, Optimizer):
-        raise TypeError(f"LossScaleOptimizer: inner_optimizer must be a minidl Optimizer, got "
-                        f"{type(inner_optimizer).__name__}")
-    for argument, value in (("initial_scale", initial_scale), ("dynamic_growth_steps", dynamic_growth_steps)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise ValueError(f"LossScaleOptimizer: {argument} must be a positive number, got {value!r}")
-    return inner_optimizer
-
-
 _warned = set()
 
 
@@ -185,8 +170,9 @@ def _warn_once(policy, backend):
 
 def backward_precision(precision):
     """The precision of a layer's backward products: bfloat16's (float32's exponent range, so
-    dL/doutput cannot underflow), or None (float32) under mixed_float16, where float16 gradients
-    would need the loss scaling minidl does not do (LossScaleOptimizer returns its optimizer)."""
+    dL/doutput cannot underflow), or None (float32) under mixed_float16: float16 backward
+    products are not implemented (LossScaleOptimizer scales the loss, but the products stay
+    float32)."""
     return precision if precision == "bfloat16" else None
 
 

@@ -281,15 +281,20 @@ def test_airbench94_network_and_recipe_settings():
     model = zoo.build("airbench94")
     assert model.count_params() == 1_973_944 and model.output_shape == (None, 10)
     recipe = Airbench94()
-    optimizer = recipe.optimizer(480)
-    assert optimizer.nesterov and optimizer.momentum == 0.85
+    assert recipe.total_steps(48) == 476 and recipe.fit_epochs == 10   # airbench's 9.9 epochs
+    optimizer = recipe.optimizer(476)
+    assert isinstance(optimizer, optimizers.Lookahead) and optimizer.sync_period == 5
+    assert optimizer.decay(476) == pytest.approx(0.95 ** 5) and optimizer.decay(238) == pytest.approx(0.95 ** 5 / 8)
+    sgd = optimizer.inner_optimizer
+    assert isinstance(sgd, optimizers.TorchSGD) and sgd.nesterov and sgd.momentum == 0.85
     assert optimizer.current_learning_rate() == pytest.approx(0.2 * 1.5)
-    optimizer.iterations = int(480 * 0.23)
+    optimizer.iterations = int(476 * 0.23)
     assert optimizer.current_learning_rate() == pytest.approx(1.5)
-    assert optimizer.weight_decay == pytest.approx(0.0153 / (11.5 * 0.15))
+    # airbench's torch group weight_decay wd * batch / lr, for the batch-sum loss: / batch here
+    assert sgd.weight_decay == pytest.approx(0.0153 / 11.5)
     paths = model.graph.trainable_weight_paths()
     optimizer.build(model.backend, [w.value for w in model.trainable_weights], paths)
-    multipliers = dict(zip(paths, optimizer._multipliers))
+    multipliers = dict(zip(paths, sgd._multipliers))
     assert multipliers["whiten/kernel"] == 0 and multipliers["whiten/bias"] == 1
     assert multipliers["group2_norm1/beta"] == 64 and multipliers["group2_conv1/kernel"] == 1
 
@@ -359,3 +364,49 @@ def test_airbench94_head_keeps_pytorchs_default_linear_draw():
     assert np.std(kernel) == pytest.approx(1 / 16 / np.sqrt(3), rel=0.1)
     conv = initializers.get("torch_uniform")((3, 3, 8, 4))   # fan_in 3 * 3 * 8 = 72
     assert np.abs(conv).max() <= 1 / np.sqrt(72) and np.abs(conv).max() > 0.9 / np.sqrt(72)
+
+
+
+def test_airbench94_resumed_run_ends_bitwise_equal(tmp_path):
+    """A recipe run saved after its first epoch and resumed from the file (the lookahead's slow
+    weights and the optimizer in it, the recipe's callbacks passed again: the whitening-bias
+    freeze, the stop inside a fractional last epoch) ends with the uninterrupted run's weights."""
+    minidl.set_backend("cpu")
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, size=(48, 32, 32, 3), dtype=np.uint8)
+    y = rng.integers(0, 10, size=48)
+    recipe = Airbench94(epochs=2.5, batch_size=16, whiten_bias_epochs=1)
+    runs = []
+    for stop in (None, 1):
+        minidl.set_seed(0)
+        train = recipe.train_data(x, y, seed=0, prefetch=False)
+        model = recipe.build(x, len(train))
+        path = str(tmp_path / f"run{stop}.mdl")
+        model.fit(train, epochs=stop or recipe.fit_epochs, verbose=0,
+                  callbacks=recipe.callbacks(len(train)) + [callbacks.ModelCheckpoint(path)])
+        if stop:
+            model = minidl.models.load_model(path)
+            assert isinstance(model.optimizer, optimizers.Lookahead) and model.optimizer.iterations == 3
+            model.fit(train, epochs=recipe.fit_epochs, initial_epoch=model.trained_epochs, verbose=0,
+                      callbacks=recipe.callbacks(len(train)))
+        runs.append(model)
+    whole, resumed = runs
+    assert whole.optimizer.iterations == resumed.optimizer.iterations == 8   # ceil(2.5 * 3)
+    for a, b in zip(whole.get_weights(), resumed.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_cifar10_example_resumes_airbench94(tmp_path):
+    write_small_cifar(tmp_path / "data")
+    common = ["--backend", "cpu", "--model", "airbench94", "--data-dir", str(tmp_path / "data"),
+              "--batch-size", "32", "--test-limit", "16", "--verbose", "0",
+              "--checkpoint", str(tmp_path / "run.mdl")]
+    first = run_example(common + ["--epochs", "1.5"], tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "epoch 2/1.5:" in first.stdout   # ceil(1.5 * 3) = 5 steps: the second epoch cut short
+    first = run_example(common + ["--epochs", "1"], tmp_path)
+    resumed = run_example(common + ["--epochs", "2", "--resume"], tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "1 epochs done" in resumed.stdout and "epoch 2/2:" in resumed.stdout
+    wrong = run_example(common + ["--epochs", "2.5", "--model", "resnet20"], tmp_path)
+    assert wrong.returncode != 0 and "whole number" in wrong.stderr

@@ -151,9 +151,10 @@ def test_policy_is_saved_with_the_model(active_backend, tmp_path):
     assert [l.dtype_policy.name for l in loaded.layers] == ["mixed_bfloat16", "float32"]
 
 
-def test_loss_scale_optimizer_is_the_inner_optimizer():
+def test_loss_scale_optimizer_is_keras_optimizers_one():
     inner = optimizers.SGD(0.1)
-    assert mp.LossScaleOptimizer(inner) is inner
+    wrapped = mp.LossScaleOptimizer(inner)
+    assert isinstance(wrapped, optimizers.LossScaleOptimizer) and wrapped.inner_optimizer is inner
     with pytest.raises(TypeError, match="inner_optimizer must be a minidl Optimizer"):
         mp.LossScaleOptimizer("sgd")
     with pytest.raises(ValueError, match="initial_scale"):

@@ -97,6 +97,7 @@ class Graph:
         self._grad_buffers = BufferSet()   # summed gradients of tensors used twice
         self._steps = None
         self._activity = {}                # output id -> activity regularizer of its node
+        self._loss_scale = 1.0             # backward()'s, for the activity penalties
         self._activity_values = {}         # output id -> that node's output, after forward
 
     # ---------------------------------------------------------- structure
@@ -303,11 +304,13 @@ class Graph:
             return False
         return not any(id(t) in (s.ins if s.structured else [s.ins]) for s in self._steps)
 
-    def backward(self, douts, from_preactivation=(), on_grads_final=None):
+    def backward(self, douts, from_preactivation=(), on_grads_final=None, loss_scale=1.0):
         """Back-propagate dL/doutput of each output (dL/dpre-activation for the outputs in
         from_preactivation) through every node, filling (summing) weight gradients.
         on_grads_final(weights), if given, is called as soon as those weights' gradients are
-        complete (minidl.distributed starts their allreduce while backward goes on)."""
+        complete (minidl.distributed starts their allreduce while backward goes on).
+        loss_scale multiplies the activity penalties' gradients as it did the douts."""
+        self._loss_scale = loss_scale
         grads = {}
         for key, d in zip(self._output_ids, douts):
             self._accumulate(grads, key, d)
@@ -346,7 +349,7 @@ class Graph:
             output, own = self._activity_values[out], self._grad_buffers.get(("activity", out),
                                                                              b.shape(g))
             b.copy(own, g)
-            self._activity[out].add_gradient(b, own, output, 1.0 / b.shape(output)[0])
+            self._activity[out].add_gradient(b, own, output, self._loss_scale / b.shape(output)[0])
             g = own
         accumulate = step.shared and id(layer) in done
         dinputs = run_backward(layer, call, g, accumulate, preactivation=step.out in fused)

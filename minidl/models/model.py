@@ -179,6 +179,10 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
             # Keras paths ("dense/kernel") for exclude_from_weight_decay(var_names=...)
             optimizer.build(self.backend, [w.value for w in trainable],
                             names=self.graph.trainable_weight_paths())
+        track = getattr(optimizer, "track_non_trainable", None)   # Lookahead's slow copies
+        if track is not None:
+            trained = {id(w) for w in trainable}
+            track([w for w in self.graph.weights() if id(w) not in trained])
         self.optimizer, self._heads, self._trained_weights = optimizer, heads, trainable
         masks.weigh_masked_metrics(self.graph, heads)
         self._penalties = penalties.plan(self.graph)  # regularizers and constraints
@@ -385,17 +389,20 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
         outputs = self.graph.forward(self._upload_inputs(xs), training=True)
         preds = self._loss_and_metrics(bufs, ys, n, outputs, sws)
         b = self.backend
+        # LossScaleOptimizer: the loss (penalties included) times its scale, unscaled by it
+        scale = getattr(self.optimizer, "loss_scale", 1.0)
         for i, (h, hb, pred) in enumerate(zip(self._heads, bufs, preds)):
             h.loss.backward(b, hb["dpred_rows"], pred, hb["y_rows"], hb["probs_rows"],
-                            h.weight / (n * h.positions), hb.pop("loss_step"))
+                            scale * h.weight / (n * h.positions), hb.pop("loss_step"))
             if sws is not None:   # Keras's sum_over_batch_size: sum(w * loss) / rows
                 rows = np.repeat(sws[i], h.positions)
                 self._weigh(hb, "dpred_rows", np.repeat(rows[:, None], h.shape[-1], axis=1))
             if hb["mask_weights"] is not None:
                 rows = b.reshape(hb["mask_weights"], (n * h.positions, 1))
                 b.binary(hb["dpred_rows"], hb["dpred_rows"], rows, "multiply")
-        self.graph.backward([hb["dpred"] for hb in bufs], self._fused, self._grads_final_hook())
-        penalties.add_penalty_gradients(b, self._penalties[1])
+        self.graph.backward([hb["dpred"] for hb in bufs], self._fused, self._grads_final_hook(),
+                            loss_scale=scale)
+        penalties.add_penalty_gradients(b, self._penalties[1], scale)
 
     def _grads_final_hook(self):
         """The optimizer's listener for weight gradients completed during backward (a

@@ -30,10 +30,11 @@ def add_penalties(backend, penalty_sum, regularized, graph, samples):
         regularizer.penalty(backend, penalty_sum, out, samples / backend.shape(out)[0])
 
 
-def add_penalty_gradients(backend, regularized):
-    """Every (trainable) regularized weight's gradient += its penalty's gradient."""
+def add_penalty_gradients(backend, regularized, loss_scale=1.0):
+    """Every (trainable) regularized weight's gradient += its penalty's gradient (times the
+    loss scale of a LossScaleOptimizer)."""
     for weight, regularizer in regularized:
-        regularizer.add_gradient(backend, weight.grad, weight.value)
+        regularizer.add_gradient(backend, weight.grad, weight.value, loss_scale)
 
 
 def apply_constraints(backend, constrained):

@@ -2,8 +2,10 @@
 
 base.py holds the Optimizer class and its common arguments (clipping, weight decay and its
 exclusions, use_ema), classic.py SGD, RMSprop, Adam and Adagrad, extended.py Adadelta,
-Adamax, Nadam, AdamW, Lion and Ftrl, normalized.py Lamb, Adafactor, Muon and ScheduleFreeAdamW; this module is the
-registry (get, serialize, deserialize).
+Adamax, Nadam, AdamW, Lion and Ftrl, normalized.py Lamb, Adafactor, Muon and ScheduleFreeAdamW, torch_sgd.py TorchSGD (PyTorch's
+SGD rule); the optimizers that hold others: lookahead.py Lookahead, loss_scale.py
+LossScaleOptimizer, multi.py MultiOptimizer and OptimizerMap; this module is the registry
+(get, serialize, deserialize).
 """
 
 from ..custom_objects import custom_object_scope, get_registered_name, get_registered_object
@@ -11,11 +13,17 @@ from .base import Optimizer
 from .classic import SGD, Adagrad, Adam, RMSprop
 from .extended import Adadelta, Adamax, AdamW, Ftrl, Lion, Nadam
 from .normalized import Adafactor, Lamb, Muon, ScheduleFreeAdamW
+from .torch_sgd import TorchSGD
+from .lookahead import Lookahead, PowerRamp
+from .loss_scale import LossScaleOptimizer
+from .multi import MultiOptimizer, OptimizerMap
 from . import schedules  # noqa: F401  (keras.optimizers.schedules)
 
 _OPTIMIZERS = {cls.__name__.lower(): cls for cls in (SGD, RMSprop, Adam, Adagrad, Adadelta, Adamax, Nadam,
                                                      AdamW, Lion, Ftrl, Lamb, Adafactor, Muon,
-                                                     ScheduleFreeAdamW)}
+                                                     ScheduleFreeAdamW, TorchSGD)}
+# the optimizers that hold others: found by deserialize, not by get(name) (they need them)
+_WRAPPERS = {cls.__name__.lower(): cls for cls in (Lookahead, LossScaleOptimizer, MultiOptimizer)}
 
 # Keras 2's lower-case aliases, as its examples use them: keras.optimizers.rmsprop(lr=1e-4, decay=1e-6)
 sgd, rmsprop, adam, adagrad, adadelta, adamax, nadam = SGD, RMSprop, Adam, Adagrad, Adadelta, Adamax, Nadam
@@ -33,7 +41,7 @@ def deserialize(config, custom_objects=None):
     if not isinstance(config, dict) or "class_name" not in config:
         raise ValueError(f"optimizers.deserialize: expected a dict with 'class_name' and 'config', "
                          f"got {config!r}")
-    known = dict(_OPTIMIZERS)
+    known = dict(_OPTIMIZERS, **_WRAPPERS)
     known.update({name.lower(): cls for name, cls in (custom_objects or {}).items()})
     name = str(config["class_name"])
     cls = known.get(name.lower()) or get_registered_object(name, custom_objects)
@@ -64,4 +72,5 @@ def get(identifier):
 
 
 __all__ = ["Optimizer", "SGD", "RMSprop", "Adam", "Adagrad", "Adadelta", "Adamax", "Nadam", "AdamW", "Lion",
-           "Ftrl", "Lamb", "Adafactor", "Muon", "ScheduleFreeAdamW", "schedules", "serialize", "deserialize", "get"]
+           "Ftrl", "Lamb", "Adafactor", "Muon", "ScheduleFreeAdamW", "TorchSGD", "Lookahead", "PowerRamp", "LossScaleOptimizer",
+           "MultiOptimizer", "OptimizerMap", "schedules", "serialize", "deserialize", "get"]

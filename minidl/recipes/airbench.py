@@ -7,16 +7,24 @@ with minidl's public API: 94% test accuracy in about 10 epochs.
     model.fit(train, epochs=recipe.epochs, callbacks=recipe.callbacks(len(train)))
     model.evaluate(recipe.normalize(x_test), y_test, batch_size=1000, tta="flip_translate")
 
-The hyperparameters are airbench's, in its decoupled form (per 1024 examples, independent of
-momentum); `optimizer()` turns them into minidl's SGD, whose loss is the batch mean and whose
-weight decay is Keras's decoupled one, with the same step sizes:
-    learning rate  lr * batch / 1024 / (1 + 1 / (1 - momentum))         (1.5 at batch 1024)
-    weight decay   weight_decay / (lr * (1 - momentum))                 (airbench's decay
-                   goes through the momentum buffer, 1 / (1 - momentum) times larger)
-    BatchNorm biases step at bias_scaler (64) times the rate, decayed like the rest
+The hyperparameters are airbench's (airbench94.py's `hyp`), in its decoupled form (per 1024
+examples, independent of momentum); `optimizer()` converts them exactly into the optimizer
+airbench steps with, torch.optim.SGD's rule (optimizers.TorchSGD: a buffer of plain gradients,
+the rate applied at the step, weight decay added to the gradient), Nesterov momentum 0.85,
+wrapped in optimizers.Lookahead (airbench's LookaheadState, saved with the model):
+    airbench's loss is the batch sum, minidl's the batch mean (the gradient 1 / batch times
+    airbench's), so the rate is airbench's times the batch size and the decay is divided by it:
+    learning rate  lr * batch / 1024 / (1 + 1 / (1 - momentum))     (1.5 at batch 1024)
+    weight decay   weight_decay / lr                                 (torch's wd / lr / batch)
+    BatchNorm biases step at bias_scaler (64) times the rate with weight decay / 64, as
+    airbench's parameter group; the whitening kernel is frozen, its bias trains for 3 epochs.
 The rate warms up linearly from 0.2x over the first 23% of the steps, then falls linearly to
-0.07x. Airbench trains 9.9 epochs of 48 full batches; epochs=10 here (480 steps).
+0.07x. Airbench trains 9.9 epochs: ceil(9.9 * steps per epoch) steps (476 of 48 full batches),
+the last epoch cut short; every 5 steps the lookahead pulls toward its slow weights with decay
+0.95^5 (step / total)^3, and the weights take the slow ones at the end.
 """
+
+import math
 
 import numpy as np
 
@@ -30,7 +38,7 @@ CIFAR10_STD = (0.2470, 0.2435, 0.2616)
 class Airbench94:
     """The recipe's hyperparameters and the pieces built from them."""
 
-    def __init__(self, epochs=10, batch_size=1024, learning_rate=11.5, momentum=0.85, weight_decay=0.0153,
+    def __init__(self, epochs=9.9, batch_size=1024, learning_rate=11.5, momentum=0.85, weight_decay=0.0153,
                  bias_scaler=64.0, label_smoothing=0.2, whiten_bias_epochs=3, translate=2,
                  lookahead_period=5, whiten_samples=5000, mean=CIFAR10_MEAN, std=CIFAR10_STD):
         self.epochs, self.batch_size = epochs, batch_size
@@ -66,10 +74,19 @@ class Airbench94:
                                           kernel=initializers.PatchWhitening((2, 2), epsilon=5e-4))
 
     def compile(self, model, steps_per_epoch):
-        model.compile(optimizer=self.optimizer(steps_per_epoch * self.epochs),
+        model.compile(optimizer=self.optimizer(self.total_steps(steps_per_epoch)),
                       loss=losses.SparseCategoricalCrossentropy(from_logits=True,
                                                                 label_smoothing=self.label_smoothing),
                       metrics=["accuracy"])
+
+    def total_steps(self, steps_per_epoch):
+        """The optimizer steps of the whole run: ceil(epochs * steps_per_epoch), as airbench."""
+        return math.ceil(self.epochs * steps_per_epoch)
+
+    @property
+    def fit_epochs(self):
+        """The epochs= to give fit (the last one stops at total_steps)."""
+        return math.ceil(self.epochs)
 
     def learning_rate_schedule(self, total_steps):
         rate = self.learning_rate * self.batch_size / 1024 / (1 + 1 / (1 - self.momentum))
@@ -78,16 +95,30 @@ class Airbench94:
                                          power=1.0, warmup_target=rate, warmup_steps=warmup)
 
     def optimizer(self, total_steps):
-        return optimizers.SGD(
+        """Lookahead(TorchSGD): airbench's torch.optim.SGD and LookaheadState."""
+        sgd = optimizers.TorchSGD(
             self.learning_rate_schedule(total_steps), momentum=self.momentum, nesterov=True,
-            weight_decay=self.weight_decay / (self.learning_rate * (1 - self.momentum)),
+            weight_decay=self.weight_decay / self.learning_rate,
             # the whitening kernel is frozen; BatchNorm biases step 64x (airbench's bias_scaler)
             learning_rate_multipliers={"^whiten/kernel$": 0.0, "_norm[12]/beta$": self.bias_scaler})
+        return optimizers.Lookahead(sgd, sync_period=self.lookahead_period,
+                                    decay=optimizers.PowerRamp(0.95 ** 5, total_steps, power=3))
 
     def callbacks(self, steps_per_epoch):
-        """FreezeWeights for the whitening bias after whiten_bias_epochs, and airbench's
-        lookahead: every 5 steps toward an average with decay 0.95^5 (step / total)^3."""
-        total = steps_per_epoch * self.epochs
+        """FreezeWeights for the whitening bias after whiten_bias_epochs, and the stop at
+        total_steps. Both decide from the epoch and step counts, so a resumed run (a model
+        file holds the optimizer's lookahead state) passes them again."""
         return [callbacks.FreezeWeights("^whiten/bias$", from_epoch=self.whiten_bias_epochs),
-                callbacks.Lookahead(self.lookahead_period,
-                                    decay=lambda step: 0.95 ** 5 * min(step / total, 1.0) ** 3)]
+                StopAtStep(self.total_steps(steps_per_epoch))]
+
+
+class StopAtStep(callbacks.Callback):
+    """Ends fit once the optimizer has made `steps` steps (a fractional epoch count)."""
+
+    def __init__(self, steps):
+        super().__init__()
+        self.steps = steps
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.model.optimizer.iterations >= self.steps:
+            self.model.stop_training = True
