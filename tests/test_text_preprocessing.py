@@ -16,6 +16,8 @@ import minidl
 from minidl import layers
 from minidl.layers.string_hashing import fingerprint64, siphash24
 
+from layer_runs import LayerRun
+
 HERE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_text_preprocessing")
 with open(os.path.join(HERE, "expected.json"), encoding="utf-8") as _f:
     EXPECTED = json.load(_f)
@@ -88,12 +90,61 @@ def test_serialize_and_deserialize_by_name():
     assert again.get_vocabulary() == layer.get_vocabulary()
 
 
-def test_inside_a_model_is_refused_with_a_clear_error():
+def test_the_string_layers_inside_a_model_are_refused_with_a_clear_error():
     x = minidl.Input((3,))
-    for layer in (layers.CategoryEncoding(4), layers.StringLookup(vocabulary=["a"]),
-                  layers.TextVectorization()):
+    for layer in (layers.Hashing(4), layers.StringLookup(vocabulary=["a"]),
+                  layers.IntegerLookup(vocabulary=[1]), layers.TextVectorization()):
         with pytest.raises(TypeError, match="runs on the host.*before fit"):
             layer(x)
+
+
+NUMERIC_IN_MODEL = [
+    ("one_hot_column", lambda: layers.CategoryEncoding(5, output_mode="one_hot"), [[3], [1], [0]]),
+    ("one_hot_rows", lambda: layers.CategoryEncoding(5, output_mode="one_hot"), [[3, 2], [1, 0]]),
+    ("multi_hot", lambda: layers.CategoryEncoding(5), [[3, 3, 0], [1, 4, 4]]),
+    ("count", lambda: layers.CategoryEncoding(6, output_mode="count"), [[5, 5, 0, 5], [1, 2, 1, 1]]),
+    ("buckets", lambda: layers.Discretization([0.0, 1.0, 2.5]), [[-1.0, 0.0, 3.0], [1.0, 2.4, 2.5]]),
+    ("bucket_one_hot", lambda: layers.Discretization([0.0, 1.0], output_mode="one_hot"),
+     [[-1.0], [0.5], [7.0]]),
+    ("bucket_count", lambda: layers.Discretization([0.0, 1.0], output_mode="count"),
+     [[-1.0, 0.5, 3.0, 4.0], [0.0, 0.0, 0.0, 0.0]]),
+]
+
+
+@pytest.mark.parametrize("name,make,data", NUMERIC_IN_MODEL, ids=[c[0] for c in NUMERIC_IN_MODEL])
+def test_numeric_layers_run_on_every_backend_as_on_the_host(active_backend, name, make, data):
+    """CategoryEncoding and Discretization in a model: backend ops giving the host's (Keras's)
+    values, and no input gradient."""
+    layer = make()
+    x = np.array(data)
+    expected = layer(x).astype(np.float32)              # the host path, compared with Keras above
+    layer.build_once(x.shape[1:])
+    backend = minidl.get_backend()
+    layer.attach(backend)
+    run = LayerRun(layer, input_grad_needed=False)
+    out = backend.to_numpy(run.forward(backend.from_numpy(x.astype(np.float32)), True))
+    np.testing.assert_array_equal(out, expected)
+    assert tuple(out.shape[1:]) == layer.output_shape
+    assert run.backward(backend.from_numpy(np.ones_like(out))) is None
+
+
+def test_category_encoding_and_discretization_in_a_saved_model(active_backend, tmp_path):
+    color = minidl.Input((1,), dtype="int32", name="color")
+    size = minidl.Input((1,), name="size")
+    features = layers.Concatenate()([layers.CategoryEncoding(4, output_mode="one_hot")(color),
+                                     layers.Discretization([1.0, 2.0], output_mode="one_hot")(size)])
+    model = minidl.Model([color, size], layers.Dense(1, activation="sigmoid")(features))
+    model.compile(optimizer="adam", loss="binary_crossentropy")
+    rng = np.random.default_rng(0)
+    colors = rng.integers(0, 4, (64, 1)).astype(np.float32)
+    sizes = rng.uniform(0, 3, (64, 1)).astype(np.float32)
+    y = ((colors[:, 0] == 2) | (sizes[:, 0] > 2)).astype(np.float32)
+    model.fit([colors, sizes], y, epochs=2, batch_size=16, verbose=0)
+    path = tmp_path / "model.keras"
+    model.save(path)
+    again = minidl.models.load_model(path)
+    np.testing.assert_allclose(again.predict([colors, sizes], verbose=0),
+                               model.predict([colors, sizes], verbose=0), rtol=1e-6)
 
 
 def test_a_preprocessed_batch_feeds_a_model(active_backend):

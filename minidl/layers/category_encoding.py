@@ -1,15 +1,70 @@
-"""CategoryEncoding and Discretization: integer categories and bucketed numbers, on the host.
+"""CategoryEncoding and Discretization: integer categories and bucketed numbers.
 
-Both are host preprocessing layers (host_preprocessing.py): called on numpy data they return
-numpy arrays with Keras 3's shapes and dtypes (float32 encodings, int32 bucket indices).
+Called on numpy data they are host preprocessing layers (host_preprocessing.py) and return
+numpy arrays with Keras 3's dtypes (float32 encodings, int32 bucket indices). Unlike the
+string layers they may also sit inside a model, as in Keras: on a model's tensors (float32
+holding the integer values, as minidl feeds integer inputs) they run on the backend with
+elementwise compares and reductions, and have no gradient (their inputs are categories).
+
+In a model the shapes are per sample, as for every minidl layer: one_hot maps (k,) to
+(k, depth) and (1,) or () to (depth,); multi_hot and count map (k,) to (depth,). Category
+values outside [0, depth) count nowhere there (checking them would stop the device).
 """
 
 import numpy as np
 
+from .base import Layer
 from .host_preprocessing import HostPreprocessingLayer, as_array, encode_categorical
+from .nodes import KerasTensor, format_shape
 
 
-class CategoryEncoding(HostPreprocessingLayer):
+class ModelUsable:
+    """A host layer that a model's tensors may also go through (on the backend)."""
+
+    def __call__(self, inputs, *args, **kwargs):
+        if isinstance(inputs, KerasTensor) or type(inputs).__name__ == "Tensor":
+            return Layer.__call__(self, inputs, kwargs.get("training"))
+        return super().__call__(inputs, *args, **kwargs)
+
+    def encoded_shape(self, input_shape, depth, mode):
+        """The per-sample output shape of encoding per-sample indices of `input_shape`."""
+        input_shape = tuple(input_shape)
+        if mode == "int":
+            return input_shape
+        if mode == "one_hot":
+            if input_shape and input_shape[-1] == 1:
+                return input_shape[:-1] + (depth,)
+            return input_shape + (depth,)
+        if len(input_shape) != 1:
+            raise ValueError(f"{self.describe()} with output_mode={mode!r} encodes samples of shape "
+                             f"(k,) in a model, got samples of shape {format_shape(input_shape)}")
+        return (depth,)
+
+    def encode_on_backend(self, call, indices, depth, mode):
+        """Encode the float32 category indices (n,) + input_shape with backend ops."""
+        if mode == "int":
+            return indices
+        b = self.backend
+        n = b.shape(indices)[0]
+        tokens = call.buffer("tokens", (depth,))
+        b.arange(tokens, 0.0, 1.0)
+        if mode == "one_hot":
+            out_shape = (n,) + self.output_shape
+            out = call.buffer("encoded", out_shape)
+            b.binary(out, b.reshape(indices, out_shape[:-1] + (1,)), tokens, "equal")
+            return out
+        k = self.input_shape[0]
+        hot = call.buffer("one_hot", (n, k, depth))
+        b.binary(hot, b.reshape(indices, (n, k, 1)), tokens, "equal")
+        out = call.buffer("encoded", (n, 1, depth))
+        b.reduce(out, hot, "max" if mode == "multi_hot" else "sum")
+        return b.reshape(out, (n, depth))
+
+    def backward(self, call, dout):
+        return None   # category indices have no gradient
+
+
+class CategoryEncoding(ModelUsable, HostPreprocessingLayer):
     """One-hot, multi-hot or count encoding of integer categories in [0, num_tokens)."""
 
     def __init__(self, num_tokens=None, output_mode="multi_hot", sparse=False, **kwargs):
@@ -52,19 +107,18 @@ class CategoryEncoding(HostPreprocessingLayer):
         return encode_categorical(x, self.output_mode, self.num_tokens, "float32", weights)
 
     def compute_output_shape(self, input_shape):
-        input_shape = tuple(input_shape)
-        if len(input_shape) == 0:
-            return (self.num_tokens,)
-        if self.output_mode == "one_hot" and (input_shape[-1] != 1 or len(input_shape) == 1):
-            return input_shape + (self.num_tokens,)
-        return input_shape[:-1] + (self.num_tokens,)
+        """The per-sample output shape in a model (see the module docstring)."""
+        return self.encoded_shape(input_shape, self.num_tokens, self.output_mode)
+
+    def forward(self, call, x, training):
+        return self.encode_on_backend(call, x, self.num_tokens, self.output_mode)
 
     def get_config(self):
         return {**super().get_config(), "num_tokens": self.num_tokens,
                 "output_mode": self.output_mode, "sparse": self.sparse}
 
 
-class Discretization(HostPreprocessingLayer):
+class Discretization(ModelUsable, HostPreprocessingLayer):
     """Bucket numbers by bin_boundaries, or by num_bins quantiles learned with adapt()."""
 
     def __init__(self, bin_boundaries=None, num_bins=None, epsilon=0.01, output_mode="int",
@@ -134,17 +188,27 @@ class Discretization(HostPreprocessingLayer):
         return encode_categorical(indices, self.output_mode, len(self.bin_boundaries) + 1)
 
     def compute_output_shape(self, input_shape):
-        if self.output_mode == "int":
-            return tuple(input_shape)
-        depth = len(self.bin_boundaries) + 1 if self.bin_boundaries is not None else self.num_bins
-        input_shape = tuple(input_shape)
-        if self.output_mode == "one_hot":
-            if input_shape and input_shape[-1] == 1 and len(input_shape) > 1:
-                return input_shape[:-1] + (depth,)
-            return input_shape + (depth,)
-        if len(input_shape) >= 2:
-            return (input_shape[0],) + input_shape[2:] + (depth,)
-        return (depth,)
+        """The per-sample output shape in a model (see the module docstring)."""
+        if self.bin_boundaries is None:
+            raise ValueError(f"{self.describe()}: pass bin_boundaries, or adapt() the layer, "
+                             "before using it in a model")
+        return self.encoded_shape(input_shape, len(self.bin_boundaries) + 1, self.output_mode)
+
+    def forward(self, call, x, training):
+        """The bucket of each value (the number of boundaries <= it, as np.digitize), encoded."""
+        b = self.backend
+        shape = b.shape(x)
+        count = len(self.bin_boundaries)
+        indices = call.buffer("bucket", shape)
+        if count == 0:
+            b.fill(indices, 0.0)
+        else:
+            bounds = call.buffer("boundaries", (count,))
+            b.copy_from_host(bounds, np.asarray(self.bin_boundaries, dtype=np.float32))
+            above = call.buffer("at_or_above", shape + (count,))
+            b.binary(above, b.reshape(x, shape + (1,)), bounds, "greater_equal")
+            b.reduce(b.reshape(indices, shape + (1,)), above, "sum")
+        return self.encode_on_backend(call, indices, count + 1, self.output_mode)
 
     def get_config(self):
         return {"bin_boundaries": self.bin_boundaries, "num_bins": self.num_bins,
