@@ -129,7 +129,9 @@ def _instances():
                 "SpatialDropout1D": (0.2,), "Conv3D": (4, 3), "Conv3DTranspose": (4, 3),
                 "AveragePooling3D": (2,), "SpatialDropout3D": (0.2,), "AdaptiveAveragePooling1D": (2,),
                 "AdaptiveMaxPooling1D": (2,), "AdaptiveAveragePooling2D": (2,), "AdaptiveMaxPooling2D": (2,),
-                "AdaptiveAveragePooling3D": (2,), "AdaptiveMaxPooling3D": (2,)}
+                "AdaptiveAveragePooling3D": (2,), "AdaptiveMaxPooling3D": (2,),
+                "CategoryEncoding": (4,), "Discretization": ([0.0, 1.0],), "Hashing": (4,),
+                "HashedCrossing": (4,)}
 
     for name, cls in sorted(layers.LAYER_CLASSES.items()):
         if name != "InputLayer":

@@ -1,5 +1,7 @@
 """Data sets in the layout Keras's keras.datasets returns them (numpy arrays, channels-last)."""
 
-from . import cifar10, mnist
+from . import (boston_housing, california_housing, cifar10, cifar100, fashion_mnist, imdb, mnist,
+               reuters)
 
-__all__ = ["cifar10", "mnist"]
+__all__ = ["boston_housing", "california_housing", "cifar10", "cifar100", "fashion_mnist", "imdb",
+           "mnist", "reuters"]

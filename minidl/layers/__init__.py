@@ -40,6 +40,10 @@ from .preprocessing_color import (AutoContrast, RandomColorDegeneration, RandomG
                                   RandomPosterization, RandomSaturation, Solarization)
 from .preprocessing_jitter import RandomColorJitter
 from .preprocessing_shear import RandomShear
+from .category_encoding import CategoryEncoding, Discretization
+from .hashing import HashedCrossing, Hashing
+from .index_lookup import IntegerLookup, StringLookup
+from .text_vectorization import TextVectorization
 
 # Keras aliases
 MaxPool2D = MaxPooling2D
@@ -75,7 +79,9 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     UpSampling1D, ZeroPadding1D, Embedding, Masking, AveragePooling3D, GlobalAveragePooling3D,
     GlobalMaxPooling3D, MaxPooling3D, Cropping3D, SpatialDropout3D, UpSampling3D, ZeroPadding3D,
     Conv3D, AdaptiveAveragePooling1D, AdaptiveAveragePooling2D, AdaptiveMaxPooling1D,
-    AdaptiveMaxPooling2D, AdaptiveAveragePooling3D, AdaptiveMaxPooling3D, Conv3DTranspose)}
+    AdaptiveMaxPooling2D, AdaptiveAveragePooling3D, AdaptiveMaxPooling3D, Conv3DTranspose,
+    CategoryEncoding, Discretization, Hashing, HashedCrossing, IntegerLookup, StringLookup,
+    TextVectorization)}
 
 
 
