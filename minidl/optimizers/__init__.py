@@ -18,6 +18,7 @@ from .lookahead import Lookahead, PowerRamp
 from .loss_scale import LossScaleOptimizer
 from .multi import MultiOptimizer, OptimizerMap
 from . import schedules  # noqa: F401  (keras.optimizers.schedules)
+from .registry_hooks import REGISTRY
 
 _OPTIMIZERS = {cls.__name__.lower(): cls for cls in (SGD, RMSprop, Adam, Adagrad, Adadelta, Adamax, Nadam,
                                                      AdamW, Lion, Ftrl, Lamb, Adafactor, Muon,
@@ -52,6 +53,9 @@ def deserialize(config, custom_objects=None):
         raise ValueError(f"optimizers.deserialize: {name!r} names {cls!r}, not an Optimizer class")
     with custom_object_scope(custom_objects):  # a schedule of your own is found the same way
         return cls.from_config(config.get("config", {}))
+
+
+REGISTRY.update(serialize=serialize, deserialize=deserialize)
 
 
 def get(identifier):

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import schedules
 from .wrapping import OptimizerWrapper
+from .registry_hooks import REGISTRY
 
 
 class PowerRamp(schedules.LearningRateSchedule):
@@ -145,10 +146,9 @@ class Lookahead(OptimizerWrapper):
 
     # ------------------------------------------------------------ config
     def get_config(self):
-        from . import serialize
         decay = schedules.serialize(self.decay) if isinstance(self.decay, schedules.LearningRateSchedule) \
             else self.decay
-        return {"name": self.name, "optimizer": serialize(self.inner_optimizer),
+        return {"name": self.name, "optimizer": REGISTRY["serialize"](self.inner_optimizer),
                 "sync_period": self.sync_period, "decay": decay, "pull_back_at_end": self.pull_back_at_end}
 
     @classmethod

@@ -23,6 +23,7 @@ import numbers
 import numpy as np
 
 from .wrapping import OptimizerWrapper
+from .registry_hooks import REGISTRY
 
 # the base optimizer arguments Keras accepts (with their defaults only) for old configs
 _KERAS_BASE_DEFAULTS = {"weight_decay": None, "clipnorm": None, "global_clipnorm": None, "clipvalue": None,
@@ -131,8 +132,7 @@ class LossScaleOptimizer(OptimizerWrapper):
 
     # ------------------------------------------------------------ config
     def get_config(self):
-        from . import serialize
-        return {"name": self.name, "inner_optimizer": serialize(self.inner_optimizer),
+        return {"name": self.name, "inner_optimizer": REGISTRY["serialize"](self.inner_optimizer),
                 "initial_scale": self.initial_scale, "dynamic_growth_steps": self.dynamic_growth_steps}
 
     @classmethod

@@ -20,6 +20,7 @@ import numpy as np
 from ..custom_objects import get_registered_name, get_registered_object
 from .base import Optimizer
 from .loss_scale import LossScaleOptimizer
+from .registry_hooks import REGISTRY
 
 
 class Variable:
@@ -95,15 +96,13 @@ class OptimizerMap(MutableMapping):
         return self[variable.path]
 
     def get_config(self):
-        from . import serialize
-        return {"default_optimizer": serialize(self._default_optimizer),
-                "optimizer_map": {key: serialize(opt) for key, opt in self._optimizer_map.items()}}
+        return {"default_optimizer": REGISTRY["serialize"](self._default_optimizer),
+                "optimizer_map": {key: REGISTRY["serialize"](opt) for key, opt in self._optimizer_map.items()}}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        from . import deserialize
-        return cls(deserialize(config["default_optimizer"], custom_objects),
-                   {key: deserialize(opt, custom_objects) for key, opt in config["optimizer_map"].items()})
+        return cls(REGISTRY["deserialize"](config["default_optimizer"], custom_objects),
+                   {key: REGISTRY["deserialize"](opt, custom_objects) for key, opt in config["optimizer_map"].items()})
 
 
 class MultiOptimizer(Optimizer):

@@ -9,6 +9,7 @@ Its own state joins the inner optimizer's in get_state / set_state / state_shape
 """
 
 from .base import Optimizer
+from .registry_hooks import REGISTRY
 
 
 class OptimizerWrapper(Optimizer):
@@ -163,10 +164,9 @@ class OptimizerWrapper(Optimizer):
     # -------------------------------------------------------------- config
     @classmethod
     def _inner_from_config(cls, config, key):
-        from . import deserialize
         value = config.get(key)
         if isinstance(value, dict) and "class_name" in value:
-            return deserialize(value)
+            return REGISTRY["deserialize"](value)
         return value
 
     def __repr__(self):
