@@ -15,11 +15,11 @@ which would multiply the data, is refused).
 """
 
 import io
-import struct
 
 import numpy as np
 
 from ..io import ArchiveError, ZipArchive, element_count
+from ._batch_pickle import PickleFormatError, _Reader
 
 
 class RaggedFormatError(ValueError):
@@ -103,25 +103,13 @@ def _utf8(chunk):
         raise RaggedFormatError(f"invalid text: {exc}") from None
 
 
-class _Input:
+class _Input(_Reader):
+    """The pickle's bytes, read as _batch_pickle's bounded reader reads them (its errors
+    become RaggedFormatError in _parse_pickle), named `where` for messages."""
+
     def __init__(self, data, where):
-        self.data, self.pos, self.where = data, 0, where
-
-    def take(self, n):
-        if self.pos + n > len(self.data):
-            raise RaggedFormatError(f"{self.where}: the pickle ends early at byte {self.pos}")
-        chunk = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return chunk
-
-    def unpack(self, fmt):
-        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
-
-    def line(self):
-        end = bytes(self.data[self.pos:self.pos + 128]).find(b"\n")
-        if end < 0:
-            raise RaggedFormatError(f"{self.where}: an unterminated global name at byte {self.pos}")
-        return bytes(self.take(end + 1)[:-1]).decode("latin1")
+        super().__init__(data)
+        self.where = where
 
 
 def _long1(r):
@@ -172,6 +160,13 @@ def _sequences(state, where):
 
 
 def _parse_pickle(data, where):
+    try:
+        return _parse_pickle_ops(data, where)
+    except (PickleFormatError, UnicodeDecodeError) as exc:
+        raise RaggedFormatError(f"{where}: {exc}") from None
+
+
+def _parse_pickle_ops(data, where):
     r = _Input(data, where)
     if bytes(r.take(1)) != b"\x80" or r.unpack("<B") not in (2, 3, 4, 5):
         raise RaggedFormatError(f"{where}: the object data is not a pickle of protocol 2 to 5")
