@@ -24,22 +24,28 @@ def case(name):
 
 def run_layer(layer, backend, inputs, weights, cotangent, options=None, training=False, runs=None):
     """Forward and backward of `layer` on `backend`: output, input gradients, weight gradients
-    (the LayerRun is appended to `runs` when given, for what its call kept)."""
-    if options is not None:
-        layer._options = options
+    (the LayerRun is appended to `runs` when given, for what its call kept). options:
+    (has_key, has_mask, use_causal_mask); a mask without a key is called as the layer's
+    __call__ lays it out, [query, value, value, mask], and the value's two gradients added."""
+    has_key, has_mask, causal = options or (False, False, False)
+    stand_in = has_mask and not has_key
+    if stand_in:
+        inputs = inputs[:2] + [inputs[1]] + inputs[2:]
     shapes = [x.shape[1:] for x in inputs]
     layer.build_once(shapes if layer.multiple_inputs else shapes[0])
     layer.attach(backend)
     layer.set_weights(weights)
     xs = [backend.from_numpy(x) for x in inputs]
-    run = LayerRun(layer)
+    run = LayerRun(layer, options={"use_causal_mask": causal} if options else None)
     if runs is not None:
         runs.append(run)
     out = run.forward(xs if layer.multiple_inputs else xs[0], training)
     result = backend.to_numpy(out)
     dxs = run.backward(backend.from_numpy(cotangent))
-    dxs = dxs if isinstance(dxs, list) else [dxs]
-    return (result, [backend.to_numpy(d) for d in dxs],
+    dxs = [backend.to_numpy(d) for d in (dxs if isinstance(dxs, list) else [dxs])]
+    if stand_in:
+        dxs = [dxs[0], dxs[1] + dxs[2]] + dxs[3:]
+    return (result, dxs,
             [backend.to_numpy(w.grad) for w in layer.trainable_weights])
 
 
@@ -282,9 +288,10 @@ def test_additive_attention_matches_keras(backend):
     from minidl.layers.attention import AdditiveAttention
     c = case("additive")
     layer = AdditiveAttention()
-    layer._causal = True   # layer([q, v, k], use_causal_mask=True)
+    # layer([q, v, k], use_causal_mask=True)
     out, dxs, dws = run_layer(layer, backend, [c["input0"], c["input1"], c["input2"]],
-                              numbered(c, "weight"), c["cotangent"], training=True)
+                              numbered(c, "weight"), c["cotangent"], options=(True, False, True),
+                              training=True)
     np.testing.assert_allclose(out, c["out"], **TOL)
     for got, want in zip(dxs, [c["dinput0"], c["dinput1"], c["dinput2"]]):
         np.testing.assert_allclose(got, want, **TOL)
@@ -413,8 +420,9 @@ def test_bad_arguments_name_the_layer():
 
 
 @pytest.mark.parametrize("make, shapes, options", [
-    (lambda: MultiHeadAttention(num_heads=2, key_dim=2, value_dim=3), [(1, 3, 4), (1, 4, 2), (1, 3, 4)],
-     (False, True, True)),
+    (lambda: MultiHeadAttention(num_heads=2, key_dim=2, value_dim=3), [(1, 3, 4), (1, 4, 2), (1, 4, 2),
+                                                                      (1, 3, 4)],
+     (True, True, True)),
     (lambda: minidl.layers.GroupQueryAttention(head_dim=2, num_query_heads=2, num_key_value_heads=1),
      [(1, 3, 4), (1, 3, 4)], (False, False, True)),
     (lambda: EinsumDense("abc,cde->abde", (None, 2, 3), bias_axes="de"), [(2, 3, 4)], None),
@@ -430,13 +438,11 @@ def test_layer_gradients_float64_numpy(make, shapes, options):
         inputs[-1] = (rng.random(shapes[-1]) > 0.3).astype(np.float64)
         inputs[-1][..., 0] = 1   # every query attends a key
     layer = make()
-    if options is not None:
-        layer._options = options
     layer.build_once([s[1:] for s in shapes] if layer.multiple_inputs else shapes[0][1:])
     layer.attach(b)
     layer.set_weights([rng.standard_normal(w.shape) * 0.5 for w in layer.weights])
     cot = None
-    run = LayerRun(layer)
+    run = LayerRun(layer, options={"use_causal_mask": options[2]} if options else None)
 
     def loss():
         xs = [b.from_numpy(x) for x in inputs]

@@ -136,9 +136,9 @@ def _input_from_keras(config, where):
     return out
 
 
-# plain call options a node may carry (attention layers'); minidl's own, fuller record of them
-# travels beside Keras's kwargs as "minidl_call_options" (Keras reads only args and kwargs)
-CALL_OPTIONS = ("use_causal_mask",)
+def _plain(value):
+    """A call keyword argument a node keeps as an option (not a tensor)."""
+    return value is None or isinstance(value, (bool, int, float, str))
 
 
 def _refs(node, where):
@@ -147,7 +147,7 @@ def _refs(node, where):
     if isinstance(node, dict):
         kwargs = node.get("kwargs") or {}
         extra = {k: v for k, v in kwargs.items()
-                 if k not in ("training", "mask") + CALL_OPTIONS and v is not None}
+                 if k not in ("training", "mask") and not _plain(v)}
         if extra or not isinstance(node.get("args"), list):
             raise UnsupportedKerasConfig(f"{where}: a call with arguments {sorted(extra)} "
                                          "cannot be rebuilt")
@@ -159,8 +159,8 @@ def _refs(node, where):
                     raise UnsupportedKerasConfig(f"{where}: a call argument is not a tensor of "
                                                  f"the model: {t!r:.100}")
                 refs.append(list(history))
-        options = {k: bool(kwargs[k]) for k in CALL_OPTIONS if k in kwargs}
-        mine = node.get("minidl_call_options")
+        options = {k: v for k, v in kwargs.items() if k not in ("training", "mask") and v is not None}
+        mine = node.get("minidl_call_options")   # older minidl files: attention's input layout
         if isinstance(mine, dict):
             options.update({k: bool(v) for k, v in mine.items() if isinstance(k, str)})
         return refs, kwargs.get("training"), options
@@ -334,10 +334,9 @@ def model_to_keras(model):
         node = {"args": [tensors] if many else tensors, "kwargs": {}}
         if entry.training is not None:
             node["kwargs"]["training"] = entry.training
-        if hasattr(item, "node_kwargs"):   # call options a layer keeps (attention's causal mask)
-            options = item.node_kwargs()
-            node["kwargs"].update({k: options[k] for k in CALL_OPTIONS if k in options})
-            node["minidl_call_options"] = options
+        # the call's keyword arguments (attention's use_causal_mask), plain values as Keras
+        # writes them
+        node["kwargs"].update(getattr(entry, "options", None) or {})
         spec["inbound_nodes"].append(node)
         k = len(spec["inbound_nodes"]) - 1
         for j, t in enumerate(entry.outputs):

@@ -18,34 +18,32 @@ def _check_seed(layer, seed):
 
 class _AttentionCall(Layer):
     """What the fused-op attention layers share: inputs taken as a list in a fixed order
-    (query, value, key, mask, with key and mask optional), the call options fixed by the
-    layer's first call, dropout masks on the probabilities, and return_attention_scores on
-    eager calls (a model's layers have one output each)."""
+    (query, value, key, mask: key is present whenever the mask is, the value standing in for
+    it), use_causal_mask as a call option of each call (its node or eager context), dropout
+    masks on the probabilities, and return_attention_scores on eager calls."""
 
     multiple_inputs = True
     needs_step_seed = True
+    call_options = ("use_causal_mask",)
 
-    def _set_call_options(self, inputs, has_key, has_mask, causal, scores):
-        options = (bool(has_key), bool(has_mask), bool(causal))
-        if getattr(self, "_options", None) not in (None, options) and self.built:
-            raise ValueError(f"{self.describe()} was called with key={self._options[0]}, a mask="
-                             f"{self._options[1]}, use_causal_mask={self._options[2]}; minidl keeps one "
-                             f"set per layer, got {options}")
-        self._options = options
+    def _check_scores(self, inputs, scores):
         if scores and any(isinstance(t, KerasTensor) for t in inputs):
             raise ValueError(f"{self.describe()}: return_attention_scores=True works in eager calls "
-                             "(on arrays); in a model minidl's layers have one output each")
+                             "(on arrays); a model cannot take the scores as an output yet")
         return scores
 
-    def node_kwargs(self):
-        """The call options a model file keeps with the layer's call (models/config.py)."""
-        has_key, has_mask, causal = self._options or (False, False, False)
-        return {"key": has_key, "attention_mask": has_mask, "use_causal_mask": causal}
+    @staticmethod
+    def _causal(call):
+        return bool(call.options.get("use_causal_mask", False))
 
-    def apply_node_kwargs(self, kwargs):
-        """Restore node_kwargs() when a model file is read (before the layer is built)."""
-        self._options = (bool(kwargs.get("key")), bool(kwargs.get("attention_mask")),
-                         bool(kwargs.get("use_causal_mask")))
+    def node_arguments_from_file(self, args, kwargs):
+        """A saved node's inputs and options. Files written before the call options moved to
+        the nodes recorded the key and mask as flags ("key", "attention_mask"), with a mask
+        but no key saved as [query, value, mask]: the value then stands in for the key."""
+        args = list(args)
+        if kwargs.get("attention_mask") and not kwargs.get("key") and len(args) == 3:
+            args.insert(2, args[1])
+        return args, {k: v for k, v in kwargs.items() if k in self.call_options}
 
     def _dropout_mask(self, call, shape, training):
         """The (B, H, Tq, Tk) multipliers of attention dropout in training, else None."""
@@ -59,10 +57,10 @@ class _AttentionCall(Layer):
                           call.step_seed)
         return mask
 
-    def _call_with_scores(self, inputs, training):
+    def _call_with_scores(self, inputs, training, **options):
         """Eager call that returns (output, scores as a numpy array): the scores are those
         of the call just made, read from its context (layers/eager_calls.py)."""
-        out = Layer.__call__(self, inputs, training)
+        out = Layer.__call__(self, inputs, training, **options)
         scope = autodiff.current_call_scope()
         made = scope.get(id(self)) if scope is not None else None
         call = made[-1] if made else eager_calls.context(self, self.backend, 0)
@@ -111,7 +109,6 @@ class MultiHeadAttention(_AttentionCall):
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
         self.seed = _check_seed(self, seed)
         self.step_seed = 0
-        self._options = None
 
     def get_config(self):
         return dict(super().get_config(), num_heads=self.num_heads, key_dim=self.key_dim,
@@ -126,30 +123,32 @@ class MultiHeadAttention(_AttentionCall):
                  attention_mask=None, return_attention_scores=False, training=None,
                  use_causal_mask=False):
         if isinstance(query, (list, tuple)) and value is None:   # a model replaying [q, v, ...]
-            return Layer.__call__(self, query, training)
+            return Layer.__call__(self, query, training, use_causal_mask=bool(use_causal_mask))
         if value is None:
             raise TypeError(f"{self.describe()} needs query and value: layer(query, value)")
         if any(m is not None for m in (query_mask, value_mask, key_mask)):
             raise ValueError(f"{self.describe()}: query_mask / value_mask / key_mask are not supported "
                              "by minidl; pass attention_mask (B, Tq, Tv) instead")
+        if attention_mask is not None and key is None:
+            key = value   # the key's place in the inputs, so that the mask's is fixed
         inputs = [query, value] + ([key] if key is not None else []) + (
             [attention_mask] if attention_mask is not None else [])
-        scores = self._set_call_options(inputs, key is not None, attention_mask is not None, use_causal_mask,
-                                        return_attention_scores)
-        if scores:
-            return self._call_with_scores(inputs, training)
-        return Layer.__call__(self, inputs, training)
+        if self._check_scores(inputs, return_attention_scores):
+            return self._call_with_scores(inputs, training, use_causal_mask=bool(use_causal_mask))
+        return Layer.__call__(self, inputs, training, use_causal_mask=bool(use_causal_mask))
 
-    def _split_inputs(self, items):
-        has_key, has_mask, _ = self._options or (len(items) > 2, False, False)
+    @staticmethod
+    def _split_inputs(items):
+        """query, value, key (the value when not given), attention mask (or None)."""
         query, value = items[0], items[1]
-        key = items[2] if has_key else value
-        mask = items[-1] if has_mask else None
+        key = items[2] if len(items) > 2 else value
+        mask = items[3] if len(items) > 3 else None
         return query, value, key, mask
 
     def build(self, input_shape):
-        if self._options is None:
-            self._options = (len(input_shape) > 2, False, False)
+        if len(input_shape) not in (2, 3, 4):
+            raise ValueError(f"{self.describe()} takes [query, value], [query, value, key] or "
+                             f"[query, value, key, attention_mask], got {len(input_shape)} inputs")
         query, value, key, mask = self._split_inputs(input_shape)
         for name, shape in (("query", query), ("value", value), ("key", key)):
             if len(shape) != 2 or shape[-1] is None:
@@ -251,8 +250,9 @@ class MultiHeadAttention(_AttentionCall):
         call.probs = call.buffer("probs", (batch, h, tq, tv))
         call.scale = 1.0 / math.sqrt(dk)
         b.attention_forward(heads_out, call.probs, q, k, v, mask, call.drop, call.scale,
-                            self._options[2])
+                            self._causal(call))
         call.qkv = (q, k, v)
+        call.inputs = len(inputs)
         rows["output"] = b.reshape(heads_out, (batch * tq, h * dv))
         out = self._project(call, "output", rows["output"])
         return b.reshape(out, (batch, tq, self._out_features))
@@ -268,7 +268,7 @@ class MultiHeadAttention(_AttentionCall):
                            (batch, tq, h, dv))
         dq, dk, dvv = (call.buffer(("d", name), b.shape(t)) for name, t in zip("qkv", (q, k, v)))
         b.attention_backward(dq, dk, dvv, dheads, q, k, v, call.probs, call.attention_mask,
-                             call.drop, call.scale, self._options[2])
+                             call.drop, call.scale, self._causal(call))
         grads = {}
         kv = self._kv_heads()
         dk, dvv = self._sum_heads(call, "key", dk, kv), self._sum_heads(call, "value", dvv, kv)
@@ -276,7 +276,7 @@ class MultiHeadAttention(_AttentionCall):
             count = b.shape(rows[part])[0]
             grads[part] = self._project_backward(
                 call, part, b.reshape(d, (count, b.shape(d)[2] * b.shape(d)[3])), rows[part])
-        has_key, has_mask, _ = self._options
+        has_key, has_mask = call.inputs > 2, call.inputs > 3
         dquery = b.reshape(grads["query"], (batch, tq, b.shape(rows["query"])[1]))
         tv = b.shape(k)[1]
         dvalue = b.reshape(grads["value"], (batch, tv, b.shape(rows["value"])[1]))
@@ -313,7 +313,6 @@ class Attention(_AttentionCall):
         self.dropout = number(dropout, "dropout", self.describe(), low=0, high=1)
         self.seed = _check_seed(self, seed)
         self.step_seed = 0
-        self._options = None
 
     def get_config(self):
         return dict(super().get_config(), use_scale=self.use_scale, score_mode=self.score_mode,
@@ -326,13 +325,11 @@ class Attention(_AttentionCall):
                              f"got {type(inputs).__name__}")
         if mask is not None and any(m is not None for m in mask):
             raise ValueError(f"{self.describe()}: mask=[query_mask, value_mask] is not supported by minidl")
-        if self._set_call_options(inputs, len(inputs) == 3, False, use_causal_mask, return_attention_scores):
-            return self._call_with_scores(list(inputs), training)
-        return Layer.__call__(self, list(inputs), training)
+        if self._check_scores(inputs, return_attention_scores):
+            return self._call_with_scores(list(inputs), training, use_causal_mask=bool(use_causal_mask))
+        return Layer.__call__(self, list(inputs), training, use_causal_mask=bool(use_causal_mask))
 
     def build(self, input_shape):
-        if self._options is None:
-            self._options = (len(input_shape) == 3, False, False)
         query, value = input_shape[0], input_shape[1]
         key = input_shape[2] if len(input_shape) == 3 else value
         if any(len(s) != 2 for s in (query, value, key)) or query[-1] != key[-1] or key[0] != value[0]:
@@ -346,7 +343,8 @@ class Attention(_AttentionCall):
     def forward(self, call, inputs, training):
         b = self.backend
         query, value = inputs[0], inputs[1]
-        key = inputs[2] if self._options[0] else value
+        key = inputs[2] if len(inputs) == 3 else value
+        call.has_key = len(inputs) == 3
         (batch, tq, d), (_, tv, dv) = b.shape(query), b.shape(value)
         # one head: (B, T, d) is (B, T, 1, d) in the fused op's layout
         call.qkv = (b.reshape(query, (batch, tq, 1, d)), b.reshape(key, (batch, tv, 1, d)),
@@ -357,11 +355,11 @@ class Attention(_AttentionCall):
         out = call.buffer("out", (batch, tq, 1, dv))
         call.probs = call.buffer("probs", (batch, 1, tq, tv))
         b.attention_forward(out, call.probs, *call.qkv, None, call.drop, call.scale,
-                            self._options[2])
+                            self._causal(call))
         return b.reshape(out, (batch, tq, dv))
 
-    def _call_with_scores(self, inputs, training):
-        out, probs = super()._call_with_scores(inputs, training)
+    def _call_with_scores(self, inputs, training, **options):
+        out, probs = super()._call_with_scores(inputs, training, **options)
         return out, probs[:, 0]   # Keras's scores are (B, Tq, Tv)
 
     def backward(self, call, dout):
@@ -369,7 +367,7 @@ class Attention(_AttentionCall):
         q, k, v = call.qkv
         dq, dk, dv = (call.buffer(("d", name), b.shape(t)) for name, t in zip("qkv", (q, k, v)))
         b.attention_backward(dq, dk, dv, b.reshape(dout, b.shape(dout)[:2] + (1, b.shape(dout)[2])),
-                             q, k, v, call.probs, None, call.drop, call.scale, self._options[2])
+                             q, k, v, call.probs, None, call.drop, call.scale, self._causal(call))
         if self.use_scale and self.trainable:
             # dq = scale * dS k, so sum(dq * q) = scale * sum(dS * q.k) = scale * dscale
             product = call.buffer("dq_q", b.shape(q))
@@ -379,7 +377,7 @@ class Attention(_AttentionCall):
             grad = b.reshape(call.grad(self.scale), (1,))
             b.axpby(grad, 1.0 / call.scale, total, 0.0, total)
         squeeze = [b.reshape(t, b.shape(t)[:2] + (b.shape(t)[3],)) for t in (dq, dv, dk)]
-        if self._options[0]:
+        if call.has_key:
             return squeeze
         total = call.buffer("dvalue_total", b.shape(squeeze[1]))
         b.add(total, squeeze[1], squeeze[2])
@@ -441,16 +439,9 @@ class AdditiveAttention(Layer):
         if self.dropout:
             raise ValueError(f"{self.describe()}: attention dropout is not supported by minidl's "
                              f"AdditiveAttention, got dropout={dropout!r}")
-        self._causal = None
 
     def get_config(self):
         return dict(super().get_config(), use_scale=self.use_scale, dropout=self.dropout)
-
-    def node_kwargs(self):
-        return {"use_causal_mask": bool(self._causal)}
-
-    def apply_node_kwargs(self, kwargs):
-        self._causal = bool(kwargs.get("use_causal_mask"))
 
     def __call__(self, inputs, mask=None, training=None, return_attention_scores=False,
                  use_causal_mask=False):
@@ -460,11 +451,7 @@ class AdditiveAttention(Layer):
         if (mask is not None and any(m is not None for m in mask)) or return_attention_scores:
             raise ValueError(f"{self.describe()}: mask and return_attention_scores are not supported by "
                              "minidl's AdditiveAttention")
-        if self._causal not in (None, bool(use_causal_mask)):
-            raise ValueError(f"{self.describe()} was called with use_causal_mask={self._causal}; minidl "
-                             "keeps one value per layer")
-        self._causal = bool(use_causal_mask)
-        return Layer.__call__(self, list(inputs), training)
+        return Layer.__call__(self, list(inputs), training, use_causal_mask=bool(use_causal_mask))
 
     def build(self, input_shape):
         query, value = input_shape[0], input_shape[1]
@@ -477,7 +464,7 @@ class AdditiveAttention(Layer):
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[0][:-1]) + (input_shape[1][-1],)
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, use_causal_mask=False):
         from .. import ops
         query, value = inputs[0], inputs[1]
         key = inputs[2] if len(inputs) == 3 else value
@@ -485,7 +472,7 @@ class AdditiveAttention(Layer):
         if self.use_scale:
             terms = terms * self.scale
         scores = ops.sum(terms, axis=-1)                                         # (B, Tq, Tv)
-        if self._causal:
+        if use_causal_mask:
             tq, tv = scores.shape[1], scores.shape[2]
             # Keras subtracts 1e9 where the mask forbids
             scores = scores - (1.0 - ops.tri(tq, tv)) * 1e9

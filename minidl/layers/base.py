@@ -149,17 +149,22 @@ class Layer(metaclass=LayerMeta):
         """The output of this layer's first call (as Keras 3's layer.output), or None."""
         return self._inbound_nodes[0].outputs[0] if self._inbound_nodes else None
 
-    def __call__(self, inputs, training=None):
+    def __call__(self, inputs, training=None, **options):
         """On symbolic tensors: a new call node and its output tensor. On arrays (eager
         use, as Keras 3 outside a model): the result as a numpy array. On minidl.ops
-        Tensors (inside another layer's call): the result as a Tensor, recorded in training."""
+        Tensors (inside another layer's call): the result as a Tensor, recorded in training.
+
+        options: the call's other keyword arguments (plain values, such as attention's
+        use_causal_mask, or those a custom layer's `call` takes); they belong to this one call
+        (its node, or its eager context), so two calls of a layer may differ in them."""
+        options = self.check_call_options(options)
         if custom_call.is_eager(inputs):
-            return custom_call.call_eagerly(self, inputs, training)
+            return custom_call.call_eagerly(self, inputs, training, options)
         if self.uses_call():
             self.multiple_inputs = isinstance(inputs, (list, tuple))
         tensors = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         if not any(isinstance(t, KerasTensor) for t in tensors):
-            return eager_call(self, inputs, training)
+            return eager_call(self, inputs, training, options)
         for t in tensors:
             if not isinstance(t, KerasTensor):
                 raise TypeError(f"{self.describe()} must be called on the output of Input() or "
@@ -167,10 +172,33 @@ class Layer(metaclass=LayerMeta):
         if self.multiple_inputs != isinstance(inputs, (list, tuple)):
             kind = "a list of tensors" if self.multiple_inputs else "a single tensor"
             raise TypeError(f"{self.describe()} must be called on {kind}")
-        outputs = self.add_node(tensors, training).outputs
+        outputs = self.add_node(tensors, training, options=options).outputs
         return outputs if len(outputs) > 1 else outputs[0]
 
-    def add_node(self, tensors, training=None, parent=None):
+    # the call keyword arguments a built-in layer takes besides training (attention's
+    # use_causal_mask); a layer written with `call` takes those its signature names
+    call_options = ()
+
+    def check_call_options(self, options):
+        """The call's keyword arguments, checked: names this layer takes, plain values (a
+        tensor argument must go in the inputs). Returns a dict (empty when none)."""
+        if not options:
+            return {}
+        if self.uses_call():
+            accepted = custom_call.call_parameters(self)
+        else:
+            accepted = self.call_options
+        for name, value in options.items():
+            if name not in accepted:
+                raise TypeError(f"{self.describe()}: unexpected call argument {name!r} "
+                                f"(it takes {', '.join(sorted(accepted)) or 'only inputs and training'})")
+            if not (value is None or isinstance(value, (bool, int, float, str))):
+                raise TypeError(f"{self.describe()}: call argument {name!r} must be a plain value "
+                                f"(bool, int, float, str or None) in minidl, got {type(value).__name__}; "
+                                "pass tensors in the inputs")
+        return dict(options)
+
+    def add_node(self, tensors, training=None, parent=None, options=None):
         """Build for the tensors' shapes (once) and record a call node on them."""
         shapes = [t.sample_shape for t in tensors]
         shape = shapes if self.multiple_inputs else shapes[0]
@@ -179,7 +207,11 @@ class Layer(metaclass=LayerMeta):
         self.build_once(shape)
         # a layer built with unknown dims and called again on known ones (or the reverse)
         out = None if shape == self.input_shape else self.concrete_output_shape(shape)
-        return Node(self, tensors, self.multiple_inputs, training, parent, out)
+        if options and self.uses_call() and \
+                type(self).compute_output_shape is Layer.compute_output_shape:
+            # a custom call's keyword arguments may change its output (return_sequences=)
+            out = _as_shape(custom_call.infer_output_shape(self, shape, options=options))
+        return Node(self, tensors, self.multiple_inputs, training, parent, out, options)
 
     def build_once(self, input_shape):
         """Build for one sample's shape (no batch axis), once. A layer built with unknown
@@ -531,7 +563,7 @@ def Input(shape=None, batch_size=None, dtype="float32", batch_shape=None, name=N
                       batch_shape=batch_shape).output
 
 
-def eager_call(layer, inputs, training):
+def eager_call(layer, inputs, training, options=None):
     """layer(array): build for the array's shape, put the weights on the active backend on
     first use, and return the forward result as a numpy array (a list of arrays for a merge
     layer's inputs)."""
@@ -549,7 +581,7 @@ def eager_call(layer, inputs, training):
     b = layer.backend
     xs = [b.from_numpy(a) for a in arrays]
     out, _ = eager_calls.forward(layer, xs if layer.multiple_inputs else xs[0], bool(training),
-                                 b, False)
+                                 b, False, options)
     return [b.to_numpy(o) for o in out] if isinstance(out, list) else b.to_numpy(out)
 
 

@@ -42,6 +42,7 @@ class LayerCall:
         self.plan_key = None
         self.plan_backend = None
         self.children = {}               # key -> LayerCall of an inner layer (wrappers, cells)
+        self.options = {}                # the call's keyword arguments (its node's options)
         self._grad_scratch = None        # weight id -> scratch while accumulating
 
     def buffer(self, role, shape, dtype="float32"):

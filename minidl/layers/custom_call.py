@@ -15,15 +15,28 @@ from ..backends.symbolic import SymbolicBackend
 from . import eager_calls
 
 
-def _call_kwargs(layer, training, mask=None):
-    """training= and mask= for call, when its signature takes them (as Keras passes them)."""
+def _signature(layer):
+    """(whether call takes training=, the other keyword names it takes), per layer class."""
     params = getattr(type(layer), "_call_params", None)
     if params is None or params[0] is not type(layer):
         sig = inspect.signature(layer.call).parameters
-        accepts = {name for name in ("training", "mask") if name in sig}
-        type(layer)._call_params = params = (type(layer), accepts)
-    kwargs = {}
-    if "training" in params[1]:
+        names = list(sig)[1:]   # after the inputs
+        others = frozenset(n for n in names if n not in ("training", "mask") and sig[n].kind in (
+            inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY))
+        type(layer)._call_params = params = (type(layer), "training" in sig, others)
+    return params[1], params[2]
+
+
+def call_parameters(layer):
+    """The keyword arguments (besides training and mask) that the layer's `call` takes."""
+    return _signature(layer)[1]
+
+
+def _call_kwargs(layer, training, options=None):
+    """training= for call when its signature takes it (as Keras passes it), and the call's
+    own keyword options."""
+    kwargs = dict(options or {})
+    if _signature(layer)[0]:
         kwargs["training"] = training
     return kwargs
 
@@ -55,7 +68,7 @@ def call_forward(layer, call, inputs, training):
     xs = [Tensor(v, b, requires_grad=needs) for v in (inputs if layer.multiple_inputs else [inputs])]
     with autodiff.on_backend(b), autodiff.recording(tape), autodiff.call_scope():
         outs, several = _outputs_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
-                                                      **_call_kwargs(layer, training)))
+                                                      **_call_kwargs(layer, training, call.options)))
     call.tape = (tape, xs, outs) if training else None
     values = []
     for out in outs:
@@ -105,7 +118,7 @@ def is_eager(inputs):
     return any(isinstance(t, (Tensor, autodiff.Variable)) for t in items)
 
 
-def call_eagerly(layer, inputs, training=None):
+def call_eagerly(layer, inputs, training=None, options=None):
     """A layer called on Tensors inside another layer's call: built on first use, attached to
     the tensors' backend, and run at once, in training mode while a tape records unless the
     call says training=. A layer written with ops records into the caller's
@@ -127,11 +140,11 @@ def call_eagerly(layer, inputs, training=None):
     mode = tape is not None if training is None else bool(training)
     if layer.uses_call():
         outs, several = _outputs_of(layer, layer.call(ts if many else ts[0],
-                                                      **_call_kwargs(layer, mode)))
+                                                      **_call_kwargs(layer, mode, options)))
         return outs if several else outs[0]
     needed = any(t.requires_grad for t in ts)
     value, call = eager_calls.forward(layer, [t.value for t in ts] if many else ts[0].value,
-                                      mode, b, needed)
+                                      mode, b, needed, options)
     several = isinstance(value, list)   # a layer of several outputs (a recurrent one's states)
     outs = [Tensor(v, b) for v in (value if several else [value])]
     if tape is None or not (needed or layer.trainable_weights):
@@ -170,32 +183,32 @@ _SYMBOLIC = SymbolicBackend()
 _PROBE_SIZES = (32, 45)
 
 
-def infer_output_shape(layer, input_shape, backend=None):
+def infer_output_shape(layer, input_shape, backend=None, options=None):
     """The output shape (without the batch axis) of call on a one-sample batch, traced on
     symbolic tensors (no values, no random numbers drawn; see _probe_batch); on `backend`
     instead when given, where the layers inside attach with their real initial weights (a
-    subclassed model's build)."""
+    subclassed model's build). options: the call's keyword arguments."""
     shapes = input_shape if layer.multiple_inputs else [input_shape]
     if not any(None in s for s in shapes):
-        return _probe(layer, shapes, backend)
+        return _probe(layer, shapes, backend, options)
     if layer.sublayers():
         raise ValueError(f"{layer.describe()}: its input shape "
                          f"{[(None,) + tuple(s) for s in shapes]} has unknown (None) dims and "
                          "its call uses other layers; define compute_output_shape(input_shape) "
                          "and build its layers in build() for such inputs")
     a, b = ([tuple(size if d is None else d for d in s) for s in shapes] for size in _PROBE_SIZES)
-    first, second = _probe(layer, a), _probe(layer, b)
+    first, second = _probe(layer, a, None, options), _probe(layer, b, None, options)
     if isinstance(first, list):
         return [tuple(p if p == q else None for p, q in zip(f, g)) for f, g in zip(first, second)]
     return tuple(p if p == q else None for p, q in zip(first, second))
 
 
-def _probe(layer, shapes, backend=None):
-    outs, several = _probe_batch(layer, shapes, backend, 1)
+def _probe(layer, shapes, backend=None, options=None):
+    outs, several = _probe_batch(layer, shapes, backend, 1, options)
     if any(not out.shape or out.shape[0] != 1 for out in outs):
         # A one-sample batch can lose its axis where a batch would not (ops.squeeze(x) on
         # (1, 3, 1)); Keras's symbolic shapes keep it (None is not 1): try two samples.
-        two, _ = _probe_batch(layer, shapes, backend, 2)
+        two, _ = _probe_batch(layer, shapes, backend, 2, options)
         if all(t.shape and t.shape[0] == 2 for t in two):
             found = [tuple(t.shape[1:]) for t in two]
             return found if several else found[0]
@@ -208,24 +221,24 @@ def _probe(layer, shapes, backend=None):
     return found if several else found[0]
 
 
-def _probe_batch(layer, shapes, backend, batch):
+def _probe_batch(layer, shapes, backend, batch, options=None):
     """The output of call on a batch of `batch` samples of each shape: traced on symbolic
     tensors (backends/symbolic.py), or when the call needs values (or `backend` is given:
     a subclassed model's build, whose layers take their real initial weights there) run on
     zeros on that backend, or, once attached, on the layer's own (with its weights)."""
     if backend is None and layer.backend is None:
         try:
-            return _run_probe(layer, shapes, _SYMBOLIC, batch, probe=True)
+            return _run_probe(layer, shapes, _SYMBOLIC, batch, True, options)
         except Exception:   # the call needs values (or fails: the real run says why)
             pass
     from ..backends import get_backend
     target = backend or layer.backend or get_backend()
-    return _run_probe(layer, shapes, target, batch, probe=backend is None)
+    return _run_probe(layer, shapes, target, batch, backend is None, options)
 
 
-def _run_probe(layer, shapes, target, batch, probe):
+def _run_probe(layer, shapes, target, batch, probe, options=None):
     xs = [Tensor(target.zeros((batch,) + tuple(s)), target) for s in shapes]
     with autodiff.on_backend(target, probe=probe), autodiff.recording(None), \
             autodiff.call_scope():
         return _outputs_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
-                                             **_call_kwargs(layer, False)))
+                                             **_call_kwargs(layer, False, options)))

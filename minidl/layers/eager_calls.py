@@ -25,9 +25,9 @@ def context(layer, backend, ordinal):
     return call
 
 
-def forward(layer, x, training, backend, input_grad_needed):
+def forward(layer, x, training, backend, input_grad_needed, options=None):
     """Run layer.forward(x, training) as its next call in the current scope (ordinal 0
-    outside one); returns (output, the call's context)."""
+    outside one), with the call's keyword `options`; returns (output, the call's context)."""
     scope = autodiff.current_call_scope()
     if scope is None:
         call = context(layer, backend, 0)
@@ -37,6 +37,7 @@ def forward(layer, x, training, backend, input_grad_needed):
         calls.append(call)
     call.mask = None
     call.input_grad_needed = input_grad_needed
+    call.options = dict(options or {})
     return run_forward(layer, call, x, training), call
 
 

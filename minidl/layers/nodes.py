@@ -70,11 +70,14 @@ class Node:
     layer's weights, and their weight gradients are summed (models/graph.py).
 
     training: the call's training= (None: the model's mode). parent: the model call whose
-    replay created this node (a model used as a layer), or None."""
+    replay created this node (a model used as a layer), or None. options: the call's other
+    keyword arguments (a dict of plain values), given to each run of the node on its context."""
 
-    def __init__(self, layer, inputs, structured, training=None, parent=None, shape=None):
+    def __init__(self, layer, inputs, structured, training=None, parent=None, shape=None,
+                 options=None):
         self.layer, self.inputs, self.structured = layer, list(inputs), structured
         self.training, self.parent = training, parent
+        self.options = dict(options or {})
         shape = layer.output_shape if shape is None else shape
         # a layer of several outputs (a recurrent layer's sequence and states) gives a list
         # of shapes: one symbolic tensor each

@@ -33,8 +33,8 @@ def functional_config(model):
             order.append(id(item))
         spec = specs[id(item)]
         node = {"args": [where[id(t)] for t in entry.inputs], "training": entry.training}
-        if hasattr(item, "node_kwargs"):   # call options a layer keeps (attention's causal mask)
-            node["kwargs"] = item.node_kwargs()
+        if getattr(entry, "options", None):   # the call's keyword arguments (use_causal_mask=)
+            node["kwargs"] = dict(entry.options)
         spec["inbound_nodes"].append(node)
         k = len(spec["inbound_nodes"]) - 1
         for j, t in enumerate(entry.outputs):
@@ -132,9 +132,8 @@ def functional_from_config(cls, config):
     def call(position, spec, args, training, kwargs=None):
         if position not in items:
             items[position] = deserialize_item(spec)
-        if kwargs and hasattr(items[position], "apply_node_kwargs"):
-            items[position].apply_node_kwargs(kwargs)
-        return _call(items[position], args, training)
+        args, options = node_arguments(items[position], args, kwargs)
+        return _call(items[position], args, training, options)
 
     inputs, outputs = replay(config, start, call, owner)
     model = cls(_restructure(inputs, config.get("input_structure"), config.get("input_keys")),
@@ -145,7 +144,19 @@ def functional_from_config(cls, config):
     return model
 
 
-def _call(item, args, training):
+def node_arguments(item, args, kwargs):
+    """A saved node's inputs and call options; a layer whose older files recorded its call
+    differently translates them (node_arguments_from_file: attention's key / mask flags)."""
+    if not kwargs or hasattr(item, "graph"):
+        return args, {}
+    if not isinstance(kwargs, dict):
+        raise ValueError(f"the node kwargs of {item.describe()} must be a dict, got {type(kwargs).__name__}")
+    if hasattr(item, "node_arguments_from_file"):
+        return item.node_arguments_from_file(args, kwargs)
+    return args, dict(kwargs)
+
+
+def _call(item, args, training, options=None):
     if hasattr(item, "graph"):   # a nested model: its outputs as a flat list
         out = item(args if len(args) > 1 else args[0], training=training)
         if isinstance(out, dict):
@@ -153,7 +164,7 @@ def _call(item, args, training):
         return list(out) if isinstance(out, list) else [out]
     if not item.multiple_inputs and len(args) != 1:
         raise ValueError(f"{item.describe()} takes one input, the config feeds it {len(args)}")
-    node = item.add_node(args, training)
+    node = item.add_node(args, training, options=item.check_call_options(options or {}))
     return node.outputs
 
 

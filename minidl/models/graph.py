@@ -184,6 +184,7 @@ class Graph:
             if call is None or call.backend is not self.backend or call.layer is not layer:
                 call = LayerCall(layer, self.backend, seen[id(layer)])
             call.ordinal = seen[id(layer)]
+            call.options = node.options
             # a layer needs dL/dinput only if something upstream of it has trainable weights
             call.input_grad_needed = feeds
             self._calls[id(node)] = call

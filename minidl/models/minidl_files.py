@@ -25,7 +25,7 @@ from .. import layers as layers_mod
 from ..custom_objects import custom_object_scope
 from ..io import ArchiveError, NpzArchive, ZipArchive, atomic_write, element_count
 from ..layers.base import several_shapes
-from .config import replay
+from .config import node_arguments, replay
 from .registry import MODEL_CLASSES, model_class
 
 FORMAT = "minidl-model"
@@ -90,8 +90,8 @@ def _declared_weights(config):
         if position not in counted:
             counted[position] = (layers_mod.deserialize(spec["class_name"], spec["config"]),)
         layer = counted[position][0]
-        if kwargs and hasattr(layer, "apply_node_kwargs"):
-            layer.apply_node_kwargs(kwargs)
+        shapes, options = node_arguments(layer, shapes, kwargs)
+        layer.check_call_options(options)
         if not layer.multiple_inputs and len(shapes) != 1:
             raise ValueError(f"{layer.describe()} takes one input, the config feeds it "
                              f"{len(shapes)}")

@@ -136,7 +136,7 @@ class ModelAsLayer:
         for node in g.nodes:
             ins = [mapping[id(t)] for t in node.inputs]
             mode = node.training if training is None else training
-            new = node.layer.add_node(ins, mode, parent=call)
+            new = node.layer.add_node(ins, mode, parent=call, options=node.options)
             mapping.update(zip(map(id, node.outputs), new.outputs))   # several: return_state
         call.outputs = [mapping[id(t)] for t in g.outputs]
         if getattr(self, "_calls", None) is None:
