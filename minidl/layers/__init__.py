@@ -26,6 +26,9 @@ from .normalization_extra import GroupNormalization, Identity, RMSNormalization,
 from .merge import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add,
                     average, concatenate, maximum, minimum, multiply, subtract)
 from .noise import GaussianNoise, SpatialDropout2D
+from .regularization_layers import ActivityRegularization, AlphaDropout, GaussianDropout
+from .wrapper_layers import SpectralNormalization, Wrapper
+from .input_spec import InputSpec
 from .activation_layers import ELU, PReLU, Softmax
 from .normalization import BatchNormalization, LayerNormalization
 from .pooling import AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPooling2D
@@ -60,9 +63,16 @@ AvgPool3D = AveragePooling3D
 GlobalAvgPool3D = GlobalAveragePooling3D
 GlobalMaxPool3D = GlobalMaxPooling3D
 Convolution3D = Conv3D
+Convolution2D = Conv2D
+Convolution1DTranspose = Conv1DTranspose
+Convolution2DTranspose = Conv2DTranspose
+Convolution3DTranspose = Conv3DTranspose
+SeparableConvolution1D = SeparableConv1D
+SeparableConvolution2D = SeparableConv2D
 
 LAYER_CLASSES = {cls.__name__: cls for cls in (
     InputLayer, Dense, Conv2D, ZeroPadding2D, Activation, Dropout, Flatten, LeakyReLU, ReLU,
+    ActivityRegularization, AlphaDropout, GaussianDropout, SpectralNormalization,
     Reshape, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, Lambda,
     BatchNormalization, AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D, GlobalMaxPooling2D,
     Cropping2D, RepeatVector, ELU, Softmax, LayerNormalization, PReLU, GaussianNoise,
@@ -124,4 +134,7 @@ __all__ = sorted(LAYER_CLASSES) + ["Input", "KerasTensor", "Layer", "MaxPool2D",
                                    "deserialize", "serialize", "add",
                                    "subtract", "multiply", "average", "maximum", "minimum",
                                    "concatenate", "RNN", "SimpleRNNCell", "LSTMCell", "GRUCell",
-                                   "StackedRNNCells", "dot"]
+                                   "StackedRNNCells", "dot", "Convolution2D", "Convolution1DTranspose",
+                                   "Convolution2DTranspose", "Convolution3DTranspose",
+                                   "SeparableConvolution1D", "SeparableConvolution2D", "Wrapper",
+                                   "InputSpec"]
