@@ -24,6 +24,7 @@ from ..backends.image_args import FILL_MODES, INTERPOLATIONS, check_transform
 from ..backends.numpy_ops.images import transform_forward as _transform_reference
 from ..data import ArrayIterator
 from .image_files import array_to_img, img_to_array, load_img, save_img
+from .smart_resize import smart_resize
 
 try:
     from minidl._cpu_kernels import ffi as _ffi, lib as _lib
@@ -356,4 +357,4 @@ class NumpyArrayIterator(ArrayIterator):
 
 
 __all__ = ["ImageDataGenerator", "NumpyArrayIterator", "array_to_img", "brightness_shift",
-           "img_to_array", "load_img", "save_img", "transform_images"]
+           "img_to_array", "load_img", "save_img", "smart_resize", "transform_images"]

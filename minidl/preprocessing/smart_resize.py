@@ -1,0 +1,38 @@
+"""keras.preprocessing.image.smart_resize: crop an image (or a batch) around its centre to the
+target's aspect ratio, then resize it, so nothing is stretched. The crop is computed as Keras
+computes it (integer sizes, at least 1 pixel), the resize is ops.image.resize on the active
+backend."""
+
+import numpy as np
+
+from .. import ops
+
+
+def smart_resize(x, size, interpolation="bilinear", data_format="channels_last", **kwargs):
+    """x: (H, W, C) or (N, H, W, C) (channels_first: (C, H, W) / (N, C, H, W)), a numpy array
+    (the result is one too) or a tensor; size: (height, width)."""
+    kwargs.pop("backend_module", None)
+    if kwargs:
+        raise TypeError(f"smart_resize() got unexpected keyword arguments: {list(kwargs)}")
+    if len(size) != 2:
+        raise ValueError(f"Expected `size` to be a tuple of 2 integers, but got: {size}.")
+    if data_format not in ("channels_last", "channels_first"):
+        raise ValueError(f"smart_resize: data_format must be 'channels_last' or 'channels_first', "
+                         f"got {data_format!r}")
+    img = ops.convert_to_tensor(x) if not ops.is_tensor(x) else x
+    if not 3 <= len(img.shape) <= 4:
+        raise ValueError("Expected an image array with shape `(height, width, channels)`, or "
+                         "`(batch_size, height, width, channels)`, but got input with incorrect "
+                         f"rank, of shape {tuple(img.shape)}.")
+    last = data_format == "channels_last"
+    height, width = (img.shape[-3], img.shape[-2]) if last else (img.shape[-2], img.shape[-1])
+    target_height, target_width = int(size[0]), int(size[1])
+    crop_height = max(min(height, int(float(width * target_height) / target_width)), 1)
+    crop_width = max(min(width, int(float(height * target_width) / target_height)), 1)
+    top, left = int(float(height - crop_height) / 2), int(float(width - crop_width) / 2)
+    rows, cols = slice(top, top + crop_height), slice(left, left + crop_width)
+    lead = (slice(None),) * (len(img.shape) - 3)
+    img = img[lead + ((rows, cols, slice(None)) if last else (slice(None), rows, cols))]
+    img = ops.image.resize(img, (target_height, target_width), interpolation=interpolation,
+                           data_format=data_format)
+    return ops.convert_to_numpy(img) if isinstance(x, np.ndarray) else img
