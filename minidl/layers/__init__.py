@@ -28,6 +28,7 @@ from .merge import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtr
 from .noise import GaussianNoise, SpatialDropout2D
 from .regularization_layers import ActivityRegularization, AlphaDropout, GaussianDropout
 from .wrapper_layers import SpectralNormalization, Wrapper
+from .reversible_embedding import ReversibleEmbedding
 from .input_spec import InputSpec
 from .activation_layers import ELU, PReLU, Softmax
 from .normalization import BatchNormalization, LayerNormalization
@@ -72,7 +73,7 @@ SeparableConvolution2D = SeparableConv2D
 
 LAYER_CLASSES = {cls.__name__: cls for cls in (
     InputLayer, Dense, Conv2D, ZeroPadding2D, Activation, Dropout, Flatten, LeakyReLU, ReLU,
-    ActivityRegularization, AlphaDropout, GaussianDropout, SpectralNormalization,
+    ActivityRegularization, AlphaDropout, GaussianDropout, SpectralNormalization, ReversibleEmbedding,
     Reshape, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, Lambda,
     BatchNormalization, AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D, GlobalMaxPooling2D,
     Cropping2D, RepeatVector, ELU, Softmax, LayerNormalization, PReLU, GaussianNoise,

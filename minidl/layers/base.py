@@ -206,11 +206,8 @@ class Layer(metaclass=LayerMeta):
             assert_input_compatibility(self.input_spec, [(None,) + s for s in shapes], self.name)
         self.build_once(shape)
         # a layer built with unknown dims and called again on known ones (or the reverse)
-        out = None if shape == self.input_shape else self.concrete_output_shape(shape)
-        if options and self.uses_call() and \
-                type(self).compute_output_shape is Layer.compute_output_shape:
-            # a custom call's keyword arguments may change its output (return_sequences=)
-            out = _as_shape(custom_call.infer_output_shape(self, shape, options=options))
+        out = None if shape == self.input_shape and not options else \
+            self.node_output_shape(shape, options)
         return Node(self, tensors, self.multiple_inputs, training, parent, out, options)
 
     def build_once(self, input_shape):
@@ -311,6 +308,28 @@ class Layer(metaclass=LayerMeta):
         if isinstance(input_masked, list):
             return self.supports_masking and all(input_masked)
         return self.supports_masking and input_masked
+
+    def node_output_has_mask(self, input_masked, options):
+        """output_has_mask for one call with its keyword options (a layer whose options change
+        what its output is, ReversibleEmbedding's reverse=, overrides it)."""
+        return self.output_has_mask(input_masked)
+
+    def node_output_shape(self, input_shape, options):
+        """The output shape of one call on inputs of `input_shape` with its keyword options."""
+        if options and self.uses_call() and \
+                type(self).compute_output_shape is Layer.compute_output_shape:
+            # a custom call's keyword arguments may change its output (return_sequences=)
+            return _as_shape(custom_call.infer_output_shape(self, input_shape, options=options))
+        if options and not self.uses_call():
+            found = self.options_output_shape(input_shape, options)
+            if found is not None:
+                return found
+        return self.concrete_output_shape(input_shape)
+
+    def options_output_shape(self, input_shape, options):
+        """The output shape of a built-in layer's call with these keyword options, when they
+        change it (ReversibleEmbedding's reverse=); None: the usual one."""
+        return None
 
     def expect_rank(self, input_shape, rank, what):
         if len(input_shape) != rank:

@@ -263,7 +263,7 @@ class Graph:
         masked = {}
         for node in self.nodes:
             ins = [masked.get(id(t), False) for t in node.inputs]
-            has = node.layer.output_has_mask(ins if node.structured else ins[0])
+            has = node.layer.node_output_has_mask(ins if node.structured else ins[0], node.options)
             for t in node.outputs:
                 masked[id(t)] = has
         return [masked.get(id(t), False) for t in self.outputs]
@@ -396,7 +396,7 @@ class Graph:
         shapes = {id(t): tuple(s) for t, s in zip(self.inputs, input_shapes)}
         for node in self.nodes:
             ins = [shapes[id(t)] for t in node.inputs]
-            out = node.layer.concrete_output_shape(ins if node.structured else ins[0])
+            out = node.layer.node_output_shape(ins if node.structured else ins[0], node.options)
             if node.several:
                 shapes.update((id(t), tuple(o)) for t, o in zip(node.outputs, out))
             else:
