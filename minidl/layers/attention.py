@@ -4,10 +4,9 @@ weighted sum of values in one op), and AdditiveAttention, written with minidl.op
 
 import math
 
-from .. import autodiff
 from ..arguments import number
-from . import eager_calls
-from .base import KerasTensor, Layer, format_shape
+from .attention_scores import add_scores_gradient, scores_given
+from .base import Layer, format_shape
 
 
 def _check_seed(layer, seed):
@@ -19,22 +18,32 @@ def _check_seed(layer, seed):
 class _AttentionCall(Layer):
     """What the fused-op attention layers share: inputs taken as a list in a fixed order
     (query, value, key, mask: key is present whenever the mask is, the value standing in for
-    it), use_causal_mask as a call option of each call (its node or eager context), dropout
-    masks on the probabilities, and return_attention_scores on eager calls."""
+    it), use_causal_mask and return_attention_scores as options of each call (its node or
+    eager context: a call with scores has two outputs, layers/attention_scores.py), and
+    dropout masks on the probabilities."""
 
     multiple_inputs = True
     needs_step_seed = True
-    call_options = ("use_causal_mask",)
+    call_options = ("use_causal_mask", "return_attention_scores")
 
-    def _check_scores(self, inputs, scores):
-        if scores and any(isinstance(t, KerasTensor) for t in inputs):
-            raise ValueError(f"{self.describe()}: return_attention_scores=True works in eager calls "
-                             "(on arrays); a model cannot take the scores as an output yet")
-        return scores
+    @staticmethod
+    def _options(causal, scores):
+        options = {"use_causal_mask": bool(causal)}
+        if scores:
+            options["return_attention_scores"] = True
+        return options
+
+    def _call(self, inputs, training, causal, scores):
+        out = Layer.__call__(self, inputs, training, **self._options(causal, scores))
+        return tuple(out) if scores else out
 
     @staticmethod
     def _causal(call):
         return bool(call.options.get("use_causal_mask", False))
+
+    @staticmethod
+    def _scores(call):
+        return bool(call.options.get("return_attention_scores", False))
 
     def node_arguments_from_file(self, args, kwargs):
         """A saved node's inputs and options. Files written before the call options moved to
@@ -57,14 +66,6 @@ class _AttentionCall(Layer):
                           call.step_seed)
         return mask
 
-    def _call_with_scores(self, inputs, training, **options):
-        """Eager call that returns (output, scores as a numpy array): the scores are those
-        of the call just made, read from its context (layers/eager_calls.py)."""
-        out = Layer.__call__(self, inputs, training, **options)
-        scope = autodiff.current_call_scope()
-        made = scope.get(id(self)) if scope is not None else None
-        call = made[-1] if made else eager_calls.context(self, self.backend, 0)
-        return out, self.backend.to_numpy(call.probs)
 
 
 class MultiHeadAttention(_AttentionCall):
@@ -123,7 +124,7 @@ class MultiHeadAttention(_AttentionCall):
                  attention_mask=None, return_attention_scores=False, training=None,
                  use_causal_mask=False):
         if isinstance(query, (list, tuple)) and value is None:   # a model replaying [q, v, ...]
-            return Layer.__call__(self, query, training, use_causal_mask=bool(use_causal_mask))
+            return self._call(query, training, use_causal_mask, return_attention_scores)
         if value is None:
             raise TypeError(f"{self.describe()} needs query and value: layer(query, value)")
         if any(m is not None for m in (query_mask, value_mask, key_mask)):
@@ -133,9 +134,7 @@ class MultiHeadAttention(_AttentionCall):
             key = value   # the key's place in the inputs, so that the mask's is fixed
         inputs = [query, value] + ([key] if key is not None else []) + (
             [attention_mask] if attention_mask is not None else [])
-        if self._check_scores(inputs, return_attention_scores):
-            return self._call_with_scores(inputs, training, use_causal_mask=bool(use_causal_mask))
-        return Layer.__call__(self, inputs, training, use_causal_mask=bool(use_causal_mask))
+        return self._call(inputs, training, use_causal_mask, return_attention_scores)
 
     @staticmethod
     def _split_inputs(items):
@@ -209,6 +208,12 @@ class MultiHeadAttention(_AttentionCall):
         query = input_shape[0]
         return tuple(query[:-1]) + (self._output_dim or query[-1],)
 
+    def options_output_shape(self, input_shape, options):
+        if not options.get("return_attention_scores"):
+            return None
+        query, value = input_shape[0], input_shape[1]
+        return [self.compute_output_shape(input_shape), (self.num_heads, query[0], value[0])]
+
     def _project(self, call, part, x2):
         b = self.backend
         kernel, bias, k, n = self._projections[part]
@@ -254,11 +259,14 @@ class MultiHeadAttention(_AttentionCall):
         call.qkv = (q, k, v)
         call.inputs = len(inputs)
         rows["output"] = b.reshape(heads_out, (batch * tq, h * dv))
-        out = self._project(call, "output", rows["output"])
-        return b.reshape(out, (batch, tq, self._out_features))
+        out = b.reshape(self._project(call, "output", rows["output"]), (batch, tq, self._out_features))
+        return [out, call.probs] if self._scores(call) else out
 
     def backward(self, call, dout):
         b = self.backend
+        dscores = None
+        if self._scores(call):
+            dout, dscores = dout
         q, k, v = call.qkv
         rows = call.rows
         h, dv = self.num_heads, self.value_dim
@@ -269,6 +277,8 @@ class MultiHeadAttention(_AttentionCall):
         dq, dk, dvv = (call.buffer(("d", name), b.shape(t)) for name, t in zip("qkv", (q, k, v)))
         b.attention_backward(dq, dk, dvv, dheads, q, k, v, call.probs, call.attention_mask,
                              call.drop, call.scale, self._causal(call))
+        if dscores is not None and scores_given(call):
+            add_scores_gradient(self, call, dq, dk, dscores, q, k)
         grads = {}
         kv = self._kv_heads()
         dk, dvv = self._sum_heads(call, "key", dk, kv), self._sum_heads(call, "value", dvv, kv)
@@ -325,9 +335,7 @@ class Attention(_AttentionCall):
                              f"got {type(inputs).__name__}")
         if mask is not None and any(m is not None for m in mask):
             raise ValueError(f"{self.describe()}: mask=[query_mask, value_mask] is not supported by minidl")
-        if self._check_scores(inputs, return_attention_scores):
-            return self._call_with_scores(list(inputs), training, use_causal_mask=bool(use_causal_mask))
-        return Layer.__call__(self, list(inputs), training, use_causal_mask=bool(use_causal_mask))
+        return self._call(list(inputs), training, use_causal_mask, return_attention_scores)
 
     def build(self, input_shape):
         query, value = input_shape[0], input_shape[1]
@@ -339,6 +347,11 @@ class Attention(_AttentionCall):
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[0][:-1]) + (input_shape[1][-1],)
+
+    def options_output_shape(self, input_shape, options):
+        if not options.get("return_attention_scores"):
+            return None
+        return [self.compute_output_shape(input_shape), (input_shape[0][0], input_shape[1][0])]
 
     def forward(self, call, inputs, training):
         b = self.backend
@@ -356,18 +369,23 @@ class Attention(_AttentionCall):
         call.probs = call.buffer("probs", (batch, 1, tq, tv))
         b.attention_forward(out, call.probs, *call.qkv, None, call.drop, call.scale,
                             self._causal(call))
-        return b.reshape(out, (batch, tq, dv))
-
-    def _call_with_scores(self, inputs, training, **options):
-        out, probs = super()._call_with_scores(inputs, training, **options)
-        return out, probs[:, 0]   # Keras's scores are (B, Tq, Tv)
+        call.attention_mask = None
+        out = b.reshape(out, (batch, tq, dv))
+        # Keras's scores here are (B, Tq, Tv): the one head's
+        return [out, b.reshape(call.probs, (batch, tq, tv))] if self._scores(call) else out
 
     def backward(self, call, dout):
         b = self.backend
+        dscores = None
+        if self._scores(call):
+            dout, dscores = dout
         q, k, v = call.qkv
         dq, dk, dv = (call.buffer(("d", name), b.shape(t)) for name, t in zip("qkv", (q, k, v)))
         b.attention_backward(dq, dk, dv, b.reshape(dout, b.shape(dout)[:2] + (1, b.shape(dout)[2])),
                              q, k, v, call.probs, None, call.drop, call.scale, self._causal(call))
+        if dscores is not None and scores_given(call):
+            batch, tq, tv = b.shape(dscores)
+            add_scores_gradient(self, call, dq, dk, b.reshape(dscores, (batch, 1, tq, tv)), q, k)
         if self.use_scale and self.trainable:
             # dq = scale * dS k, so sum(dq * q) = scale * sum(dS * q.k) = scale * dscale
             product = call.buffer("dq_q", b.shape(q))

@@ -43,6 +43,7 @@ class LayerCall:
         self.plan_backend = None
         self.children = {}               # key -> LayerCall of an inner layer (wrappers, cells)
         self.options = {}                # the call's keyword arguments (its node's options)
+        self.douts_given = None          # per output, whether backward got a real dL/d (None: all)
         self._grad_scratch = None        # weight id -> scratch while accumulating
 
     def buffer(self, role, shape, dtype="float32"):

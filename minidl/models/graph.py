@@ -330,6 +330,8 @@ class Graph:
         found = [grads.pop(out, None) for out in step.outs]
         if all(g is None for g in found):
             return None
+        # a layer may skip the work of an output nothing used (attention's scores)
+        step.call.douts_given = [g is not None for g in found]
         return [g if g is not None else self._zeros(("unused", out), shape)
                 for g, out, shape in zip(found, step.outs, step.call.output_shapes)]
 

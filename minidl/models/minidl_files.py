@@ -95,9 +95,12 @@ def _declared_weights(config):
         if not layer.multiple_inputs and len(shapes) != 1:
             raise ValueError(f"{layer.describe()} takes one input, the config feeds it "
                              f"{len(shapes)}")
-        layer.build_once(list(shapes) if layer.multiple_inputs else shapes[0])
+        given = list(shapes) if layer.multiple_inputs else shapes[0]
+        layer.build_once(given)
         counted[position] = (layer, len(layer.weights), layer.count_params())
-        shape = layer.output_shape   # a list of shapes for a call of several outputs
+        # this call's output (a shared layer's calls may differ), a list of shapes for a call
+        # of several outputs
+        shape = layer.node_output_shape(given, options)
         return list(shape) if several_shapes(shape) else [shape]
 
     if config.get("class_name") == "Sequential":
