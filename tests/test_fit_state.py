@@ -64,7 +64,7 @@ def test_a_fit_after_a_failed_fit_runs_every_batch():
     counter = CountBatches()
     history = model.fit(*data(8, 1), batch_size=4, verbose=0, callbacks=[counter])
     assert counter.batches == [0, 1]
-    assert sorted(history.history) == ["accuracy", "learning_rate", "loss"]
+    assert sorted(history.history) == ["accuracy", "loss"]
 
 
 def test_a_failed_iterator_fit_repeats_the_epoch_in_the_same_order():

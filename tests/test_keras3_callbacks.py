@@ -42,7 +42,7 @@ def test_lambda_callback_runs_the_functions_given():
     model.fit(x, y, batch_size=4, epochs=1, verbose=0, callbacks=[cb])
     model.evaluate(x, y, verbose=0, callbacks=[cb])
     assert seen == [("train_begin",), ("epoch_begin", 0, {}), ("batch_end", 0), ("batch_end", 1),
-                    ("epoch_end", 0, ["learning_rate", "loss"]), ("train_end",),
+                    ("epoch_end", 0, ["loss"]), ("train_end",),
                     ("test_end", ["loss"])]
 
 

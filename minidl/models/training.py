@@ -178,7 +178,6 @@ class TrainingLoops:
             if val is not None and not self.stop_training:
                 val_logs = self._evaluate_batches(val, owner, cbs)   # test hooks run, as Keras
                 logs.update({"val_" + k: v for k, v in val_logs.items()})
-            logs["learning_rate"] = self.optimizer.current_learning_rate()
             self.trained_epochs = epoch + 1
             self.fit_state = position(epoch + 1, 0, train.state(), signature)
             cbs.on_epoch_end(epoch, logs)
