@@ -131,7 +131,8 @@ def _instances():
                 "AdaptiveMaxPooling1D": (2,), "AdaptiveAveragePooling2D": (2,), "AdaptiveMaxPooling2D": (2,),
                 "AdaptiveAveragePooling3D": (2,), "AdaptiveMaxPooling3D": (2,),
                 "CategoryEncoding": (4,), "Discretization": ([0.0, 1.0],), "Hashing": (4,),
-                "HashedCrossing": (4,)}
+                "HashedCrossing": (4,), "AlphaDropout": (0.2,), "GaussianDropout": (0.2,),
+                "SpectralNormalization": (layers.Dense(2),), "ReversibleEmbedding": (10, 3)}
 
     for name, cls in sorted(layers.LAYER_CLASSES.items()):
         if name != "InputLayer":

@@ -34,7 +34,7 @@ class _AttentionCall(Layer):
         return options
 
     def _call(self, inputs, training, causal, scores):
-        out = Layer.__call__(self, inputs, training, **self._options(causal, scores))
+        out = Layer.__call__(self, inputs, training=training, **self._options(causal, scores))
         return tuple(out) if scores else out
 
     @staticmethod
@@ -469,7 +469,7 @@ class AdditiveAttention(Layer):
         if (mask is not None and any(m is not None for m in mask)) or return_attention_scores:
             raise ValueError(f"{self.describe()}: mask and return_attention_scores are not supported by "
                              "minidl's AdditiveAttention")
-        return Layer.__call__(self, list(inputs), training, use_causal_mask=bool(use_causal_mask))
+        return Layer.__call__(self, list(inputs), training=training, use_causal_mask=bool(use_causal_mask))
 
     def build(self, input_shape):
         query, value = input_shape[0], input_shape[1]

@@ -25,7 +25,7 @@ from ..mixed_precision import DTypePolicy
 from ..naming import auto_name, snake_case
 from .nodes import KerasTensor, Node, compatible, format_shape, has_unknown, several_shapes
 from .weights import Weight
-from . import custom_call
+from . import added_losses, custom_call
 from .input_arguments import LayerMeta, sample_shape
 from .input_spec import assert_input_compatibility
 
@@ -149,14 +149,27 @@ class Layer(metaclass=LayerMeta):
         """The output of this layer's first call (as Keras 3's layer.output), or None."""
         return self._inbound_nodes[0].outputs[0] if self._inbound_nodes else None
 
-    def __call__(self, inputs, training=None, **options):
+    def __call__(self, inputs, *args, training=None, **options):
         """On symbolic tensors: a new call node and its output tensor. On arrays (eager
         use, as Keras 3 outside a model): the result as a numpy array. On minidl.ops
         Tensors (inside another layer's call): the result as a Tensor, recorded in training.
 
         options: the call's other keyword arguments (plain values, such as attention's
         use_causal_mask, or those a custom layer's `call` takes); they belong to this one call
-        (its node, or its eager context), so two calls of a layer may differ in them."""
+        (its node, or its eager context), so two calls of a layer may differ in them. A layer
+        written with `call` also takes further tensors, positional or by keyword, as Keras
+        does (`layer(logits, targets)`, `call(self, x, targets=None)`): they join the node's
+        inputs and reach `call` by their names (custom_call.pack_tensor_arguments)."""
+        if args:
+            if self.uses_call():
+                options, training = custom_call.bind_positional(self, args, options, training)
+            elif len(args) == 1:   # layer(x, True): Keras's positional training
+                training = args[0]
+            else:
+                raise TypeError(f"{self.describe()}: takes its inputs and training, got "
+                                f"{len(args) + 1} positional arguments")
+        if self.uses_call():
+            inputs, options = custom_call.pack_tensor_arguments(self, inputs, options)
         options = self.check_call_options(options)
         if custom_call.is_eager(inputs):
             return custom_call.call_eagerly(self, inputs, training, options)
@@ -189,6 +202,9 @@ class Layer(metaclass=LayerMeta):
         else:
             accepted = self.call_options
         for name, value in options.items():
+            if name == custom_call.TENSOR_ARGUMENTS:
+                custom_call.check_tensor_arguments(self, value)
+                continue
             if name not in accepted:
                 raise TypeError(f"{self.describe()}: unexpected call argument {name!r} "
                                 f"(it takes {', '.join(sorted(accepted)) or 'only inputs and training'})")
@@ -203,7 +219,9 @@ class Layer(metaclass=LayerMeta):
         shapes = [t.sample_shape for t in tensors]
         shape = shapes if self.multiple_inputs else shapes[0]
         if getattr(self, "input_spec", None) is not None:   # Keras's InputSpec check
-            assert_input_compatibility(self.input_spec, [(None,) + s for s in shapes], self.name)
+            main = custom_call.main_shapes(self, shape) if self.uses_call() else shape
+            main = main if isinstance(main, list) else [main]
+            assert_input_compatibility(self.input_spec, [(None,) + tuple(s) for s in main], self.name)
         self.build_once(shape)
         # a layer built with unknown dims and called again on known ones (or the reverse)
         out = None if shape == self.input_shape and not options else \
@@ -247,8 +265,9 @@ class Layer(metaclass=LayerMeta):
         if not self.uses_call():
             return tuple(self.compute_output_shape(input_shape))
         if type(self).compute_output_shape is not Layer.compute_output_shape:
-            with_batch = ([(None,) + tuple(s) for s in input_shape] if self.multiple_inputs
-                          else (None,) + tuple(input_shape))
+            main = custom_call.main_shapes(self, input_shape)
+            with_batch = ([(None,) + tuple(s) for s in main] if isinstance(main, list)
+                          else (None,) + tuple(main))
             return _without_batch(self.compute_output_shape(with_batch))
         return _as_shape(custom_call.infer_output_shape(self, input_shape))
 
@@ -262,14 +281,16 @@ class Layer(metaclass=LayerMeta):
         return type(self).call is not Layer.call
 
     def _build_keras_style(self, input_shape):
-        # Keras passes shapes with the batch axis to build and compute_output_shape
-        with_batch = ([(None,) + tuple(s) for s in input_shape] if self.multiple_inputs
-                      else (None,) + tuple(input_shape))
+        # Keras passes shapes with the batch axis to build and compute_output_shape, those of
+        # the call's inputs (not of its further tensor arguments)
+        input_shape = custom_call.main_shapes(self, input_shape)
+        with_batch = ([(None,) + tuple(s) for s in input_shape]
+                      if isinstance(input_shape, list) else (None,) + tuple(input_shape))
         self.build(with_batch)
         if type(self).compute_output_shape is not Layer.compute_output_shape:
             self.output_shape = _without_batch(self.compute_output_shape(with_batch))
         else:
-            self.output_shape = _as_shape(custom_call.infer_output_shape(self, input_shape))
+            self.output_shape = _as_shape(custom_call.infer_output_shape(self, self.input_shape))
 
     def call(self, inputs, training=None, mask=None):
         """The layer's computation with minidl.ops (Keras subclassing); built-in layers
@@ -330,6 +351,20 @@ class Layer(metaclass=LayerMeta):
         """The output shape of a built-in layer's call with these keyword options, when they
         change it (ReversibleEmbedding's reverse=); None: the usual one."""
         return None
+
+    def add_loss(self, loss):
+        """Keras's add_loss: inside `call`, a scalar (or values summed to one) that joins the
+        loss the model minimizes and reports (layers/added_losses.py)."""
+        added_losses.add(self, loss)
+
+    @property
+    def losses(self):
+        """The losses the last call added (Keras's layer.losses), with those of the layers
+        inside it."""
+        found = list(getattr(self, "_last_losses", None) or getattr(self, "_eager_losses", None) or [])
+        for sub in self.sublayers() if hasattr(self, "sublayers") else ():
+            found += [v for v in sub.losses if all(v is not f for f in found)]
+        return found
 
     def expect_rank(self, input_shape, rank, what):
         if len(input_shape) != rank:

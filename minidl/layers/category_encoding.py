@@ -23,7 +23,7 @@ class ModelUsable:
 
     def __call__(self, inputs, *args, **kwargs):
         if isinstance(inputs, KerasTensor) or type(inputs).__name__ == "Tensor":
-            return Layer.__call__(self, inputs, kwargs.get("training"))
+            return Layer.__call__(self, inputs, training=kwargs.get("training"))
         return super().__call__(inputs, *args, **kwargs)
 
     def encoded_shape(self, input_shape, depth, mode):

@@ -8,11 +8,13 @@ layers before it through the ordinary graph backward, so both kinds mix freely.
 
 import inspect
 
+import numpy as np
+
 from .. import autodiff
 from .. import ops
 from ..autodiff import Tensor
 from ..backends.symbolic import SymbolicBackend
-from . import eager_calls
+from . import added_losses, eager_calls
 
 
 def _signature(layer):
@@ -36,9 +38,110 @@ def _call_kwargs(layer, training, options=None):
     """training= for call when its signature takes it (as Keras passes it), and the call's
     own keyword options."""
     kwargs = dict(options or {})
+    kwargs.pop(TENSOR_ARGUMENTS, None)
     if _signature(layer)[0]:
         kwargs["training"] = training
     return kwargs
+
+
+# ------------------------------------------------------------- tensor arguments of call
+# A call may take tensors besides its inputs (`call(self, logits, targets=None)`). They join
+# the node's inputs, after the call's own (one list); the option TENSOR_ARGUMENTS records
+# [whether the inputs were a list, how many they were, the names of the tensors after them],
+# so that `call` gets them back by name. A layer's calls share that layout (it is fixed at
+# its first call: build() sees the inputs' shapes only, as in Keras).
+TENSOR_ARGUMENTS = "__tensor_arguments__"
+
+
+def bind_positional(layer, args, options, training):
+    """options (and training) with the positional arguments after the inputs bound to the
+    names of call's parameters, in order."""
+    sig = inspect.signature(layer.call).parameters
+    names = [n for n, p in list(sig.items())[1:] if p.kind in (
+        inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    if len(args) > len(names):
+        raise TypeError(f"{layer.describe()}: call takes {len(names) + 1} positional arguments "
+                        f"({', '.join(['inputs'] + names)}), got {len(args) + 1}")
+    options = dict(options)
+    for name, value in zip(names, args):
+        if name in options or (name == "training" and training is not None):
+            raise TypeError(f"{layer.describe()}: call got two values for argument {name!r}")
+        if name == "training":
+            training = value
+        else:
+            options[name] = value
+    return options, training
+
+
+def _is_tensor(value):
+    from .nodes import KerasTensor
+    return isinstance(value, (KerasTensor, Tensor, np.ndarray))
+
+
+def pack_tensor_arguments(layer, inputs, options):
+    """(inputs, options) with the tensor-valued keyword arguments moved into the inputs."""
+    if options.get("mask") is not None:
+        raise TypeError(f"{layer.describe()}: minidl passes Keras masks itself (from Embedding("
+                        "mask_zero=True) or Masking); an explicit mask= argument is not supported")
+    options = {n: v for n, v in options.items() if n != "mask"}
+    names = [n for n, v in options.items() if _is_tensor(v)]
+    previous = getattr(layer, "_tensor_arguments", None)
+    if not names:
+        if previous and layer.built:
+            raise TypeError(f"{layer.describe()} was first called with the tensor arguments "
+                            f"{previous[2]}; every call must pass them")
+        return inputs, options
+    main = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    layout = [isinstance(inputs, (list, tuple)), len(main), names]
+    if previous is not None and layer.built and list(previous) != layout:
+        raise TypeError(f"{layer.describe()}: its calls must pass the same tensor arguments; the "
+                        f"first passed {previous[2]} after {previous[1]} inputs, this one {names}")
+    layer._tensor_arguments = layout   # the layer's call layout (a build-time setting)
+    extra = [options.pop(n) for n in names]
+    options[TENSOR_ARGUMENTS] = layout
+    return main + extra, options
+
+
+def check_tensor_arguments(layer, layout):
+    """A TENSOR_ARGUMENTS option (from a model file too) is [bool, int, [names of call's
+    parameters]]."""
+    ok = (isinstance(layout, (list, tuple)) and len(layout) == 3 and isinstance(layout[0], bool)
+          and isinstance(layout[1], int) and not isinstance(layout[1], bool) and layout[1] >= 1
+          and isinstance(layout[2], (list, tuple)) and layout[2]
+          and all(isinstance(n, str) and n in call_parameters(layer) for n in layout[2]))
+    if not ok:
+        raise TypeError(f"{layer.describe()}: bad tensor-argument layout {layout!r:.100} (call "
+                        f"takes {sorted(call_parameters(layer))})")
+
+
+def restore_layout(layer, options):
+    """A layer read from a model file takes its calls' tensor-argument layout from a node's
+    options (before it is built)."""
+    layout = (options or {}).get(TENSOR_ARGUMENTS)
+    if layout:
+        check_tensor_arguments(layer, layout)
+        layer._tensor_arguments = [layout[0], layout[1], list(layout[2])]
+        layer.multiple_inputs = True
+
+
+def unpack_call_arguments(layer, xs, options):
+    """(the inputs call gets, the tensor keyword arguments) from the flat list of a call's
+    tensors xs, by the call's TENSOR_ARGUMENTS layout (or the layer's: a shape probe)."""
+    layout = (options or {}).get(TENSOR_ARGUMENTS) or getattr(layer, "_tensor_arguments", None)
+    if not layout:
+        return (xs if layer.multiple_inputs else xs[0]), {}
+    was_list, count, names = layout
+    main = xs[:count]
+    return (main if was_list else main[0]), dict(zip(names, xs[count:]))
+
+
+def main_shapes(layer, input_shape):
+    """The shapes of the call's own inputs (what build() gets), without its tensor arguments."""
+    layout = getattr(layer, "_tensor_arguments", None)
+    if not layout:
+        return input_shape
+    was_list, count, _ = layout
+    return list(input_shape[:count]) if was_list else input_shape[0]
 
 
 def _output_of(layer, result):
@@ -66,9 +169,14 @@ def call_forward(layer, call, inputs, training):
     tape = autodiff.Tape(b) if training else None
     needs = call.input_grad_needed and training
     xs = [Tensor(v, b, requires_grad=needs) for v in (inputs if layer.multiple_inputs else [inputs])]
-    with autodiff.on_backend(b), autodiff.recording(tape), autodiff.call_scope():
-        outs, several = _outputs_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
+    with autodiff.on_backend(b), autodiff.recording(tape), autodiff.call_scope(), \
+            added_losses.Collecting() as added:
+        main, tensors = unpack_call_arguments(layer, xs, call.options)
+        outs, several = _outputs_of(layer, layer.call(main, **tensors,
                                                       **_call_kwargs(layer, training, call.options)))
+    # the losses the call added (add_loss): the model adds them to its loss, backward seeds them
+    call.added_losses = added
+    layer._last_losses = added
     call.tape = (tape, xs, outs) if training else None
     values = []
     for out in outs:
@@ -91,8 +199,11 @@ def call_backward(layer, call, dout):
     weights = layer.trainable_weights
     leaves = [tape.leaf_of(w) for w in weights]
     sources = [x for x in xs] + [leaf for leaf in leaves if leaf is not None]
-    douts = dout if isinstance(dout, list) else [dout]
-    grads = tape.gradients(outs, [Tensor(d, b) for d in douts], sources)
+    douts = [Tensor(d, b) for d in (dout if isinstance(dout, list) else [dout])]
+    added = getattr(call, "added_losses", None) or []
+    # each added loss counts once in the total loss (times a LossScaleOptimizer's scale)
+    seeds = [ops.full((), float(getattr(call, "loss_scale", 1.0)), backend=b) for _ in added]
+    grads = tape.gradients(list(outs) + list(added), douts + seeds, sources)
     by_leaf = dict(zip([id(s) for s in sources], grads))
     filled = tape.filled_weights()
     for w, leaf in zip(weights, leaves):
@@ -139,7 +250,8 @@ def call_eagerly(layer, inputs, training=None, options=None):
     tape = autodiff.current_tape()
     mode = tape is not None if training is None else bool(training)
     if layer.uses_call():
-        outs, several = _outputs_of(layer, layer.call(ts if many else ts[0],
+        main, tensors = unpack_call_arguments(layer, ts, options)
+        outs, several = _outputs_of(layer, layer.call(main, **tensors,
                                                       **_call_kwargs(layer, mode, options)))
         return outs if several else outs[0]
     needed = any(t.requires_grad for t in ts)
@@ -240,5 +352,6 @@ def _run_probe(layer, shapes, target, batch, probe, options=None):
     xs = [Tensor(target.zeros((batch,) + tuple(s)), target) for s in shapes]
     with autodiff.on_backend(target, probe=probe), autodiff.recording(None), \
             autodiff.call_scope():
-        return _outputs_of(layer, layer.call(xs if layer.multiple_inputs else xs[0],
+        main, tensors = unpack_call_arguments(layer, xs, options)
+        return _outputs_of(layer, layer.call(main, **tensors,
                                              **_call_kwargs(layer, False, options)))

@@ -122,7 +122,7 @@ class Recurrent(Layer):
             raise ValueError(f"{self.describe()}: return_state=True works in models and eager "
                              f"calls; inside another layer's call use return_sequences and "
                              f"take the last step")
-        return super().__call__(inputs, training)
+        return super().__call__(inputs, training=training)
 
     def _check_use_cudnn(self, value):
         """Keras's use_cudnn ("auto", True or False): accepted, minidl has no cuDNN path."""

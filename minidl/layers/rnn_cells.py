@@ -208,7 +208,7 @@ class StackedRNN(_Wrapper):
             # a minidl.ops Tensor has one value: the tape records one output per call
             raise ValueError(f"{self.describe()}: return_state=True works in models and eager "
                              f"calls, not inside another layer's call")
-        result = super().__call__(inputs, training)
+        result = super().__call__(inputs, training=training)
         if not self.return_state:
             return result
         nested, rest = [result[0]], list(result[1:])   # Keras's structure of the states

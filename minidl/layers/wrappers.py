@@ -149,7 +149,7 @@ class Bidirectional(_Wrapper):
             # a minidl.ops Tensor has one value: the tape records one output per call
             raise ValueError(f"{self.describe()}: return_state=True works in models and eager "
                              f"calls, not inside another layer's call")
-        return super().__call__(inputs, training)
+        return super().__call__(inputs, training=training)
 
     def compute_output_shape(self, input_shape):
         shape = self.forward_layer.compute_output_shape(input_shape)

@@ -61,10 +61,14 @@ class Loss:
     def uses_call(self):
         return type(self).call is not Loss.call
 
-    def __call__(self, y_true, y_pred):
+    def __call__(self, y_true, y_pred, sample_weight=None):
         """The batch's loss as a scalar Tensor (reduced as `reduction` says), differentiable
-        with respect to y_pred inside a GradientTape."""
+        with respect to y_pred inside a GradientTape. sample_weight (one per sample, or shaped
+        as the per-position losses) multiplies each loss before the reduction, whose
+        sum_over_batch_size still divides by the number of losses (as Keras's)."""
         values = self._values(y_true, y_pred)
+        if sample_weight is not None:
+            values = ops.multiply(values, _weights_like(sample_weight, values))
         return ops.sum(values) if self.reduction == "sum" else ops.mean(values)
 
     def _values(self, y_true, y_pred):
@@ -254,3 +258,13 @@ class LossFunctionWrapper(Loss):
         return {"name": self.name, "reduction": self.reduction}
 
 
+def _weights_like(sample_weight, values):
+    """sample_weight as a float32 Tensor of values' rank (Keras squeezes or expands the
+    trailing axes of size 1), on values' backend."""
+    weight = ops.cast(ops.convert_to_tensor(sample_weight, backend=values.backend)
+                      if not ops.is_tensor(sample_weight) else sample_weight, "float32")
+    while len(weight.shape) > len(values.shape) and weight.shape[-1] == 1:
+        weight = ops.squeeze(weight, -1)
+    while len(weight.shape) < len(values.shape):
+        weight = ops.expand_dims(weight, -1)
+    return weight

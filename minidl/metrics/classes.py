@@ -114,8 +114,12 @@ class Mean(Metric):
             self.total.assign_add(ops.sum(values))
             self.count.assign_add(float(int(np.prod(ops.shape(values)))))
         else:
-            w = ops.broadcast_to(ops.convert_to_tensor(sample_weight) if not ops.is_tensor(sample_weight)
-                                 else sample_weight, ops.shape(values))
+            w = ops.cast(ops.convert_to_tensor(sample_weight) if not ops.is_tensor(sample_weight)
+                         else sample_weight, "float32")
+            # Keras squeezes a weight's trailing axes of size 1 down to the values' rank
+            while len(ops.shape(w)) > len(ops.shape(values)) and ops.shape(w)[-1] == 1:
+                w = ops.squeeze(w, -1)
+            w = ops.broadcast_to(w, ops.shape(values))
             self.total.assign_add(ops.sum(values * w))
             self.count.assign_add(ops.sum(w))
 

@@ -14,6 +14,7 @@ call's inputs exist (a shared layer's second call may need a layer listed after 
 """
 
 from .. import layers as layers_mod
+from ..layers import custom_call
 from ..custom_objects import get_registered_name
 from ..mixed_precision import serialize as serialize_policy
 from .registry import MODEL_CLASSES, model_class
@@ -162,9 +163,11 @@ def _call(item, args, training, options=None):
         if isinstance(out, dict):
             return list(out.values())
         return list(out) if isinstance(out, list) else [out]
+    options = item.check_call_options(options or {})
+    custom_call.restore_layout(item, options)
     if not item.multiple_inputs and len(args) != 1:
         raise ValueError(f"{item.describe()} takes one input, the config feeds it {len(args)}")
-    node = item.add_node(args, training, options=item.check_call_options(options or {}))
+    node = item.add_node(args, training, options=options)
     return node.outputs
 
 

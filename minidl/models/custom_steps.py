@@ -85,7 +85,7 @@ class CustomSteps:
         return getattr(type(self), name) is not getattr(CustomSteps, name)
 
     def _loss_optional(self):
-        return self._overrides("train_step")
+        return self._overrides("train_step") or super()._loss_optional()
 
     def compile(self, *args, **kwargs):
         """As the model's compile; with a step of your own, the losses read the outputs

@@ -96,6 +96,7 @@ class Graph:
         self.backend = None
         self._grad_buffers = BufferSet()   # summed gradients of tensors used twice
         self._steps = None
+        self._may_add_losses = False        # a layer written with ops may call add_loss
         self._activity = {}                # output id -> activity regularizer of its node
         self._loss_scale = 1.0             # backward()'s, for the activity penalties
         self._activity_values = {}         # output id -> that node's output, after forward
@@ -206,6 +207,7 @@ class Graph:
                 self._grads_final_after[index] = list(layer.trainable_weights)
         self._activity = {step.out: step.layer.activity_regularizer for step in steps
                           if getattr(step.layer, "activity_regularizer", None) is not None}
+        self._may_add_losses = any(step.layer.uses_call() for step in steps)
         self._input_ids = [id(t) for t in self.inputs]
         self._output_ids = [id(t) for t in self.outputs]
 
@@ -246,6 +248,7 @@ class Graph:
                 call.output_shapes = [self.backend.shape(r) for r in result]
             else:
                 values[step.out] = result
+                call.output_shapes = [self.backend.shape(result)]
             if layer.supports_masking:
                 out_mask = layer.output_mask(call, x, mask)
                 if out_mask is not None:
@@ -271,6 +274,17 @@ class Graph:
     @property
     def has_activity_regularizers(self):
         return bool(self._activity)
+
+    @property
+    def may_add_losses(self):
+        """Whether a layer's call may add losses (add_loss: the layers written with ops)."""
+        return self._may_add_losses
+
+    def added_losses(self):
+        """The scalar backend tensors the layers' calls added with add_loss in the last
+        forward (the model adds them to its loss)."""
+        return [t.value for step in self._steps or ()
+                for t in (getattr(step.call, "added_losses", None) or ())]
 
     def activity_outputs(self):
         """(regularizer, output) of every node with an activity regularizer, from the last
@@ -344,8 +358,14 @@ class Graph:
         b = self.backend
         layer, call = step.layer, step.call
         g = self._step_dout(step, grads)
+        if g is None and getattr(call, "added_losses", None):
+            # the call's added losses have a gradient even where its outputs have none
+            shapes = call.output_shapes
+            zeros = [self._zeros(("unused", out), shape) for out, shape in zip(step.outs, shapes)]
+            g = zeros if step.multi else zeros[0]
         if g is None or not (call.input_grad_needed or step.has_weights):
             return
+        call.loss_scale = self._loss_scale   # for the seeds of added losses
         if step.out in self._activity:   # the node's penalty is reg(output) / batch
             # into a copy: g may be shared (Add passes one dout to all its inputs)
             out = step.out

@@ -22,6 +22,7 @@ import numpy as np
 from .. import losses as losses_mod
 from .. import optimizers as optimizers_mod
 from .. import layers as layers_mod
+from ..layers import custom_call
 from ..custom_objects import custom_object_scope
 from ..io import ArchiveError, NpzArchive, ZipArchive, atomic_write, element_count
 from ..layers.base import several_shapes
@@ -91,7 +92,7 @@ def _declared_weights(config):
             counted[position] = (layers_mod.deserialize(spec["class_name"], spec["config"]),)
         layer = counted[position][0]
         shapes, options = node_arguments(layer, shapes, kwargs)
-        layer.check_call_options(options)
+        custom_call.restore_layout(layer, layer.check_call_options(options))
         if not layer.multiple_inputs and len(shapes) != 1:
             raise ValueError(f"{layer.describe()} takes one input, the config feeds it "
                              f"{len(shapes)}")
@@ -190,6 +191,9 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
 
 def compile_config(model):
     heads = model._heads
+    if not heads:   # compiled without a loss (the layers add theirs, or a train_step's own)
+        return {"optimizer": optimizers_mod.serialize(model.optimizer), "loss": None,
+                "loss_weights": None, "metrics": None, "weighted_metrics": None}
     if len(heads) == 1:
         loss, weights = losses_mod.serialize(heads[0].loss), None
         metrics, weighted = heads[0].compiled_metrics
@@ -427,7 +431,9 @@ def compile_from_config(model, c, optimizer=None):
     """model.compile with the settings compile_config() wrote; `optimizer` (an optimizer
     object) replaces the saved one (minidl.distributed.load_model wraps it)."""
     loss = c["loss"]
-    if isinstance(loss, dict) and "class_name" not in loss:   # one loss per output
+    if loss is None or loss == {}:
+        loss = None
+    elif isinstance(loss, dict) and "class_name" not in loss:   # one loss per output
         loss = {name: losses_mod.get(spec) for name, spec in loss.items()}
     else:
         loss = losses_mod.get(loss)

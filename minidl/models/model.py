@@ -209,8 +209,9 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
         self.compiled = True
 
     def _loss_optional(self):
-        """Whether compile() may go without a loss (a train_step of your own computes it)."""
-        return False
+        """Whether compile() may go without a loss: the model's layers may add theirs
+        (add_loss, as Keras's endpoint layers), or a train_step of your own computes it."""
+        return self.graph.may_add_losses
 
     @property
     def metrics(self):
@@ -272,6 +273,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
                 m.reset()
         if self._penalized:
             b.fill(penalty_sum, 0.0)
+        self._added = False   # whether a layer added a loss (add_loss) since the reset
         self._seen = 0
         self._head_rows = [0] * len(self._heads)   # rows (samples x positions) per head
 
@@ -281,7 +283,8 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
         seen = max(self._seen, 1)
         heads, penalty_sum = self._counters
         values = {}
-        total = float(b.to_numpy(penalty_sum)[0]) / seen if self._penalized else 0.0
+        total = (float(b.to_numpy(penalty_sum)[0]) / seen
+                 if self._penalized or getattr(self, "_added", False) else 0.0)
         for h, (loss_sum, counts, weight_sum), rows in zip(self._heads, heads, self._head_rows):
             positions, shape = h.positions, h.shape
             if h.unknown and self._seen:   # sizes may vary: the positions per sample, on average
@@ -342,8 +345,14 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
                         weights = self._element_weights(hb, sws[i], h)
                 m.update(b, c, scored, hb["y_rows"], accumulate=True, weights=weights)
             preds.append(pred)
-        if self._penalized:   # the running sum is per sample: n times this batch's penalty
-            penalties.add_penalties(b, penalty_sum, self._penalties[0], self.graph, n)
+        # losses the layers added (add_loss) join the penalties' sum; the sum is read only
+        # when one of them exists, so a model without any moves nothing more
+        added = self.graph.added_losses() if self.graph.may_add_losses else ()
+        if added and not (self._penalized or self._added):
+            b.fill(penalty_sum, 0.0)
+        self._added = self._added or bool(added)
+        if self._penalized or added:   # the running sum is per sample: n times this batch's penalty
+            penalties.add_penalties(b, penalty_sum, self._penalties[0], self.graph, n, added)
         self._seen += n
         if self._dynamic_heads:
             self._head_rows = [r + n * h.positions for r, h in zip(self._head_rows, self._heads)]

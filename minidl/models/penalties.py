@@ -20,14 +20,16 @@ def plan(graph):
     return regularized, [(w, r) for w, r in regularized if id(w) in trainable], constrained
 
 
-def add_penalties(backend, penalty_sum, regularized, graph, samples):
+def add_penalties(backend, penalty_sum, regularized, graph, samples, added=()):
     """penalty_sum (1,) += samples * the penalty of every regularized weight, and of every
     call node's output with an activity regularizer in the last forward (divided by its
-    batch size, as Keras)."""
+    batch size, as Keras), and the losses the layers added (`added`, scalar tensors)."""
     for weight, regularizer in regularized:
         regularizer.penalty(backend, penalty_sum, weight.value, float(samples))
     for regularizer, out in graph.activity_outputs():
         regularizer.penalty(backend, penalty_sum, out, samples / backend.shape(out)[0])
+    for value in added:   # the layers' add_loss values: once per batch, as Keras adds them
+        backend.axpby(penalty_sum, float(samples), backend.reshape(value, (1,)), 1.0, penalty_sum)
 
 
 def add_penalty_gradients(backend, regularized, loss_scale=1.0):
