@@ -5,7 +5,6 @@ Layer subclass with build() / add_weight / call written with ops / get_config, i
 MNIST classifier trained with RMSprop, from_logits cross-entropy and SparseCategoricalAccuracy.
 Written anew for minidl's corpus with the same Keras 3 API; synthetic digits, small sizes."""
 
-import numpy as np
 
 import minidl as keras
 from minidl import layers, ops
