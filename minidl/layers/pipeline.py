@@ -11,6 +11,7 @@ image (H, W, C) runs as a batch of one.
 
 import numpy as np
 
+from ..seed_state import mix_seed
 from .augment_base import DATA_KEYS, HostDrawnAugment, _is_data
 from .base import Layer
 from .wrappers import _Wrapper
@@ -31,6 +32,14 @@ class Pipeline(_Wrapper):
 
     def _inner(self):
         return self._subs
+
+    def _seed_sublayers(self):
+        # a layer's own seed changes its draws (mixed with the pipeline's step seed, which
+        # keeps them new at every step)
+        for index, sub in enumerate(self._subs):
+            if sub.needs_step_seed:
+                base = self.step_seed if sub.seed is None else mix_seed(sub.seed, self.step_seed)
+                sub.step_seed = mix_seed(base, index) >> 2
 
     def build(self, input_shape):
         shape = tuple(input_shape)
