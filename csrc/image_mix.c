@@ -52,42 +52,67 @@ static int first_at_or_above(float bound, int length)
     return bound >= (float)length ? length : (int)ceilf(bound);
 }
 
+/* A table's integer offset (NaN: 0), bounded so that adding a coordinate cannot overflow. */
+static inline int64_t offset_of(float v)
+{
+    if (!(v == v)) return 0;
+    v = floorf(v);
+    return v < -1073741824.0f ? -1073741824 : (v > 1073741824.0f ? 1073741824 : (int64_t)v);
+}
+
+static inline int64_t clamp_index(int64_t t, int length)
+{
+    return t < 0 ? 0 : (t >= length ? length - 1 : t);
+}
+
 void minidl_image_paste_forward(float *out, const float *x, const float *boxes, const float *source,
-                                float low, float high, int n, int m, int h, int w, int c)
+                                float low, float high, int n, int h, int w, int c, int m, int sh,
+                                int sw)
 {
     const int64_t row = (int64_t)w * c, image = (int64_t)h * row;
+    const int64_t source_row = (int64_t)sw * c, source_image = (int64_t)sh * source_row;
     int threaded = (int64_t)n * image >= MINIDL_PARALLEL_MIN && n > 1;
 #pragma omp parallel for schedule(static) if (threaded) num_threads(minidl_num_threads())
     for (int s = 0; s < n; s++) {
-        const float *b = boxes + 5 * s;
+        const float *b = boxes + 7 * s;
         int empty = isnan(b[0]) || isnan(b[1]) || isnan(b[2]) || isnan(b[3]);
         const int j0 = empty ? 0 : first_at_or_above(b[0], w), j1 = empty ? 0 : first_at_or_above(b[1], w);
         const int i0 = empty ? 0 : first_at_or_above(b[2], h), i1 = empty ? 0 : first_at_or_above(b[3], h);
-        const float *src = source + source_index(b[4], m) * image;
+        const int64_t dx = offset_of(b[5]), dy = offset_of(b[6]);
+        const float *src = source + source_index(b[4], m) * source_image;
         memcpy(out + s * image, x + s * image, (size_t)image * sizeof(float));
-        if (j1 <= j0 || i1 <= i0) continue;
-        for (int i = i0; i < i1; i++) {
+        for (int i = i0; i < i1 && j0 < j1; i++) {
             float *dst = out + s * image + i * row;
-            const float *from = src + i * row;
+            const float *from = src + clamp_index(i + dy, sh) * source_row;
+            const int64_t first = j0 + dx, last = j1 - 1 + dx;
+            if (first >= 0 && last < sw) {   /* the usual case: one contiguous run */
+                const float *run = from + first * c;
 #pragma omp simd
-            for (int64_t k = (int64_t)j0 * c; k < (int64_t)j1 * c; k++) dst[k] = clampf(from[k], low, high);
+                for (int64_t k = 0; k < (int64_t)(j1 - j0) * c; k++)
+                    dst[(int64_t)j0 * c + k] = clampf(run[k], low, high);
+                continue;
+            }
+            for (int j = j0; j < j1; j++)
+                for (int ch = 0; ch < c; ch++)
+                    dst[(int64_t)j * c + ch] = clampf(from[clamp_index(j + dx, sw) * c + ch], low, high);
         }
     }
 }
 
 void minidl_image_paste_reference(float *out, const float *x, const float *boxes,
-                                  const float *source, float low, float high, int n, int m, int h,
-                                  int w, int c)
+                                  const float *source, float low, float high, int n, int h, int w,
+                                  int c, int m, int sh, int sw)
 {
     for (int s = 0; s < n; s++) {
-        const float *b = boxes + 5 * s;
+        const float *b = boxes + 7 * s;
         const int64_t k = source_index(b[4], m);
         for (int i = 0; i < h; i++)
             for (int j = 0; j < w; j++) {
                 int inside = (float)j >= b[0] && (float)j < b[1] && (float)i >= b[2] && (float)i < b[3];
+                int64_t r = clamp_index(i + offset_of(b[6]), sh), col = clamp_index(j + offset_of(b[5]), sw);
                 for (int ch = 0; ch < c; ch++) {
                     int64_t at = (((int64_t)s * h + i) * w + j) * c + ch;
-                    int64_t from = ((k * h + i) * w + j) * c + ch;
+                    int64_t from = ((k * sh + r) * sw + col) * c + ch;
                     out[at] = inside ? clampf(source[from], low, high) : x[at];
                 }
             }

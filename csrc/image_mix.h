@@ -12,13 +12,15 @@
 void minidl_batch_mix_forward(float *out, const float *x, const float *mix, int n, int64_t size);
 void minidl_batch_mix_reference(float *out, const float *x, const float *mix, int n, int64_t size);
 
-/* out (n, h, w, c) = x, but pixel (i, j) of image s inside boxes[s] = (x0, x1, y0, y1, k)
- * (x0 <= j < x1, y0 <= i < y1 as floats) = source[(int)k] (m, h, w, c) clipped to [low, high]. */
+/* out (n, h, w, c) = x, but pixel (i, j) of image s inside boxes[s] = (x0, x1, y0, y1, k, dx,
+ * dy) (x0 <= j < x1, y0 <= i < y1 as floats) = source[k, i + dy, j + dx] clipped to [low, high];
+ * source is (m, sh, sw, c), its coordinates clamped into it. */
 void minidl_image_paste_forward(float *out, const float *x, const float *boxes, const float *source,
-                                float low, float high, int n, int m, int h, int w, int c);
+                                float low, float high, int n, int h, int w, int c, int m, int sh,
+                                int sw);
 void minidl_image_paste_reference(float *out, const float *x, const float *boxes,
-                                  const float *source, float low, float high, int n, int m, int h,
-                                  int w, int c);
+                                  const float *source, float low, float high, int n, int h, int w,
+                                  int c, int m, int sh, int sw);
 
 /* out (n, h, w, c) = clip(x + weights[s] * (f - x), low, high), f the correlation of each
  * channel of x with kernel (kh, kw) (odd sizes) over the zero-padded image; an image whose

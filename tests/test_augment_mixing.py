@@ -226,9 +226,15 @@ def test_cpu_kernels_match_their_reference_twins(isa):
     mix[0, 2] = 40   # clamped to the last image
     twins("batch_mix", ptr(mix), n, h * w * c)
     boxes = np.stack([rng.uniform(-3, w, n), rng.uniform(0, w + 3, n), rng.uniform(-3, h, n),
-                      rng.uniform(0, h + 3, n), rng.integers(0, n, n)], 1).astype(np.float32)
+                      rng.uniform(0, h + 3, n), rng.integers(0, n, n), np.zeros(n), np.zeros(n)],
+                     1).astype(np.float32)
     boxes[1, 0] = np.nan
-    twins("image_paste", ptr(boxes), ptr(x), -20.0, 30.0, n, n, h, w, c)
+    twins("image_paste", ptr(boxes), ptr(x), -20.0, 30.0, n, h, w, c, n, h, w)
+    source = rng.normal(size=(4, 5, 6, c)).astype(np.float32) * 50   # read from offsets, clamped
+    boxes[:, 4] = rng.integers(0, 4, n)
+    boxes[:, 5:] = rng.integers(-8, 8, (n, 2))
+    boxes[2, 6] = np.nan
+    twins("image_paste", ptr(boxes), ptr(source), -20.0, 30.0, n, h, w, c, 4, 5, 6)
     for kh, kw in ((3, 3), (5, 3), (1, 7)):
         kernel = rng.uniform(0, 1, (kh, kw)).astype(np.float32)
         weights = rng.uniform(-1, 2, n).astype(np.float32)

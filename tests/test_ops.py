@@ -948,10 +948,11 @@ def image_mix_cases():
     def mix_table(rng, n):
         return np.stack([rng.uniform(0, 1, n), rng.uniform(-1, 1, n), rng.permutation(n)], 1).astype(np.float32)
 
-    def box_table(rng, n, h, w, sources):
+    def box_table(rng, n, h, w, sources, shift):
         x0, y0 = rng.uniform(-2, w, n), rng.uniform(-2, h, n)
         boxes = np.stack([x0, x0 + rng.uniform(0, w, n), y0, y0 + rng.uniform(0, h, n),
-                          rng.integers(0, sources, n)], 1).astype(np.float32)
+                          rng.integers(0, sources, n), rng.integers(-shift, shift + 1, n),
+                          rng.integers(-shift, shift + 1, n)], 1).astype(np.float32)
         boxes[0, :4] = 0   # an empty box: the image is left as it is
         return boxes
 
@@ -963,14 +964,15 @@ def image_mix_cases():
             return [call("batch_mix_forward", out(*shape), x, mix_table(rng, shape[0]))]
         return build
 
-    def paste(shape, sources, clip, specials=False):
+    def paste(shape, sources, clip, specials=False, shift=0):
         def build(rng):
             n, h, w, c = shape
             x = randn(rng, *shape, scale=50)
             if specials:
                 with_specials(x, stride=11)
-            source = x if sources is None else randn(rng, sources, h, w, c, scale=80)
-            boxes = box_table(rng, n, h, w, n if sources is None else sources)
+            # sources: None (x itself, CutMix) or (M, SH, SW), read from offsets (RandomErasing)
+            source = x if sources is None else randn(rng, *sources, c, scale=80)
+            boxes = box_table(rng, n, h, w, n if sources is None else sources[0], shift)
             return [call("image_paste_forward", out(*shape), x, boxes, source, clip)]
         return build
 
@@ -989,11 +991,13 @@ def image_mix_cases():
              for s in ((5, 4, 3, 2), (7, 10), (1, 6), (64, 32, 32, 3))]
             + [Case("batch_mix", "batch_mix-nan", mix((6, 5, 4, 3), True), rtol=1e-5, atol=1e-6),
                Case("image_paste", "image_paste-cutmix", paste((6, 7, 9, 3), None, (-np.inf, np.inf)), rtol=0, atol=0),
-               Case("image_paste", "image_paste-erase", paste((5, 8, 6, 2), 5, (-20.0, 30.0)), rtol=0, atol=0),
-               Case("image_paste", "image_paste-constant", paste((4, 5, 5, 3), 1, (0.0, 255.0)), rtol=0, atol=0),
+               Case("image_paste", "image_paste-erase", paste((5, 8, 6, 2), (5, 3, 4), (-20.0, 30.0), shift=4),
+                    rtol=0, atol=0),
+               Case("image_paste", "image_paste-constant", paste((4, 5, 5, 3), (1, 5, 5), (0.0, 255.0)), rtol=0, atol=0),
                Case("image_paste", "image_paste-threaded", paste((64, 32, 32, 3), None, (-np.inf, np.inf)),
                     rtol=0, atol=0),
-               Case("image_paste", "image_paste-nan", paste((6, 7, 9, 3), 2, (-10.0, 10.0), True), rtol=0, atol=0)]
+               Case("image_paste", "image_paste-nan", paste((6, 7, 9, 3), (2, 7, 9), (-10.0, 10.0), True, 2),
+                    rtol=0, atol=0)]
             + [Case("image_filter_blend", f"image_filter_blend-{'x'.join(map(str, s))}-{'x'.join(map(str, k))}",
                     blend(s, k, vr), rtol=1e-5, atol=1e-5)
                for s, k, vr in (((5, 6, 7, 3), (3, 3), (0, 255)), ((4, 9, 8, 2), (5, 3), (50, 150)),

@@ -427,9 +427,10 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
 
     def image_paste_forward(self, out, x, boxes, source, clip=(-math.inf, math.inf)):
         """out (N, H, W, C) = x, except the pixels (row i, column j) of image n inside its box
-        boxes[n] = (x0, x1, y0, y1, s) (x0 <= j < x1 and y0 <= i < y1, compared as floats),
-        which get source[int(s), i, j, :] clipped to clip; source (M, H, W, C) (CutMix: x
-        itself; RandomErasing: its fill). out must not alias x or source."""
+        boxes[n] = (x0, x1, y0, y1, k, dx, dy) (x0 <= j < x1 and y0 <= i < y1, compared as
+        floats), which get source[k, i + dy, j + dx, :] clipped to clip; source (M, SH, SW, C)
+        (CutMix: x itself, offsets 0; RandomErasing: its fill, each box read from a corner).
+        A source coordinate is clamped into the source. out must not alias x or source."""
         raise NotImplementedError
 
     def image_filter_blend_forward(self, out, x, kernel, weights, value_range):

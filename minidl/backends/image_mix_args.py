@@ -20,14 +20,14 @@ def check_batch_mix(op, out, x, mix):
 
 
 def check_paste(op, out, x, boxes, source, clip):
-    """(low, high) of an image_paste_forward: x (N, H, W, C), boxes (N, 5), source (M, H, W, C)."""
+    """(low, high) of an image_paste_forward: x (N, H, W, C), boxes (N, 7), source (M, SH, SW, C)."""
     if len(x.shape) != 4:
         raise ValueError(f"{op}: expects images (N, H, W, C), got x of shape {tuple(x.shape)}")
     check_shape(op, "out", out, x.shape)
-    check_shape(op, "boxes", boxes, (x.shape[0], 5))
-    if len(source.shape) != 4 or tuple(source.shape[1:]) != tuple(x.shape[1:]) or source.shape[0] < 1:
-        raise ValueError(f"{op}: source must have shape (M, {', '.join(map(str, x.shape[1:]))}) "
-                         f"with M >= 1 (images like x), got {tuple(source.shape)}")
+    check_shape(op, "boxes", boxes, (x.shape[0], 7))
+    if len(source.shape) != 4 or source.shape[3] != x.shape[3] or min(source.shape[:3]) < 1:
+        raise ValueError(f"{op}: source must have shape (M, SH, SW, {x.shape[3]}) with M, SH, SW >= 1 "
+                         f"(the channels of x {tuple(x.shape)}), got {tuple(source.shape)}")
     low, high = (float(v) for v in clip)
     if not low <= high:
         raise ValueError(f"{op}: clip must be (low, high) with low <= high, got {clip!r}")

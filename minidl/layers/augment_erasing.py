@@ -35,15 +35,15 @@ class RandomErasing(HostDrawnAugment):
         self.fill_value = fill_value
         self.value_range = value_range_pair(value_range, self.describe())
 
+    def get_config(self):
+        return dict(super().get_config(), factor=list(self.factor), scale=list(self.scale),
+                    fill_value=self.fill_value, value_range=list(self.value_range))
+
     def build(self, input_shape):
         super().build(input_shape)
         if isinstance(self.fill_value, (tuple, list)) and input_shape[2] != 3:
             raise ValueError(f"{self.describe()}: a fill_value of three numbers needs 3 channels, "
                              f"got input shape (None, {', '.join(map(str, input_shape))})")
-
-    def get_config(self):
-        return dict(super().get_config(), factor=list(self.factor), scale=list(self.scale),
-                    fill_value=self.fill_value, value_range=list(self.value_range))
 
     def augment(self, call, x):
         b = self.backend
@@ -55,26 +55,38 @@ class RandomErasing(HostDrawnAugment):
         probability = rng.uniform(self.factor[0], self.factor[1], n)
         erase = rng.random(n) < probability
         x1, y1 = np.where(erase, x1, x0), np.where(erase, y1, y0)   # an empty box: no erasing
-        if self.fill_value is None:   # noise, one draw per pixel of each image
-            fill = call.buffer("noise", (n, h, w, c))
-            b.fill(fill, 0.0)
-            b.gaussian_noise(fill, fill, self.value_range[1], call.step_seed)
+        # each box reads its fill from the fill's corner (0, 0): the first pixel column j0 >= x0
+        # and row i0 >= y0 of the box, as the op compares them
+        dx, dy = -np.clip(np.ceil(x0), 0, w), -np.clip(np.ceil(y0), 0, h)
+        if self.fill_value is None:
+            fill = self._noise(call, n, h, w, c, erase)
             sources = np.arange(n)
         else:
-            fill = self._constant(call, (h, w, c))
+            fill = self._constant(call, c)
             sources = np.zeros(n)
-        boxes = self.upload(call, "boxes", np.stack([x0, x1, y0, y1, sources], 1))
+        boxes = self.upload(call, "boxes", np.stack([x0, x1, y0, y1, sources, dx, dy], 1))
         out = call.buffer("out", (n, h, w, c))
         b.image_paste_forward(out, x, boxes, fill, self.value_range)
         return out
 
-    def _constant(self, call, image_shape):
-        """(1, H, W, C) of fill_value, made once per image shape."""
+    def _noise(self, call, n, h, w, c, erase):
+        """(N, BH, BW, C) normal noise times value_range[1], BH x BW the largest box `scale`
+        allows: only what the boxes read is drawn (the noise is most of this layer's cost)."""
+        side = np.sqrt(np.float32(self.scale[1]))
+        rows, cols = (min(length, int(np.ceil(side * length)) + 1) for length in (h, w))
+        fill = call.buffer("noise", (n, rows, cols, c))
+        if erase.any():
+            self.backend.fill(fill, 0.0)
+            self.backend.gaussian_noise(fill, fill, self.value_range[1], call.step_seed)
+        return fill
+
+    def _constant(self, call, channels):
+        """(1, 1, 1, C) of fill_value: every box pixel reads it (source coordinates are clamped)."""
         held = getattr(call, "constant_fill", None)
-        if held is None or held[0] != image_shape:
-            value = np.broadcast_to(np.asarray(self.fill_value, f32), (1,) + image_shape)
-            held = call.constant_fill = (image_shape, self.backend.from_numpy(np.ascontiguousarray(value)))
-        return held[1]
+        if held is None or self.backend.shape(held)[3] != channels:
+            value = np.broadcast_to(np.asarray(self.fill_value, f32), (1, 1, 1, channels))
+            held = call.constant_fill = self.backend.from_numpy(np.ascontiguousarray(value))
+        return held
 
 
 __all__ = ["RandomErasing"]

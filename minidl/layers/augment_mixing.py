@@ -61,7 +61,8 @@ class CutMix(HostDrawnAugment):
         y0, y1 = box_bounds(rng, ratio, h)
         order = rng.permutation(n)
         kept = f32(1) - (x1 - x0) * (y1 - y0) / f32(w * h)   # Keras's label weight
-        boxes = self.upload(call, "boxes", np.stack([x0, x1, y0, y1, order], 1))
+        offsets = np.zeros(n, f32)   # read the source image where the box is
+        boxes = self.upload(call, "boxes", np.stack([x0, x1, y0, y1, order, offsets, offsets], 1))
         call.label_mix = self.upload(call, "label_mix", np.stack([kept, f32(1) - kept, order], 1))
         out = call.buffer("out", (n, h, w, self.backend.shape(x)[3]))
         self.backend.image_paste_forward(out, x, boxes, x)

@@ -22,7 +22,7 @@ class CpuImageMixOps:
         self._lib.minidl_image_paste_forward(output(op, "out", out), checked(op, "x", x),
                                              checked(op, "boxes", boxes),
                                              checked(op, "source", source), low, high,
-                                             x.shape[0], source.shape[0], *x.shape[1:])
+                                             *x.shape, *source.shape[:3])
 
     def image_filter_blend_forward(self, out, x, kernel, weights, value_range):
         op = "image_filter_blend_forward"

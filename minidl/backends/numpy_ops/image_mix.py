@@ -26,10 +26,15 @@ class NumpyImageMixOps:
     def image_paste_forward(self, out, x, boxes, source, clip=(-np.inf, np.inf)):
         low, high = image_mix_args.check_paste("image_paste_forward", out, x, boxes, source, clip)
         n, h, w, _ = x.shape
+        m, sh, sw, _ = source.shape
         cols, rows = np.arange(w, dtype=f32)[None, None, :], np.arange(h, dtype=f32)[None, :, None]
         b = boxes[:, :, None, None]
         inside = (cols >= b[:, 0]) & (cols < b[:, 1]) & (rows >= b[:, 2]) & (rows < b[:, 3])
-        pasted = np.clip(source[_sources(boxes, 4, source.shape[0])], f32(low), f32(high))
+        offsets = np.clip(np.nan_to_num(np.floor(boxes[:, 5:7])), -2 ** 30, 2 ** 30).astype(np.int64)   # (dx, dy); NaN: 0
+        src_rows = np.clip(np.arange(h)[None, :, None] + offsets[:, 1, None, None], 0, sh - 1)
+        src_cols = np.clip(np.arange(w)[None, None, :] + offsets[:, 0, None, None], 0, sw - 1)
+        k = _sources(boxes, 4, m)[:, None, None]
+        pasted = np.clip(source[k, src_rows, src_cols], f32(low), f32(high))
         out[...] = np.where(inside[..., None], pasted, x)
 
     def image_filter_blend_forward(self, out, x, kernel, weights, value_range):

@@ -24,8 +24,7 @@ class OpenCLImageMixOps:
                                                clip)
         n, h, w, c = x.shape
         self._run1d(_CL, "image_paste_forward", n * h, out, x, boxes, source, np.float32(low),
-                    np.float32(high), np.int32(n), np.int32(source.shape[0]), np.int32(h),
-                    np.int32(w), np.int32(c))
+                    np.float32(high), *(np.int32(v) for v in (n, h, w, c, *source.shape[:3])))
 
     def image_filter_blend_forward(self, out, x, kernel, weights, value_range):
         low, high = image_mix_args.check_filter_blend("opencl image_filter_blend_forward", out, x,

@@ -28,26 +28,42 @@ __kernel void batch_mix_forward(__global float *out, __global const float *x,
     for (long k = first; k < last; ++k) dst[k] = a * self[k] + b * other[k];
 }
 
-// out (n, h, w, c) = x, with image s's box boxes[s] = (x0, x1, y0, y1, k) taken from
-// source[k] clipped to [low, high]: one work-item per image row.
+// A table's integer offset (NaN: 0), bounded so that adding a coordinate cannot overflow.
+long offset_of(float v)
+{
+    if (isnan(v)) return 0;
+    v = floor(v);
+    return v < -1073741824.0f ? -1073741824L : (v > 1073741824.0f ? 1073741824L : (long)v);
+}
+
+long clamp_index(const long t, const int length)
+{
+    return t < 0 ? 0 : (t >= length ? length - 1 : t);
+}
+
+// out (n, h, w, c) = x, with image s's box boxes[s] = (x0, x1, y0, y1, k, dx, dy) taken from
+// source[k, i + dy, j + dx] (source (m, sh, sw, c), coordinates clamped) clipped to
+// [low, high]: one work-item per image row.
 __kernel void image_paste_forward(__global float *out, __global const float *x,
                                   __global const float *boxes, __global const float *source,
-                                  const float low, const float high, const int n, const int m,
-                                  const int h, const int w, const int c)
+                                  const float low, const float high, const int n, const int h,
+                                  const int w, const int c, const int m, const int sh, const int sw)
 {
     const long item = get_global_id(0);
     if (item >= (long)n * h) return;
     const long s = item / h;
     const int i = (int)(item % h);
-    __global const float *b = boxes + 5 * s;
-    const long row = (long)w * c;
-    const long at = item * row, from = (source_index(b[4], m) * h + i) * row;
+    __global const float *b = boxes + 7 * s;
+    const long row = (long)w * c, at = item * row;
+    const long dx = offset_of(b[5]);
+    const long from = (source_index(b[4], m) * sh + clamp_index(i + offset_of(b[6]), sh)) * sw * c;
     const int row_inside = (float)i >= b[2] && (float)i < b[3];
     for (int j = 0; j < w; ++j) {
         const int inside = row_inside && (float)j >= b[0] && (float)j < b[1];
+        const long col = from + clamp_index(j + dx, sw) * c;
         for (int ch = 0; ch < c; ++ch) {
             const long q = (long)j * c + ch;
-            out[at + q] = inside ? clip_nan(source[from + q], low, high) : x[at + q];
+            out[at + q] = inside ? clip_nan(source[col + ch], low, high) : x[at + q];
         }
     }
 }
