@@ -203,6 +203,8 @@ def test_calls_on_data_unbatched_dicts_and_new_draws_each_call(active_backend):
         assert out["images"].shape == x.shape and out["labels"].shape == (6, 6)
         np.testing.assert_array_equal(layer(x, training=False), x)
     np.testing.assert_array_equal(layers.CutMix()(x[0]), x[0])   # Keras's CutMix needs a batch
+    flips = layers.Pipeline([layers.RandomFlip()])   # a layer drawing on the backend, too
+    assert len({flips(x).tobytes() for _ in range(8)}) > 1
     mix = layers.MixUp(seed=4)
     assert not np.array_equal(mix(x), mix(x))   # each call draws anew (Keras's SeedGenerator)
     np.testing.assert_array_equal(layers.MixUp(seed=4)(x), layers.MixUp(seed=4)(x))

@@ -34,8 +34,6 @@ class HostDrawnAugment(RandomLayer):
     def __init__(self, seed=None, data_format=None, name=None, trainable=True):
         super().__init__(seed=seed, name=name, trainable=trainable)
         self.data_format = check_data_format(data_format, self.describe())
-        self._data_calls = 0
-        self._data_seed = None
 
     def get_config(self):
         return dict(super().get_config(), data_format=self.data_format)
@@ -76,10 +74,7 @@ class HostDrawnAugment(RandomLayer):
         return (out[0] if unbatched else out), call
 
     def _next_data_seed(self):
-        if self._data_seed is None:
-            self._data_seed = self.seed if self.seed is not None else new_seed()
-        self._data_calls += 1
-        self.step_seed = mix_seed(self._data_seed, self._data_calls) >> 2
+        next_data_seed(self)
 
     def _call_on_dict(self, data, training):
         unknown = sorted(set(data) - set(DATA_KEYS))
@@ -111,6 +106,15 @@ class HostDrawnAugment(RandomLayer):
         mixed = b.zeros(labels.shape)
         b.batch_mix_forward(mixed, source, call.label_mix)
         return b.to_numpy(mixed)
+
+
+def next_data_seed(layer):
+    """Give `layer` the step seed of its next call on data: its `seed` (or, without one, a
+    seed drawn once from minidl's global generator) mixed with the count of such calls."""
+    if getattr(layer, "_data_seed", None) is None:
+        layer._data_seed = layer.seed if layer.seed is not None else new_seed()
+    layer._data_calls = getattr(layer, "_data_calls", 0) + 1
+    layer.step_seed = mix_seed(layer._data_seed, layer._data_calls) >> 2
 
 
 def _is_data(inputs):
@@ -149,4 +153,4 @@ def box_bounds(generator, ratio, length):
     return start, start + crop
 
 
-__all__ = ["HostDrawnAugment", "box_bounds", "keras_pair"]
+__all__ = ["HostDrawnAugment", "box_bounds", "keras_pair", "next_data_seed"]

@@ -5,14 +5,15 @@ In a model each layer runs on a child context of the pipeline's call and back-pr
 reverse order; the pipeline hands its layers distinct seeds every step (as the wrappers do).
 On data (`pipeline(x)`, `pipeline({"images": x, "labels": y})`, as in a tf.data map) it calls
 each layer on the data in training mode unless told otherwise (Keras's call(training=True));
-a layer that takes no dict gets the images only (the labels pass unchanged), and an unbatched
-image (H, W, C) runs as a batch of one.
+a layer that takes no dict gets the images only (the labels pass unchanged), an unbatched
+image (H, W, C) runs as a batch of one, and each call draws new numbers (as Keras's layers'
+SeedGenerators advance).
 """
 
 import numpy as np
 
 from ..seed_state import mix_seed
-from .augment_base import DATA_KEYS, HostDrawnAugment, _is_data
+from .augment_base import DATA_KEYS, HostDrawnAugment, _is_data, next_data_seed
 from .base import Layer
 from .wrappers import _Wrapper
 
@@ -83,6 +84,8 @@ class Pipeline(_Wrapper):
         if not isinstance(inputs, dict) and not _is_data(inputs):
             return super().__call__(inputs, training)
         training = True if training is None else bool(training)
+        next_data_seed(self)   # new draws for its other random layers at every call
+        self._seed_sublayers()
         data = dict(inputs) if isinstance(inputs, dict) else {"images": inputs}
         if isinstance(inputs, dict) and ("images" not in data or set(data) - set(DATA_KEYS)):
             raise ValueError(f"{self.describe()}: a dict input holds 'images' and optionally "
