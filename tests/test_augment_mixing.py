@@ -293,6 +293,21 @@ def test_configs_are_keras_and_round_trip():
         assert strip(clone.get_config()) == strip(layer.get_config())
 
 
+def test_keras_configs_load():
+    import json
+    from minidl import saving
+    for spec in json.loads(str(REFERENCE["configs"])):
+        layer = saving.deserialize_keras_object(spec)
+        assert type(layer).__name__ == spec["class_name"]
+        if spec["class_name"] == "Pipeline":
+            assert [type(sub).__name__ for sub in layer.layers] == ["MixUp", "RandomSharpness"]
+            continue
+        ours = layer.get_config()
+        for key, value in spec["config"].items():
+            if key not in ("dtype", "name", "trainable"):
+                assert ours[key] == (list(value) if isinstance(value, (tuple, list)) else value), key
+
+
 def fitted(epochs_per_call, seed=None):
     minidl.set_seed(3)
     x, y = images(n=32, h=6, w=6, seed=1), np.arange(32) % 3
