@@ -43,7 +43,7 @@ class NumpyImageMixOps:
         n, h, w, _ = x.shape
         kh, kw = kernel.shape
         padded = np.pad(x, ((0, 0), (kh // 2, kh // 2), (kw // 2, kw // 2), (0, 0)))
-        filtered = np.zeros(x.shape, np.float32)
+        filtered = np.zeros(x.shape, x.dtype)
         for i in range(kh):   # in the kernels' order: rows, then columns of the window
             for j in range(kw):
                 filtered += kernel[i, j] * padded[:, i:i + h, j:j + w, :]
