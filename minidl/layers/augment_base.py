@@ -59,22 +59,19 @@ class HostDrawnAugment(RandomLayer):
         return super().__call__(inputs, training)
 
     def _call_on_images(self, images, training):
-        """(output images, the call's context or None) of a call on a host array."""
+        """(output images, the call's context) of a call on a host array."""
         if images.ndim not in (3, 4):
             raise ValueError(f"{self.describe()} expects images (H, W, C) or a batch (N, H, W, C), "
                              f"got an array of shape {images.shape}")
         unbatched = images.ndim == 3
         batch = images[None] if unbatched else images
-        self._next_data_seed()
+        next_data_seed(self)
         from . import eager_calls
         from .base import eager_call
         training = True if training is None else bool(training)
         out = eager_call(self, batch, training)
         call = eager_calls.context(self, self.backend, 0)
         return (out[0] if unbatched else out), call
-
-    def _next_data_seed(self):
-        next_data_seed(self)
 
     def _call_on_dict(self, data, training):
         unknown = sorted(set(data) - set(DATA_KEYS))
