@@ -118,6 +118,7 @@ def _instances():
                 "RandomRotation": (0.1,), "RandomTranslation": (0.1, 0.1), "RandomZoom": (0.1,),
                 "RandomColorDegeneration": (0.2,), "RandomPosterization": (4,),
                 "RandomSaturation": (0.2,), "RandomHue": (0.2,),
+                "RandomSharpness": (0.3,), "Pipeline": ([layers.RandomFlip(), layers.MixUp(0.3)],),
                 "DepthwiseConv2D": (3,), "SeparableConv2D": (4, 3), "Conv2DTranspose": (4, 3),
                 "SimpleRNN": (4,), "LSTM": (4,), "GRU": (4,),
                 "Bidirectional": (layers.LSTM(4),), "TimeDistributed": (layers.Dense(2),),

@@ -942,6 +942,70 @@ def image_cases():
     return cases
 
 
+def image_mix_cases():
+    """The mixing augmentation ops (MixUp, CutMix, RandomErasing, RandomGaussianBlur,
+    RandomSharpness): per-sample tables as the layers draw them on the host."""
+    def mix_table(rng, n):
+        return np.stack([rng.uniform(0, 1, n), rng.uniform(-1, 1, n), rng.permutation(n)], 1).astype(np.float32)
+
+    def box_table(rng, n, h, w, sources, shift):
+        x0, y0 = rng.uniform(-2, w, n), rng.uniform(-2, h, n)
+        boxes = np.stack([x0, x0 + rng.uniform(0, w, n), y0, y0 + rng.uniform(0, h, n),
+                          rng.integers(0, sources, n), rng.integers(-shift, shift + 1, n),
+                          rng.integers(-shift, shift + 1, n)], 1).astype(np.float32)
+        boxes[0, :4] = 0   # an empty box: the image is left as it is
+        return boxes
+
+    def mix(shape, specials=False):
+        def build(rng):
+            x = randn(rng, *shape, scale=50)
+            if specials:
+                with_specials(x, stride=13)
+            return [call("batch_mix_forward", out(*shape), x, mix_table(rng, shape[0]))]
+        return build
+
+    def paste(shape, sources, clip, specials=False, shift=0):
+        def build(rng):
+            n, h, w, c = shape
+            x = randn(rng, *shape, scale=50)
+            if specials:
+                with_specials(x, stride=11)
+            # sources: None (x itself, CutMix) or (M, SH, SW), read from offsets (RandomErasing)
+            source = x if sources is None else randn(rng, *sources, c, scale=80)
+            boxes = box_table(rng, n, h, w, n if sources is None else sources[0], shift)
+            return [call("image_paste_forward", out(*shape), x, boxes, source, clip)]
+        return build
+
+    def blend(shape, kernel_shape, value_range, specials=False):
+        def build(rng):
+            x = randn(rng, *shape, scale=60) + 100
+            if specials:
+                with_specials(x, stride=17)
+            weights = rng.uniform(-1, 2, shape[0]).astype(np.float32)
+            weights[::3] = 0   # left unfiltered
+            kernel = rng.uniform(0, 1, kernel_shape).astype(np.float32)
+            return [call("image_filter_blend_forward", out(*shape), x, kernel, weights, value_range)]
+        return build
+
+    return ([Case("batch_mix", f"batch_mix-{'x'.join(map(str, s))}", mix(s), rtol=1e-5, atol=1e-6)
+             for s in ((5, 4, 3, 2), (7, 10), (1, 6), (64, 32, 32, 3))]
+            + [Case("batch_mix", "batch_mix-nan", mix((6, 5, 4, 3), True), rtol=1e-5, atol=1e-6),
+               Case("image_paste", "image_paste-cutmix", paste((6, 7, 9, 3), None, (-np.inf, np.inf)), rtol=0, atol=0),
+               Case("image_paste", "image_paste-erase", paste((5, 8, 6, 2), (5, 3, 4), (-20.0, 30.0), shift=4),
+                    rtol=0, atol=0),
+               Case("image_paste", "image_paste-constant", paste((4, 5, 5, 3), (1, 5, 5), (0.0, 255.0)), rtol=0, atol=0),
+               Case("image_paste", "image_paste-threaded", paste((64, 32, 32, 3), None, (-np.inf, np.inf)),
+                    rtol=0, atol=0),
+               Case("image_paste", "image_paste-nan", paste((6, 7, 9, 3), (2, 7, 9), (-10.0, 10.0), True, 2),
+                    rtol=0, atol=0)]
+            + [Case("image_filter_blend", f"image_filter_blend-{'x'.join(map(str, s))}-{'x'.join(map(str, k))}",
+                    blend(s, k, vr), rtol=1e-5, atol=1e-5)
+               for s, k, vr in (((5, 6, 7, 3), (3, 3), (0, 255)), ((4, 9, 8, 2), (5, 3), (50, 150)),
+                                ((3, 2, 3, 1), (5, 5), (0, 255)), ((9, 32, 32, 3), (3, 3), (0, 255)))]
+            + [Case("image_filter_blend", "image_filter_blend-nan", blend((5, 6, 7, 3), (3, 3), (0, 255), True),
+                    rtol=1e-5, atol=1e-5)])
+
+
 # ------------------------------------------------------------------ dropout
 def dropout_case(shape, rate, seed, specials=False):
     """No reference (each backend draws its own mask): the properties the contract promises."""
@@ -1765,7 +1829,7 @@ CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases(
          + depthwise_cases() + dilated_grouped_cases() + conv_transpose_cases() + upsample_cases()
          + pool_cases()
          + layout_cases() + batchnorm_cases() + layernorm_cases() + layer_op_cases()
-         + dropout_cases() + image_cases() + loss_cases() + row_loss_cases()
+         + dropout_cases() + image_cases() + image_mix_cases() + loss_cases() + row_loss_cases()
          + metric_cases() + optimizer_cases() + tensor_op_cases() + recurrent_cases()
          + quantizer_cases() + binary_cases()
          + attention_cases() + quantized_cases())

@@ -29,6 +29,8 @@ Conventions used by every op:
 - Unless an op says otherwise, an output must not alias an input.
 """
 
+import math
+
 from .contract.checks import PRECISIONS  # noqa: F401 -- what round_to_precision rounds to
 from .contract.convolution import ConvolutionSection
 from .contract.normalization import NormalizationSection
@@ -413,6 +415,29 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
         """out (N, H, W, C) = Keras's AutoContrast: each image's channels stretched from their
         [min, max] to value_range (computed through 0..255 as Keras does); a constant channel
         stays as it is. out may alias x."""
+        raise NotImplementedError
+
+    # The mixing layers (MixUp, CutMix, RandomErasing, RandomGaussianBlur, RandomSharpness)
+    # draw their per-sample numbers on the host and pass them as small float32 tables
+    # (image_mix_args.py); a source index in a table is clamped to the valid range.
+    def batch_mix_forward(self, out, x, mix):
+        """out[n] = mix[n, 0] * x[n] + mix[n, 1] * x[int(mix[n, 2])] for x (N, ...) of any
+        shape, mix (N, 3) (MixUp's images and labels, CutMix's labels). out must not alias x."""
+        raise NotImplementedError
+
+    def image_paste_forward(self, out, x, boxes, source, clip=(-math.inf, math.inf)):
+        """out (N, H, W, C) = x, except the pixels (row i, column j) of image n inside its box
+        boxes[n] = (x0, x1, y0, y1, k, dx, dy) (x0 <= j < x1 and y0 <= i < y1, compared as
+        floats), which get source[k, i + dy, j + dx, :] clipped to clip; source (M, SH, SW, C)
+        (CutMix: x itself, offsets 0; RandomErasing: its fill, each box read from a corner).
+        A source coordinate is clamped into the source. out must not alias x or source."""
+        raise NotImplementedError
+
+    def image_filter_blend_forward(self, out, x, kernel, weights, value_range):
+        """out (N, H, W, C) = clip(x + weights[n] * (f - x), value_range), f the 2-D filter of
+        each channel of x by kernel (KH, KW) (odd sizes; a correlation over the zero-padded
+        image, as a "same" depthwise convolution), weights (N,) (RandomGaussianBlur: 1 or 0;
+        RandomSharpness: 1 - 2 factor). out must not alias x."""
         raise NotImplementedError
 
     def channel_scale_shift(self, out, x, scale, shift):

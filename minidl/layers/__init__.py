@@ -44,6 +44,10 @@ from .preprocessing_color import (AutoContrast, RandomColorDegeneration, RandomG
                                   RandomPosterization, RandomSaturation, Solarization)
 from .preprocessing_jitter import RandomColorJitter
 from .preprocessing_shear import RandomShear
+from .augment_erasing import RandomErasing
+from .augment_filters import RandomGaussianBlur, RandomSharpness
+from .augment_mixing import CutMix, MixUp
+from .pipeline import Pipeline
 from .category_encoding import CategoryEncoding, Discretization
 from .hashing import HashedCrossing, Hashing
 from .index_lookup import IntegerLookup, StringLookup
@@ -84,7 +88,7 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     EinsumDense, RMSNormalization, UnitNormalization, GroupNormalization, Identity,
     GroupQueryAttention, AdditiveAttention, Dot, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
     RandomPosterization, RandomSaturation, Solarization, RandomColorJitter, AutoContrast,
-    RandomShear,
+    RandomShear, RandomErasing, RandomGaussianBlur, RandomSharpness, MixUp, CutMix, Pipeline,
     Conv1D, Conv1DTranspose, DepthwiseConv1D, SeparableConv1D, AveragePooling1D,
     GlobalAveragePooling1D, GlobalMaxPooling1D, MaxPooling1D, Cropping1D, SpatialDropout1D,
     UpSampling1D, ZeroPadding1D, Embedding, Masking, AveragePooling3D, GlobalAveragePooling3D,
