@@ -45,6 +45,13 @@ def test_untuned_gemm_family_follows_the_profile(cl_be):
     assert info["gemm"]["family"] == {"cpu": "direct", "gpu": "tiled"}[info["profile"]]
 
 
+def test_the_backend_runs_the_profile_object_of_its_runtime(cl_be):
+    from minidl.backends.opencl.profiles import CpuProfile, GpuProfile
+    # chosen once, when the backend starts: the ops ask it which kernel shape runs
+    assert type(cl_be.profile) is {"cpu": CpuProfile, "gpu": GpuProfile}[cl_be.rt.profile]
+    assert cl_be.profile.name == cl_be.rt.profile and cl_be.profile.backend is cl_be
+
+
 class FakeDevice:
     def __init__(self, type_bits):
         self.type = type_bits
