@@ -146,9 +146,9 @@ def test_tiled_convolutions_match_numpy_without_im2col(tiled_be, geometry):
     rng = np.random.default_rng(3)
     x, dout = randn(rng, *plan.in_shape), randn(rng, *plan.out_shape)
     weight, bias = randn(rng, plan.kh, plan.kw, plan.c, plan.oc), randn(rng, plan.oc)
-    tiled_be._scratch.pop("im2col", None)
+    tiled_be._scratch_tensors.pop("im2col", None)
     got = conv_all(tiled_be, plan, x, weight, bias, dout)
-    assert "im2col" not in tiled_be._scratch
+    assert "im2col" not in tiled_be._scratch_tensors
     want = conv_all(NumpyBackend(), make_plan(*geometry), x, weight, bias, dout)
     for name, g, w in zip(("out", "dx", "dweight", "dbias"), got, want):
         np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-3, err_msg=name)

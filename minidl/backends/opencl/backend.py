@@ -55,7 +55,7 @@ class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, TrainingOps, LayerO
         self.rt = runtime or Runtime()
         self._gemm_params = gemm_params
         self._gemm_engine = None   # chosen (and on a new device tuned) by the first GEMM
-        self._scratch = {}   # name -> CLTensor grown on demand, reused by every later call
+        self._scratch_tensors = {}   # name -> CLTensor grown on demand, reused by every later call
         self._local_1d = min(LOCAL_1D, self.rt.max_work_group_size)   # tensor_ops' launches
         self.profile = make_profile(self)
 
@@ -86,10 +86,10 @@ class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, TrainingOps, LayerO
     def _scratch_tensor(self, name, shape):
         """A scratch tensor of `shape` kept between calls (its buffer only grows)."""
         size = max(math.prod(shape), 1)
-        held = self._scratch.get(name)
+        held = self._scratch_tensors.get(name)
         if held is None or held.size < size:
             held = self.rt.alloc((size,))
-            self._scratch[name] = held
+            self._scratch_tensors[name] = held
         return CLTensor(held.buffer, shape, "float32")
 
     @staticmethod
