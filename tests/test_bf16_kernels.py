@@ -7,7 +7,7 @@ AVX-512-without-AMX machines run."""
 import numpy as np
 import pytest
 
-from minidl.backends.cpu._ffi import ffi, fptr, lib
+from minidl.backends.cpu._ffi import CpuPlanScratch, ffi, fptr, lib
 from minidl.backends.cpu.backend import CpuBackend
 
 ops = CpuBackend()
@@ -91,7 +91,7 @@ CONV_CASES = [  # input (N, H, W, C), kernel (KH, KW, C, F), strides, padding, d
 def test_conv_bf16_matches_reference_twins(bf16_path, in_shape, kernel_shape, strides, padding, dilation):
     rng = np.random.default_rng(sum(in_shape))
     plan = ops.conv2d_plan(in_shape, kernel_shape, strides, padding, dilation)
-    s = plan.scratch["cpu_conv"]
+    s = plan.scratch_for(CpuPlanScratch).conv
     x = rng.standard_normal(plan.in_shape, dtype=np.float32)
     w = rng.standard_normal(kernel_shape, dtype=np.float32)
     f = kernel_shape[3]
@@ -121,7 +121,7 @@ def test_conv_bf16_matches_reference_twins(bf16_path, in_shape, kernel_shape, st
 def test_bf16_kernels_use_one_thread_and_many(bf16_path):
     rng = np.random.default_rng(3)
     plan = ops.conv2d_plan((5, 8, 8, 16), (3, 3, 16, 24), (1, 1), "same")
-    s = plan.scratch["cpu_conv"]
+    s = plan.scratch_for(CpuPlanScratch).conv
     x = rng.standard_normal(plan.in_shape, dtype=np.float32)
     dout = rng.standard_normal(plan.out_shape, dtype=np.float32)
     results = []

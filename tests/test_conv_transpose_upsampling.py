@@ -9,7 +9,7 @@ import pytest
 
 import minidl
 from minidl import layers, ops
-from minidl.backends.cpu._ffi import fptr, lib
+from minidl.backends.cpu._ffi import CpuPlanScratch, fptr, lib
 from minidl.backends.cpu.backend import CpuBackend
 from minidl.models import Sequential, load_model
 
@@ -234,7 +234,7 @@ def test_dilated_grouped_conv_matches_reference_twins(isa, in_shape, kernel_shap
                                                       groups):
     ops_ = CpuBackend()
     plan = ops_.conv2d_plan(in_shape, kernel_shape, strides, padding, dilation, groups)
-    s = plan.scratch["cpu_conv"]
+    s = plan.scratch_for(CpuPlanScratch).conv
     rng = np.random.default_rng(4)
     x, w = rng.standard_normal(in_shape, dtype=np.float32), rng.standard_normal(kernel_shape, dtype=np.float32)
     bias = rng.standard_normal(kernel_shape[3], dtype=np.float32)

@@ -14,7 +14,7 @@ import pytest
 
 from minidl.backends.cpu._ffi import ffi, lib  # the extension must be built: tests fail, not skip
 from minidl.backends.base import make_window
-from minidl.backends.cpu._ffi import fptr
+from minidl.backends.cpu._ffi import CpuPlanScratch, fptr
 from minidl.backends.cpu.backend import CpuBackend
 from minidl.backends.numpy_backend import NumpyBackend
 
@@ -58,7 +58,7 @@ def test_gemm_rejects_mismatched_shapes():
 def test_conv_fast_matches_reference_twins(isa):
     rng = np.random.default_rng(6)
     plan = ops.conv2d_plan((3, 9, 8, 5), (3, 3, 5, 6), (2, 1), "same")
-    s = plan.scratch["cpu_conv"]
+    s = plan.scratch_for(CpuPlanScratch).conv
     x = rng.standard_normal(plan.in_shape, dtype=np.float32)
     w = rng.standard_normal((3, 3, 5, 6), dtype=np.float32)
     bias = rng.standard_normal(6, dtype=np.float32)
@@ -98,7 +98,7 @@ def test_conv_with_one_thread_and_with_small_scratch(isa):
         lib.minidl_set_num_threads(threads)
     np.testing.assert_allclose(dx, want_dx, rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(dw, want_dw, rtol=1e-4, atol=1e-3)
-    s = plan.scratch["cpu_conv"]
+    s = plan.scratch_for(CpuPlanScratch).conv
     out = np.empty(plan.out_shape, np.float32)
     status = lib.minidl_conv2d_forward(fptr(out), fptr(x), fptr(w), ffi.NULL, s.window, s.ptr, 10)
     assert status == lib.MINIDL_SCRATCH_TOO_SMALL

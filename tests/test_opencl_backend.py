@@ -45,6 +45,13 @@ def test_untuned_gemm_family_follows_the_profile(cl_be):
     assert info["gemm"]["family"] == {"cpu": "direct", "gpu": "tiled"}[info["profile"]]
 
 
+def test_the_backend_runs_the_profile_object_of_its_runtime(cl_be):
+    from minidl.backends.opencl.profiles import CpuProfile, GpuProfile
+    # chosen once, when the backend starts: the ops ask it which kernel shape runs
+    assert type(cl_be.profile) is {"cpu": CpuProfile, "gpu": GpuProfile}[cl_be.rt.profile]
+    assert cl_be.profile.name == cl_be.rt.profile and cl_be.profile.backend is cl_be
+
+
 class FakeDevice:
     def __init__(self, type_bits):
         self.type = type_bits
@@ -156,6 +163,7 @@ def test_the_long_k_gemm_row_takes_the_split_k_path():
 # ----------------------------------------------------------------------- convolution
 def test_conv_scratch_is_made_once_and_reused(cl_be, rng):
     """The scratch is made once per plan (and per backend for im2col) and reused by later calls."""
+    from minidl.backends.opencl.conv import OpenCLPlanScratch
     for in_shape, kernel_shape in (((2, 9, 7, 3), (3, 3, 3, 5)), ((2, 9, 8, 12), (3, 3, 12, 10))):
         plan = cl_be.conv2d_plan(in_shape, kernel_shape, (1, 1), "same")
         x, weight = cl_be.from_numpy(randn(rng, *in_shape)), cl_be.from_numpy(randn(rng, *kernel_shape))
@@ -164,11 +172,14 @@ def test_conv_scratch_is_made_once_and_reused(cl_be, rng):
                lambda: cl_be.conv2d_backward_data(cl_be.empty(in_shape), dout, weight, plan)]
         for step in run:
             step()
-        scratch, im2col = dict(plan.scratch), cl_be._scratch.get("im2col")
+        held = plan.scratch_for(OpenCLPlanScratch)
+        fields, im2col = dict(vars(held)), cl_be._scratch_tensors.get("im2col")
+        assert fields["flipped_plan"] is not None   # backward-data of a stride-1 convolution
         for step in run:
             step()
-        assert all(plan.scratch[k] is v for k, v in scratch.items())
-        assert cl_be._scratch.get("im2col") is im2col
+        assert plan.scratch_for(OpenCLPlanScratch) is held
+        assert all(getattr(held, k) is v for k, v in fields.items())
+        assert cl_be._scratch_tensors.get("im2col") is im2col
 
 
 def test_conv2d_rejects_wrong_input_shape(cl_be):

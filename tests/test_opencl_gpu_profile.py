@@ -48,7 +48,7 @@ def test_the_profile_comes_from_the_setting_else_the_device_type(opencl_tiled, m
             monkeypatch.setenv("MINIDL_OPENCL_PROFILE", value)
         monkeypatch.setattr(settings, "_current", settings.read())
         assert device_profile(device) == expected
-    assert opencl_tiled.rt.profile == "gpu" and opencl_tiled.gpu
+    assert opencl_tiled.rt.profile == "gpu" == opencl_tiled.profile.name
     assert gemm.default_params(opencl_tiled.rt)["family"] == "tiled"
     with pytest.raises(ValueError, match="profile must be 'cpu' or 'gpu'"):
         Runtime(profile="fast")
@@ -146,9 +146,9 @@ def test_tiled_convolutions_match_numpy_without_im2col(tiled_be, geometry):
     rng = np.random.default_rng(3)
     x, dout = randn(rng, *plan.in_shape), randn(rng, *plan.out_shape)
     weight, bias = randn(rng, plan.kh, plan.kw, plan.c, plan.oc), randn(rng, plan.oc)
-    tiled_be._scratch.pop("im2col", None)
+    tiled_be._scratch_tensors.pop("im2col", None)
     got = conv_all(tiled_be, plan, x, weight, bias, dout)
-    assert "im2col" not in tiled_be._scratch
+    assert "im2col" not in tiled_be._scratch_tensors
     want = conv_all(NumpyBackend(), make_plan(*geometry), x, weight, bias, dout)
     for name, g, w in zip(("out", "dx", "dweight", "dbias"), got, want):
         np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-3, err_msg=name)
@@ -179,7 +179,7 @@ def test_tiled_input_gradient_adds_nothing_from_taps_that_miss(tiled_be, stride)
 def test_work_group_sizes_respect_the_kernel_and_local_memory(gpu_be, monkeypatch):
     from minidl.backends.opencl import group_ops
     kernel = gpu_be.rt.kernel("reduce_wg.cl", "sum_partial_wg")
-    size = gpu_be.group_size(kernel)
+    size = gpu_be.profile.group_size(kernel)
     assert size & (size - 1) == 0
     assert size <= min(group_ops.GROUP_MAX, gpu_be.rt.kernel_max_group(kernel))
     monkeypatch.setattr(gpu_be.rt, "local_mem_size", 64)

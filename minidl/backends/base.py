@@ -31,6 +31,7 @@ Conventions used by every op:
 
 import math
 
+from .checks import MAX_RANK  # noqa: F401 -- the tensor ops take tensors of rank <= MAX_RANK
 from .contract.checks import PRECISIONS  # noqa: F401 -- what round_to_precision rounds to
 from .contract.convolution import ConvolutionSection
 from .contract.normalization import NormalizationSection
@@ -52,7 +53,6 @@ BINARY_OPS = ("add", "subtract", "multiply", "divide", "power", "maximum", "mini
               "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
               "logical_or")
 REDUCE_OPS = ("sum", "max", "min", "prod")
-MAX_RANK = 8   # the tensor ops take tensors of rank <= MAX_RANK
 # larq's quantizers (minidl.larq.quantizers) as ops; a backend's kernels use the position of a
 # name as its code. DoReFa's two modes are two ops.
 QUANTIZERS = ("ste_sign", "approx_sign", "swish_sign", "ste_heaviside", "ste_tern",

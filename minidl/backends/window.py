@@ -31,9 +31,9 @@ def same_padding(size, kernel, stride, dilation=1):
 class Window2D:
     """Geometry of a sliding 2-D window (a convolution or a pooling), built once per layer.
 
-    The fields are plain ints so every backend can pass them to its kernels;
-    a backend may attach its own scratch buffers in `scratch` (a dict keyed by
-    whatever it likes), which the plan keeps alive between steps. Tap (ky, kx) of
+    The fields are plain ints so every backend can pass them to its kernels; a backend keeps
+    its own per-plan data (buffers, C structs, derived plans) in a dataclass of its own, which
+    `scratch_for` holds for the plan and keeps alive between steps. Tap (ky, kx) of
     output (oy, ox) reads input (oy * sh - pad_top + ky * dh, ox * sw - pad_left + kx * dw).
     A grouped convolution (groups > 1) splits c and oc into `groups` equal slices; output
     slice g sees input slice g only. pad_bottom / pad_right may be negative (a transposed
@@ -60,7 +60,17 @@ class Window2D:
     groups: int = 1
 
     def __post_init__(self):
-        self.scratch = {}
+        self._per_backend = {}   # a backend's scratch type -> this plan's instance of it
+
+    def scratch_for(self, kind):
+        """This plan's instance of `kind`, the dataclass in which one backend keeps its per-plan
+        data (every field defaulted), made by kind() on first use. Each backend reads and
+        writes only its own type; nothing else on the plan changes."""
+        held = self._per_backend.get(kind)
+        if held is None:
+            held = kind()
+            self._per_backend[kind] = held
+        return held
 
     @property
     def in_shape(self):

@@ -6,7 +6,7 @@ import math as _math
 
 import numpy as np
 
-from ..backends.tensor_checks import contiguous_strides
+from ..backends.checks import contiguous_strides
 
 from .core import (abs as absolute, arctan, as_tensor, cast, convert_to_tensor, divide, equal, exp,
                    floor, full, greater, is_tensor, less, less_equal, log, log1p, maximum, minimum, negative,

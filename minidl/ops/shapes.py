@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..autodiff import Tensor
-from ..backends.tensor_checks import contiguous_strides
+from ..backends.checks import contiguous_strides
 from .core import (as_tensor, cast, convert_to_tensor, empty_like_shape, is_tensor, record,
                    reduce_to, shape_tuple)
 

@@ -8,6 +8,8 @@ nonzero one into the Python exception that names the op.
 
 import os
 import warnings
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -123,18 +125,24 @@ def _check_slowly(op, name, array, shape, dtype):
 
 # ---------------------------------------------------------------- window geometry
 
-_WINDOW_KEY = "cpu_window"  # where a Window2D keeps its C struct
+@dataclass
+class CpuPlanScratch:
+    """What the cpu backend keeps on a Window2D plan (plan.scratch_for(CpuPlanScratch))."""
+
+    window: Any = None   # the plan's struct minidl_window * (csrc/window.h): window_struct
+    conv: Any = None     # the conv kernels' window and packed-weight buffer: linalg._ConvScratch
 
 
 def window_struct(op, plan):
     """The plan's `struct minidl_window *` (csrc/window.h) for the conv and pooling kernels,
-    built once and kept in plan.scratch."""
-    win = plan.scratch.get(_WINDOW_KEY)
+    built once and kept in the plan's CpuPlanScratch."""
+    scratch = plan.scratch_for(CpuPlanScratch)
+    win = scratch.window
     if win is None:
         for field in ("kh", "kw", "sh", "sw", "dh", "dw", "groups"):
             if getattr(plan, field) < 1:
                 raise ValueError(f"{op}: plan.{field} must be >= 1, got {getattr(plan, field)}")
-        win = plan.scratch[_WINDOW_KEY] = ffi.new("struct minidl_window *", {
+        win = scratch.window = ffi.new("struct minidl_window *", {
             "n": plan.n, "h": plan.h, "w": plan.w, "c": plan.c, "kh": plan.kh, "kw": plan.kw,
             "sh": plan.sh, "sw": plan.sw, "pad_top": plan.pad_top, "pad_left": plan.pad_left,
             "oh": plan.oh, "ow": plan.ow, "f": plan.oc, "dh": plan.dh, "dw": plan.dw,

@@ -11,14 +11,13 @@ C-contiguous float32 numpy array; the C code reads and writes it in place.
 import numpy as np
 
 from ..contract.checks import check_precision
-from ._ffi import checked, ffi, fptr, output, raise_for_status, require_lib, window_struct
-
-_PLAN_KEY = "cpu_conv"  # where a Window2D plan keeps this backend's conv scratch
+from ._ffi import (CpuPlanScratch, checked, ffi, fptr, output, raise_for_status, require_lib,
+                   window_struct)
 
 
 class _ConvScratch:
     """The C view of one conv plan: its window struct and the scratch its kernels use,
-    allocated once when the plan is made and reused by every step."""
+    allocated once when the plan is made and reused by every step (CpuPlanScratch.conv)."""
 
     def __init__(self, op, plan):
         lib = require_lib()
@@ -32,10 +31,10 @@ class _ConvScratch:
 
 
 def _scratch(op, plan):
-    scratch = plan.scratch.get(_PLAN_KEY)
-    if scratch is None:  # a plan made by Backend.conv2d_plan: attach ours once
-        scratch = plan.scratch[_PLAN_KEY] = _ConvScratch(op, plan)
-    return scratch
+    held = plan.scratch_for(CpuPlanScratch)
+    if held.conv is None:  # a plan made by another backend's conv2d_plan: attach ours once
+        held.conv = _ConvScratch(op, plan)
+    return held.conv
 
 
 def _raise(op, status, plan):
@@ -81,7 +80,7 @@ class LinalgOps:
 
     def _conv2d_plan(self, plan):
         """The contract's new plan with this backend's scratch attached (once)."""
-        plan.scratch[_PLAN_KEY] = _ConvScratch("conv2d_plan", plan)
+        plan.scratch_for(CpuPlanScratch).conv = _ConvScratch("conv2d_plan", plan)
         return plan
 
     # The contract (contract/convolution.py) checked every shape against the plan and the

@@ -8,7 +8,7 @@ loops with pointers; the C side does every element.
 import numpy as np
 
 from ..base import BINARY_OPS, PRECISIONS, REDUCE_OPS, UNARY_OPS
-from ..tensor_checks import (broadcast_strides, check_broadcast, check_indices, check_name,
+from ..checks import (broadcast_strides, check_broadcast, check_indices, check_name,
                              check_rank, check_rows, check_strided, check_take, reduced_axes)
 from ._ffi import FLOAT32, INT32, checked, ffi, output, raise_for_status
 

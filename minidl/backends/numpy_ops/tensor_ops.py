@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ..base import BINARY_OPS, PRECISIONS, REDUCE_OPS, UNARY_OPS
-from ..tensor_checks import (check_broadcast, check_name, check_rank, check_strided, check_take,
+from ..checks import (check_broadcast, check_name, check_rank, check_strided, check_take,
                              check_indices, check_rows, reduced_axes)
 
 

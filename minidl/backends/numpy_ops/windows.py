@@ -1,6 +1,6 @@
 """Sliding-window ops (convolution, max and average pooling) by im2col on a padded input.
 
-Every op pads its input once into a buffer kept in `plan.scratch`, looks at it through a
+Every op pads its input once into a buffer kept in the plan's NumpyPlanScratch, looks at it through a
 strided window view of shape (N, OH, OW, KH, KW, C) without copying, and then either
 multiplies the flattened windows with the filter (convolution) or reduces them (pooling).
 Backward passes scatter window gradients back with one strided slice per kernel position,
@@ -10,8 +10,17 @@ Max-pool argmax encoding (read only by max_pool2d_backward): the flat index i * 
 the winning position inside its window.
 """
 
+from dataclasses import dataclass, field
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
+
+
+@dataclass
+class NumpyPlanScratch:
+    """What the numpy backend keeps on a Window2D plan (plan.scratch_for(NumpyPlanScratch))."""
+
+    padded: dict = field(default_factory=dict)   # (dtype str, fill) -> padded_input's buffer
 
 
 def padded_shape(plan):
@@ -25,12 +34,13 @@ def padded_input(x, plan, fill):
     if not (plan.pad_top or plan.pad_bottom > 0 or plan.pad_left or plan.pad_right > 0):
         return x
     shape = padded_shape(plan)
-    key = ("numpy", "padded_input", x.dtype.str, float(fill))
-    xp = plan.scratch.get(key)
+    held = plan.scratch_for(NumpyPlanScratch).padded
+    key = (x.dtype.str, float(fill))
+    xp = held.get(key)
     if xp is None or xp.shape != shape:
         # the border is written once here and never touched again; only the interior changes
         xp = np.full(shape, fill, dtype=x.dtype)
-        plan.scratch[key] = xp
+        held[key] = xp
     xp[:, plan.pad_top:plan.pad_top + plan.h, plan.pad_left:plan.pad_left + plan.w, :] = x
     return xp
 

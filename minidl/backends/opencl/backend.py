@@ -18,7 +18,6 @@ from .attention import AttentionOps
 from .conv import ConvOps, window_args
 from .depthwise import DepthwiseOps
 from .gemm import Gemm
-from .group_ops import GroupOps
 from .images import ImageOps
 from .image_mix import OpenCLImageMixOps
 from .layer_ops import LayerOps
@@ -34,22 +33,21 @@ from .row_loss_ops import RowLossOps
 from .runtime import Runtime
 from .tensor import CLTensor
 from .tensor_ops import OpenCLTensorOps
-from .training_ops import COLUMN_PARTS, TrainingOps
+from .profiles import LOCAL_1D, make_profile
+from .training_ops import TrainingOps
 from . import tuner
-
-LOCAL_1D = 64          # work-group size of the one-dimensional kernels ...
-MIN_GROUPS = 8         # ... shrunk so that a small launch still spreads over several groups
 
 
 
 class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, TrainingOps, LayerOps, QuantizerOps, BinaryOps,
-                    NormalizationOps, OptimizerOps, OpenCLQuantizedOps, RegularizerOps, RowLossOps, ConvOps, DepthwiseOps, GroupOps, RecurrentOps, DeviceRecurrentOps,
+                    NormalizationOps, OptimizerOps, OpenCLQuantizedOps, RegularizerOps, RowLossOps, ConvOps, DepthwiseOps, RecurrentOps, DeviceRecurrentOps,
                     RoundedOperands, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
     convolutions in conv.ConvOps; losses, metrics and reductions in training_ops.TrainingOps;
-    optimizer updates in optimizers.OptimizerOps; the GPU profile's cooperative reductions in group_ops.GroupOps.
+    optimizer updates in optimizers.OptimizerOps.
     The runtime's profile ("cpu" or "gpu") is the one switch between the two kernel shapes:
-    the GEMM family (gemm.default_params, and with it the convolutions), and here `gpu`."""
+    the GEMM family (gemm.default_params, and with it the convolutions), and `profile`
+    (profiles.CpuProfile or GpuProfile), chosen here once, for every other op's kernels."""
 
     name = "opencl"
     dtype = "float32"
@@ -58,10 +56,9 @@ class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, 
         self.rt = runtime or Runtime()
         self._gemm_params = gemm_params
         self._gemm_engine = None   # chosen (and on a new device tuned) by the first GEMM
-        self._scratch = {}   # name -> CLTensor grown on demand, reused by every later call
-        self._local_1d = min(LOCAL_1D, self.rt.max_work_group_size)
-        self.gpu = self.rt.profile == "gpu"
-        self._group_sizes = {}   # kernel name -> work-group size (group_ops.GroupOps.group_size)
+        self._scratch_tensors = {}   # name -> CLTensor grown on demand, reused by every later call
+        self._local_1d = min(LOCAL_1D, self.rt.max_work_group_size)   # tensor_ops' launches
+        self.profile = make_profile(self)
 
     @property
     def gemm_engine(self):
@@ -83,22 +80,17 @@ class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, 
         if n <= 0:
             return
         kernel = self._kernel(filename, name, defines)
-        if self.gpu:  # whole warps / wavefronts, within the kernel's and device's limits
-            local = self.group_size(kernel)
-        else:
-            local = self._local_1d
-            while local > 1 and n < local * MIN_GROUPS:
-                local //= 2
+        local = self.profile.local_size(kernel, n)
         size = -(-n // local) * local
         self.rt.launch(kernel, (size,), (local,), *args)
 
     def _scratch_tensor(self, name, shape):
         """A scratch tensor of `shape` kept between calls (its buffer only grows)."""
         size = max(math.prod(shape), 1)
-        held = self._scratch.get(name)
+        held = self._scratch_tensors.get(name)
         if held is None or held.size < size:
             held = self.rt.alloc((size,))
-            self._scratch[name] = held
+            self._scratch_tensors[name] = held
         return CLTensor(held.buffer, shape, "float32")
 
     @staticmethod
@@ -201,11 +193,7 @@ class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, 
     def bias_add(self, out, x, bias):
         self._check_same_size("bias_add", ("out", "x"), (out, x))
         self._check("bias_add", "bias", bias, (x.shape[-1],))
-        if self.gpu:
-            self.per_element("bias_add_elements", x.size, out, x, bias, bias.size)
-            return
-        rows = x.size // bias.size
-        self._run1d("elementwise.cl", "bias_add", rows, out, x, bias, rows, bias.size)
+        self.profile.bias_add(out, x, bias)
 
     def bias_grad(self, dbias, dout):
         self._check("bias_grad", "dbias", dbias, (dout.shape[-1],))
@@ -215,15 +203,8 @@ class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, 
         """out (C,) = scale * sums of x viewed as (M, C) over M (+ out when accumulate)."""
         c = out.size
         m = x.size // c
-        if self.gpu:
-            (partial,), parts = self.column_partials("colsum_partial_wg", 1, (x,), m, c)
-            self.rt.launch(self._kernel("reduce.cl", "colsum_finish"), (c,), None,
-                           out, partial, parts, c, float(scale), int(accumulate))
-            return
-        parts = max(1, min(COLUMN_PARTS, m))
-        rows_per_part = -(-m // parts)
-        partial = self._scratch_tensor("column_partial", (parts, c))
-        self._run1d("reduce.cl", "colsum_partial", parts, partial, x, m, c, rows_per_part, parts)
+        (partial,), parts = self.profile.column_partial_sums("reduce.cl", "colsum_partial", 1,
+                                                              (x,), m, c)
         self.rt.launch(self._kernel("reduce.cl", "colsum_finish"), (c,), None,
                        out, partial, parts, c, float(scale), int(accumulate))
 
@@ -232,10 +213,7 @@ class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, 
         self._check_same_size(f"activation_forward({name})", ("out", "x"), (out, x))
         if name == "softmax":
             k = x.shape[-1]
-            if self.gpu:
-                self.row_groups("softmax_forward_rows", x.size // k, k, out, x)
-                return
-            self._run1d("loss.cl", "softmax_forward", x.size // k, out, x, x.size // k, k)
+            self.profile.softmax_forward(out, x, x.size // k, k)
             return
         code = self._activation_code(name)
         self._run1d("activations.cl", "activation_forward", out.size, out, x, code, float(alpha), out.size)
@@ -307,18 +285,10 @@ class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, 
         self._run1d("pool.cl", "avg_pool2d_backward", pixels, dx, dout, *window_args(plan), pixels)
 
     def _global_avg_pool_forward(self, out, x):
-        n, h, w, c = x.shape
-        if self.gpu:
-            self.per_element("global_avg_pool_forward_columns", n * c, out, x, h * w, c)
-            return
-        self._run1d("pool.cl", "global_avg_pool_forward", n, out, x, h * w, c, n)
+        self.profile.global_avg_pool_forward(out, x)
 
     def _global_avg_pool_backward(self, dx, dout):
-        n, h, w, c = dx.shape
-        if self.gpu:
-            self.per_element("global_avg_pool_backward_elements", dx.size, dx, dout, h * w, c)
-            return
-        self._run1d("pool.cl", "global_avg_pool_backward", n * h * w, dx, dout, h * w, c, n * h * w)
+        self.profile.global_avg_pool_backward(dx, dout)
 
     def _pad2d_forward(self, out, x, pads):
         top, _, left, _ = pads

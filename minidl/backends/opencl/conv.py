@@ -22,6 +22,9 @@ ConvOps is a mixin of OpenCLBackend (backend.py), which provides rt, gemm_engine
 reshape, bias_add, bias_grad, _run1d and _scratch_tensor.
 """
 
+from dataclasses import dataclass
+from typing import Any, Optional
+
 from ..window import Window2D, is_pointwise
 from . import conv_direct
 from .gemm import split_k_slices
@@ -48,16 +51,25 @@ def is_general(plan):
     return plan.dh != 1 or plan.dw != 1 or plan.groups != 1
 
 
+@dataclass
+class OpenCLPlanScratch:
+    """What the opencl backend keeps on a Window2D plan (plan.scratch_for(OpenCLPlanScratch))."""
+
+    flipped_plan: Optional[Window2D] = None   # flipped_plan(plan)
+    flipped_weight: Any = None   # CLTensor (KH, KW, F, C): the rotated filters of backward-data
+
+
 def flipped_plan(plan):
     """The geometry of the convolution that computes a stride-1 convolution's input gradient
-    (kept in plan.scratch)."""
-    flipped = plan.scratch.get("opencl_flipped_plan")
+    (kept in the plan's OpenCLPlanScratch)."""
+    scratch = plan.scratch_for(OpenCLPlanScratch)
+    flipped = scratch.flipped_plan
     if flipped is None:
         flipped = Window2D(plan.n, plan.oh, plan.ow, plan.oc, plan.kh, plan.kw, 1, 1,
                            plan.kh - 1 - plan.pad_top, plan.kh - 1 - plan.pad_bottom,
                            plan.kw - 1 - plan.pad_left, plan.kw - 1 - plan.pad_right,
                            plan.h, plan.w, plan.c)
-        plan.scratch["opencl_flipped_plan"] = flipped
+        scratch.flipped_plan = flipped
     return flipped
 
 
@@ -186,10 +198,10 @@ class ConvOps:
         KH-1-bottom, KW-1-left, KW-1-right), with the filters rotated by 180 degrees and C, F
         swapped. As an implicit GEMM it costs what the forward pass costs, instead of a GEMM
         into a large dcols matrix and a col2im pass over it."""
-        flipped = plan.scratch.get("opencl_flipped_weight")
+        scratch = plan.scratch_for(OpenCLPlanScratch)
+        flipped = scratch.flipped_weight
         if flipped is None:
-            flipped = self.rt.alloc((plan.kh, plan.kw, plan.oc, plan.c))
-            plan.scratch["opencl_flipped_weight"] = flipped
+            flipped = scratch.flipped_weight = self.rt.alloc((plan.kh, plan.kw, plan.oc, plan.c))
         taps = plan.kh * plan.kw * plan.oc
         self._run1d("conv.cl", "flip_filters", taps, flipped, weight, plan.kh, plan.kw, plan.c,
                     plan.oc, taps)

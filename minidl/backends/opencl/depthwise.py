@@ -3,17 +3,12 @@ per output element (forward), per input element (backward-data, a gather) and pe
 element and slice of output rows (backward-filter, whose slices a second kernel sums).
 
 DepthwiseOps is a mixin of OpenCLBackend (backend.py), which provides _run1d,
-_scratch_tensor and _check.
+_scratch_tensor, _check and profile (whose depthwise_channel_run is the channels one forward /
+backward-data work-item computes, kernels/depthwise.cl's RUN).
 """
 
 from ..depthwise_geometry import depthwise_shapes, multiplier
 from .conv import window_args
-
-# Channels one forward / backward-data work-item computes (kernels/depthwise.cl's RUN), per
-# profile: one element per work-item on GPUs; on CPU devices (PoCL) a work-item's index
-# arithmetic costs more than one multiply-add, and 16 channels ran the MobileNetV2 layers of
-# benchmarks/bench_depthwise.py several times faster than 1.
-CHANNEL_RUN = {"gpu": 1, "cpu": 16}
 
 # Output rows (of N * OH) one backward-filter work-item sums: fewer rows mean more work-items
 # (and more partial sums to add). 16 rows of a 56-wide MobileNetV2 layer are ~900 products.
@@ -30,11 +25,11 @@ class DepthwiseOps:
                 self._check(op, name, tensor, shapes[name])
 
     def _run_define(self):
-        return {"RUN": CHANNEL_RUN[self.rt.profile]}
+        return {"RUN": self.profile.depthwise_channel_run}
 
     def _runs(self, channels):
         """Work-items per pixel: runs of RUN channels."""
-        return -(-channels // CHANNEL_RUN[self.rt.profile])
+        return -(-channels // self.profile.depthwise_channel_run)
 
     def depthwise_conv2d_forward(self, out, x, weight, bias, plan):
         self._check_depthwise("depthwise_conv2d_forward", plan, out=out, x=x, weight=weight, bias=bias)

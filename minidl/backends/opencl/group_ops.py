@@ -3,8 +3,8 @@ cooperate through local-memory tree sums (kernels/reduce_wg.cl; softmax rows in 
 kernels with one work-item per element (kernels/per_element.cl), where the CPU profile runs one
 work-item per row.
 
-GroupOps is a mixin of OpenCLBackend (backend.py), which provides rt, _kernel, _run1d,
-_scratch_tensor and _group_sizes (a dict), and calls these after checking its arguments when rt.profile is "gpu".
+GroupOps is the base of profiles.GpuProfile, which provides rt, backend (the OpenCLBackend
+whose _run1d and _scratch_tensor these use) and _group_sizes (a dict).
 Work-group sizes come from the device: a power of two no larger than GROUP_MAX, the kernel's
 CL_KERNEL_WORK_GROUP_SIZE or the device's limit, and at least its preferred multiple where
 those allow; the local memory each launch asks for is checked against CL_DEVICE_LOCAL_MEM_SIZE.
@@ -24,6 +24,9 @@ def _floor_pow2(n):
 
 class GroupOps:
     """Cooperative reductions and per-element kernels of OpenCLBackend's GPU profile."""
+
+    def _kernel(self, filename, name):
+        return self.rt.kernel(filename, name)
 
     def group_size(self, kernel):
         """The work-group size of a one-dimensional launch of `kernel` (a power of two)."""
@@ -60,7 +63,7 @@ class GroupOps:
 
     def column_partials(self, name, count, inputs, m, c):
         """`count` partial tensors (groups, c) filled by column_pass(name, ...), and groups."""
-        held = [self._scratch_tensor(f"column_partial_wg_{i}", (ROW_GROUPS, c))
+        held = [self.backend._scratch_tensor(f"column_partial_wg_{i}", (ROW_GROUPS, c))
                 for i in range(count)]
         groups = self.column_pass(name, held, inputs, m, c)
         return held, groups
@@ -72,7 +75,7 @@ class GroupOps:
         first = self._kernel("reduce_wg.cl", partial_kernel + "_wg")
         size = self.group_size(first)
         groups = max(1, min(WHOLE_GROUPS, -(-n // size)))
-        partial = self._scratch_tensor("reduce_partial", (groups,))
+        partial = self.backend._scratch_tensor("reduce_partial", (groups,))
         self.rt.launch(first, (groups * size,), (size,), partial, *x_args, n,
                        self._local_floats(size))
         finish = self._kernel("reduce_wg.cl", finish_kernel + "_wg")
@@ -92,4 +95,4 @@ class GroupOps:
     # -------------------------------------------------- per element
     def per_element(self, name, n, *args):
         """per_element.cl's kernel `name` over n work-items (its last argument is n)."""
-        self._run1d("per_element.cl", name, n, *args, n)
+        self.backend._run1d("per_element.cl", name, n, *args, n)

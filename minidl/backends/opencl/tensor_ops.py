@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ..base import BINARY_OPS, PRECISIONS, REDUCE_OPS, UNARY_OPS
-from ..tensor_checks import (broadcast_strides, check_broadcast, check_name, check_rank,
+from ..checks import (broadcast_strides, check_broadcast, check_name, check_rank,
                              check_rows, check_strided, check_take, contiguous_strides,
                              reduced_axes)
 

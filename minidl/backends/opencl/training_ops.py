@@ -10,9 +10,6 @@ import math
 
 from ..checks import is_sparse
 
-REDUCE_PARTS = 256       # at most this many partial sums in the first pass of a whole-tensor reduction
-REDUCE_MIN_CHUNK = 1024  # elements per partial sum at the least
-COLUMN_PARTS = 64        # row chunks of the first pass of a per-column reduction
 
 
 class TrainingOps:
@@ -32,10 +29,7 @@ class TrainingOps:
         self._check("softmax_cross_entropy_forward", "loss", loss, (rows,))
         name = ("softmax_cross_entropy_forward_sparse" if is_sparse(targets)
                 else "softmax_cross_entropy_forward_dense")
-        if self.gpu:
-            self.row_groups(name + "_rows", rows, k, probs, loss, logits, targets)
-            return
-        self._run1d("loss.cl", name, rows, probs, loss, logits, targets, rows, k)
+        self.profile.softmax_cross_entropy_forward(name, rows, k, probs, loss, logits, targets)
 
     def softmax_cross_entropy_backward(self, dlogits, probs, targets, scale):
         rows, k = self._check_targets("softmax_cross_entropy_backward", probs, targets)
@@ -91,15 +85,7 @@ class TrainingOps:
         """Two-pass reduction of n items: partial_kernel(partial, *x_args, n, parts, chunk) sums
         contiguous chunks, then finish_kernel(out, partial, parts, *finish_args) adds them up.
         The GPU profile runs the cooperative twins of both (group_ops.GroupOps.whole_reduce)."""
-        if self.gpu:
-            self.whole_reduce(out, partial_kernel, finish_kernel, x_args, n, finish_args)
-            return
-        chunk = max(REDUCE_MIN_CHUNK, -(-n // REDUCE_PARTS))
-        parts = max(1, -(-n // chunk))
-        partial = self._scratch_tensor("reduce_partial", (parts,))
-        self._run1d("reduce.cl", partial_kernel, parts, partial, *x_args, n, parts, chunk)
-        self.rt.launch(self._kernel("reduce.cl", finish_kernel), (1,), None, out, partial, parts,
-                       *finish_args)
+        self.profile.reduce(out, partial_kernel, finish_kernel, x_args, n, finish_args)
 
     def sum(self, out, x, accumulate=False):
         self._check("sum", "out", out, (1,))
