@@ -30,6 +30,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import autodiff, ops
+from .. import metrics as metrics_mod
 from ..autodiff import Tensor
 from ..gradient_tape import GradientTape
 from . import structure
@@ -74,6 +75,14 @@ class CustomSteps:
             loss = self.compute_loss(x, y, y_pred, sample_weight)
         weights = self.trainable_weights
         self.optimizer.apply(tape.gradient(loss, weights), weights)
+        if not getattr(self, "_heads", None):
+            # compiled without a loss (compute_loss of the subclass's own): the running mean
+            # of what it returned is the epoch's loss, as Keras's loss tracker
+            tracker = getattr(self, "_loss_tracker", None)
+            if tracker is None:
+                tracker = self._loss_tracker = metrics_mod.Mean(name="loss")
+            tracker.update_state(loss)
+            return {"loss": tracker.result()}
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def test_step(self, data):
@@ -84,15 +93,21 @@ class CustomSteps:
     def _overrides(self, name):
         return getattr(type(self), name) is not getattr(CustomSteps, name)
 
+    def _own_train_step(self):
+        """Whether fit runs train_step (a subclass's, or the default one calling a compute_loss
+        of the subclass's, as Keras's distillation recipes override it) instead of the fused
+        step."""
+        return self._overrides("train_step") or self._overrides("compute_loss")
+
     def _loss_optional(self):
-        return self._overrides("train_step") or super()._loss_optional()
+        return self._own_train_step() or super()._loss_optional()
 
     def compile(self, *args, **kwargs):
         """As the model's compile; with a step of your own, the losses read the outputs
         themselves (not the fused pre-activation of a softmax / sigmoid layer): y_pred is
         whatever the step computed."""
         super().compile(*args, **kwargs)
-        if self.compiled and (self._overrides("train_step") or self._overrides("test_step")):
+        if self.compiled and (self._own_train_step() or self._overrides("test_step")):
             for h in self._heads:
                 if h.fused:
                     h.fused = h.loss.configure("linear")
@@ -206,7 +221,7 @@ class CustomSteps:
             self._seen += len(xs[0])
 
     def _train_step(self, xs, ys, sws=None):
-        if not self._overrides("train_step"):
+        if not self._own_train_step():
             return super()._train_step(xs, ys, sws)
         self._seed_step()
         self._run_step(self.train_step, xs, ys, sws)
@@ -238,6 +253,8 @@ class CustomSteps:
     def reset_metrics(self):
         super().reset_metrics()
         self._step_logs = None
+        if getattr(self, "_loss_tracker", None) is not None:
+            self._loss_tracker.reset_state()
         for m in self.metrics:
             if hasattr(m, "reset_state"):
                 m.reset_state()

@@ -13,6 +13,7 @@ when use_ema, as Keras does).
 """
 
 import numbers
+import warnings
 import re
 
 import numpy as np
@@ -276,19 +277,39 @@ class Optimizer:
         if len(grads) != len(variables):
             raise ValueError(f"{owner}: {len(grads)} gradients for {len(variables)} weights")
         pairs = [None] * len(self._shapes)
+        missing = []
         for g, v in zip(grads, variables):
             position = self._positions.get(id(getattr(v, "value", v)))
             if position is None:
                 raise ValueError(f"{owner}: {getattr(v, 'name', v)!r} is not one of the "
                                  f"{len(self._shapes)} weights the optimizer was built for")
             if g is None:
-                raise ValueError(f"{owner}: the gradient of {getattr(v, 'name', v)!r} is None "
-                                 "(the loss does not depend on it)")
+                # Keras skips such a weight with a warning: a zero gradient leaves a weight
+                # whose optimizer state is still zero where it is (weight decay aside)
+                missing.append(getattr(v, "path", None) or getattr(v, "name", str(v)))
+                value = getattr(v, "value", v)
+                g = self._zero_gradient(value)
             pairs[position] = (getattr(g, "value", g), getattr(v, "value", v))
+        if missing and not getattr(self, "_warned_missing", False):
+            self._warned_missing = True
+            warnings.warn(f"{owner}: gradients do not exist for {missing} when minimizing the "
+                          "loss; they are left as they are (their gradient is taken as zero)",
+                          stacklevel=2)
         if any(p is None for p in pairs):
             raise ValueError(f"{owner}: got {len(variables)} weights; pass every one of the "
                              f"{len(self._shapes)} it was built for (model.trainable_weights)")
         self.apply_gradients(pairs)
+
+    def _zero_gradient(self, value):
+        """A zero tensor shaped as the weight tensor `value`, kept for the next step."""
+        zeros = getattr(self, "_zero_grads", None)
+        if zeros is None:
+            zeros = self._zero_grads = {}
+        key = id(value)
+        if key not in zeros:
+            backend = self._backend
+            zeros[key] = backend.zeros(backend.shape(value))
+        return zeros[key]
 
     def _update_moving_average(self, backend, weights):
         """Keras: average = m * average + (1 - m) * w, m = 0 at the first step (a copy), then
