@@ -20,20 +20,19 @@ from .depthwise import DepthwiseOps
 from .gemm import Gemm
 from .group_ops import GroupOps
 from .images import ImageOps
+from .larq import LarqOps
 from .layer_ops import LayerOps
+from .losses import LossOps
+from .metrics import COLUMN_PARTS, MetricOps
 from .normalization import NormalizationOps
 from .optimizers import OptimizerOps
 from .regularizers import RegularizerOps
 from .recurrent import RecurrentOps
 from ..recurrent_device import DeviceRecurrentOps
 from .quantized import OpenCLQuantizedOps
-from .quantizer_ops import QuantizerOps
-from .binary_ops import BinaryOps
-from .row_loss_ops import RowLossOps
 from .runtime import Runtime
 from .tensor import CLTensor
 from .tensor_ops import OpenCLTensorOps
-from .training_ops import COLUMN_PARTS, TrainingOps
 from . import tuner
 
 LOCAL_1D = 64          # work-group size of the one-dimensional kernels ...
@@ -41,11 +40,11 @@ MIN_GROUPS = 8         # ... shrunk so that a small launch still spreads over se
 
 
 
-class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, QuantizerOps, BinaryOps,
-                    NormalizationOps, OptimizerOps, OpenCLQuantizedOps, RegularizerOps, RowLossOps, ConvOps, DepthwiseOps, GroupOps, RecurrentOps, DeviceRecurrentOps,
+class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, LossOps, MetricOps, LayerOps, LarqOps,
+                    NormalizationOps, OptimizerOps, OpenCLQuantizedOps, RegularizerOps, ConvOps, DepthwiseOps, GroupOps, RecurrentOps, DeviceRecurrentOps,
                     RoundedOperands, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
-    convolutions in conv.ConvOps; losses, metrics and reductions in training_ops.TrainingOps;
+    convolutions in conv.ConvOps; losses in losses.LossOps, metrics and reductions in metrics.MetricOps;
     optimizer updates in optimizers.OptimizerOps; the GPU profile's cooperative reductions in group_ops.GroupOps.
     The runtime's profile ("cpu" or "gpu") is the one switch between the two kernel shapes:
     the GEMM family (gemm.default_params, and with it the convolutions), and here `gpu`."""

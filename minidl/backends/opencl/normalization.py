@@ -4,7 +4,7 @@ the GPU profile's cooperative column partials of group_ops.py) and layer normali
 and rt. The contract (minidl/backends/contract/normalization.py) checked every shape. Every
 tensor stays on the device."""
 
-from .training_ops import COLUMN_PARTS
+from .metrics import COLUMN_PARTS
 
 
 class NormalizationOps:

@@ -3,7 +3,7 @@ constraints (kernels/regularize.cl), a mixin of OpenCLBackend using its _run1d, 
 _scratch_tensor and rt. minidl/backends/contract/regularizers.py checked the shapes and worked
 out the layouts. Every tensor stays on the device."""
 
-from .training_ops import REDUCE_MIN_CHUNK, REDUCE_PARTS
+from .metrics import REDUCE_MIN_CHUNK, REDUCE_PARTS
 
 
 def _orthogonal_scale(m, factor):
