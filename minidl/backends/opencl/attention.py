@@ -1,7 +1,7 @@
 """The attention section on the opencl backend (a mixin of OpenCLBackend, which provides
 _run1d and empty); the kernels are kernels/attention.cl. The contract
-(minidl/backends/contract/attention.py) checked every shape and passes the sizes. The backward pass keeps one (B, H, Tq, Tk)
-scratch tensor of score gradients, reused while its shape stays."""
+(minidl/backends/contract/attention.py) checked every shape and passes the sizes. The backward
+pass keeps one (B, H, Tq, Tk) scratch tensor of score gradients, reused while its shape stays."""
 
 import numpy as np
 
