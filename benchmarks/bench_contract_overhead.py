@@ -31,6 +31,9 @@ bx, bo, c1, c2, c3, c4 = f(8, 4), f(8, 4), f(4), f(4), f(4), f(4)
 lm, li = f(8), f(8)
 pool = b.pool2d_plan((1, 4, 4, 2), (2, 2), (2, 2), "valid")
 pout, pidx = f(1, 2, 2, 2), np.zeros((1, 2, 2, 2), np.int32)
+labels, count = np.zeros(8, np.int32), f(1)
+gates, h, c, up = f(8, 16), f(8, 4), f(8, 4), f(1, 8, 8, 2)
+seq_gates, hseq, cseq, rk = f(8, 8, 16), f(8, 8, 4), f(8, 8, 4), f(4, 16)   # T = 8 steps, u = 4
 cases = {
   "sgd_update": lambda: b.sgd_update(w, g, v, 0.01, 0.9, False, 0.0),
   "adam_update": lambda: b.adam_update(w, g, m, v, 0.001, 0.9, 0.999, 1e-7, 3, 0.0),
@@ -39,6 +42,12 @@ cases = {
   "batchnorm_forward_train": lambda: b.batchnorm_forward_train(bo, c1, c2, bx, c3, c4, c1, c2, 0.9, 1e-3),
   "layernorm_forward": lambda: b.layernorm_forward(bo, lm, li, bx, c3, c4, 1e-3),
   "max_pool2d_forward": lambda: b.max_pool2d_forward(pout, pidx, x, pool),
+  "softmax_cross_entropy_forward": lambda: b.softmax_cross_entropy_forward(bo, lm, bx, labels),
+  "categorical_accuracy": lambda: b.categorical_accuracy(count, bx, labels, True),
+  "quantize_forward": lambda: b.quantize_forward(bo, bx, "ste_sign"),
+  "upsample2d_forward": lambda: b.upsample2d_forward(up, x, (2, 2), "nearest"),
+  "lstm_gates_forward": lambda: b.lstm_gates_forward(h, c, gates, c, "tanh", "sigmoid"),
+  "lstm_forward (8 steps)": lambda: b.lstm_forward(hseq, cseq, seq_gates, h, c, rk, "tanh", "sigmoid"),
 }
 res = {}
 for name, fn in cases.items():
@@ -63,4 +72,4 @@ for r in range(rounds):
         acc[tag].append(json.loads(out.stdout.strip().splitlines()[-1]))
 for name in acc["old"][0]:
     o = min(d[name] for d in acc["old"]); n = min(d[name] for d in acc["new"])
-    print(f"{name:26s} old {o:6.2f} us  new {n:6.2f} us  new-old {n - o:+.2f} us")
+    print(f"{name:30s} old {o:6.2f} us  new {n:6.2f} us  new-old {n - o:+.2f} us")

@@ -8,7 +8,7 @@
 
 /* transforms (n, 8) = each sample's random transform of `kind` (0 flip, 1 rotation,
  * 2 translation, 3 zoom, 4 zoom_tied, 5 crop, 6 shear) for images of height x width; ranges (4,) as
- * minidl/backends/image_args.py describes. */
+ * minidl/backends/contract/images.py describes. */
 void minidl_image_random_transforms(float *transforms, const float *ranges, int kind, uint64_t seed,
                                     int n, int height, int width);
 

@@ -1,7 +1,7 @@
 /* Per-pixel colour changes with one random draw per sample (see image_color.h). The fast
  * version hoists the per-sample decision out of the pixel loop (an image left unchanged is one
  * memcpy) and threads over samples; the reference applies pixel_color to every pixel. Both
- * compute in float32 in the order of minidl/backends/numpy_ops/color.py. */
+ * compute in float32 in the order of minidl/backends/numpy_ops/images.py. */
 #include <math.h>
 #include <string.h>
 

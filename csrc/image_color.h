@@ -1,5 +1,5 @@
 /* The per-pixel colour changes of the Keras 3 colour augmentation layers (see
- * minidl/backends/color_args.py for the kinds and their params). Sample s draws u0, u1 from
+ * minidl/backends/contract/images.py for the kinds and their params). Sample s draws u0, u1 from
  * the Philox4x32-10 words of counter (s, 0) under the seed, as image_adjust.h's ops do. */
 #ifndef MINIDL_IMAGE_COLOR_H
 #define MINIDL_IMAGE_COLOR_H

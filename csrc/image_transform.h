@@ -1,6 +1,6 @@
 /* Images sampled under per-image projective transforms (the preprocessing layers' affine ops).
  * Codes: interpolation 0 nearest, 1 bilinear; fill_mode 0 constant, 1 nearest, 2 wrap,
- * 3 reflect (minidl/backends/image_args.py holds the table). */
+ * 3 reflect (minidl/backends/contract/images.py holds the table). */
 #ifndef MINIDL_IMAGE_TRANSFORM_H
 #define MINIDL_IMAGE_TRANSFORM_H
 

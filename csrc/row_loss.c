@@ -2,7 +2,7 @@
  * squared hinge, categorical hinge, cosine similarity) and their gradients. Rows go to the
  * OpenMP threads; within a row the element loop is plain C with the kind fixed for the whole
  * call, so the compiler's loop unswitching leaves one branch-free loop per kind. Sums are
- * accumulated in double. Formulas: minidl/backends/numpy_ops/row_losses.py (the reference). */
+ * accumulated in double. Formulas: minidl/backends/numpy_ops/losses.py (the reference). */
 #include <math.h>
 
 #include "internal/parallel.h"

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import minidl
+from minidl.backends.contract.attention import attention_sizes
 from minidl.backends.numpy_backend import NumpyBackend
 from minidl.layers.attention import Attention, MultiHeadAttention
 from minidl.layers.einsum_dense import EinsumDense
@@ -135,7 +136,10 @@ def _attention_case(seed, batch=2, tq=5, tk=7, heads=3, dim=4, dim_v=3):
     return {k: v.astype(np.float32) for k, v in arrays.items()}, mask, drop.astype(np.float32)
 
 
-def _run_ops(backend, arrays, mask, drop, causal, **kw):
+def _run_ops(backend, arrays, mask, drop, causal, reference=False):
+    """out, probs, dq, dk, dv of the attention ops; reference=True runs the cpu backend's plain
+    twin (attention_reference.c) instead of its fast kernels: its implementations of the
+    contract's ops, called with the contract's sizes."""
     t = backend.from_numpy
     q, k, v = t(arrays["q"]), t(arrays["k"]), t(arrays["v"])
     m = None if mask is None else t(mask)
@@ -143,9 +147,15 @@ def _run_ops(backend, arrays, mask, drop, causal, **kw):
     batch, tq, heads, _ = arrays["q"].shape
     tk, dim_v = arrays["k"].shape[1], arrays["v"].shape[3]
     out, probs = backend.zeros((batch, tq, heads, dim_v)), backend.zeros((batch, heads, tq, tk))
-    backend.attention_forward(out, probs, q, k, v, m, d, 0.6, causal, **kw)
     dq, dk, dv = backend.zeros(q.shape), backend.zeros(k.shape), backend.zeros(v.shape)
-    backend.attention_backward(dq, dk, dv, t(arrays["dout"]), q, k, v, probs, m, d, 0.6, causal, **kw)
+    if reference:
+        sizes = attention_sizes("attention_forward", q, k, v, m, d)
+        backend._attention_forward(out, probs, q, k, v, m, d, 0.6, causal, sizes, reference=True)
+        backend._attention_backward(dq, dk, dv, t(arrays["dout"]), q, k, v, probs, m, d, 0.6, causal, sizes,
+                                    reference=True)
+    else:
+        backend.attention_forward(out, probs, q, k, v, m, d, 0.6, causal)
+        backend.attention_backward(dq, dk, dv, t(arrays["dout"]), q, k, v, probs, m, d, 0.6, causal)
     return [backend.to_numpy(x) for x in (out, probs, dq, dk, dv)]
 
 

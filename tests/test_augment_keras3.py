@@ -15,7 +15,7 @@ import pytest
 import minidl
 from minidl import layers
 from minidl.backends import get_backend
-from minidl.backends.color_args import COLOR_KINDS
+from minidl.backends.contract.images import COLOR_KINDS
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "keras_reference"))
 from make_augment_reference import CASES, SHEARS  # noqa: E402

@@ -8,15 +8,22 @@ import re
 import numpy as np
 import pytest
 
+from minidl.backends.contract.attention import AttentionSection
 from minidl.backends.contract.convolution import ConvolutionSection
+from minidl.backends.contract.images import ImagesSection
+from minidl.backends.contract.larq import LarqSection
+from minidl.backends.contract.losses import LossesSection
+from minidl.backends.contract.metrics import MetricsSection
 from minidl.backends.contract.normalization import NormalizationSection
 from minidl.backends.contract.optimizers import OptimizersSection, adam_step_size, nadam_coefficients
 from minidl.backends.contract.pooling import PoolingSection
 from minidl.backends.contract.quantized import QuantizedSection
+from minidl.backends.contract.recurrent import RecurrentSection
 from minidl.backends.contract.regularizers import RegularizersSection
 
 SECTIONS = (ConvolutionSection, NormalizationSection, OptimizersSection, PoolingSection, QuantizedSection,
-            RegularizersSection)
+            RegularizersSection, LossesSection, MetricsSection, LarqSection, ImagesSection,
+            AttentionSection, RecurrentSection)
 
 
 def _public_ops(section):
@@ -242,3 +249,145 @@ def test_pooling_arguments_are_checked_alike(backend):
         backend.pad2d_forward(x, x, (1, -1, 0, 0))
     with pytest.raises(ValueError, match=r"^pad2d_backward: dout must have shape \(2, 8, 7, 3\), got \(2, 6, 6, 3\)$"):
         backend.pad2d_backward(x, x, (1, 1, 0, 1))
+
+
+def test_loss_arguments_are_checked_alike(backend):
+    """One set of shape rules for the fused losses on every backend (opencl used to accept
+    targets of the same size in another shape, numpy and cpu each had their own messages)."""
+    logits, probs, loss = _tensors(backend, (4, 3), (4, 3), (4,))
+    labels = backend.from_numpy(np.array([0, 2, 1, 1], np.int32))
+    with pytest.raises(ValueError, match=r"^softmax_cross_entropy_forward: logits must be 2-D \(N, K\), got shape \(12,\)$"):
+        backend.softmax_cross_entropy_forward(probs, loss, backend.reshape(logits, (12,)), labels)
+    with pytest.raises(ValueError, match=r"^softmax_cross_entropy_forward: targets \(sparse\) must have shape \(4,\), got \(2, 2\)$"):
+        backend.softmax_cross_entropy_forward(probs, loss, logits, backend.reshape(labels, (2, 2)))
+    with pytest.raises(ValueError, match=r"^softmax_cross_entropy_backward: targets \(dense\) must have shape \(4, 3\), got \(3, 4\)$"):
+        backend.softmax_cross_entropy_backward(probs, probs, backend.reshape(logits, (3, 4)), 0.25)
+    with pytest.raises(ValueError, match=r"^sigmoid_cross_entropy_forward: loss must have shape \(4,\), got \(4, 3\)$"):
+        backend.sigmoid_cross_entropy_forward(probs, probs, logits, logits)
+    with pytest.raises(ValueError, match=r"^cross_entropy_backward: dprobs must have shape \(4, 3\), got \(4,\)$"):
+        backend.cross_entropy_backward(loss, probs, logits, True, 1.0)
+    with pytest.raises(ValueError, match=r"^mean_squared_error_forward: targets must have shape \(4, 3\), got \(3, 4\)$"):
+        backend.mean_squared_error_forward(loss, probs, backend.reshape(logits, (3, 4)))
+    with pytest.raises(ValueError, match=r"^row_loss_forward: unknown loss kind 'l3'; known: mean_absolute_error"):
+        backend.row_loss_forward(loss, probs, logits, "l3")
+    with pytest.raises(ValueError, match=r"^row_loss_backward: dpred must have shape \(4, 3\), got \(4,\)$"):
+        backend.row_loss_backward(loss, probs, logits, "huber", 1.0, 1.0)
+
+
+def test_metric_arguments_are_checked_alike(backend):
+    pred, = _tensors(backend, (4, 3))
+    out, two = backend.zeros((1,)), backend.zeros((2,))
+    labels = backend.from_numpy(np.array([0, 2, 1, 1], np.int32))
+    with pytest.raises(ValueError, match=r"^sum: out must have shape \(1,\), got \(2,\)$"):
+        backend.sum(two, pred)
+    with pytest.raises(ValueError, match=r"^all_finite: out must have shape \(1,\), got \(2,\)$"):
+        backend.all_finite(two, pred)
+    with pytest.raises(ValueError, match=r"^categorical_accuracy: weights must have shape \(4,\), got \(2,\)$"):
+        backend.categorical_accuracy(out, pred, labels, weights=two)
+    with pytest.raises(ValueError, match=r"^binary_accuracy: targets must have shape \(4, 3\), got \(4,\)$"):
+        backend.binary_accuracy(out, pred, labels)
+    with pytest.raises(ValueError, match=r"^top_k_accuracy: k must be a positive int, got 0$"):
+        backend.top_k_accuracy(out, pred, labels, 0)
+    with pytest.raises(ValueError, match=r"^top_k_accuracy: pred must be 2-D \(N, K\), got shape \(12,\)$"):
+        backend.top_k_accuracy(out, backend.reshape(pred, (12,)), labels, 2)
+    backend.top_k_accuracy(out, pred, labels, 3)
+    np.testing.assert_array_equal(backend.to_numpy(out), [4.0])
+
+
+def test_larq_arguments_are_checked_alike(backend):
+    """The quantizers' and the binary ops' arguments are checked once, with one message on every
+    backend (opencl's used to start with "opencl ")."""
+    x, out, stat = _tensors(backend, (3, 40), (3, 40), (2,))
+    with pytest.raises(ValueError, match=r"^quantize_forward: name must be one of"):
+        backend.quantize_forward(out, x, "sign")
+    with pytest.raises(TypeError, match=r"^quantize_backward \(ste_sign\): param must be a number, got '1'$"):
+        backend.quantize_backward(out, out, x, "ste_sign", "1")
+    with pytest.raises(ValueError, match=r"^quantize_forward: stat must have shape \(1,\), got \(2,\)$"):
+        backend.quantize_forward(out, x, "dorefa_weights", 3.0, stat)
+    with pytest.raises(ValueError, match=r"^quantize_backward: dx must have shape \(3, 40\), got \(2,\)$"):
+        backend.quantize_backward(stat, out, x, "approx_sign")
+    with pytest.raises(ValueError, match=r"^binary_pack_input: bits must have shape \(3, 2\), got \(3, 1\)$"):
+        backend.binary_pack_input(backend.empty((3, 1), "int32"), x)
+    weight, = _tensors(backend, (3, 3, 40, 4))
+    with pytest.raises(ValueError, match=r"^binary_pack_kernel: bits must have shape \(18, 4\), got \(9, 4\)$"):
+        backend.binary_pack_kernel(backend.empty((9, 4), "int32"), weight)
+    plan = backend.conv2d_plan((1, 5, 5, 40), (3, 3, 40, 4), (1, 1), "same")
+    bits, kernel_bits = backend.empty((1, 5, 5, 2), "int32"), backend.empty((18, 4), "int32")
+    conv_out, = _tensors(backend, (1, 5, 5, 4))
+    with pytest.raises(ValueError, match=r"^binary_conv2d_forward: pad_value must be 0 or 1, got 2$"):
+        backend.binary_conv2d_forward(conv_out, bits, kernel_bits, None, plan, 2)
+    with pytest.raises(ValueError, match=r"^binary_conv2d_forward: kernel_bits must have shape \(18, 4\), got \(9, 4\)$"):
+        backend.binary_conv2d_forward(conv_out, bits, backend.empty((9, 4), "int32"), None, plan, 1)
+    with pytest.raises(ValueError, match=r"^binary_conv2d_forward: bias must have shape \(4,\), got \(2,\)$"):
+        backend.binary_conv2d_forward(conv_out, bits, kernel_bits, stat, plan, 1)
+
+
+def test_image_arguments_are_checked_alike(backend):
+    """The image ops' arguments are checked once, with one message on every backend (opencl's
+    used to start with "opencl ")."""
+    x, out, transforms = _tensors(backend, (2, 5, 6, 3), (2, 5, 6, 3), (2, 8))
+    with pytest.raises(ValueError, match=r"^image_transform_forward: transforms must be \(2, 8\) or \(1, 8\), got \(8, 2\)$"):
+        backend.image_transform_forward(out, x, backend.reshape(transforms, (8, 2)), "bilinear", "reflect", 0.0)
+    with pytest.raises(ValueError, match=r"^image_transform_backward: fill_mode must be one of"):
+        backend.image_transform_backward(x, out, transforms, "nearest", "mirror")
+    with pytest.raises(ValueError, match=r"^image_random_transforms: kind must be one of"):
+        backend.image_random_transforms(transforms, "spin", (0, 1, 0, 0), 5, 6, 1)
+    with pytest.raises(ValueError, match=r"^random_contrast_forward: value_range must be \(low, high\) with low < high"):
+        backend.random_contrast_forward(out, x, 0.1, 0.1, (1.0, 0.0), 3)
+    with pytest.raises(ValueError, match=r"^random_brightness_forward: out must have shape \(2, 5, 6, 3\), got \(2, 8\)$"):
+        backend.random_brightness_forward(transforms, x, 0.1, 0.1, (0.0, 1.0), 3)
+    two_channels, = _tensors(backend, (2, 5, 6, 2))
+    with pytest.raises(ValueError, match=r"^random_color_forward: kind 'hue' needs 3 channels"):
+        backend.random_color_forward(two_channels, two_channels, "hue", (0.1, 0.2), (0.0, 1.0), 3)
+    with pytest.raises(ValueError, match=r"^auto_contrast_forward: expects images \(N, H, W, C\), got shape \(2, 8\)$"):
+        backend.auto_contrast_forward(transforms, transforms, (0.0, 1.0))
+    big, = _tensors(backend, (2, 10, 12, 3))
+    with pytest.raises(ValueError, match=r"^upsample2d_backward: images \(2, 5, 6, 3\) upsampled by \(2, 3\) are"):
+        backend.upsample2d_backward(x, big, (2, 3), "nearest")
+    with pytest.raises(ValueError, match=r"^upsample2d_forward: interpolation must be one of"):
+        backend.upsample2d_forward(big, x, (2, 2), "cubic")
+    with pytest.raises(ValueError, match=r"^channel_scale_shift: shift must have shape \(3,\), got \(2, 8\)$"):
+        backend.channel_scale_shift(out, x, backend.zeros((3,)), transforms)
+    backend.upsample2d_forward(big, x, (2, 2), "nearest")
+    np.testing.assert_array_equal(backend.to_numpy(big)[:, ::2, ::2], backend.to_numpy(x))
+
+
+def test_attention_arguments_are_checked_alike(backend):
+    q, k, v, out, probs = _tensors(backend, (2, 3, 2, 4), (2, 5, 2, 4), (2, 5, 2, 6), (2, 3, 2, 6), (2, 2, 3, 5))
+    with pytest.raises(ValueError, match=r"^attention_forward: k must be \(B, Tk, H, D\) and v \(B, Tk, H, Dv\)"):
+        backend.attention_forward(out, probs, q, v, v, None, None, 0.5, False)
+    with pytest.raises(ValueError, match=r"^attention_forward: mask must have shape \(2, 3, 5\), got \(2, 5, 3\)$"):
+        backend.attention_forward(out, probs, q, k, v, backend.zeros((2, 5, 3)), None, 0.5, False)
+    with pytest.raises(ValueError, match=r"^attention_forward: probs must have shape \(2, 2, 3, 5\), got \(2, 3, 2, 6\)$"):
+        backend.attention_forward(out, out, q, k, v, None, None, 0.5, False)
+    dq, dk, dv = _tensors(backend, (2, 3, 2, 4), (2, 5, 2, 4), (2, 5, 2, 6))
+    with pytest.raises(ValueError, match=r"^attention_backward: dk must have shape \(2, 5, 2, 4\), got \(2, 3, 2, 4\)$"):
+        backend.attention_backward(dq, dq, dv, out, q, k, v, probs, None, None, 0.5, True)
+    with pytest.raises(ValueError, match=r"^attention_backward: dropout must have shape \(2, 2, 3, 5\), got \(2, 3, 5\)$"):
+        backend.attention_backward(dq, dk, dv, out, q, k, v, probs, None, backend.zeros((2, 3, 5)), 0.5, True)
+
+
+def test_recurrent_arguments_are_checked_alike(backend):
+    """The sequence ops check every state, the step ops every row block, and both the
+    activations, once (the loops then call the step implementations unchecked)."""
+    n, u, steps = 3, 2, 4
+    gates, hseq, cseq, h0, c0, kernel = _tensors(backend, (steps, n, 4 * u), (steps, n, u), (steps, n, u), (n, u),
+                                                 (n, u), (u, 4 * u))
+    with pytest.raises(ValueError, match=r"^lstm_forward: activation must be one of .*got 'gelu'$"):
+        backend.lstm_forward(hseq, cseq, gates, h0, c0, kernel, "gelu", "sigmoid")
+    with pytest.raises(ValueError, match=r"^lstm_forward: c0 must have shape \(3, 2\), got \(2, 8\)$"):
+        backend.lstm_forward(hseq, cseq, gates, h0, kernel, kernel, "tanh", "sigmoid")
+    with pytest.raises(ValueError, match=r"^lstm_backward: dc_last must have shape \(3, 2\), got \(2, 8\)$"):
+        backend.lstm_backward(gates, kernel, h0, c0, hseq, kernel, gates, cseq, hseq, h0, c0, kernel, "tanh",
+                              "sigmoid")
+    with pytest.raises(ValueError, match=r"^gru_forward: the gate sequence must be \(T, N, 3 \* units\), got \(4, 3, 8\)$"):
+        backend.gru_forward(hseq, gates, gates, h0, kernel, kernel, "tanh", "sigmoid")
+    with pytest.raises(ValueError, match=r"^simple_rnn_backward: drecurrent_kernel must have shape \(2, 2\), got \(2, 8\)$"):
+        backend.simple_rnn_backward(hseq, kernel, h0, hseq, hseq, h0, kernel, "tanh")
+    with pytest.raises(ValueError, match=r"^lstm_gates_forward: gates must be \(N, 4 \* units\), got \(3, 2\)$"):
+        backend.lstm_gates_forward(h0, c0, h0, c0, "tanh", "sigmoid")
+    step_gates, = _tensors(backend, (n, 3 * u))
+    with pytest.raises(ValueError, match=r"^gru_gates_backward: drec must have shape \(3, 6\), got \(3, 2\)$"):
+        backend.gru_gates_backward(step_gates, h0, h0, h0, step_gates, step_gates, h0, "tanh", "sigmoid")
+    with pytest.raises(ValueError, match=r"^gru_gates_forward: recurrent_activation must be one of"):
+        backend.gru_gates_forward(h0, step_gates, step_gates, h0, "tanh", "softmax")

@@ -8,9 +8,10 @@ keeps them in device buffers. Only `from_numpy`, `copy_from_host` and
 its tensors on a device can run a whole training step without a host copy.
 
 The contract's executable sections (convolution, normalization, optimizers, pooling,
-quantized, regularizers) live in minidl/backends/contract/: their public ops check the
-arguments once and call the backend's underscore-named implementation (contract/__init__.py).
-The other sections are documented below and still checked by each backend.
+quantized, regularizers, losses, metrics, larq, images, attention, recurrent) live in
+minidl/backends/contract/: their public ops check the arguments once and call the backend's
+underscore-named implementation (contract/__init__.py). The other sections are documented
+below and still checked by each backend.
 
 Conventions used by every op:
 
@@ -33,11 +34,17 @@ import math
 
 from .checks import MAX_RANK  # noqa: F401 -- the tensor ops take tensors of rank <= MAX_RANK
 from .contract.checks import PRECISIONS  # noqa: F401 -- what round_to_precision rounds to
+from .contract.attention import AttentionSection
 from .contract.convolution import ConvolutionSection
+from .contract.images import ImagesSection
+from .contract.larq import QUANTIZERS, LarqSection  # noqa: F401 -- QUANTIZERS: quantize_forward's names
+from .contract.losses import ROW_LOSSES, LossesSection  # noqa: F401 -- ROW_LOSSES: row_loss_forward's kinds
+from .contract.metrics import MetricsSection
 from .contract.normalization import NormalizationSection
 from .contract.optimizers import OptimizersSection
 from .contract.pooling import PoolingSection
 from .contract.quantized import QuantizedSection
+from .contract.recurrent import RecurrentSection
 from .contract.regularizers import RegularizersSection
 from .depthwise_geometry import depthwise_window
 from .window import (Window2D, conv_output_length, make_window, same_padding,  # noqa: F401
@@ -53,10 +60,6 @@ BINARY_OPS = ("add", "subtract", "multiply", "divide", "power", "maximum", "mini
               "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
               "logical_or")
 REDUCE_OPS = ("sum", "max", "min", "prod")
-# larq's quantizers (minidl.larq.quantizers) as ops; a backend's kernels use the position of a
-# name as its code. DoReFa's two modes are two ops.
-QUANTIZERS = ("ste_sign", "approx_sign", "swish_sign", "ste_heaviside", "ste_tern",
-              "dorefa_activations", "dorefa_weights")
 
 
 class BackendUnavailable(RuntimeError):
@@ -64,7 +67,8 @@ class BackendUnavailable(RuntimeError):
 
 
 class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, PoolingSection,
-              QuantizedSection, RegularizersSection):
+              QuantizedSection, RegularizersSection, LossesSection, MetricsSection, LarqSection,
+              ImagesSection, AttentionSection, RecurrentSection):
     """Base class of every backend. Each method documents one op of the contract; the sections
     in minidl/backends/contract/ (the base classes) are executable: their public methods check
     the arguments and call the backend's underscore-named implementation."""
@@ -201,14 +205,7 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
         contract/pooling.py."""
         return make_window(in_shape, pool_size, strides, padding)
 
-    def upsample2d_forward(self, out, x, size, interpolation):
-        """out (N, H*sh, W*sw, C) = x (N, H, W, C) upsampled by size (sh, sw): "nearest" repeats
-        pixels, "bilinear" interpolates with half-pixel centers (Keras's image.resize)."""
-        raise NotImplementedError
-
-    def upsample2d_backward(self, dx, dout, size, interpolation):
-        """dx (N, H, W, C) = gradient of upsample2d_forward from dout (N, H*sh, W*sw, C)."""
-        raise NotImplementedError
+    # upsample2d_forward / upsample2d_backward: contract/images.py
 
     def transpose(self, out, x, axes):
         """out = x with its axes permuted (numpy.transpose(x, axes)): out axis i is x axis
@@ -224,106 +221,13 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
         """Split dout along the last axis into the tensors dxs (the inverse of concat_forward)."""
         raise NotImplementedError
 
-    # -------------------------------------------------------- recurrent
-    # LSTM / GRU / SimpleRNN over a whole sequence, time-major: a (T, N, k) tensor holds step t
-    # at [t]. The layer computes the input projection x W + b of every step with one gemm; these
-    # ops run the loop over time: per step one gemm for the recurrent projection and one fused
-    # gate op, backward the same way, and the recurrent kernel's gradient as gemms over the
-    # sequence. Gate order i, f, c, o (LSTM), z, r, h (GRU, reset_after=True), as Keras 3.
-    # activation / recurrent_activation are linear, relu, sigmoid, tanh or hard_sigmoid
-    # (recurrent_host.GATE_ACTIVATIONS). Step ops on one step's (N, k u) rows:
-    def lstm_gates_forward(self, h, c, gates, c_prev, activation, recurrent_activation):
-        """gates (N, 4u) holds the pre-activations on entry, the activated i, f, g, o on
-        return; c (N, u) = f c_prev + i g, h (N, u) = o activation(c)."""
-        raise NotImplementedError
-
-    def lstm_gates_backward(self, dgates, dc_prev, dh, dc, gates, c, c_prev, activation,
-                            recurrent_activation):
-        """dgates (N, 4u) = dL/d(pre-activations) and dc_prev (N, u) from dh and dc (N, u; None:
-        zero) and the forward step's gates, c and c_prev. dc_prev may alias dc."""
-        raise NotImplementedError
-
-    def gru_gates_forward(self, h, gates, rec, h_prev, activation, recurrent_activation):
-        """gates (N, 3u): x W + b_input on entry, the activated z, r, hh on return; rec (N, 3u) =
-        h_prev U + b_recurrent; h = z h_prev + (1 - z) hh, hh = activation(x_h + r rec_h)."""
-        raise NotImplementedError
-
-    def gru_gates_backward(self, dgates, drec, dh_prev, dh, gates, rec, h_prev, activation,
-                           recurrent_activation):
-        """dgates, drec (N, 3u): dL/d(input and recurrent projections); dh_prev (N, u) = dh z, the
-        part of dL/dh_prev that does not go through U. dh_prev may alias dh."""
-        raise NotImplementedError
-
-    # Sequence ops:
-    def lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
-                     recurrent_activation):
-        """gates (T, N, 4u): x W + b on entry, the activated gates on return (backward reads
-        them); hseq, cseq (T, N, u) receive h_t and c_t from the initial h0, c0 (N, u)."""
-        raise NotImplementedError
-
-    def lstm_backward(self, dgates, drecurrent_kernel, dh0, dc0, dhseq, dc_last, gates, cseq,
-                      hseq, h0, c0, recurrent_kernel, activation, recurrent_activation):
-        """From dhseq (T, N, u) = dL/dh_t of the outputs and dc_last (N, u; None: zero) = dL/dc_T:
-        dgates (T, N, 4u) = dL/d(x W + b), drecurrent_kernel (u, 4u) (overwritten), dh0, dc0."""
-        raise NotImplementedError
-
-    def gru_forward(self, hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
-                    recurrent_activation):
-        """gates (T, N, 3u): x W + b_input on entry, the activated gates on return; recs
-        (T, N, 3u) receives each step's h_{t-1} U + recurrent_bias; hseq (T, N, u) the states."""
-        raise NotImplementedError
-
-    def gru_backward(self, dgates, drecs, drecurrent_kernel, dh0, dhseq, gates, recs, hseq, h0,
-                     recurrent_kernel, activation, recurrent_activation):
-        """dgates, drecs (T, N, 3u) = dL/d(input, recurrent projections), drecurrent_kernel
-        (u, 3u) (overwritten) and dh0 (N, u) from dhseq (T, N, u)."""
-        raise NotImplementedError
-
-    def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation):
-        """pre (T, N, u): x W + b on entry, + h_{t-1} U on return; hseq[t] = activation(pre[t])."""
-        raise NotImplementedError
-
-    def simple_rnn_backward(self, dpre, drecurrent_kernel, dh0, dhseq, hseq, h0, recurrent_kernel,
-                            activation):
-        """dpre (T, N, u) = dL/dpre, drecurrent_kernel (u, u) (overwritten), dh0 from dhseq."""
-        raise NotImplementedError
+    # ---------------------------------------------------------- recurrent: contract/recurrent.py
 
     # --------------------------------------------------- normalization: contract/normalization.py
 
     # ------------------------------------------------------ quantized (int8 inference): contract/quantized.py
 
-    # ------------------------------------------------------- quantizers
-    def quantize_forward(self, out, x, name, param=0.0, stat=None):
-        """out = larq's quantizer `name` (one of QUANTIZERS) of x, elementwise; out may alias x.
-        sign maps 0 to +1. param: ste_tern's threshold, DoReFa's levels 2^k_bit - 1. stat, a
-        (1,) tensor or None: sum |x| for ste_tern with Ternary Weight Networks' threshold
-        0.7 * mean |x| (then param is ignored), max |x| for dorefa_weights (required)."""
-        raise NotImplementedError
-
-    def quantize_backward(self, dx, dout, x, name, param=0.0, stat=None):
-        """dx = dout * the straight-through gradient of quantizer `name` at x, as larq defines
-        it; dx may alias dout. param: the clip value of ste_sign, ste_heaviside and ste_tern
-        (math.inf: no clipping), beta of swish_sign; stat as in quantize_forward."""
-        raise NotImplementedError
-
-    # ------------------------------------------- binary (xnor-popcount) inference
-    def binary_pack_input(self, bits, x):
-        """bits (..., ceil(C / 32)) int32 = the larq signs of x (..., C) packed 32 channels to
-        a word: bit b of word k is 1 where x[..., 32 k + b] < 0 (-1), 0 where x >= 0 (+1) and
-        past C."""
-        raise NotImplementedError
-
-    def binary_pack_kernel(self, bits, weight):
-        """bits (kh * kw * ceil(C / 32), F) int32 = the signs of weight (kh, kw, C, F): word
-        (t * ceil(C / 32) + k, j) holds channels 32 k ... of tap t of filter j. Done once."""
-        raise NotImplementedError
-
-    def binary_conv2d_forward(self, out, bits, kernel_bits, bias, plan, pad_value):
-        """out (N, OH, OW, F) float32 = the exact integer dot products of the +-1 input windows
-        (bits: binary_pack_input of (N, H, W, C)) with the +-1 filters (binary_pack_kernel),
-        plus bias (F,) or None. plan: conv2d_plan of the float convolution (groups 1). A tap in
-        the padding is an input of +1 when pad_value is 1, of 0 (not counted) when it is 0."""
-        raise NotImplementedError
+    # ------------------------------- quantizers (larq), binary inference: contract/larq.py
 
     # ------------------------------------------------------------ prelu
     # x is viewed as (M, K); alpha (K,) holds one learned slope per column.
@@ -354,68 +258,9 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
         per-sample channel mask, forward and backward). out may alias x."""
         raise NotImplementedError
 
-    # ---------------------------------------------------------- attention
-    def attention_forward(self, out, probs, q, k, v, mask, dropout, scale, causal):
-        """Fused scaled dot-product attention per (batch, head), in Keras MultiHeadAttention's
-        layouts: q (B, Tq, H, D), k (B, Tk, H, D), v (B, Tk, H, Dv) -> out (B, Tq, H, Dv);
-        probs (B, H, Tq, Tk) = softmax over keys of scale * q.k where allowed (Keras's attention
-        scores, kept for the backward pass). Allowed: mask (B, Tq, Tk) nonzero (None: all) and,
-        when causal, key j <= query i. A query row with no allowed key gets uniform
-        probabilities (as Keras's -1e9 masking gives). dropout (B, H, Tq, Tk) or None:
-        multipliers applied to probs before the weighted sum (probs stays undropped)."""
-        raise NotImplementedError
+    # ------------------------------------------------------- attention: contract/attention.py
 
-    def attention_backward(self, dq, dk, dv, dout, q, k, v, probs, mask, dropout, scale, causal):
-        """dq, dk, dv of attention_forward from dout (B, Tq, H, Dv) and its probs (a row with
-        no allowed key: the softmax gradient of its uniform probabilities, as Keras's additive
-        -1e9 mask gives)."""
-        raise NotImplementedError
-
-    # ----------------------------------------------------------- images
-    # transforms (N, 8) or (1, 8) (one row for every image), Keras's projective layout: row
-    # [a0, a1, a2, b0, b1, b2, c0, c1] maps output pixel (x, y) (column, row) to the input point
-    # ((a0 x + a1 y + a2) / k, (b0 x + b1 y + b2) / k), k = c0 x + c1 y + 1.
-    # Random draws: sample n's uniforms u0..u3 = (word >> 8) / 2**24 of the four Philox4x32-10
-    # words of counter (n, 0) under key `seed`: the same numbers on every backend.
-    def image_transform_forward(self, out, x, transforms, interpolation, fill_mode, fill_value):
-        """out (N, OH, OW, C) = x (N, H, W, C) read at each output pixel's input point.
-        interpolation "nearest" (the pixel floor(p + 0.5)) or "bilinear" (four taps); a tap
-        outside the image is read by fill_mode: "reflect" (d c b a | a b c d | d c b a), "wrap"
-        (a b c d | a b c d), "nearest" (a a | a b c d | d d) or "constant" (fill_value)."""
-        raise NotImplementedError
-
-    def image_transform_backward(self, dx, dout, transforms, interpolation, fill_mode):
-        """dx (N, H, W, C) = the adjoint of image_transform_forward applied to dout (taps that
-        read the constant fill contribute nothing)."""
-        raise NotImplementedError
-
-    def image_random_transforms(self, transforms, kind, ranges, height, width, seed):
-        """transforms (N, 8) = the random transform of each sample for images of height x width:
-        kind and ranges (4 numbers) as image_args.TRANSFORM_KINDS describes."""
-        raise NotImplementedError
-
-    def random_contrast_forward(self, out, x, lower, upper, value_range, seed):
-        """out = clip((x - mean) * f + mean, value_range), mean (N, 1, 1, C) over each image's
-        pixels, f = 1 - lower + (upper + lower) * u0 of each sample (Keras RandomContrast)."""
-        raise NotImplementedError
-
-    def random_brightness_forward(self, out, x, lower, upper, value_range, seed):
-        """out = clip(x + delta, value_range), delta = (lower + (upper - lower) * u0) *
-        (high - low) of each sample (Keras RandomBrightness)."""
-        raise NotImplementedError
-
-    def random_color_forward(self, out, x, kind, params, value_range, seed):
-        """out (N, H, W, C) = the per-pixel colour change `kind` of x with one draw per sample
-        (u0, u1 as above), pixel values in value_range: kind and params (up to 4 numbers) as
-        color_args.COLOR_KINDS describes (Keras 3's RandomGrayscale, RandomInvert,
-        RandomPosterization, Solarization, RandomColorDegeneration). out may alias x."""
-        raise NotImplementedError
-
-    def auto_contrast_forward(self, out, x, value_range):
-        """out (N, H, W, C) = Keras's AutoContrast: each image's channels stretched from their
-        [min, max] to value_range (computed through 0..255 as Keras does); a constant channel
-        stays as it is. out may alias x."""
-        raise NotImplementedError
+    # ------------------------------------------------------- images: contract/images.py
 
     # The mixing layers (MixUp, CutMix, RandomErasing, RandomGaussianBlur, RandomSharpness)
     # draw their per-sample numbers on the host and pass them as small float32 tables
@@ -440,87 +285,7 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
         RandomSharpness: 1 - 2 factor). out must not alias x."""
         raise NotImplementedError
 
-    def channel_scale_shift(self, out, x, scale, shift):
-        """out = x * scale + shift, scale and shift (C,) broadcast over the last axis.
-        out may alias x."""
-        raise NotImplementedError
-
-    # ----------------------------------------------------------- losses
-    # targets are int32 class indices of shape (N,) ("sparse") or float (N, K) ("dense").
-    # loss receives the per-sample losses, shape (N,). scale multiplies every gradient
-    # (the model passes 1 / N for a mean over the batch).
-    def softmax_cross_entropy_forward(self, probs, loss, logits, targets):
-        """probs = softmax(logits) along the last axis; loss = -sum(t * log probs) per sample."""
-        raise NotImplementedError
-
-    def softmax_cross_entropy_backward(self, dlogits, probs, targets, scale):
-        """dlogits = (probs - onehot(targets)) * scale."""
-        raise NotImplementedError
-
-    def sigmoid_cross_entropy_forward(self, probs, loss, logits, targets):
-        """probs = sigmoid(logits); loss = mean over the last axis of the stable logistic loss."""
-        raise NotImplementedError
-
-    def sigmoid_cross_entropy_backward(self, dlogits, probs, targets, scale):
-        """dlogits = (probs - targets) * scale / K, K the size of the last axis."""
-        raise NotImplementedError
-
-    def cross_entropy_forward(self, loss, probs, targets, binary):
-        """Cross-entropy of probabilities not produced by a fused activation, probs clipped to
-        [1e-7, 1 - 1e-7] as Keras does. binary=False: loss = -sum(t * log p) (targets
-        sparse or dense); binary=True: mean over the last axis of -(t log p + (1-t) log(1-p))."""
-        raise NotImplementedError
-
-    def cross_entropy_backward(self, dprobs, probs, targets, binary, scale):
-        """Gradient of cross_entropy_forward (zero where the clip is active), times scale."""
-        raise NotImplementedError
-
-    def mean_squared_error_forward(self, loss, pred, targets):
-        """loss = mean over the last axis of (pred - targets) ** 2, per sample."""
-        raise NotImplementedError
-
-    def mean_squared_error_backward(self, dpred, pred, targets, scale):
-        """dpred = 2 * (pred - targets) / K * scale."""
-        raise NotImplementedError
-
-    def row_loss_forward(self, loss, pred, targets, kind, delta=1.0):
-        """loss (N,) = Keras's loss `kind` (one of ROW_LOSSES) of each row of pred (N, K) against
-        dense targets (N, K): the mean over the last axis of mean_absolute_error,
-        mean_absolute_percentage_error, mean_squared_logarithmic_error, huber (with `delta`),
-        log_cosh, poisson, hinge, squared_hinge (targets already -1/1); the sum for
-        kl_divergence; the whole row for categorical_hinge and cosine_similarity."""
-        raise NotImplementedError
-
-    def row_loss_backward(self, dpred, pred, targets, kind, delta, scale):
-        """dpred (N, K) = the gradient of row_loss_forward's loss with respect to pred, times scale
-        (subgradients as TensorFlow's at the kinks; zero where a clip is active)."""
-        raise NotImplementedError
-
-    # ------------------------------------------------ reductions/metrics
-    def sum(self, out, x, accumulate=False):
-        """out (1,) = sum of every element of x (plus out when accumulate)."""
-        raise NotImplementedError
-
-    # The accuracy counts take weights=None, or one weight per row (N,) (per element, shaped
-    # as pred, for binary_accuracy): out then sums the weights of the correct ones (Keras's
-    # weighted_metrics; the model divides by the sum of the weights).
-    def categorical_accuracy(self, out, pred, targets, accumulate=False, weights=None):
-        """out (1,) = number of rows whose argmax of pred (N, K) equals the target class
-        (sparse int32 (N,) or the argmax of dense (N, K)); ties go to the lowest index."""
-        raise NotImplementedError
-
-    def binary_accuracy(self, out, pred, targets, accumulate=False, weights=None):
-        """out (1,) = number of elements where (pred > 0.5) == (targets > 0.5)."""
-        raise NotImplementedError
-
-    def top_k_accuracy(self, out, pred, targets, k, accumulate=False, weights=None):
-        """out (1,) = number of rows whose target class is among the k largest of pred
-        (a target ties in when fewer than k scores are strictly larger)."""
-        raise NotImplementedError
-
-    def all_finite(self, out, x):
-        """out (1,) = 1.0 if every element of x is finite, else 0.0."""
-        raise NotImplementedError
+    # --------------------------------------- losses, metrics: contract/losses.py, contract/metrics.py
 
     # ------------------------------------------------------ tensor ops
     # The general-purpose ops behind minidl.ops (custom layers, Lambda, losses and metrics):
@@ -593,10 +358,3 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
     # ------------------------------------------- regularizers, constraints: contract/regularizers.py
 
     # -------------------------------------------------------- optimizers: contract/optimizers.py
-
-
-# The kinds of row_loss_forward/backward, in the order of their integer codes in the C and
-# OpenCL kernels (csrc/row_loss.c, kernels/row_loss.cl).
-ROW_LOSSES = ("mean_absolute_error", "mean_absolute_percentage_error", "mean_squared_logarithmic_error",
-              "huber", "log_cosh", "poisson", "kl_divergence", "hinge", "squared_hinge",
-              "categorical_hinge", "cosine_similarity")

@@ -12,31 +12,31 @@ import numpy as np
 from .. import activations
 from .base import Backend
 from .host_memory import HostMemory
-from . import color_args, image_args
-from .numpy_ops import (activations as numpy_activations, color, images, losses,
-                        row_losses, upsampling, windows)
+from .numpy_ops import activations as numpy_activations, windows
 from .numpy_ops.attention import NumpyAttentionOps
 from .numpy_ops.depthwise import NumpyDepthwiseOps
 from .numpy_ops.image_mix import NumpyImageMixOps
+from .numpy_ops.images import NumpyImageOps
+from .numpy_ops.larq import NumpyLarqOps
 from .numpy_ops.layer_ops import NumpyLayerOps
+from .numpy_ops.losses import NumpyLossOps
+from .numpy_ops.metrics import NumpyMetricOps
 from .numpy_ops.normalization import NumpyNormalizationOps
 from .numpy_ops.optimizers import NumpyOptimizerOps
 from .numpy_ops.recurrent import NumpyRecurrentOps
 from .recurrent_host import HostRecurrentOps
 from .numpy_ops.quantized import NumpyQuantizedOps
-from .numpy_ops.quantizers import NumpyQuantizerOps
 from .numpy_ops.regularizers import NumpyRegularizerOps
-from .numpy_ops.binary import NumpyBinaryOps
 from .numpy_ops.tensor_ops import NumpyTensorOps
 from .rounded_operands import RoundedOperands
-from .checks import (check_concat, check_dropout_args, check_scalar_out, check_shape,
+from .checks import (check_concat, check_dropout_args, check_shape,
                      require_input)
 
 
 
-class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, NumpyQuantizerOps,
-                   NumpyBinaryOps, NumpyDepthwiseOps, NumpyOptimizerOps, NumpyNormalizationOps, NumpyQuantizedOps,
-                   NumpyRegularizerOps, NumpyImageMixOps,
+class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, NumpyLarqOps,
+                   NumpyDepthwiseOps, NumpyOptimizerOps, NumpyNormalizationOps, NumpyQuantizedOps,
+                   NumpyRegularizerOps, NumpyLossOps, NumpyMetricOps, NumpyImageOps, NumpyImageMixOps,
                    HostMemory, RoundedOperands, Backend):
     """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
 
@@ -189,139 +189,6 @@ class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurr
         keep = generator.random(x.shape) < 1 - rate
         mask[...] = keep / (1 - rate)
         np.multiply(x, mask, out=out)
-
-    # ----------------------------------------------------------- images
-    def upsample2d_forward(self, out, x, size, interpolation):
-        sh, sw, bilinear = image_args.check_upsample("upsample2d_forward", x.shape, out.shape, size,
-                                                     interpolation)
-        upsampling.forward(out, x, sh, sw, bilinear)
-
-    def upsample2d_backward(self, dx, dout, size, interpolation):
-        sh, sw, bilinear = image_args.check_upsample("upsample2d_backward", dx.shape, dout.shape, size,
-                                                     interpolation)
-        upsampling.backward(dx, dout, sh, sw, bilinear)
-
-    def image_transform_forward(self, out, x, transforms, interpolation, fill_mode, fill_value):
-        image_args.check_transform("image_transform_forward", out.shape, x.shape, transforms.shape,
-                                   interpolation, fill_mode)
-        images.transform_forward(out, x, transforms, interpolation, fill_mode, float(fill_value))
-
-    def image_transform_backward(self, dx, dout, transforms, interpolation, fill_mode):
-        image_args.check_transform("image_transform_backward", dout.shape, dx.shape,
-                                   transforms.shape, interpolation, fill_mode)
-        images.transform_backward(dx, dout, transforms, interpolation, fill_mode)
-
-    def image_random_transforms(self, transforms, kind, ranges, height, width, seed):
-        image_args.check_random_transforms("image_random_transforms", transforms, kind, ranges,
-                                           height, width)
-        images.random_transforms(transforms, kind, ranges, height, width, seed)
-
-    def random_contrast_forward(self, out, x, lower, upper, value_range, seed):
-        op = "random_contrast_forward"
-        image_args.check_images(op, out, x)
-        images.contrast_forward(out, x, lower, upper, image_args.check_value_range(op, value_range), seed)
-
-    def random_brightness_forward(self, out, x, lower, upper, value_range, seed):
-        op = "random_brightness_forward"
-        image_args.check_images(op, out, x)
-        images.brightness_forward(out, x, lower, upper, image_args.check_value_range(op, value_range), seed)
-
-    def random_color_forward(self, out, x, kind, params, value_range, seed):
-        op = "random_color_forward"
-        _, params = color_args.check_random_color(op, out, x, kind, params)
-        color.random_color_forward(out, x, kind, params, color_args.check_value_range(op, value_range),
-                                   seed)
-
-    def auto_contrast_forward(self, out, x, value_range):
-        op = "auto_contrast_forward"
-        image_args.check_images(op, out, x)
-        color.auto_contrast_forward(out, x, image_args.check_value_range(op, value_range))
-
-    def channel_scale_shift(self, out, x, scale, shift):
-        check_shape("channel_scale_shift", "scale", scale, x.shape[-1:])
-        check_shape("channel_scale_shift", "shift", shift, x.shape[-1:])
-        check_shape("channel_scale_shift", "out", out, x.shape)
-        out[...] = x * scale + shift
-
-    # ----------------------------------------------------------- losses
-    def softmax_cross_entropy_forward(self, probs, loss, logits, targets):
-        losses.softmax_cross_entropy_forward(probs, loss, logits, targets)
-
-    def softmax_cross_entropy_backward(self, dlogits, probs, targets, scale):
-        losses.softmax_cross_entropy_backward(dlogits, probs, targets, scale)
-
-    def sigmoid_cross_entropy_forward(self, probs, loss, logits, targets):
-        losses.sigmoid_cross_entropy_forward(probs, loss, logits, targets)
-
-    def sigmoid_cross_entropy_backward(self, dlogits, probs, targets, scale):
-        losses.sigmoid_cross_entropy_backward(dlogits, probs, targets, scale)
-
-    def cross_entropy_forward(self, loss, probs, targets, binary):
-        losses.cross_entropy_forward(loss, probs, targets, binary)
-
-    def cross_entropy_backward(self, dprobs, probs, targets, binary, scale):
-        losses.cross_entropy_backward(dprobs, probs, targets, binary, scale)
-
-    def mean_squared_error_forward(self, loss, pred, targets):
-        losses.mean_squared_error_forward(loss, pred, targets)
-
-    def mean_squared_error_backward(self, dpred, pred, targets, scale):
-        losses.mean_squared_error_backward(dpred, pred, targets, scale)
-
-    # ------------------------------------------------ reductions/metrics
-    @staticmethod
-    def _store(op, out, value, accumulate):
-        check_scalar_out(op, out)
-        out[0] = out[0] + value if accumulate else value
-
-    def sum(self, out, x, accumulate=False):
-        self._store("sum", out, x.sum(dtype=np.float64), accumulate)
-
-    def _target_classes(self, op, pred, targets):
-        """The target class of each row: sparse indices as given, dense targets by argmax."""
-        if losses.check_targets(op, targets, pred):
-            return targets
-        return targets.argmax(axis=-1)
-
-    def _store_hits(self, op, out, hits, weights, accumulate):
-        """out = the number of hits (bool array), or the sum of their weights."""
-        if weights is None:
-            self._store(op, out, np.count_nonzero(hits), accumulate)
-            return
-        check_shape(op, "weights", weights, hits.shape)
-        self._store(op, out, weights.sum(where=hits, dtype=np.float64), accumulate)
-
-    def categorical_accuracy(self, out, pred, targets, accumulate=False, weights=None):
-        op = "categorical_accuracy"
-        classes = self._target_classes(op, pred, targets)
-        # numpy's argmax returns the first maximum: ties go to the lowest index. A row holding
-        # a NaN never counts as correct (argmax would pick the NaN and hide the divergence).
-        valid = ~np.isnan(pred).any(axis=-1)
-        self._store_hits(op, out, (pred.argmax(axis=-1) == classes) & valid, weights, accumulate)
-
-    def binary_accuracy(self, out, pred, targets, accumulate=False, weights=None):
-        op = "binary_accuracy"
-        check_shape(op, "targets", targets, pred.shape)
-        hits = ((pred > 0.5) == (targets > 0.5)) & ~np.isnan(pred)
-        self._store_hits(op, out, hits, weights, accumulate)
-
-    def top_k_accuracy(self, out, pred, targets, k, accumulate=False, weights=None):
-        op = "top_k_accuracy"
-        classes = self._target_classes(op, pred, targets)
-        target_scores = pred[np.arange(pred.shape[0]), classes]
-        strictly_larger = (pred > target_scores[:, None]).sum(axis=-1)
-        valid = ~np.isnan(pred).any(axis=-1)   # a row holding a NaN never counts as correct
-        self._store_hits(op, out, (strictly_larger < k) & valid, weights, accumulate)
-
-    def all_finite(self, out, x):
-        check_scalar_out("all_finite", out)
-        out[0] = 1.0 if np.isfinite(x).all() else 0.0
-
-    def row_loss_forward(self, loss, pred, targets, kind, delta=1.0):
-        row_losses.row_loss_forward(loss, pred, targets, kind, delta)
-
-    def row_loss_backward(self, dpred, pred, targets, kind, delta, scale):
-        row_losses.row_loss_backward(dpred, pred, targets, kind, delta, scale)
 
 
 def create(**options):

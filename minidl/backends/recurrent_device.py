@@ -1,4 +1,5 @@
-"""The sequence loops of the recurrent ops for a backend whose tensors live on a device.
+"""The sequence loops of the recurrent section (contract/recurrent.py, which checked every
+argument) for a backend whose tensors live on a device.
 
 A device tensor cannot be viewed at an arbitrary offset (an OpenCL sub-buffer must start on
 the device's base-address alignment), so a step of a time-major (T, N, k) sequence is moved
@@ -9,9 +10,6 @@ op; the recurrent kernel's gradient is one gemm over the whole sequence, against
 h_{t-1} gathered once. The scratch tensors are the backend's `_scratch_tensor`s, kept between
 calls: nothing is allocated per step.
 """
-
-from .recurrent_host import (check_gru_backward, check_gru_forward, check_lstm_backward,
-                             check_lstm_forward, check_simple_rnn_backward, check_simple_rnn_forward)
 
 
 class DeviceRecurrentOps:
@@ -39,9 +37,9 @@ class DeviceRecurrentOps:
             self.strided_add(prev, self.view(hseq, ((steps - 1) * n, u)), n * u, (u, 1))
         return prev
 
-    def lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
+    def _lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
                      recurrent_activation):
-        steps, n, u = check_lstm_forward(hseq, cseq, gates, h0, c0, recurrent_kernel)
+        steps, n, u = hseq.shape
         h, c = self._scratch_tensor("rnn_h", (n, u)), self._scratch_tensor("rnn_c", (n, u))
         acts = self._scratch_tensor("rnn_acts", gates.shape)
         for seq in (hseq, cseq, acts):
@@ -50,7 +48,7 @@ class DeviceRecurrentOps:
         for t in range(steps):
             g = self._get_step("rnn_step", gates, t)
             self.gemm(g, h_prev, recurrent_kernel, beta=1.0)
-            self.lstm_gates_forward(h, c, g, c_prev, activation, recurrent_activation)
+            self._lstm_gates_forward(h, c, g, c_prev, activation, recurrent_activation)
             self._put_step(hseq, t, h)
             self._put_step(cseq, t, c)
             self._put_step(acts, t, g)
@@ -58,9 +56,9 @@ class DeviceRecurrentOps:
             c_prev = self._get_step("rnn_c_prev", cseq, t)
         self.copy(gates, acts)
 
-    def lstm_backward(self, dgates, drecurrent_kernel, dh0, dc0, dhseq, dc_last, gates, cseq, hseq,
+    def _lstm_backward(self, dgates, drecurrent_kernel, dh0, dc0, dhseq, dc_last, gates, cseq, hseq,
                       h0, c0, recurrent_kernel, activation, recurrent_activation):
-        steps, n, u = check_lstm_backward(dgates, drecurrent_kernel, dhseq, gates)
+        steps, n, u = dhseq.shape
         self.fill(dgates, 0.0)
         self.strided_copy(dh0, dhseq, (steps - 1) * n * u, (u, 1))
         if dc_last is None:
@@ -72,7 +70,7 @@ class DeviceRecurrentOps:
             g = self._get_step("rnn_step", gates, t)
             c = self._get_step("rnn_c", cseq, t)
             c_prev = c0 if t == 0 else self._get_step("rnn_c_prev", cseq, t - 1)
-            self.lstm_gates_backward(dg, dc0, dh0, dc0, g, c, c_prev, activation,
+            self._lstm_gates_backward(dg, dc0, dh0, dc0, g, c, c_prev, activation,
                                      recurrent_activation)
             self._put_step(dgates, t, dg)
             if t > 0:
@@ -81,9 +79,9 @@ class DeviceRecurrentOps:
         prev = self._previous_states("rnn_prev_states", hseq, h0)
         self.gemm(drecurrent_kernel, prev, self.reshape(dgates, (steps * n, 4 * u)), trans_a=True)
 
-    def gru_forward(self, hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
+    def _gru_forward(self, hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
                     recurrent_activation):
-        steps, n, u = check_gru_forward(hseq, gates, recs, h0, recurrent_kernel, recurrent_bias)
+        steps, n, u = hseq.shape
         h, rec = self._scratch_tensor("rnn_h", (n, u)), self._scratch_tensor("rnn_rec", (n, 3 * u))
         acts = self._scratch_tensor("rnn_acts", gates.shape)
         for seq in (hseq, recs, acts):
@@ -93,16 +91,16 @@ class DeviceRecurrentOps:
             g = self._get_step("rnn_step", gates, t)
             self.gemm(rec, h_prev, recurrent_kernel)
             self.bias_add(rec, rec, recurrent_bias)
-            self.gru_gates_forward(h, g, rec, h_prev, activation, recurrent_activation)
+            self._gru_gates_forward(h, g, rec, h_prev, activation, recurrent_activation)
             self._put_step(hseq, t, h)
             self._put_step(recs, t, rec)
             self._put_step(acts, t, g)
             h_prev = self._get_step("rnn_h_prev", hseq, t)
         self.copy(gates, acts)
 
-    def gru_backward(self, dgates, drecs, drecurrent_kernel, dh0, dhseq, gates, recs, hseq, h0,
+    def _gru_backward(self, dgates, drecs, drecurrent_kernel, dh0, dhseq, gates, recs, hseq, h0,
                      recurrent_kernel, activation, recurrent_activation):
-        steps, n, u = check_gru_backward(dgates, drecs, drecurrent_kernel, dhseq, gates, recs)
+        steps, n, u = dhseq.shape
         self.fill(dgates, 0.0)
         self.fill(drecs, 0.0)
         self.strided_copy(dh0, dhseq, (steps - 1) * n * u, (u, 1))
@@ -113,7 +111,7 @@ class DeviceRecurrentOps:
             g = self._get_step("rnn_step", gates, t)
             rec = self._get_step("rnn_rec", recs, t)
             h_prev = h0 if t == 0 else self._get_step("rnn_h_prev", hseq, t - 1)
-            self.gru_gates_backward(dg, dq, dh0, dh0, g, rec, h_prev, activation,
+            self._gru_gates_backward(dg, dq, dh0, dh0, g, rec, h_prev, activation,
                                     recurrent_activation)
             self._put_step(dgates, t, dg)
             self._put_step(drecs, t, dq)
@@ -124,8 +122,8 @@ class DeviceRecurrentOps:
         prev = self._previous_states("rnn_prev_states", hseq, h0)
         self.gemm(drecurrent_kernel, prev, self.reshape(drecs, (steps * n, 3 * u)), trans_a=True)
 
-    def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation):
-        steps, n, u = check_simple_rnn_forward(hseq, pre, h0, recurrent_kernel, activation)
+    def _simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation):
+        steps, n, u = hseq.shape
         h = self._scratch_tensor("rnn_h", (n, u))
         acc = self._scratch_tensor("rnn_acts", pre.shape)
         self.fill(hseq, 0.0)
@@ -140,9 +138,9 @@ class DeviceRecurrentOps:
             h_prev = self._get_step("rnn_h_prev", hseq, t)
         self.copy(pre, acc)
 
-    def simple_rnn_backward(self, dpre, drecurrent_kernel, dh0, dhseq, hseq, h0, recurrent_kernel,
+    def _simple_rnn_backward(self, dpre, drecurrent_kernel, dh0, dhseq, hseq, h0, recurrent_kernel,
                             activation):
-        steps, n, u = check_simple_rnn_backward(dpre, drecurrent_kernel, dhseq, hseq, activation)
+        steps, n, u = dhseq.shape
         self.fill(dpre, 0.0)
         self.strided_copy(dh0, dhseq, (steps - 1) * n * u, (u, 1))
         dp = self._scratch_tensor("rnn_dstep", (n, u))

@@ -1,4 +1,5 @@
-"""The sequence loops of the recurrent ops for the backends that keep tensors in host memory.
+"""The sequence loops of the recurrent section (contract/recurrent.py, which checked every
+argument) for the backends that keep tensors in host memory.
 
 numpy and cpu tensors are numpy arrays, so a time step of a time-major (T, N, k) sequence is
 the view seq[t], contiguous and free. Each loop below runs, per step, one backend gemm for the
@@ -7,95 +8,6 @@ the numpy backend, C kernels on cpu); the weight gradients of the recurrent kern
 with one gemm over the whole sequence at the end. Nothing is allocated per step: the carried
 gradients live in the caller's dh0 / dc0.
 """
-
-from .. import activations
-
-# The activations the fused gate ops compute (their derivatives follow from their outputs).
-GATE_ACTIVATIONS = ("linear", "relu", "sigmoid", "tanh", "hard_sigmoid")
-
-
-def check_gate_activation(op, argument, name):
-    if name not in GATE_ACTIVATIONS:
-        raise ValueError(f"{op}: {argument} must be one of {GATE_ACTIVATIONS} (the activations the "
-                         f"fused recurrent kernels compute), got {name!r}")
-    return activations.code(op, name)
-
-
-def check_sequence(op, name, seq, shape):
-    if tuple(seq.shape) != tuple(shape):
-        raise ValueError(f"{op}: {name} must have shape {tuple(shape)}, got {tuple(seq.shape)}")
-
-
-def _units_of(op, seq, width):
-    """(T, N, u) of a time-major gate sequence (T, N, width * u)."""
-    if seq.ndim != 3 or seq.shape[2] % width:
-        raise ValueError(f"{op}: the gate sequence must be (T, N, {width} * units), got "
-                         f"{tuple(seq.shape)}")
-    return seq.shape[0], seq.shape[1], seq.shape[2] // width
-
-
-# The argument checks of the six sequence ops, shared by the host loops here and the device
-# loops (recurrent_device.py); each returns (T, N, units).
-def check_lstm_forward(hseq, cseq, gates, h0, c0, recurrent_kernel):
-    op = "lstm_forward"
-    steps, n, u = _units_of(op, gates, 4)
-    for name, seq in (("hseq", hseq), ("cseq", cseq)):
-        check_sequence(op, name, seq, (steps, n, u))
-    for name, state in (("h0", h0), ("c0", c0)):
-        check_sequence(op, name, state, (n, u))
-    check_sequence(op, "recurrent_kernel", recurrent_kernel, (u, 4 * u))
-    return steps, n, u
-
-
-def check_lstm_backward(dgates, drecurrent_kernel, dhseq, gates):
-    op = "lstm_backward"
-    steps, n, u = _units_of(op, gates, 4)
-    check_sequence(op, "dgates", dgates, gates.shape)
-    check_sequence(op, "dhseq", dhseq, (steps, n, u))
-    check_sequence(op, "drecurrent_kernel", drecurrent_kernel, (u, 4 * u))
-    return steps, n, u
-
-
-def check_gru_forward(hseq, gates, recs, h0, recurrent_kernel, recurrent_bias):
-    op = "gru_forward"
-    steps, n, u = _units_of(op, gates, 3)
-    check_sequence(op, "hseq", hseq, (steps, n, u))
-    check_sequence(op, "recs", recs, gates.shape)
-    check_sequence(op, "h0", h0, (n, u))
-    check_sequence(op, "recurrent_kernel", recurrent_kernel, (u, 3 * u))
-    check_sequence(op, "recurrent_bias", recurrent_bias, (3 * u,))
-    return steps, n, u
-
-
-def check_gru_backward(dgates, drecs, drecurrent_kernel, dhseq, gates, recs):
-    op = "gru_backward"
-    steps, n, u = _units_of(op, gates, 3)
-    for name, seq in (("dgates", dgates), ("drecs", drecs), ("recs", recs)):
-        check_sequence(op, name, seq, gates.shape)
-    check_sequence(op, "dhseq", dhseq, (steps, n, u))
-    check_sequence(op, "drecurrent_kernel", drecurrent_kernel, (u, 3 * u))
-    return steps, n, u
-
-
-def check_simple_rnn_forward(hseq, pre, h0, recurrent_kernel, activation):
-    op = "simple_rnn_forward"
-    steps, n, u = _units_of(op, pre, 1)
-    check_sequence(op, "hseq", hseq, pre.shape)
-    check_sequence(op, "h0", h0, (n, u))
-    check_sequence(op, "recurrent_kernel", recurrent_kernel, (u, u))
-    check_gate_activation(op, "activation", activation)
-    return steps, n, u
-
-
-def check_simple_rnn_backward(dpre, drecurrent_kernel, dhseq, hseq, activation):
-    op = "simple_rnn_backward"
-    steps, n, u = _units_of(op, hseq, 1)
-    check_sequence(op, "dpre", dpre, hseq.shape)
-    check_sequence(op, "dhseq", dhseq, hseq.shape)
-    check_sequence(op, "drecurrent_kernel", drecurrent_kernel, (u, u))
-    check_gate_activation(op, "activation", activation)
-    return steps, n, u
-
 
 def _previous(seq, first, t):
     """The state before step t: `first` (the initial state) at t = 0, else seq[t - 1]."""
@@ -112,19 +24,19 @@ def _recurrent_kernel_grad(b, drecurrent_kernel, hseq, h0, dz):
 
 
 class HostRecurrentOps:
-    """lstm_* / gru_* / simple_rnn_* sequence ops of the contract on host arrays."""
+    """The lstm_* / gru_* / simple_rnn_* sequence ops of NumpyBackend and CpuBackend."""
 
-    def lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
+    def _lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
                      recurrent_activation):
-        steps, n, u = check_lstm_forward(hseq, cseq, gates, h0, c0, recurrent_kernel)
+        steps = hseq.shape[0]
         for t in range(steps):
             self.gemm(gates[t], _previous(hseq, h0, t), recurrent_kernel, beta=1.0)
-            self.lstm_gates_forward(hseq[t], cseq[t], gates[t], _previous(cseq, c0, t), activation,
+            self._lstm_gates_forward(hseq[t], cseq[t], gates[t], _previous(cseq, c0, t), activation,
                                     recurrent_activation)
 
-    def lstm_backward(self, dgates, drecurrent_kernel, dh0, dc0, dhseq, dc_last, gates, cseq, hseq,
+    def _lstm_backward(self, dgates, drecurrent_kernel, dh0, dc0, dhseq, dc_last, gates, cseq, hseq,
                       h0, c0, recurrent_kernel, activation, recurrent_activation):
-        steps, n, u = check_lstm_backward(dgates, drecurrent_kernel, dhseq, gates)
+        steps = dhseq.shape[0]
         # dh0 carries dL/dh of the step being run, dc0 dL/dc: both end as the initial state's
         self.copy(dh0, dhseq[steps - 1])
         if dc_last is None:
@@ -132,45 +44,45 @@ class HostRecurrentOps:
         else:
             self.copy(dc0, dc_last)
         for t in range(steps - 1, -1, -1):
-            self.lstm_gates_backward(dgates[t], dc0, dh0, dc0, gates[t], cseq[t],
+            self._lstm_gates_backward(dgates[t], dc0, dh0, dc0, gates[t], cseq[t],
                                      _previous(cseq, c0, t), activation, recurrent_activation)
             if t > 0:
                 self.copy(dh0, dhseq[t - 1])
             self.gemm(dh0, dgates[t], recurrent_kernel, beta=1.0 if t > 0 else 0.0, trans_b=True)
         _recurrent_kernel_grad(self, drecurrent_kernel, hseq, h0, dgates)
 
-    def gru_forward(self, hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
+    def _gru_forward(self, hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
                     recurrent_activation):
-        steps, n, u = check_gru_forward(hseq, gates, recs, h0, recurrent_kernel, recurrent_bias)
+        steps = hseq.shape[0]
         for t in range(steps):
             h_prev = _previous(hseq, h0, t)
             self.gemm(recs[t], h_prev, recurrent_kernel)
             self.bias_add(recs[t], recs[t], recurrent_bias)
-            self.gru_gates_forward(hseq[t], gates[t], recs[t], h_prev, activation,
+            self._gru_gates_forward(hseq[t], gates[t], recs[t], h_prev, activation,
                                    recurrent_activation)
 
-    def gru_backward(self, dgates, drecs, drecurrent_kernel, dh0, dhseq, gates, recs, hseq, h0,
+    def _gru_backward(self, dgates, drecs, drecurrent_kernel, dh0, dhseq, gates, recs, hseq, h0,
                      recurrent_kernel, activation, recurrent_activation):
-        steps, n, u = check_gru_backward(dgates, drecs, drecurrent_kernel, dhseq, gates, recs)
+        steps = dhseq.shape[0]
         self.copy(dh0, dhseq[steps - 1])
         for t in range(steps - 1, -1, -1):
             # the kernel's dh_prev output (dh z) may overwrite its dh input: both are dh0
-            self.gru_gates_backward(dgates[t], drecs[t], dh0, dh0, gates[t], recs[t],
+            self._gru_gates_backward(dgates[t], drecs[t], dh0, dh0, gates[t], recs[t],
                                     _previous(hseq, h0, t), activation, recurrent_activation)
             if t > 0:
                 self.add(dh0, dh0, dhseq[t - 1])
             self.gemm(dh0, drecs[t], recurrent_kernel, beta=1.0, trans_b=True)
         _recurrent_kernel_grad(self, drecurrent_kernel, hseq, h0, drecs)
 
-    def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation):
-        steps, n, u = check_simple_rnn_forward(hseq, pre, h0, recurrent_kernel, activation)
+    def _simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation):
+        steps = hseq.shape[0]
         for t in range(steps):
             self.gemm(pre[t], _previous(hseq, h0, t), recurrent_kernel, beta=1.0)
             self.activation_forward(hseq[t], pre[t], activation)
 
-    def simple_rnn_backward(self, dpre, drecurrent_kernel, dh0, dhseq, hseq, h0, recurrent_kernel,
+    def _simple_rnn_backward(self, dpre, drecurrent_kernel, dh0, dhseq, hseq, h0, recurrent_kernel,
                             activation):
-        steps, n, u = check_simple_rnn_backward(dpre, drecurrent_kernel, dhseq, hseq, activation)
+        steps = dhseq.shape[0]
         self.copy(dh0, dhseq[steps - 1])
         for t in range(steps - 1, -1, -1):
             self.activation_backward(dpre[t], dh0, hseq[t], activation)

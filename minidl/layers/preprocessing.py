@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 
 from ..arguments import number
-from ..backends.image_args import INTERPOLATIONS
+from ..backends.contract.images import INTERPOLATIONS
 from .base import Layer, format_shape
 from .image_steps import ImageSteps, smart_resize_steps
 

@@ -15,7 +15,7 @@ straight-through gradient: Keras never differentiates them, they sit before trai
 import numbers
 
 from ..arguments import number
-from ..backends.image_args import FILL_MODES, INTERPOLATIONS
+from ..backends.contract.images import FILL_MODES, INTERPOLATIONS
 from .image_steps import smart_resize_steps
 from .preprocessing import ImageLayer, ResampledImage, choice, positive_int
 

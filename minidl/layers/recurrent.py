@@ -19,7 +19,7 @@ GRU's reset_after=True (input and recurrent biases); gate order i, f, c, o (LSTM
 
 from .. import activations, constraints, initializers, regularizers
 from ..arguments import number
-from ..backends.recurrent_host import GATE_ACTIVATIONS
+from ..backends.contract.recurrent import GATE_ACTIVATIONS
 from . import custom_call
 from .base import Layer, format_shape
 

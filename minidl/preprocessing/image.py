@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from ..backends.image_args import FILL_MODES, INTERPOLATIONS, check_transform
+from ..backends.contract.images import FILL_MODES, INTERPOLATIONS, check_transform
 from ..backends.numpy_ops.images import transform_forward as _transform_reference
 from ..data import ArrayIterator
 from .image_files import array_to_img, img_to_array, load_img, save_img

@@ -19,13 +19,16 @@ from ... import activations
 from ..base import Backend
 from ..host_memory import HostMemory
 from ..rounded_operands import RoundedOperands
-from ..checks import check_concat, check_dropout_args, is_sparse, require_input
-from ._ffi import INT32, checked, ffi, fptr, output, raise_for_status, require_lib, window_struct
+from ..checks import check_concat, check_dropout_args, require_input
+from ._ffi import INT32, checked, ffi, fptr, output, require_lib, window_struct
 from .attention import CpuAttentionOps
 from .depthwise import DepthwiseOps
-from .images import ImageOps
+from .images import CpuImageOps
+from .larq import CpuLarqOps
 from .image_mix import CpuImageMixOps
 from .layer_ops import CpuLayerOps
+from .losses import CpuLossOps
+from .metrics import CpuMetricOps
 from .normalization import CpuNormalizationOps
 from .linalg import LinalgOps
 from .optimizers import CpuOptimizerOps
@@ -33,9 +36,6 @@ from .regularizers import CpuRegularizerOps
 from .recurrent import CpuRecurrentOps
 from ..recurrent_host import HostRecurrentOps
 from .quantized import CpuQuantizedOps
-from .quantizer_ops import CpuQuantizerOps
-from .binary_ops import CpuBinaryOps
-from .row_loss_ops import RowLossOps
 from .tensor_ops import CpuTensorOps
 
 
@@ -47,8 +47,8 @@ def _rows_cols(shape):
     return (math.prod(shape[:-1]), c)
 
 
-class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, CpuImageMixOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, CpuQuantizerOps,
-                 CpuBinaryOps, LinalgOps, DepthwiseOps, CpuNormalizationOps, CpuOptimizerOps, CpuQuantizedOps, CpuRegularizerOps, RowLossOps, HostMemory, RoundedOperands,
+class CpuBackend(CpuAttentionOps, CpuTensorOps, CpuImageOps, CpuImageMixOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, CpuLarqOps,
+                 LinalgOps, DepthwiseOps, CpuNormalizationOps, CpuOptimizerOps, CpuQuantizedOps, CpuRegularizerOps, CpuLossOps, CpuMetricOps, HostMemory, RoundedOperands,
                  Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
 
@@ -192,10 +192,6 @@ class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, CpuImageMixOps, CpuLay
                                           width, rows)
             offset += width
 
-    @staticmethod
-    def _optional(op, name, t, shape, writable=False):
-        return ffi.NULL if t is None else checked(op, name, t, shape, writable=writable)
-
     # ---------------------------------------------------------- dropout
     def dropout_forward(self, out, mask, x, rate, seed):
         op = "dropout_forward"
@@ -203,147 +199,3 @@ class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, CpuImageMixOps, CpuLay
         px = checked(op, "x", x)
         self._lib.minidl_dropout_forward(output(op, "out", out, x.shape), output(op, "mask", mask, x.shape),
                                          px, float(rate), int(seed) % 2 ** 64, x.size)
-
-    # ----------------------------------------------------------- losses
-    @staticmethod
-    def _scores(op, name, scores):
-        p = checked(op, name, scores)
-        if scores.ndim != 2:
-            raise ValueError(f"{op}: expects 2-D (N, K) {name}, got shape {tuple(scores.shape)}")
-        return p
-
-    @staticmethod
-    def _raise_for_targets(op, status, targets, k):
-        """Raise for the status a kernel with sparse targets returned, naming the first bad row."""
-        bad = np.flatnonzero((targets < 0) | (targets >= k))
-        detail = (f"sparse targets must lie in [0, {k}), got {int(targets[bad[0]])} in row {int(bad[0])}"
-                  if bad.size else "")
-        raise_for_status(op, status, detail)
-
-    def _with_targets(self, op, targets, n, k, sparse_fn, dense_fn, head, tail=()):
-        """Call sparse_fn(*head, int32 targets (n,), *tail, n, k) or dense_fn with float targets
-        (n, k), by the targets' dtype; an out-of-range sparse label raises naming its row."""
-        if is_sparse(targets):
-            status = sparse_fn(*head, checked(op, "targets (sparse)", targets, (n,), INT32), *tail, n, k)
-            if status:
-                self._raise_for_targets(op, status, targets, k)
-        else:
-            dense_fn(*head, checked(op, "targets (dense)", targets, (n, k)), *tail, n, k)
-
-    def softmax_cross_entropy_forward(self, probs, loss, logits, targets):
-        op = "softmax_cross_entropy_forward"
-        plogits = self._scores(op, "logits", logits)
-        n, k = logits.shape
-        pprobs = output(op, "probs", probs, logits.shape)
-        ploss = output(op, "loss", loss, (n,))
-        self._with_targets(op, targets, n, k, self._lib.minidl_softmax_cross_entropy_forward_sparse,
-                           self._lib.minidl_softmax_cross_entropy_forward_dense, (pprobs, ploss, plogits))
-
-    def softmax_cross_entropy_backward(self, dlogits, probs, targets, scale):
-        op = "softmax_cross_entropy_backward"
-        pprobs = self._scores(op, "probs", probs)
-        n, k = probs.shape
-        pd = output(op, "dlogits", dlogits, probs.shape)
-        self._with_targets(op, targets, n, k, self._lib.minidl_softmax_cross_entropy_backward_sparse,
-                           self._lib.minidl_softmax_cross_entropy_backward_dense, (pd, pprobs),
-                           tail=(float(scale),))
-
-    def sigmoid_cross_entropy_forward(self, probs, loss, logits, targets):
-        op = "sigmoid_cross_entropy_forward"
-        plogits = checked(op, "logits", logits)
-        n, k = _rows_cols(logits.shape)
-        self._lib.minidl_sigmoid_cross_entropy_forward(
-            output(op, "probs", probs, logits.shape), output(op, "loss", loss, logits.shape[:-1]), plogits,
-            checked(op, "targets", targets, logits.shape), n, k)
-
-    def sigmoid_cross_entropy_backward(self, dlogits, probs, targets, scale):
-        op = "sigmoid_cross_entropy_backward"
-        pprobs = checked(op, "probs", probs)
-        n, k = _rows_cols(probs.shape)
-        self._lib.minidl_sigmoid_cross_entropy_backward(
-            output(op, "dlogits", dlogits, probs.shape), pprobs, checked(op, "targets", targets, probs.shape),
-            float(scale), n, k)
-
-    def cross_entropy_forward(self, loss, probs, targets, binary):
-        op = "cross_entropy_forward"
-        if binary:
-            pprobs = checked(op, "probs", probs)
-            n, k = _rows_cols(probs.shape)
-            self._lib.minidl_binary_cross_entropy_forward(
-                output(op, "loss", loss, probs.shape[:-1]), pprobs,
-                checked(op, "targets", targets, probs.shape), n, k)
-            return
-        pprobs = self._scores(op, "probs", probs)
-        n, k = probs.shape
-        ploss = output(op, "loss", loss, (n,))
-        self._with_targets(op, targets, n, k, self._lib.minidl_cross_entropy_forward_sparse,
-                           self._lib.minidl_cross_entropy_forward_dense, (ploss, pprobs))
-
-    def cross_entropy_backward(self, dprobs, probs, targets, binary, scale):
-        op = "cross_entropy_backward"
-        if binary:
-            pprobs = checked(op, "probs", probs)
-            n, k = _rows_cols(probs.shape)
-            self._lib.minidl_binary_cross_entropy_backward(
-                output(op, "dprobs", dprobs, probs.shape), pprobs,
-                checked(op, "targets", targets, probs.shape), float(scale), n, k)
-            return
-        pprobs = self._scores(op, "probs", probs)
-        n, k = probs.shape
-        pd = output(op, "dprobs", dprobs, probs.shape)
-        self._with_targets(op, targets, n, k, self._lib.minidl_cross_entropy_backward_sparse,
-                           self._lib.minidl_cross_entropy_backward_dense, (pd, pprobs), tail=(float(scale),))
-
-    def mean_squared_error_forward(self, loss, pred, targets):
-        op = "mean_squared_error_forward"
-        ppred = checked(op, "pred", pred)
-        n, k = _rows_cols(pred.shape)
-        self._lib.minidl_mean_squared_error_forward(output(op, "loss", loss, pred.shape[:-1]), ppred,
-                                                    checked(op, "targets", targets, pred.shape), n, k)
-
-    def mean_squared_error_backward(self, dpred, pred, targets, scale):
-        op = "mean_squared_error_backward"
-        ppred = checked(op, "pred", pred)
-        n, k = _rows_cols(pred.shape)
-        self._lib.minidl_mean_squared_error_backward(output(op, "dpred", dpred, pred.shape), ppred,
-                                                     checked(op, "targets", targets, pred.shape), float(scale),
-                                                     n, k)
-
-    # ------------------------------------------------ reductions/metrics
-    def sum(self, out, x, accumulate=False):
-        self._lib.minidl_sum(output("sum", "out", out, (1,)), checked("sum", "x", x), int(bool(accumulate)),
-                             x.size)
-
-    def categorical_accuracy(self, out, pred, targets, accumulate=False, weights=None):
-        op = "categorical_accuracy"
-        pout = output(op, "out", out, (1,))
-        ppred = self._scores(op, "pred", pred)
-        n, k = pred.shape
-        pw = self._optional(op, "weights", weights, (n,))
-        self._with_targets(op, targets, n, k, self._lib.minidl_categorical_accuracy_sparse,
-                           self._lib.minidl_categorical_accuracy_dense, (pout, ppred),
-                           tail=(pw, int(bool(accumulate))))
-
-    def binary_accuracy(self, out, pred, targets, accumulate=False, weights=None):
-        op = "binary_accuracy"
-        ppred = checked(op, "pred", pred)
-        self._lib.minidl_binary_accuracy(output(op, "out", out, (1,)), ppred,
-                                         checked(op, "targets", targets, pred.shape),
-                                         self._optional(op, "weights", weights, pred.shape),
-                                         int(bool(accumulate)), pred.size)
-
-    def top_k_accuracy(self, out, pred, targets, k, accumulate=False, weights=None):
-        op = "top_k_accuracy"
-        if isinstance(k, bool) or int(k) != k or k < 1:
-            raise ValueError(f"{op}: k must be a positive int, got {k!r}")
-        pout = output(op, "out", out, (1,))
-        ppred = self._scores(op, "pred", pred)
-        n, classes = pred.shape
-        pw = self._optional(op, "weights", weights, (n,))
-        self._with_targets(op, targets, n, classes, self._lib.minidl_top_k_accuracy_sparse,
-                           self._lib.minidl_top_k_accuracy_dense, (pout, ppred),
-                           tail=(pw, int(k), int(bool(accumulate))))
-
-    def all_finite(self, out, x):
-        self._lib.minidl_all_finite(output("all_finite", "out", out, (1,)), checked("all_finite", "x", x),
-                                    x.size)

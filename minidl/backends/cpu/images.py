@@ -1,101 +1,85 @@
-"""The image ops of the cpu backend (csrc/image_transform.c, csrc/image_adjust.c, csrc/upsample.c)."""
+"""The images section on the cpu backend (csrc/image_transform.c, csrc/image_adjust.c,
+csrc/image_color.c, csrc/upsample.c): a mixin of CpuBackend (its _lib). The contract
+(minidl/backends/contract/images.py) checked every argument and passes the checked names, the
+value range as two floats and the 64-bit seed; the pointers' checks here are the cpu tensor's
+own. Only image_transform_* can fail: on an empty image, which the contract refuses first."""
 
 import math
 
-from .. import color_args, image_args
+from ..contract.images import COLOR_KINDS, FILL_MODES, INTERPOLATIONS, TRANSFORM_KINDS
 from ._ffi import checked, ffi, output, raise_for_status
 
 
-class ImageOps:
-    """Mixed into CpuBackend: image_transform_*, random transforms, contrast, brightness,
-    upsample2d_*, channel_scale_shift. Needs self._lib. Only image_transform_* can fail: on an
-    empty image, which image_args refuses first."""
+def _transform_sizes(out_shape, x_shape, transforms):
+    n, h, w, c = x_shape
+    return n, h, w, c, out_shape[1], out_shape[2], transforms.shape[0]
 
-    @staticmethod
-    def _transform_args(op, out_shape, x_shape, transforms, interpolation, fill_mode):
-        """(transforms pointer, codes, sizes) of an image_transform_* call."""
-        codes = image_args.check_transform(op, out_shape, x_shape, transforms.shape,
-                                           interpolation, fill_mode)
-        n, h, w, c = x_shape
-        sizes = (n, h, w, c, out_shape[1], out_shape[2], transforms.shape[0])
-        return checked(op, "transforms", transforms), codes, sizes
 
-    def image_transform_forward(self, out, x, transforms, interpolation, fill_mode, fill_value):
+class CpuImageOps:
+    """The image ops of CpuBackend."""
+
+    def _image_transform_forward(self, out, x, transforms, interpolation, fill_mode, fill_value):
         op = "image_transform_forward"
-        pt, codes, sizes = self._transform_args(op, out.shape, x.shape, transforms, interpolation,
-                                                fill_mode)
         status = self._lib.minidl_image_transform_forward(
-            output(op, "out", out), checked(op, "x", x), pt, *codes, float(fill_value), *sizes)
+            output(op, "out", out), checked(op, "x", x), checked(op, "transforms", transforms),
+            INTERPOLATIONS.index(interpolation), FILL_MODES.index(fill_mode), fill_value,
+            *_transform_sizes(out.shape, x.shape, transforms))
         if status:
             raise_for_status(op, status, f"images {tuple(x.shape)} -> {tuple(out.shape)}")
 
-    def image_transform_backward(self, dx, dout, transforms, interpolation, fill_mode):
+    def _image_transform_backward(self, dx, dout, transforms, interpolation, fill_mode):
         op = "image_transform_backward"
-        pt, codes, sizes = self._transform_args(op, dout.shape, dx.shape, transforms,
-                                                interpolation, fill_mode)
         status = self._lib.minidl_image_transform_backward(
-            output(op, "dx", dx), checked(op, "dout", dout), pt, *codes, *sizes)
+            output(op, "dx", dx), checked(op, "dout", dout), checked(op, "transforms", transforms),
+            INTERPOLATIONS.index(interpolation), FILL_MODES.index(fill_mode),
+            *_transform_sizes(dout.shape, dx.shape, transforms))
         if status:
             raise_for_status(op, status, f"images {tuple(dx.shape)} -> {tuple(dout.shape)}")
 
-    def image_random_transforms(self, transforms, kind, ranges, height, width, seed):
+    def _image_random_transforms(self, transforms, kind, ranges, height, width, seed):
         op = "image_random_transforms"
-        code = image_args.check_random_transforms(op, transforms, kind, ranges, height, width)
-        cranges = ffi.new("float[4]", [float(r) for r in ranges])
-        self._lib.minidl_image_random_transforms(output(op, "transforms", transforms), cranges, code,
-                                                 int(seed) % 2 ** 64, transforms.shape[0],
-                                                 int(height), int(width))
+        self._lib.minidl_image_random_transforms(output(op, "transforms", transforms), ffi.new("float[4]", ranges),
+                                                 TRANSFORM_KINDS.index(kind), seed, transforms.shape[0],
+                                                 height, width)
 
-    def random_contrast_forward(self, out, x, lower, upper, value_range, seed):
+    def _random_contrast_forward(self, out, x, lower, upper, value_range, seed):
         op = "random_contrast_forward"
-        image_args.check_images(op, out, x)
-        low, high = image_args.check_value_range(op, value_range)
         n, h, w, c = x.shape
-        self._lib.minidl_random_contrast_forward(output(op, "out", out), checked(op, "x", x),
-                                                 float(lower), float(upper), low, high,
-                                                 int(seed) % 2 ** 64, n, h * w, c)
+        self._lib.minidl_random_contrast_forward(output(op, "out", out), checked(op, "x", x), lower, upper,
+                                                 *value_range, seed, n, h * w, c)
 
-    def random_brightness_forward(self, out, x, lower, upper, value_range, seed):
+    def _random_brightness_forward(self, out, x, lower, upper, value_range, seed):
         op = "random_brightness_forward"
-        image_args.check_images(op, out, x)
-        low, high = image_args.check_value_range(op, value_range)
         n = x.shape[0]
-        self._lib.minidl_random_brightness_forward(output(op, "out", out), checked(op, "x", x),
-                                                   float(lower), float(upper), low, high,
-                                                   int(seed) % 2 ** 64, n, x.size // max(n, 1))
+        self._lib.minidl_random_brightness_forward(output(op, "out", out), checked(op, "x", x), lower, upper,
+                                                   *value_range, seed, n, x.size // max(n, 1))
 
-    def random_color_forward(self, out, x, kind, params, value_range, seed):
+    def _random_color_forward(self, out, x, kind, params, value_range, seed):
         op = "random_color_forward"
-        code, params = color_args.check_random_color(op, out, x, kind, params)
-        low, high = color_args.check_value_range(op, value_range)
         n, h, w, c = x.shape
         self._lib.minidl_random_color_forward(output(op, "out", out), checked(op, "x", x),
-                                              ffi.new("float[4]", params), code, low, high,
-                                              int(seed) % 2 ** 64, n, h * w, c)
+                                              ffi.new("float[4]", params), COLOR_KINDS[kind], *value_range,
+                                              seed, n, h * w, c)
 
-    def auto_contrast_forward(self, out, x, value_range):
+    def _auto_contrast_forward(self, out, x, value_range):
         op = "auto_contrast_forward"
-        image_args.check_images(op, out, x)
-        low, high = image_args.check_value_range(op, value_range)
         n, h, w, c = x.shape
-        self._lib.minidl_auto_contrast_forward(output(op, "out", out), checked(op, "x", x), low, high,
+        self._lib.minidl_auto_contrast_forward(output(op, "out", out), checked(op, "x", x), *value_range,
                                                n, h * w, c)
 
-    def upsample2d_forward(self, out, x, size, interpolation):
+    def _upsample2d_forward(self, out, x, sh, sw, bilinear):
         op = "upsample2d_forward"
-        sh, sw, bilinear = image_args.check_upsample(op, x.shape, out.shape, size, interpolation)
         self._lib.minidl_upsample2d_forward(output(op, "out", out), checked(op, "x", x), sh, sw, bilinear,
                                             *x.shape)
 
-    def upsample2d_backward(self, dx, dout, size, interpolation):
+    def _upsample2d_backward(self, dx, dout, sh, sw, bilinear):
         op = "upsample2d_backward"
-        sh, sw, bilinear = image_args.check_upsample(op, dx.shape, dout.shape, size, interpolation)
         self._lib.minidl_upsample2d_backward(output(op, "dx", dx), checked(op, "dout", dout), sh, sw,
                                              bilinear, *dx.shape)
 
-    def channel_scale_shift(self, out, x, scale, shift):
+    def _channel_scale_shift(self, out, x, scale, shift):
         op = "channel_scale_shift"
-        c = x.shape[-1] if x.ndim else 1
-        self._lib.minidl_channel_scale_shift(
-            output(op, "out", out, x.shape), checked(op, "x", x), checked(op, "scale", scale, (c,)),
-            checked(op, "shift", shift, (c,)), math.prod(x.shape[:-1]), c)
+        c = x.shape[-1]
+        self._lib.minidl_channel_scale_shift(output(op, "out", out), checked(op, "x", x),
+                                             checked(op, "scale", scale), checked(op, "shift", shift),
+                                             math.prod(x.shape[:-1]), c)

@@ -1,18 +1,16 @@
-"""The fused LSTM / GRU gate ops on the C kernels of csrc/rnn_gates.c (a mixin of CpuBackend;
-see minidl/backends/base.py for each op's contract). The sequence loops around them are
+"""The recurrent section's step ops on the cpu backend: the fused LSTM / GRU gate ops on the C
+kernels of csrc/rnn_gates.c (a mixin of CpuBackend, its _lib). The contract
+(minidl/backends/contract/recurrent.py) checked every shape and activation; the pointers'
+checks here are the cpu tensor's own. The sequence loops around them are
 minidl/backends/recurrent_host.py's."""
 
-from ..recurrent_host import check_gate_activation
+from ... import activations
 from ._ffi import checked, ffi, output, raise_for_status
 
 
-def _step(op, gates, width, activation, recurrent_activation):
-    """(n, units, activation code, recurrent activation code) of a step's gate rows."""
-    codes = (check_gate_activation(op, "activation", activation),
-             check_gate_activation(op, "recurrent_activation", recurrent_activation))
-    if gates.ndim != 2 or gates.shape[1] % width:
-        raise ValueError(f"{op}: gates must be (N, {width} * units), got {tuple(gates.shape)}")
-    return (gates.shape[0], gates.shape[1] // width) + codes
+def _codes(op, activation, recurrent_activation):
+    """The kernels' numbers of the two gate activations."""
+    return activations.code(op, activation), activations.code(op, recurrent_activation)
 
 
 def _check(op, status):
@@ -21,39 +19,37 @@ def _check(op, status):
 
 
 class CpuRecurrentOps:
-    def lstm_gates_forward(self, h, c, gates, c_prev, activation, recurrent_activation):
+    """The gate ops of CpuBackend."""
+
+    def _lstm_gates_forward(self, h, c, gates, c_prev, activation, recurrent_activation):
         op = "lstm_gates_forward"
-        n, u, act, ract = _step(op, gates, 4, activation, recurrent_activation)
+        n, u = gates.shape[0], gates.shape[1] // 4
         _check(op, self._lib.minidl_lstm_gates_forward(
-            output(op, "h", h, (n, u)), output(op, "c", c, (n, u)),
-            output(op, "gates", gates, gates.shape),
-            checked(op, "c_prev", c_prev, (n, u)), act, ract, n, u))
+            output(op, "h", h), output(op, "c", c), output(op, "gates", gates), checked(op, "c_prev", c_prev),
+            *_codes(op, activation, recurrent_activation), n, u))
 
-    def lstm_gates_backward(self, dgates, dc_prev, dh, dc, gates, c, c_prev, activation,
-                            recurrent_activation):
+    def _lstm_gates_backward(self, dgates, dc_prev, dh, dc, gates, c, c_prev, activation,
+                             recurrent_activation):
         op = "lstm_gates_backward"
-        n, u, act, ract = _step(op, gates, 4, activation, recurrent_activation)
-        pdc = ffi.NULL if dc is None else checked(op, "dc", dc, (n, u))
+        n, u = gates.shape[0], gates.shape[1] // 4
+        pdc = ffi.NULL if dc is None else checked(op, "dc", dc)
         _check(op, self._lib.minidl_lstm_gates_backward(
-            output(op, "dgates", dgates, gates.shape), output(op, "dc_prev", dc_prev, (n, u)),
-            checked(op, "dh", dh, (n, u)), pdc, checked(op, "gates", gates),
-            checked(op, "c", c, (n, u)),
-            checked(op, "c_prev", c_prev, (n, u)), act, ract, n, u))
+            output(op, "dgates", dgates), output(op, "dc_prev", dc_prev), checked(op, "dh", dh), pdc,
+            checked(op, "gates", gates), checked(op, "c", c), checked(op, "c_prev", c_prev),
+            *_codes(op, activation, recurrent_activation), n, u))
 
-    def gru_gates_forward(self, h, gates, rec, h_prev, activation, recurrent_activation):
+    def _gru_gates_forward(self, h, gates, rec, h_prev, activation, recurrent_activation):
         op = "gru_gates_forward"
-        n, u, act, ract = _step(op, gates, 3, activation, recurrent_activation)
+        n, u = gates.shape[0], gates.shape[1] // 3
         _check(op, self._lib.minidl_gru_gates_forward(
-            output(op, "h", h, (n, u)), output(op, "gates", gates, gates.shape),
-            checked(op, "rec", rec, gates.shape), checked(op, "h_prev", h_prev, (n, u)), act, ract,
-            n, u))
+            output(op, "h", h), output(op, "gates", gates), checked(op, "rec", rec),
+            checked(op, "h_prev", h_prev), *_codes(op, activation, recurrent_activation), n, u))
 
-    def gru_gates_backward(self, dgates, drec, dh_prev, dh, gates, rec, h_prev, activation,
-                           recurrent_activation):
+    def _gru_gates_backward(self, dgates, drec, dh_prev, dh, gates, rec, h_prev, activation,
+                            recurrent_activation):
         op = "gru_gates_backward"
-        n, u, act, ract = _step(op, gates, 3, activation, recurrent_activation)
+        n, u = gates.shape[0], gates.shape[1] // 3
         _check(op, self._lib.minidl_gru_gates_backward(
-            output(op, "dgates", dgates, gates.shape), output(op, "drec", drec, gates.shape),
-            output(op, "dh_prev", dh_prev, (n, u)), checked(op, "dh", dh, (n, u)),
-            checked(op, "gates", gates), checked(op, "rec", rec, gates.shape),
-            checked(op, "h_prev", h_prev, (n, u)), act, ract, n, u))
+            output(op, "dgates", dgates), output(op, "drec", drec), output(op, "dh_prev", dh_prev),
+            checked(op, "dh", dh), checked(op, "gates", gates), checked(op, "rec", rec),
+            checked(op, "h_prev", h_prev), *_codes(op, activation, recurrent_activation), n, u))

@@ -1,9 +1,8 @@
-"""The numpy reference of the fused attention ops (a mixin of NumpyBackend; contract in
-minidl/backends/base.py, attention_forward)."""
+"""The attention section on the numpy backend: the reference of the fused attention ops (a
+mixin of NumpyBackend). The contract (minidl/backends/contract/attention.py) checked every
+shape and passes the sizes (B, Tq, Tk, H, D, Dv)."""
 
 import numpy as np
-
-from ..attention_args import attention_sizes, check_attention_outputs
 
 
 def _allowed(mask, causal, tq, tk):
@@ -17,10 +16,9 @@ def _allowed(mask, causal, tq, tk):
 
 
 class NumpyAttentionOps:
-    def attention_forward(self, out, probs, q, k, v, mask, dropout, scale, causal):
-        op = "attention_forward"
-        sizes = attention_sizes(op, q, k, v, mask, dropout)
-        check_attention_outputs(op, sizes, {"out": out, "probs": probs})
+    """attention_forward / attention_backward of NumpyBackend."""
+
+    def _attention_forward(self, out, probs, q, k, v, mask, dropout, scale, causal, sizes):
         _, tq, tk = sizes[:3]
         scores = np.einsum("bqhd,bkhd->bhqk", q, k) * np.float32(scale)
         allowed = _allowed(mask, causal, tq, tk)
@@ -32,11 +30,7 @@ class NumpyAttentionOps:
         weights = probs * dropout if dropout is not None else probs
         out[...] = np.einsum("bhqk,bkhd->bqhd", weights, v)
 
-    def attention_backward(self, dq, dk, dv, dout, q, k, v, probs, mask, dropout, scale, causal):
-        op = "attention_backward"
-        sizes = attention_sizes(op, q, k, v, mask, dropout)
-        check_attention_outputs(op, sizes, {"dq": dq, "dk": dk, "dv": dv, "dout": dout,
-                                            "probs": probs})
+    def _attention_backward(self, dq, dk, dv, dout, q, k, v, probs, mask, dropout, scale, causal, sizes):
         weights = probs * dropout if dropout is not None else probs
         dv[...] = np.einsum("bhqk,bqhd->bkhd", weights, dout)
         dprobs = np.einsum("bqhd,bkhd->bhqk", dout, v)

@@ -1,11 +1,10 @@
-"""The numpy reference of the fused LSTM / GRU gate ops (one time step; a mixin of
-NumpyBackend, see minidl/backends/base.py for each op's contract). The formulas are written
+"""The recurrent section's step ops on the numpy backend: the reference of the fused LSTM / GRU
+gate ops (one time step; a mixin of NumpyBackend). The contract
+(minidl/backends/contract/recurrent.py) checked every shape and activation. The formulas are written
 out plainly: they are what the C and OpenCL gate kernels are tested against."""
 
 import numpy as np
 
-from ..checks import check_shape
-from ..recurrent_host import check_gate_activation
 from .losses import stable_sigmoid
 
 
@@ -34,20 +33,11 @@ def gate_grad(name, y):
     return np.ones_like(y)
 
 
-def _step_units(op, gates, width):
-    if gates.ndim != 2 or gates.shape[1] % width:
-        raise ValueError(f"{op}: gates must be (N, {width} * units), got {tuple(gates.shape)}")
-    return gates.shape[0], gates.shape[1] // width
-
-
 class NumpyRecurrentOps:
-    def lstm_gates_forward(self, h, c, gates, c_prev, activation, recurrent_activation):
-        op = "lstm_gates_forward"
-        check_gate_activation(op, "activation", activation)
-        check_gate_activation(op, "recurrent_activation", recurrent_activation)
-        n, u = _step_units(op, gates, 4)
-        for name, t in (("h", h), ("c", c), ("c_prev", c_prev)):
-            check_shape(op, name, t, (n, u))
+    """The gate ops of NumpyBackend (the sequence loops: recurrent_host.py)."""
+
+    def _lstm_gates_forward(self, h, c, gates, c_prev, activation, recurrent_activation):
+        u = gates.shape[1] // 4
         i, f, g, o = (gates[:, k * u:(k + 1) * u] for k in range(4))
         i[...] = gate_forward(recurrent_activation, i)
         f[...] = gate_forward(recurrent_activation, f)
@@ -56,20 +46,13 @@ class NumpyRecurrentOps:
         c[...] = f * c_prev + i * g
         h[...] = o * gate_forward(activation, c)
 
-    def lstm_gates_backward(self, dgates, dc_prev, dh, dc, gates, c, c_prev, activation,
+    def _lstm_gates_backward(self, dgates, dc_prev, dh, dc, gates, c, c_prev, activation,
                             recurrent_activation):
-        op = "lstm_gates_backward"
-        check_gate_activation(op, "activation", activation)
-        check_gate_activation(op, "recurrent_activation", recurrent_activation)
-        n, u = _step_units(op, gates, 4)
-        check_shape(op, "dgates", dgates, gates.shape)
-        for name, t in (("dc_prev", dc_prev), ("dh", dh), ("c", c), ("c_prev", c_prev)):
-            check_shape(op, name, t, (n, u))
+        u = gates.shape[1] // 4
         i, f, g, o = (gates[:, k * u:(k + 1) * u] for k in range(4))
         a = gate_forward(activation, c)
         dck = dh * o * gate_grad(activation, a)
         if dc is not None:
-            check_shape(op, "dc", dc, (n, u))
             dck = dck + dc
         dgates[:, :u] = dck * g * gate_grad(recurrent_activation, i)
         dgates[:, u:2 * u] = dck * c_prev * gate_grad(recurrent_activation, f)
@@ -77,30 +60,17 @@ class NumpyRecurrentOps:
         dgates[:, 3 * u:] = dh * a * gate_grad(recurrent_activation, o)
         dc_prev[...] = dck * f
 
-    def gru_gates_forward(self, h, gates, rec, h_prev, activation, recurrent_activation):
-        op = "gru_gates_forward"
-        check_gate_activation(op, "activation", activation)
-        check_gate_activation(op, "recurrent_activation", recurrent_activation)
-        n, u = _step_units(op, gates, 3)
-        check_shape(op, "rec", rec, gates.shape)
-        for name, t in (("h", h), ("h_prev", h_prev)):
-            check_shape(op, name, t, (n, u))
+    def _gru_gates_forward(self, h, gates, rec, h_prev, activation, recurrent_activation):
+        u = gates.shape[1] // 3
         z = gate_forward(recurrent_activation, gates[:, :u] + rec[:, :u])
         r = gate_forward(recurrent_activation, gates[:, u:2 * u] + rec[:, u:2 * u])
         hh = gate_forward(activation, gates[:, 2 * u:] + r * rec[:, 2 * u:])
         gates[:, :u], gates[:, u:2 * u], gates[:, 2 * u:] = z, r, hh
         h[...] = z * h_prev + (1 - z) * hh
 
-    def gru_gates_backward(self, dgates, drec, dh_prev, dh, gates, rec, h_prev, activation,
+    def _gru_gates_backward(self, dgates, drec, dh_prev, dh, gates, rec, h_prev, activation,
                            recurrent_activation):
-        op = "gru_gates_backward"
-        check_gate_activation(op, "activation", activation)
-        check_gate_activation(op, "recurrent_activation", recurrent_activation)
-        n, u = _step_units(op, gates, 3)
-        for name, t in (("dgates", dgates), ("drec", drec), ("rec", rec)):
-            check_shape(op, name, t, gates.shape)
-        for name, t in (("dh_prev", dh_prev), ("dh", dh), ("h_prev", h_prev)):
-            check_shape(op, name, t, (n, u))
+        u = gates.shape[1] // 3
         z, r, hh = gates[:, :u], gates[:, u:2 * u], gates[:, 2 * u:]
         dh = dh.copy()   # dh_prev may alias dh
         da = dh * (1 - z) * gate_grad(activation, hh)

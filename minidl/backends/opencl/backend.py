@@ -20,31 +20,31 @@ from .depthwise import DepthwiseOps
 from .gemm import Gemm
 from .images import ImageOps
 from .image_mix import OpenCLImageMixOps
+from .larq import LarqOps
 from .layer_ops import LayerOps
+from .losses import LossOps
+from .metrics import MetricOps
 from .normalization import NormalizationOps
 from .optimizers import OptimizerOps
 from .regularizers import RegularizerOps
 from .recurrent import RecurrentOps
 from ..recurrent_device import DeviceRecurrentOps
 from .quantized import OpenCLQuantizedOps
-from .quantizer_ops import QuantizerOps
-from .binary_ops import BinaryOps
-from .row_loss_ops import RowLossOps
 from .runtime import Runtime
 from .tensor import CLTensor
 from .tensor_ops import OpenCLTensorOps
 from .profiles import LOCAL_1D, make_profile
-from .training_ops import TrainingOps
 from . import tuner
 
 
 
-class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, TrainingOps, LayerOps, QuantizerOps, BinaryOps,
-                    NormalizationOps, OptimizerOps, OpenCLQuantizedOps, RegularizerOps, RowLossOps, ConvOps, DepthwiseOps, RecurrentOps, DeviceRecurrentOps,
+
+class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, LossOps, MetricOps, LayerOps, LarqOps,
+                    NormalizationOps, OptimizerOps, OpenCLQuantizedOps, RegularizerOps, ConvOps, DepthwiseOps, RecurrentOps, DeviceRecurrentOps,
                     RoundedOperands, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
-    convolutions in conv.ConvOps; losses, metrics and reductions in training_ops.TrainingOps;
-    optimizer updates in optimizers.OptimizerOps.
+    convolutions in conv.ConvOps; losses in losses.LossOps, metrics and reductions in metrics.MetricOps;
+    optimizer updates in optimizers.OptimizerOps; the GPU and CPU kernel profiles in profiles.py.
     The runtime's profile ("cpu" or "gpu") is the one switch between the two kernel shapes:
     the GEMM family (gemm.default_params, and with it the convolutions), and `profile`
     (profiles.CpuProfile or GpuProfile), chosen here once, for every other op's kernels."""

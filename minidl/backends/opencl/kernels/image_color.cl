@@ -1,6 +1,6 @@
 // random_color_forward: the per-pixel colour changes of the Keras 3 colour augmentation layers
-// (kinds and params: minidl/backends/color_args.py). Formulas and float32 order follow the numpy
-// reference (minidl/backends/numpy_ops/color.py) and csrc/image_color.c. One work-item per
+// (kinds and params: minidl/backends/contract/images.py). Formulas and float32 order follow the numpy
+// reference (minidl/backends/numpy_ops/images.py) and csrc/image_color.c. One work-item per
 // run of COLOR_RUN pixels of one image, so that each draws its sample's two uniforms (ten
 // Philox rounds) once: per pixel, the draws cost PoCL more than the pixels themselves.
 #define COLOR_RUN 64   // pixels per work-item of random_color_forward (tunable)

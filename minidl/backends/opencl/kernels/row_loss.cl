@@ -1,7 +1,7 @@
 // Keras 3's row losses of (rows, k) predictions against dense targets, and their gradients:
 // one work-item per row (the categorical hinge and the cosine similarity need the whole row;
 // the element kinds reduce over it). `kind` is the position in base.py's ROW_LOSSES.
-// Formulas: minidl/backends/numpy_ops/row_losses.py (the reference).
+// Formulas: minidl/backends/numpy_ops/losses.py (the reference).
 
 #define EPS 1e-7f
 #define MAE 0
