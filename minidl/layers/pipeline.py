@@ -15,7 +15,7 @@ import numpy as np
 from ..seed_state import mix_seed
 from .augment_base import DATA_KEYS, HostDrawnAugment, _is_data, next_data_seed
 from .base import Layer
-from .wrappers import _Wrapper
+from .wrappers import _Wrapper, wrapped_layer
 
 
 class Pipeline(_Wrapper):
@@ -66,17 +66,16 @@ class Pipeline(_Wrapper):
         return dout
 
     def get_config(self):
-        from . import serialize
-        return {"layers": [serialize(sub) for sub in self._subs], "name": self.name}
+        from ..serialization import serialize_keras_object   # (not minidl.layers: no cycle)
+        return {"layers": [serialize_keras_object(sub) for sub in self._subs], "name": self.name}
 
     @classmethod
     def from_config(cls, config):
-        from . import deserialize
         layers = config.get("layers")
         if not isinstance(layers, (list, tuple)):
             raise ValueError("Pipeline: the config must hold a `layers` key mapping to a list of "
                              f"serialized layers, got layers={layers!r:.200}")
-        config = dict(config, layers=[deserialize(spec) for spec in layers])
+        config = dict(config, layers=[wrapped_layer(spec, "Pipeline") for spec in layers])
         return cls(**config)
 
     # ------------------------------------------------------------- calls on data
