@@ -8,15 +8,18 @@ import re
 import numpy as np
 import pytest
 
+from minidl.backends.contract.activations import ActivationsSection
 from minidl.backends.contract.convolution import ConvolutionSection
+from minidl.backends.contract.elementwise import ElementwiseSection
+from minidl.backends.contract.gemm import GemmSection
 from minidl.backends.contract.normalization import NormalizationSection
 from minidl.backends.contract.optimizers import OptimizersSection, adam_step_size, nadam_coefficients
 from minidl.backends.contract.pooling import PoolingSection
 from minidl.backends.contract.quantized import QuantizedSection
 from minidl.backends.contract.regularizers import RegularizersSection
 
-SECTIONS = (ConvolutionSection, NormalizationSection, OptimizersSection, PoolingSection, QuantizedSection,
-            RegularizersSection)
+SECTIONS = (ActivationsSection, ConvolutionSection, ElementwiseSection, GemmSection, NormalizationSection,
+            OptimizersSection, PoolingSection, QuantizedSection, RegularizersSection)
 
 
 def _public_ops(section):
@@ -242,3 +245,68 @@ def test_pooling_arguments_are_checked_alike(backend):
         backend.pad2d_forward(x, x, (1, -1, 0, 0))
     with pytest.raises(ValueError, match=r"^pad2d_backward: dout must have shape \(2, 8, 7, 3\), got \(2, 6, 6, 3\)$"):
         backend.pad2d_backward(x, x, (1, 1, 0, 1))
+
+
+def test_elementwise_arguments_are_checked_alike(backend):
+    """Exact shapes on every backend (opencl used to accept any tensors of the same size, numpy
+    and cpu refused them), one message; nothing runs when a check fails."""
+    a, wrong, bias, out = _tensors(backend, (2, 3), (3, 2), (4,), (2, 3))
+    before = backend.to_numpy(out)
+    with pytest.raises(ValueError, match=r"^add: out must have shape \(2, 3\), got \(3, 2\)$"):
+        backend.add(wrong, a, a)
+    with pytest.raises(ValueError, match=r"^multiply: b must have shape \(2, 3\), got \(3, 2\)$"):
+        backend.multiply(out, a, wrong)
+    with pytest.raises(ValueError, match=r"^axpby: y must have shape \(2, 3\), got \(3, 2\)$"):
+        backend.axpby(out, 1.0, a, 2.0, wrong)
+    with pytest.raises(ValueError, match=r"^bias_add: bias must have shape \(3,\), got \(4,\)$"):
+        backend.bias_add(out, a, bias)
+    with pytest.raises(ValueError, match=r"^bias_grad: dbias must have shape \(3,\), got \(4,\)$"):
+        backend.bias_grad(bias, a)
+    np.testing.assert_array_equal(backend.to_numpy(out), before)
+    with pytest.raises(ValueError, match=r"^concat_forward: xs\[1\] of shape \(3, 2\) does not match out"):
+        backend.concat_forward(backend.empty((2, 5)), [a, wrong])
+    with pytest.raises(ValueError, match=r"^concat_backward: last axes of dxs add up to 6, dout has 5$"):
+        backend.concat_backward([a, out], backend.empty((2, 5)))
+    mask = backend.empty((2, 3))
+    with pytest.raises(ValueError, match=r"^dropout_forward: rate must be in \[0, 1\), got 1.0$"):
+        backend.dropout_forward(out, mask, a, 1.0, 7)
+    with pytest.raises(TypeError, match=r"^dropout_forward: seed must be an int, got float$"):
+        backend.dropout_forward(out, mask, a, 0.5, 7.0)
+    with pytest.raises(ValueError, match=r"^dropout_forward: mask must have shape \(2, 3\), got \(3, 2\)$"):
+        backend.dropout_forward(out, wrong, a, 0.5, 7)
+
+
+def test_activation_arguments_are_checked_alike(backend):
+    x, y, wrong = _tensors(backend, (4, 5), (4, 5), (5, 4))
+    with pytest.raises(ValueError, match=r"^activation_forward: unknown activation 'swish'; known: "):
+        backend.activation_forward(y, x, "swish")
+    with pytest.raises(ValueError, match=r"^activation_forward: out must have shape \(4, 5\), got \(5, 4\)$"):
+        backend.activation_forward(wrong, x, "softmax")
+    with pytest.raises(ValueError, match=r"^activation_backward: dout must have shape \(4, 5\), got \(5, 4\)$"):
+        backend.activation_backward(x, wrong, y, "relu")
+    with pytest.raises(ValueError, match=r"^activation_backward: activation 'gelu' needs the forward input x"):
+        backend.activation_backward(x, x, y, "gelu")
+    with pytest.raises(ValueError, match=r"^activation_backward: x must have shape \(4, 5\), got \(5, 4\)$"):
+        backend.activation_backward(x, x, y, "silu", x=wrong)
+    # x is ignored (even of another shape) by the activations whose derivative reads y only
+    backend.activation_forward(y, x, "tanh")
+    dx = backend.empty((4, 5))
+    backend.activation_backward(dx, x, y, "tanh", x=wrong)
+    yn = np.tanh(backend.to_numpy(x))
+    np.testing.assert_allclose(backend.to_numpy(dx), backend.to_numpy(x) * (1 - yn * yn), rtol=1e-5, atol=1e-6)
+
+
+def test_gemm_arguments_are_checked_alike(backend):
+    a, b, out, flat = _tensors(backend, (3, 4), (4, 5), (3, 5), (12,))
+    with pytest.raises(ValueError, match=r"^gemm: out, a and b must be 2-D, got shapes \(3, 5\), \(12,\), \(4, 5\)$"):
+        backend.gemm(out, flat, b)
+    with pytest.raises(ValueError, match=r"^gemm: op\(a\) \(4, 3\) @ op\(b\) \(4, 5\) does not fit out \(3, 5\)"):
+        backend.gemm(out, a, b, trans_a=True)
+    with pytest.raises(ValueError, match=r"^gemm: op\(a\) \(3, 4\) @ op\(b\) \(4, 5\) does not fit out \(5, 3\)"):
+        backend.gemm(backend.empty((5, 3)), a, b)
+    with pytest.raises(ValueError, match=r"^gemm: precision must be None or one of bfloat16, float16, got 'int8'$"):
+        backend.gemm(out, a, b, precision="int8")
+    out_t = backend.empty((5, 3))
+    backend.gemm(out_t, b, a, alpha=2.0, trans_a=True, trans_b=True)   # b.T @ a.T = (a @ b).T
+    np.testing.assert_allclose(backend.to_numpy(out_t), 2 * (backend.to_numpy(a) @ backend.to_numpy(b)).T,
+                               rtol=1e-5, atol=1e-5)

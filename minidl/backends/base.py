@@ -7,9 +7,10 @@ keeps them in device buffers. Only `from_numpy`, `copy_from_host` and
 `to_numpy` move data between the host and a backend, so a backend that keeps
 its tensors on a device can run a whole training step without a host copy.
 
-The contract's executable sections (convolution, normalization, optimizers, pooling,
-quantized, regularizers) live in minidl/backends/contract/: their public ops check the
-arguments once and call the backend's underscore-named implementation (contract/__init__.py).
+The contract's executable sections (activations, convolution, elementwise, gemm,
+normalization, optimizers, pooling, quantized, regularizers) live in minidl/backends/contract/:
+their public ops check the arguments once and call the backend's underscore-named
+implementation (contract/__init__.py).
 The other sections are documented below and still checked by each backend.
 
 Conventions used by every op:
@@ -30,7 +31,10 @@ Conventions used by every op:
 """
 
 from .contract.checks import PRECISIONS  # noqa: F401 -- what round_to_precision rounds to
+from .contract.activations import ActivationsSection
 from .contract.convolution import ConvolutionSection
+from .contract.elementwise import ElementwiseSection
+from .contract.gemm import GemmSection
 from .contract.normalization import NormalizationSection
 from .contract.optimizers import OptimizersSection
 from .contract.pooling import PoolingSection
@@ -61,8 +65,8 @@ class BackendUnavailable(RuntimeError):
     """Raised when a backend cannot run on this machine; the message says why and what to do."""
 
 
-class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, PoolingSection,
-              QuantizedSection, RegularizersSection):
+class Backend(ActivationsSection, ConvolutionSection, ElementwiseSection, GemmSection, NormalizationSection,
+              OptimizersSection, PoolingSection, QuantizedSection, RegularizersSection):
     """Base class of every backend. Each method documents one op of the contract; the sections
     in minidl/backends/contract/ (the base classes) are executable: their public methods check
     the arguments and call the backend's underscore-named implementation."""
@@ -126,51 +130,9 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
     def reset_stats(self):
         """Zero the counters returned by stats()."""
 
-    # ------------------------------------------------------ elementwise
-    def add(self, out, a, b):
-        """out = a + b (same shapes). out may alias a or b."""
-        raise NotImplementedError
-
-    def axpby(self, out, alpha, x, beta, y):
-        """out = alpha * x + beta * y. out may alias x or y."""
-        raise NotImplementedError
-
-    def multiply(self, out, a, b):
-        """out = a * b elementwise. out may alias a or b."""
-        raise NotImplementedError
-
-    def bias_add(self, out, x, bias):
-        """out = x + bias, bias of shape (C,) broadcast over the last axis. out may alias x."""
-        raise NotImplementedError
-
-    def bias_grad(self, dbias, dout):
-        """dbias (C,) = sum of dout over every axis but the last."""
-        raise NotImplementedError
-
-    # ------------------------------------------------------ activations
-    # name is one of minidl.activations.ACTIVATIONS (linear, relu, leaky_relu, sigmoid, gelu ...).
-    # softmax works along the last axis; leaky_relu uses `alpha` as its negative slope, elu as
-    # its alpha (activations.default_alpha gives Keras's defaults); the others ignore alpha.
-    # NaN propagates as in numpy: f(NaN) = NaN, and a NaN in x, y or dout gives NaN in dx
-    # (relu-like selects excepted, which pass dout or 0 as numpy's where does).
-    def activation_forward(self, out, x, name, alpha=0.0):
-        """out = f(x). out may alias x."""
-        raise NotImplementedError
-
-    def activation_backward(self, dx, dout, y, name, alpha=0.0, x=None):
-        """dx = dout * f'(x), from the forward output y = f(x) and, for the activations in
-        activations.NEEDS_INPUT (gelu, silu, elu, softplus, hard_silu, mish), the forward
-        input x (same shape; required for those, ignored by the others). dx may alias dout."""
-        raise NotImplementedError
-
-    # ------------------------------------------------------------- gemm
-    # precision (gemm and the conv2d ops): None computes in float32; "bfloat16" / "float16"
-    # computes as a low-precision kernel with float32 accumulation does: both operands rounded
-    # to that precision (round_to_precision's rounding), their products summed in float32
-    # (mixed-precision policies, minidl.mixed_precision). Biases and dbias stay float32.
-    def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, precision=None):
-        """out = alpha * op(a) @ op(b) + beta * out, 2-D tensors, op(t) = t.T when trans_t."""
-        raise NotImplementedError
+    # ---------------------------- elementwise (add ... bias, concat, dropout): contract/elementwise.py
+    # ------------------------------------------------------ activations: contract/activations.py
+    # ------------------------------------------------------------- gemm: contract/gemm.py
 
     # ------------------------------------------------------ convolution: contract/convolution.py
 
@@ -211,15 +173,6 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
     def transpose(self, out, x, axes):
         """out = x with its axes permuted (numpy.transpose(x, axes)): out axis i is x axis
         axes[i]; rank 1 to 8. out must not alias x."""
-        raise NotImplementedError
-
-    # ------------------------------------------------------ concatenate
-    def concat_forward(self, out, xs):
-        """out = the tensors xs concatenated along the last axis."""
-        raise NotImplementedError
-
-    def concat_backward(self, dxs, dout):
-        """Split dout along the last axis into the tensors dxs (the inverse of concat_forward)."""
         raise NotImplementedError
 
     # -------------------------------------------------------- recurrent
@@ -333,14 +286,6 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
         """dx = dout where x > 0, alpha * dout where x < 0, 0 at x == 0 (Keras's relu(x) -
         alpha * relu(-x) has slope 0 there); dalpha (K,) = sum over rows of x * dout where x < 0."""
         raise NotImplementedError
-
-    # ---------------------------------------------------------- dropout
-    def dropout_forward(self, out, mask, x, rate, seed):
-        """mask = keep / (1 - rate) where keep ~ Bernoulli(1 - rate) drawn from a counter-based
-        generator keyed by the int `seed` (same seed -> same mask on a backend); out = x * mask."""
-        raise NotImplementedError
-
-    # dropout backward is multiply(dx, dout, mask).
 
     def gaussian_noise(self, out, x, stddev, seed):
         """out = x + stddev * z, z ~ N(0, 1) drawn from a counter-based generator keyed by the
