@@ -29,6 +29,7 @@ plan = b.conv2d_plan((1, 4, 4, 2), (3, 3, 2, 2), (1, 1), "same")
 x, wt, out, bias = f(1, 4, 4, 2), f(3, 3, 2, 2), f(1, 4, 4, 2), f(2)
 bx, bo, c1, c2, c3, c4 = f(8, 4), f(8, 4), f(4), f(4), f(4), f(4)
 lm, li = f(8), f(8)
+ga = f(4, 4)
 pool = b.pool2d_plan((1, 4, 4, 2), (2, 2), (2, 2), "valid")
 pout, pidx = f(1, 2, 2, 2), np.zeros((1, 2, 2, 2), np.int32)
 cases = {
@@ -39,6 +40,11 @@ cases = {
   "batchnorm_forward_train": lambda: b.batchnorm_forward_train(bo, c1, c2, bx, c3, c4, c1, c2, 0.9, 1e-3),
   "layernorm_forward": lambda: b.layernorm_forward(bo, lm, li, bx, c3, c4, 1e-3),
   "max_pool2d_forward": lambda: b.max_pool2d_forward(pout, pidx, x, pool),
+  "add": lambda: b.add(bo, bx, bx),
+  "bias_add": lambda: b.bias_add(bo, bx, c1),
+  "activation_forward": lambda: b.activation_forward(bo, bx, "relu"),
+  "activation_backward": lambda: b.activation_backward(bo, bx, bx, "gelu", 0.0, bx),
+  "gemm": lambda: b.gemm(bo, bx, ga),
 }
 res = {}
 for name, fn in cases.items():

@@ -17,9 +17,10 @@ from minidl.backends.contract.optimizers import OptimizersSection, adam_step_siz
 from minidl.backends.contract.pooling import PoolingSection
 from minidl.backends.contract.quantized import QuantizedSection
 from minidl.backends.contract.regularizers import RegularizersSection
+from minidl.backends.contract.tensor_ops import TensorOpsSection
 
 SECTIONS = (ActivationsSection, ConvolutionSection, ElementwiseSection, GemmSection, NormalizationSection,
-            OptimizersSection, PoolingSection, QuantizedSection, RegularizersSection)
+            OptimizersSection, PoolingSection, QuantizedSection, RegularizersSection, TensorOpsSection)
 
 
 def _public_ops(section):
@@ -310,3 +311,51 @@ def test_gemm_arguments_are_checked_alike(backend):
     backend.gemm(out_t, b, a, alpha=2.0, trans_a=True, trans_b=True)   # b.T @ a.T = (a @ b).T
     np.testing.assert_allclose(backend.to_numpy(out_t), 2 * (backend.to_numpy(a) @ backend.to_numpy(b)).T,
                                rtol=1e-5, atol=1e-5)
+
+
+def test_tensor_op_arguments_are_checked_alike(backend):
+    """The tensor ops behind minidl.ops: one set of checks and messages (opencl prefixed its own,
+    numpy skipped the rank of binary's out)."""
+    x, wrong, row = _tensors(backend, (2, 3), (3, 2), (3,))
+    with pytest.raises(ValueError, match=r"^unary: unknown operation 'cube'; known: negative, abs"):
+        backend.unary(x, x, "cube")
+    with pytest.raises(ValueError, match=r"^unary exp: out must have shape \(2, 3\), got \(3, 2\)$"):
+        backend.unary(wrong, x, "exp")
+    with pytest.raises(ValueError, match=r"^binary add: b of shape \(3, 2\) does not broadcast to out's shape"):
+        backend.binary(x, row, wrong, "add")
+    with pytest.raises(ValueError, match=r"^binary: tensors of rank at most 8, got shape \(1, 1, 1, 1, 1, 1, 1, 1, 1\)$"):
+        backend.binary(backend.empty((1,) * 9), 1.0, 2.0, "add")
+    with pytest.raises(ValueError, match=r"^reduce: out of shape \(3, 1\) must have x's rank 2 with 1 on the reduced axes"):
+        backend.reduce(backend.empty((3, 1)), x, "sum")
+    with pytest.raises(ValueError, match=r"^strided_copy: offset 4 and strides \(1,\) over \(3,\) address elements 4..6"):
+        backend.strided_copy(row, x, 4, (1,))
+    with pytest.raises(ValueError, match=r"^strided_copy: out is int32, x is float32$"):
+        backend.strided_copy(backend.empty((3,), "int32"), x, 0, (1,))
+    indices = backend.from_numpy(np.array([0, 1], np.int32))
+    with pytest.raises(ValueError, match=r"^take: out must have shape \(2, 2\), got \(2, 3\)$"):
+        backend.take(x, x, indices, 1)
+    with pytest.raises(ValueError, match=r"^take_backward: indices must be an int32 vector, got float32"):
+        backend.take_backward(x, x, row, 1)
+    with pytest.raises(ValueError, match=r"^arg_reduce: x must be \(rows, k\) and out int32 \(rows,\), got x \(2, 3\) and out \(2,\) float32$"):
+        backend.arg_reduce(backend.empty((2,)), x, "argmax")
+    with pytest.raises(ValueError, match=r"^scan_rows: unknown operation 'cummax'"):
+        backend.scan_rows(x, x, "cummax")
+    with pytest.raises(ValueError, match=r"^argsort_rows: out must be int32 of shape \(2, 3\), got float32"):
+        backend.argsort_rows(x, x)
+    with pytest.raises(ValueError, match=r"^cast: out \(3,\) and x \(2, 3\) differ in size$"):
+        backend.cast(row, x)
+    with pytest.raises(ValueError, match=r"^round_to_precision: unknown operation 'int8'"):
+        backend.round_to_precision(x, x, "int8")
+    with pytest.raises(ValueError, match=r"^round_to_precision: out must have shape \(2, 3\), got \(3, 2\)$"):
+        backend.round_to_precision(wrong, x, "bfloat16")
+
+
+def test_take_index_values_are_checked_on_the_host(backend):
+    """Index values are checked where the indices are host memory (numpy, cpu); a device
+    backend does not read its indices back."""
+    x, = _tensors(backend, (2, 3))
+    indices = backend.from_numpy(np.array([0, 3], np.int32))
+    if backend.name == "opencl":
+        pytest.skip("opencl keeps its indices on the device: their values are not read back")
+    with pytest.raises(IndexError, match=r"^take: indices must be in \[-3, 3\), got 0..3$"):
+        backend.take(backend.empty((2, 2)), x, indices, 1)

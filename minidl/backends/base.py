@@ -8,9 +8,9 @@ keeps them in device buffers. Only `from_numpy`, `copy_from_host` and
 its tensors on a device can run a whole training step without a host copy.
 
 The contract's executable sections (activations, convolution, elementwise, gemm,
-normalization, optimizers, pooling, quantized, regularizers) live in minidl/backends/contract/:
-their public ops check the arguments once and call the backend's underscore-named
-implementation (contract/__init__.py).
+normalization, optimizers, pooling, quantized, regularizers, tensor ops) live in
+minidl/backends/contract/: their public ops check the arguments once and call the backend's
+underscore-named implementation (contract/__init__.py).
 The other sections are documented below and still checked by each backend.
 
 Conventions used by every op:
@@ -30,7 +30,8 @@ Conventions used by every op:
 - Unless an op says otherwise, an output must not alias an input.
 """
 
-from .contract.checks import PRECISIONS  # noqa: F401 -- what round_to_precision rounds to
+# the tensor ops' operation names, MAX_RANK and round_to_precision's PRECISIONS (contract/checks.py)
+from .contract.checks import BINARY_OPS, MAX_RANK, PRECISIONS, REDUCE_OPS, UNARY_OPS  # noqa: F401
 from .contract.activations import ActivationsSection
 from .contract.convolution import ConvolutionSection
 from .contract.elementwise import ElementwiseSection
@@ -40,21 +41,12 @@ from .contract.optimizers import OptimizersSection
 from .contract.pooling import PoolingSection
 from .contract.quantized import QuantizedSection
 from .contract.regularizers import RegularizersSection
+from .contract.tensor_ops import TensorOpsSection
 from .depthwise_geometry import depthwise_window
 from .window import (Window2D, conv_output_length, make_window, same_padding,  # noqa: F401
                      transpose_window)
 
 
-# Operation names of the tensor ops below (minidl.ops builds on them); a backend's kernels
-# use the position of a name in its tuple as the operation's code.
-UNARY_OPS = ("negative", "abs", "sign", "sqrt", "square", "exp", "log", "log1p", "relu",
-             "sigmoid", "tanh", "reciprocal", "logical_not", "floor", "round", "erf", "sin", "cos",
-             "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh")
-BINARY_OPS = ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "equal",
-              "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
-              "logical_or")
-REDUCE_OPS = ("sum", "max", "min", "prod")
-MAX_RANK = 8   # the tensor ops take tensors of rank <= MAX_RANK
 # larq's quantizers (minidl.larq.quantizers) as ops; a backend's kernels use the position of a
 # name as its code. DoReFa's two modes are two ops.
 QUANTIZERS = ("ste_sign", "approx_sign", "swish_sign", "ste_heaviside", "ste_tern",
@@ -66,7 +58,7 @@ class BackendUnavailable(RuntimeError):
 
 
 class Backend(ActivationsSection, ConvolutionSection, ElementwiseSection, GemmSection, NormalizationSection,
-              OptimizersSection, PoolingSection, QuantizedSection, RegularizersSection):
+              OptimizersSection, PoolingSection, QuantizedSection, RegularizersSection, TensorOpsSection):
     """Base class of every backend. Each method documents one op of the contract; the sections
     in minidl/backends/contract/ (the base classes) are executable: their public methods check
     the arguments and call the backend's underscore-named implementation."""
@@ -442,73 +434,7 @@ class Backend(ActivationsSection, ConvolutionSection, ElementwiseSection, GemmSe
         """out (1,) = 1.0 if every element of x is finite, else 0.0."""
         raise NotImplementedError
 
-    # ------------------------------------------------------ tensor ops
-    # The general-purpose ops behind minidl.ops (custom layers, Lambda, losses and metrics):
-    # float tensors of rank <= MAX_RANK, numpy broadcasting where an op says so. Comparisons and
-    # logical ops write 1.0 for true and 0.0 for false; a logical op treats nonzero as true.
-    def unary(self, out, x, name):
-        """out = f(x) elementwise, f one of UNARY_OPS (relu, sigmoid, tanh as activations;
-        round to nearest even). out may alias x."""
-        raise NotImplementedError
-
-    def binary(self, out, a, b, name):
-        """out = a (op) b, op one of BINARY_OPS, a and b broadcast (numpy rules) to out's shape.
-        Either of a and b may be a Python float instead of a tensor. power follows C's powf."""
-        raise NotImplementedError
-
-    def where(self, out, condition, a, b):
-        """out = a where condition is nonzero, else b; all three broadcast to out's shape."""
-        raise NotImplementedError
-
-    def reduce(self, out, x, name):
-        """out = the sum / max / min / prod (REDUCE_OPS) of x over the axes where out has size 1
-        and x does not; out has x's rank (keepdims). NaN propagates through max and min."""
-        raise NotImplementedError
-
-    def strided_copy(self, out, x, offset, strides):
-        """Gather: out[i_0, .., i_r] = x.flat[offset + sum_k i_k * strides[k]] (strides in
-        elements, any sign, 0 to repeat). Slicing, transposes and broadcasts are this op."""
-        raise NotImplementedError
-
-    def strided_add(self, out, x, offset, strides):
-        """Scatter-add, the gradient of strided_copy: out.flat[offset + sum_k i_k * strides[k]]
-        += x[i_0, .., i_r]. The addressed positions must be distinct (no zero stride)."""
-        raise NotImplementedError
-
-    def take(self, out, x, indices, axis):
-        """out = numpy.take(x, indices, axis): indices int32 (m,), each in [-n, n) for n =
-        x.shape[axis] (negative ones count from the end); out is x's shape with m at axis."""
-        raise NotImplementedError
-
-    def take_backward(self, dx, dout, indices, axis):
-        """dx += the gradient of take: each dout slice added at its index (repeats add up)."""
-        raise NotImplementedError
-
-    def arg_reduce(self, out, x, name):
-        """out int32 (rows,) = the index of the largest ("argmax") or smallest ("argmin") value in
-        each row of x (rows, k); ties go to the lowest index, a NaN wins at its first position."""
-        raise NotImplementedError
-
-    def argsort_rows(self, out, x):
-        """out int32 (rows, n): positions sorting each row of x ascending, stable, NaN last."""
-        raise NotImplementedError
-
-    def scan_rows(self, out, x, name):
-        """out (rows, n) = running "cumsum" / "cumprod" of each row of x; out may alias x."""
-        raise NotImplementedError
-
-    def cast(self, out, x):
-        """out = x converted between float and int32 tensors (float to int truncates toward 0)."""
-        raise NotImplementedError
-
-    def round_to_precision(self, out, x, precision):
-        """out (may be x) = x rounded to the nearest "bfloat16" / "float16" value, to nearest even
-        (float16: +-inf from 65520), in float: mixed-precision operands (minidl.mixed_precision)."""
-        raise NotImplementedError
-
-    def arange(self, out, start, step):
-        """out[i] = start + i * step over the flat order of out (float or int32)."""
-        raise NotImplementedError
+    # ------------------------------------------------------ tensor ops: contract/tensor_ops.py
 
     # ------------------------------------------- regularizers, constraints: contract/regularizers.py
 

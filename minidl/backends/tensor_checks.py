@@ -3,7 +3,7 @@ each error names the op, the argument and the shapes."""
 
 import numpy as np
 
-from .base import MAX_RANK
+from .contract.checks import MAX_RANK
 
 
 def check_name(op, name, names):

@@ -6,6 +6,17 @@ from ..checks import check_shape
 
 PRECISIONS = ("bfloat16", "float16")   # what round_to_precision rounds to (base.py re-exports it)
 
+# Operation names of the tensor ops (contract/tensor_ops.py; minidl.ops builds on them); a
+# backend's kernels use the position of a name in its tuple as the operation's code.
+UNARY_OPS = ("negative", "abs", "sign", "sqrt", "square", "exp", "log", "log1p", "relu",
+             "sigmoid", "tanh", "reciprocal", "logical_not", "floor", "round", "erf", "sin", "cos",
+             "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh")
+BINARY_OPS = ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "equal",
+              "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
+              "logical_or")
+REDUCE_OPS = ("sum", "max", "min", "prod")
+MAX_RANK = 8   # the tensor ops take tensors of rank <= MAX_RANK
+
 
 def same_shape(op, name, tensor, shape):
     """Raise ValueError unless `tensor` (any backend's: it has .shape) has exactly `shape`."""

@@ -87,7 +87,7 @@ class TrainingOps:
         self.axpby(dpred, 2.0 * scale / k, pred, -2.0 * scale / k, targets)
 
     # ------------------------------------------------ reductions/metrics
-    def _reduce(self, out, partial_kernel, finish_kernel, x_args, n, finish_args):
+    def _scalar_reduce(self, out, partial_kernel, finish_kernel, x_args, n, finish_args):
         """Two-pass reduction of n items: partial_kernel(partial, *x_args, n, parts, chunk) sums
         contiguous chunks, then finish_kernel(out, partial, parts, *finish_args) adds them up.
         The GPU profile runs the cooperative twins of both (group_ops.GroupOps.whole_reduce)."""
@@ -103,14 +103,15 @@ class TrainingOps:
 
     def sum(self, out, x, accumulate=False):
         self._check("sum", "out", out, (1,))
-        self._reduce(out, "sum_partial", "sum_finish", (x,), x.size, (1.0, int(accumulate)))
+        self._scalar_reduce(out, "sum_partial", "sum_finish", (x,), x.size, (1.0, int(accumulate)))
 
     def _count_rows(self, out, flags, accumulate, weights=None, op=None):
         """out = the sum of the 0/1 row flags, each times its weight when weights are given."""
         if weights is not None:
             self._check(op, "weights", weights, flags.shape)
             self.multiply(flags, flags, weights)
-        self._reduce(out, "sum_partial", "sum_finish", (flags,), flags.size, (1.0, int(accumulate)))
+        self._scalar_reduce(out, "sum_partial", "sum_finish", (flags,), flags.size,
+                            (1.0, int(accumulate)))
 
     def categorical_accuracy(self, out, pred, targets, accumulate=False, weights=None):
         self._check("categorical_accuracy", "out", out, (1,))
@@ -126,7 +127,7 @@ class TrainingOps:
         if weights is not None:
             self._check("binary_accuracy", "weights", weights, pred.shape)
         # unweighted, pred stands in for the weights buffer the kernel does not read
-        self._reduce(out, "binary_accuracy_partial", "sum_finish",
+        self._scalar_reduce(out, "binary_accuracy_partial", "sum_finish",
                      (pred, targets, pred if weights is None else weights,
                       int(weights is not None)), pred.size, (1.0, int(accumulate)))
 
@@ -140,4 +141,4 @@ class TrainingOps:
 
     def all_finite(self, out, x):
         self._check("all_finite", "out", out, (1,))
-        self._reduce(out, "nonfinite_partial", "all_finite_finish", (x,), x.size, ())
+        self._scalar_reduce(out, "nonfinite_partial", "all_finite_finish", (x,), x.size, ())
