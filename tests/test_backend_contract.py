@@ -10,6 +10,7 @@ import pytest
 
 from minidl.backends.contract.activations import ActivationsSection
 from minidl.backends.contract.convolution import ConvolutionSection
+from minidl.backends.contract.depthwise import DepthwiseSection
 from minidl.backends.contract.elementwise import ElementwiseSection
 from minidl.backends.contract.gemm import GemmSection
 from minidl.backends.contract.normalization import NormalizationSection
@@ -19,8 +20,9 @@ from minidl.backends.contract.quantized import QuantizedSection
 from minidl.backends.contract.regularizers import RegularizersSection
 from minidl.backends.contract.tensor_ops import TensorOpsSection
 
-SECTIONS = (ActivationsSection, ConvolutionSection, ElementwiseSection, GemmSection, NormalizationSection,
-            OptimizersSection, PoolingSection, QuantizedSection, RegularizersSection, TensorOpsSection)
+SECTIONS = (ActivationsSection, ConvolutionSection, DepthwiseSection, ElementwiseSection, GemmSection,
+            NormalizationSection, OptimizersSection, PoolingSection, QuantizedSection, RegularizersSection,
+            TensorOpsSection)
 
 
 def _public_ops(section):
@@ -359,3 +361,21 @@ def test_take_index_values_are_checked_on_the_host(backend):
         pytest.skip("opencl keeps its indices on the device: their values are not read back")
     with pytest.raises(IndexError, match=r"^take: indices must be in \[-3, 3\), got 0..3$"):
         backend.take(backend.empty((2, 2)), x, indices, 1)
+
+
+def test_depthwise_arguments_are_checked_alike(backend):
+    """One check of the depthwise tensors against the plan for every backend (opencl prefixed
+    its messages with 'opencl ')."""
+    plan = backend.depthwise_conv2d_plan((2, 5, 5, 3), (3, 3, 3, 2), (1, 1), "same")
+    out, x, weight, bias = _tensors(backend, (2, 5, 5, 6), (2, 5, 5, 3), (3, 3, 3, 2), (6,))
+    bad_weight, bad_bias = _tensors(backend, (3, 3, 2, 3), (3,))
+    with pytest.raises(ValueError, match=r"^depthwise_conv2d_forward: weight must have shape \(3, 3, 3, 2\), got \(3, 3, 2, 3\)$"):
+        backend.depthwise_conv2d_forward(out, x, bad_weight, bias, plan)
+    with pytest.raises(ValueError, match=r"^depthwise_conv2d_forward: bias must have shape \(6,\), got \(3,\)$"):
+        backend.depthwise_conv2d_forward(out, x, weight, bad_bias, plan)
+    with pytest.raises(ValueError, match=r"^depthwise_conv2d_backward_data: dx must have shape \(2, 5, 5, 3\), got \(2, 5, 5, 6\)$"):
+        backend.depthwise_conv2d_backward_data(out, out, weight, plan)
+    with pytest.raises(ValueError, match=r"^depthwise_conv2d_backward_filter: dbias must have shape \(6,\), got \(3,\)$"):
+        backend.depthwise_conv2d_backward_filter(weight, bad_bias, out, x, plan)
+    with pytest.raises(ValueError, match=r"^depthwise_conv2d_plan: input shape \(2, 5, 5, 3\) must be \(N, H, W, C\)"):
+        backend.depthwise_conv2d_plan((2, 5, 5, 3), (3, 3, 4, 1), (1, 1), "same")

@@ -7,7 +7,7 @@ keeps them in device buffers. Only `from_numpy`, `copy_from_host` and
 `to_numpy` move data between the host and a backend, so a backend that keeps
 its tensors on a device can run a whole training step without a host copy.
 
-The contract's executable sections (activations, convolution, elementwise, gemm,
+The contract's executable sections (activations, convolution, depthwise, elementwise, gemm,
 normalization, optimizers, pooling, quantized, regularizers, tensor ops) live in
 minidl/backends/contract/: their public ops check the arguments once and call the backend's
 underscore-named implementation (contract/__init__.py).
@@ -34,6 +34,7 @@ Conventions used by every op:
 from .contract.checks import BINARY_OPS, MAX_RANK, PRECISIONS, REDUCE_OPS, UNARY_OPS  # noqa: F401
 from .contract.activations import ActivationsSection
 from .contract.convolution import ConvolutionSection
+from .contract.depthwise import DepthwiseSection
 from .contract.elementwise import ElementwiseSection
 from .contract.gemm import GemmSection
 from .contract.normalization import NormalizationSection
@@ -42,7 +43,6 @@ from .contract.pooling import PoolingSection
 from .contract.quantized import QuantizedSection
 from .contract.regularizers import RegularizersSection
 from .contract.tensor_ops import TensorOpsSection
-from .depthwise_geometry import depthwise_window
 from .window import (Window2D, conv_output_length, make_window, same_padding,  # noqa: F401
                      transpose_window)
 
@@ -57,8 +57,9 @@ class BackendUnavailable(RuntimeError):
     """Raised when a backend cannot run on this machine; the message says why and what to do."""
 
 
-class Backend(ActivationsSection, ConvolutionSection, ElementwiseSection, GemmSection, NormalizationSection,
-              OptimizersSection, PoolingSection, QuantizedSection, RegularizersSection, TensorOpsSection):
+class Backend(ActivationsSection, ConvolutionSection, DepthwiseSection, ElementwiseSection,
+              GemmSection, NormalizationSection, OptimizersSection, PoolingSection, QuantizedSection,
+              RegularizersSection, TensorOpsSection):
     """Base class of every backend. Each method documents one op of the contract; the sections
     in minidl/backends/contract/ (the base classes) are executable: their public methods check
     the arguments and call the backend's underscore-named implementation."""
@@ -128,24 +129,7 @@ class Backend(ActivationsSection, ConvolutionSection, ElementwiseSection, GemmSe
 
     # ------------------------------------------------------ convolution: contract/convolution.py
 
-    # ------------------------------------------------ depthwise convolution
-    # kernel (KH, KW, C, M): output channel c * M + m is input channel c convolved with
-    # kernel[:, :, c, m] (minidl/backends/depthwise_geometry.py); SeparableConv2D adds a 1x1 gemm.
-    def depthwise_conv2d_plan(self, in_shape, kernel_shape, strides, padding):
-        """A Window2D for input (N, H, W, C) and a depthwise kernel (KH, KW, C, M); plan.oc = C * M."""
-        return depthwise_window("depthwise_conv2d_plan", in_shape, kernel_shape, strides, padding)
-
-    def depthwise_conv2d_forward(self, out, x, weight, bias, plan):
-        """out (N, OH, OW, C*M) = depthwise conv(x (N, H, W, C), weight (KH, KW, C, M)) + bias (C*M,) or None."""
-        raise NotImplementedError
-
-    def depthwise_conv2d_backward_data(self, dx, dout, weight, plan):
-        """dx (N, H, W, C) = gradient of the depthwise output dout (N, OH, OW, C*M) w.r.t. its input."""
-        raise NotImplementedError
-
-    def depthwise_conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
-        """dweight (KH, KW, C, M) and dbias (C*M,) or None from dout and the forward input x."""
-        raise NotImplementedError
+    # ---------------------------------------------- depthwise convolution: contract/depthwise.py
 
     # ---------------------------------------------------------- pooling
     def pool2d_plan(self, in_shape, pool_size, strides, padding):
