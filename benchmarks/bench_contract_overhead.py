@@ -30,6 +30,8 @@ x, wt, out, bias = f(1, 4, 4, 2), f(3, 3, 2, 2), f(1, 4, 4, 2), f(2)
 bx, bo, c1, c2, c3, c4 = f(8, 4), f(8, 4), f(4), f(4), f(4), f(4)
 lm, li = f(8), f(8)
 ga = f(4, 4)
+dplan = b.depthwise_conv2d_plan((1, 4, 4, 2), (3, 3, 2, 1), (1, 1), "same")
+dwt, dout = f(3, 3, 2, 1), f(1, 4, 4, 2)
 pool = b.pool2d_plan((1, 4, 4, 2), (2, 2), (2, 2), "valid")
 pout, pidx = f(1, 2, 2, 2), np.zeros((1, 2, 2, 2), np.int32)
 cases = {
@@ -45,6 +47,8 @@ cases = {
   "activation_forward": lambda: b.activation_forward(bo, bx, "relu"),
   "activation_backward": lambda: b.activation_backward(bo, bx, bx, "gelu", 0.0, bx),
   "gemm": lambda: b.gemm(bo, bx, ga),
+  "binary": lambda: b.binary(bo, bx, c1, "add"),
+  "depthwise_conv2d_forward": lambda: b.depthwise_conv2d_forward(dout, x, dwt, None, dplan),
 }
 res = {}
 for name, fn in cases.items():

@@ -379,3 +379,20 @@ def test_depthwise_arguments_are_checked_alike(backend):
         backend.depthwise_conv2d_backward_filter(weight, bad_bias, out, x, plan)
     with pytest.raises(ValueError, match=r"^depthwise_conv2d_plan: input shape \(2, 5, 5, 3\) must be \(N, H, W, C\)"):
         backend.depthwise_conv2d_plan((2, 5, 5, 3), (3, 3, 4, 1), (1, 1), "same")
+
+
+def test_the_symbolic_backend_traces_every_section():
+    """Custom layers' output shapes are traced on the symbolic backend (backends/symbolic.py):
+    it runs the contract's checks on the shapes and has nothing to compute in each section."""
+    from minidl.backends.symbolic import SymbolicBackend
+    sb = SymbolicBackend()
+    for section in SECTIONS:
+        for name in _implementations(section):
+            assert callable(getattr(SymbolicBackend, name, None)), f"SymbolicBackend lacks {name}"
+    a, wrong = sb.empty((2, 3)), sb.empty((3, 2))
+    sb.add(a, a, a)
+    sb.gemm(sb.empty((2, 2)), a, wrong)
+    with pytest.raises(ValueError, match=r"^add: out must have shape \(2, 3\), got \(3, 2\)$"):
+        sb.add(wrong, a, a)
+    plan = sb.conv2d_plan((2, 5, 5, 3), (3, 3, 3, 4), (1, 1), "same")
+    assert plan.out_shape == (2, 5, 5, 4)
