@@ -29,6 +29,9 @@ plan = b.conv2d_plan((1, 4, 4, 2), (3, 3, 2, 2), (1, 1), "same")
 x, wt, out, bias = f(1, 4, 4, 2), f(3, 3, 2, 2), f(1, 4, 4, 2), f(2)
 bx, bo, c1, c2, c3, c4 = f(8, 4), f(8, 4), f(4), f(4), f(4), f(4)
 lm, li = f(8), f(8)
+ga = f(4, 4)
+dplan = b.depthwise_conv2d_plan((1, 4, 4, 2), (3, 3, 2, 1), (1, 1), "same")
+dwt, dout = f(3, 3, 2, 1), f(1, 4, 4, 2)
 pool = b.pool2d_plan((1, 4, 4, 2), (2, 2), (2, 2), "valid")
 pout, pidx = f(1, 2, 2, 2), np.zeros((1, 2, 2, 2), np.int32)
 labels, count = np.zeros(8, np.int32), f(1)
@@ -48,6 +51,13 @@ cases = {
   "upsample2d_forward": lambda: b.upsample2d_forward(up, x, (2, 2), "nearest"),
   "lstm_gates_forward": lambda: b.lstm_gates_forward(h, c, gates, c, "tanh", "sigmoid"),
   "lstm_forward (8 steps)": lambda: b.lstm_forward(hseq, cseq, seq_gates, h, c, rk, "tanh", "sigmoid"),
+  "add": lambda: b.add(bo, bx, bx),
+  "bias_add": lambda: b.bias_add(bo, bx, c1),
+  "activation_forward": lambda: b.activation_forward(bo, bx, "relu"),
+  "activation_backward": lambda: b.activation_backward(bo, bx, bx, "gelu", 0.0, bx),
+  "gemm": lambda: b.gemm(bo, bx, ga),
+  "binary": lambda: b.binary(bo, bx, c1, "add"),
+  "depthwise_conv2d_forward": lambda: b.depthwise_conv2d_forward(dout, x, dwt, None, dplan),
 }
 res = {}
 for name, fn in cases.items():

@@ -2,23 +2,12 @@
 Keras 3's activation functions with get / serialize / deserialize (activation_functions.py).
 The math lives in the backends."""
 
-# The one list of activations. The C and OpenCL kernels number them by position here
-# (csrc/internal/vector_kernels.h, kernels/elementwise.cl): new ones go at the end.
-# "gelu" is Keras's gelu(approximate=False) (the erf form, Keras's default); "gelu_approximate"
-# is gelu(approximate=True), the tanh form. "silu" is also Keras's "swish", "hard_silu" its
-# "hard_swish"; hard_sigmoid is Keras 3's relu6(x + 3) / 6.
-ACTIVATIONS = ("linear", "relu", "leaky_relu", "sigmoid", "tanh", "softmax",
-               "gelu", "gelu_approximate", "silu", "elu", "selu", "softplus", "softsign",
-               "hard_sigmoid", "hard_silu", "mish", "exponential", "relu6")
-_CODES = {name: code for code, name in enumerate(ACTIVATIONS)}
+# The one list of activations (their kernel codes and which need the forward input x in
+# backward): activation_codes.py, a leaf module the backend contract imports.
+from .activation_codes import ACTIVATIONS, CODES, NEEDS_INPUT, code  # noqa: F401
 
 # Keras spellings that name the same function (Keras serializes the canonical name too).
 ALIASES = {"swish": "silu", "hard_swish": "hard_silu", None: "linear"}
-
-# Activations whose derivative is not a function of their output y = f(x):
-# activation_backward needs the forward input x for them.
-NEEDS_INPUT = frozenset({"gelu", "gelu_approximate", "silu", "elu", "softplus", "hard_silu",
-                         "mish"})
 
 # The `alpha` an activation named in a layer's activation= gets (Keras's defaults:
 # leaky_relu(negative_slope=0.2), elu(alpha=1.0)); the others ignore alpha.
@@ -34,7 +23,7 @@ def resolve(identifier, owner="layer"):
         identifier = identifier.lower()
     if identifier in ALIASES:
         return ALIASES[identifier]
-    if isinstance(identifier, str) and identifier in _CODES:
+    if isinstance(identifier, str) and identifier in CODES:
         return identifier
     raise ValueError(f"{owner}: unknown activation {identifier!r}; expected one of "
                      f"{ACTIVATIONS} (or an alias: {sorted(a for a in ALIASES if a)})")
@@ -43,14 +32,6 @@ def resolve(identifier, owner="layer"):
 def default_alpha(name):
     """The alpha activation_forward/backward get for `name` used through activation=."""
     return DEFAULT_ALPHA.get(name, 0.0)
-
-
-def code(op, name):
-    """The kernels' number for activation `name`, or a ValueError naming the backend op."""
-    try:
-        return _CODES[name]
-    except (KeyError, TypeError):
-        raise ValueError(f"{op}: unknown activation {name!r}; known: {list(ACTIVATIONS)}") from None
 
 
 from .custom_objects import get_custom_objects, get_registered_object  # noqa: E402

@@ -8,8 +8,12 @@ import re
 import numpy as np
 import pytest
 
+from minidl.backends.contract.activations import ActivationsSection
 from minidl.backends.contract.attention import AttentionSection
 from minidl.backends.contract.convolution import ConvolutionSection
+from minidl.backends.contract.depthwise import DepthwiseSection
+from minidl.backends.contract.elementwise import ElementwiseSection
+from minidl.backends.contract.gemm import GemmSection
 from minidl.backends.contract.images import ImagesSection
 from minidl.backends.contract.larq import LarqSection
 from minidl.backends.contract.losses import LossesSection
@@ -20,10 +24,12 @@ from minidl.backends.contract.pooling import PoolingSection
 from minidl.backends.contract.quantized import QuantizedSection
 from minidl.backends.contract.recurrent import RecurrentSection
 from minidl.backends.contract.regularizers import RegularizersSection
+from minidl.backends.contract.tensor_ops import TensorOpsSection
 
-SECTIONS = (ConvolutionSection, NormalizationSection, OptimizersSection, PoolingSection, QuantizedSection,
-            RegularizersSection, LossesSection, MetricsSection, LarqSection, ImagesSection,
-            AttentionSection, RecurrentSection)
+SECTIONS = (ActivationsSection, AttentionSection, ConvolutionSection, DepthwiseSection, ElementwiseSection,
+            GemmSection, ImagesSection, LarqSection, LossesSection, MetricsSection, NormalizationSection,
+            OptimizersSection, PoolingSection, QuantizedSection, RecurrentSection, RegularizersSection,
+            TensorOpsSection)
 
 
 def _public_ops(section):
@@ -391,3 +397,151 @@ def test_recurrent_arguments_are_checked_alike(backend):
         backend.gru_gates_backward(step_gates, h0, h0, h0, step_gates, step_gates, h0, "tanh", "sigmoid")
     with pytest.raises(ValueError, match=r"^gru_gates_forward: recurrent_activation must be one of"):
         backend.gru_gates_forward(h0, step_gates, step_gates, h0, "tanh", "softmax")
+
+
+def test_elementwise_arguments_are_checked_alike(backend):
+    """Exact shapes on every backend (opencl used to accept any tensors of the same size, numpy
+    and cpu refused them), one message; nothing runs when a check fails."""
+    a, wrong, bias, out = _tensors(backend, (2, 3), (3, 2), (4,), (2, 3))
+    before = backend.to_numpy(out)
+    with pytest.raises(ValueError, match=r"^add: out must have shape \(2, 3\), got \(3, 2\)$"):
+        backend.add(wrong, a, a)
+    with pytest.raises(ValueError, match=r"^multiply: b must have shape \(2, 3\), got \(3, 2\)$"):
+        backend.multiply(out, a, wrong)
+    with pytest.raises(ValueError, match=r"^axpby: y must have shape \(2, 3\), got \(3, 2\)$"):
+        backend.axpby(out, 1.0, a, 2.0, wrong)
+    with pytest.raises(ValueError, match=r"^bias_add: bias must have shape \(3,\), got \(4,\)$"):
+        backend.bias_add(out, a, bias)
+    with pytest.raises(ValueError, match=r"^bias_grad: dbias must have shape \(3,\), got \(4,\)$"):
+        backend.bias_grad(bias, a)
+    np.testing.assert_array_equal(backend.to_numpy(out), before)
+    with pytest.raises(ValueError, match=r"^concat_forward: xs\[1\] of shape \(3, 2\) does not match out"):
+        backend.concat_forward(backend.empty((2, 5)), [a, wrong])
+    with pytest.raises(ValueError, match=r"^concat_backward: last axes of dxs add up to 6, dout has 5$"):
+        backend.concat_backward([a, out], backend.empty((2, 5)))
+    mask = backend.empty((2, 3))
+    with pytest.raises(ValueError, match=r"^dropout_forward: rate must be in \[0, 1\), got 1.0$"):
+        backend.dropout_forward(out, mask, a, 1.0, 7)
+    with pytest.raises(TypeError, match=r"^dropout_forward: seed must be an int, got float$"):
+        backend.dropout_forward(out, mask, a, 0.5, 7.0)
+    with pytest.raises(ValueError, match=r"^dropout_forward: mask must have shape \(2, 3\), got \(3, 2\)$"):
+        backend.dropout_forward(out, wrong, a, 0.5, 7)
+
+
+def test_activation_arguments_are_checked_alike(backend):
+    x, y, wrong = _tensors(backend, (4, 5), (4, 5), (5, 4))
+    with pytest.raises(ValueError, match=r"^activation_forward: unknown activation 'swish'; known: "):
+        backend.activation_forward(y, x, "swish")
+    with pytest.raises(ValueError, match=r"^activation_forward: out must have shape \(4, 5\), got \(5, 4\)$"):
+        backend.activation_forward(wrong, x, "softmax")
+    with pytest.raises(ValueError, match=r"^activation_backward: dout must have shape \(4, 5\), got \(5, 4\)$"):
+        backend.activation_backward(x, wrong, y, "relu")
+    with pytest.raises(ValueError, match=r"^activation_backward: activation 'gelu' needs the forward input x"):
+        backend.activation_backward(x, x, y, "gelu")
+    with pytest.raises(ValueError, match=r"^activation_backward: x must have shape \(4, 5\), got \(5, 4\)$"):
+        backend.activation_backward(x, x, y, "silu", x=wrong)
+    # x is ignored (even of another shape) by the activations whose derivative reads y only
+    backend.activation_forward(y, x, "tanh")
+    dx = backend.empty((4, 5))
+    backend.activation_backward(dx, x, y, "tanh", x=wrong)
+    yn = np.tanh(backend.to_numpy(x))
+    np.testing.assert_allclose(backend.to_numpy(dx), backend.to_numpy(x) * (1 - yn * yn), rtol=1e-5, atol=1e-6)
+
+
+def test_gemm_arguments_are_checked_alike(backend):
+    a, b, out, flat = _tensors(backend, (3, 4), (4, 5), (3, 5), (12,))
+    with pytest.raises(ValueError, match=r"^gemm: out, a and b must be 2-D, got shapes \(3, 5\), \(12,\), \(4, 5\)$"):
+        backend.gemm(out, flat, b)
+    with pytest.raises(ValueError, match=r"^gemm: op\(a\) \(4, 3\) @ op\(b\) \(4, 5\) does not fit out \(3, 5\)"):
+        backend.gemm(out, a, b, trans_a=True)
+    with pytest.raises(ValueError, match=r"^gemm: op\(a\) \(3, 4\) @ op\(b\) \(4, 5\) does not fit out \(5, 3\)"):
+        backend.gemm(backend.empty((5, 3)), a, b)
+    with pytest.raises(ValueError, match=r"^gemm: precision must be None or one of bfloat16, float16, got 'int8'$"):
+        backend.gemm(out, a, b, precision="int8")
+    out_t = backend.empty((5, 3))
+    backend.gemm(out_t, b, a, alpha=2.0, trans_a=True, trans_b=True)   # b.T @ a.T = (a @ b).T
+    np.testing.assert_allclose(backend.to_numpy(out_t), 2 * (backend.to_numpy(a) @ backend.to_numpy(b)).T,
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_tensor_op_arguments_are_checked_alike(backend):
+    """The tensor ops behind minidl.ops: one set of checks and messages (opencl prefixed its own,
+    numpy skipped the rank of binary's out)."""
+    x, wrong, row = _tensors(backend, (2, 3), (3, 2), (3,))
+    with pytest.raises(ValueError, match=r"^unary: unknown operation 'cube'; known: negative, abs"):
+        backend.unary(x, x, "cube")
+    with pytest.raises(ValueError, match=r"^unary exp: out must have shape \(2, 3\), got \(3, 2\)$"):
+        backend.unary(wrong, x, "exp")
+    with pytest.raises(ValueError, match=r"^binary add: b of shape \(3, 2\) does not broadcast to out's shape"):
+        backend.binary(x, row, wrong, "add")
+    with pytest.raises(ValueError, match=r"^binary: tensors of rank at most 8, got shape \(1, 1, 1, 1, 1, 1, 1, 1, 1\)$"):
+        backend.binary(backend.empty((1,) * 9), 1.0, 2.0, "add")
+    with pytest.raises(ValueError, match=r"^reduce: out of shape \(3, 1\) must have x's rank 2 with 1 on the reduced axes"):
+        backend.reduce(backend.empty((3, 1)), x, "sum")
+    with pytest.raises(ValueError, match=r"^strided_copy: offset 4 and strides \(1,\) over \(3,\) address elements 4..6"):
+        backend.strided_copy(row, x, 4, (1,))
+    with pytest.raises(ValueError, match=r"^strided_copy: out is int32, x is float32$"):
+        backend.strided_copy(backend.empty((3,), "int32"), x, 0, (1,))
+    indices = backend.from_numpy(np.array([0, 1], np.int32))
+    with pytest.raises(ValueError, match=r"^take: out must have shape \(2, 2\), got \(2, 3\)$"):
+        backend.take(x, x, indices, 1)
+    with pytest.raises(ValueError, match=r"^take_backward: indices must be an int32 vector, got float32"):
+        backend.take_backward(x, x, row, 1)
+    with pytest.raises(ValueError, match=r"^arg_reduce: x must be \(rows, k\) and out int32 \(rows,\), got x \(2, 3\) and out \(2,\) float32$"):
+        backend.arg_reduce(backend.empty((2,)), x, "argmax")
+    with pytest.raises(ValueError, match=r"^scan_rows: unknown operation 'cummax'"):
+        backend.scan_rows(x, x, "cummax")
+    with pytest.raises(ValueError, match=r"^argsort_rows: out must be int32 of shape \(2, 3\), got float32"):
+        backend.argsort_rows(x, x)
+    with pytest.raises(ValueError, match=r"^cast: out \(3,\) and x \(2, 3\) differ in size$"):
+        backend.cast(row, x)
+    with pytest.raises(ValueError, match=r"^round_to_precision: unknown operation 'int8'"):
+        backend.round_to_precision(x, x, "int8")
+    with pytest.raises(ValueError, match=r"^round_to_precision: out must have shape \(2, 3\), got \(3, 2\)$"):
+        backend.round_to_precision(wrong, x, "bfloat16")
+
+
+def test_take_index_values_are_checked_on_the_host(backend):
+    """Index values are checked where the indices are host memory (numpy, cpu); a device
+    backend does not read its indices back."""
+    x, = _tensors(backend, (2, 3))
+    indices = backend.from_numpy(np.array([0, 3], np.int32))
+    if backend.name == "opencl":
+        pytest.skip("opencl keeps its indices on the device: their values are not read back")
+    with pytest.raises(IndexError, match=r"^take: indices must be in \[-3, 3\), got 0..3$"):
+        backend.take(backend.empty((2, 2)), x, indices, 1)
+
+
+def test_depthwise_arguments_are_checked_alike(backend):
+    """One check of the depthwise tensors against the plan for every backend (opencl prefixed
+    its messages with 'opencl ')."""
+    plan = backend.depthwise_conv2d_plan((2, 5, 5, 3), (3, 3, 3, 2), (1, 1), "same")
+    out, x, weight, bias = _tensors(backend, (2, 5, 5, 6), (2, 5, 5, 3), (3, 3, 3, 2), (6,))
+    bad_weight, bad_bias = _tensors(backend, (3, 3, 2, 3), (3,))
+    with pytest.raises(ValueError, match=r"^depthwise_conv2d_forward: weight must have shape \(3, 3, 3, 2\), got \(3, 3, 2, 3\)$"):
+        backend.depthwise_conv2d_forward(out, x, bad_weight, bias, plan)
+    with pytest.raises(ValueError, match=r"^depthwise_conv2d_forward: bias must have shape \(6,\), got \(3,\)$"):
+        backend.depthwise_conv2d_forward(out, x, weight, bad_bias, plan)
+    with pytest.raises(ValueError, match=r"^depthwise_conv2d_backward_data: dx must have shape \(2, 5, 5, 3\), got \(2, 5, 5, 6\)$"):
+        backend.depthwise_conv2d_backward_data(out, out, weight, plan)
+    with pytest.raises(ValueError, match=r"^depthwise_conv2d_backward_filter: dbias must have shape \(6,\), got \(3,\)$"):
+        backend.depthwise_conv2d_backward_filter(weight, bad_bias, out, x, plan)
+    with pytest.raises(ValueError, match=r"^depthwise_conv2d_plan: input shape \(2, 5, 5, 3\) must be \(N, H, W, C\)"):
+        backend.depthwise_conv2d_plan((2, 5, 5, 3), (3, 3, 4, 1), (1, 1), "same")
+
+
+def test_the_symbolic_backend_traces_every_section():
+    """Custom layers' output shapes are traced on the symbolic backend (backends/symbolic.py):
+    it runs the contract's checks on the shapes and has nothing to compute in each section."""
+    from minidl.backends.symbolic import SymbolicBackend
+    sb = SymbolicBackend()
+    for section in SECTIONS:
+        for name in _implementations(section):
+            assert callable(getattr(SymbolicBackend, name, None)), f"SymbolicBackend lacks {name}"
+    a, wrong = sb.empty((2, 3)), sb.empty((3, 2))
+    sb.add(a, a, a)
+    sb.gemm(sb.empty((2, 2)), a, wrong)
+    with pytest.raises(ValueError, match=r"^add: out must have shape \(2, 3\), got \(3, 2\)$"):
+        sb.add(wrong, a, a)
+    plan = sb.conv2d_plan((2, 5, 5, 3), (3, 3, 3, 4), (1, 1), "same")
+    assert plan.out_shape == (2, 5, 5, 4)

@@ -7,11 +7,11 @@ keeps them in device buffers. Only `from_numpy`, `copy_from_host` and
 `to_numpy` move data between the host and a backend, so a backend that keeps
 its tensors on a device can run a whole training step without a host copy.
 
-The contract's executable sections (convolution, normalization, optimizers, pooling,
-quantized, regularizers, losses, metrics, larq, images, attention, recurrent) live in
-minidl/backends/contract/: their public ops check the arguments once and call the backend's
-underscore-named implementation (contract/__init__.py). The other sections are documented
-below and still checked by each backend.
+The contract's executable sections (activations, attention, convolution, depthwise, elementwise,
+gemm, images, larq, losses, metrics, normalization, optimizers, pooling, quantized, recurrent,
+regularizers, tensor ops) live in minidl/backends/contract/: their public ops check the
+arguments once and call the backend's underscore-named implementation (contract/__init__.py).
+The ops documented below are still checked by each backend.
 
 Conventions used by every op:
 
@@ -33,9 +33,14 @@ Conventions used by every op:
 import math
 
 from .checks import MAX_RANK  # noqa: F401 -- the tensor ops take tensors of rank <= MAX_RANK
-from .contract.checks import PRECISIONS  # noqa: F401 -- what round_to_precision rounds to
+# the tensor ops' operation names and round_to_precision's PRECISIONS (contract/checks.py)
+from .contract.checks import BINARY_OPS, PRECISIONS, REDUCE_OPS, UNARY_OPS  # noqa: F401
+from .contract.activations import ActivationsSection
 from .contract.attention import AttentionSection
 from .contract.convolution import ConvolutionSection
+from .contract.depthwise import DepthwiseSection
+from .contract.elementwise import ElementwiseSection
+from .contract.gemm import GemmSection
 from .contract.images import ImagesSection
 from .contract.larq import QUANTIZERS, LarqSection  # noqa: F401 -- QUANTIZERS: quantize_forward's names
 from .contract.losses import ROW_LOSSES, LossesSection  # noqa: F401 -- ROW_LOSSES: row_loss_forward's kinds
@@ -46,29 +51,21 @@ from .contract.pooling import PoolingSection
 from .contract.quantized import QuantizedSection
 from .contract.recurrent import RecurrentSection
 from .contract.regularizers import RegularizersSection
-from .depthwise_geometry import depthwise_window
+from .contract.tensor_ops import TensorOpsSection
 from .window import (Window2D, conv_output_length, make_window, same_padding,  # noqa: F401
                      transpose_window)
 
 
-# Operation names of the tensor ops below (minidl.ops builds on them); a backend's kernels
-# use the position of a name in its tuple as the operation's code.
-UNARY_OPS = ("negative", "abs", "sign", "sqrt", "square", "exp", "log", "log1p", "relu",
-             "sigmoid", "tanh", "reciprocal", "logical_not", "floor", "round", "erf", "sin", "cos",
-             "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh")
-BINARY_OPS = ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "equal",
-              "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
-              "logical_or")
-REDUCE_OPS = ("sum", "max", "min", "prod")
 
 
 class BackendUnavailable(RuntimeError):
     """Raised when a backend cannot run on this machine; the message says why and what to do."""
 
 
-class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, PoolingSection,
-              QuantizedSection, RegularizersSection, LossesSection, MetricsSection, LarqSection,
-              ImagesSection, AttentionSection, RecurrentSection):
+class Backend(ActivationsSection, AttentionSection, ConvolutionSection, DepthwiseSection,
+              ElementwiseSection, GemmSection, ImagesSection, LarqSection, LossesSection,
+              MetricsSection, NormalizationSection, OptimizersSection, PoolingSection,
+              QuantizedSection, RecurrentSection, RegularizersSection, TensorOpsSection):
     """Base class of every backend. Each method documents one op of the contract; the sections
     in minidl/backends/contract/ (the base classes) are executable: their public methods check
     the arguments and call the backend's underscore-named implementation."""
@@ -132,72 +129,13 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
     def reset_stats(self):
         """Zero the counters returned by stats()."""
 
-    # ------------------------------------------------------ elementwise
-    def add(self, out, a, b):
-        """out = a + b (same shapes). out may alias a or b."""
-        raise NotImplementedError
-
-    def axpby(self, out, alpha, x, beta, y):
-        """out = alpha * x + beta * y. out may alias x or y."""
-        raise NotImplementedError
-
-    def multiply(self, out, a, b):
-        """out = a * b elementwise. out may alias a or b."""
-        raise NotImplementedError
-
-    def bias_add(self, out, x, bias):
-        """out = x + bias, bias of shape (C,) broadcast over the last axis. out may alias x."""
-        raise NotImplementedError
-
-    def bias_grad(self, dbias, dout):
-        """dbias (C,) = sum of dout over every axis but the last."""
-        raise NotImplementedError
-
-    # ------------------------------------------------------ activations
-    # name is one of minidl.activations.ACTIVATIONS (linear, relu, leaky_relu, sigmoid, gelu ...).
-    # softmax works along the last axis; leaky_relu uses `alpha` as its negative slope, elu as
-    # its alpha (activations.default_alpha gives Keras's defaults); the others ignore alpha.
-    # NaN propagates as in numpy: f(NaN) = NaN, and a NaN in x, y or dout gives NaN in dx
-    # (relu-like selects excepted, which pass dout or 0 as numpy's where does).
-    def activation_forward(self, out, x, name, alpha=0.0):
-        """out = f(x). out may alias x."""
-        raise NotImplementedError
-
-    def activation_backward(self, dx, dout, y, name, alpha=0.0, x=None):
-        """dx = dout * f'(x), from the forward output y = f(x) and, for the activations in
-        activations.NEEDS_INPUT (gelu, silu, elu, softplus, hard_silu, mish), the forward
-        input x (same shape; required for those, ignored by the others). dx may alias dout."""
-        raise NotImplementedError
-
-    # ------------------------------------------------------------- gemm
-    # precision (gemm and the conv2d ops): None computes in float32; "bfloat16" / "float16"
-    # computes as a low-precision kernel with float32 accumulation does: both operands rounded
-    # to that precision (round_to_precision's rounding), their products summed in float32
-    # (mixed-precision policies, minidl.mixed_precision). Biases and dbias stay float32.
-    def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, precision=None):
-        """out = alpha * op(a) @ op(b) + beta * out, 2-D tensors, op(t) = t.T when trans_t."""
-        raise NotImplementedError
+    # ---------------------------- elementwise (add ... bias, concat, dropout): contract/elementwise.py
+    # ------------------------------------------------------ activations: contract/activations.py
+    # ------------------------------------------------------------- gemm: contract/gemm.py
 
     # ------------------------------------------------------ convolution: contract/convolution.py
 
-    # ------------------------------------------------ depthwise convolution
-    # kernel (KH, KW, C, M): output channel c * M + m is input channel c convolved with
-    # kernel[:, :, c, m] (minidl/backends/depthwise_geometry.py); SeparableConv2D adds a 1x1 gemm.
-    def depthwise_conv2d_plan(self, in_shape, kernel_shape, strides, padding):
-        """A Window2D for input (N, H, W, C) and a depthwise kernel (KH, KW, C, M); plan.oc = C * M."""
-        return depthwise_window("depthwise_conv2d_plan", in_shape, kernel_shape, strides, padding)
-
-    def depthwise_conv2d_forward(self, out, x, weight, bias, plan):
-        """out (N, OH, OW, C*M) = depthwise conv(x (N, H, W, C), weight (KH, KW, C, M)) + bias (C*M,) or None."""
-        raise NotImplementedError
-
-    def depthwise_conv2d_backward_data(self, dx, dout, weight, plan):
-        """dx (N, H, W, C) = gradient of the depthwise output dout (N, OH, OW, C*M) w.r.t. its input."""
-        raise NotImplementedError
-
-    def depthwise_conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
-        """dweight (KH, KW, C, M) and dbias (C*M,) or None from dout and the forward input x."""
-        raise NotImplementedError
+    # ---------------------------------------------- depthwise convolution: contract/depthwise.py
 
     # ---------------------------------------------------------- pooling
     def pool2d_plan(self, in_shape, pool_size, strides, padding):
@@ -210,15 +148,6 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
     def transpose(self, out, x, axes):
         """out = x with its axes permuted (numpy.transpose(x, axes)): out axis i is x axis
         axes[i]; rank 1 to 8. out must not alias x."""
-        raise NotImplementedError
-
-    # ------------------------------------------------------ concatenate
-    def concat_forward(self, out, xs):
-        """out = the tensors xs concatenated along the last axis."""
-        raise NotImplementedError
-
-    def concat_backward(self, dxs, dout):
-        """Split dout along the last axis into the tensors dxs (the inverse of concat_forward)."""
         raise NotImplementedError
 
     # ---------------------------------------------------------- recurrent: contract/recurrent.py
@@ -239,14 +168,6 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
         """dx = dout where x > 0, alpha * dout where x < 0, 0 at x == 0 (Keras's relu(x) -
         alpha * relu(-x) has slope 0 there); dalpha (K,) = sum over rows of x * dout where x < 0."""
         raise NotImplementedError
-
-    # ---------------------------------------------------------- dropout
-    def dropout_forward(self, out, mask, x, rate, seed):
-        """mask = keep / (1 - rate) where keep ~ Bernoulli(1 - rate) drawn from a counter-based
-        generator keyed by the int `seed` (same seed -> same mask on a backend); out = x * mask."""
-        raise NotImplementedError
-
-    # dropout backward is multiply(dx, dout, mask).
 
     def gaussian_noise(self, out, x, stddev, seed):
         """out = x + stddev * z, z ~ N(0, 1) drawn from a counter-based generator keyed by the
@@ -287,73 +208,7 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
 
     # --------------------------------------- losses, metrics: contract/losses.py, contract/metrics.py
 
-    # ------------------------------------------------------ tensor ops
-    # The general-purpose ops behind minidl.ops (custom layers, Lambda, losses and metrics):
-    # float tensors of rank <= MAX_RANK, numpy broadcasting where an op says so. Comparisons and
-    # logical ops write 1.0 for true and 0.0 for false; a logical op treats nonzero as true.
-    def unary(self, out, x, name):
-        """out = f(x) elementwise, f one of UNARY_OPS (relu, sigmoid, tanh as activations;
-        round to nearest even). out may alias x."""
-        raise NotImplementedError
-
-    def binary(self, out, a, b, name):
-        """out = a (op) b, op one of BINARY_OPS, a and b broadcast (numpy rules) to out's shape.
-        Either of a and b may be a Python float instead of a tensor. power follows C's powf."""
-        raise NotImplementedError
-
-    def where(self, out, condition, a, b):
-        """out = a where condition is nonzero, else b; all three broadcast to out's shape."""
-        raise NotImplementedError
-
-    def reduce(self, out, x, name):
-        """out = the sum / max / min / prod (REDUCE_OPS) of x over the axes where out has size 1
-        and x does not; out has x's rank (keepdims). NaN propagates through max and min."""
-        raise NotImplementedError
-
-    def strided_copy(self, out, x, offset, strides):
-        """Gather: out[i_0, .., i_r] = x.flat[offset + sum_k i_k * strides[k]] (strides in
-        elements, any sign, 0 to repeat). Slicing, transposes and broadcasts are this op."""
-        raise NotImplementedError
-
-    def strided_add(self, out, x, offset, strides):
-        """Scatter-add, the gradient of strided_copy: out.flat[offset + sum_k i_k * strides[k]]
-        += x[i_0, .., i_r]. The addressed positions must be distinct (no zero stride)."""
-        raise NotImplementedError
-
-    def take(self, out, x, indices, axis):
-        """out = numpy.take(x, indices, axis): indices int32 (m,), each in [-n, n) for n =
-        x.shape[axis] (negative ones count from the end); out is x's shape with m at axis."""
-        raise NotImplementedError
-
-    def take_backward(self, dx, dout, indices, axis):
-        """dx += the gradient of take: each dout slice added at its index (repeats add up)."""
-        raise NotImplementedError
-
-    def arg_reduce(self, out, x, name):
-        """out int32 (rows,) = the index of the largest ("argmax") or smallest ("argmin") value in
-        each row of x (rows, k); ties go to the lowest index, a NaN wins at its first position."""
-        raise NotImplementedError
-
-    def argsort_rows(self, out, x):
-        """out int32 (rows, n): positions sorting each row of x ascending, stable, NaN last."""
-        raise NotImplementedError
-
-    def scan_rows(self, out, x, name):
-        """out (rows, n) = running "cumsum" / "cumprod" of each row of x; out may alias x."""
-        raise NotImplementedError
-
-    def cast(self, out, x):
-        """out = x converted between float and int32 tensors (float to int truncates toward 0)."""
-        raise NotImplementedError
-
-    def round_to_precision(self, out, x, precision):
-        """out (may be x) = x rounded to the nearest "bfloat16" / "float16" value, to nearest even
-        (float16: +-inf from 65520), in float: mixed-precision operands (minidl.mixed_precision)."""
-        raise NotImplementedError
-
-    def arange(self, out, start, step):
-        """out[i] = start + i * step over the flat order of out (float or int32)."""
-        raise NotImplementedError
+    # ------------------------------------------------------ tensor ops: contract/tensor_ops.py
 
     # ------------------------------------------- regularizers, constraints: contract/regularizers.py
 

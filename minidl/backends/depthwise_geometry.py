@@ -1,12 +1,11 @@
-"""The geometry of a depthwise convolution, shared by every backend: its Window2D plan and the
-shapes its tensors must have.
+"""The geometry of a depthwise convolution, shared by every backend: its Window2D plan and its
+depth multiplier (contract/depthwise.py checks the tensors against them).
 
 A depthwise kernel (KH, KW, C, M) convolves each input channel c with its own M filters
 kernel[:, :, c, m]; output channel c * M + m holds the result, so the output has C * M
 channels (plan.oc) and M = plan.oc // plan.c (Keras's depth_multiplier).
 """
 
-from .checks import check_shape
 from .window import make_window
 
 
@@ -33,18 +32,3 @@ def multiplier(plan):
                          f"multiple of its {plan.c} input channels; build it with "
                          f"depthwise_conv2d_plan")
     return plan.oc // plan.c
-
-
-def depthwise_shapes(plan):
-    """The shape each argument name of the depthwise ops must have under `plan`."""
-    kernel = (plan.kh, plan.kw, plan.c, multiplier(plan))
-    return {"x": plan.in_shape, "dx": plan.in_shape, "out": plan.out_shape, "dout": plan.out_shape,
-            "weight": kernel, "dweight": kernel, "bias": (plan.oc,), "dbias": (plan.oc,)}
-
-
-def check_depthwise(op, plan, **tensors):
-    """Check each tensor (None skipped) against the plan; keywords are the op's argument names."""
-    shapes = depthwise_shapes(plan)
-    for name, tensor in tensors.items():
-        if tensor is not None:
-            check_shape(op, name, tensor, shapes[name])

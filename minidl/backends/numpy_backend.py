@@ -9,12 +9,14 @@ gradient checks: every float tensor it creates then uses float64, int32 stays in
 
 import numpy as np
 
-from .. import activations
 from .base import Backend
 from .host_memory import HostMemory
-from .numpy_ops import activations as numpy_activations, windows
+from .numpy_ops import windows
 from .numpy_ops.attention import NumpyAttentionOps
+from .numpy_ops.activations import NumpyActivationOps
 from .numpy_ops.depthwise import NumpyDepthwiseOps
+from .numpy_ops.elementwise import NumpyElementwiseOps
+from .numpy_ops.gemm import NumpyGemmOps
 from .numpy_ops.image_mix import NumpyImageMixOps
 from .numpy_ops.images import NumpyImageOps
 from .numpy_ops.larq import NumpyLarqOps
@@ -29,12 +31,10 @@ from .numpy_ops.quantized import NumpyQuantizedOps
 from .numpy_ops.regularizers import NumpyRegularizerOps
 from .numpy_ops.tensor_ops import NumpyTensorOps
 from .rounded_operands import RoundedOperands
-from .checks import (check_concat, check_dropout_args, check_shape,
-                     require_input)
 
 
 
-class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, NumpyLarqOps,
+class NumpyBackend(NumpyElementwiseOps, NumpyActivationOps, NumpyGemmOps, NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, NumpyLarqOps,
                    NumpyDepthwiseOps, NumpyOptimizerOps, NumpyNormalizationOps, NumpyQuantizedOps,
                    NumpyRegularizerOps, NumpyLossOps, NumpyMetricOps, NumpyImageOps, NumpyImageMixOps,
                    HostMemory, RoundedOperands, Backend):
@@ -53,67 +53,7 @@ class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurr
     def info(self):
         return {"name": self.name, "dtype": self.dtype}
 
-    # ------------------------------------------------------ elementwise
-    def add(self, out, a, b):
-        check_shape("add", "b", b, a.shape)
-        check_shape("add", "out", out, a.shape)
-        np.add(a, b, out=out)
-
-    def axpby(self, out, alpha, x, beta, y):
-        check_shape("axpby", "y", y, x.shape)
-        check_shape("axpby", "out", out, x.shape)
-        out[...] = alpha * x + beta * y
-
-    def multiply(self, out, a, b):
-        check_shape("multiply", "b", b, a.shape)
-        check_shape("multiply", "out", out, a.shape)
-        np.multiply(a, b, out=out)
-
-    def bias_add(self, out, x, bias):
-        check_shape("bias_add", "bias", bias, x.shape[-1:])
-        check_shape("bias_add", "out", out, x.shape)
-        np.add(x, bias, out=out)
-
-    def bias_grad(self, dbias, dout):
-        check_shape("bias_grad", "dbias", dbias, dout.shape[-1:])
-        dbias[...] = dout.reshape(-1, dout.shape[-1]).sum(axis=0)
-
-    # ------------------------------------------------------ activations
-    def _check_activation(self, op, name):
-        activations.code(op, name)
-
-    def activation_forward(self, out, x, name, alpha=0.0):
-        op = "activation_forward"
-        self._check_activation(op, name)
-        check_shape(op, "out", out, x.shape)
-        out[...] = numpy_activations.forward(name, x, alpha)
-
-    def activation_backward(self, dx, dout, y, name, alpha=0.0, x=None):
-        op = "activation_backward"
-        self._check_activation(op, name)
-        check_shape(op, "dout", dout, y.shape)
-        check_shape(op, "dx", dx, y.shape)
-        if name in activations.NEEDS_INPUT:
-            require_input(op, name, x, y.shape)
-        dx[...] = numpy_activations.backward(name, dout, y, x, alpha)
-
-    # ------------------------------------------------------------- gemm
-    def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, precision=None):
-        a, b = self._rounded("gemm", "a", a, precision), self._rounded("gemm", "b", b, precision)
-        op_a = a.T if trans_a else a
-        op_b = b.T if trans_b else b
-        if op_a.ndim != 2 or op_b.ndim != 2 or op_a.shape[1] != op_b.shape[0]:
-            raise ValueError(f"gemm: op(a) {tuple(op_a.shape)} (trans_a={trans_a}) and op(b) "
-                             f"{tuple(op_b.shape)} (trans_b={trans_b}) cannot be multiplied")
-        check_shape("gemm", "out", out, (op_a.shape[0], op_b.shape[1]))
-        product = op_a @ op_b
-        if alpha != 1.0:
-            product *= alpha
-        if beta == 0.0:
-            # BLAS semantics: out is not read when beta is 0 (it may hold garbage or NaN)
-            out[...] = product
-        else:
-            out[...] = product + beta * out
+    # elementwise, activations, gemm: numpy_ops/elementwise.py, activations.py, gemm.py
 
     # ------------------------------------------------------ convolution
     def _conv2d_forward(self, out, x, weight, bias, plan, precision):
@@ -165,30 +105,6 @@ class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurr
         _, h, w, _ = dx.shape
         dx[...] = dout[:, top:top + h, left:left + w, :]
 
-    # ------------------------------------------------------ concatenate
-    def concat_forward(self, out, xs):
-        check_concat("concat_forward", xs, out, "xs", "out")
-        np.concatenate(xs, axis=-1, out=out)
-
-    def concat_backward(self, dxs, dout):
-        check_concat("concat_backward", dxs, dout, "dxs", "dout")
-        start = 0
-        for dx in dxs:
-            dx[...] = dout[..., start:start + dx.shape[-1]]
-            start += dx.shape[-1]
-
-    # ---------------------------------------------------------- dropout
-    def dropout_forward(self, out, mask, x, rate, seed):
-        op = "dropout_forward"
-        check_dropout_args(op, rate, seed)
-        check_shape(op, "mask", mask, x.shape)
-        check_shape(op, "out", out, x.shape)
-        # Philox is counter-based: the key alone fixes the stream, whatever ran before.
-        # Uniforms are drawn in float64 so float32 and float64 backends drop the same units.
-        generator = np.random.Generator(np.random.Philox(key=int(seed) % 2 ** 64))
-        keep = generator.random(x.shape) < 1 - rate
-        mask[...] = keep / (1 - rate)
-        np.multiply(x, mask, out=out)
 
 
 def create(**options):

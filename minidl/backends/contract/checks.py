@@ -2,9 +2,19 @@
 costs a tuple comparison when it passes; the message (op, argument, shapes) is built only when
 it fails."""
 
-from ..checks import check_shape
+from ..checks import MAX_RANK, check_shape  # noqa: F401 -- MAX_RANK: the tensor ops' rank limit
 
 PRECISIONS = ("bfloat16", "float16")   # what round_to_precision rounds to (base.py re-exports it)
+
+# Operation names of the tensor ops (contract/tensor_ops.py; minidl.ops builds on them); a
+# backend's kernels use the position of a name in its tuple as the operation's code.
+UNARY_OPS = ("negative", "abs", "sign", "sqrt", "square", "exp", "log", "log1p", "relu",
+             "sigmoid", "tanh", "reciprocal", "logical_not", "floor", "round", "erf", "sin", "cos",
+             "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh")
+BINARY_OPS = ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "equal",
+              "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
+              "logical_or")
+REDUCE_OPS = ("sum", "max", "min", "prod")
 
 
 def same_shape(op, name, tensor, shape):

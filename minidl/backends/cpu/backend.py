@@ -4,25 +4,26 @@ Tensors are C-contiguous numpy arrays (float32, or int32 for labels and argmax).
 used only to allocate and move memory (empty, zeros, from_numpy, copy_from_host, to_numpy,
 reshape, copy, fill); every op that computes calls a C function of minidl._cpu_kernels with
 pointers to the arrays. The C side picks AVX-512, AVX2 or plain C kernels at run time
-(minidl_cpu_isa) and threads large tensors with OpenMP. gemm and conv2d come from LinalgOps.
+(minidl_cpu_isa) and threads large tensors with OpenMP. Each section of the contract is a
+mixin named for it (elementwise.py, gemm.py, ...; conv2d: linalg.py).
 
 Per-call Python work is a few checks and one pointer per tensor; scratch buffers (column
 partial sums for bias_grad and batchnorm, window geometry) are allocated once and reused.
 A kernel's failure comes back as a status that _ffi.raise_for_status turns into the exception.
 """
 
-import math
-
 import numpy as np
 
-from ... import activations
 from ..base import Backend
 from ..host_memory import HostMemory
 from ..rounded_operands import RoundedOperands
-from ..checks import check_concat, check_dropout_args, require_input
+
 from ._ffi import INT32, checked, ffi, fptr, output, require_lib, window_struct
 from .attention import CpuAttentionOps
+from .activations import CpuActivationOps
 from .depthwise import DepthwiseOps
+from .elementwise import CpuElementwiseOps
+from .gemm import CpuGemmOps
 from .images import CpuImageOps
 from .larq import CpuLarqOps
 from .image_mix import CpuImageMixOps
@@ -39,15 +40,7 @@ from .quantized import CpuQuantizedOps
 from .tensor_ops import CpuTensorOps
 
 
-def _rows_cols(shape):
-    """(rows, last-axis length) of a tensor shape; a 0-d shape is one row of one element."""
-    if not shape:
-        return 1, 1
-    c = shape[-1]
-    return (math.prod(shape[:-1]), c)
-
-
-class CpuBackend(CpuAttentionOps, CpuTensorOps, CpuImageOps, CpuImageMixOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, CpuLarqOps,
+class CpuBackend(CpuElementwiseOps, CpuActivationOps, CpuGemmOps, CpuAttentionOps, CpuTensorOps, CpuImageOps, CpuImageMixOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, CpuLarqOps,
                  LinalgOps, DepthwiseOps, CpuNormalizationOps, CpuOptimizerOps, CpuQuantizedOps, CpuRegularizerOps, CpuLossOps, CpuMetricOps, HostMemory, RoundedOperands,
                  Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
@@ -78,54 +71,7 @@ class CpuBackend(CpuAttentionOps, CpuTensorOps, CpuImageOps, CpuImageMixOps, Cpu
                 # what gemm / conv2d with precision="bfloat16" (mixed_bfloat16) run
                 "bf16": ffi.string(self._lib.minidl_bf16_kernel_name()).decode()}
 
-    # ------------------------------------------------------ elementwise
-    def add(self, out, a, b):
-        pa = checked("add", "a", a)
-        self._lib.minidl_add(output("add", "out", out, a.shape), pa, checked("add", "b", b, a.shape), a.size)
-
-    def axpby(self, out, alpha, x, beta, y):
-        op = "axpby"
-        px = checked(op, "x", x)
-        self._lib.minidl_axpby(output(op, "out", out, x.shape), float(alpha), px, float(beta),
-                               checked(op, "y", y, x.shape), x.size)
-
-    def multiply(self, out, a, b):
-        pa = checked("multiply", "a", a)
-        self._lib.minidl_multiply(output("multiply", "out", out, a.shape), pa,
-                                  checked("multiply", "b", b, a.shape), a.size)
-
-    def bias_add(self, out, x, bias):
-        op = "bias_add"
-        px = checked(op, "x", x)
-        rows, c = _rows_cols(x.shape)
-        self._lib.minidl_bias_add(output(op, "out", out, x.shape), px, checked(op, "bias", bias, (c,)),
-                                  rows, c)
-
-    def bias_grad(self, dbias, dout):
-        op = "bias_grad"
-        pd = checked(op, "dout", dout)
-        rows, c = _rows_cols(dout.shape)
-        self._lib.minidl_bias_grad(output(op, "dbias", dbias, (c,)), pd, rows, c, self._column_scratch(c))
-
-    # ------------------------------------------------------ activations
-    def activation_forward(self, out, x, name, alpha=0.0):
-        op = "activation_forward"
-        kind = activations.code(op, name)
-        px = checked(op, "x", x)
-        rows, c = _rows_cols(x.shape)
-        self._lib.minidl_activation_forward(output(op, "out", out, x.shape), px, kind, float(alpha), rows, c)
-
-    def activation_backward(self, dx, dout, y, name, alpha=0.0, x=None):
-        op = "activation_backward"
-        kind = activations.code(op, name)
-        py = checked(op, "y", y)
-        rows, c = _rows_cols(y.shape)
-        px = ffi.NULL
-        if name in activations.NEEDS_INPUT:
-            require_input(op, name, x, y.shape)
-            px = checked(op, "x", x, y.shape)
-        self._lib.minidl_activation_backward(output(op, "dx", dx, y.shape), checked(op, "dout", dout, y.shape),
-                                             py, px, kind, float(alpha), rows, c)
+    # elementwise, activations, gemm: elementwise.py, activations.py, gemm.py
 
     # ---------------------------------------------------------- pooling (checked by contract/pooling.py)
     def _max_pool2d_forward(self, out, argmax, x, plan):
@@ -167,35 +113,3 @@ class CpuBackend(CpuAttentionOps, CpuTensorOps, CpuImageOps, CpuImageMixOps, Cpu
         n, h, w, c = dx.shape
         self._lib.minidl_pad2d_backward(output(op, "dx", dx), checked(op, "dout", dout), n, h, w, c, *pads)
 
-    # ------------------------------------------------------ concatenate
-    def concat_forward(self, out, xs):
-        op = "concat_forward"
-        check_concat(op, xs, out, "xs", "out")
-        rows, total = _rows_cols(out.shape)
-        pout = output(op, "out", out)
-        offset = 0
-        for index, x in enumerate(xs):
-            width = x.shape[-1]
-            self._lib.minidl_copy_columns(pout, checked(op, f"xs[{index}]", x), total, offset, width, 0,
-                                          width, rows)
-            offset += width
-
-    def concat_backward(self, dxs, dout):
-        op = "concat_backward"
-        check_concat(op, dxs, dout, "dxs", "dout")
-        rows, total = _rows_cols(dout.shape)
-        pdout = checked(op, "dout", dout)
-        offset = 0
-        for index, dx in enumerate(dxs):
-            width = dx.shape[-1]
-            self._lib.minidl_copy_columns(output(op, f"dxs[{index}]", dx), pdout, width, 0, total, offset,
-                                          width, rows)
-            offset += width
-
-    # ---------------------------------------------------------- dropout
-    def dropout_forward(self, out, mask, x, rate, seed):
-        op = "dropout_forward"
-        check_dropout_args(op, rate, seed)
-        px = checked(op, "x", x)
-        self._lib.minidl_dropout_forward(output(op, "out", out, x.shape), output(op, "mask", mask, x.shape),
-                                         px, float(rate), int(seed) % 2 ** 64, x.size)

@@ -1,16 +1,13 @@
-"""The linear-algebra ops of the cpu backend: gemm and 2-D convolution, on the C kernels
-in csrc/gemm.c and csrc/conv*.c; with precision="bfloat16" and AMX on csrc/gemm_bf16.c and
-csrc/conv_bf16.c; otherwise (float16, or no AMX) the operands are rounded into kept buffers
-(rounded_operands.py) and the float32 kernels run.
+"""The 2-D convolutions of the cpu backend (its gemm: gemm.py), on the C kernels in
+csrc/conv*.c; with precision="bfloat16" and AMX on csrc/conv_bf16.c; otherwise (float16, or no
+AMX) the operands are rounded into kept buffers (rounded_operands.py) and the float32 kernels run.
 
-`LinalgOps` is a mixin: CpuBackend inherits it, so these methods implement the
-contract in minidl/backends/base.py with exactly its signatures. Every tensor is a
-C-contiguous float32 numpy array; the C code reads and writes it in place.
+`LinalgOps` is a mixin of CpuBackend: the underscore names of contract/convolution.py. Every
+tensor is a C-contiguous float32 numpy array; the C code reads and writes it in place.
 """
 
 import numpy as np
 
-from ..contract.checks import check_precision
 from ._ffi import (CpuPlanScratch, checked, ffi, fptr, output, raise_for_status, require_lib,
                    window_struct)
 
@@ -54,29 +51,7 @@ def _conv_kernel(op, precision):
 
 
 class LinalgOps:
-    """gemm and conv2d ops of the cpu backend (mixed into CpuBackend)."""
-
-    def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, precision=None):
-        """out = alpha * op(a) @ op(b) + beta * out, 2-D tensors, op(t) = t.T when trans_t."""
-        lib = require_lib()
-        kernel = lib.minidl_sgemm
-        if check_precision("gemm", precision) == "bfloat16" and lib.minidl_bf16_native():
-            kernel = lib.minidl_gemm_bf16
-        elif precision is not None:
-            a, b = self._rounded("gemm", "a", a, precision), self._rounded("gemm", "b", b, precision)
-        pa, pb, pout = checked("gemm", "a", a), checked("gemm", "b", b), output("gemm", "out", out)
-        for name, t in (("a", a), ("b", b), ("out", out)):
-            if t.ndim != 2:
-                raise ValueError(f"gemm: {name} must be 2-D, got shape {t.shape}")
-        m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
-        kb, n = (b.shape[1], b.shape[0]) if trans_b else b.shape
-        if k != kb or out.shape != (m, n):
-            raise ValueError(f"gemm: op(a) {(m, k)} @ op(b) {(kb, n)} does not fit out {out.shape} "
-                             f"(a {a.shape}, b {b.shape}, trans_a={trans_a}, trans_b={trans_b})")
-        status = kernel(pout, pa, pb, float(alpha), float(beta), int(bool(trans_a)),
-                                  int(bool(trans_b)), m, n, k, max(a.shape[1], 1), max(b.shape[1], 1), max(n, 1))
-        if status:
-            raise_for_status("gemm", status, f"op(a) {(m, k)} @ op(b) {(k, n)}")
+    """conv2d ops of the cpu backend (mixed into CpuBackend)."""
 
     def _conv2d_plan(self, plan):
         """The contract's new plan with this backend's scratch attached (once)."""

@@ -123,3 +123,14 @@ def backward(name, dout, y, x, alpha):
         # a select, not a product: 0 * inf must not turn a masked gradient into NaN
         return np.where(y > 0, dout, 0 if name == "relu" else alpha * dout)
     return dout * derivative(name, x, y, alpha)
+
+
+class NumpyActivationOps:
+    """Mixin of NumpyBackend: the activations section (contract/activations.py checked the
+    name and the shapes)."""
+
+    def _activation_forward(self, out, x, name, code, alpha):
+        out[...] = forward(name, x, alpha)
+
+    def _activation_backward(self, dx, dout, y, x, name, code, alpha):
+        dx[...] = backward(name, dout, y, x, alpha)

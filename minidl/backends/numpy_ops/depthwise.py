@@ -7,7 +7,7 @@ NumpyDepthwiseOps is a mixin of NumpyBackend.
 
 import numpy as np
 
-from ..depthwise_geometry import check_depthwise, multiplier
+from ..depthwise_geometry import multiplier
 from .windows import padded_input, window_view
 
 
@@ -21,10 +21,10 @@ def _by_multiplier(t, plan):
 
 
 class NumpyDepthwiseOps:
-    """depthwise_conv2d_forward, _backward_data and _backward_filter of NumpyBackend."""
+    """The depthwise section's implementations (contract/depthwise.py checked every tensor
+    against the plan)."""
 
-    def depthwise_conv2d_forward(self, out, x, weight, bias, plan):
-        check_depthwise("depthwise_conv2d_forward", plan, out=out, x=x, weight=weight, bias=bias)
+    def _depthwise_conv2d_forward(self, out, x, weight, bias, plan):
         windows = window_view(padded_input(x, plan, 0.0), plan)        # (N, OH, OW, KH, KW, C)
         acc = np.zeros((plan.n, plan.oh, plan.ow, plan.c, multiplier(plan)), dtype=out.dtype)
         for i, j in _taps(plan):
@@ -34,8 +34,7 @@ class NumpyDepthwiseOps:
             acc += bias
         out[...] = acc
 
-    def depthwise_conv2d_backward_data(self, dx, dout, weight, plan):
-        check_depthwise("depthwise_conv2d_backward_data", plan, dx=dx, dout=dout, weight=weight)
+    def _depthwise_conv2d_backward_data(self, dx, dout, weight, plan):
         dout5 = _by_multiplier(dout, plan)
         hp = plan.h + plan.pad_top + plan.pad_bottom
         wp = plan.w + plan.pad_left + plan.pad_right
@@ -45,9 +44,7 @@ class NumpyDepthwiseOps:
                 (dout5 * weight[i, j]).sum(axis=-1)
         dx[...] = dxp[:, plan.pad_top:plan.pad_top + plan.h, plan.pad_left:plan.pad_left + plan.w, :]
 
-    def depthwise_conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
-        check_depthwise("depthwise_conv2d_backward_filter", plan, dweight=dweight, dbias=dbias,
-                        dout=dout, x=x)
+    def _depthwise_conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
         windows = window_view(padded_input(x, plan, 0.0), plan)
         dout5 = _by_multiplier(dout, plan)
         for i, j in _taps(plan):

@@ -1,5 +1,5 @@
-"""The tensor ops of the contract (unary, binary, where, reduce, strided copies, take, ...) in
-numpy: the reference that the cpu and opencl kernels are tested against.
+"""The tensor ops of the contract (contract/tensor_ops.py: unary, binary, where, reduce, strided
+copies, take, ...) in numpy: the reference that the cpu and opencl kernels are tested against.
 
 Float results are computed in the tensors' own dtype (float32, or float64 in gradient checks);
 reductions accumulate in float64, as the backend's other reductions do.
@@ -9,9 +9,6 @@ import math
 
 import numpy as np
 
-from ..base import BINARY_OPS, PRECISIONS, REDUCE_OPS, UNARY_OPS
-from ..checks import (check_broadcast, check_name, check_rank, check_strided, check_take,
-                             check_indices, check_rows, reduced_axes)
 
 
 _ERF = np.vectorize(math.erf, otypes=[np.float64])   # numpy has no erf; the reference may be slow
@@ -64,82 +61,55 @@ def round_to_precision(x, precision):
 
 
 class NumpyTensorOps:
-    """Mixin of NumpyBackend: the tensor ops of minidl/backends/base.py."""
+    """Mixin of NumpyBackend: the tensor ops (contract/tensor_ops.py checked their arguments)."""
 
-    def unary(self, out, x, name):
-        check_name("unary", name, UNARY_OPS)
-        check_rank("unary", x)
-        if tuple(out.shape) != tuple(x.shape):
-            raise ValueError(f"unary {name}: out {tuple(out.shape)} and x {tuple(x.shape)} differ")
+    def _unary(self, out, x, name):
         with np.errstate(all="ignore"):
             out[...] = _UNARY[name](x)
 
-    def binary(self, out, a, b, name):
-        check_name("binary", name, BINARY_OPS)
-        check_broadcast(f"binary {name}", out.shape, a=a, b=b)
+    def _binary(self, out, a, b, name):
         with np.errstate(all="ignore"):
             out[...] = _BINARY[name](a, b)
 
-    def where(self, out, condition, a, b):
-        check_broadcast("where", out.shape, condition=condition, a=a, b=b)
+    def _where(self, out, condition, a, b):
         out[...] = np.where(condition != 0, a, b)
 
-    def reduce(self, out, x, name):
-        check_name("reduce", name, REDUCE_OPS)
-        axes = reduced_axes("reduce", out.shape, x.shape)
+    def _reduce(self, out, x, name, axes):
         extra = {"dtype": np.float64} if name in ("sum", "prod") else {}
         out[...] = _REDUCE[name](x, axis=axes, keepdims=True, **extra)
 
-    def strided_copy(self, out, x, offset, strides):
-        check_strided("strided_copy", x, out.shape, offset, strides)
+    def _strided_copy(self, out, x, offset, strides):
         out[...] = _view(x.reshape(-1), offset, out.shape, strides)
 
-    def strided_add(self, out, x, offset, strides):
-        check_strided("strided_add", out, x.shape, offset, strides)
+    def _strided_add(self, out, x, offset, strides):
         target = _view(out.reshape(-1), offset, x.shape, strides)
         target += x
 
-    def take(self, out, x, indices, axis):
-        check_take("take", x, indices, axis, out.shape)
-        check_indices("take", indices, x.shape[axis])
+    def _take(self, out, x, indices, axis):
         out[...] = np.take(x, indices, axis=axis)
 
-    def take_backward(self, dx, dout, indices, axis):
-        check_take("take_backward", dx, indices, axis, dout.shape)
-        check_indices("take_backward", indices, dx.shape[axis])
+    def _take_backward(self, dx, dout, indices, axis):
         moved = np.moveaxis(dx, axis, 0)
         np.add.at(moved, indices, np.moveaxis(dout, axis, 0))
 
-    def arg_reduce(self, out, x, name):
-        check_name("arg_reduce", name, ("argmax", "argmin"))
-        if x.ndim != 2 or tuple(out.shape) != (x.shape[0],) or out.dtype != np.int32:
-            raise ValueError(f"arg_reduce: x must be (rows, k) and out int32 (rows,), got x "
-                             f"{tuple(x.shape)} and out {tuple(out.shape)} {out.dtype}")
+    def _arg_reduce(self, out, x, name):
         out[...] = np.argmax(x, axis=1) if name == "argmax" else np.argmin(x, axis=1)
 
-    def argsort_rows(self, out, x):
-        check_rows("argsort_rows", out, x, "int32")
+    def _argsort_rows(self, out, x):
         out[...] = np.argsort(x, axis=1, kind="stable")
 
-    def scan_rows(self, out, x, name):
-        check_name("scan_rows", name, ("cumsum", "cumprod"))
-        check_rows("scan_rows", out, x, x.dtype)
+    def _scan_rows(self, out, x, name):
         scan = np.cumsum if name == "cumsum" else np.cumprod
         with np.errstate(all="ignore"):
             out[...] = scan(x, axis=1, dtype=np.float64)
 
-    def cast(self, out, x):
-        if out.size != x.size:
-            raise ValueError(f"cast: out {tuple(out.shape)} and x {tuple(x.shape)} differ in size")
+    def _cast(self, out, x):
         with np.errstate(invalid="ignore"):
             out[...] = np.trunc(x).reshape(out.shape) if out.dtype.kind == "i" else x.reshape(out.shape)
 
-    def round_to_precision(self, out, x, precision):
-        check_name("round_to_precision", precision, PRECISIONS)
-        if tuple(out.shape) != tuple(x.shape):
-            raise ValueError(f"round_to_precision: out {tuple(out.shape)} and x {tuple(x.shape)} differ")
+    def _round_to_precision(self, out, x, precision):
         out[...] = round_to_precision(x, precision)
 
-    def arange(self, out, start, step):
+    def _arange(self, out, start, step):
         flat = out.reshape(-1)
         flat[...] = start + np.arange(flat.size, dtype=np.float64) * step

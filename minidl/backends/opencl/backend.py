@@ -10,14 +10,15 @@ import math
 
 import numpy as np
 
-from ... import activations
 from ..base import Backend
 from ..rounded_operands import RoundedOperands
-from ..checks import check_concat, check_dropout_args, check_shape, require_input
+from ..checks import check_shape
+from .activations import ActivationOps
 from .attention import AttentionOps
 from .conv import ConvOps, window_args
 from .depthwise import DepthwiseOps
-from .gemm import Gemm
+from .elementwise import ElementwiseOps
+from .gemm import Gemm, GemmOps
 from .images import ImageOps
 from .image_mix import OpenCLImageMixOps
 from .larq import LarqOps
@@ -39,12 +40,13 @@ from . import tuner
 
 
 
-class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, LossOps, MetricOps, LayerOps, LarqOps,
+class OpenCLBackend(ElementwiseOps, ActivationOps, GemmOps, AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, LossOps, MetricOps, LayerOps, LarqOps,
                     NormalizationOps, OptimizerOps, OpenCLQuantizedOps, RegularizerOps, ConvOps, DepthwiseOps, RecurrentOps, DeviceRecurrentOps,
                     RoundedOperands, Backend):
-    """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
-    convolutions in conv.ConvOps; losses in losses.LossOps, metrics and reductions in metrics.MetricOps;
-    optimizer updates in optimizers.OptimizerOps; the GPU and CPU kernel profiles in profiles.py.
+    """The contract's memory and pooling ops here; elementwise, activations and gemm in the
+    modules named for them; convolutions in conv.ConvOps; losses in losses.LossOps, metrics and
+    reductions in metrics.MetricOps; optimizer updates in optimizers.OptimizerOps; the GPU and CPU
+    kernel profiles in profiles.py.
     The runtime's profile ("cpu" or "gpu") is the one switch between the two kernel shapes:
     the GEMM family (gemm.default_params, and with it the convolutions), and `profile`
     (profiles.CpuProfile or GpuProfile), chosen here once, for every other op's kernels."""
@@ -177,28 +179,7 @@ class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, 
     def reset_stats(self):
         self.rt.reset_stats()
 
-    # ------------------------------------------------------ elementwise
-    def add(self, out, a, b):
-        self._check_same_size("add", ("out", "a", "b"), (out, a, b))
-        self._run1d("elementwise.cl", "add", out.size, out, a, b, out.size)
-
-    def axpby(self, out, alpha, x, beta, y):
-        self._check_same_size("axpby", ("out", "x", "y"), (out, x, y))
-        self._run1d("elementwise.cl", "axpby", out.size, out, float(alpha), x, float(beta), y, out.size)
-
-    def multiply(self, out, a, b):
-        self._check_same_size("multiply", ("out", "a", "b"), (out, a, b))
-        self._run1d("elementwise.cl", "multiply", out.size, out, a, b, out.size)
-
-    def bias_add(self, out, x, bias):
-        self._check_same_size("bias_add", ("out", "x"), (out, x))
-        self._check("bias_add", "bias", bias, (x.shape[-1],))
-        self.profile.bias_add(out, x, bias)
-
-    def bias_grad(self, dbias, dout):
-        self._check("bias_grad", "dbias", dbias, (dout.shape[-1],))
-        self._column_sums(dbias, dout, 1.0, accumulate=False)
-
+    # elementwise, activations, gemm: elementwise.py, activations.py, gemm.py
     def _column_sums(self, out, x, scale, accumulate):
         """out (C,) = scale * sums of x viewed as (M, C) over M (+ out when accumulate)."""
         c = out.size
@@ -207,63 +188,6 @@ class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, 
                                                               (x,), m, c)
         self.rt.launch(self._kernel("reduce.cl", "colsum_finish"), (c,), None,
                        out, partial, parts, c, float(scale), int(accumulate))
-
-    # ------------------------------------------------------ activations
-    def activation_forward(self, out, x, name, alpha=0.0):
-        self._check_same_size(f"activation_forward({name})", ("out", "x"), (out, x))
-        if name == "softmax":
-            k = x.shape[-1]
-            self.profile.softmax_forward(out, x, x.size // k, k)
-            return
-        code = self._activation_code(name)
-        self._run1d("activations.cl", "activation_forward", out.size, out, x, code, float(alpha), out.size)
-
-    def activation_backward(self, dx, dout, y, name, alpha=0.0, x=None):
-        self._check_same_size(f"activation_backward({name})", ("dx", "dout", "y"), (dx, dout, y))
-        if name in activations.NEEDS_INPUT:
-            require_input("activation_backward", name, x, y.shape)
-        else:
-            x = y    # a valid buffer the kernel never reads
-        if name == "softmax":
-            k = y.shape[-1]
-            self._run1d("loss.cl", "softmax_backward", y.size // k, dx, dout, y, y.size // k, k)
-            return
-        code = self._activation_code(name)
-        self._run1d("activations.cl", "activation_backward", dx.size, dx, dout, y, x, code,
-                    float(alpha), dx.size)
-
-    @staticmethod
-    def _activation_code(name):
-        # elementwise.cl's codes (softmax, code 5, has its own row kernels above)
-        return activations.code("opencl activation", name)
-
-    # ------------------------------------------------------------- gemm
-    def gemm(self, out, a, b, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, precision=None):
-        # low precision: rounded operands, then the float32 kernels (no bf16 storage kernel yet)
-        a, b = self._rounded("gemm", "a", a, precision), self._rounded("gemm", "b", b, precision)
-        if a.ndim != 2 or b.ndim != 2 or out.ndim != 2:
-            raise ValueError(f"opencl gemm: out, a, b must be 2-D, got {out.shape}, {a.shape}, {b.shape}")
-        m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
-        kb, n = (b.shape[1], b.shape[0]) if trans_b else b.shape
-        if kb != k or out.shape != (m, n):
-            raise ValueError(f"opencl gemm: cannot compute out {out.shape} = op(a) {a.shape} @ "
-                             f"op(b) {b.shape} with trans_a={trans_a}, trans_b={trans_b}")
-        engine = self.gemm_engine
-        if trans_b and not engine.reads_transposed_b:
-            b = self._transpose_into(self._scratch_tensor("gemm_b_transposed", (k, n)), b)
-            trans_b = False
-        engine.run(out, a, b, m, n, k, trans_a, alpha, beta, trans_b)
-
-    def _transpose_into(self, out, x):
-        """out (cols, rows) = x (rows, cols).T on the device; returns out."""
-        rows, cols = x.shape
-        tile = 16
-        while tile > 1 and tile * tile > self.rt.max_work_group_size:
-            tile //= 2
-        global_size = (-(-cols // tile) * tile, -(-rows // tile) * tile)
-        kernel = self.rt.kernel("gemm_util.cl", "transpose", {"TILE": tile})
-        self.rt.launch(kernel, global_size, (tile, tile), out, x, rows, cols)
-        return out
 
     # ---------------------------------------------------------- pooling (checked by contract/pooling.py)
     def _max_pool2d_forward(self, out, argmax, x, plan):
@@ -302,33 +226,3 @@ class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, 
         n, h, w, c = dx.shape
         self._run1d("elementwise.cl", "pad2d_backward", n * h, dx, dout, h, w, c,
                     dout.shape[1], dout.shape[2], top, left, n * h)
-
-    # ------------------------------------------------------ concatenate
-    def concat_forward(self, out, xs):
-        check_concat("opencl concat_forward", xs, out, "xs", "out")
-        offset = 0
-        for x in xs:
-            c_in = x.shape[-1]
-            rows = x.size // max(c_in, 1)
-            self._run1d("elementwise.cl", "concat_piece_forward", rows, out, x, c_in,
-                        out.shape[-1], offset, rows)
-            offset += c_in
-
-    def concat_backward(self, dxs, dout):
-        check_concat("opencl concat_backward", dxs, dout, "dxs", "dout")
-        offset = 0
-        for dx in dxs:
-            c_in = dx.shape[-1]
-            rows = dx.size // max(c_in, 1)
-            self._run1d("elementwise.cl", "concat_piece_backward", rows, dx, dout, c_in,
-                        dout.shape[-1], offset, rows)
-            offset += c_in
-
-    # ---------------------------------------------------------- dropout
-    def dropout_forward(self, out, mask, x, rate, seed):
-        self._check_same_size("dropout_forward", ("out", "mask", "x"), (out, mask, x))
-        check_dropout_args("dropout_forward", rate, seed)
-        seed = int(seed) & 0xFFFFFFFFFFFFFFFF
-        blocks = -(-x.size // 4)
-        self._run1d("dropout.cl", "dropout_forward", blocks, out, mask, x, float(rate),
-                    1.0 / (1.0 - rate), np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32), x.size)

@@ -3,11 +3,11 @@ per output element (forward), per input element (backward-data, a gather) and pe
 element and slice of output rows (backward-filter, whose slices a second kernel sums).
 
 DepthwiseOps is a mixin of OpenCLBackend (backend.py), which provides _run1d,
-_scratch_tensor, _check and profile (whose depthwise_channel_run is the channels one forward /
+_scratch_tensor and profile (whose depthwise_channel_run is the channels one forward /
 backward-data work-item computes, kernels/depthwise.cl's RUN).
 """
 
-from ..depthwise_geometry import depthwise_shapes, multiplier
+from ..depthwise_geometry import multiplier
 from .conv import window_args
 
 # Output rows (of N * OH) one backward-filter work-item sums: fewer rows mean more work-items
@@ -16,13 +16,8 @@ FILTER_SLICE_ROWS = 16
 
 
 class DepthwiseOps:
-    """depthwise_conv2d_forward, _backward_data and _backward_filter of OpenCLBackend."""
-
-    def _check_depthwise(self, op, plan, **tensors):
-        shapes = depthwise_shapes(plan)
-        for name, tensor in tensors.items():
-            if tensor is not None:
-                self._check(op, name, tensor, shapes[name])
+    """The depthwise section's implementations of OpenCLBackend (contract/depthwise.py checked
+    every tensor against the plan)."""
 
     def _run_define(self):
         return {"RUN": self.profile.depthwise_channel_run}
@@ -31,22 +26,18 @@ class DepthwiseOps:
         """Work-items per pixel: runs of RUN channels."""
         return -(-channels // self.profile.depthwise_channel_run)
 
-    def depthwise_conv2d_forward(self, out, x, weight, bias, plan):
-        self._check_depthwise("depthwise_conv2d_forward", plan, out=out, x=x, weight=weight, bias=bias)
+    def _depthwise_conv2d_forward(self, out, x, weight, bias, plan):
         n = plan.n * plan.oh * plan.ow * self._runs(plan.oc)
         self._run1d("depthwise.cl", "depthwise_conv2d_forward", n, out, x, weight,
                     weight if bias is None else bias, int(bias is not None), *window_args(plan),
                     multiplier(plan), n, defines=self._run_define())
 
-    def depthwise_conv2d_backward_data(self, dx, dout, weight, plan):
-        self._check_depthwise("depthwise_conv2d_backward_data", plan, dx=dx, dout=dout, weight=weight)
+    def _depthwise_conv2d_backward_data(self, dx, dout, weight, plan):
         n = plan.n * plan.h * plan.w * self._runs(plan.c)
         self._run1d("depthwise.cl", "depthwise_conv2d_backward_data", n, dx, dout, weight,
                     *window_args(plan), multiplier(plan), n, defines=self._run_define())
 
-    def depthwise_conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
-        self._check_depthwise("depthwise_conv2d_backward_filter", plan, dweight=dweight, dbias=dbias,
-                              dout=dout, x=x)
+    def _depthwise_conv2d_backward_filter(self, dweight, dbias, dout, x, plan):
         rows = plan.n * plan.oh
         slices = -(-rows // FILTER_SLICE_ROWS)
         taps = plan.kh * plan.kw * plan.oc

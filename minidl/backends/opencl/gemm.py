@@ -322,3 +322,28 @@ class Gemm:
 def _with_slices(size, slices):
     """A 2-D global size, made 3-D (z = k slice) when a product is split along k."""
     return size if slices == 1 else tuple(size) + (slices,)
+
+
+class GemmOps:
+    """Mixin of OpenCLBackend (backend.py, which provides gemm_engine, _scratch_tensor and rt):
+    the gemm section of the contract (contract/gemm.py checked the shapes and the precision)."""
+
+    def _gemm(self, out, a, b, alpha, beta, trans_a, trans_b, precision, m, n, k):
+        # low precision: rounded operands, then the float32 kernels (no bf16 storage kernel yet)
+        a, b = self._rounded("gemm", "a", a, precision), self._rounded("gemm", "b", b, precision)
+        engine = self.gemm_engine
+        if trans_b and not engine.reads_transposed_b:
+            b = self._transpose_into(self._scratch_tensor("gemm_b_transposed", (k, n)), b)
+            trans_b = False
+        engine.run(out, a, b, m, n, k, trans_a, alpha, beta, trans_b)
+
+    def _transpose_into(self, out, x):
+        """out (cols, rows) = x (rows, cols).T on the device; returns out."""
+        rows, cols = x.shape
+        tile = 16
+        while tile > 1 and tile * tile > self.rt.max_work_group_size:
+            tile //= 2
+        global_size = (-(-cols // tile) * tile, -(-rows // tile) * tile)
+        kernel = self.rt.kernel("gemm_util.cl", "transpose", {"TILE": tile})
+        self.rt.launch(kernel, global_size, (tile, tile), out, x, rows, cols)
+        return out

@@ -11,20 +11,20 @@ _run1d, _kernel, _scratch_tensor, multiply and rt. Every result stays on the dev
 class MetricOps:
     """Reductions and metrics of OpenCLBackend."""
 
-    def _reduce(self, out, partial_kernel, finish_kernel, x_args, n, finish_args):
+    def _scalar_reduce(self, out, partial_kernel, finish_kernel, x_args, n, finish_args):
         """Two-pass reduction of n items: partial_kernel(partial, *x_args, n, parts, chunk) sums
         contiguous chunks, then finish_kernel(out, partial, parts, *finish_args) adds them up.
         The kernel profile runs them (profiles.py; the GPU's are cooperative twins)."""
         self.profile.reduce(out, partial_kernel, finish_kernel, x_args, n, finish_args)
 
     def _sum(self, out, x, accumulate):
-        self._reduce(out, "sum_partial", "sum_finish", (x,), x.size, (1.0, int(accumulate)))
+        self._scalar_reduce(out, "sum_partial", "sum_finish", (x,), x.size, (1.0, int(accumulate)))
 
     def _count_rows(self, out, flags, accumulate, weights=None):
         """out = the sum of the 0/1 row flags, each times its weight when weights are given."""
         if weights is not None:
             self.multiply(flags, flags, weights)
-        self._reduce(out, "sum_partial", "sum_finish", (flags,), flags.size, (1.0, int(accumulate)))
+        self._scalar_reduce(out, "sum_partial", "sum_finish", (flags,), flags.size, (1.0, int(accumulate)))
 
     def _categorical_accuracy(self, out, pred, targets, accumulate, weights, sparse):
         rows, k = pred.shape
@@ -35,7 +35,7 @@ class MetricOps:
 
     def _binary_accuracy(self, out, pred, targets, accumulate, weights):
         # unweighted, pred stands in for the weights buffer the kernel does not read
-        self._reduce(out, "binary_accuracy_partial", "sum_finish",
+        self._scalar_reduce(out, "binary_accuracy_partial", "sum_finish",
                      (pred, targets, pred if weights is None else weights,
                       int(weights is not None)), pred.size, (1.0, int(accumulate)))
 
@@ -47,4 +47,4 @@ class MetricOps:
         self._count_rows(out, flags, accumulate, weights)
 
     def _all_finite(self, out, x):
-        self._reduce(out, "nonfinite_partial", "all_finite_finish", (x,), x.size, ())
+        self._scalar_reduce(out, "nonfinite_partial", "all_finite_finish", (x,), x.size, ())

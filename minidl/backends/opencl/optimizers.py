@@ -1,8 +1,8 @@
 """The optimizers section on the opencl backend (minidl/backends/contract/optimizers.py checks the
 arguments and computes the bias corrections on the host): gradient clipping (kernels/reduce.cl,
 elementwise.cl), the Keras 3 optimizer updates (kernels/optim.cl, optim_keras.cl) and the weights'
-moving average, a mixin of OpenCLBackend using its _run1d, _reduce and _scratch_tensor helpers.
-Only scalar coefficients come from the host; every tensor stays on the device."""
+moving average, a mixin of OpenCLBackend using its _run1d, _scalar_reduce and _scratch_tensor
+helpers. Only scalar coefficients come from the host; every tensor stays on the device."""
 
 
 class OptimizerOps:
@@ -16,7 +16,7 @@ class OptimizerOps:
 
     def _clip_by_norm(self, g, clipnorm):
         sumsq = self._scratch_tensor("clip_sumsq", (1,))
-        self._reduce(sumsq, "sumsq_partial", "sum_finish", (g,), g.size, (1.0, 0))
+        self._scalar_reduce(sumsq, "sumsq_partial", "sum_finish", (g,), g.size, (1.0, 0))
         self._run1d("reduce.cl", "clip_by_norm_scale", g.size, g, sumsq, float(clipnorm), g.size)
 
     def _clip_by_global_norm(self, grads, clipnorm):
@@ -25,7 +25,7 @@ class OptimizerOps:
         sumsq = self._scratch_tensor("clip_sumsq", (1,))
         self.fill(sumsq, 0.0)
         for g in grads:
-            self._reduce(sumsq, "sumsq_partial", "sum_finish", (g,), g.size, (1.0, 1))
+            self._scalar_reduce(sumsq, "sumsq_partial", "sum_finish", (g,), g.size, (1.0, 1))
         for g in grads:
             self._run1d("reduce.cl", "clip_by_norm_scale", g.size, g, sumsq, float(clipnorm), g.size)
 

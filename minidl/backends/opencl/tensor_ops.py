@@ -1,4 +1,5 @@
-"""The tensor ops of the contract (minidl/backends/base.py) as kernels of tensor_ops.cl.
+"""The tensor ops of the contract (contract/tensor_ops.py, which checked their arguments) as
+kernels of tensor_ops.cl.
 
 Each operand layout (shape and strides) becomes -D constants of its own program, built once
 and cached by the runtime: a training step with fixed shapes reuses its programs and moves
@@ -9,10 +10,8 @@ import math
 
 import numpy as np
 
-from ..base import BINARY_OPS, PRECISIONS, REDUCE_OPS, UNARY_OPS
-from ..checks import (broadcast_strides, check_broadcast, check_name, check_rank,
-                             check_rows, check_strided, check_take, contiguous_strides,
-                             reduced_axes)
+from ..contract.checks import BINARY_OPS, REDUCE_OPS, UNARY_OPS
+from ..checks import broadcast_strides, contiguous_strides
 
 FILE = "tensor_ops.cl"
 
@@ -43,17 +42,10 @@ class OpenCLTensorOps:
             local //= 2
         self.rt.launch(kernel, (-(-n // local) * local,), (local,), *args)
 
-    def unary(self, out, x, name):
-        check_name("unary", name, UNARY_OPS)
-        check_rank("unary", x)
-        self._check(f"unary {name}", "out", out, x.shape)
+    def _unary(self, out, x, name):
         self._launch("unary", {"OP": UNARY_OPS.index(name)}, x.size, out, x, x.size)
 
-    def binary(self, out, a, b, name):
-        op = f"binary {name}"
-        check_name("binary", name, BINARY_OPS)
-        check_rank(op, out)
-        check_broadcast(op, out.shape, a=a, b=b)
+    def _binary(self, out, a, b, name):
         shape = tuple(out.shape) or (1,)
         defines = dict(_space(shape), OP=BINARY_OPS.index(name))
         args = []
@@ -66,19 +58,14 @@ class OpenCLTensorOps:
         scalars = [a if isinstance(a, float) else 0.0, b if isinstance(b, float) else 0.0]
         self._launch("binary", defines, out.size, out, *args, *scalars, out.size)
 
-    def where(self, out, condition, a, b):
-        check_rank("where", out)
-        check_broadcast("where", out.shape, condition=condition, a=a, b=b)
+    def _where(self, out, condition, a, b):
         shape = tuple(out.shape) or (1,)
         defines = _space(shape)
         for tag, t in (("C", condition), ("A", a), ("B", b)):
             defines.update(_layout(f"S{tag}", broadcast_strides(t.shape or (1,), shape), 0))
         self._launch("where_select", defines, out.size, out, condition, a, b, out.size)
 
-    def reduce(self, out, x, name):
-        check_name("reduce", name, REDUCE_OPS)
-        check_rank("reduce", x)
-        axes = reduced_axes("reduce", out.shape, x.shape)
+    def _reduce(self, out, x, name, axes):
         shape = tuple(x.shape) or (1,)
         kept = tuple(out.shape) or (1,)
         reduced = [n if k in axes else 1 for k, n in enumerate(shape)]
@@ -94,71 +81,50 @@ class OpenCLTensorOps:
         n = math.prod(shape)
         self._launch(kernel, defines, n, out, x, int(offset), n)
 
-    def strided_copy(self, out, x, offset, strides):
-        check_rank("strided_copy", out)
-        check_strided("strided_copy", x, out.shape, offset, strides)
-        if out.dtype != x.dtype:
-            raise ValueError(f"opencl strided_copy: out is {out.dtype}, x is {x.dtype}")
+    def _strided_copy(self, out, x, offset, strides):
         self._strided("strided_copy", out, x, offset, strides, out.shape, out.dtype)
 
-    def strided_add(self, out, x, offset, strides):
-        check_rank("strided_add", x)
-        check_strided("strided_add", out, x.shape, offset, strides)
+    def _strided_add(self, out, x, offset, strides):
         self._strided("strided_add", out, x, offset, strides, x.shape, np.float32)
 
     def _take_sizes(self, x, axis, m):
         inner = math.prod(x.shape[axis + 1:])
         return x.shape[axis], inner, m, math.prod(x.shape[:axis])
 
-    def take(self, out, x, indices, axis):
-        check_take("opencl take", x, indices, axis, out.shape)
-        if x.dtype != np.float32:
+    def _take(self, out, x, indices, axis):
+        if x.dtype != np.float32:   # this backend's kernel (minidl.ops takes ints through floats)
             raise ValueError(f"opencl take: x must be float32, got {x.dtype}")
         n, inner, m, outer = self._take_sizes(x, axis, indices.shape[0])
         self._launch("take_float", {}, out.size, out, x, indices, n, inner, m, out.size)
 
-    def take_backward(self, dx, dout, indices, axis):
-        check_take("opencl take_backward", dx, indices, axis, dout.shape)
+    def _take_backward(self, dx, dout, indices, axis):
         n, inner, m, outer = self._take_sizes(dx, axis, indices.shape[0])
         self._launch("take_backward", {}, outer * inner, dx, dout, indices, n, inner, m,
                      outer * inner)
 
-    def arg_reduce(self, out, x, name):
-        check_name("arg_reduce", name, ("argmax", "argmin"))
-        if len(x.shape) != 2 or tuple(out.shape) != (x.shape[0],) or out.dtype != np.int32:
-            raise ValueError(f"opencl arg_reduce: x must be (rows, k) and out int32 (rows,), got "
-                             f"x {x.shape} and out {out.shape} {out.dtype}")
+    def _arg_reduce(self, out, x, name):
         self._launch("arg_reduce", {}, x.shape[0], out, x, x.shape[0], x.shape[1],
                      int(name == "argmin"))
 
-    def argsort_rows(self, out, x):
-        check_rows("opencl argsort_rows", out, x, np.int32)
+    def _argsort_rows(self, out, x):
         kernel = self.rt.kernel("row_order.cl", "argsort_rows")
         self._launch_kernel(kernel, out.size, out, x, *x.shape)
 
-    def scan_rows(self, out, x, name):
-        check_name("opencl scan_rows", name, ("cumsum", "cumprod"))
-        check_rows("opencl scan_rows", out, x, np.float32)
+    def _scan_rows(self, out, x, name):
         kernel = self.rt.kernel("row_order.cl", "scan_rows")
         self._launch_kernel(kernel, x.shape[0], out, x, *x.shape, int(name == "cumprod"))
 
-    def round_to_precision(self, out, x, precision):
-        if precision not in PRECISIONS:
-            raise ValueError(f"opencl round_to_precision: precision must be one of {PRECISIONS}, "
-                             f"got {precision!r}")
-        self._check_same_size("round_to_precision", ("out", "x"), (out, x))
+    def _round_to_precision(self, out, x, precision):
         self._run1d("precision.cl", f"round_{precision}", x.size, out, x, x.size)
 
-    def cast(self, out, x):
-        if out.size != x.size:
-            raise ValueError(f"opencl cast: out {out.shape} and x {x.shape} differ in size")
+    def _cast(self, out, x):
         if out.dtype == x.dtype:
             self.copy(out, x)
         else:
             kernel = "float_to_int" if out.dtype == np.int32 else "int_to_float"
             self._launch(kernel, {}, x.size, out, x, x.size)
 
-    def arange(self, out, start, step):
+    def _arange(self, out, start, step):
         if out.dtype == np.int32:
             self._launch("arange_int", {}, out.size, out, int(start), int(step), out.size)
         else:
