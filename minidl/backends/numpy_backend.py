@@ -17,6 +17,8 @@ from .numpy_ops import (activations as numpy_activations, color, images, losses,
                         row_losses, upsampling, windows)
 from .numpy_ops.attention import NumpyAttentionOps
 from .numpy_ops.depthwise import NumpyDepthwiseOps
+from .numpy_ops.equalize import NumpyEqualizeOps
+from .numpy_ops.perspective import NumpyPerspectiveOps
 from .numpy_ops.layer_ops import NumpyLayerOps
 from .numpy_ops.normalization import NumpyNormalizationOps
 from .numpy_ops.optimizers import NumpyOptimizerOps
@@ -35,7 +37,7 @@ from .checks import (check_concat, check_dropout_args, check_scalar_out, check_s
 
 class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, NumpyQuantizerOps,
                    NumpyBinaryOps, NumpyDepthwiseOps, NumpyOptimizerOps, NumpyNormalizationOps, NumpyQuantizedOps,
-                   NumpyRegularizerOps,
+                   NumpyRegularizerOps, NumpyEqualizeOps, NumpyPerspectiveOps,
                    HostMemory, RoundedOperands, Backend):
     """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
 

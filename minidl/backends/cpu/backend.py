@@ -24,6 +24,7 @@ from ._ffi import INT32, checked, ffi, fptr, output, raise_for_status, require_l
 from .attention import CpuAttentionOps
 from .depthwise import DepthwiseOps
 from .images import ImageOps
+from .equalize import EqualizeOps
 from .layer_ops import CpuLayerOps
 from .normalization import CpuNormalizationOps
 from .linalg import LinalgOps
@@ -46,7 +47,7 @@ def _rows_cols(shape):
     return (math.prod(shape[:-1]), c)
 
 
-class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, CpuQuantizerOps,
+class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, EqualizeOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, CpuQuantizerOps,
                  CpuBinaryOps, LinalgOps, DepthwiseOps, CpuNormalizationOps, CpuOptimizerOps, CpuQuantizedOps, CpuRegularizerOps, RowLossOps, HostMemory, RoundedOperands,
                  Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
