@@ -20,6 +20,7 @@ from .depthwise import DepthwiseOps
 from .gemm import Gemm
 from .group_ops import GroupOps
 from .images import ImageOps
+from .equalize import EqualizeOps
 from .layer_ops import LayerOps
 from .normalization import NormalizationOps
 from .optimizers import OptimizerOps
@@ -41,7 +42,7 @@ MIN_GROUPS = 8         # ... shrunk so that a small launch still spreads over se
 
 
 
-class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, TrainingOps, LayerOps, QuantizerOps, BinaryOps,
+class OpenCLBackend(AttentionOps, OpenCLTensorOps, ImageOps, EqualizeOps, TrainingOps, LayerOps, QuantizerOps, BinaryOps,
                     NormalizationOps, OptimizerOps, OpenCLQuantizedOps, RegularizerOps, RowLossOps, ConvOps, DepthwiseOps, GroupOps, RecurrentOps, DeviceRecurrentOps,
                     RoundedOperands, Backend):
     """The contract's memory, elementwise, GEMM, pooling, normalization and dropout ops here;
