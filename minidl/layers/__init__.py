@@ -40,6 +40,8 @@ from .preprocessing_color import (AutoContrast, RandomColorDegeneration, RandomG
                                   RandomPosterization, RandomSaturation, Solarization)
 from .preprocessing_jitter import RandomColorJitter
 from .preprocessing_shear import RandomShear
+from .preprocessing_equalize import ContrastLimitedAdaptiveHistogramEqualization, Equalization
+from .preprocessing_perspective import RandomPerspective
 from .category_encoding import CategoryEncoding, Discretization
 from .hashing import HashedCrossing, Hashing
 from .index_lookup import IntegerLookup, StringLookup
@@ -74,6 +76,7 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     GroupQueryAttention, AdditiveAttention, Dot, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
     RandomPosterization, RandomSaturation, Solarization, RandomColorJitter, AutoContrast,
     RandomShear,
+    Equalization, ContrastLimitedAdaptiveHistogramEqualization, RandomPerspective,
     Conv1D, Conv1DTranspose, DepthwiseConv1D, SeparableConv1D, AveragePooling1D,
     GlobalAveragePooling1D, GlobalMaxPooling1D, MaxPooling1D, Cropping1D, SpatialDropout1D,
     UpSampling1D, ZeroPadding1D, Embedding, Masking, AveragePooling3D, GlobalAveragePooling3D,
