@@ -27,6 +27,8 @@ EQUALIZE = {
                      dict(tile_grid_size=(2, 4), clip_limit=0.0), "big"),
     "clahe01": ("ContrastLimitedAdaptiveHistogramEqualization",
                 dict(value_range=(0, 1), tile_grid_size=(4, 4)), "x01"),
+    "clahe_clip": ("ContrastLimitedAdaptiveHistogramEqualization",
+                   dict(tile_grid_size=(2, 2), clip_limit=4.0), "big"),
     "clahe_small": ("ContrastLimitedAdaptiveHistogramEqualization", dict(), "x"),
 }
 
