@@ -983,7 +983,9 @@ def equalize_cases():
                                                                   ((3, 37, 29, 2), (0, 1), 2.0, (2, 3), False),
                                                                   ((2, 40, 40, 3), (0, 255), 0.0, (4, 5), False),
                                                                   ((9, 32, 32, 3), (0, 255), 40.0, (2, 2), False),
-                                                                  ((2, 9, 10, 3), (0, 255), 4.0, (3, 3), True)))]
+                                                                  ((2, 9, 10, 3), (0, 255), 4.0, (3, 3), True),
+                                                                  # a tile over 65536 pixels: the float sums
+                                                                  ((1, 300, 300, 1), (0, 255), 300.0, (1, 1), False)))]
     cases += [Case("image_perspective_transforms", f"image_perspective_transforms-{i}",
                    perspective(n, p, scale, h, w, seed), rtol=1e-4, atol=1e-4, ref="float32")
               for i, (n, p, scale, h, w, seed) in enumerate(((9, (0.0, 1.0), 1.0, 32, 32, 5),

@@ -88,7 +88,9 @@ int level_of(const float v)
 }
 
 // cdfs (n, grid_h, grid_w, c, 256): one work-item per (image, tile, channel) counts its tile
-// (the image padded by its edge pixels) and writes the clipped, normalised CDF. Keras's torch
+// (the image padded by its edge pixels) and writes the clipped CDF, not yet normalised:
+// clahe_apply normalises the four values each pixel reads (its first value is the minimum),
+// which costs fewer divisions than normalising all 256 levels of every tile. Keras's torch
 // backend counts in int64, so its clip limit is truncated to an integer (`limit`).
 __kernel void clahe_tiles(__global float *cdfs, __global const float *x, const float low,
                           const float high, const int identity, const float clip_limit,
@@ -107,6 +109,21 @@ __kernel void clahe_tiles(__global float *cdfs, __global const float *x, const f
             hist[level_of(clahe_in(x[at], low, high, identity))]++;
         }
     __global float *cdf = cdfs + (long)item * LEVELS;
+    const int area = tile_h * tile_w;
+    if (area <= 65536) {
+        // every partial sum is a multiple of 1/256 no larger than area, which float32 holds
+        // exactly: count in units of 1/256 (as csrc/image_equalize.c's tile_cdf_counted),
+        // without a chain of dependent float additions
+        const int cap = clip_limit > 0.0f ? (int)limit : area;
+        int excess = 0;
+        for (int v = 0; v < LEVELS; ++v) excess += max(hist[v] - cap, 0);
+        int running = 0;
+        for (int v = 0; v < LEVELS; ++v) {
+            running += min(hist[v], cap) * 256 + excess;
+            cdf[v] = (float)running * (1.0f / 256.0f);
+        }
+        return;
+    }
     float excess = 0.0f;
     if (clip_limit > 0.0f)
         for (int v = 0; v < LEVELS; ++v) excess += (float)hist[v] - fmin((float)hist[v], limit);
@@ -116,11 +133,6 @@ __kernel void clahe_tiles(__global float *cdfs, __global const float *x, const f
         sum += clip_limit > 0.0f ? fmin((float)hist[v], limit) + redistributed : (float)hist[v];
         cdf[v] = sum;
     }
-    float cdf_min = cdf[0];
-    for (int v = 1; v < LEVELS; ++v) cdf_min = fmin(cdf_min, cdf[v]);
-    float denominator = (float)(tile_h * tile_w) - cdf_min;
-    if (denominator == 0.0f) denominator = 1.0f;
-    for (int v = 0; v < LEVELS; ++v) cdf[v] = clamp(((cdf[v] - cdf_min) * 255.0f) / denominator, 0.0f, 255.0f);
 }
 
 // Row (column) i's tiles below and above (int2) and the weight of the one above: Keras's grid
@@ -134,6 +146,15 @@ int2 grid_taps(const int i, const int tile, const int grid, float *weight)
     return (int2)(clamp(r0 - 1, 0, grid - 1), clamp(r1 - 1, 0, grid - 1));
 }
 
+// Keras's normalised CDF at `level` of one tile's clipped CDF `cdf` (256,) of `area` pixels.
+float normalised(__global const float *cdf, const int level, const int area)
+{
+    const float cdf_min = cdf[0];   // the sum never decreases
+    float denominator = (float)area - cdf_min;
+    if (denominator == 0.0f) denominator = 1.0f;
+    return clamp(((cdf[level] - cdf_min) * 255.0f) / denominator, 0.0f, 255.0f);
+}
+
 // out (n, h, w, c): one work-item per pixel, its level looked up in its four nearest tiles.
 __kernel void clahe_apply(__global float *out, __global const float *x,
                           __global const float *cdfs, const float low, const float high,
@@ -143,14 +164,14 @@ __kernel void clahe_apply(__global float *out, __global const float *x,
 {
     const long pixel = get_global_id(0);
     if (pixel >= (long)n * h * w) return;
-    const int x0 = pixel % w, y = pixel / w % h, b = pixel / w / h;
+    const int x0 = pixel % w, y = pixel / w % h, b = pixel / w / h, area = tile_h * tile_w;
     float wy, wx;
     const int2 ty = grid_taps(y, tile_h, grid_h, &wy), tx = grid_taps(x0, tile_w, grid_w, &wx);
     __global const float *image = cdfs + (long)b * grid_h * grid_w * c * LEVELS;
     for (int k = 0; k < c; ++k) {
         const float v = x[pixel * c + k];
         const int level = level_of(clahe_in(v, low, high, identity));
-#define CDF(row, col) image[(((long)(row) * grid_w + (col)) * c + k) * LEVELS + level]
+#define CDF(row, col) normalised(image + (((long)(row) * grid_w + (col)) * c + k) * LEVELS, level, area)
         const float top = CDF(ty.x, tx.x) * (1.0f - wx) + CDF(ty.x, tx.y) * wx;
         const float bottom = CDF(ty.y, tx.x) * (1.0f - wx) + CDF(ty.y, tx.y) * wx;
 #undef CDF
