@@ -211,7 +211,7 @@ def test_configs_round_trip_as_keras_writes_them():
     for layer, expected in (
             (layers.Equalization(), dict(value_range=[0, 255], bins=256, data_format="channels_last")),
             (layers.ContrastLimitedAdaptiveHistogramEqualization(),
-             dict(value_range=(0, 255), clip_limit=4.0, tile_grid_size=(8, 8),
+             dict(value_range=[0, 255], clip_limit=4.0, tile_grid_size=[8, 8],
                   data_format="channels_last")),
             (layers.RandomPerspective(), dict(factor=[0.0, 1.0], scale=1.0, interpolation="bilinear",
                                               fill_value=0.0, seed=None,

@@ -77,8 +77,8 @@ class ContrastLimitedAdaptiveHistogramEqualization(UnbatchedImages, ImageLayer):
 
     def get_config(self):
         return dict(super().get_config(), data_format=self.data_format,
-                    value_range=self.value_range, clip_limit=self.clip_limit,
-                    tile_grid_size=self.tile_grid_size)
+                    value_range=list(self.value_range), clip_limit=self.clip_limit,
+                    tile_grid_size=list(self.tile_grid_size))   # lists: as JSON gives them back
 
     def forward(self, call, x, training):
         out = call.buffer("out", self.backend.shape(x))
