@@ -8,7 +8,8 @@ with Keras 3.15.1 and torch (never by the test suite):
 Keys: "x" (images 0..255 with a few repeated values), "x01" (the same in 0..1), "flat" (one
 channel constant), "big" (2 x 37 x 29 x 3, not whole tiles), one per case of EQUALIZE and
 CLAHE, and for each case of PERSPECTIVE: "<case>_end" (the (N, 4, 2) corners Keras drew)
-and "<case>" (its output)."""
+and "<case>" (its output); "randaugment": RandAugment on "x" with its choice fixed to
+RANDAUGMENT_OPS."""
 
 import os
 
@@ -39,6 +40,9 @@ PERSPECTIVE = {
                                 fill_value=9.0),
 }
 
+# RandAugment's op indices (Keras's list: 9 auto_contrast, 10 equalization) -> key "randaugment"
+RANDAUGMENT_OPS = (9, 10)
+
 
 def main():
     import keras
@@ -57,6 +61,14 @@ def main():
         t = layer.get_random_transformation(arrays["big"], training=True)
         arrays[f"{case}_end"] = keras.ops.convert_to_numpy(t["end_points"])
         arrays[case] = keras.ops.convert_to_numpy(layer.transform_images(arrays["big"], t))
+    # RandAugment with its choice fixed to its deterministic ops (auto_contrast, equalization),
+    # factor 0: Keras's RandAugment runs every op's transform_images and keeps the chosen ones,
+    # and on the torch backend RandomBrightness's adds its delta to its input in place, so
+    # any other factor also brightens the images (a Keras bug minidl does not copy)
+    layer = keras.layers.RandAugment(num_ops=2, factor=0.0)
+    t = layer.get_random_transformation(arrays["x"], training=True)
+    t["layer_idxes"] = np.array(RANDAUGMENT_OPS)
+    arrays["randaugment"] = keras.ops.convert_to_numpy(layer.transform_images(arrays["x"], t))
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "augment_b_reference.npz")
     np.savez(path + ".tmp.npz", **arrays)
     os.replace(path + ".tmp.npz", path)
