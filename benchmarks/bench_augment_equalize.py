@@ -1,5 +1,5 @@
-"""Cost of Keras 3's Equalization, ContrastLimitedAdaptiveHistogramEqualization and
-RandomPerspective (issue 24) in front of keras_cnn: each layer's forward + backward on a
+"""Cost of Keras 3's Equalization, ContrastLimitedAdaptiveHistogramEqualization,
+RandomPerspective and RandAugment (issue 24; RandAugment where RandomSharpness is there) in front of keras_cnn: each layer's forward + backward on a
 batch of 32x32x3 images, as a fraction of one keras_cnn training step on the same batch
 (train_on_batch), on one backend; beside it the same image work written with batched torch
 ops (bincount / scatter_add histograms, grid_sample for the perspective), in the same run.
@@ -109,6 +109,11 @@ def main():
     candidates = {"Equalization": layers.Equalization(),
                   "CLAHE": layers.ContrastLimitedAdaptiveHistogramEqualization(),
                   "RandomPerspective": layers.RandomPerspective()}
+    try:   # RandAugment's RandomSharpness lives in augment_filters.py
+        from minidl.layers.preprocessing_randaugment import RandAugment
+        candidates["RandAugment"] = RandAugment()
+    except ImportError:
+        pass
     device_x, device_dout = b.from_numpy(x), b.from_numpy(np.ones_like(x))
     steps = {}
     for name, layer in candidates.items():
