@@ -34,7 +34,62 @@ def _sharpness():
     return RandomSharpness
 
 
-class RandAugment(UnbatchedImages, RandomLayer):
+def augmentation_layers(ops, factor, value_range, interpolation, prefix):
+    """The minidl layers of Keras's augmentation names `ops`, with the arguments Keras's
+    RandAugment and AugMix give them (factor a (lower, upper) pair), named prefix_<op>."""
+    f, vr = factor, value_range
+    made = {   # op -> (class, arguments), Keras's
+        "random_shear": (RandomShear, dict(x_factor=f, y_factor=f, interpolation=interpolation)),
+        "random_translation": (RandomTranslation, dict(height_factor=f, width_factor=f,
+                                                       interpolation=interpolation)),
+        "random_rotation": (RandomRotation, dict(factor=f, interpolation=interpolation)),
+        "random_brightness": (RandomBrightness, dict(factor=f, value_range=vr)),
+        "random_color_degeneration": (RandomColorDegeneration, dict(factor=f, value_range=vr)),
+        "random_contrast": (RandomContrast, dict(factor=f, value_range=vr)),
+        "random_sharpness": (None, dict(factor=f, value_range=vr)),
+        "random_posterization": (RandomPosterization, dict(factor=max(1, int(8 * f[1])),
+                                                           value_range=vr)),
+        "solarization": (Solarization, dict(addition_factor=f, threshold_factor=f, value_range=vr)),
+        "auto_contrast": (AutoContrast, dict(value_range=vr)),
+        "equalization": (Equalization, dict(value_range=vr)),
+    }
+    layers = []
+    for op in ops:
+        cls, kwargs = made[op]
+        layers.append((cls or _sharpness())(name=f"{prefix}_{op}", **kwargs))
+    return layers
+
+
+class ComposedAugmentation(UnbatchedImages, RandomLayer):
+    """A random layer that runs augmentation layers of its own (self._parts), built and
+    attached with it (they are not in the model)."""
+
+    def _check_common(self, value_range, factor, interpolation, data_format):
+        owner = self.describe()
+        self.value_range = value_range_pair(value_range, owner)
+        self.factor = keras_factor(factor, (0, 1), owner)
+        self.interpolation = choice(interpolation, "interpolation", owner, INTERPOLATIONS)
+        self.data_format = check_data_format(data_format, owner)
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        for part in self._parts:
+            part.build_once(tuple(input_shape))
+
+    def attach(self, backend, initial_values=None):
+        super().attach(backend, initial_values)
+        for part in self._parts:
+            part.attach(backend)
+
+    def run_part(self, call, key, part, seed, x):
+        """x through `part` as this call's inner call `key`, its draws keyed by `seed`."""
+        part.step_seed = seed
+        inner = call.child(key, part)
+        inner.ordinal = 0   # the part's own seed, set above, is the one it uses
+        return run_forward(part, inner, x, True), inner
+
+
+class RandAugment(ComposedAugmentation):
     """Keras 3's RandAugment(value_range=(0, 255), num_ops=2, factor=0.5,
     interpolation="bilinear"): factor (a number f in [0, 1] means (0, f), or a pair) is the
     strength every augmentation is given (RandomPosterization keeps max(1, int(8 upper))
@@ -47,43 +102,13 @@ class RandAugment(UnbatchedImages, RandomLayer):
     def __init__(self, value_range=(0, 255), num_ops=2, factor=0.5, interpolation="bilinear",
                  seed=None, data_format=None, name=None, trainable=True):
         super().__init__(seed=seed, name=name, trainable=trainable)
-        owner = self.describe()
-        self.value_range = value_range_pair(value_range, owner)
         if isinstance(num_ops, bool) or not isinstance(num_ops, numbers.Integral) or num_ops < 0:
-            raise ValueError(f"{owner}: num_ops must be an int >= 0, got num_ops={num_ops!r}")
+            raise ValueError(f"{self.describe()}: num_ops must be an int >= 0, got "
+                             f"num_ops={num_ops!r}")
         self.num_ops = int(num_ops)
-        self.factor = keras_factor(factor, (0, 1), owner)
-        self.interpolation = choice(interpolation, "interpolation", owner, INTERPOLATIONS)
-        self.data_format = check_data_format(data_format, owner)
-        f, vr = self.factor, self.value_range
-        made = {   # op -> (class, arguments), Keras's
-            "random_shear": (RandomShear, dict(x_factor=f, y_factor=f, interpolation=interpolation)),
-            "random_translation": (RandomTranslation, dict(height_factor=f, width_factor=f,
-                                                           interpolation=interpolation)),
-            "random_rotation": (RandomRotation, dict(factor=f, interpolation=interpolation)),
-            "random_brightness": (RandomBrightness, dict(factor=f, value_range=vr)),
-            "random_color_degeneration": (RandomColorDegeneration, dict(factor=f, value_range=vr)),
-            "random_contrast": (RandomContrast, dict(factor=f, value_range=vr)),
-            "random_sharpness": (_sharpness(), dict(factor=f, value_range=vr)),
-            "random_posterization": (RandomPosterization, dict(factor=max(1, int(8 * f[1])),
-                                                               value_range=vr)),
-            "solarization": (Solarization, dict(addition_factor=f, threshold_factor=f,
-                                                value_range=vr)),
-            "auto_contrast": (AutoContrast, dict(value_range=vr)),
-            "equalization": (Equalization, dict(value_range=vr)),
-        }
-        # the parts are built, attached and run by this layer (they are not in the model)
-        self._parts = [made[op][0](name=f"{self.name}_{op}", **made[op][1]) for op in self.OPS]
-
-    def build(self, input_shape):
-        super().build(input_shape)
-        for part in self._parts:
-            part.build_once(tuple(input_shape))
-
-    def attach(self, backend, initial_values=None):
-        super().attach(backend, initial_values)
-        for part in self._parts:
-            part.attach(backend)
+        self._check_common(value_range, factor, interpolation, data_format)
+        self._parts = augmentation_layers(self.OPS, self.factor, self.value_range,
+                                          self.interpolation, self.name)
 
     def get_config(self):
         return dict(super().get_config(), value_range=list(self.value_range),
@@ -99,12 +124,9 @@ class RandAugment(UnbatchedImages, RandomLayer):
     def augment(self, call, x):
         call.ran = []
         for position, index in enumerate(self.chosen_ops(call.step_seed)):
-            part = self._parts[index]
-            part.step_seed = mix_seed(call.step_seed, position + 1) >> 2
-            inner = call.child(("op", position), part)
-            inner.ordinal = 0   # the part's own seed, set above, is the one it uses
-            x = run_forward(part, inner, x, True)
-            call.ran.append((part, inner))
+            x, inner = self.run_part(call, ("op", position), self._parts[index],
+                                     mix_seed(call.step_seed, position + 1) >> 2, x)
+            call.ran.append((self._parts[index], inner))
         return x
 
     def augment_backward(self, call, dout):
@@ -113,4 +135,4 @@ class RandAugment(UnbatchedImages, RandomLayer):
         return dout
 
 
-__all__ = ["RandAugment"]
+__all__ = ["RandAugment", "augmentation_layers", "ComposedAugmentation"]

@@ -9,7 +9,7 @@ Keys: "x" (images 0..255 with a few repeated values), "x01" (the same in 0..1), 
 channel constant), "big" (2 x 37 x 29 x 3, not whole tiles), one per case of EQUALIZE and
 CLAHE, and for each case of PERSPECTIVE: "<case>_end" (the (N, 4, 2) corners Keras drew)
 and "<case>" (its output); "randaugment": RandAugment on "x" with its choice fixed to
-RANDAUGMENT_OPS."""
+RANDAUGMENT_OPS; "augmix": AugMix on "x" with the draws AUGMIX_*."""
 
 import os
 
@@ -43,6 +43,11 @@ PERSPECTIVE = {
 # RandAugment's op indices (Keras's list: 9 auto_contrast, 10 equalization) -> key "randaugment"
 RANDAUGMENT_OPS = (9, 10)
 
+# AugMix's fixed draws -> key "augmix": its chains (op names), chain weights and m
+AUGMIX_CHAINS = (("auto_contrast",), ("equalization", "auto_contrast"), ())
+AUGMIX_WEIGHTS = (0.2, 0.5, 0.3)
+AUGMIX_M = 0.4
+
 
 def main():
     import keras
@@ -69,6 +74,13 @@ def main():
     t = layer.get_random_transformation(arrays["x"], training=True)
     t["layer_idxes"] = np.array(RANDAUGMENT_OPS)
     arrays["randaugment"] = keras.ops.convert_to_numpy(layer.transform_images(arrays["x"], t))
+    # AugMix with its draws fixed: chains of its deterministic ops, given weights
+    layer = keras.layers.AugMix(all_ops=False)
+    chains = [[{"layer_name": name, "transformation": None} for name in chain]
+              for chain in AUGMIX_CHAINS]
+    arrays["augmix"] = keras.ops.convert_to_numpy(layer.transform_images(arrays["x"], {
+        "chain_mixing_weights": np.float32(AUGMIX_WEIGHTS), "weight_sample": np.float32(AUGMIX_M),
+        "chain_transforms": chains}))
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "augment_b_reference.npz")
     np.savez(path + ".tmp.npz", **arrays)
     os.replace(path + ".tmp.npz", path)
