@@ -1,5 +1,6 @@
 """Cost of Keras 3's Equalization, ContrastLimitedAdaptiveHistogramEqualization,
-RandomPerspective and RandAugment (issue 24; RandAugment where RandomSharpness is there) in front of keras_cnn: each layer's forward + backward on a
+RandomPerspective, RandAugment and AugMix (issue 24; RandAugment and AugMix's all_ops
+where RandomSharpness is there) in front of keras_cnn: each layer's forward + backward on a
 batch of 32x32x3 images, as a fraction of one keras_cnn training step on the same batch
 (train_on_batch), on one backend; beside it the same image work written with batched torch
 ops (bincount / scatter_add histograms, grid_sample for the perspective), in the same run.
@@ -109,11 +110,13 @@ def main():
     candidates = {"Equalization": layers.Equalization(),
                   "CLAHE": layers.ContrastLimitedAdaptiveHistogramEqualization(),
                   "RandomPerspective": layers.RandomPerspective()}
-    try:   # RandAugment's RandomSharpness lives in augment_filters.py
-        from minidl.layers.preprocessing_randaugment import RandAugment
+    from minidl.layers.preprocessing_augmix import AugMix
+    from minidl.layers.preprocessing_randaugment import RandAugment
+    try:   # their RandomSharpness lives in augment_filters.py
         candidates["RandAugment"] = RandAugment()
+        candidates["AugMix"] = AugMix()
     except ImportError:
-        pass
+        candidates["AugMix(all_ops=False)"] = AugMix(all_ops=False)
     device_x, device_dout = b.from_numpy(x), b.from_numpy(np.ones_like(x))
     steps = {}
     for name, layer in candidates.items():
