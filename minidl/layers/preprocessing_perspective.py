@@ -7,7 +7,6 @@ _backward, as for the other random affine layers (preprocessing_random.py). Trai
 
 import numbers
 
-from ..arguments import number
 from .image_unbatched import UnbatchedImages
 from .preprocessing_color import check_data_format, keras_factor
 from .preprocessing_random import RandomAffine
@@ -30,8 +29,7 @@ class RandomPerspective(UnbatchedImages, RandomAffine):
                              f"[0,1], got scale={scale!r}")
         self.scale = float(scale)
         self.data_format = check_data_format(data_format, owner)
-        self._fill_arguments("constant", interpolation, fill_value)
-        self.fill_value = number(fill_value, "fill_value", owner)
+        self._fill_arguments("constant", interpolation, fill_value)   # Keras's fill: constant
 
     def get_config(self):
         return dict(super().get_config(), data_format=self.data_format, factor=list(self.factor),
