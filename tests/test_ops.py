@@ -1006,6 +1006,58 @@ def image_mix_cases():
                     rtol=1e-5, atol=1e-5)])
 
 
+def equalize_cases():
+    """Equalization, CLAHE and RandomPerspective's transforms (numpy_ops/equalize.py and
+    perspective.py are float32 references: ref="float32")."""
+    def levels(rng, shape, specials):
+        x = np.floor(rng.uniform(0, 256, shape)).astype(np.float32)
+        x[..., -1] = np.where(x[..., -1] > 128, 200.0, 60.0)   # a channel filling two bins
+        if specials:
+            with_specials(x, stride=11)
+        return x
+
+    def equalize(shape, value_range, bins, specials=False):
+        def build(rng):
+            x = levels(rng, shape, specials) * np.float32((value_range[1] - value_range[0]) / 255) \
+                + np.float32(value_range[0])
+            flat = np.full(shape, 7.0, np.float32)   # one bin: kept as it is
+            y = x.copy()
+            return [call("equalize_forward", out(*shape), x, value_range, bins),
+                    call("equalize_forward", out(*shape), flat, value_range, bins),
+                    call("equalize_forward", y, y, value_range, bins)]   # in place
+        return build
+
+    def clahe(shape, value_range, clip, grid, specials=False):
+        def build(rng):
+            x = levels(rng, shape, specials) * np.float32((value_range[1] - value_range[0]) / 255) \
+                + np.float32(value_range[0])
+            return [call("clahe_forward", out(*shape), x, value_range, clip, grid)]
+        return build
+
+    def perspective(n, probability, scale, h, w, seed):
+        return lambda rng: [call("image_perspective_transforms", out(n, 8), probability, scale, h, w, seed)]
+
+    cases = [Case("equalize", f"equalize-{i}", equalize(s, vr, bins, specials), rtol=1e-6, atol=1e-6, ref="float32")
+             for i, (s, vr, bins, specials) in enumerate((((3, 5, 4, 3), (0, 255), 256, False),
+                                                          ((2, 7, 6, 2), (-1, 1), 64, False),
+                                                          ((16, 32, 32, 3), (0, 255), 256, False),
+                                                          ((3, 5, 4, 3), (0, 255), 256, True)))]
+    cases += [Case("clahe", f"clahe-{i}", clahe(s, vr, clip, grid, specials), rtol=1e-5, atol=1e-5, ref="float32")
+              for i, (s, vr, clip, grid, specials) in enumerate((((2, 9, 10, 3), (0, 255), 4.0, (8, 8), False),
+                                                                  ((3, 37, 29, 2), (0, 1), 2.0, (2, 3), False),
+                                                                  ((2, 40, 40, 3), (0, 255), 0.0, (4, 5), False),
+                                                                  ((9, 32, 32, 3), (0, 255), 40.0, (2, 2), False),
+                                                                  ((2, 9, 10, 3), (0, 255), 4.0, (3, 3), True),
+                                                                  # a tile over 65536 pixels: the float sums
+                                                                  ((1, 300, 300, 1), (0, 255), 300.0, (1, 1), False)))]
+    cases += [Case("image_perspective_transforms", f"image_perspective_transforms-{i}",
+                   perspective(n, p, scale, h, w, seed), rtol=1e-4, atol=1e-4, ref="float32")
+              for i, (n, p, scale, h, w, seed) in enumerate(((9, (0.0, 1.0), 1.0, 32, 32, 5),
+                                                            (70, (0.5, 1.0), 0.3, 37, 29, 2 ** 40 + 9),
+                                                            (4, (1.0, 1.0), 0.8, 1, 7, 3)))]
+    return cases
+
+
 # ------------------------------------------------------------------ dropout
 def dropout_case(shape, rate, seed, specials=False):
     """No reference (each backend draws its own mask): the properties the contract promises."""
@@ -1829,7 +1881,7 @@ CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases(
          + depthwise_cases() + dilated_grouped_cases() + conv_transpose_cases() + upsample_cases()
          + pool_cases()
          + layout_cases() + batchnorm_cases() + layernorm_cases() + layer_op_cases()
-         + dropout_cases() + image_cases() + image_mix_cases() + loss_cases() + row_loss_cases()
+         + dropout_cases() + image_cases() + image_mix_cases() + equalize_cases() + loss_cases() + row_loss_cases()
          + metric_cases() + optimizer_cases() + tensor_op_cases() + recurrent_cases()
          + quantizer_cases() + binary_cases()
          + attention_cases() + quantized_cases())

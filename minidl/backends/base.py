@@ -208,6 +208,28 @@ class Backend(ActivationsSection, AttentionSection, ConvolutionSection, Depthwis
 
     # --------------------------------------- losses, metrics: contract/losses.py, contract/metrics.py
 
+    # Equalization, CLAHE and RandomPerspective (checks in equalize_args.py)
+    def equalize_forward(self, out, x, value_range, bins):
+        """out (N, H, W, C) = Keras's Equalization of x: one histogram of `bins` bins per
+        channel over the whole batch (through 0..255), its CDF as a look-up table rounded to
+        whole levels; a channel whose values fill at most one bin stays as it is. out may
+        alias x. equalize_args.py has the checks, numpy_ops/equalize.py the reference."""
+        raise NotImplementedError
+
+    def clahe_forward(self, out, x, value_range, clip_limit, tile_grid_size):
+        """out (N, H, W, C) = Keras's ContrastLimitedAdaptiveHistogramEqualization of x: per
+        image and channel, a clipped 256-bin CDF for each tile of a (grid_h, grid_w) grid (the
+        image padded by its edge pixels to whole tiles), each pixel's level looked up in its
+        four nearest tiles and interpolated bilinearly. out must not alias x."""
+        raise NotImplementedError
+
+    def image_perspective_transforms(self, transforms, probability, scale, height, width, seed):
+        """transforms (N, 8) = Keras's RandomPerspective rows for images of height x width:
+        sample s transformed when u0 < lower + (upper - lower) u1 of counter (s, 0), its
+        corners (x, y) moved to (x (1 + f), y (1 + f')), the eight f in [-scale/2, scale/2]
+        from counters (s, 1) and (s, 2); other samples get the identity."""
+        raise NotImplementedError
+
     # ------------------------------------------------------ tensor ops: contract/tensor_ops.py
 
     # ------------------------------------------- regularizers, constraints: contract/regularizers.py

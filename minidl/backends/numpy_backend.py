@@ -20,6 +20,8 @@ from .numpy_ops.gemm import NumpyGemmOps
 from .numpy_ops.image_mix import NumpyImageMixOps
 from .numpy_ops.images import NumpyImageOps
 from .numpy_ops.larq import NumpyLarqOps
+from .numpy_ops.equalize import NumpyEqualizeOps
+from .numpy_ops.perspective import NumpyPerspectiveOps
 from .numpy_ops.layer_ops import NumpyLayerOps
 from .numpy_ops.losses import NumpyLossOps
 from .numpy_ops.metrics import NumpyMetricOps
@@ -36,7 +38,7 @@ from .rounded_operands import RoundedOperands
 
 class NumpyBackend(NumpyElementwiseOps, NumpyActivationOps, NumpyGemmOps, NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, NumpyLarqOps,
                    NumpyDepthwiseOps, NumpyOptimizerOps, NumpyNormalizationOps, NumpyQuantizedOps,
-                   NumpyRegularizerOps, NumpyLossOps, NumpyMetricOps, NumpyImageOps, NumpyImageMixOps,
+                   NumpyRegularizerOps, NumpyLossOps, NumpyMetricOps, NumpyImageOps, NumpyImageMixOps, NumpyEqualizeOps, NumpyPerspectiveOps,
                    HostMemory, RoundedOperands, Backend):
     """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
 

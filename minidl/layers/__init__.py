@@ -48,6 +48,10 @@ from .augment_erasing import RandomErasing
 from .augment_filters import RandomGaussianBlur, RandomSharpness
 from .augment_mixing import CutMix, MixUp
 from .pipeline import Pipeline
+from .preprocessing_equalize import ContrastLimitedAdaptiveHistogramEqualization, Equalization
+from .preprocessing_perspective import RandomPerspective
+from .preprocessing_randaugment import RandAugment
+from .preprocessing_augmix import AugMix
 from .category_encoding import CategoryEncoding, Discretization
 from .hashing import HashedCrossing, Hashing
 from .index_lookup import IntegerLookup, StringLookup
@@ -89,6 +93,7 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     GroupQueryAttention, AdditiveAttention, Dot, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
     RandomPosterization, RandomSaturation, Solarization, RandomColorJitter, AutoContrast,
     RandomShear, RandomErasing, RandomGaussianBlur, RandomSharpness, MixUp, CutMix, Pipeline,
+    Equalization, ContrastLimitedAdaptiveHistogramEqualization, RandomPerspective, RandAugment, AugMix,
     Conv1D, Conv1DTranspose, DepthwiseConv1D, SeparableConv1D, AveragePooling1D,
     GlobalAveragePooling1D, GlobalMaxPooling1D, MaxPooling1D, Cropping1D, SpatialDropout1D,
     UpSampling1D, ZeroPadding1D, Embedding, Masking, AveragePooling3D, GlobalAveragePooling3D,

@@ -19,11 +19,11 @@ _M0, _M1, _W0, _W1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
 _MASK = 0xFFFFFFFF
 
 
-def sample_uniforms(n, seed):
-    """(n, 4) float32 uniforms in [0, 1): four per sample, from counter (sample, 0)."""
+def sample_uniforms(n, seed, word=0):
+    """(n, 4) float32 uniforms in [0, 1): four per sample, from counter (sample, word)."""
     key0, key1 = split_seed(seed)
     c0 = np.arange(n, dtype=np.uint64)
-    c1 = np.zeros(n, np.uint64)
+    c1 = np.full(n, word, np.uint64)
     c2 = np.zeros(n, np.uint64)
     c3 = np.zeros(n, np.uint64)
     for _ in range(10):

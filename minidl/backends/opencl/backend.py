@@ -22,6 +22,7 @@ from .gemm import Gemm, GemmOps
 from .images import ImageOps
 from .image_mix import OpenCLImageMixOps
 from .larq import LarqOps
+from .equalize import EqualizeOps
 from .layer_ops import LayerOps
 from .losses import LossOps
 from .metrics import MetricOps
@@ -40,7 +41,7 @@ from . import tuner
 
 
 
-class OpenCLBackend(ElementwiseOps, ActivationOps, GemmOps, AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, LossOps, MetricOps, LayerOps, LarqOps,
+class OpenCLBackend(ElementwiseOps, ActivationOps, GemmOps, AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, EqualizeOps, LossOps, MetricOps, LayerOps, LarqOps,
                     NormalizationOps, OptimizerOps, OpenCLQuantizedOps, RegularizerOps, ConvOps, DepthwiseOps, RecurrentOps, DeviceRecurrentOps,
                     RoundedOperands, Backend):
     """The contract's memory and pooling ops here; elementwise, activations and gemm in the
