@@ -1247,6 +1247,23 @@ def optimizer_case(name, op, hyper, n, specials=False):
     return Case(op, f"{name}-{n}" + ("-nan" if specials else ""), build, rtol=1e-5, atol=1e-6)
 
 
+def bop_case(n, gamma, threshold, specials=False):
+    """larq's Bop: five steps from latent weights (some exactly 0) and a random average; the
+    float32 reference, as the flip decisions of a float64 one could differ at the threshold."""
+    def build(rng):
+        w, m = randn(rng, n), randn(rng, n, scale=0.5)
+        w[::7] = 0.0
+        calls = []
+        for step in range(5 if not specials else 2):
+            g = randn(rng, n)
+            if specials and step == 0:
+                with_specials(g)
+            calls.append(call("bop_update", w, g, m, gamma, threshold))
+        return calls
+    return Case("bop_update", f"bop_update-{n}-{gamma:g}-{threshold:g}" + ("-nan" if specials else ""),
+                build, ref="float32")
+
+
 def clip_case(op, n, value, specials=False):
     def build(rng):
         g = randn(rng, n, scale=3.0)
@@ -1336,6 +1353,8 @@ def optimizer_cases():
     cases += [global_norm_case((37, 70001), 2.0, "nan"), global_norm_case((37, 70001), 2.0, "inf")]
     cases += [optimizer_case(name, op, hyper, n) for name, op, hyper in OPTIMIZERS for n in (1, 31, 77, 70001)]
     cases += [optimizer_case(name, op, hyper, 37, specials=True) for name, op, hyper in OPTIMIZERS]
+    cases += [bop_case(n, gamma, threshold) for n in (1, 31, 70001) for gamma, threshold in
+              ((1e-4, 1e-8), (0.5, 0.3))] + [bop_case(37, 0.5, 0.3, specials=True)]
     for n in (1, 17, 1001, 70001):
         cases += [clip_case("clip_by_value", n, 1.5), clip_case("clip_by_norm", n, 2.0),
                   clip_case("clip_by_norm", n, 0.5), clip_case("clip_by_norm", n, 1e6)]
@@ -1919,6 +1938,6 @@ def test_every_contract_op_has_a_row():
                                   "cross_entropy", "mean_squared_error", "row_loss", "sum", "accuracy",
                                   "clip_by_value", "clip_by_norm", "sgd_update", "adam_update",
                                   "rmsprop_update", "adagrad_update", "adadelta_update", "adamax_update",
-                                  "amsgrad_update", "nadam_update", "lion_update", "ftrl_update", "ema_update",
+                                  "amsgrad_update", "nadam_update", "lion_update", "ftrl_update", "ema_update", "bop_update",
                                   "clip_by_global_norm", "l1_l2", "norm_constraint", "unary", "binary",
                                   "where", "reduce"}

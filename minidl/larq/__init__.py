@@ -1,11 +1,12 @@
 """larq's API on minidl: `import minidl.larq as lq` runs larq scripts for binary and ternary
-networks (quantizers, Quant* layers, WeightClip, math.sign, models.summary).
+networks (quantizers, Quant* layers, WeightClip, math.sign, models.summary, Bop and
+CaseOptimizer).
 
 Quantizers are backend ops (numpy, cpu, opencl), so training runs on every backend with latent
 float weights and straight-through gradients.
 """
 
-from . import callbacks, constraints, layers, math, models, quantizers
+from . import callbacks, constraints, layers, math, models, optimizers, quantizers
 from .binary_inference import convert
 
-__all__ = ["callbacks", "constraints", "convert", "layers", "math", "models", "quantizers"]
+__all__ = ["callbacks", "constraints", "convert", "layers", "math", "models", "optimizers", "quantizers"]

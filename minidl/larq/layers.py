@@ -42,6 +42,18 @@ class QuantizerBase:
             return False
         return True
 
+    # (weight attribute, its quantizer's attribute) of every quantized kernel a larq layer has
+    _QUANTIZED_WEIGHTS = (("kernel", "kernel_quantizer"), ("_depthwise_kernel", "depthwise_quantizer"),
+                          ("pointwise_kernel", "pointwise_quantizer"))
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        # larq's QuantizedVariable.precision: what Bop.is_binary_variable and CaseOptimizer read
+        for weight_name, quantizer_name in self._QUANTIZED_WEIGHTS:
+            weight, quantizer = getattr(self, weight_name, None), getattr(self, quantizer_name, None)
+            if weight is not None and quantizer is not None:
+                weight.precision = getattr(quantizer, "precision", None) or 32
+
     def _set_input_quantizer(self, input_quantizer, metrics):
         if metrics not in (None, [], ()):
             raise ValueError(f"{self.describe()}: metrics={metrics!r}: minidl.larq has no layer "
