@@ -1,4 +1,4 @@
-"""larq's quantized layers (larq.layers) on minidl's Dense, Conv2D, DepthwiseConv2D and
+"""larq's quantized layers (larq.layers) on minidl's Dense, Conv2D, Conv1D, DepthwiseConv2D and
 SeparableConv2D.
 
 Each keeps latent float weights (what the optimizer updates, what get_weights returns, what
@@ -10,13 +10,15 @@ quantizer's straight-through gradient takes dL/dcopy back to dL/dlatent.
 pad_values (the conv layers): with padding="same", larq pads the quantized input with this value
 instead of 0 (a binary network has no 0; pad_values=1 keeps the padded input binary). Here the
 input is padded by the backend (pad2d plus a constant border tensor) and the convolution runs
-'valid' on it, as larq does. minidl has no Conv1D, so there is no QuantConv1D.
+'valid' on it, as larq does. QuantConv1D is QuantConv2D on the (N, 1, L, C) view of its input,
+as minidl's Conv1D is Conv2D's (layers/conv1d.py), so lq.convert runs it binary too.
 """
 
 from ..backends.window import same_padding
 from ..custom_objects import get_custom_objects
 from ..layers.base import count_elements
 from ..layers.conv import Conv2D
+from ..layers.conv1d import LiftedWeight, Lifted1D, _config_1d, _conv_options
 from ..layers.core import Dense
 from ..layers.depthwise import DepthwiseConv2D, SeparableConv2D
 from ..mixed_precision import compute_precision
@@ -51,6 +53,8 @@ class QuantizerBase:
         # larq's QuantizedVariable.precision: what Bop.is_binary_variable and CaseOptimizer read
         for weight_name, quantizer_name in self._QUANTIZED_WEIGHTS:
             weight, quantizer = getattr(self, weight_name, None), getattr(self, quantizer_name, None)
+            if isinstance(weight, LiftedWeight):    # a 1-D layer's kernel seen in 2-D
+                weight = weight.weight
             if weight is not None and quantizer is not None:
                 weight.precision = getattr(quantizer, "precision", None) or 32
 
@@ -249,6 +253,36 @@ class QuantConv2D(QuantizerBase, PadValuesMixin, Conv2D):
         return self._input_gradient(call, dx)
 
 
+class QuantConv1D(Lifted1D, QuantConv2D):
+    """Conv1D with input_quantizer, kernel_quantizer and pad_values (larq.layers.QuantConv1D);
+    kernel (kernel_size, in_channels / groups, filters). padding "valid", "same" or "causal"
+    (causal only with pad_values=0, as larq)."""
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", pad_values=0.0, data_format=None,
+                 dilation_rate=1, groups=1, activation=None, use_bias=True, input_quantizer=None,
+                 kernel_quantizer=None, kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, metrics=None, name=None, trainable=True):
+        self.name = name or "quant_conv1d"   # for messages before Layer.__init__ names the layer
+        kernel, stride, dilation = _conv_options(self, kernel_size, strides, dilation_rate, data_format)
+        causal = isinstance(padding, str) and padding.lower() == "causal"
+        if causal and pad_values != 0.0:
+            raise ValueError(f"{self.describe()}: causal padding with `pad_values != 0` is not supported "
+                             f"(got pad_values={pad_values!r})")
+        super().__init__(filters, kernel, stride, "valid" if causal else padding, pad_values,
+                         dilation_rate=dilation, groups=groups, activation=activation, use_bias=use_bias,
+                         input_quantizer=input_quantizer, kernel_quantizer=kernel_quantizer,
+                         kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
+                         kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
+                         bias_constraint=bias_constraint, metrics=metrics, name=name, trainable=trainable)
+        if causal:
+            self.padding = "causal"
+
+    def get_config(self):
+        return _config_1d(super().get_config(), "kernel_size", "strides", "dilation_rate")
+
+
 class _QuantDepthwiseSteps(QuantizerBase, PadValuesMixin):
     """The quantized depthwise step shared by QuantDepthwiseConv2D and QuantSeparableConv2D."""
 
@@ -360,7 +394,7 @@ class QuantSeparableConv2D(_QuantDepthwiseSteps, SeparableConv2D):
         return self._quantized_gradients(call, dx)
 
 
-get_custom_objects().update({cls.__name__: cls for cls in (QuantDense, QuantConv2D, QuantDepthwiseConv2D,
-                                                           QuantSeparableConv2D)})
+get_custom_objects().update({cls.__name__: cls for cls in (QuantDense, QuantConv1D, QuantConv2D,
+                                                           QuantDepthwiseConv2D, QuantSeparableConv2D)})
 
-__all__ = ["QuantConv2D", "QuantDense", "QuantDepthwiseConv2D", "QuantSeparableConv2D"]
+__all__ = ["QuantConv1D", "QuantConv2D", "QuantDense", "QuantDepthwiseConv2D", "QuantSeparableConv2D"]
