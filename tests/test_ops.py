@@ -1654,6 +1654,26 @@ BINARY_CONV_GEOMETRIES = [   # (N, H, W, C), kernel, F, strides, padding, dilati
 ]
 
 
+def binary_threshold_cases():
+    """BatchNormalization + sign folded into a threshold: integer sums z against per-channel
+    [lo, hi] (finite, +-inf, empty, z on the bounds), packed as binary_pack_input packs."""
+    def build(pixels, c):
+        def make(rng):
+            k = 40
+            z = rng.integers(-k, k + 1, (pixels, c)).astype(np.float32)
+            lo = rng.integers(-k, k + 1, c).astype(np.float32)
+            hi = np.where(rng.random(c) < 0.5, np.inf, lo + rng.integers(0, 2 * k, c)).astype(np.float32)
+            lo[::3] = -np.inf                                    # gamma < 0: +1 at z <= hi
+            if c > 4:
+                lo[4], hi[4] = 5.0, 4.0                          # gamma == 0 and beta < 0: -1 everywhere
+            z[0, :] = lo                                         # on the bounds: +1
+            bits = np.full((pixels, -(-c // 32)), -7, np.int32)
+            return [call("binary_pack_thresholds", bits, z, np.stack([lo, hi]))]
+        return make
+    return [Case("binary_pack_thresholds", f"binary_pack_thresholds-{p}x{c}", build(p, c), rtol=0, atol=0,
+                 ref="float32") for p, c in ((1, 1), (7, 31), (9, 32), (5, 33), (3, 100), (1200, 96))]
+
+
 def binary_cases():
     """Packing and the binary convolution: int32 words and integer dot products, exact."""
     def build(in_shape, kernel, filters, strides, padding, dilation, pad_value, use_bias):
@@ -1786,7 +1806,7 @@ CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases(
          + layout_cases() + batchnorm_cases() + layernorm_cases() + layer_op_cases()
          + dropout_cases() + image_cases() + loss_cases() + row_loss_cases()
          + metric_cases() + optimizer_cases() + tensor_op_cases() + recurrent_cases()
-         + quantizer_cases() + binary_cases()
+         + quantizer_cases() + binary_cases() + binary_threshold_cases()
          + attention_cases() + quantized_cases())
 GEMM_FAMILY_OPS = ("gemm", "conv2d", "conv2d_transpose")   # the rows that run through the opencl GEMM kernels
 

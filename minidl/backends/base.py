@@ -323,6 +323,13 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
         the padding is an input of +1 when pad_value is 1, of 0 (not counted) when it is 0."""
         raise NotImplementedError
 
+    def binary_pack_thresholds(self, bits, z, bounds):
+        """bits (..., ceil(C / 32)) int32 = the signs of a BatchNormalization of z (..., C), the
+        integer sums of a binary layer, folded into a threshold (lq.convert): bit b of word k is
+        1 (-1) where z[..., 32 k + b] is outside [lo, hi] of its channel, bounds (2, C) holding
+        lo then hi (+-inf allowed). binary_pack_input's layout."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------ prelu
     # x is viewed as (M, K); alpha (K,) holds one learned slope per column.
     def prelu_forward(self, out, x, alpha):

@@ -57,3 +57,11 @@ def packed_kernel_shape(op, bits, weight):
     shape = (kh * kw * -(-c // 32), f)
     check_shape(op, "bits", bits, shape)
     return shape
+
+
+def check_binary_thresholds(op, bits, z, bounds):
+    """(pixels, channels) of a binary_pack_thresholds call after checking its arguments."""
+    shape = packed_shape(op, bits, z)
+    c = z.shape[-1]
+    check_shape(op, "bounds", bounds, (2, c))
+    return math.prod(shape[:-1]), c

@@ -6,9 +6,12 @@ weights), the input's per batch; the convolution gives the exact integer dot pro
 +-1 values, so predictions equal the float path's up to float rounding of the sums. larq's
 padding conventions hold: pad_values=1 pads with +1, the default 0 leaves padding out.
 Training (fit, train_on_batch) always runs the float path with its straight-through gradients.
+A BatchNormalization between two binary layers is folded into an integer threshold
+(threshold_fusion.py) unless convert(fold_batchnorm=False).
 """
 
 from ..models.model import Model
+from . import threshold_fusion
 
 SIGN_QUANTIZERS = ("ste_sign", "approx_sign", "swish_sign")   # forward: larq.math.sign
 
@@ -19,9 +22,12 @@ class BinaryLayerState:
     def __init__(self):
         self.kernel_bits = None       # packed on the first inference after a weight change
         self.plans = {}
+        self.fold = None              # the BatchNormalization folded into this layer's output
+        self.bounds = None            # its (2, F) thresholds, made with the kernel bits
 
     def invalidate(self):
         self.kernel_bits = None
+        self.bounds = None
 
 
 def binary_reason(layer):
@@ -49,9 +55,12 @@ def _layers(model):
             yield layer
 
 
-def convert(model, verbose=False):
+def convert(model, verbose=False, fold_batchnorm=True):
     """Switch binary inference on for every eligible layer of `model` (in place); returns the
-    model. `verbose` prints which layers run binary and why the others do not."""
+    model. `verbose` prints which layers run binary and why the others do not. fold_batchnorm:
+    fold each BatchNormalization between two binary layers into an integer threshold (the
+    chains are listed in model.folded_batchnorms). After set_weights / load_weights, convert
+    again (the packed kernels and thresholds are made on the first prediction)."""
     converted = []
     for layer in _layers(model):
         reason = binary_reason(layer)
@@ -60,28 +69,53 @@ def convert(model, verbose=False):
             converted.append(layer.name)
         elif verbose and hasattr(layer, "input_quantizer"):
             print(f"{layer.name}: float ({reason})")
+    model.binary_layers = converted
+    model.folded_batchnorms = threshold_fusion.fuse(model) if fold_batchnorm else []
     if verbose:
         print(f"binary inference: {', '.join(converted) or 'no layer'}")
-    model.binary_layers = converted
+        for chain in model.folded_batchnorms:
+            print("folded into a threshold: " + " -> ".join(chain))
     return model
 
 
+def unpacked_shape(layer, x):
+    """The (..., C) shape of the activations `x` stands for: x itself, or packed bits
+    (..., ceil(C / 32)) from a folded layer before, C being what the kernel reads."""
+    shape = tuple(layer.backend.shape(x))
+    if threshold_fusion.is_packed(x):
+        return shape[:-1] + (layer.kernel.shape[-2],)
+    return shape
+
+
 def binary_forward(layer, call, x, kernel, plan, pad_value):
-    """out = the layer's preactivation on the binary ops: x (N, H, W, C) float, kernel the
-    (kh, kw, C, F) latent weight; buffers are those of the layer's call `call`."""
+    """The layer's preactivation on the binary ops: x (N, H, W, C) float or already packed
+    bits (N, H, W, ceil(C / 32)), kernel the (kh, kw, C, F) latent weight; buffers are those of
+    the layer's call `call`. Returns z (N, OH, OW, F) float, or, where a BatchNormalization is
+    folded into this layer, the next layer's packed input bits (N, OH, OW, ceil(F / 32))."""
     b = layer.backend
     state = layer._binary_state
+    words = -(-plan.c // 32)
     if state.kernel_bits is None or state.kernel_bits[0] is not b:
-        words = -(-plan.c // 32)
         bits = b.empty((plan.kh * plan.kw * words, plan.oc), "int32")
         b.binary_pack_kernel(bits, kernel)
         state.kernel_bits = (b, bits)
-    bits = call.buffer("binary_input", (plan.n, plan.h, plan.w, -(-plan.c // 32)), "int32")
-    b.binary_pack_input(bits, x)
+        state.bounds = None
+        if state.fold is not None:
+            state.bounds = threshold_fusion.threshold_bounds(layer, plan.kh * plan.kw * plan.c)
+    if threshold_fusion.is_packed(x):
+        bits = b.reshape(x, (plan.n, plan.h, plan.w, words))
+    else:
+        bits = call.buffer("binary_input", (plan.n, plan.h, plan.w, words), "int32")
+        b.binary_pack_input(bits, x)
     z = call.buffer("z", plan.out_shape)
-    b.binary_conv2d_forward(z, bits, state.kernel_bits[1], layer.bias.value if layer.use_bias else None,
-                            plan, pad_value)
-    return z
+    folded = state.bounds is not None
+    b.binary_conv2d_forward(z, bits, state.kernel_bits[1],
+                            layer.bias.value if layer.use_bias and not folded else None, plan, pad_value)
+    if not folded:
+        return z
+    out = call.buffer("folded_bits", plan.out_shape[:-1] + (-(-plan.oc // 32),), "int32")
+    b.binary_pack_thresholds(out, z, state.bounds)
+    return out
 
 
 def binary_plan(layer, in_shape, kernel_shape, strides, padding, dilation):

@@ -1,7 +1,7 @@
 """The cpu ops of binary (xnor-popcount) inference (a mixin of CpuBackend); the C kernels are
 csrc/binary_conv.c and its micro-kernels binary_popcount_{generic,avx2,avx512}.c."""
 
-from ..quantizer_args import check_binary_conv, packed_kernel_shape, packed_shape
+from ..quantizer_args import check_binary_conv, check_binary_thresholds, packed_kernel_shape, packed_shape
 from ._ffi import INT32, checked, ffi, output, raise_for_status, window_struct
 
 
@@ -29,3 +29,9 @@ class CpuBinaryOps:
             ffi.NULL if bias is None else checked(op, "bias", bias), int(pad_value), window_struct(op, plan))
         if status:
             raise_for_status(op, status)
+
+    def binary_pack_thresholds(self, bits, z, bounds):
+        op = "binary_pack_thresholds"   # csrc/binary_threshold.c
+        pixels, c = check_binary_thresholds(op, bits, z, bounds)
+        self._lib.minidl_binary_pack_thresholds(output(op, "bits", bits, bits.shape, INT32), checked(op, "z", z),
+                                                checked(op, "bounds", bounds), pixels, c)

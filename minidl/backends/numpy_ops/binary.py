@@ -4,7 +4,7 @@ the dot products in int64: the integer answer the popcount kernels must give exa
 
 import numpy as np
 
-from ..quantizer_args import check_binary_conv, packed_kernel_shape, packed_shape
+from ..quantizer_args import check_binary_conv, check_binary_thresholds, packed_kernel_shape, packed_shape
 
 _WEIGHTS = (1 << np.arange(32, dtype=np.int64))
 
@@ -55,3 +55,7 @@ class NumpyBinaryOps:
                                 x0:x0 + (plan.ow - 1) * plan.sw + 1:plan.sw, :]
                 result += np.einsum("nhwc,cf->nhwf", window, w[ky, kx])
         out[...] = result + (0 if bias is None else bias)
+
+    def binary_pack_thresholds(self, bits, z, bounds):
+        check_binary_thresholds("binary_pack_thresholds", bits, z, bounds)
+        bits[...] = _pack(~((bounds[0] <= z) & (z <= bounds[1])))

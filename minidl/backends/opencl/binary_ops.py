@@ -3,7 +3,7 @@ _run1d); the kernels are kernels/binary.cl (OpenCL's popcount on 32-bit words)."
 
 import numpy as np
 
-from ..quantizer_args import check_binary_conv, packed_kernel_shape, packed_shape
+from ..quantizer_args import check_binary_conv, check_binary_thresholds, packed_kernel_shape, packed_shape
 
 FILTERS_PER_ITEM = 4   # binary.cl's default
 
@@ -27,3 +27,8 @@ class BinaryOps:
                     out if bias is None else bias, np.int32(bias is not None), int(pad_value),
                     plan.h, plan.w, plan.c, plan.oh, plan.ow, plan.kh, plan.kw, plan.sh, plan.sw,
                     plan.pad_top, plan.pad_left, plan.dh, plan.dw, plan.oc, groups, total)
+
+    def binary_pack_thresholds(self, bits, z, bounds):
+        _, c = check_binary_thresholds("opencl binary_pack_thresholds", bits, z, bounds)
+        self._run1d("binary_threshold.cl", "binary_pack_thresholds", bits.size, bits, z, bounds, c, -(-c // 32),
+                    bits.size)
