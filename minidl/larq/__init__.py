@@ -7,6 +7,7 @@ float weights and straight-through gradients.
 """
 
 from . import callbacks, constraints, layers, math, models, optimizers, quantizers
+from .binary_files import load_converted, save_converted
 from .binary_inference import convert
 
-__all__ = ["callbacks", "constraints", "convert", "layers", "math", "models", "optimizers", "quantizers"]
+__all__ = ["callbacks", "constraints", "convert", "layers", "load_converted", "save_converted", "math", "models", "optimizers", "quantizers"]
