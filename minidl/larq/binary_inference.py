@@ -1,5 +1,6 @@
 """Fast binary inference: lq.convert(model) makes every QuantConv2D and QuantDense whose input
-and kernel are both larq signs predict with the backend's bit-packed xnor-popcount ops.
+is a larq sign and whose kernel is a sign or ternary (ste_tern, as two bit-planes) predict with
+the backend's bit-packed xnor-popcount ops.
 
 The kernel's sign bits are packed once (again after any training step changed the latent
 weights), the input's per batch; the convolution gives the exact integer dot products of the
@@ -14,6 +15,7 @@ from ..models.model import Model
 from . import threshold_fusion
 
 SIGN_QUANTIZERS = ("ste_sign", "approx_sign", "swish_sign")   # forward: larq.math.sign
+TERNARY_QUANTIZERS = ("ste_tern",)     # kernels in {-1, 0, +1}: two bit-planes (binary_forward)
 
 
 class BinaryLayerState:
@@ -34,10 +36,12 @@ def binary_reason(layer):
     """Why `layer` cannot run binary (a string), or None when it can."""
     if not getattr(layer, "supports_binary_inference", False):
         return "not a QuantConv2D or QuantDense"
-    for role in ("input_quantizer", "kernel_quantizer"):
-        quantizer = getattr(layer, role)
-        if quantizer is None or quantizer.op not in SIGN_QUANTIZERS:
-            return f"its {role} is not a sign quantizer ({SIGN_QUANTIZERS})"
+    quantizer = layer.input_quantizer
+    if quantizer is None or quantizer.op not in SIGN_QUANTIZERS:
+        return f"its input_quantizer is not a sign quantizer ({SIGN_QUANTIZERS})"
+    quantizer = layer.kernel_quantizer
+    if quantizer is None or quantizer.op not in SIGN_QUANTIZERS + TERNARY_QUANTIZERS:
+        return f"its kernel_quantizer is not a sign or ternary quantizer ({SIGN_QUANTIZERS + TERNARY_QUANTIZERS})"
     if getattr(layer, "groups", 1) != 1:
         return "grouped convolution"
     if getattr(layer, "pad_values", 0.0) not in (0.0, 1.0):
@@ -96,9 +100,7 @@ def binary_forward(layer, call, x, kernel, plan, pad_value):
     state = layer._binary_state
     words = -(-plan.c // 32)
     if state.kernel_bits is None or state.kernel_bits[0] is not b:
-        bits = b.empty((plan.kh * plan.kw * words, plan.oc), "int32")
-        b.binary_pack_kernel(bits, kernel)
-        state.kernel_bits = (b, bits)
+        state.kernel_bits = (b, _kernel_planes(layer, call, kernel, (plan.kh * plan.kw * words, plan.oc)))
         state.bounds = None
         if state.fold is not None:
             state.bounds = threshold_fusion.threshold_bounds(layer, plan.kh * plan.kw * plan.c)
@@ -109,13 +111,43 @@ def binary_forward(layer, call, x, kernel, plan, pad_value):
         b.binary_pack_input(bits, x)
     z = call.buffer("z", plan.out_shape)
     folded = state.bounds is not None
-    b.binary_conv2d_forward(z, bits, state.kernel_bits[1],
-                            layer.bias.value if layer.use_bias and not folded else None, plan, pad_value)
+    bias = layer.bias.value if layer.use_bias and not folded else None
+    planes = state.kernel_bits[1]
+    if len(planes) == 1:
+        b.binary_conv2d_forward(z, bits, planes[0], bias, plan, pad_value)
+    else:   # ternary: x . w = (x . a + x . b) / 2, exact (both sums are integers of one parity)
+        half = call.buffer("z_plane", plan.out_shape)
+        b.binary_conv2d_forward(z, bits, planes[0], None, plan, pad_value)
+        b.binary_conv2d_forward(half, bits, planes[1], None, plan, pad_value)
+        b.axpby(z, 0.5, z, 0.5, half)
+        if bias is not None:
+            b.bias_add(z, z, bias)
     if not folded:
         return z
     out = call.buffer("folded_bits", plan.out_shape[:-1] + (-(-plan.oc // 32),), "int32")
     b.binary_pack_thresholds(out, z, state.bounds)
     return out
+
+
+def _kernel_planes(layer, call, kernel, shape):
+    """[bits] of a sign kernel, or the two bit-planes [a, b] of a ternary one (w in {-1, 0, +1},
+    larq's ste_tern): a = w with 0 as +1, b = w with 0 as -1, so that w = (a + b) / 2 and each
+    plane runs on the xnor-popcount kernels. A padding tap (pad_values 1, x = +1) gives
+    a + b = 2 w too."""
+    b = layer.backend
+    quantizer = layer.kernel_quantizer
+    if quantizer.op not in TERNARY_QUANTIZERS:
+        bits = b.empty(shape, "int32")
+        b.binary_pack_kernel(bits, kernel)
+        return [bits]
+    ternary, _ = quantizer.quantize(call, "kernel_ternary", kernel)    # {-1, 0, +1}
+    shifted = call.buffer("kernel_shifted", b.shape(ternary))
+    b.fill(shifted, -0.5)
+    b.add(shifted, shifted, ternary)                                    # 0 -> -0.5: a -1 bit
+    planes = [b.empty(shape, "int32"), b.empty(shape, "int32")]
+    b.binary_pack_kernel(planes[0], ternary)                            # sign(0) = +1
+    b.binary_pack_kernel(planes[1], shifted)
+    return planes
 
 
 def binary_plan(layer, in_shape, kernel_shape, strides, padding, dilation):
