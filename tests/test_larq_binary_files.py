@@ -126,8 +126,8 @@ CRAFTED = {
     "a bit past the channels": (edit_packed(set_padding_bit), "past the kernel"),
     "a packed kernel of another shape": (edit_packed(lambda a: a.update({sorted(a)[0]: a[sorted(a)[0]][:-1]})),
                                          "expected"),
-    "a packed kernel of another dtype": (edit_packed(lambda a: a.update({sorted(a)[0]: a[sorted(a)[0]].astype(np.int64)})),
-                                         "expected|larger"),
+    "a packed kernel of another dtype": (
+        edit_packed(lambda a: a.update({sorted(a)[0]: a[sorted(a)[0]].astype(np.int64)})), "expected|larger"),
     "a packed kernel missing": (edit_packed(lambda a: a.pop(sorted(a)[0])), "packed.npz holds"),
     "a huge extra array": (edit_packed(lambda a: a.update(extra=np.zeros(1 << 20, np.int32))), "larger|bytes"),
     "an object array": (lambda m: dict(m, **{"packed.npz": npz_bytes({"0000/kernel_bits": np.array([{}], object)},

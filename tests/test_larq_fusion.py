@@ -28,8 +28,8 @@ def chain_model():
 
 
 def randomize_batchnorms(model, rng):
-    """Random biases of the binary layers; gamma of both signs with some exactly 0, beta, and moving statistics that put the
-    thresholds inside the integer range of the sums (and some outside)."""
+    """Random biases of the binary layers; gamma of both signs with some exactly 0, beta, and
+    moving statistics that put the thresholds inside the integer range of the sums (and some outside)."""
     for layer in model.layers:
         if getattr(layer, "use_bias", False):           # biases join the thresholds
             kernel, bias = layer.get_weights()

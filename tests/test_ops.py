@@ -1958,6 +1958,7 @@ def test_every_contract_op_has_a_row():
                                   "cross_entropy", "mean_squared_error", "row_loss", "sum", "accuracy",
                                   "clip_by_value", "clip_by_norm", "sgd_update", "adam_update",
                                   "rmsprop_update", "adagrad_update", "adadelta_update", "adamax_update",
-                                  "amsgrad_update", "nadam_update", "lion_update", "ftrl_update", "ema_update", "bop_update",
+                                  "amsgrad_update", "nadam_update", "lion_update", "ftrl_update", "ema_update",
+                                  "bop_update",
                                   "clip_by_global_norm", "l1_l2", "norm_constraint", "unary", "binary",
                                   "where", "reduce"}
