@@ -182,3 +182,15 @@ def test_case_optimizer_errors_and_unclaimed_weights():
     config = only_binary.get_config()
     again = lq.optimizers.CaseOptimizer.from_config(config)
     assert again.var_opt_mapping == only_binary.var_opt_mapping and again.default is None
+
+
+def test_hyperparameter_scheduler_sets_bops_gamma():
+    minidl.set_backend("numpy")
+    x, y = data()
+    model = bop_model()
+    optimizer = case_optimizer()
+    bop = optimizer.optimizers[0]
+    model.compile(optimizer, "sparse_categorical_crossentropy")
+    schedule = lq.callbacks.HyperparameterScheduler(lambda epoch: 1e-3 * 0.5 ** epoch, "gamma", optimizer=bop)
+    history = model.fit(x, y, epochs=3, batch_size=64, verbose=0, callbacks=[schedule])
+    assert bop.gamma == pytest.approx(2.5e-4) and history.history["gamma"] == pytest.approx([1e-3, 5e-4, 2.5e-4])
