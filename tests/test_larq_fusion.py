@@ -8,6 +8,7 @@ import pytest
 
 import minidl
 import minidl.larq as lq
+from minidl.larq.threshold_fusion import FoldedBatchNorm
 
 SIGNS = dict(input_quantizer="ste_sign", kernel_quantizer="ste_sign", kernel_constraint="weight_clip")
 
@@ -66,8 +67,8 @@ def test_folded_predictions_equal_the_unfolded_ones(active_backend):
     float_path = chain_model()
     float_path.set_weights(folded.get_weights())
     np.testing.assert_allclose(float_path.predict(x, verbose=0), want, rtol=1e-4, atol=1e-3)
-    # the folded layers hand packed bits on: the BatchNormalization between them never normalized
-    assert folded.layers[0]._binary_state.bounds is not None
+    # the folded BatchNormalizations hand packed bits on: they never normalized
+    assert isinstance(folded.layers[1].forward, FoldedBatchNorm) and folded.layers[1].forward.bounds[1] is not None
 
 
 def test_thresholds_are_remade_after_training(active_backend):
@@ -78,7 +79,33 @@ def test_thresholds_are_remade_after_training(active_backend):
         model.predict(x, verbose=0)                   # thresholds made
         model.compile(minidl.optimizers.SGD(0.5), "sparse_categorical_crossentropy")
         model.fit(x, y, epochs=1, batch_size=8, verbose=0, shuffle=False)
-    assert folded.layers[0]._binary_state.bounds is None     # invalidated by the training step
+    assert folded.layers[1].forward.bounds is None       # invalidated by the training step
+    np.testing.assert_array_equal(folded.predict(x, verbose=0), unfolded.predict(x, verbose=0))
+
+
+def test_folding_through_max_pooling_and_flatten(active_backend):
+    """conv -> MaxPooling2D -> BN -> conv and conv (64 channels: whole words) -> BN -> Flatten
+    -> dense fold; a pooled maximum of integer sums is an integer sum."""
+    def model():
+        return minidl.Sequential([
+            minidl.layers.Input((8, 8, 20)),
+            lq.layers.QuantConv2D(32, 3, padding="same", **SIGNS), minidl.layers.MaxPooling2D(2),
+            minidl.layers.BatchNormalization(),
+            lq.layers.QuantConv2D(64, 3, padding="same", pad_values=1.0, use_bias=False, **SIGNS),
+            minidl.layers.BatchNormalization(), minidl.layers.Flatten(),
+            lq.layers.QuantDense(5, **SIGNS)])
+    rng = np.random.default_rng(3)
+    folded, unfolded = model(), model()
+    randomize_batchnorms(folded, rng)
+    unfolded.set_weights(folded.get_weights())
+    lq.convert(unfolded, fold_batchnorm=False)
+    lq.convert(folded)
+    names = [layer.name for layer in folded.layers]
+    assert [tuple(names.index(n) for n in chain) for chain in folded.folded_batchnorms] == [(0, 2, 3), (3, 4, 6)]
+    x = rng.standard_normal((4, 8, 8, 20)).astype(np.float32)
+    np.testing.assert_array_equal(folded.predict(x, verbose=0), unfolded.predict(x, verbose=0))
+    lq.convert(folded, fold_batchnorm=False)          # converting again undoes the folding
+    assert folded.folded_batchnorms == [] and not isinstance(folded.layers[2].forward, FoldedBatchNorm)
     np.testing.assert_array_equal(folded.predict(x, verbose=0), unfolded.predict(x, verbose=0))
 
 

@@ -7,8 +7,8 @@ weights), the input's per batch; the convolution gives the exact integer dot pro
 +-1 values, so predictions equal the float path's up to float rounding of the sums. larq's
 padding conventions hold: pad_values=1 pads with +1, the default 0 leaves padding out.
 Training (fit, train_on_batch) always runs the float path with its straight-through gradients.
-A BatchNormalization between two binary layers is folded into an integer threshold
-(threshold_fusion.py) unless convert(fold_batchnorm=False).
+A BatchNormalization between two binary layers (through max poolings, or a Flatten) is folded
+into an integer threshold (threshold_fusion.py) unless convert(fold_batchnorm=False).
 """
 
 from ..models.model import Model
@@ -24,12 +24,9 @@ class BinaryLayerState:
     def __init__(self):
         self.kernel_bits = None       # packed on the first inference after a weight change
         self.plans = {}
-        self.fold = None              # the BatchNormalization folded into this layer's output
-        self.bounds = None            # its (2, F) thresholds, made with the kernel bits
 
     def invalidate(self):
         self.kernel_bits = None
-        self.bounds = None
 
 
 def binary_reason(layer):
@@ -74,6 +71,7 @@ def convert(model, verbose=False, fold_batchnorm=True):
         elif verbose and hasattr(layer, "input_quantizer"):
             print(f"{layer.name}: float ({reason})")
     model.binary_layers = converted
+    threshold_fusion.unfold(model)
     model.folded_batchnorms = threshold_fusion.fuse(model) if fold_batchnorm else []
     if verbose:
         print(f"binary inference: {', '.join(converted) or 'no layer'}")
@@ -92,26 +90,21 @@ def unpacked_shape(layer, x):
 
 
 def binary_forward(layer, call, x, kernel, plan, pad_value):
-    """The layer's preactivation on the binary ops: x (N, H, W, C) float or already packed
-    bits (N, H, W, ceil(C / 32)), kernel the (kh, kw, C, F) latent weight; buffers are those of
-    the layer's call `call`. Returns z (N, OH, OW, F) float, or, where a BatchNormalization is
-    folded into this layer, the next layer's packed input bits (N, OH, OW, ceil(F / 32))."""
+    """z (N, OH, OW, F), the layer's preactivation on the binary ops: x (N, H, W, C) float or
+    already packed bits (N, H, W, ceil(C / 32)) from a folded BatchNormalization, kernel the
+    (kh, kw, C, F) latent weight; buffers are those of the layer's call `call`."""
     b = layer.backend
     state = layer._binary_state
     words = -(-plan.c // 32)
     if state.kernel_bits is None or state.kernel_bits[0] is not b:
         state.kernel_bits = (b, _kernel_planes(layer, call, kernel, (plan.kh * plan.kw * words, plan.oc)))
-        state.bounds = None
-        if state.fold is not None:
-            state.bounds = threshold_fusion.threshold_bounds(layer, plan.kh * plan.kw * plan.c)
     if threshold_fusion.is_packed(x):
         bits = b.reshape(x, (plan.n, plan.h, plan.w, words))
     else:
         bits = call.buffer("binary_input", (plan.n, plan.h, plan.w, words), "int32")
         b.binary_pack_input(bits, x)
     z = call.buffer("z", plan.out_shape)
-    folded = state.bounds is not None
-    bias = layer.bias.value if layer.use_bias and not folded else None
+    bias = layer.bias.value if layer.use_bias else None
     planes = state.kernel_bits[1]
     if len(planes) == 1:
         b.binary_conv2d_forward(z, bits, planes[0], bias, plan, pad_value)
@@ -122,11 +115,7 @@ def binary_forward(layer, call, x, kernel, plan, pad_value):
         b.axpby(z, 0.5, z, 0.5, half)
         if bias is not None:
             b.bias_add(z, z, bias)
-    if not folded:
-        return z
-    out = call.buffer("folded_bits", plan.out_shape[:-1] + (-(-plan.oc // 32),), "int32")
-    b.binary_pack_thresholds(out, z, state.bounds)
-    return out
+    return z
 
 
 def _kernel_planes(layer, call, kernel, shape):

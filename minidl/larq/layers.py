@@ -25,7 +25,6 @@ from ..mixed_precision import compute_precision
 from . import constraints as lq_constraints
 from . import quantizers
 from .binary_inference import binary_forward, binary_plan, unpacked_shape
-from .threshold_fusion import is_packed
 
 import numpy as np
 
@@ -174,8 +173,6 @@ class QuantDense(QuantizerBase, Dense):
             plan = binary_plan(self, (rows, 1, 1, k), (1, 1, k, self.units), (1, 1), "valid", (1, 1))
             z = binary_forward(self, call, b.reshape(x, (rows, 1, 1, shape[-1])),
                                b.reshape(self.kernel.value, (1, 1, k, self.units)), plan, 0)
-            if is_packed(z):       # a folded BatchNormalization: the next layer's packed input
-                return b.reshape(z, shape[:-1] + (b.shape(z)[-1],))
             return b.reshape(self._activate(call, b.reshape(z, (rows, self.units))),
                              shape[:-1] + (self.units,))
         return super().forward(call, self._quantize_input(call, x), training)
@@ -230,8 +227,8 @@ class QuantConv2D(QuantizerBase, PadValuesMixin, Conv2D):
         if self._binary_inference(training):
             plan = binary_plan(self, unpacked_shape(self, x), self.kernel.shape, self.strides, self.padding,
                                self.dilation_rate)
-            z = binary_forward(self, call, x, self.kernel.value, plan, int(self.pad_values))
-            return z if is_packed(z) else self._activate(call, z)
+            return self._activate(call, binary_forward(self, call, x, self.kernel.value, plan,
+                                                       int(self.pad_values)))
         xq = self._quantize_input(call, x)
         plan = self.batch_plan(call, xq)   # of the unpadded input (see _make_plan)
         if not self._native_padding:
