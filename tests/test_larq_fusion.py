@@ -71,6 +71,13 @@ def test_folded_predictions_equal_the_unfolded_ones(active_backend):
     assert isinstance(folded.layers[1].forward, FoldedBatchNorm) and folded.layers[1].forward.bounds[1] is not None
 
 
+def test_a_folded_batchnorm_called_on_its_own_still_normalizes():
+    minidl.set_backend("numpy")
+    unfolded, folded, rng = unfolded_and_folded(2)
+    z = rng.integers(-50, 50, (4, 6, 6, 33)).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(folded.layers[1](z)), np.asarray(unfolded.layers[1](z)))
+
+
 def test_thresholds_are_remade_after_training(active_backend):
     unfolded, folded, rng = unfolded_and_folded(1)
     x = rng.standard_normal((16, 6, 6, 35)).astype(np.float32)

@@ -19,8 +19,8 @@ unfolded path, so the packed bits are identical, gamma's sign and gamma == 0 inc
 that is not one interval (it cannot be, for a monotonic BN) leaves B unfolded. The bounds are
 made on the first prediction and again after any training step through B.
 
-Only B's and the Flatten's forward are wrapped (instance attributes): in training they run
-their class's forward unchanged.
+Only B's and the Flatten's forward are wrapped (instance attributes): in training, and when B
+is called on its own (eagerly, outside the model), they run their class's forward unchanged.
 """
 
 import math
@@ -50,6 +50,8 @@ class FoldedBatchNorm:
         if training:
             self.bounds = None      # the statistics and the source's bias are about to change
             return BatchNormalization.forward(layer, call, x, training)
+        if any(call is eager for eager in layer._eager_calls):
+            return BatchNormalization.forward(layer, call, x, training)   # bn(x) on its own: normalize
         b = layer.backend
         if self.bounds is None or self.bounds[0] is not b:
             self.bounds = (b, threshold_bounds(self.source, layer))
