@@ -5,8 +5,9 @@
 Rows:
   layer  - a binary 3x3 QuantConv2D 256->256 on 16x16, batch 32 (sign input and kernel,
            pad_values=1, converted with lq.convert) against the float Conv2D of the same shape;
-  model  - a BinaryNet-style CIFAR-10 model (minidl.zoo.binarynet) converted, against its float
-           twin (the same topology with plain Conv2D / Dense).
+  model  - a BinaryNet-style CIFAR-10 model (minidl.zoo.binarynet) converted (BatchNormalization
+           between binary layers folded into integer thresholds), the same converted with
+           fold_batchnorm=False, and its float twin (the same topology with plain Conv2D / Dense).
 Each contender's predict is timed once per round, the contenders alternating (the machine is
 shared and noisy); the median of the rounds is reported, with PyTorch's float conv2d
 (channels_last, same threads) as the outside yardstick. The cpu's ISA and popcount path are
@@ -39,11 +40,15 @@ def layer_models(channels=256, size=16):
     return binary, float_
 
 
-def model_pair():
+def model_trio():
+    """(converted with folded BatchNormalizations, converted without, float twin)."""
     from minidl import zoo
     binary = zoo.binarynet(binary=True)
+    unfolded = zoo.binarynet(binary=True)
+    unfolded.set_weights(binary.get_weights())
     lq.convert(binary)
-    return binary, zoo.binarynet(binary=False)
+    lq.convert(unfolded, fold_batchnorm=False)
+    return binary, unfolded, zoo.binarynet(binary=False)
 
 
 def torch_conv(x, channels, threads):
@@ -112,12 +117,15 @@ def main(argv=None):
 
     if not args.skip_model:
         images = rng.standard_normal((args.batch * 4, 32, 32, 3)).astype(np.float32)
-        binary, float_ = model_pair()
+        binary, unfolded, float_ = model_trio()
         ms = measure({"binary": lambda: binary.predict(images, batch_size=args.batch, verbose=0),
+                      "binary unfolded": lambda: unfolded.predict(images, batch_size=args.batch, verbose=0),
                       "float": lambda: float_.predict(images, batch_size=args.batch, verbose=0)}, args.rounds)
         results["model"] = ms
-        print(f"binarynet predict, {len(images)} images: binary {ms['binary']:.1f} ms, float twin "
-              f"{ms['float']:.1f} ms; float / binary = {ms['float'] / ms['binary']:.1f}x")
+        print(f"binarynet predict, {len(images)} images: binary (BN folded) {ms['binary']:.1f} ms, "
+              f"binary (BN not folded) {ms['binary unfolded']:.1f} ms, float twin {ms['float']:.1f} ms; "
+              f"float / binary = {ms['float'] / ms['binary']:.1f}x, "
+              f"not folded / folded = {ms['binary unfolded'] / ms['binary']:.2f}x")
     if args.json:
         tmp = args.json + ".tmp"
         with open(tmp, "w") as f:

@@ -1363,6 +1363,23 @@ def optimizer_case(name, op, hyper, n, specials=False):
     return Case(op, f"{name}-{n}" + ("-nan" if specials else ""), build, rtol=1e-5, atol=1e-6)
 
 
+def bop_case(n, gamma, threshold, specials=False):
+    """larq's Bop: five steps from latent weights (some exactly 0) and a random average; the
+    float32 reference, as the flip decisions of a float64 one could differ at the threshold."""
+    def build(rng):
+        w, m = randn(rng, n), randn(rng, n, scale=0.5)
+        w[::7] = 0.0
+        calls = []
+        for step in range(5 if not specials else 2):
+            g = randn(rng, n)
+            if specials and step == 0:
+                with_specials(g)
+            calls.append(call("bop_update", w, g, m, gamma, threshold))
+        return calls
+    return Case("bop_update", f"bop_update-{n}-{gamma:g}-{threshold:g}" + ("-nan" if specials else ""),
+                build, ref="float32")
+
+
 def clip_case(op, n, value, specials=False):
     def build(rng):
         g = randn(rng, n, scale=3.0)
@@ -1452,6 +1469,8 @@ def optimizer_cases():
     cases += [global_norm_case((37, 70001), 2.0, "nan"), global_norm_case((37, 70001), 2.0, "inf")]
     cases += [optimizer_case(name, op, hyper, n) for name, op, hyper in OPTIMIZERS for n in (1, 31, 77, 70001)]
     cases += [optimizer_case(name, op, hyper, 37, specials=True) for name, op, hyper in OPTIMIZERS]
+    cases += [bop_case(n, gamma, threshold) for n in (1, 31, 70001) for gamma, threshold in
+              ((1e-4, 1e-8), (0.5, 0.3))] + [bop_case(37, 0.5, 0.3, specials=True)]
     for n in (1, 17, 1001, 70001):
         cases += [clip_case("clip_by_value", n, 1.5), clip_case("clip_by_norm", n, 2.0),
                   clip_case("clip_by_norm", n, 0.5), clip_case("clip_by_norm", n, 1e6)]
@@ -1751,6 +1770,26 @@ BINARY_CONV_GEOMETRIES = [   # (N, H, W, C), kernel, F, strides, padding, dilati
 ]
 
 
+def binary_threshold_cases():
+    """BatchNormalization + sign folded into a threshold: integer sums z against per-channel
+    [lo, hi] (finite, +-inf, empty, z on the bounds), packed as binary_pack_input packs."""
+    def build(pixels, c):
+        def make(rng):
+            k = 40
+            z = rng.integers(-k, k + 1, (pixels, c)).astype(np.float32)
+            lo = rng.integers(-k, k + 1, c).astype(np.float32)
+            hi = np.where(rng.random(c) < 0.5, np.inf, lo + rng.integers(0, 2 * k, c)).astype(np.float32)
+            lo[::3] = -np.inf                                    # gamma < 0: +1 at z <= hi
+            if c > 4:
+                lo[4], hi[4] = 5.0, 4.0                          # gamma == 0 and beta < 0: -1 everywhere
+            z[0, :] = lo                                         # on the bounds: +1
+            bits = np.full((pixels, -(-c // 32)), -7, np.int32)
+            return [call("binary_pack_thresholds", bits, z, np.stack([lo, hi]))]
+        return make
+    return [Case("binary_pack_thresholds", f"binary_pack_thresholds-{p}x{c}", build(p, c), rtol=0, atol=0,
+                 ref="float32") for p, c in ((1, 1), (7, 31), (9, 32), (5, 33), (3, 100), (1200, 96))]
+
+
 def binary_cases():
     """Packing and the binary convolution: int32 words and integer dot products, exact."""
     def build(in_shape, kernel, filters, strides, padding, dilation, pad_value, use_bias):
@@ -1883,7 +1922,7 @@ CASES = (memory_cases() + elementwise_cases() + activation_cases() + gemm_cases(
          + layout_cases() + batchnorm_cases() + layernorm_cases() + layer_op_cases()
          + dropout_cases() + image_cases() + image_mix_cases() + equalize_cases() + loss_cases() + row_loss_cases()
          + metric_cases() + optimizer_cases() + tensor_op_cases() + recurrent_cases()
-         + quantizer_cases() + binary_cases()
+         + quantizer_cases() + binary_cases() + binary_threshold_cases()
          + attention_cases() + quantized_cases())
 GEMM_FAMILY_OPS = ("gemm", "conv2d", "conv2d_transpose")   # the rows that run through the opencl GEMM kernels
 
@@ -2036,5 +2075,6 @@ def test_every_contract_op_has_a_row():
                                   "clip_by_value", "clip_by_norm", "sgd_update", "adam_update",
                                   "rmsprop_update", "adagrad_update", "adadelta_update", "adamax_update",
                                   "amsgrad_update", "nadam_update", "lion_update", "ftrl_update", "ema_update",
+                                  "bop_update",
                                   "clip_by_global_norm", "l1_l2", "norm_constraint", "unary", "binary",
                                   "where", "reduce"}

@@ -1,16 +1,21 @@
 """Fast binary inference: lq.convert(model) makes every QuantConv2D and QuantDense whose input
-and kernel are both larq signs predict with the backend's bit-packed xnor-popcount ops.
+is a larq sign and whose kernel is a sign or ternary (ste_tern, as two bit-planes) predict with
+the backend's bit-packed xnor-popcount ops.
 
 The kernel's sign bits are packed once (again after any training step changed the latent
 weights), the input's per batch; the convolution gives the exact integer dot products of the
 +-1 values, so predictions equal the float path's up to float rounding of the sums. larq's
 padding conventions hold: pad_values=1 pads with +1, the default 0 leaves padding out.
 Training (fit, train_on_batch) always runs the float path with its straight-through gradients.
+A BatchNormalization between two binary layers (through max poolings, or a Flatten) is folded
+into an integer threshold (threshold_fusion.py) unless convert(fold_batchnorm=False).
 """
 
 from ..models.model import Model
+from . import threshold_fusion
 
 SIGN_QUANTIZERS = ("ste_sign", "approx_sign", "swish_sign")   # forward: larq.math.sign
+TERNARY_QUANTIZERS = ("ste_tern",)     # kernels in {-1, 0, +1}: two bit-planes (binary_forward)
 
 
 class BinaryLayerState:
@@ -28,10 +33,12 @@ def binary_reason(layer):
     """Why `layer` cannot run binary (a string), or None when it can."""
     if not getattr(layer, "supports_binary_inference", False):
         return "not a QuantConv2D or QuantDense"
-    for role in ("input_quantizer", "kernel_quantizer"):
-        quantizer = getattr(layer, role)
-        if quantizer is None or quantizer.op not in SIGN_QUANTIZERS:
-            return f"its {role} is not a sign quantizer ({SIGN_QUANTIZERS})"
+    quantizer = layer.input_quantizer
+    if quantizer is None or quantizer.op not in SIGN_QUANTIZERS:
+        return f"its input_quantizer is not a sign quantizer ({SIGN_QUANTIZERS})"
+    quantizer = layer.kernel_quantizer
+    if quantizer is None or quantizer.op not in SIGN_QUANTIZERS + TERNARY_QUANTIZERS:
+        return f"its kernel_quantizer is not a sign or ternary quantizer ({SIGN_QUANTIZERS + TERNARY_QUANTIZERS})"
     if getattr(layer, "groups", 1) != 1:
         return "grouped convolution"
     if getattr(layer, "pad_values", 0.0) not in (0.0, 1.0):
@@ -49,9 +56,12 @@ def _layers(model):
             yield layer
 
 
-def convert(model, verbose=False):
+def convert(model, verbose=False, fold_batchnorm=True):
     """Switch binary inference on for every eligible layer of `model` (in place); returns the
-    model. `verbose` prints which layers run binary and why the others do not."""
+    model. `verbose` prints which layers run binary and why the others do not. fold_batchnorm:
+    fold each BatchNormalization between two binary layers into an integer threshold (the
+    chains are listed in model.folded_batchnorms). After set_weights / load_weights, convert
+    again (the packed kernels and thresholds are made on the first prediction)."""
     converted = []
     for layer in _layers(model):
         reason = binary_reason(layer)
@@ -60,28 +70,73 @@ def convert(model, verbose=False):
             converted.append(layer.name)
         elif verbose and hasattr(layer, "input_quantizer"):
             print(f"{layer.name}: float ({reason})")
+    model.binary_layers = converted
+    threshold_fusion.unfold(model)
+    model.folded_batchnorms = threshold_fusion.fuse(model) if fold_batchnorm else []
     if verbose:
         print(f"binary inference: {', '.join(converted) or 'no layer'}")
-    model.binary_layers = converted
+        for chain in model.folded_batchnorms:
+            print("folded into a threshold: " + " -> ".join(chain))
     return model
 
 
+def unpacked_shape(layer, x):
+    """The (..., C) shape of the activations `x` stands for: x itself, or packed bits
+    (..., ceil(C / 32)) from a folded layer before, C being what the kernel reads."""
+    shape = tuple(layer.backend.shape(x))
+    if threshold_fusion.is_packed(x):
+        return shape[:-1] + (layer.kernel.shape[-2],)
+    return shape
+
+
 def binary_forward(layer, call, x, kernel, plan, pad_value):
-    """out = the layer's preactivation on the binary ops: x (N, H, W, C) float, kernel the
+    """z (N, OH, OW, F), the layer's preactivation on the binary ops: x (N, H, W, C) float or
+    already packed bits (N, H, W, ceil(C / 32)) from a folded BatchNormalization, kernel the
     (kh, kw, C, F) latent weight; buffers are those of the layer's call `call`."""
     b = layer.backend
     state = layer._binary_state
+    words = -(-plan.c // 32)
     if state.kernel_bits is None or state.kernel_bits[0] is not b:
-        words = -(-plan.c // 32)
-        bits = b.empty((plan.kh * plan.kw * words, plan.oc), "int32")
-        b.binary_pack_kernel(bits, kernel)
-        state.kernel_bits = (b, bits)
-    bits = call.buffer("binary_input", (plan.n, plan.h, plan.w, -(-plan.c // 32)), "int32")
-    b.binary_pack_input(bits, x)
+        state.kernel_bits = (b, _kernel_planes(layer, call, kernel, (plan.kh * plan.kw * words, plan.oc)))
+    if threshold_fusion.is_packed(x):
+        bits = b.reshape(x, (plan.n, plan.h, plan.w, words))
+    else:
+        bits = call.buffer("binary_input", (plan.n, plan.h, plan.w, words), "int32")
+        b.binary_pack_input(bits, x)
     z = call.buffer("z", plan.out_shape)
-    b.binary_conv2d_forward(z, bits, state.kernel_bits[1], layer.bias.value if layer.use_bias else None,
-                            plan, pad_value)
+    bias = layer.bias.value if layer.use_bias else None
+    planes = state.kernel_bits[1]
+    if len(planes) == 1:
+        b.binary_conv2d_forward(z, bits, planes[0], bias, plan, pad_value)
+    else:   # ternary: x . w = (x . a + x . b) / 2, exact (both sums are integers of one parity)
+        half = call.buffer("z_plane", plan.out_shape)
+        b.binary_conv2d_forward(z, bits, planes[0], None, plan, pad_value)
+        b.binary_conv2d_forward(half, bits, planes[1], None, plan, pad_value)
+        b.axpby(z, 0.5, z, 0.5, half)
+        if bias is not None:
+            b.bias_add(z, z, bias)
     return z
+
+
+def _kernel_planes(layer, call, kernel, shape):
+    """[bits] of a sign kernel, or the two bit-planes [a, b] of a ternary one (w in {-1, 0, +1},
+    larq's ste_tern): a = w with 0 as +1, b = w with 0 as -1, so that w = (a + b) / 2 and each
+    plane runs on the xnor-popcount kernels. A padding tap (pad_values 1, x = +1) gives
+    a + b = 2 w too."""
+    b = layer.backend
+    quantizer = layer.kernel_quantizer
+    if quantizer.op not in TERNARY_QUANTIZERS:
+        bits = b.empty(shape, "int32")
+        b.binary_pack_kernel(bits, kernel)
+        return [bits]
+    ternary, _ = quantizer.quantize(call, "kernel_ternary", kernel)    # {-1, 0, +1}
+    shifted = call.buffer("kernel_shifted", b.shape(ternary))
+    b.fill(shifted, -0.5)
+    b.add(shifted, shifted, ternary)                                    # 0 -> -0.5: a -1 bit
+    planes = [b.empty(shape, "int32"), b.empty(shape, "int32")]
+    b.binary_pack_kernel(planes[0], ternary)                            # sign(0) = +1
+    b.binary_pack_kernel(planes[1], shifted)
+    return planes
 
 
 def binary_plan(layer, in_shape, kernel_shape, strides, padding, dilation):

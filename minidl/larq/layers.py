@@ -1,4 +1,4 @@
-"""larq's quantized layers (larq.layers) on minidl's Dense, Conv2D, DepthwiseConv2D and
+"""larq's quantized layers (larq.layers) on minidl's Dense, Conv2D, Conv1D, DepthwiseConv2D and
 SeparableConv2D.
 
 Each keeps latent float weights (what the optimizer updates, what get_weights returns, what
@@ -10,19 +10,21 @@ quantizer's straight-through gradient takes dL/dcopy back to dL/dlatent.
 pad_values (the conv layers): with padding="same", larq pads the quantized input with this value
 instead of 0 (a binary network has no 0; pad_values=1 keeps the padded input binary). Here the
 input is padded by the backend (pad2d plus a constant border tensor) and the convolution runs
-'valid' on it, as larq does. minidl has no Conv1D, so there is no QuantConv1D.
+'valid' on it, as larq does. QuantConv1D is QuantConv2D on the (N, 1, L, C) view of its input,
+as minidl's Conv1D is Conv2D's (layers/conv1d.py), so lq.convert runs it binary too.
 """
 
 from ..backends.window import same_padding
 from ..custom_objects import get_custom_objects
 from ..layers.base import count_elements
 from ..layers.conv import Conv2D
+from ..layers.conv1d import LiftedWeight, Lifted1D, _config_1d, _conv_options
 from ..layers.core import Dense
 from ..layers.depthwise import DepthwiseConv2D, SeparableConv2D
 from ..mixed_precision import compute_precision
 from . import constraints as lq_constraints
 from . import quantizers
-from .binary_inference import binary_forward, binary_plan
+from .binary_inference import binary_forward, binary_plan, unpacked_shape
 
 import numpy as np
 
@@ -41,6 +43,20 @@ class QuantizerBase:
             self._binary_state.invalidate()
             return False
         return True
+
+    # (weight attribute, its quantizer's attribute) of every quantized kernel a larq layer has
+    _QUANTIZED_WEIGHTS = (("kernel", "kernel_quantizer"), ("_depthwise_kernel", "depthwise_quantizer"),
+                          ("pointwise_kernel", "pointwise_quantizer"))
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        # larq's QuantizedVariable.precision: what Bop.is_binary_variable and CaseOptimizer read
+        for weight_name, quantizer_name in self._QUANTIZED_WEIGHTS:
+            weight, quantizer = getattr(self, weight_name, None), getattr(self, quantizer_name, None)
+            if isinstance(weight, LiftedWeight):    # a 1-D layer's kernel seen in 2-D
+                weight = weight.weight
+            if weight is not None and quantizer is not None:
+                weight.precision = getattr(quantizer, "precision", None) or 32
 
     def _set_input_quantizer(self, input_quantizer, metrics):
         if metrics not in (None, [], ()):
@@ -153,9 +169,9 @@ class QuantDense(QuantizerBase, Dense):
         shape = b.shape(x)
         rows = count_elements(shape[:-1])
         if self._binary_inference(training):     # a 1 x 1 convolution of a 1 x 1 image
-            k = shape[-1]
+            k = self.kernel.shape[0]
             plan = binary_plan(self, (rows, 1, 1, k), (1, 1, k, self.units), (1, 1), "valid", (1, 1))
-            z = binary_forward(self, call, b.reshape(x, (rows, 1, 1, k)),
+            z = binary_forward(self, call, b.reshape(x, (rows, 1, 1, shape[-1])),
                                b.reshape(self.kernel.value, (1, 1, k, self.units)), plan, 0)
             return b.reshape(self._activate(call, b.reshape(z, (rows, self.units))),
                              shape[:-1] + (self.units,))
@@ -209,7 +225,7 @@ class QuantConv2D(QuantizerBase, PadValuesMixin, Conv2D):
 
     def forward(self, call, x, training):
         if self._binary_inference(training):
-            plan = binary_plan(self, tuple(self.backend.shape(x)), self.kernel.shape, self.strides, self.padding,
+            plan = binary_plan(self, unpacked_shape(self, x), self.kernel.shape, self.strides, self.padding,
                                self.dilation_rate)
             return self._activate(call, binary_forward(self, call, x, self.kernel.value, plan,
                                                        int(self.pad_values)))
@@ -235,6 +251,36 @@ class QuantConv2D(QuantizerBase, PadValuesMixin, Conv2D):
         if dx is not None and not self._native_padding:
             dx = self._unpad_gradient(call, dx)
         return self._input_gradient(call, dx)
+
+
+class QuantConv1D(Lifted1D, QuantConv2D):
+    """Conv1D with input_quantizer, kernel_quantizer and pad_values (larq.layers.QuantConv1D);
+    kernel (kernel_size, in_channels / groups, filters). padding "valid", "same" or "causal"
+    (causal only with pad_values=0, as larq)."""
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", pad_values=0.0, data_format=None,
+                 dilation_rate=1, groups=1, activation=None, use_bias=True, input_quantizer=None,
+                 kernel_quantizer=None, kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, metrics=None, name=None, trainable=True):
+        self.name = name or "quant_conv1d"   # for messages before Layer.__init__ names the layer
+        kernel, stride, dilation = _conv_options(self, kernel_size, strides, dilation_rate, data_format)
+        causal = isinstance(padding, str) and padding.lower() == "causal"
+        if causal and pad_values != 0.0:
+            raise ValueError(f"{self.describe()}: causal padding with `pad_values != 0` is not supported "
+                             f"(got pad_values={pad_values!r})")
+        super().__init__(filters, kernel, stride, "valid" if causal else padding, pad_values,
+                         dilation_rate=dilation, groups=groups, activation=activation, use_bias=use_bias,
+                         input_quantizer=input_quantizer, kernel_quantizer=kernel_quantizer,
+                         kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
+                         kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
+                         bias_constraint=bias_constraint, metrics=metrics, name=name, trainable=trainable)
+        if causal:
+            self.padding = "causal"
+
+    def get_config(self):
+        return _config_1d(super().get_config(), "kernel_size", "strides", "dilation_rate")
 
 
 class _QuantDepthwiseSteps(QuantizerBase, PadValuesMixin):
@@ -348,7 +394,7 @@ class QuantSeparableConv2D(_QuantDepthwiseSteps, SeparableConv2D):
         return self._quantized_gradients(call, dx)
 
 
-get_custom_objects().update({cls.__name__: cls for cls in (QuantDense, QuantConv2D, QuantDepthwiseConv2D,
-                                                           QuantSeparableConv2D)})
+get_custom_objects().update({cls.__name__: cls for cls in (QuantDense, QuantConv1D, QuantConv2D,
+                                                           QuantDepthwiseConv2D, QuantSeparableConv2D)})
 
-__all__ = ["QuantConv2D", "QuantDense", "QuantDepthwiseConv2D", "QuantSeparableConv2D"]
+__all__ = ["QuantConv1D", "QuantConv2D", "QuantDense", "QuantDepthwiseConv2D", "QuantSeparableConv2D"]

@@ -8,6 +8,7 @@ larger of the input's and the weight's)."""
 import math
 
 from ..layers.conv import Conv2D
+from ..layers.conv1d import LiftedWeight
 from ..layers.core import Dense, Flatten
 from ..layers.depthwise import DepthwiseConv2D, SeparableConv2D
 from ..layers.normalization import BatchNormalization
@@ -20,7 +21,10 @@ COUNTED_LAYERS = MAC_LAYERS + (Flatten, BatchNormalization, MaxPooling2D, Averag
 def _weight_precision(layer, weight):
     for attribute, quantizer in (("kernel", "kernel_quantizer"), ("_depthwise_kernel", "depthwise_quantizer"),
                                  ("pointwise_kernel", "pointwise_quantizer")):
-        if getattr(layer, attribute, None) is weight and getattr(layer, quantizer, None) is not None:
+        held = getattr(layer, attribute, None)
+        if isinstance(held, LiftedWeight):       # QuantConv1D's kernel, seen in 2-D
+            held = held.weight
+        if held is weight and getattr(layer, quantizer, None) is not None:
             return getattr(layer, quantizer).precision or 32
     return 32
 

@@ -176,6 +176,9 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
                                  f"now trains {len(shapes)} (after a trainable change): pass a "
                                  "new optimizer")
         else:
+            describe = getattr(optimizer, "describe_weights", None)   # lq.optimizers.CaseOptimizer
+            if describe is not None:   # its predicates read each Weight's precision
+                describe(trainable)
             # Keras paths ("dense/kernel") for exclude_from_weight_decay(var_names=...)
             optimizer.build(self.backend, [w.value for w in trainable],
                             names=self.graph.trainable_weight_paths())

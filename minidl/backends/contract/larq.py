@@ -101,3 +101,17 @@ class LarqSection:
         same_shape(op, "out", out, plan.out_shape)
         optional_shape(op, "bias", bias, (plan.oc,))
         self._binary_conv2d_forward(out, bits, kernel_bits, bias, plan, int(pad_value))
+
+    def binary_pack_thresholds(self, bits, z, bounds):
+        """bits (..., ceil(C / 32)) int32 = the signs of a BatchNormalization of z (..., C), the
+        integer sums of a binary layer, folded into a threshold (lq.convert): bit b of word k is
+        1 (-1) where z[..., 32 k + b] is outside [lo, hi] of its channel, bounds (2, C) holding
+        lo then hi (+-inf allowed). binary_pack_input's layout. The implementation gets the
+        pixel count (the product of the leading axes) and C."""
+        op = "binary_pack_thresholds"
+        if not z.shape:
+            raise ValueError(f"{op}: z must have a channel axis (..., C), got a scalar")
+        c = z.shape[-1]
+        same_shape(op, "bits", bits, tuple(z.shape[:-1]) + (_words(c),))
+        same_shape(op, "bounds", bounds, (2, c))
+        self._binary_pack_thresholds(bits, z, bounds, math.prod(z.shape[:-1]), c)

@@ -126,6 +126,12 @@ class OptimizersSection:
         _states("ftrl_update", w, g=g, acc=acc, linear=linear)
         self._ftrl_update(w, g, acc, linear, lr, lr_power, l1, l2, l2_shrinkage, weight_decay)
 
+    def bop_update(self, w, g, m, gamma, threshold):
+        """larq's Bop on binary weights: m += gamma (g - m); w = sign(-sign(w m - threshold) w) with
+        sign(0) = +1, so w flips where w m > threshold and becomes sign(w) elsewhere."""
+        _states("bop_update", w, g=g, m=m)
+        self._bop_update(w, g, m, gamma, threshold)
+
     def ema_update(self, average, w, momentum):
         """Keras use_ema: average = momentum * average + (1 - momentum) * w (momentum 0 copies)."""
         same_shape("ema_update", "w", w, average.shape)

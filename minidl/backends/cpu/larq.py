@@ -44,3 +44,8 @@ class CpuLarqOps:
             ffi.NULL if bias is None else checked(op, "bias", bias), pad_value, window_struct(op, plan))
         if status:
             raise_for_status(op, status)
+
+    def _binary_pack_thresholds(self, bits, z, bounds, pixels, c):
+        op = "binary_pack_thresholds"   # csrc/binary_threshold.c
+        self._lib.minidl_binary_pack_thresholds(output(op, "bits", bits, bits.shape, INT32), checked(op, "z", z),
+                                                checked(op, "bounds", bounds), pixels, c)

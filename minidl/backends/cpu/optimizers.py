@@ -83,6 +83,11 @@ class CpuOptimizerOps:
                                      checked(op, "g", g), float(lr), float(lr_power), float(l1),
                                      float(l2), float(l2_shrinkage), float(weight_decay), w.size)
 
+    def _bop_update(self, w, g, m, gamma, threshold):
+        op = "bop_update"   # csrc/bop.c
+        self._lib.minidl_bop_update(output(op, "w", w), output(op, "m", m), checked(op, "g", g), float(gamma),
+                                    float(threshold), w.size)
+
     def _ema_update(self, average, w, momentum):
         op = "ema_update"
         self._lib.minidl_ema_update(output(op, "average", average), checked(op, "w", w), float(momentum),

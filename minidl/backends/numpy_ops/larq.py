@@ -104,3 +104,6 @@ class NumpyLarqOps:
                                 x0:x0 + (plan.ow - 1) * plan.sw + 1:plan.sw, :]
                 result += np.einsum("nhwc,cf->nhwf", window, w[ky, kx])
         out[...] = result + (0 if bias is None else bias)
+
+    def _binary_pack_thresholds(self, bits, z, bounds, pixels, c):
+        bits[...] = _pack(~((bounds[0] <= z) & (z <= bounds[1])))

@@ -119,6 +119,12 @@ def ema_update(average, w, momentum):
     average += (1 - momentum) * w
 
 
+def bop_update(w, g, m, gamma, threshold):
+    """larq's Bop, written as larq writes it (lq.math.sign(x) = sign(sign(x) + 0.1): 0 -> +1)."""
+    m += gamma * (g - m)
+    w[...] = np.sign(np.sign(-np.sign(w * m - threshold) * w) + 0.1)
+
+
 def clip_by_global_norm(grads, clipnorm):
     norm = math.sqrt(sum(float(np.square(g, dtype=np.float64).sum()) for g in grads))
     factor = clipnorm / max(norm, clipnorm)
@@ -167,6 +173,9 @@ class NumpyOptimizerOps:
 
     def _ftrl_update(self, w, g, acc, linear, lr, lr_power, l1, l2, l2_shrinkage, weight_decay):
         ftrl_update(w, g, acc, linear, lr, lr_power, l1, l2, l2_shrinkage, weight_decay)
+
+    def _bop_update(self, w, g, m, gamma, threshold):
+        bop_update(w, g, m, gamma, threshold)
 
     def _ema_update(self, average, w, momentum):
         ema_update(average, w, momentum)

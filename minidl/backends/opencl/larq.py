@@ -39,3 +39,7 @@ class LarqOps:
                     out if bias is None else bias, np.int32(bias is not None), pad_value,
                     plan.h, plan.w, plan.c, plan.oh, plan.ow, plan.kh, plan.kw, plan.sh, plan.sw,
                     plan.pad_top, plan.pad_left, plan.dh, plan.dw, plan.oc, groups, total)
+
+    def _binary_pack_thresholds(self, bits, z, bounds, pixels, c):
+        self._run1d("binary_threshold.cl", "binary_pack_thresholds", bits.size, bits, z, bounds, c, -(-c // 32),
+                    bits.size)

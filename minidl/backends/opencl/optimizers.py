@@ -73,5 +73,8 @@ class OptimizerOps:
         self._optim("ftrl_update", w, g, acc, linear, float(lr), float(-lr_power), float(l1), float(l2),
                     float(l2_shrinkage), float(weight_decay))
 
+    def _bop_update(self, w, g, m, gamma, threshold):
+        self._run1d("bop.cl", "bop_update", w.size, w, g, m, float(gamma), float(threshold), w.size)
+
     def _ema_update(self, average, w, momentum):
         self._optim("ema_update", average, w, float(momentum))
