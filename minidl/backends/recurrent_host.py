@@ -36,9 +36,16 @@ def _units_of(op, seq, width):
 
 # The argument checks of the six sequence ops, shared by the host loops here and the device
 # loops (recurrent_device.py); each returns (T, N, units).
-def check_lstm_forward(hseq, cseq, gates, h0, c0, recurrent_kernel):
+def check_step_mask(op, mask, steps, n):
+    """A sequence op's Keras mask: None, or (T, N, 1) of 1.0 (the step runs) / 0.0 (skipped)."""
+    if mask is not None:
+        check_sequence(op, "mask", mask, (steps, n, 1))
+
+
+def check_lstm_forward(hseq, cseq, gates, h0, c0, recurrent_kernel, mask=None):
     op = "lstm_forward"
     steps, n, u = _units_of(op, gates, 4)
+    check_step_mask(op, mask, steps, n)
     for name, seq in (("hseq", hseq), ("cseq", cseq)):
         check_sequence(op, name, seq, (steps, n, u))
     for name, state in (("h0", h0), ("c0", c0)):
@@ -47,18 +54,20 @@ def check_lstm_forward(hseq, cseq, gates, h0, c0, recurrent_kernel):
     return steps, n, u
 
 
-def check_lstm_backward(dgates, drecurrent_kernel, dhseq, gates):
+def check_lstm_backward(dgates, drecurrent_kernel, dhseq, gates, mask=None):
     op = "lstm_backward"
     steps, n, u = _units_of(op, gates, 4)
+    check_step_mask(op, mask, steps, n)
     check_sequence(op, "dgates", dgates, gates.shape)
     check_sequence(op, "dhseq", dhseq, (steps, n, u))
     check_sequence(op, "drecurrent_kernel", drecurrent_kernel, (u, 4 * u))
     return steps, n, u
 
 
-def check_gru_forward(hseq, gates, recs, h0, recurrent_kernel, recurrent_bias):
+def check_gru_forward(hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, mask=None):
     op = "gru_forward"
     steps, n, u = _units_of(op, gates, 3)
+    check_step_mask(op, mask, steps, n)
     check_sequence(op, "hseq", hseq, (steps, n, u))
     check_sequence(op, "recs", recs, gates.shape)
     check_sequence(op, "h0", h0, (n, u))
@@ -67,9 +76,10 @@ def check_gru_forward(hseq, gates, recs, h0, recurrent_kernel, recurrent_bias):
     return steps, n, u
 
 
-def check_gru_backward(dgates, drecs, drecurrent_kernel, dhseq, gates, recs):
+def check_gru_backward(dgates, drecs, drecurrent_kernel, dhseq, gates, recs, mask=None):
     op = "gru_backward"
     steps, n, u = _units_of(op, gates, 3)
+    check_step_mask(op, mask, steps, n)
     for name, seq in (("dgates", dgates), ("drecs", drecs), ("recs", recs)):
         check_sequence(op, name, seq, gates.shape)
     check_sequence(op, "dhseq", dhseq, (steps, n, u))
@@ -77,9 +87,10 @@ def check_gru_backward(dgates, drecs, drecurrent_kernel, dhseq, gates, recs):
     return steps, n, u
 
 
-def check_simple_rnn_forward(hseq, pre, h0, recurrent_kernel, activation):
+def check_simple_rnn_forward(hseq, pre, h0, recurrent_kernel, activation, mask=None):
     op = "simple_rnn_forward"
     steps, n, u = _units_of(op, pre, 1)
+    check_step_mask(op, mask, steps, n)
     check_sequence(op, "hseq", hseq, pre.shape)
     check_sequence(op, "h0", h0, (n, u))
     check_sequence(op, "recurrent_kernel", recurrent_kernel, (u, u))
@@ -87,9 +98,10 @@ def check_simple_rnn_forward(hseq, pre, h0, recurrent_kernel, activation):
     return steps, n, u
 
 
-def check_simple_rnn_backward(dpre, drecurrent_kernel, dhseq, hseq, activation):
+def check_simple_rnn_backward(dpre, drecurrent_kernel, dhseq, hseq, activation, mask=None):
     op = "simple_rnn_backward"
     steps, n, u = _units_of(op, hseq, 1)
+    check_step_mask(op, mask, steps, n)
     check_sequence(op, "dpre", dpre, hseq.shape)
     check_sequence(op, "dhseq", dhseq, hseq.shape)
     check_sequence(op, "drecurrent_kernel", drecurrent_kernel, (u, u))
@@ -112,69 +124,134 @@ def _recurrent_kernel_grad(b, drecurrent_kernel, hseq, h0, dz):
 
 
 class HostRecurrentOps:
-    """lstm_* / gru_* / simple_rnn_* sequence ops of the contract on host arrays."""
+    """lstm_* / gru_* / simple_rnn_* sequence ops of the contract on host arrays.
+
+    With a Keras mask (T, N, 1) (1.0: the step runs, 0.0: it is skipped) a step's new states
+    are blended into the carried ones by the contract's `where` (a skipped row keeps its
+    state); backward splits the carried dL/dstate the same way: the running rows' part goes
+    through the step, the skipped rows' part straight to the step before."""
+
+    def _rnn_scratch(self, name, shape):
+        """A scratch array of `shape` kept between calls (the masked loops' per-step parts)."""
+        held = getattr(self, "_rnn_scratch_arrays", None)
+        if held is None:
+            held = self._rnn_scratch_arrays = {}
+        array = held.get(name)
+        if array is None or array.shape != tuple(shape):
+            array = held[name] = self.empty(tuple(shape))
+        return array
+
+    def _split_masked(self, d_step, d_carry, m):
+        """d_step = d_carry on the rows that ran (m = 1), 0 elsewhere; d_carry keeps the rest."""
+        self.binary(d_step, d_carry, m, "multiply")
+        self.binary(d_carry, d_carry, d_step, "subtract")
 
     def lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
-                     recurrent_activation):
-        steps, n, u = check_lstm_forward(hseq, cseq, gates, h0, c0, recurrent_kernel)
+                     recurrent_activation, mask=None):
+        steps, n, u = check_lstm_forward(hseq, cseq, gates, h0, c0, recurrent_kernel, mask)
         for t in range(steps):
-            self.gemm(gates[t], _previous(hseq, h0, t), recurrent_kernel, beta=1.0)
-            self.lstm_gates_forward(hseq[t], cseq[t], gates[t], _previous(cseq, c0, t), activation,
+            h_prev, c_prev = _previous(hseq, h0, t), _previous(cseq, c0, t)
+            self.gemm(gates[t], h_prev, recurrent_kernel, beta=1.0)
+            self.lstm_gates_forward(hseq[t], cseq[t], gates[t], c_prev, activation,
                                     recurrent_activation)
+            if mask is not None:
+                self.where(hseq[t], mask[t], hseq[t], h_prev)
+                self.where(cseq[t], mask[t], cseq[t], c_prev)
 
     def lstm_backward(self, dgates, drecurrent_kernel, dh0, dc0, dhseq, dc_last, gates, cseq, hseq,
-                      h0, c0, recurrent_kernel, activation, recurrent_activation):
-        steps, n, u = check_lstm_backward(dgates, drecurrent_kernel, dhseq, gates)
+                      h0, c0, recurrent_kernel, activation, recurrent_activation, mask=None):
+        steps, n, u = check_lstm_backward(dgates, drecurrent_kernel, dhseq, gates, mask)
         # dh0 carries dL/dh of the step being run, dc0 dL/dc: both end as the initial state's
         self.copy(dh0, dhseq[steps - 1])
         if dc_last is None:
             self.fill(dc0, 0.0)
         else:
             self.copy(dc0, dc_last)
+        if mask is not None:
+            dh, dc = self._rnn_scratch("rnn_dh", (n, u)), self._rnn_scratch("rnn_dc", (n, u))
+            dc_prev = self._rnn_scratch("rnn_dc_prev", (n, u))
         for t in range(steps - 1, -1, -1):
-            self.lstm_gates_backward(dgates[t], dc0, dh0, dc0, gates[t], cseq[t],
-                                     _previous(cseq, c0, t), activation, recurrent_activation)
+            if mask is None:
+                self.lstm_gates_backward(dgates[t], dc0, dh0, dc0, gates[t], cseq[t],
+                                         _previous(cseq, c0, t), activation, recurrent_activation)
+            else:
+                self._split_masked(dh, dh0, mask[t])
+                self._split_masked(dc, dc0, mask[t])
+                self.lstm_gates_backward(dgates[t], dc_prev, dh, dc, gates[t], cseq[t],
+                                         _previous(cseq, c0, t), activation, recurrent_activation)
+                self.add(dc0, dc0, dc_prev)
             if t > 0:
-                self.copy(dh0, dhseq[t - 1])
-            self.gemm(dh0, dgates[t], recurrent_kernel, beta=1.0 if t > 0 else 0.0, trans_b=True)
+                if mask is None:
+                    self.copy(dh0, dhseq[t - 1])
+                else:
+                    self.add(dh0, dh0, dhseq[t - 1])
+            beta = 1.0 if t > 0 or mask is not None else 0.0
+            self.gemm(dh0, dgates[t], recurrent_kernel, beta=beta, trans_b=True)
         _recurrent_kernel_grad(self, drecurrent_kernel, hseq, h0, dgates)
 
     def gru_forward(self, hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
-                    recurrent_activation):
-        steps, n, u = check_gru_forward(hseq, gates, recs, h0, recurrent_kernel, recurrent_bias)
+                    recurrent_activation, mask=None):
+        steps, n, u = check_gru_forward(hseq, gates, recs, h0, recurrent_kernel, recurrent_bias,
+                                        mask)
         for t in range(steps):
             h_prev = _previous(hseq, h0, t)
             self.gemm(recs[t], h_prev, recurrent_kernel)
             self.bias_add(recs[t], recs[t], recurrent_bias)
             self.gru_gates_forward(hseq[t], gates[t], recs[t], h_prev, activation,
                                    recurrent_activation)
+            if mask is not None:
+                self.where(hseq[t], mask[t], hseq[t], h_prev)
 
     def gru_backward(self, dgates, drecs, drecurrent_kernel, dh0, dhseq, gates, recs, hseq, h0,
-                     recurrent_kernel, activation, recurrent_activation):
-        steps, n, u = check_gru_backward(dgates, drecs, drecurrent_kernel, dhseq, gates, recs)
+                     recurrent_kernel, activation, recurrent_activation, mask=None):
+        steps, n, u = check_gru_backward(dgates, drecs, drecurrent_kernel, dhseq, gates, recs,
+                                         mask)
         self.copy(dh0, dhseq[steps - 1])
+        if mask is not None:
+            dh = self._rnn_scratch("rnn_dh", (n, u))
         for t in range(steps - 1, -1, -1):
-            # the kernel's dh_prev output (dh z) may overwrite its dh input: both are dh0
-            self.gru_gates_backward(dgates[t], drecs[t], dh0, dh0, gates[t], recs[t],
-                                    _previous(hseq, h0, t), activation, recurrent_activation)
+            h_prev = _previous(hseq, h0, t)
+            if mask is None:
+                # the kernel's dh_prev output (dh z) may overwrite its dh input: both are dh0
+                self.gru_gates_backward(dgates[t], drecs[t], dh0, dh0, gates[t], recs[t], h_prev,
+                                        activation, recurrent_activation)
+            else:
+                self._split_masked(dh, dh0, mask[t])
+                self.gru_gates_backward(dgates[t], drecs[t], dh, dh, gates[t], recs[t], h_prev,
+                                        activation, recurrent_activation)
+                self.add(dh0, dh0, dh)
             if t > 0:
                 self.add(dh0, dh0, dhseq[t - 1])
             self.gemm(dh0, drecs[t], recurrent_kernel, beta=1.0, trans_b=True)
         _recurrent_kernel_grad(self, drecurrent_kernel, hseq, h0, drecs)
 
-    def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation):
-        steps, n, u = check_simple_rnn_forward(hseq, pre, h0, recurrent_kernel, activation)
+    def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation, mask=None):
+        steps, n, u = check_simple_rnn_forward(hseq, pre, h0, recurrent_kernel, activation, mask)
         for t in range(steps):
-            self.gemm(pre[t], _previous(hseq, h0, t), recurrent_kernel, beta=1.0)
+            h_prev = _previous(hseq, h0, t)
+            self.gemm(pre[t], h_prev, recurrent_kernel, beta=1.0)
             self.activation_forward(hseq[t], pre[t], activation)
+            if mask is not None:
+                self.where(hseq[t], mask[t], hseq[t], h_prev)
 
     def simple_rnn_backward(self, dpre, drecurrent_kernel, dh0, dhseq, hseq, h0, recurrent_kernel,
-                            activation):
-        steps, n, u = check_simple_rnn_backward(dpre, drecurrent_kernel, dhseq, hseq, activation)
+                            activation, mask=None):
+        steps, n, u = check_simple_rnn_backward(dpre, drecurrent_kernel, dhseq, hseq, activation,
+                                                mask)
         self.copy(dh0, dhseq[steps - 1])
+        if mask is not None:
+            dh = self._rnn_scratch("rnn_dh", (n, u))
         for t in range(steps - 1, -1, -1):
-            self.activation_backward(dpre[t], dh0, hseq[t], activation)
-            if t > 0:
-                self.copy(dh0, dhseq[t - 1])
-            self.gemm(dh0, dpre[t], recurrent_kernel, beta=1.0 if t > 0 else 0.0, trans_b=True)
+            if mask is None:
+                self.activation_backward(dpre[t], dh0, hseq[t], activation)
+                if t > 0:
+                    self.copy(dh0, dhseq[t - 1])
+            else:
+                # a skipped row's hseq[t] is its previous state, but its dL/dh here is 0
+                self._split_masked(dh, dh0, mask[t])
+                self.activation_backward(dpre[t], dh, hseq[t], activation)
+                if t > 0:
+                    self.add(dh0, dh0, dhseq[t - 1])
+            beta = 1.0 if t > 0 or mask is not None else 0.0
+            self.gemm(dh0, dpre[t], recurrent_kernel, beta=beta, trans_b=True)
         _recurrent_kernel_grad(self, drecurrent_kernel, hseq, h0, dpre)

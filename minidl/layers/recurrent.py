@@ -40,16 +40,6 @@ class _UnitForgetBias(initializers.Initializer):
         return self.base.name
 
 
-def refuse_mask(layer, call):
-    """A Keras mask reaching a recurrent layer (Embedding(mask_zero=True) or Masking before it)
-    would have Keras skip the masked steps; the fused kernels cannot yet, so say so rather
-    than run the padded steps silently."""
-    if call.mask is not None:
-        raise ValueError(f"{layer.describe()}: its input carries a mask (Embedding(mask_zero=True) or "
-                         "Masking before it); minidl's recurrent layers do not skip masked steps yet: "
-                         "train without the mask (mask_zero=False) for now")
-
-
 class Recurrent(Layer):
     """What SimpleRNN, LSTM and GRU share: arguments, the time-major gather, states and outputs.
 
@@ -61,6 +51,10 @@ class Recurrent(Layer):
     gate_width = 1
     state_count = 1
     needs_step_seed = True   # dropout draws its per-sequence input mask in training
+    supports_masking = True
+    # Keras's RNN(zero_output_for_mask=): with a mask, the output of a skipped step is 0
+    # instead of the last output (Bidirectional sets it to return_sequences, as Keras)
+    zero_output_for_mask = False
 
     def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
                  recurrent_initializer="orthogonal", bias_initializer="zeros",
@@ -68,8 +62,9 @@ class Recurrent(Layer):
                  activity_regularizer=None, kernel_constraint=None, recurrent_constraint=None,
                  bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, seed=None,
                  return_sequences=False, return_state=False, go_backwards=False, stateful=False,
-                 unroll=False, name=None, trainable=True):
+                 unroll=False, name=None, trainable=True, zero_output_for_mask=False):
         super().__init__(name=name, trainable=trainable, activity_regularizer=activity_regularizer)
+        self.zero_output_for_mask = bool(zero_output_for_mask)
         if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
             raise ValueError(f"{self.describe()}: units must be a positive int, got {units!r}")
         self.units = units
@@ -105,7 +100,9 @@ class Recurrent(Layer):
         """Keras's call: initial_state (a tensor or a list: [h] or LSTM's [h, c]) makes the
         states inputs of the layer; with return_state the result is [output, *final states]."""
         if mask is not None:
-            raise ValueError(f"{self.describe()}: masks are not supported yet (mask must be None)")
+            raise ValueError(f"{self.describe()}: mask= is not taken by a direct call; a mask "
+                             f"reaches the layer in a model, from Embedding(mask_zero=True) or "
+                             f"Masking before it")
         if initial_state is not None:
             states = (list(initial_state) if isinstance(initial_state, (list, tuple))
                       else [initial_state])
@@ -148,6 +145,7 @@ class Recurrent(Layer):
                     dropout=self.dropout, recurrent_dropout=self.recurrent_dropout, seed=self.seed,
                     return_sequences=self.return_sequences, return_state=self.return_state,
                     go_backwards=self.go_backwards, stateful=self.stateful, unroll=self.unroll,
+                    zero_output_for_mask=self.zero_output_for_mask,
                     **self._weight_options_config())
 
     # ------------------------------------------------------------ shapes
@@ -195,6 +193,18 @@ class Recurrent(Layer):
             return out
         return [out] + [(self.units,)] * self.state_count
 
+    def output_has_mask(self, input_masked):
+        """The mask passes on with return_sequences (Keras's compute_mask); with return_state
+        minidl passes none (the graph would give it to the states too)."""
+        if isinstance(input_masked, list):
+            input_masked = input_masked[0]
+        return bool(input_masked) and self.return_sequences and not self.return_state
+
+    def compute_mask(self, inputs, mask=None):
+        if isinstance(mask, list):
+            mask = mask[0]
+        return mask if self.return_sequences and not self.return_state else None
+
     # ------------------------------------------------------------ states
     def reset_states(self):
         """Zero the states a stateful layer carries from batch to batch (Keras reset_states)."""
@@ -234,7 +244,6 @@ class Recurrent(Layer):
             b.strided_copy(out, x, 0, (width, n * width, 1))
 
     def forward(self, call, x, training):
-        refuse_mask(self, call)
         b, u = self.backend, self.units
         given = None
         if self.multiple_inputs:
@@ -244,9 +253,18 @@ class Recurrent(Layer):
         if self.stateful:
             for kept, state in zip(self._states, call.last_states):
                 b.copy(kept, state)
+        if call.output_factor is not None:
+            # Keras's outputs at skipped steps: the last output (0 before the first step
+            # that ran), or 0 with zero_output_for_mask; the states are not touched
+            masked = call.buffer("masked_hseq", (steps, n, u))
+            b.binary(masked, hseq, call.output_factor, "multiply")
+            hseq = masked
         if self.return_sequences:
             out = call.buffer("out", (n, steps, u))
             b.strided_copy(out, hseq, 0, (u, n * u, 1))
+        elif call.output_factor is not None:
+            out = call.buffer("last_out", (n, u))
+            b.strided_copy(out, hseq, (steps - 1) * n * u, (u, 1))
         else:
             out = call.last_states[0]
         if not self.return_state:
@@ -269,6 +287,7 @@ class Recurrent(Layer):
         if steps < 1:
             raise ValueError(f"{self.describe()}: inputs need at least one timestep, got shape "
                              f"{(n, steps, features)}")
+        call.step_mask, call.output_factor = self._step_masks(call, n, steps, backwards)
         call.dropout_mask = None
         if training and self.dropout:
             x = self._drop_inputs(call, x, n, steps, features)
@@ -294,6 +313,38 @@ class Recurrent(Layer):
     def _last_cell(self, call, steps, n):
         """[the final cell state] for LSTM, [] for the others."""
         return []
+
+    def _step_masks(self, call, n, steps, backwards):
+        """From the call's Keras mask (N, T), in processing order and time-major (T, N, 1):
+        the steps that run (the sequence ops keep a skipped row's states) and the factor of
+        each step's output, 1.0 where Keras outputs the state: the steps that ran with
+        zero_output_for_mask, else every step from the first one that ran (before it Keras
+        outputs 0, after it a skipped step repeats the last output, which is the state).
+        (None, None) without a mask."""
+        mask = call.mask
+        if isinstance(mask, list):   # with initial_state: the sequence's mask
+            mask = mask[0]
+        if mask is None:
+            return None, None
+        b = self.backend
+        if b.shape(mask) != (n, steps):
+            raise ValueError(f"{self.describe()}: the mask must have shape {(n, steps)} (batch, "
+                             f"timesteps) for inputs {call.x_shape}, got {b.shape(mask)}")
+        ordered = call.buffer("mask_ordered", (n, steps))   # processing order, (N, T)
+        if backwards:
+            b.strided_copy(ordered, mask, steps - 1, (steps, -1))
+        else:
+            b.copy(ordered, mask)
+        step_mask = call.buffer("step_mask", (steps, n, 1))
+        b.strided_copy(step_mask, ordered, 0, (1, steps, 0))
+        if self.zero_output_for_mask:
+            return step_mask, step_mask
+        seen = call.buffer("mask_seen", (n, steps))
+        b.scan_rows(seen, ordered, "cumsum")
+        b.binary(seen, seen, 1.0, "minimum")
+        factor = call.buffer("output_factor", (steps, n, 1))
+        b.strided_copy(factor, seen, 0, (1, steps, 0))
+        return step_mask, factor
 
     def _drop_inputs(self, call, x, n, steps, features):
         """Keras's input dropout: one mask per sample and feature, the same at every step."""
@@ -321,6 +372,8 @@ class Recurrent(Layer):
         else:
             b.fill(dhseq, 0.0)
             b.strided_add(dhseq, dout, (steps - 1) * n * u, (u, 1))
+        if call.output_factor is not None:
+            b.binary(dhseq, dhseq, call.output_factor, "multiply")
         if dstates[0] is not None:
             b.strided_add(dhseq, dstates[0], (steps - 1) * n * u, (u, 1))
         dgates = self._run_backward(call, dhseq, dstates, steps, n)
@@ -364,7 +417,7 @@ class SimpleRNN(Recurrent):
         self._add_input_bias(gates, steps, n)
         hseq = call.hseq = call.buffer("hseq", (steps, n, self.units))
         self.backend.simple_rnn_forward(hseq, gates, call.initial[0], self.recurrent_kernel.value,
-                                        self.activation)
+                                        self.activation, mask=call.step_mask)
         return hseq
 
     def _run_backward(self, call, dhseq, dstates, steps, n):
@@ -373,7 +426,7 @@ class SimpleRNN(Recurrent):
         self.backend.simple_rnn_backward(dpre, self._recurrent_kernel_grad(call),
                                          call.buffer("dh0", (n, u)), dhseq, call.hseq,
                                          call.initial[0], self.recurrent_kernel.value,
-                                         self.activation)
+                                         self.activation, mask=call.step_mask)
         return dpre
 
 
@@ -390,13 +443,13 @@ class LSTM(Recurrent):
                  kernel_constraint=None, recurrent_constraint=None, bias_constraint=None,
                  dropout=0.0, recurrent_dropout=0.0, seed=None, return_sequences=False,
                  return_state=False, go_backwards=False, stateful=False, unroll=False,
-                 use_cudnn="auto", name=None, trainable=True):
+                 use_cudnn="auto", name=None, trainable=True, zero_output_for_mask=False):
         super().__init__(units, activation, use_bias, kernel_initializer, recurrent_initializer,
                          bias_initializer, kernel_regularizer, recurrent_regularizer,
                          bias_regularizer, activity_regularizer, kernel_constraint,
                          recurrent_constraint, bias_constraint, dropout, recurrent_dropout, seed,
                          return_sequences, return_state, go_backwards, stateful, unroll, name,
-                         trainable)
+                         trainable, zero_output_for_mask)
         self.recurrent_activation = self._gate_activation("recurrent_activation",
                                                           recurrent_activation)
         self.unit_forget_bias = bool(unit_forget_bias)
@@ -417,7 +470,8 @@ class LSTM(Recurrent):
         hseq = call.hseq = call.buffer("hseq", (steps, n, u))
         cseq = call.cseq = call.buffer("cseq", (steps, n, u))
         b.lstm_forward(hseq, cseq, gates, call.initial[0], call.initial[1],
-                       self.recurrent_kernel.value, self.activation, self.recurrent_activation)
+                       self.recurrent_kernel.value, self.activation, self.recurrent_activation,
+                       mask=call.step_mask)
         return hseq
 
     def _last_cell(self, call, steps, n):
@@ -434,7 +488,7 @@ class LSTM(Recurrent):
             dgates, self._recurrent_kernel_grad(call), call.buffer("dh0", (n, u)),
             call.buffer("dc0", (n, u)), dhseq, dstates[1], call.gates, call.cseq, call.hseq,
             call.initial[0], call.initial[1], self.recurrent_kernel.value, self.activation,
-            self.recurrent_activation)
+            self.recurrent_activation, mask=call.step_mask)
         return dgates
 
 
@@ -451,13 +505,13 @@ class GRU(Recurrent):
                  recurrent_constraint=None, bias_constraint=None, dropout=0.0,
                  recurrent_dropout=0.0, seed=None, return_sequences=False, return_state=False,
                  go_backwards=False, stateful=False, unroll=False, reset_after=True,
-                 use_cudnn="auto", name=None, trainable=True):
+                 use_cudnn="auto", name=None, trainable=True, zero_output_for_mask=False):
         super().__init__(units, activation, use_bias, kernel_initializer, recurrent_initializer,
                          bias_initializer, kernel_regularizer, recurrent_regularizer,
                          bias_regularizer, activity_regularizer, kernel_constraint,
                          recurrent_constraint, bias_constraint, dropout, recurrent_dropout, seed,
                          return_sequences, return_state, go_backwards, stateful, unroll, name,
-                         trainable)
+                         trainable, zero_output_for_mask)
         self.recurrent_activation = self._gate_activation("recurrent_activation",
                                                           recurrent_activation)
         if not reset_after:
@@ -494,7 +548,8 @@ class GRU(Recurrent):
         hseq = call.hseq = call.buffer("hseq", (steps, n, u))
         recs = call.recs = call.buffer("recs", (steps, n, 3 * u))
         b.gru_forward(hseq, gates, recs, call.initial[0], self.recurrent_kernel.value,
-                      recurrent_bias, self.activation, self.recurrent_activation)
+                      recurrent_bias, self.activation, self.recurrent_activation,
+                      mask=call.step_mask)
         return hseq
 
     def _run_backward(self, call, dhseq, dstates, steps, n):
@@ -504,7 +559,8 @@ class GRU(Recurrent):
         self.backend.gru_backward(dgates, drecs, self._recurrent_kernel_grad(call),
                                   call.buffer("dh0", (n, u)), dhseq, call.gates, call.recs,
                                   call.hseq, call.initial[0], self.recurrent_kernel.value,
-                                  self.activation, self.recurrent_activation)
+                                  self.activation, self.recurrent_activation,
+                                  mask=call.step_mask)
         return dgates
 
     def _bias_grad(self, call, dgates2):
