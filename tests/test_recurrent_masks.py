@@ -190,3 +190,63 @@ def test_mask_of_the_wrong_shape_is_refused(backend):
     run = LayerRun(layer, mask=backend.from_numpy(np.ones((2, 3), np.float32)))
     with pytest.raises(ValueError, match=r"lstm.*mask must have shape \(2, 5\)"):
         run.forward(backend.from_numpy(X), False)
+
+
+# ------------------------------------------------------------ GRU(reset_after=False)
+RESET_BEFORE = {
+    "gru_reset_before_seq": lambda: L.GRU(U, reset_after=False, return_sequences=True),
+    "gru_reset_before_no_bias": lambda: L.GRU(U, reset_after=False, use_bias=False,
+                                              return_sequences=True),
+    "rnn_gru_cell_reset_before": lambda: L.RNN(L.GRUCell(U, reset_after=False),
+                                               return_sequences=True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RESET_BEFORE))
+def test_gru_reset_before_matches_keras(backend, case):
+    ref = KERAS["cases"][case]
+    layer = RESET_BEFORE[case]()
+    layer.build_once(X.shape[1:])
+    layer.attach(backend)
+    assert [w.shape for w in layer.weights] == [tuple(s) for s in ref["shapes"]]
+    assert [w.name.split("/")[-1] for w in layer.weights] == [
+        n.split("/")[-1] for n in ref["names"]]
+    layer.set_weights([np.array(w, np.float32) for w in ref["weights"]])
+    run = LayerRun(layer)
+    y = backend.to_numpy(run.forward(backend.from_numpy(X), True))
+    close(y, ref["outputs"][0], "output")
+    dx = run.backward(backend.from_numpy(loss_gradient(y)))
+    close(backend.to_numpy(dx), ref["dx"], "dx")
+    for w, g in zip(layer.weights, ref["grads"]):
+        close(backend.to_numpy(w.grad), g, f"gradient of {w.name}")
+
+
+def test_gru_reset_before_masked_with_state_matches_keras(backend):
+    _model_case(backend, "gru_reset_before_masked_backwards",
+                lambda: L.GRU(U, reset_after=False, go_backwards=True, return_state=True),
+                ("h0",))
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_gru_reset_before_gradients_float64(masked):
+    b = NumpyBackend("float64")
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 5, 4))
+    mask = np.array([[1, 0, 1, 1, 0], [0, 0, 1, 0, 1], [1, 1, 1, 1, 1]], np.float64)
+    layer = L.GRU(3, reset_after=False, return_sequences=True, activation="relu",
+                  recurrent_activation="hard_sigmoid" if masked else "sigmoid")
+    layer.build_once(x.shape[1:])
+    layer.attach(b)
+    layer.set_weights([rng.standard_normal(w.shape) * 0.5 for w in layer.weights])
+    run = LayerRun(layer, mask=mask if masked else None)
+    y = run.forward(x, True)
+    dout = rng.standard_normal(y.shape)
+    dx = run.backward(dout).copy()
+    grads = [w.grad.copy() for w in layer.weights]
+
+    def loss():
+        return float(np.sum(run.forward(x, True) * dout))
+    np.testing.assert_allclose(dx, central_differences(loss, x), rtol=1e-6, atol=1e-8)
+    for w, g in zip(layer.weights, grads):
+        np.testing.assert_allclose(g, central_differences(loss, w.value), rtol=1e-6, atol=1e-8,
+                                   err_msg=w.name)

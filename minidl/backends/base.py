@@ -279,6 +279,21 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
         (u, 3u) (overwritten) and dh0 (N, u) from dhseq (T, N, u)."""
         raise NotImplementedError
 
+    def gru_reset_before_forward(self, hseq, gates, recs, h0, recurrent_kernel, activation,
+                                 recurrent_activation, mask=None):
+        """GRU with reset_after=False: hh = activation(x_h + (r h_{t-1}) U_h). gates (T, N, 3u):
+        x W + b on entry, the activated z, r, hh on return; recs (T, N, 3u) receives each
+        step's [h_{t-1} U_zr, 0]; hseq (T, N, u) the states. One implementation for every
+        backend, made of the ops above (backends/gru_reset_before.py)."""
+        raise NotImplementedError
+
+    def gru_reset_before_backward(self, dgates, drecurrent_kernel, dh0, dhseq, gates, recs, hseq,
+                                  h0, recurrent_kernel, activation, recurrent_activation,
+                                  mask=None):
+        """dgates (T, N, 3u) = dL/d(x W + b), drecurrent_kernel (u, 3u) (overwritten) and dh0
+        (N, u) from dhseq (T, N, u)."""
+        raise NotImplementedError
+
     def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation, mask=None):
         """pre (T, N, u): x W + b on entry, + h_{t-1} U on return; hseq[t] = activation(pre[t])."""
         raise NotImplementedError

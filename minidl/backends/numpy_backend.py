@@ -21,6 +21,7 @@ from .numpy_ops.layer_ops import NumpyLayerOps
 from .numpy_ops.normalization import NumpyNormalizationOps
 from .numpy_ops.optimizers import NumpyOptimizerOps
 from .numpy_ops.recurrent import NumpyRecurrentOps
+from .gru_reset_before import GruResetBeforeOps
 from .recurrent_host import HostRecurrentOps
 from .numpy_ops.quantized import NumpyQuantizedOps
 from .numpy_ops.quantizers import NumpyQuantizerOps
@@ -33,7 +34,7 @@ from .checks import (check_concat, check_dropout_args, check_scalar_out, check_s
 
 
 
-class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, NumpyQuantizerOps,
+class NumpyBackend(NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, GruResetBeforeOps, NumpyQuantizerOps,
                    NumpyBinaryOps, NumpyDepthwiseOps, NumpyOptimizerOps, NumpyNormalizationOps, NumpyQuantizedOps,
                    NumpyRegularizerOps,
                    HostMemory, RoundedOperands, Backend):

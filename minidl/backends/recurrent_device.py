@@ -11,11 +11,12 @@ whole sequence, against the states h_{t-1} gathered once. The scratch tensors ar
 calls: nothing is allocated per step.
 """
 
+from .gru_reset_before import GruResetBeforeOps
 from .recurrent_host import (check_gru_backward, check_gru_forward, check_lstm_backward,
                              check_lstm_forward, check_simple_rnn_backward, check_simple_rnn_forward)
 
 
-class DeviceRecurrentOps:
+class DeviceRecurrentOps(GruResetBeforeOps):
     """lstm_* / gru_* / simple_rnn_* sequence ops of the contract through strided copies."""
 
     def _get_step(self, name, seq, t):

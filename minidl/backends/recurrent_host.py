@@ -131,14 +131,16 @@ class HostRecurrentOps:
     state); backward splits the carried dL/dstate the same way: the running rows' part goes
     through the step, the skipped rows' part straight to the step before."""
 
-    def _rnn_scratch(self, name, shape):
-        """A scratch array of `shape` kept between calls (the masked loops' per-step parts)."""
+    def _scratch_tensor(self, name, shape):
+        """A scratch array `name` of `shape` kept between calls (the per-step parts of the
+        loops; one per shape in use, so nothing is allocated once the shapes are seen)."""
         held = getattr(self, "_rnn_scratch_arrays", None)
         if held is None:
             held = self._rnn_scratch_arrays = {}
-        array = held.get(name)
-        if array is None or array.shape != tuple(shape):
-            array = held[name] = self.empty(tuple(shape))
+        key = (name, tuple(shape))
+        array = held.get(key)
+        if array is None:
+            array = held[key] = self.empty(tuple(shape))
         return array
 
     def _split_masked(self, d_step, d_carry, m):
@@ -168,8 +170,8 @@ class HostRecurrentOps:
         else:
             self.copy(dc0, dc_last)
         if mask is not None:
-            dh, dc = self._rnn_scratch("rnn_dh", (n, u)), self._rnn_scratch("rnn_dc", (n, u))
-            dc_prev = self._rnn_scratch("rnn_dc_prev", (n, u))
+            dh, dc = self._scratch_tensor("rnn_dh", (n, u)), self._scratch_tensor("rnn_dc", (n, u))
+            dc_prev = self._scratch_tensor("rnn_dc_prev", (n, u))
         for t in range(steps - 1, -1, -1):
             if mask is None:
                 self.lstm_gates_backward(dgates[t], dc0, dh0, dc0, gates[t], cseq[t],
@@ -208,7 +210,7 @@ class HostRecurrentOps:
                                          mask)
         self.copy(dh0, dhseq[steps - 1])
         if mask is not None:
-            dh = self._rnn_scratch("rnn_dh", (n, u))
+            dh = self._scratch_tensor("rnn_dh", (n, u))
         for t in range(steps - 1, -1, -1):
             h_prev = _previous(hseq, h0, t)
             if mask is None:
@@ -240,7 +242,7 @@ class HostRecurrentOps:
                                                 mask)
         self.copy(dh0, dhseq[steps - 1])
         if mask is not None:
-            dh = self._rnn_scratch("rnn_dh", (n, u))
+            dh = self._scratch_tensor("rnn_dh", (n, u))
         for t in range(steps - 1, -1, -1):
             if mask is None:
                 self.activation_backward(dpre[t], dh0, hseq[t], activation)

@@ -493,8 +493,10 @@ class LSTM(Recurrent):
 
 
 class GRU(Recurrent):
-    """Keras GRU with reset_after=True (Keras 3's default): gates z, r, h; bias (2, 3u) holds
-    the input bias (row 0) and the recurrent bias (row 1)."""
+    """Keras GRU: gates z, r, h. With reset_after=True (Keras 3's default) bias (2, 3u) holds
+    the input bias (row 0) and the recurrent bias (row 1), and hh = activation(x_h +
+    r (h_{t-1} U_h + b_h)); with reset_after=False bias (3u,) is the input bias only and
+    hh = activation(x_h + (r h_{t-1}) U_h) (backend op gru_reset_before_*)."""
 
     gate_width = 3
 
@@ -514,11 +516,7 @@ class GRU(Recurrent):
                          trainable, zero_output_for_mask)
         self.recurrent_activation = self._gate_activation("recurrent_activation",
                                                           recurrent_activation)
-        if not reset_after:
-            raise ValueError(f"{self.describe()}: reset_after=False (the reset gate applied "
-                             "before the recurrent projection) is not implemented by minidl's "
-                             "fused GRU op; use reset_after=True, Keras 3's default")
-        self.reset_after = True
+        self.reset_after = bool(reset_after)
         self.use_cudnn = self._check_use_cudnn(use_cudnn)
 
     def get_config(self):
@@ -526,7 +524,7 @@ class GRU(Recurrent):
                     reset_after=self.reset_after, use_cudnn=self.use_cudnn)
 
     def _bias_shape(self):
-        return (2, 3 * self.units)
+        return (2, 3 * self.units) if self.reset_after else (3 * self.units,)
 
     def _biases(self, call):
         """(input bias, recurrent bias), each (3u,), split from bias (2, 3u) by concat_backward."""
@@ -537,6 +535,15 @@ class GRU(Recurrent):
 
     def _run_forward(self, call, gates, steps, n):
         b, u = self.backend, self.units
+        if not self.reset_after:
+            self._add_input_bias(gates, steps, n)
+            call.gates = gates
+            hseq = call.hseq = call.buffer("hseq", (steps, n, u))
+            recs = call.recs = call.buffer("recs", (steps, n, 3 * u))
+            b.gru_reset_before_forward(hseq, gates, recs, call.initial[0],
+                                       self.recurrent_kernel.value, self.activation,
+                                       self.recurrent_activation, mask=call.step_mask)
+            return hseq
         recurrent_bias = call.buffer("zero_bias", (3 * u,))
         if self.use_bias:
             input_bias, recurrent_bias = self._biases(call)
@@ -555,6 +562,12 @@ class GRU(Recurrent):
     def _run_backward(self, call, dhseq, dstates, steps, n):
         u = self.units
         dgates = call.buffer("dgates", (steps, n, 3 * u))
+        if not self.reset_after:
+            self.backend.gru_reset_before_backward(
+                dgates, self._recurrent_kernel_grad(call), call.buffer("dh0", (n, u)), dhseq,
+                call.gates, call.recs, call.hseq, call.initial[0], self.recurrent_kernel.value,
+                self.activation, self.recurrent_activation, mask=call.step_mask)
+            return dgates
         drecs = call.drecs = call.buffer("drecs", (steps, n, 3 * u))
         self.backend.gru_backward(dgates, drecs, self._recurrent_kernel_grad(call),
                                   call.buffer("dh0", (n, u)), dhseq, call.gates, call.recs,
@@ -564,6 +577,9 @@ class GRU(Recurrent):
         return dgates
 
     def _bias_grad(self, call, dgates2):
+        if not self.reset_after:   # the input bias only
+            super()._bias_grad(call, dgates2)
+            return
         b, u = self.backend, self.units
         steps_n = b.shape(dgates2)[0]
         parts = [call.buffer("dinput_bias", (1, 3 * u)), call.buffer("drecurrent_bias", (1, 3 * u))]

@@ -30,6 +30,7 @@ from .linalg import LinalgOps
 from .optimizers import CpuOptimizerOps
 from .regularizers import CpuRegularizerOps
 from .recurrent import CpuRecurrentOps
+from ..gru_reset_before import GruResetBeforeOps
 from ..recurrent_host import HostRecurrentOps
 from .quantized import CpuQuantizedOps
 from .quantizer_ops import CpuQuantizerOps
@@ -46,7 +47,7 @@ def _rows_cols(shape):
     return (math.prod(shape[:-1]), c)
 
 
-class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, CpuQuantizerOps,
+class CpuBackend(CpuAttentionOps, CpuTensorOps, ImageOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, GruResetBeforeOps, CpuQuantizerOps,
                  CpuBinaryOps, LinalgOps, DepthwiseOps, CpuNormalizationOps, CpuOptimizerOps, CpuQuantizedOps, CpuRegularizerOps, RowLossOps, HostMemory, RoundedOperands,
                  Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
