@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Keras's text_classification_with_transformer recipe: IMDB sentiment with one transformer block.
 
-    python examples/text_transformer.py                     # 20,000 words, reviews cut to 200, 2 epochs
+    python examples/text_transformer.py           # 20,000 words, reviews cut to 200, 2 epochs
     python examples/text_transformer.py --backend opencl
     python examples/text_transformer.py --synthetic --epochs 1 --train-limit 256   # no data needed
 
@@ -21,8 +21,6 @@ import argparse
 import os
 import sys
 import time
-
-import numpy as np
 
 try:
     import minidl
@@ -84,7 +82,8 @@ def parse_args(argv):
     p.add_argument("--maxlen", type=int, default=200, help="words kept per review (pad_sequences)")
     p.add_argument("--embed-dim", type=int, default=32, help="embedding size of each token")
     p.add_argument("--num-heads", type=int, default=2, help="attention heads")
-    p.add_argument("--ff-dim", type=int, default=32, help="hidden size of the feed-forward network")
+    p.add_argument("--ff-dim", type=int, default=32,
+                   help="hidden size of the feed-forward network")
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--train-limit", type=int, metavar="N", help="train on the first N reviews only")

@@ -250,3 +250,90 @@ def test_gru_reset_before_gradients_float64(masked):
     for w, g in zip(layer.weights, grads):
         np.testing.assert_allclose(g, central_differences(loss, w.value), rtol=1e-6, atol=1e-8,
                                    err_msg=w.name)
+
+
+# ------------------------------------------------------------ recurrent_dropout
+RECURRENT_DROPOUT = {
+    "lstm_recurrent_dropout_seq": lambda: L.LSTM(U, recurrent_dropout=0.5,
+                                                 return_sequences=True),
+    "gru_recurrent_dropout_masked": lambda: L.GRU(U, recurrent_dropout=0.25, return_state=True),
+    "simple_rnn_recurrent_dropout_seq": lambda: L.SimpleRNN(U, recurrent_dropout=0.5,
+                                                            return_sequences=True),
+}
+
+
+def _with_recurrent_masks(layer, backend, masks):
+    """The layer with Keras's per-gate masks (the fixture's) instead of drawn ones."""
+    fixed = backend.from_numpy(np.concatenate([np.array(m, np.float32) for m in masks], axis=1))
+    layer._recurrent_dropout_mask = lambda call, n: fixed
+    return layer
+
+
+@pytest.mark.parametrize("case", sorted(RECURRENT_DROPOUT))
+def test_recurrent_dropout_matches_keras(backend, case):
+    """Training with recurrent_dropout: h_{t-1} times one mask per gate in each gate's
+    projection, the same at every step (as Keras 3's cells), given Keras's masks."""
+    ref = KERAS["cases"][case]
+    layer = RECURRENT_DROPOUT[case]()
+    layer.build_once(X.shape[1:])
+    layer.attach(backend)
+    layer.set_weights([np.array(w, np.float32) for w in ref["weights"]])
+    _with_recurrent_masks(layer, backend, ref["recurrent_masks"])
+    run = LayerRun(layer, mask=backend.from_numpy(MASK) if ref["masked"] else None)
+    ys = [backend.to_numpy(y) for y in listed(run.forward(backend.from_numpy(X), True))]
+    for k, (y, expected) in enumerate(zip(ys, ref["outputs"])):
+        close(y, expected, f"output {k}")
+    douts = [backend.from_numpy(loss_gradient(y, k)) for k, y in enumerate(ys)]
+    dx = run.backward(douts if len(douts) > 1 else douts[0])
+    close(backend.to_numpy(dx), ref["dx"], "dx")
+    for w, g in zip(layer.weights, ref["grads"]):
+        close(backend.to_numpy(w.grad), g, f"gradient of {w.name}")
+
+
+def test_recurrent_dropout_draws_one_mask_per_gate_and_sequence(backend):
+    """The mask is drawn in training only, per gate (N, k u), kept with probability 1 - rate
+    and scaled by 1 / (1 - rate); inference runs without it."""
+    layer = L.LSTM(64, recurrent_dropout=0.25)
+    layer.build_once(X.shape[1:])
+    layer.attach(backend)
+    run = LayerRun(layer)
+    x = backend.from_numpy(np.repeat(X, 32, axis=0))
+    run.forward(x, True)
+    mask = backend.to_numpy(run.call.recurrent_mask)
+    assert mask.shape == (64, 4 * 64)
+    assert set(np.unique(mask)) <= {0.0, np.float32(1 / 0.75)}
+    assert 0.2 < np.mean(mask == 0) < 0.3
+    assert not np.array_equal(mask[:, :64], mask[:, 64:128])   # a mask per gate
+    run.forward(x, False)
+    assert run.call.recurrent_mask is None
+
+
+@pytest.mark.parametrize("make", [
+    lambda: L.LSTM(3, recurrent_dropout=0.4, return_sequences=True, go_backwards=True),
+    lambda: L.GRU(3, recurrent_dropout=0.4, dropout=0.3),
+    lambda: L.SimpleRNN(3, recurrent_dropout=0.4, return_sequences=True),
+], ids=["lstm", "gru_dropout", "simple_rnn"])
+def test_recurrent_dropout_gradients_float64(make):
+    """Training mode with a masked sequence: the masks are drawn from the call's seed, the
+    same on every forward, so finite differences see one function."""
+    b = NumpyBackend("float64")
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((3, 5, 4))
+    mask = np.array([[1, 0, 1, 1, 0], [0, 0, 1, 0, 1], [1, 1, 1, 1, 1]], np.float64)
+    layer = make()
+    layer.build_once(x.shape[1:])
+    layer.attach(b)
+    layer.set_weights([rng.standard_normal(w.shape) * 0.5 for w in layer.weights])
+    run = LayerRun(layer, mask=mask)
+    y = run.forward(x, True)
+    assert np.any(run.call.recurrent_mask == 0)
+    dout = rng.standard_normal(y.shape)
+    dx = run.backward(dout).copy()
+    grads = [w.grad.copy() for w in layer.weights]
+
+    def loss():
+        return float(np.sum(run.forward(x, True) * dout))
+    np.testing.assert_allclose(dx, central_differences(loss, x), rtol=1e-6, atol=1e-8)
+    for w, g in zip(layer.weights, grads):
+        np.testing.assert_allclose(g, central_differences(loss, w.value), rtol=1e-6, atol=1e-8,
+                                   err_msg=w.name)

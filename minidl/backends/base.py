@@ -255,26 +255,33 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
     # Sequence ops. mask (every one of them): None, or Keras's mask of the steps in processing
     # order, time-major (T, N, 1) of 1.0 (the step runs) and 0.0 (skipped: the row's states stay
     # those of the step before, and so does its hseq[t]; backward passes their gradient on).
+    # recurrent_mask (lstm_*, gru_*, simple_rnn_*): None, or Keras's recurrent dropout masks
+    # (N, k u), one (N, u) per gate in gate order: gate g's projection of h_{t-1} is
+    # (h_{t-1} * mask_g) U_g at every step (backends/recurrent_dropout.py).
     def lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
-                     recurrent_activation, mask=None):
+                     recurrent_activation, mask=None,
+                     recurrent_mask=None):
         """gates (T, N, 4u): x W + b on entry, the activated gates on return (backward reads
         them); hseq, cseq (T, N, u) receive h_t and c_t from the initial h0, c0 (N, u)."""
         raise NotImplementedError
 
     def lstm_backward(self, dgates, drecurrent_kernel, dh0, dc0, dhseq, dc_last, gates, cseq,
-                      hseq, h0, c0, recurrent_kernel, activation, recurrent_activation, mask=None):
+                      hseq, h0, c0, recurrent_kernel, activation, recurrent_activation, mask=None,
+                      recurrent_mask=None):
         """From dhseq (T, N, u) = dL/dh_t of the outputs and dc_last (N, u; None: zero) = dL/dc_T:
         dgates (T, N, 4u) = dL/d(x W + b), drecurrent_kernel (u, 4u) (overwritten), dh0, dc0."""
         raise NotImplementedError
 
     def gru_forward(self, hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
-                    recurrent_activation, mask=None):
+                    recurrent_activation, mask=None,
+                    recurrent_mask=None):
         """gates (T, N, 3u): x W + b_input on entry, the activated gates on return; recs
         (T, N, 3u) receives each step's h_{t-1} U + recurrent_bias; hseq (T, N, u) the states."""
         raise NotImplementedError
 
     def gru_backward(self, dgates, drecs, drecurrent_kernel, dh0, dhseq, gates, recs, hseq, h0,
-                     recurrent_kernel, activation, recurrent_activation, mask=None):
+                     recurrent_kernel, activation, recurrent_activation, mask=None,
+                     recurrent_mask=None):
         """dgates, drecs (T, N, 3u) = dL/d(input, recurrent projections), drecurrent_kernel
         (u, 3u) (overwritten) and dh0 (N, u) from dhseq (T, N, u)."""
         raise NotImplementedError
@@ -294,12 +301,14 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
         (N, u) from dhseq (T, N, u)."""
         raise NotImplementedError
 
-    def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation, mask=None):
+    def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation, mask=None,
+    recurrent_mask=None):
         """pre (T, N, u): x W + b on entry, + h_{t-1} U on return; hseq[t] = activation(pre[t])."""
         raise NotImplementedError
 
     def simple_rnn_backward(self, dpre, drecurrent_kernel, dh0, dhseq, hseq, h0, recurrent_kernel,
-                            activation, mask=None):
+                            activation, mask=None,
+                            recurrent_mask=None):
         """dpre (T, N, u) = dL/dpre, drecurrent_kernel (u, u) (overwritten), dh0 from dhseq."""
         raise NotImplementedError
 

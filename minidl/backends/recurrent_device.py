@@ -7,16 +7,17 @@ and strided_add (scatter into a sequence zeroed first). Per step the loops run t
 backend ops as recurrent_host.py's: one gemm for the recurrent projection and one fused gate
 op (with a Keras mask, the contract's `where` blends a step's new states into the carried
 ones, as recurrent_host.py's loops do); the recurrent kernel's gradient is one gemm over the
-whole sequence, against the states h_{t-1} gathered once. The scratch tensors are the backend's `_scratch_tensor`s, kept between
-calls: nothing is allocated per step.
+whole sequence, against the states h_{t-1} gathered once. The scratch tensors are the
+backend's `_scratch_tensor`s, kept between calls: nothing is allocated per step.
 """
 
 from .gru_reset_before import GruResetBeforeOps
+from .recurrent_dropout import RecurrentDropoutProjection
 from .recurrent_host import (check_gru_backward, check_gru_forward, check_lstm_backward,
                              check_lstm_forward, check_simple_rnn_backward, check_simple_rnn_forward)
 
 
-class DeviceRecurrentOps(GruResetBeforeOps):
+class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
     """lstm_* / gru_* / simple_rnn_* sequence ops of the contract through strided copies."""
 
     def _get_step(self, name, seq, t):
@@ -48,8 +49,9 @@ class DeviceRecurrentOps(GruResetBeforeOps):
         self.binary(d_carry, d_carry, d_step, "subtract")
 
     def lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
-                     recurrent_activation, mask=None):
+                     recurrent_activation, mask=None, recurrent_mask=None):
         steps, n, u = check_lstm_forward(hseq, cseq, gates, h0, c0, recurrent_kernel, mask)
+        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
         h, c = self._scratch_tensor("rnn_h", (n, u)), self._scratch_tensor("rnn_c", (n, u))
         acts = self._scratch_tensor("rnn_acts", gates.shape)
         for seq in (hseq, cseq, acts):
@@ -57,7 +59,7 @@ class DeviceRecurrentOps(GruResetBeforeOps):
         h_prev, c_prev = h0, c0
         for t in range(steps):
             g = self._get_step("rnn_step", gates, t)
-            self.gemm(g, h_prev, recurrent_kernel, beta=1.0)
+            self._project(g, h_prev, recurrent_kernel, 1.0, recurrent_mask, blocks)
             self.lstm_gates_forward(h, c, g, c_prev, activation, recurrent_activation)
             if mask is not None:   # a skipped row keeps its states
                 m = self._get_step("rnn_mask", mask, t)
@@ -71,8 +73,10 @@ class DeviceRecurrentOps(GruResetBeforeOps):
         self.copy(gates, acts)
 
     def lstm_backward(self, dgates, drecurrent_kernel, dh0, dc0, dhseq, dc_last, gates, cseq, hseq,
-                      h0, c0, recurrent_kernel, activation, recurrent_activation, mask=None):
+                      h0, c0, recurrent_kernel, activation, recurrent_activation, mask=None,
+                      recurrent_mask=None):
         steps, n, u = check_lstm_backward(dgates, drecurrent_kernel, dhseq, gates, mask)
+        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
         self.fill(dgates, 0.0)
         self.strided_copy(dh0, dhseq, (steps - 1) * n * u, (u, 1))
         if dc_last is None:
@@ -106,14 +110,16 @@ class DeviceRecurrentOps(GruResetBeforeOps):
                     self.strided_copy(dh_step, dhseq, (t - 1) * n * u, (u, 1))
                     self.add(dh0, dh0, dh_step)
             beta = 1.0 if t > 0 or mask is not None else 0.0
-            self.gemm(dh0, dg, recurrent_kernel, beta=beta, trans_b=True)
+            self._project_backward(dh0, dg, recurrent_kernel, beta, recurrent_mask, blocks)
         prev = self._previous_states("rnn_prev_states", hseq, h0)
-        self.gemm(drecurrent_kernel, prev, self.reshape(dgates, (steps * n, 4 * u)), trans_a=True)
+        self._project_kernel_grad(drecurrent_kernel, prev, self.reshape(dgates, (steps * n, 4 * u)),
+                                  recurrent_mask)
 
     def gru_forward(self, hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
-                    recurrent_activation, mask=None):
+                    recurrent_activation, mask=None, recurrent_mask=None):
         steps, n, u = check_gru_forward(hseq, gates, recs, h0, recurrent_kernel, recurrent_bias,
                                         mask)
+        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
         h, rec = self._scratch_tensor("rnn_h", (n, u)), self._scratch_tensor("rnn_rec", (n, 3 * u))
         acts = self._scratch_tensor("rnn_acts", gates.shape)
         for seq in (hseq, recs, acts):
@@ -121,7 +127,7 @@ class DeviceRecurrentOps(GruResetBeforeOps):
         h_prev = h0
         for t in range(steps):
             g = self._get_step("rnn_step", gates, t)
-            self.gemm(rec, h_prev, recurrent_kernel)
+            self._project(rec, h_prev, recurrent_kernel, 0.0, recurrent_mask, blocks)
             self.bias_add(rec, rec, recurrent_bias)
             self.gru_gates_forward(h, g, rec, h_prev, activation, recurrent_activation)
             if mask is not None:
@@ -133,9 +139,11 @@ class DeviceRecurrentOps(GruResetBeforeOps):
         self.copy(gates, acts)
 
     def gru_backward(self, dgates, drecs, drecurrent_kernel, dh0, dhseq, gates, recs, hseq, h0,
-                     recurrent_kernel, activation, recurrent_activation, mask=None):
+                     recurrent_kernel, activation, recurrent_activation, mask=None,
+                     recurrent_mask=None):
         steps, n, u = check_gru_backward(dgates, drecs, drecurrent_kernel, dhseq, gates, recs,
                                          mask)
+        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
         self.fill(dgates, 0.0)
         self.fill(drecs, 0.0)
         self.strided_copy(dh0, dhseq, (steps - 1) * n * u, (u, 1))
@@ -161,12 +169,15 @@ class DeviceRecurrentOps(GruResetBeforeOps):
             if t > 0:
                 self.strided_copy(dh_step, dhseq, (t - 1) * n * u, (u, 1))
                 self.add(dh0, dh0, dh_step)
-            self.gemm(dh0, dq, recurrent_kernel, beta=1.0, trans_b=True)
+            self._project_backward(dh0, dq, recurrent_kernel, 1.0, recurrent_mask, blocks)
         prev = self._previous_states("rnn_prev_states", hseq, h0)
-        self.gemm(drecurrent_kernel, prev, self.reshape(drecs, (steps * n, 3 * u)), trans_a=True)
+        self._project_kernel_grad(drecurrent_kernel, prev, self.reshape(drecs, (steps * n, 3 * u)),
+                                  recurrent_mask)
 
-    def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation, mask=None):
+    def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation, mask=None,
+    recurrent_mask=None):
         steps, n, u = check_simple_rnn_forward(hseq, pre, h0, recurrent_kernel, activation, mask)
+        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
         h = self._scratch_tensor("rnn_h", (n, u))
         acc = self._scratch_tensor("rnn_acts", pre.shape)
         self.fill(hseq, 0.0)
@@ -174,7 +185,7 @@ class DeviceRecurrentOps(GruResetBeforeOps):
         h_prev = h0
         for t in range(steps):
             p = self._get_step("rnn_step", pre, t)
-            self.gemm(p, h_prev, recurrent_kernel, beta=1.0)
+            self._project(p, h_prev, recurrent_kernel, 1.0, recurrent_mask, blocks)
             self._put_step(acc, t, p)
             self.activation_forward(h, p, activation)
             if mask is not None:
@@ -184,9 +195,10 @@ class DeviceRecurrentOps(GruResetBeforeOps):
         self.copy(pre, acc)
 
     def simple_rnn_backward(self, dpre, drecurrent_kernel, dh0, dhseq, hseq, h0, recurrent_kernel,
-                            activation, mask=None):
+                            activation, mask=None, recurrent_mask=None):
         steps, n, u = check_simple_rnn_backward(dpre, drecurrent_kernel, dhseq, hseq, activation,
                                                 mask)
+        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
         self.fill(dpre, 0.0)
         self.strided_copy(dh0, dhseq, (steps - 1) * n * u, (u, 1))
         dp = self._scratch_tensor("rnn_dstep", (n, u))
@@ -208,6 +220,7 @@ class DeviceRecurrentOps(GruResetBeforeOps):
                     self.strided_copy(dh_step, dhseq, (t - 1) * n * u, (u, 1))
                     self.add(dh0, dh0, dh_step)
             beta = 1.0 if t > 0 or mask is not None else 0.0
-            self.gemm(dh0, dp, recurrent_kernel, beta=beta, trans_b=True)
+            self._project_backward(dh0, dp, recurrent_kernel, beta, recurrent_mask, blocks)
         prev = self._previous_states("rnn_prev_states", hseq, h0)
-        self.gemm(drecurrent_kernel, prev, self.reshape(dpre, (steps * n, u)), trans_a=True)
+        self._project_kernel_grad(drecurrent_kernel, prev, self.reshape(dpre, (steps * n, u)),
+                                  recurrent_mask)

@@ -9,6 +9,7 @@ gradients live in the caller's dh0 / dc0.
 """
 
 from .. import activations
+from .recurrent_dropout import RecurrentDropoutProjection
 
 # The activations the fused gate ops compute (their derivatives follow from their outputs).
 GATE_ACTIVATIONS = ("linear", "relu", "sigmoid", "tanh", "hard_sigmoid")
@@ -123,7 +124,7 @@ def _recurrent_kernel_grad(b, drecurrent_kernel, hseq, h0, dz):
                beta=1.0, trans_a=True)
 
 
-class HostRecurrentOps:
+class HostRecurrentOps(RecurrentDropoutProjection):
     """lstm_* / gru_* / simple_rnn_* sequence ops of the contract on host arrays.
 
     With a Keras mask (T, N, 1) (1.0: the step runs, 0.0: it is skipped) a step's new states
@@ -143,17 +144,32 @@ class HostRecurrentOps:
             array = held[key] = self.empty(tuple(shape))
         return array
 
+    def _kernel_grad(self, drecurrent_kernel, hseq, h0, dz, recurrent_mask):
+        """drecurrent_kernel = sum over t of dL/dU at step t (recurrent_dropout: of its
+        block-diagonal projection, recurrent_dropout.py)."""
+        if recurrent_mask is None:
+            _recurrent_kernel_grad(self, drecurrent_kernel, hseq, h0, dz)
+            return
+        steps, n, u = hseq.shape
+        previous = self._scratch_tensor("rnn_prev_states", (steps * n, u))
+        self.copy(previous[:n], h0)
+        if steps > 1:
+            self.copy(previous[n:], hseq[:-1].reshape(-1, u))
+        self._project_kernel_grad(drecurrent_kernel, previous, dz.reshape(steps * n, -1),
+                                  recurrent_mask)
+
     def _split_masked(self, d_step, d_carry, m):
         """d_step = d_carry on the rows that ran (m = 1), 0 elsewhere; d_carry keeps the rest."""
         self.binary(d_step, d_carry, m, "multiply")
         self.binary(d_carry, d_carry, d_step, "subtract")
 
     def lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
-                     recurrent_activation, mask=None):
+                     recurrent_activation, mask=None, recurrent_mask=None):
         steps, n, u = check_lstm_forward(hseq, cseq, gates, h0, c0, recurrent_kernel, mask)
+        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
         for t in range(steps):
             h_prev, c_prev = _previous(hseq, h0, t), _previous(cseq, c0, t)
-            self.gemm(gates[t], h_prev, recurrent_kernel, beta=1.0)
+            self._project(gates[t], h_prev, recurrent_kernel, 1.0, recurrent_mask, blocks)
             self.lstm_gates_forward(hseq[t], cseq[t], gates[t], c_prev, activation,
                                     recurrent_activation)
             if mask is not None:
@@ -161,8 +177,10 @@ class HostRecurrentOps:
                 self.where(cseq[t], mask[t], cseq[t], c_prev)
 
     def lstm_backward(self, dgates, drecurrent_kernel, dh0, dc0, dhseq, dc_last, gates, cseq, hseq,
-                      h0, c0, recurrent_kernel, activation, recurrent_activation, mask=None):
+                      h0, c0, recurrent_kernel, activation, recurrent_activation, mask=None,
+                      recurrent_mask=None):
         steps, n, u = check_lstm_backward(dgates, drecurrent_kernel, dhseq, gates, mask)
+        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
         # dh0 carries dL/dh of the step being run, dc0 dL/dc: both end as the initial state's
         self.copy(dh0, dhseq[steps - 1])
         if dc_last is None:
@@ -188,16 +206,17 @@ class HostRecurrentOps:
                 else:
                     self.add(dh0, dh0, dhseq[t - 1])
             beta = 1.0 if t > 0 or mask is not None else 0.0
-            self.gemm(dh0, dgates[t], recurrent_kernel, beta=beta, trans_b=True)
-        _recurrent_kernel_grad(self, drecurrent_kernel, hseq, h0, dgates)
+            self._project_backward(dh0, dgates[t], recurrent_kernel, beta, recurrent_mask, blocks)
+        self._kernel_grad(drecurrent_kernel, hseq, h0, dgates, recurrent_mask)
 
     def gru_forward(self, hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
-                    recurrent_activation, mask=None):
+                    recurrent_activation, mask=None, recurrent_mask=None):
         steps, n, u = check_gru_forward(hseq, gates, recs, h0, recurrent_kernel, recurrent_bias,
                                         mask)
+        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
         for t in range(steps):
             h_prev = _previous(hseq, h0, t)
-            self.gemm(recs[t], h_prev, recurrent_kernel)
+            self._project(recs[t], h_prev, recurrent_kernel, 0.0, recurrent_mask, blocks)
             self.bias_add(recs[t], recs[t], recurrent_bias)
             self.gru_gates_forward(hseq[t], gates[t], recs[t], h_prev, activation,
                                    recurrent_activation)
@@ -205,9 +224,11 @@ class HostRecurrentOps:
                 self.where(hseq[t], mask[t], hseq[t], h_prev)
 
     def gru_backward(self, dgates, drecs, drecurrent_kernel, dh0, dhseq, gates, recs, hseq, h0,
-                     recurrent_kernel, activation, recurrent_activation, mask=None):
+                     recurrent_kernel, activation, recurrent_activation, mask=None,
+                     recurrent_mask=None):
         steps, n, u = check_gru_backward(dgates, drecs, drecurrent_kernel, dhseq, gates, recs,
                                          mask)
+        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
         self.copy(dh0, dhseq[steps - 1])
         if mask is not None:
             dh = self._scratch_tensor("rnn_dh", (n, u))
@@ -224,22 +245,25 @@ class HostRecurrentOps:
                 self.add(dh0, dh0, dh)
             if t > 0:
                 self.add(dh0, dh0, dhseq[t - 1])
-            self.gemm(dh0, drecs[t], recurrent_kernel, beta=1.0, trans_b=True)
-        _recurrent_kernel_grad(self, drecurrent_kernel, hseq, h0, drecs)
+            self._project_backward(dh0, drecs[t], recurrent_kernel, 1.0, recurrent_mask, blocks)
+        self._kernel_grad(drecurrent_kernel, hseq, h0, drecs, recurrent_mask)
 
-    def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation, mask=None):
+    def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation, mask=None,
+    recurrent_mask=None):
         steps, n, u = check_simple_rnn_forward(hseq, pre, h0, recurrent_kernel, activation, mask)
+        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
         for t in range(steps):
             h_prev = _previous(hseq, h0, t)
-            self.gemm(pre[t], h_prev, recurrent_kernel, beta=1.0)
+            self._project(pre[t], h_prev, recurrent_kernel, 1.0, recurrent_mask, blocks)
             self.activation_forward(hseq[t], pre[t], activation)
             if mask is not None:
                 self.where(hseq[t], mask[t], hseq[t], h_prev)
 
     def simple_rnn_backward(self, dpre, drecurrent_kernel, dh0, dhseq, hseq, h0, recurrent_kernel,
-                            activation, mask=None):
+                            activation, mask=None, recurrent_mask=None):
         steps, n, u = check_simple_rnn_backward(dpre, drecurrent_kernel, dhseq, hseq, activation,
                                                 mask)
+        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
         self.copy(dh0, dhseq[steps - 1])
         if mask is not None:
             dh = self._scratch_tensor("rnn_dh", (n, u))
@@ -255,5 +279,5 @@ class HostRecurrentOps:
                 if t > 0:
                     self.add(dh0, dh0, dhseq[t - 1])
             beta = 1.0 if t > 0 or mask is not None else 0.0
-            self.gemm(dh0, dpre[t], recurrent_kernel, beta=beta, trans_b=True)
-        _recurrent_kernel_grad(self, drecurrent_kernel, hseq, h0, dpre)
+            self._project_backward(dh0, dpre[t], recurrent_kernel, beta, recurrent_mask, blocks)
+        self._kernel_grad(drecurrent_kernel, hseq, h0, dpre, recurrent_mask)

@@ -81,10 +81,6 @@ class Recurrent(Layer):
                               high_inclusive=False)
         self.recurrent_dropout = number(recurrent_dropout, "recurrent_dropout", self.describe(),
                                         low=0, high=1, high_inclusive=False)
-        if self.recurrent_dropout:
-            # a mask on h_{t-1} before the recurrent gemm would split the fused step in two
-            raise ValueError(f"{self.describe()}: recurrent_dropout is not supported by minidl's "
-                             f"fused recurrent ops (got {recurrent_dropout!r}); use dropout")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise ValueError(f"{self.describe()}: seed must be None or an int >= 0, got {seed!r}")
         self.seed = seed
@@ -288,9 +284,11 @@ class Recurrent(Layer):
             raise ValueError(f"{self.describe()}: inputs need at least one timestep, got shape "
                              f"{(n, steps, features)}")
         call.step_mask, call.output_factor = self._step_masks(call, n, steps, backwards)
-        call.dropout_mask = None
+        call.dropout_mask = call.recurrent_mask = None
         if training and self.dropout:
             x = self._drop_inputs(call, x, n, steps, features)
+        if training and self.recurrent_dropout:
+            call.recurrent_mask = self._recurrent_dropout_mask(call, n)
         xt = call.xt = call.buffer("xt", (steps, n, features))
         self._gather(xt, x, steps, n, features, backwards)
         gates = call.buffer("gates", (steps, n, k * u))
@@ -358,6 +356,20 @@ class Recurrent(Layer):
         b.channel_mask_multiply(dropped, x, call.dropout_mask)
         return dropped
 
+    def _recurrent_dropout_mask(self, call, n):
+        """Keras 3's recurrent dropout: one mask on h_{t-1} per gate (N, k u), scaled by
+        1 / (1 - rate), the same at every step of the sequence (the sequence ops apply it,
+        backends/recurrent_dropout.py)."""
+        b, width = self.backend, self.gate_width * self.units
+        ones = call.buffer("recurrent_dropout_ones", (n, width))
+        b.fill(ones, 1.0)
+        mask = call.buffer("recurrent_dropout_mask", (n, width))
+        # a seed of its own, apart from the input dropout's (call.step_seed)
+        seed = (call.step_seed * 2 + 1) % (1 << 62)
+        b.dropout_forward(call.buffer("recurrent_dropout_kept", (n, width)), mask, ones,
+                          self.recurrent_dropout, seed)
+        return mask
+
     def backward(self, call, dout):
         b = self.backend
         n, steps, features = call.x_shape
@@ -417,7 +429,8 @@ class SimpleRNN(Recurrent):
         self._add_input_bias(gates, steps, n)
         hseq = call.hseq = call.buffer("hseq", (steps, n, self.units))
         self.backend.simple_rnn_forward(hseq, gates, call.initial[0], self.recurrent_kernel.value,
-                                        self.activation, mask=call.step_mask)
+                                        self.activation, mask=call.step_mask,
+                                        recurrent_mask=call.recurrent_mask)
         return hseq
 
     def _run_backward(self, call, dhseq, dstates, steps, n):
@@ -426,7 +439,8 @@ class SimpleRNN(Recurrent):
         self.backend.simple_rnn_backward(dpre, self._recurrent_kernel_grad(call),
                                          call.buffer("dh0", (n, u)), dhseq, call.hseq,
                                          call.initial[0], self.recurrent_kernel.value,
-                                         self.activation, mask=call.step_mask)
+                                         self.activation, mask=call.step_mask,
+                                         recurrent_mask=call.recurrent_mask)
         return dpre
 
 
@@ -471,7 +485,8 @@ class LSTM(Recurrent):
         cseq = call.cseq = call.buffer("cseq", (steps, n, u))
         b.lstm_forward(hseq, cseq, gates, call.initial[0], call.initial[1],
                        self.recurrent_kernel.value, self.activation, self.recurrent_activation,
-                       mask=call.step_mask)
+                       mask=call.step_mask,
+                       recurrent_mask=call.recurrent_mask)
         return hseq
 
     def _last_cell(self, call, steps, n):
@@ -488,7 +503,8 @@ class LSTM(Recurrent):
             dgates, self._recurrent_kernel_grad(call), call.buffer("dh0", (n, u)),
             call.buffer("dc0", (n, u)), dhseq, dstates[1], call.gates, call.cseq, call.hseq,
             call.initial[0], call.initial[1], self.recurrent_kernel.value, self.activation,
-            self.recurrent_activation, mask=call.step_mask)
+            self.recurrent_activation, mask=call.step_mask,
+            recurrent_mask=call.recurrent_mask)
         return dgates
 
 
@@ -517,6 +533,10 @@ class GRU(Recurrent):
         self.recurrent_activation = self._gate_activation("recurrent_activation",
                                                           recurrent_activation)
         self.reset_after = bool(reset_after)
+        if self.recurrent_dropout and not self.reset_after:
+            raise ValueError(f"{self.describe()}: recurrent_dropout with reset_after=False is "
+                             f"not supported by minidl yet (got recurrent_dropout="
+                             f"{recurrent_dropout!r}); use reset_after=True, Keras 3's default")
         self.use_cudnn = self._check_use_cudnn(use_cudnn)
 
     def get_config(self):
@@ -556,7 +576,8 @@ class GRU(Recurrent):
         recs = call.recs = call.buffer("recs", (steps, n, 3 * u))
         b.gru_forward(hseq, gates, recs, call.initial[0], self.recurrent_kernel.value,
                       recurrent_bias, self.activation, self.recurrent_activation,
-                      mask=call.step_mask)
+                      mask=call.step_mask,
+                      recurrent_mask=call.recurrent_mask)
         return hseq
 
     def _run_backward(self, call, dhseq, dstates, steps, n):
@@ -573,7 +594,8 @@ class GRU(Recurrent):
                                   call.buffer("dh0", (n, u)), dhseq, call.gates, call.recs,
                                   call.hseq, call.initial[0], self.recurrent_kernel.value,
                                   self.activation, self.recurrent_activation,
-                                  mask=call.step_mask)
+                                  mask=call.step_mask,
+                                  recurrent_mask=call.recurrent_mask)
         return dgates
 
     def _bias_grad(self, call, dgates2):
