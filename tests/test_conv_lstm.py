@@ -1,4 +1,4 @@
-"""ConvLSTM1D and ConvLSTM2D on every backend: outputs, weight shapes and names, and the
+"""ConvLSTM1D, ConvLSTM2D and ConvLSTM3D on every backend: outputs, weight shapes and names, and the
 gradients of the input and every weight against numbers printed by real Keras 3.15.1
 (tests/fixtures/keras_conv_lstm.py wrote tests/fixtures/keras_conv_lstm.json); float64
 finite-difference checks on numpy; the arguments minidl refuses."""
@@ -29,6 +29,9 @@ LAYERS = {
     "conv_lstm1d_seq": lambda: L.ConvLSTM1D(3, 3, return_sequences=True,
                                             recurrent_activation="hard_sigmoid"),
     "conv_lstm1d_dilated_last": lambda: L.ConvLSTM1D(2, 2, dilation_rate=2, padding="same"),
+    "conv_lstm3d_seq_same": lambda: L.ConvLSTM3D(2, 2, padding="same", return_sequences=True),
+    "conv_lstm3d_valid_state_backwards": lambda: L.ConvLSTM3D(
+        2, (2, 2, 1), return_state=True, go_backwards=True, use_bias=False),
 }
 
 
@@ -71,7 +74,9 @@ def test_conv_lstm_matches_keras(backend, case):
     (lambda: L.ConvLSTM2D(2, (2, 3), padding="same", return_sequences=True, go_backwards=True),
      (2, 3, 4, 3, 2)),
     (lambda: L.ConvLSTM1D(2, 3, strides=2, return_state=True), (2, 3, 7, 2)),
-], ids=["2d_backwards", "1d_strides_state"])
+    (lambda: L.ConvLSTM3D(2, 2, strides=(1, 2, 1), padding="same", return_sequences=True),
+     (2, 3, 2, 3, 2, 1)),
+], ids=["2d_backwards", "1d_strides_state", "3d_strides"])
 def test_conv_lstm_gradients_float64(make, shape):
     b = NumpyBackend("float64")
     rng = np.random.default_rng(4)

@@ -131,7 +131,8 @@ def _instances():
                 "AdaptiveMaxPooling1D": (2,), "AdaptiveAveragePooling2D": (2,), "AdaptiveMaxPooling2D": (2,),
                 "AdaptiveAveragePooling3D": (2,), "AdaptiveMaxPooling3D": (2,),
                 "CategoryEncoding": (4,), "Discretization": ([0.0, 1.0],), "Hashing": (4,),
-                "HashedCrossing": (4,), "ConvLSTM1D": (4, 3), "ConvLSTM2D": (4, 3)}
+                "HashedCrossing": (4,), "ConvLSTM1D": (4, 3), "ConvLSTM2D": (4, 3),
+                "ConvLSTM3D": (4, 3)}
 
     for name, cls in sorted(layers.LAYER_CLASSES.items()):
         if name != "InputLayer":

@@ -17,7 +17,10 @@ ConvLSTM1D is ConvLSTM2D on images of height 1 (its weights viewed with a leadin
 from .. import constraints, initializers, regularizers
 from ..arguments import int_tuple
 from .base import Layer, format_shape
+from .calls import run_backward, run_forward
 from .conv1d import check_channels_last, normalize_single
+from .conv3d import Conv3D
+from .pooling3d import normalize_triple
 from .recurrent import _UnitForgetBias, Recurrent
 
 
@@ -72,6 +75,8 @@ class _ConvLSTM(Layer):
     def _tuple(self, value, argument):
         if self.rank == 1:
             return (1, normalize_single(value, argument, self.describe()))
+        if self.rank == 3:
+            return normalize_triple(value, argument, self.describe())
         if isinstance(value, int) and not isinstance(value, bool):
             value = (value, value)
         values = int_tuple(value, argument, self.describe())
@@ -103,12 +108,12 @@ class _ConvLSTM(Layer):
 
     # ------------------------------------------------------------ shapes
     def _image_shape(self, input_shape):
-        """(T, H, W, C) of a sample (H = 1 for ConvLSTM1D)."""
+        """(T, H, W, C) of a sample (H = 1 for ConvLSTM1D; (T, D, H, W, C) for ConvLSTM3D)."""
         shape = tuple(input_shape)
         if len(shape) != self.rank + 2:
+            axes = {1: "width", 2: "rows, cols", 3: "depth, rows, cols"}[self.rank]
             raise ValueError(f"{self.describe()} expects inputs of rank {self.rank + 3} (batch, "
-                             f"time, {'width' if self.rank == 1 else 'rows, cols'}, channels), "
-                             f"got shape {format_shape(input_shape)}")
+                             f"time, {axes}, channels), got shape {format_shape(input_shape)}")
         if any(d is None for d in shape[1:]):
             raise ValueError(f"{self.describe()}: every dimension but batch and time must be "
                              f"known, got input shape {format_shape(input_shape)}")
@@ -120,19 +125,25 @@ class _ConvLSTM(Layer):
             return -(-size // stride)
         return (size - extent) // stride + 1
 
+    def _own_axes(self, values):
+        """The Keras-rank part of a lifted tuple (ConvLSTM1D's without its leading 1)."""
+        return tuple(values[1:]) if self.rank == 1 else tuple(values)
+
     def _output_image(self, input_shape):
-        _, h, w, _ = self._image_shape(input_shape)
-        oh, ow = (self._out_size(s, k, st, d) for s, k, st, d in
-                  zip((h, w), self.kernel_size, self.strides, self.dilation_rate))
-        if oh < 1 or ow < 1:
-            raise ValueError(f"{self.describe()}: kernel_size {self.kernel_size[2 - self.rank:]} "
-                             f"leaves no output for input shape {format_shape(input_shape)}")
-        return oh, ow
+        """The output's spatial sizes, lifted ((OH, OW), (1, OW) for 1D, (OD, OH, OW))."""
+        spatial = self._image_shape(input_shape)[1:-1]
+        out = tuple(self._out_size(s, k, st, d) for s, k, st, d in
+                    zip(spatial, self.kernel_size, self.strides, self.dilation_rate))
+        if min(out) < 1:
+            raise ValueError(f"{self.describe()}: kernel_size "
+                             f"{self._own_axes(self.kernel_size)} leaves no output for input "
+                             f"shape {format_shape(input_shape)}")
+        return out
 
     def build(self, input_shape):
-        _, _, _, channels = self._image_shape(input_shape)
+        channels = self._image_shape(input_shape)[-1]
         self._output_image(input_shape)
-        k = tuple(self.kernel_size[2 - self.rank:])
+        k = self._own_axes(self.kernel_size)
         f = self.filters
         self.kernel = self.add_weight("kernel", k + (channels, 4 * f), self.kernel_initializer,
                                       regularizer=self.kernel_regularizer,
@@ -148,8 +159,7 @@ class _ConvLSTM(Layer):
 
     def compute_output_shape(self, input_shape):
         steps = input_shape[0]
-        oh, ow = self._output_image(input_shape)
-        image = (ow, self.filters) if self.rank == 1 else (oh, ow, self.filters)
+        image = self._own_axes(self._output_image(input_shape)) + (self.filters,)
         out = (steps,) + image if self.return_sequences else image
         return [out, image, image] if self.return_state else out
 
@@ -181,6 +191,60 @@ class _ConvLSTM(Layer):
     def _gather(self, out, x, steps, n, width, backwards, inverse=False):
         Recurrent._gather(self, out, x, steps, n, width, backwards, inverse)
 
+    # The two convolutions, as hooks: conv2d ops here, Conv3D layers for ConvLSTM3D.
+    def _input_conv(self, call, xt, n, steps, training):
+        """The input convolution of every step: (T N rows, 4f) pre-activations."""
+        b, f = self.backend, self.filters
+        x_plan, _ = self._plans(call, n, steps, tuple(b.shape(xt)[1:]))
+        gates = call.buffer("gates", (steps * call.rows, 4 * f))
+        b.conv2d_forward(b.reshape(gates, x_plan.out_shape), xt, self._kernels()[0],
+                         self.bias.value if self.use_bias else None, x_plan)
+        return gates
+
+    def _state_conv(self, call, t, h_prev, training):
+        """The recurrent convolution of h_{t-1} (N, *out, f): (N rows, 4f)."""
+        b, f = self.backend, self.filters
+        _, h_plan = call.plans
+        rec = call.buffer("step_rec", h_plan.out_shape)
+        b.conv2d_forward(rec, h_prev, self._kernels()[1], None, h_plan)
+        return b.reshape(rec, (call.rows, 4 * f))
+
+    def _state_conv_backward(self, call, t, dg):
+        """dL/dh_{t-1} (N rows, f) through step t's recurrent convolution (t > 0)."""
+        b, f = self.backend, self.filters
+        _, h_plan = call.plans
+        dh_rec = call.buffer("dh_rec", h_plan.in_shape)
+        b.conv2d_backward_data(dh_rec, b.reshape(dg, h_plan.out_shape), self._kernels()[1],
+                               h_plan)
+        return b.reshape(dh_rec, (call.rows, f))
+
+    def _state_kernel_grad(self, call, dgates, n, steps):
+        """The recurrent kernel's gradient: one filter gradient over every step's h_{t-1}."""
+        b, f = self.backend, self.filters
+        rows = call.rows
+        all_plan = self._all_steps_plan(call, n, steps, call.out_image)
+        previous = call.buffer("previous_states", all_plan.in_shape)
+        b.fill(previous, 0.0)
+        if steps > 1:   # [0, h_0, .., h_{T-2}]
+            b.strided_add(b.reshape(previous, (steps * rows, f)),
+                          b.view(call.hseq, ((steps - 1) * rows, f)), rows * f, (f, 1))
+        b.conv2d_backward_filter(self._grad(call, self.recurrent_kernel, "unused_drecurrent"),
+                                 None, b.reshape(dgates, all_plan.out_shape), previous, all_plan)
+
+    def _input_conv_backward(self, call, dgates):
+        """The kernel's and bias's gradients; dL/dxt when the call needs it (else None)."""
+        b = self.backend
+        x_plan, _ = call.plans
+        dgates4 = b.reshape(dgates, x_plan.out_shape)
+        b.conv2d_backward_filter(self._grad(call, self.kernel, "unused_dkernel"),
+                                 self._grad(call, self.bias, "unused_dbias") if self.use_bias
+                                 else None, dgates4, call.xt, x_plan)
+        if not call.input_grad_needed:
+            return None
+        dxt = call.buffer("dxt", b.shape(call.xt))
+        b.conv2d_backward_data(dxt, dgates4, self._kernels()[0], x_plan)
+        return dxt
+
     def forward(self, call, x, training):
         if call.mask is not None:
             raise ValueError(f"{self.describe()}: masks are not supported by minidl's ConvLSTM "
@@ -189,18 +253,18 @@ class _ConvLSTM(Layer):
         shape = b.shape(x)
         n, steps = shape[0], shape[1]
         image = self._image_shape(shape[1:])[1:]
-        x_plan, h_plan = self._plans(call, n, steps, image)
-        _, oh, ow, _ = x_plan.out_shape
-        rows, size_in = n * oh * ow, image[0] * image[1] * image[2]
-        call.x_shape, call.rows, call.out_image = shape, rows, (oh, ow)
-        # the inputs time-major (T N, H, W, C), reversed for go_backwards
+        out_image = self._output_image(shape[1:])
+        rows, size_in = n, 1
+        for d in out_image:
+            rows *= d
+        for d in image:
+            size_in *= d
+        call.x_shape, call.rows, call.out_image = shape, rows, out_image
+        # the inputs time-major (T N, *image), reversed for go_backwards
         xt = call.xt = call.buffer("xt", (steps * n,) + image)
         self._gather(b.reshape(xt, (steps, n, size_in)), b.reshape(x, (n, steps, size_in)),
                      steps, n, size_in, self.go_backwards)
-        kernel, recurrent = self._kernels()
-        gates = call.buffer("gates", (steps * rows, 4 * f))   # x_t's conv, pixel rows
-        b.conv2d_forward(b.reshape(gates, (steps * n, oh, ow, 4 * f)), xt, kernel,
-                         self.bias.value if self.use_bias else None, x_plan)
+        gates = self._input_conv(call, xt, n, steps, training)
         # acts, hseq, cseq: each step's activated gates and states, stored by scatter-adds
         acts = call.acts = call.buffer("acts", (steps * rows, 4 * f))
         hseq = call.hseq = call.buffer("hseq", (steps * rows, f))
@@ -208,29 +272,29 @@ class _ConvLSTM(Layer):
         for seq in (acts, hseq, cseq):
             b.fill(seq, 0.0)
         g = call.buffer("step_gates", (rows, 4 * f))
-        rec = call.buffer("step_rec", (n, oh, ow, 4 * f))
         h, c = call.buffer("step_h", (rows, f)), call.buffer("step_c", (rows, f))
-        h_prev, c_prev = call.buffer("h_prev", (n, oh, ow, f)), call.buffer("c_prev", (rows, f))
-        b.fill(h_prev, 0.0)
+        c_prev = call.buffer("c_prev", (rows, f))
         b.fill(c_prev, 0.0)
+        h_prev = None
         for t in range(steps):
             b.strided_copy(g, gates, t * rows * 4 * f, (4 * f, 1))
-            b.conv2d_forward(rec, h_prev, recurrent, None, h_plan)
-            b.add(g, g, b.reshape(rec, (rows, 4 * f)))
+            if t > 0:   # h_0 is zero: the first step has no recurrent term
+                b.add(g, g, self._state_conv(call, t, h_prev, training))
             b.lstm_gates_forward(h, c, g, c_prev, self.activation, self.recurrent_activation)
             b.strided_add(acts, g, t * rows * 4 * f, (4 * f, 1))
             b.strided_add(hseq, h, t * rows * f, (f, 1))
             b.strided_add(cseq, c, t * rows * f, (f, 1))
-            b.copy(h_prev, b.reshape(h, (n, oh, ow, f)))
+            # h_t as the next step's (N, *out, f) input, a tensor of its own per step (the
+            # recurrent convolution of a step may keep its input for backward)
+            h_prev = call.buffer(("h_prev", t), (n,) + out_image + (f,))
+            b.copy(h_prev, b.reshape(h, (n,) + out_image + (f,)))
             b.copy(c_prev, c)
-        return self._outputs(call, n, steps, oh, ow, h_prev, c_prev)
+        return self._outputs(call, n, steps, h_prev, c_prev)
 
-    def _out_image(self, oh, ow):
-        return (ow, self.filters) if self.rank == 1 else (oh, ow, self.filters)
-
-    def _outputs(self, call, n, steps, oh, ow, h_last, c_last):
-        b, image = self.backend, self._out_image(oh, ow)
-        size = oh * ow * self.filters
+    def _outputs(self, call, n, steps, h_last, c_last):
+        b = self.backend
+        image = self._own_axes(call.out_image) + (self.filters,)
+        size = call.rows // n * self.filters
         if self.return_sequences:
             out = call.buffer("out", (n, steps) + image)
             b.strided_copy(b.reshape(out, (n, steps, size)), call.hseq, 0,
@@ -254,8 +318,6 @@ class _ConvLSTM(Layer):
     def backward(self, call, dout):
         b, f = self.backend, self.filters
         n, steps = call.x_shape[0], call.x_shape[1]
-        x_plan, h_plan = call.plans
-        oh, ow = call.out_image
         rows, size = call.rows, call.rows // n * f
         dstates = [None, None]
         if self.return_state:
@@ -269,7 +331,6 @@ class _ConvLSTM(Layer):
             b.strided_add(dhseq, b.reshape(dout, (rows, f)), (steps - 1) * rows * f, (f, 1))
         if dstates[0] is not None:
             b.strided_add(dhseq, b.reshape(dstates[0], (rows, f)), (steps - 1) * rows * f, (f, 1))
-        kernel, recurrent = self._kernels()
         dgates = call.buffer("dgates", (steps * rows, 4 * f))
         b.fill(dgates, 0.0)
         dh, dc = call.buffer("dh", (rows, f)), call.buffer("dc", (rows, f))
@@ -280,7 +341,6 @@ class _ConvLSTM(Layer):
             b.copy(dc, b.reshape(dstates[1], (rows, f)))
         g, dg = call.buffer("step_gates", (rows, 4 * f)), call.buffer("step_dgates", (rows, 4 * f))
         c, c_prev = call.buffer("step_c", (rows, f)), call.buffer("c_prev", (rows, f))
-        dh_rec = call.buffer("dh_rec", (n, oh, ow, f))
         for t in range(steps - 1, -1, -1):
             b.strided_copy(g, call.acts, t * rows * 4 * f, (4 * f, 1))
             b.strided_copy(c, call.cseq, t * rows * f, (f, 1))
@@ -292,27 +352,13 @@ class _ConvLSTM(Layer):
                                   self.recurrent_activation)
             b.strided_add(dgates, dg, t * rows * 4 * f, (4 * f, 1))
             if t > 0:
-                b.conv2d_backward_data(dh_rec, b.reshape(dg, (n, oh, ow, 4 * f)), recurrent,
-                                       h_plan)
+                dh_rec = self._state_conv_backward(call, t, dg)
                 b.strided_copy(dh, dhseq, (t - 1) * rows * f, (f, 1))
-                b.add(dh, dh, b.reshape(dh_rec, (rows, f)))
-        # the recurrent kernel's gradient: one filter gradient over every step's h_{t-1}
-        previous = call.buffer("previous_states", (steps * n, oh, ow, f))
-        b.fill(previous, 0.0)
-        if steps > 1:   # [0, h_0, .., h_{T-2}]
-            b.strided_add(b.reshape(previous, (steps * rows, f)),
-                          b.view(call.hseq, ((steps - 1) * rows, f)), rows * f, (f, 1))
-        all_plan = self._all_steps_plan(call, n, steps, oh, ow)
-        dgates4 = b.reshape(dgates, (steps * n, oh, ow, 4 * f))
-        b.conv2d_backward_filter(self._grad(call, self.recurrent_kernel, "unused_drecurrent"),
-                                 None, dgates4, previous, all_plan)
-        b.conv2d_backward_filter(self._grad(call, self.kernel, "unused_dkernel"),
-                                 self._grad(call, self.bias, "unused_dbias") if self.use_bias
-                                 else None, dgates4, call.xt, x_plan)
-        if not call.input_grad_needed:
+                b.add(dh, dh, dh_rec)
+        self._state_kernel_grad(call, dgates, n, steps)
+        dxt = self._input_conv_backward(call, dgates)
+        if dxt is None:
             return None
-        dxt = call.buffer("dxt", b.shape(call.xt))
-        b.conv2d_backward_data(dxt, dgates4, kernel, x_plan)
         dx = call.buffer("dx", call.x_shape)
         size_in = 1
         for d in call.x_shape[2:]:
@@ -321,14 +367,14 @@ class _ConvLSTM(Layer):
                      steps, n, size_in, self.go_backwards, inverse=True)
         return dx
 
-    def _all_steps_plan(self, call, n, steps, oh, ow):
+    def _all_steps_plan(self, call, n, steps, out_image):
         """The recurrent convolution's plan over the T N states of the whole sequence."""
-        key = (n, steps, oh, ow)
+        key = (n, steps, out_image)
         if (getattr(call, "all_plan_key", None) != key
                 or getattr(call, "all_plan_backend", None) is not self.backend):
             call.all_plan = self.backend.conv2d_plan(
-                (steps * n, oh, ow, self.filters), self._lifted(self.recurrent_kernel.shape),
-                (1, 1), "same")
+                (steps * n,) + tuple(out_image) + (self.filters,),
+                self._lifted(self.recurrent_kernel.shape), (1, 1), "same")
             call.all_plan_key, call.all_plan_backend = key, self.backend
         return call.all_plan
 
@@ -344,4 +390,66 @@ class ConvLSTM2D(_ConvLSTM):
     rank = 2
 
 
-__all__ = ["ConvLSTM1D", "ConvLSTM2D"]
+class ConvLSTM3D(_ConvLSTM):
+    """Keras ConvLSTM3D: inputs (batch, time, depth, rows, cols, channels); kernel (kd, kh, kw,
+    C, 4 filters). Its two convolutions are Conv3D layers sharing this layer's weights (the
+    3-D convolution as depth taps of conv2d, conv3d.py), each run on a child of the call's
+    context: the input one over the T N volumes, the recurrent one per step (a child per
+    step, whose kernel gradients add up)."""
+    rank = 3
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        f = self.filters
+        names = (f"{self.name}_input_conv", f"{self.name}_recurrent_conv")
+        self._convs = (
+            Conv3D(4 * f, self.kernel_size, self.strides, self.padding,
+                   dilation_rate=self.dilation_rate, use_bias=self.use_bias, name=names[0]),
+            Conv3D(4 * f, self.kernel_size, padding="same", use_bias=False, name=names[1]))
+        x_conv, h_conv = self._convs
+        x_conv.kernel, h_conv.kernel = self.kernel, self.recurrent_kernel
+        if self.use_bias:
+            x_conv.bias = self.bias
+        x_conv.input_shape = self._image_shape(input_shape)[1:]
+        h_conv.input_shape = self._output_image(input_shape) + (f,)
+        for conv in self._convs:
+            conv.built = True
+
+    def _run_conv(self, call, key, conv, x, training, input_grad_needed):
+        conv.backend, conv.trainable = self.backend, self.trainable
+        inner = call.child(key, conv)
+        inner.input_grad_needed, inner.mask = input_grad_needed, None
+        return run_forward(conv, inner, x, training)
+
+    def _input_conv(self, call, xt, n, steps, training):
+        z = self._run_conv(call, "input_conv", self._convs[0], xt, training,
+                           call.input_grad_needed)
+        return self.backend.reshape(z, (steps * call.rows, 4 * self.filters))
+
+    def _state_conv(self, call, t, h_prev, training):
+        rec = self._run_conv(call, ("recurrent_conv", t), self._convs[1], h_prev, training, True)
+        return self.backend.reshape(rec, (call.rows, 4 * self.filters))
+
+    def _state_conv_backward(self, call, t, dg):
+        # the first backward of the recurrent convolution (the last step) sets its kernel's
+        # gradient (or adds to it when this call accumulates), the others add to it
+        steps = call.x_shape[1]
+        inner = call.children[("recurrent_conv", t)]
+        shape = (call.x_shape[0],) + tuple(call.out_image) + (4 * self.filters,)
+        dh = run_backward(self._convs[1], inner, self.backend.reshape(dg, shape),
+                          accumulate=call.accumulating or t < steps - 1)
+        return self.backend.reshape(dh, (call.rows, self.filters))
+
+    def _state_kernel_grad(self, call, dgates, n, steps):
+        if steps == 1 and self.trainable:   # no step ran the recurrent convolution
+            self.backend.fill(call.grad(self.recurrent_kernel), 0.0)
+
+    def _input_conv_backward(self, call, dgates):
+        inner = call.children["input_conv"]
+        shape = (call.x_shape[1] * call.x_shape[0],) + tuple(call.out_image) + (
+            4 * self.filters,)
+        return run_backward(self._convs[0], inner, self.backend.reshape(dgates, shape),
+                            accumulate=call.accumulating)
+
+
+__all__ = ["ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D"]
