@@ -12,6 +12,12 @@ With return_state a call has several outputs (one node of the graph, as Keras's
 LSTM(return_state=True)(x) -> [output, h, c]): forward returns them as a list and backward
 takes their gradients as one (the graph gives zeros for an output nothing used).
 
+A Keras mask (call.mask, (N, T)) goes to the sequence ops as the steps that run, time-major
+in processing order (a skipped step keeps the states); the outputs are the states times a
+factor per step (Keras's: 0 before the first step that ran, or 0 at every skipped step with
+zero_output_for_mask). recurrent_dropout's per-gate masks on h_{t-1} go to the sequence ops
+too (backends/recurrent_dropout.py).
+
 Weights as Keras 3: kernel (in, k u), recurrent_kernel (u, k u), bias (k u,), or (2, 3u) for
 GRU's reset_after=True (input and recurrent biases); gate order i, f, c, o (LSTM) and z, r, h
 (GRU).
