@@ -146,7 +146,7 @@ class HostRecurrentOps(RecurrentDropoutProjection):
 
     def _kernel_grad(self, drecurrent_kernel, hseq, h0, dz, recurrent_mask):
         """drecurrent_kernel = sum over t of dL/dU at step t (recurrent_dropout: of its
-        block-diagonal projection, recurrent_dropout.py)."""
+        per-gate projections, recurrent_dropout.py)."""
         if recurrent_mask is None:
             _recurrent_kernel_grad(self, drecurrent_kernel, hseq, h0, dz)
             return
