@@ -51,7 +51,7 @@ class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
     def lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
                      recurrent_activation, mask=None, recurrent_mask=None):
         steps, n, u = check_lstm_forward(hseq, cseq, gates, h0, c0, recurrent_kernel, mask)
-        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
+        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
         h, c = self._scratch_tensor("rnn_h", (n, u)), self._scratch_tensor("rnn_c", (n, u))
         acts = self._scratch_tensor("rnn_acts", gates.shape)
         for seq in (hseq, cseq, acts):
@@ -59,7 +59,7 @@ class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
         h_prev, c_prev = h0, c0
         for t in range(steps):
             g = self._get_step("rnn_step", gates, t)
-            self._project(g, h_prev, recurrent_kernel, 1.0, recurrent_mask, blocks)
+            self._project(g, h_prev, recurrent_kernel, 1.0, recurrent_mask, gate_parts)
             self.lstm_gates_forward(h, c, g, c_prev, activation, recurrent_activation)
             if mask is not None:   # a skipped row keeps its states
                 m = self._get_step("rnn_mask", mask, t)
@@ -76,7 +76,7 @@ class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
                       h0, c0, recurrent_kernel, activation, recurrent_activation, mask=None,
                       recurrent_mask=None):
         steps, n, u = check_lstm_backward(dgates, drecurrent_kernel, dhseq, gates, mask)
-        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
+        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
         self.fill(dgates, 0.0)
         self.strided_copy(dh0, dhseq, (steps - 1) * n * u, (u, 1))
         if dc_last is None:
@@ -110,7 +110,7 @@ class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
                     self.strided_copy(dh_step, dhseq, (t - 1) * n * u, (u, 1))
                     self.add(dh0, dh0, dh_step)
             beta = 1.0 if t > 0 or mask is not None else 0.0
-            self._project_backward(dh0, dg, recurrent_kernel, beta, recurrent_mask, blocks)
+            self._project_backward(dh0, dg, recurrent_kernel, beta, recurrent_mask, gate_parts)
         prev = self._previous_states("rnn_prev_states", hseq, h0)
         self._project_kernel_grad(drecurrent_kernel, prev, self.reshape(dgates, (steps * n, 4 * u)),
                                   recurrent_mask)
@@ -119,7 +119,7 @@ class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
                     recurrent_activation, mask=None, recurrent_mask=None):
         steps, n, u = check_gru_forward(hseq, gates, recs, h0, recurrent_kernel, recurrent_bias,
                                         mask)
-        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
+        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
         h, rec = self._scratch_tensor("rnn_h", (n, u)), self._scratch_tensor("rnn_rec", (n, 3 * u))
         acts = self._scratch_tensor("rnn_acts", gates.shape)
         for seq in (hseq, recs, acts):
@@ -127,7 +127,7 @@ class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
         h_prev = h0
         for t in range(steps):
             g = self._get_step("rnn_step", gates, t)
-            self._project(rec, h_prev, recurrent_kernel, 0.0, recurrent_mask, blocks)
+            self._project(rec, h_prev, recurrent_kernel, 0.0, recurrent_mask, gate_parts)
             self.bias_add(rec, rec, recurrent_bias)
             self.gru_gates_forward(h, g, rec, h_prev, activation, recurrent_activation)
             if mask is not None:
@@ -143,7 +143,7 @@ class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
                      recurrent_mask=None):
         steps, n, u = check_gru_backward(dgates, drecs, drecurrent_kernel, dhseq, gates, recs,
                                          mask)
-        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
+        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
         self.fill(dgates, 0.0)
         self.fill(drecs, 0.0)
         self.strided_copy(dh0, dhseq, (steps - 1) * n * u, (u, 1))
@@ -169,7 +169,7 @@ class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
             if t > 0:
                 self.strided_copy(dh_step, dhseq, (t - 1) * n * u, (u, 1))
                 self.add(dh0, dh0, dh_step)
-            self._project_backward(dh0, dq, recurrent_kernel, 1.0, recurrent_mask, blocks)
+            self._project_backward(dh0, dq, recurrent_kernel, 1.0, recurrent_mask, gate_parts)
         prev = self._previous_states("rnn_prev_states", hseq, h0)
         self._project_kernel_grad(drecurrent_kernel, prev, self.reshape(drecs, (steps * n, 3 * u)),
                                   recurrent_mask)
@@ -177,7 +177,7 @@ class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
     def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation, mask=None,
     recurrent_mask=None):
         steps, n, u = check_simple_rnn_forward(hseq, pre, h0, recurrent_kernel, activation, mask)
-        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
+        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
         h = self._scratch_tensor("rnn_h", (n, u))
         acc = self._scratch_tensor("rnn_acts", pre.shape)
         self.fill(hseq, 0.0)
@@ -185,7 +185,7 @@ class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
         h_prev = h0
         for t in range(steps):
             p = self._get_step("rnn_step", pre, t)
-            self._project(p, h_prev, recurrent_kernel, 1.0, recurrent_mask, blocks)
+            self._project(p, h_prev, recurrent_kernel, 1.0, recurrent_mask, gate_parts)
             self._put_step(acc, t, p)
             self.activation_forward(h, p, activation)
             if mask is not None:
@@ -198,7 +198,7 @@ class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
                             activation, mask=None, recurrent_mask=None):
         steps, n, u = check_simple_rnn_backward(dpre, drecurrent_kernel, dhseq, hseq, activation,
                                                 mask)
-        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
+        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
         self.fill(dpre, 0.0)
         self.strided_copy(dh0, dhseq, (steps - 1) * n * u, (u, 1))
         dp = self._scratch_tensor("rnn_dstep", (n, u))
@@ -220,7 +220,7 @@ class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
                     self.strided_copy(dh_step, dhseq, (t - 1) * n * u, (u, 1))
                     self.add(dh0, dh0, dh_step)
             beta = 1.0 if t > 0 or mask is not None else 0.0
-            self._project_backward(dh0, dp, recurrent_kernel, beta, recurrent_mask, blocks)
+            self._project_backward(dh0, dp, recurrent_kernel, beta, recurrent_mask, gate_parts)
         prev = self._previous_states("rnn_prev_states", hseq, h0)
         self._project_kernel_grad(drecurrent_kernel, prev, self.reshape(dpre, (steps * n, u)),
                                   recurrent_mask)

@@ -12,7 +12,7 @@ Without masks each helper is the plain gemm.
 
 
 class RecurrentDropoutProjection:
-    def _dropout_kernel(self, recurrent_kernel, recurrent_mask):
+    def _dropout_parts(self, recurrent_kernel, recurrent_mask):
         """([U_g], [M_g]) as contiguous scratch tensors, or None without masks."""
         if recurrent_mask is None:
             return None
@@ -31,7 +31,7 @@ class RecurrentDropoutProjection:
             masks.append(mask)
         return kernels, masks
 
-    def _project(self, out, h_prev, recurrent_kernel, beta, recurrent_mask, blocks):
+    def _project(self, out, h_prev, recurrent_kernel, beta, recurrent_mask, gate_parts):
         """out = beta out + the recurrent projection of h_prev (N, u)."""
         if recurrent_mask is None:
             self.gemm(out, h_prev, recurrent_kernel, beta=beta)
@@ -42,12 +42,12 @@ class RecurrentDropoutProjection:
         gate = self._scratch_tensor("rd_gate", (n, u))
         if not beta:
             self.fill(out, 0.0)
-        for g, (kernel, mask) in enumerate(zip(*blocks)):
+        for g, (kernel, mask) in enumerate(zip(*gate_parts)):
             self.multiply(dropped, h_prev, mask)
             self.gemm(gate, dropped, kernel)
             self.strided_add(out, gate, g * u, (width, 1))
 
-    def _project_backward(self, dh, dz, recurrent_kernel, beta, recurrent_mask, blocks):
+    def _project_backward(self, dh, dz, recurrent_kernel, beta, recurrent_mask, gate_parts):
         """dh = beta dh + dL/dh_prev through the projection, from dz = dL/d(projection)."""
         if recurrent_mask is None:
             self.gemm(dh, dz, recurrent_kernel, beta=beta, trans_b=True)
@@ -58,7 +58,7 @@ class RecurrentDropoutProjection:
         part = self._scratch_tensor("rd_dh", (n, u))
         if not beta:
             self.fill(dh, 0.0)
-        for g, (kernel, mask) in enumerate(zip(*blocks)):
+        for g, (kernel, mask) in enumerate(zip(*gate_parts)):
             self.strided_copy(dgate, dz, g * u, (width, 1))
             self.gemm(part, dgate, kernel, trans_b=True)
             self.multiply(part, part, mask)

@@ -166,10 +166,10 @@ class HostRecurrentOps(RecurrentDropoutProjection):
     def lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
                      recurrent_activation, mask=None, recurrent_mask=None):
         steps, n, u = check_lstm_forward(hseq, cseq, gates, h0, c0, recurrent_kernel, mask)
-        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
+        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
         for t in range(steps):
             h_prev, c_prev = _previous(hseq, h0, t), _previous(cseq, c0, t)
-            self._project(gates[t], h_prev, recurrent_kernel, 1.0, recurrent_mask, blocks)
+            self._project(gates[t], h_prev, recurrent_kernel, 1.0, recurrent_mask, gate_parts)
             self.lstm_gates_forward(hseq[t], cseq[t], gates[t], c_prev, activation,
                                     recurrent_activation)
             if mask is not None:
@@ -180,7 +180,7 @@ class HostRecurrentOps(RecurrentDropoutProjection):
                       h0, c0, recurrent_kernel, activation, recurrent_activation, mask=None,
                       recurrent_mask=None):
         steps, n, u = check_lstm_backward(dgates, drecurrent_kernel, dhseq, gates, mask)
-        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
+        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
         # dh0 carries dL/dh of the step being run, dc0 dL/dc: both end as the initial state's
         self.copy(dh0, dhseq[steps - 1])
         if dc_last is None:
@@ -206,17 +206,17 @@ class HostRecurrentOps(RecurrentDropoutProjection):
                 else:
                     self.add(dh0, dh0, dhseq[t - 1])
             beta = 1.0 if t > 0 or mask is not None else 0.0
-            self._project_backward(dh0, dgates[t], recurrent_kernel, beta, recurrent_mask, blocks)
+            self._project_backward(dh0, dgates[t], recurrent_kernel, beta, recurrent_mask, gate_parts)
         self._kernel_grad(drecurrent_kernel, hseq, h0, dgates, recurrent_mask)
 
     def gru_forward(self, hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
                     recurrent_activation, mask=None, recurrent_mask=None):
         steps, n, u = check_gru_forward(hseq, gates, recs, h0, recurrent_kernel, recurrent_bias,
                                         mask)
-        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
+        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
         for t in range(steps):
             h_prev = _previous(hseq, h0, t)
-            self._project(recs[t], h_prev, recurrent_kernel, 0.0, recurrent_mask, blocks)
+            self._project(recs[t], h_prev, recurrent_kernel, 0.0, recurrent_mask, gate_parts)
             self.bias_add(recs[t], recs[t], recurrent_bias)
             self.gru_gates_forward(hseq[t], gates[t], recs[t], h_prev, activation,
                                    recurrent_activation)
@@ -228,7 +228,7 @@ class HostRecurrentOps(RecurrentDropoutProjection):
                      recurrent_mask=None):
         steps, n, u = check_gru_backward(dgates, drecs, drecurrent_kernel, dhseq, gates, recs,
                                          mask)
-        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
+        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
         self.copy(dh0, dhseq[steps - 1])
         if mask is not None:
             dh = self._scratch_tensor("rnn_dh", (n, u))
@@ -245,16 +245,16 @@ class HostRecurrentOps(RecurrentDropoutProjection):
                 self.add(dh0, dh0, dh)
             if t > 0:
                 self.add(dh0, dh0, dhseq[t - 1])
-            self._project_backward(dh0, drecs[t], recurrent_kernel, 1.0, recurrent_mask, blocks)
+            self._project_backward(dh0, drecs[t], recurrent_kernel, 1.0, recurrent_mask, gate_parts)
         self._kernel_grad(drecurrent_kernel, hseq, h0, drecs, recurrent_mask)
 
     def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation, mask=None,
     recurrent_mask=None):
         steps, n, u = check_simple_rnn_forward(hseq, pre, h0, recurrent_kernel, activation, mask)
-        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
+        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
         for t in range(steps):
             h_prev = _previous(hseq, h0, t)
-            self._project(pre[t], h_prev, recurrent_kernel, 1.0, recurrent_mask, blocks)
+            self._project(pre[t], h_prev, recurrent_kernel, 1.0, recurrent_mask, gate_parts)
             self.activation_forward(hseq[t], pre[t], activation)
             if mask is not None:
                 self.where(hseq[t], mask[t], hseq[t], h_prev)
@@ -263,7 +263,7 @@ class HostRecurrentOps(RecurrentDropoutProjection):
                             activation, mask=None, recurrent_mask=None):
         steps, n, u = check_simple_rnn_backward(dpre, drecurrent_kernel, dhseq, hseq, activation,
                                                 mask)
-        blocks = self._dropout_kernel(recurrent_kernel, recurrent_mask)
+        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
         self.copy(dh0, dhseq[steps - 1])
         if mask is not None:
             dh = self._scratch_tensor("rnn_dh", (n, u))
@@ -279,5 +279,5 @@ class HostRecurrentOps(RecurrentDropoutProjection):
                 if t > 0:
                     self.add(dh0, dh0, dhseq[t - 1])
             beta = 1.0 if t > 0 or mask is not None else 0.0
-            self._project_backward(dh0, dpre[t], recurrent_kernel, beta, recurrent_mask, blocks)
+            self._project_backward(dh0, dpre[t], recurrent_kernel, beta, recurrent_mask, gate_parts)
         self._kernel_grad(drecurrent_kernel, hseq, h0, dpre, recurrent_mask)
