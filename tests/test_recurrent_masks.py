@@ -259,26 +259,35 @@ RECURRENT_DROPOUT = {
     "gru_recurrent_dropout_masked": lambda: L.GRU(U, recurrent_dropout=0.25, return_state=True),
     "simple_rnn_recurrent_dropout_seq": lambda: L.SimpleRNN(U, recurrent_dropout=0.5,
                                                             return_sequences=True),
+    "lstm_dropout_recurrent_dropout_masked": lambda: L.LSTM(
+        U, dropout=0.3, recurrent_dropout=0.5, return_sequences=True),
+    "gru_dropout_recurrent_dropout": lambda: L.GRU(U, dropout=0.3, recurrent_dropout=0.25),
 }
 
 
-def _with_recurrent_masks(layer, backend, masks):
+def _with_recurrent_masks(layer, backend, masks, input_masks=None):
     """The layer with Keras's per-gate masks (the fixture's) instead of drawn ones."""
-    fixed = backend.from_numpy(np.concatenate([np.array(m, np.float32) for m in masks], axis=1))
+    def joined(arrays):
+        return backend.from_numpy(np.concatenate([np.array(m, np.float32) for m in arrays], 1))
+    fixed = joined(masks)
     layer._recurrent_dropout_mask = lambda call, n: fixed
+    if input_masks is not None:
+        fixed_inputs = joined(input_masks)
+        layer._gate_input_dropout_mask = lambda call, n, features: fixed_inputs
     return layer
 
 
 @pytest.mark.parametrize("case", sorted(RECURRENT_DROPOUT))
 def test_recurrent_dropout_matches_keras(backend, case):
     """Training with recurrent_dropout: h_{t-1} times one mask per gate in each gate's
-    projection, the same at every step (as Keras 3's cells), given Keras's masks."""
+    projection, and with dropout too the inputs times one mask per gate, the same at every
+    step (as Keras 3's cells), given Keras's masks."""
     ref = KERAS["cases"][case]
     layer = RECURRENT_DROPOUT[case]()
     layer.build_once(X.shape[1:])
     layer.attach(backend)
     layer.set_weights([np.array(w, np.float32) for w in ref["weights"]])
-    _with_recurrent_masks(layer, backend, ref["recurrent_masks"])
+    _with_recurrent_masks(layer, backend, ref["recurrent_masks"], ref["input_masks"])
     run = LayerRun(layer, mask=backend.from_numpy(MASK) if ref["masked"] else None)
     ys = [backend.to_numpy(y) for y in listed(run.forward(backend.from_numpy(X), True))]
     for k, (y, expected) in enumerate(zip(ys, ref["outputs"])):

@@ -290,16 +290,29 @@ class Recurrent(Layer):
             raise ValueError(f"{self.describe()}: inputs need at least one timestep, got shape "
                              f"{(n, steps, features)}")
         call.step_mask, call.output_factor = self._step_masks(call, n, steps, backwards)
-        call.dropout_mask = call.recurrent_mask = None
+        call.dropout_mask = call.recurrent_mask = call.gate_input_masks = None
         if training and self.dropout:
-            x = self._drop_inputs(call, x, n, steps, features)
+            if self.recurrent_dropout and k > 1:
+                # Keras 3 (its cells' implementation 1) then draws an input mask per gate too
+                call.gate_input_masks = self._gate_input_dropout_mask(call, n, features)
+            else:
+                x = self._drop_inputs(call, x, n, steps, features)
         if training and self.recurrent_dropout:
             call.recurrent_mask = self._recurrent_dropout_mask(call, n)
         xt = call.xt = call.buffer("xt", (steps, n, features))
         self._gather(xt, x, steps, n, features, backwards)
         gates = call.buffer("gates", (steps, n, k * u))
-        b.gemm(b.reshape(gates, (steps * n, k * u)), b.reshape(xt, (steps * n, features)),
-               self.kernel.value)
+        gates2, xt2 = b.reshape(gates, (steps * n, k * u)), b.reshape(xt, (steps * n, features))
+        if call.gate_input_masks is None:
+            b.gemm(gates2, xt2, self.kernel.value)
+        else:
+            b.fill(gates2, 0.0)
+            for g in range(k):
+                b.gemm(call.buffer("gate_part", (steps * n, u)),
+                       self._gate_inputs(call, xt, g, steps, n, features),
+                       self._gate_columns(call, "gate_kernel", self.kernel.value, g))
+                b.strided_add(gates2, call.buffer("gate_part", (steps * n, u)), g * u,
+                              (k * u, 1))
         if given is not None:
             for name, state in zip(("h", "c"), given):
                 if b.shape(state) != (n, self.units):
@@ -362,19 +375,46 @@ class Recurrent(Layer):
         b.channel_mask_multiply(dropped, x, call.dropout_mask)
         return dropped
 
-    def _recurrent_dropout_mask(self, call, n):
-        """Keras 3's recurrent dropout: one mask on h_{t-1} per gate (N, k u), scaled by
-        1 / (1 - rate), the same at every step of the sequence (the sequence ops apply it,
-        backends/recurrent_dropout.py)."""
-        b, width = self.backend, self.gate_width * self.units
-        ones = call.buffer("recurrent_dropout_ones", (n, width))
+    def _dropout_masks(self, call, role, n, width, rate, seed):
+        """Keras 3's per-gate dropout masks, (N, k w) (gate g's (N, w) in columns g w..),
+        scaled by 1 / (1 - rate), the same at every step of the sequence: the recurrent ones
+        on h_{t-1} (the sequence ops apply them, backends/recurrent_dropout.py) and, with
+        recurrent_dropout, the input ones (_gate_inputs)."""
+        b = self.backend
+        ones = call.buffer(f"{role}_dropout_ones", (n, width))
         b.fill(ones, 1.0)
-        mask = call.buffer("recurrent_dropout_mask", (n, width))
-        # a seed of its own, apart from the input dropout's (call.step_seed)
-        seed = (call.step_seed * 2 + 1) % (1 << 62)
-        b.dropout_forward(call.buffer("recurrent_dropout_kept", (n, width)), mask, ones,
-                          self.recurrent_dropout, seed)
+        mask = call.buffer(f"{role}_dropout_mask", (n, width))
+        b.dropout_forward(call.buffer(f"{role}_dropout_kept", (n, width)), mask, ones, rate,
+                          seed)
         return mask
+
+    def _recurrent_dropout_mask(self, call, n):
+        """The call's masks on h_{t-1}, (N, k u)."""
+        # a seed of its own, apart from the input dropout's (call.step_seed)
+        return self._dropout_masks(call, "recurrent", n, self.gate_width * self.units,
+                                   self.recurrent_dropout, (call.step_seed * 2 + 1) % (1 << 62))
+
+    def _gate_input_dropout_mask(self, call, n, features):
+        """The call's per-gate input masks, (N, k features)."""
+        return self._dropout_masks(call, "gate_input", n, self.gate_width * features,
+                                   self.dropout, call.step_seed)
+
+    def _gate_columns(self, call, role, tensor, g, width=None):
+        """Gate g's columns of a (rows, k w) tensor, as a contiguous (rows, w) buffer."""
+        b = self.backend
+        rows, total = b.shape(tensor)
+        width = width or self.units
+        out = call.buffer(role, (rows, width))
+        b.strided_copy(out, tensor, g * width, (total, 1))
+        return out
+
+    def _gate_inputs(self, call, xt, g, steps, n, features):
+        """Gate g's dropped inputs (T N, features): xt times the gate's input mask."""
+        b = self.backend
+        mask = self._gate_columns(call, "gate_input_mask", call.gate_input_masks, g, features)
+        dropped = call.buffer("gate_inputs", (steps * n, features))
+        b.binary(b.reshape(dropped, (steps, n, features)), xt, mask, "multiply")
+        return dropped
 
     def backward(self, call, dout):
         b = self.backend
@@ -398,13 +438,20 @@ class Recurrent(Layer):
         dgates2 = b.reshape(dgates, (steps * n, k * u))
         xt2 = b.reshape(call.xt, (steps * n, features))
         if self.trainable:
-            b.gemm(call.grad(self.kernel), xt2, dgates2, trans_a=True)
+            if call.gate_input_masks is None:
+                b.gemm(call.grad(self.kernel), xt2, dgates2, trans_a=True)
+            else:
+                self._gate_kernel_grad(call, dgates2, steps, n, features)
             if self.use_bias:
                 self._bias_grad(call, dgates2)
         if not call.input_grad_needed:
             return None
         dxt = call.buffer("dxt", (steps, n, features))
-        b.gemm(b.reshape(dxt, (steps * n, features)), dgates2, self.kernel.value, trans_b=True)
+        if call.gate_input_masks is None:
+            b.gemm(b.reshape(dxt, (steps * n, features)), dgates2, self.kernel.value,
+                   trans_b=True)
+        else:
+            self._gate_input_grad(call, dxt, dgates2, steps, n, features)
         dx = call.buffer("dx", (n, steps, features))
         self._gather(dx, dxt, steps, n, features, call.backwards, inverse=True)
         if call.dropout_mask is not None:
@@ -412,6 +459,31 @@ class Recurrent(Layer):
         if self.multiple_inputs:   # dL/d(initial states), left by _run_backward
             return [dx] + [call.buffer(name, (n, u)) for name in ("dh0", "dc0")[:self.state_count]]
         return dx
+
+    def _gate_kernel_grad(self, call, dgates2, steps, n, features):
+        """dL/dkernel with per-gate input masks: gate g's columns from its dropped inputs."""
+        b, k, u = self.backend, self.gate_width, self.units
+        dkernel = call.grad(self.kernel)
+        b.fill(dkernel, 0.0)
+        part = call.buffer("gate_kernel_grad", (features, u))
+        for g in range(k):
+            b.gemm(part, self._gate_inputs(call, call.xt, g, steps, n, features),
+                   self._gate_columns(call, "gate_dgates", dgates2, g), trans_a=True)
+            b.strided_add(dkernel, part, g * u, (k * u, 1))
+
+    def _gate_input_grad(self, call, dxt, dgates2, steps, n, features):
+        """dL/dxt with per-gate input masks: the sum over gates of each one's masked part."""
+        b, k = self.backend, self.gate_width
+        b.fill(dxt, 0.0)
+        part = call.buffer("gate_dinputs", (steps * n, features))
+        for g in range(k):
+            b.gemm(part, self._gate_columns(call, "gate_dgates", dgates2, g),
+                   self._gate_columns(call, "gate_kernel", self.kernel.value, g), trans_b=True)
+            mask = self._gate_columns(call, "gate_input_mask", call.gate_input_masks, g, features)
+            b.binary(b.reshape(part, (steps, n, features)), b.reshape(part, (steps, n, features)),
+                     mask, "multiply")
+            b.add(b.reshape(dxt, (steps * n, features)), b.reshape(dxt, (steps * n, features)),
+                  part)
 
     def _recurrent_kernel_grad(self, call):
         """Where the recurrent op writes dL/drecurrent_kernel (a scratch when frozen)."""
