@@ -1624,12 +1624,13 @@ def recurrent_cases():
         def build(rng):
             hseq, gates, recs = out(t, n, u), randn(rng, t, n, 3 * u), out(t, n, 3 * u)
             h0, kernel = randn(rng, n, u), randn(rng, u, 3 * u, scale=0.3)
-            mask = step_mask(t, n) if masked else None
+            masks = ((step_mask(t, n), recurrent_mask(rng, n, 3 * u)) if masked
+                     else (None, None))
             return [call("gru_reset_before_forward", hseq, gates, recs, h0, kernel, act, ract,
-                         mask),
+                         *masks),
                     call("gru_reset_before_backward", out(t, n, 3 * u), out(u, 3 * u), out(n, u),
                          randn(rng, t, n, u), gates, recs, hseq, h0, kernel, act, ract,
-                         mask)]
+                         *masks)]
         return build
 
     cases.append(Case("lstm_sequence", "lstm_sequence-masked-recurrent-dropout",
@@ -1641,7 +1642,7 @@ def recurrent_cases():
     for act, ract in pairs:   # float32 sums of a linear GRU's growing terms: rtol 5e-4
         cases.append(Case("gru_reset_before", f"gru_reset_before-{act}-{ract}",
                           gru_reset_before(5, 3, 7, act, ract, False), rtol=5e-4))
-    cases.append(Case("gru_reset_before", "gru_reset_before-masked",
+    cases.append(Case("gru_reset_before", "gru_reset_before-masked-recurrent-dropout",
                       gru_reset_before(5, 3, 7, "tanh", "sigmoid", True), rtol=1e-4))
     return cases
 

@@ -273,7 +273,6 @@ def test_model_fits_a_sequence_task(active_backend):
     (lambda: L.LSTM(3, use_cudnn="yes"), "use_cudnn"),
     (lambda: L.GRU(3, dropout=1.0), "dropout"),
     (lambda: L.SimpleRNN(3, recurrent_dropout=1.0), "recurrent_dropout"),
-    (lambda: L.GRU(3, reset_after=False, recurrent_dropout=0.2), "reset_after=False"),
     (lambda: L.Bidirectional(L.LSTM(3), merge_mode="max"), "merge_mode"),
     (lambda: L.Bidirectional(L.Dense(3)), "recurrent"),
 ])

@@ -262,6 +262,8 @@ RECURRENT_DROPOUT = {
     "lstm_dropout_recurrent_dropout_masked": lambda: L.LSTM(
         U, dropout=0.3, recurrent_dropout=0.5, return_sequences=True),
     "gru_dropout_recurrent_dropout": lambda: L.GRU(U, dropout=0.3, recurrent_dropout=0.25),
+    "gru_reset_before_dropouts_masked": lambda: L.GRU(
+        U, reset_after=False, dropout=0.2, recurrent_dropout=0.3, return_sequences=True),
 }
 
 
@@ -321,7 +323,9 @@ def test_recurrent_dropout_draws_one_mask_per_gate_and_sequence(backend):
     lambda: L.LSTM(3, recurrent_dropout=0.4, return_sequences=True, go_backwards=True),
     lambda: L.GRU(3, recurrent_dropout=0.4, dropout=0.3),
     lambda: L.SimpleRNN(3, recurrent_dropout=0.4, return_sequences=True),
-], ids=["lstm", "gru_dropout", "simple_rnn"])
+    lambda: L.GRU(3, reset_after=False, recurrent_dropout=0.4, dropout=0.3,
+                  return_sequences=True),
+], ids=["lstm", "gru_dropout", "simple_rnn", "gru_reset_before"])
 def test_recurrent_dropout_gradients_float64(make):
     """Training mode with a masked sequence: the masks are drawn from the call's seed, the
     same on every forward, so finite differences see one function."""

@@ -255,7 +255,7 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
     # Sequence ops. mask (every one of them): None, or Keras's mask of the steps in processing
     # order, time-major (T, N, 1) of 1.0 (the step runs) and 0.0 (skipped: the row's states stay
     # those of the step before, and so does its hseq[t]; backward passes their gradient on).
-    # recurrent_mask (lstm_*, gru_*, simple_rnn_*): None, or Keras's recurrent dropout masks
+    # recurrent_mask (every one of them): None, or Keras's recurrent dropout masks
     # (N, k u), one (N, u) per gate in gate order: gate g's projection of h_{t-1} is
     # (h_{t-1} * mask_g) U_g at every step (backends/recurrent_dropout.py).
     def lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
@@ -287,7 +287,7 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
         raise NotImplementedError
 
     def gru_reset_before_forward(self, hseq, gates, recs, h0, recurrent_kernel, activation,
-                                 recurrent_activation, mask=None):
+                                 recurrent_activation, mask=None, recurrent_mask=None):
         """GRU with reset_after=False: hh = activation(x_h + (r h_{t-1}) U_h). gates (T, N, 3u):
         x W + b on entry, the activated z, r, hh on return; recs (T, N, 3u) receives each
         step's [h_{t-1} U_zr, 0]; hseq (T, N, u) the states. One implementation for every
@@ -296,7 +296,7 @@ class Backend(ConvolutionSection, NormalizationSection, OptimizersSection, Pooli
 
     def gru_reset_before_backward(self, dgates, drecurrent_kernel, dh0, dhseq, gates, recs, hseq,
                                   h0, recurrent_kernel, activation, recurrent_activation,
-                                  mask=None):
+                                  mask=None, recurrent_mask=None):
         """dgates (T, N, 3u) = dL/d(x W + b), drecurrent_kernel (u, 3u) (overwritten) and dh0
         (N, u) from dhseq (T, N, u)."""
         raise NotImplementedError

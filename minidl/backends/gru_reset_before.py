@@ -9,7 +9,9 @@ Per step t, with U = [U_zr | U_h] the recurrent kernel (u, 3u) split by columns:
     z, r, hh, h_t = the fused GRU gate op on (gates, [rec_zr, 0], h_{t-1})
 
 so the fused gate op computes hh = activation(x_h + (r h_{t-1}) U_h) (its `r rec_h` term is
-zero). Its backward gives dz and dhh; what goes through r h_{t-1} (dr, and the part of
+zero). With recurrent dropout masks M = [M_z, M_r, M_h] (N, 3u) (Keras's per-gate masks on
+h_{t-1}), rec_zr is recurrent_dropout.py's per-gate projection and the reset term is
+(r h_{t-1} M_h) U_h; h_t = z h_{t-1} + (1 - z) hh keeps the undropped h_{t-1}, as Keras. Its backward gives dz and dhh; what goes through r h_{t-1} (dr, and the part of
 dL/dh_{t-1}) is added by the ops below. r is computed twice (once here, once in the gate op):
 the price of reusing the fused op. Steps move between the (T, N, k) sequences and contiguous
 (N, k) scratch tensors with strided_copy / strided_add, as in recurrent_device.py, so the
@@ -53,12 +55,21 @@ class GruResetBeforeOps:
         return (self._columns("rb_kernel_zr", recurrent_kernel, 0, 2 * u),
                 self._columns("rb_kernel_h", recurrent_kernel, 2 * u, u))
 
+    def _split_masks(self, recurrent_mask, kernel_zr, u):
+        """(M_zr (N, 2u), its per-gate parts, M_h (N, u)), or Nones without masks."""
+        if recurrent_mask is None:
+            return None, None, None
+        mask_zr = self._columns("rb_mask_zr", recurrent_mask, 0, 2 * u)
+        return (mask_zr, self._dropout_parts(kernel_zr, mask_zr),
+                self._columns("rb_mask_h", recurrent_mask, 2 * u, u))
+
     def gru_reset_before_forward(self, hseq, gates, recs, h0, recurrent_kernel, activation,
-                                 recurrent_activation, mask=None):
+                                 recurrent_activation, mask=None, recurrent_mask=None):
         op = "gru_reset_before_forward"
         steps, n, u = _check(op, hseq, gates, recs, h0, recurrent_kernel, mask)
         check_gate_activation(op, "recurrent_activation", recurrent_activation)
         kernel_zr, kernel_h = self._split_kernel(recurrent_kernel, u)
+        mask_zr, parts_zr, mask_h = self._split_masks(recurrent_mask, kernel_zr, u)
         acts = self._scratch_tensor("rb_acts", gates.shape)
         for seq in (hseq, recs, acts):   # written by scatter-adds, step by step
             self.fill(seq, 0.0)
@@ -71,13 +82,15 @@ class GruResetBeforeOps:
         h_prev = h0
         for t in range(steps):
             g = self._step_of("rb_step", gates, t)
-            self.gemm(rec_zr, h_prev, kernel_zr)
+            self._project(rec_zr, h_prev, kernel_zr, 0.0, mask_zr, parts_zr)
             self.fill(rec, 0.0)
             self.strided_add(rec, rec_zr, 0, (3 * u, 1))
             self.strided_copy(r, g, u, (3 * u, 1))
             self.add(r, r, self._columns("rb_rec_r", rec_zr, u, u))
             self.activation_forward(r, r, recurrent_activation)
             self.multiply(rh, r, h_prev)
+            if mask_h is not None:
+                self.multiply(rh, rh, mask_h)
             self.gemm(rec_h, rh, kernel_h)
             self.strided_add(g, rec_h, 2 * u, (3 * u, 1))
             self.gru_gates_forward(h, g, rec, h_prev, activation, recurrent_activation)
@@ -90,7 +103,7 @@ class GruResetBeforeOps:
 
     def gru_reset_before_backward(self, dgates, drecurrent_kernel, dh0, dhseq, gates, recs, hseq,
                                   h0, recurrent_kernel, activation, recurrent_activation,
-                                  mask=None):
+                                  mask=None, recurrent_mask=None):
         op = "gru_reset_before_backward"
         steps, n, u = _check(op, hseq, gates, recs, h0, recurrent_kernel, mask)
         check_sequence(op, "dgates", dgates, gates.shape)
@@ -98,7 +111,9 @@ class GruResetBeforeOps:
         check_sequence(op, "drecurrent_kernel", drecurrent_kernel, (u, 3 * u))
         check_gate_activation(op, "recurrent_activation", recurrent_activation)
         kernel_zr, kernel_h = self._split_kernel(recurrent_kernel, u)
+        mask_zr, parts_zr, mask_h = self._split_masks(recurrent_mask, kernel_zr, u)
         dkernel_zr = self._scratch_tensor("rb_dkernel_zr", (u, 2 * u))
+        dkernel_zr_step = self._scratch_tensor("rb_dkernel_zr_step", (u, 2 * u))
         dkernel_h = self._scratch_tensor("rb_dkernel_h", (u, u))
         self.fill(dgates, 0.0)
         dg = self._scratch_tensor("rb_dstep", (n, 3 * u))
@@ -129,6 +144,9 @@ class GruResetBeforeOps:
             self.gemm(drh, da, kernel_h, trans_b=True)
             self.strided_copy(r, g, u, (3 * u, 1))
             self.multiply(rh, r, h_prev)
+            if mask_h is not None:   # the reset term's input was r h_{t-1} M_h
+                self.multiply(rh, rh, mask_h)
+                self.multiply(drh, drh, mask_h)
             self.gemm(dkernel_h, rh, da, beta=1.0 if t < steps - 1 else 0.0, trans_a=True)
             self.multiply(dr, drh, h_prev)
             self.activation_backward(dr, dr, r, recurrent_activation)
@@ -136,8 +154,16 @@ class GruResetBeforeOps:
             self.multiply(drh, drh, r)
             self.add(dh0, dh0, drh)
             dzr = self._columns("rb_dzr", dg, 0, 2 * u)
-            self.gemm(dh0, dzr, kernel_zr, beta=1.0, trans_b=True)
-            self.gemm(dkernel_zr, h_prev, dzr, beta=1.0 if t < steps - 1 else 0.0, trans_a=True)
+            self._project_backward(dh0, dzr, kernel_zr, 1.0, mask_zr, parts_zr)
+            if mask_zr is None:
+                self.gemm(dkernel_zr, h_prev, dzr, beta=1.0 if t < steps - 1 else 0.0,
+                          trans_a=True)
+            else:
+                self._project_kernel_grad(dkernel_zr_step, h_prev, dzr, mask_zr)
+                if t < steps - 1:
+                    self.add(dkernel_zr, dkernel_zr, dkernel_zr_step)
+                else:
+                    self.copy(dkernel_zr, dkernel_zr_step)
             self.strided_add(dgates, dg, t * n * 3 * u, (3 * u, 1))
             if t > 0:
                 self.add(dh0, dh0, self._step_of("rb_dh_next", dhseq, t - 1))

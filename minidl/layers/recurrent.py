@@ -611,10 +611,6 @@ class GRU(Recurrent):
         self.recurrent_activation = self._gate_activation("recurrent_activation",
                                                           recurrent_activation)
         self.reset_after = bool(reset_after)
-        if self.recurrent_dropout and not self.reset_after:
-            raise ValueError(f"{self.describe()}: recurrent_dropout with reset_after=False is "
-                             f"not supported by minidl yet (got recurrent_dropout="
-                             f"{recurrent_dropout!r}); use reset_after=True, Keras 3's default")
         self.use_cudnn = self._check_use_cudnn(use_cudnn)
 
     def get_config(self):
@@ -640,7 +636,8 @@ class GRU(Recurrent):
             recs = call.recs = call.buffer("recs", (steps, n, 3 * u))
             b.gru_reset_before_forward(hseq, gates, recs, call.initial[0],
                                        self.recurrent_kernel.value, self.activation,
-                                       self.recurrent_activation, mask=call.step_mask)
+                                       self.recurrent_activation, mask=call.step_mask,
+                                       recurrent_mask=call.recurrent_mask)
             return hseq
         recurrent_bias = call.buffer("zero_bias", (3 * u,))
         if self.use_bias:
@@ -665,7 +662,8 @@ class GRU(Recurrent):
             self.backend.gru_reset_before_backward(
                 dgates, self._recurrent_kernel_grad(call), call.buffer("dh0", (n, u)), dhseq,
                 call.gates, call.recs, call.hseq, call.initial[0], self.recurrent_kernel.value,
-                self.activation, self.recurrent_activation, mask=call.step_mask)
+                self.activation, self.recurrent_activation, mask=call.step_mask,
+                recurrent_mask=call.recurrent_mask)
             return dgates
         drecs = call.drecs = call.buffer("drecs", (steps, n, 3 * u))
         self.backend.gru_backward(dgates, drecs, self._recurrent_kernel_grad(call),
