@@ -11,7 +11,9 @@ Per step t, with U = [U_zr | U_h] the recurrent kernel (u, 3u) split by columns:
 so the fused gate op computes hh = activation(x_h + (r h_{t-1}) U_h) (its `r rec_h` term is
 zero). With recurrent dropout masks M = [M_z, M_r, M_h] (N, 3u) (Keras's per-gate masks on
 h_{t-1}), rec_zr is recurrent_dropout.py's per-gate projection and the reset term is
-(r h_{t-1} M_h) U_h; h_t = z h_{t-1} + (1 - z) hh keeps the undropped h_{t-1}, as Keras. Its backward gives dz and dhh; what goes through r h_{t-1} (dr, and the part of
+(r h_{t-1} M_h) U_h; h_t = z h_{t-1} + (1 - z) hh keeps the undropped h_{t-1}, as Keras.
+
+The gate op's backward gives dz and dhh; what goes through r h_{t-1} (dr, and the part of
 dL/dh_{t-1}) is added by the ops below. r is computed twice (once here, once in the gate op):
 the price of reusing the fused op. Steps move between the (T, N, k) sequences and contiguous
 (N, k) scratch tensors with strided_copy / strided_add, as in recurrent_device.py, so the
