@@ -5,9 +5,8 @@
     python examples/imdb_lstm.py --backend opencl --epochs 15
     python examples/imdb_lstm.py --synthetic --epochs 1 --train-limit 256   # no data needed
 
-The model is Keras's: Embedding(max_features, 128), LSTM(128, dropout=0.2), Dense(1, sigmoid),
-trained with Adam on binary cross-entropy, batch 32. Keras's recipe also sets
-recurrent_dropout=0.2, which minidl's fused LSTM does not support yet (it refuses it).
+The model is Keras's: Embedding(max_features, 128), LSTM(128, dropout=0.2,
+recurrent_dropout=0.2), Dense(1, sigmoid), trained with Adam on binary cross-entropy, batch 32.
 The data comes from minidl.datasets.imdb.load_data (Keras's imdb.npz, from MINIDL_DATA_DIR,
 minidl's cache or Keras's ~/.keras/datasets; --data-dir sets MINIDL_DATA_DIR). --synthetic
 trains on generated reviews instead, in which a few "positive" and "negative" words decide the
@@ -99,7 +98,7 @@ def build_model(args):
     model = minidl.Sequential([
         minidl.Input((args.maxlen,), dtype="int32"),
         layers.Embedding(args.max_features, args.units),
-        layers.LSTM(args.units, dropout=0.2),
+        layers.LSTM(args.units, dropout=0.2, recurrent_dropout=0.2),
         layers.Dense(1, activation="sigmoid"),
     ])
     model.compile(loss="binary_crossentropy", optimizer="adam", metrics=["accuracy"])

@@ -133,7 +133,8 @@ def _instances():
                 "AdaptiveAveragePooling3D": (2,), "AdaptiveMaxPooling3D": (2,),
                 "CategoryEncoding": (4,), "Discretization": ([0.0, 1.0],), "Hashing": (4,),
                 "HashedCrossing": (4,), "AlphaDropout": (0.2,), "GaussianDropout": (0.2,),
-                "SpectralNormalization": (layers.Dense(2),), "ReversibleEmbedding": (10, 3)}
+                "SpectralNormalization": (layers.Dense(2),), "ReversibleEmbedding": (10, 3),
+                "ConvLSTM1D": (4, 3), "ConvLSTM2D": (4, 3), "ConvLSTM3D": (4, 3)}
 
     for name, cls in sorted(layers.LAYER_CLASSES.items()):
         if name != "InputLayer":

@@ -1710,6 +1710,75 @@ def recurrent_cases():
         cases.append(Case("simple_rnn_sequence", f"simple_rnn_sequence-{act}",
                           simple_sequence(6, 2, 9, act), rtol=1e-4))
     cases.append(Case("lstm_gates", "lstm_gates-no-dc", lstm_step(2, 19, "tanh", "sigmoid", False)))
+
+    # Keras masks (T, N, 1) of skipped steps and recurrent dropout masks (N, k u) per gate
+    # (positional: a row's keyword arguments reach the backend as they are, not as tensors)
+    def step_mask(t, n):
+        mask = np.ones((t, n, 1), np.float32)
+        mask[1, 0] = mask[t - 1, 1] = mask[0, n - 1] = 0.0
+        return mask
+
+    def recurrent_mask(rng, n, width):
+        return ((rng.random((n, width)) >= 0.3) / 0.7).astype(np.float32)
+
+    def masked_lstm(t, n, u):
+        def build(rng):
+            hseq, cseq, gates = out(t, n, u), out(t, n, u), randn(rng, t, n, 4 * u)
+            h0, c0, kernel = randn(rng, n, u), randn(rng, n, u), randn(rng, u, 4 * u, scale=0.3)
+            masks = (step_mask(t, n), recurrent_mask(rng, n, 4 * u))
+            return [call("lstm_forward", hseq, cseq, gates, h0, c0, kernel, "tanh", "sigmoid",
+                         *masks),
+                    call("lstm_backward", out(t, n, 4 * u), out(u, 4 * u), out(n, u), out(n, u),
+                         randn(rng, t, n, u), randn(rng, n, u), gates, cseq, hseq, h0, c0, kernel,
+                         "tanh", "sigmoid", *masks)]
+        return build
+
+    def masked_gru(t, n, u):
+        def build(rng):
+            hseq, gates, recs = out(t, n, u), randn(rng, t, n, 3 * u), out(t, n, 3 * u)
+            h0, kernel = randn(rng, n, u), randn(rng, u, 3 * u, scale=0.3)
+            masks = (step_mask(t, n), recurrent_mask(rng, n, 3 * u))
+            return [call("gru_forward", hseq, gates, recs, h0, kernel, randn(rng, 3 * u), "tanh",
+                         "sigmoid", *masks),
+                    call("gru_backward", out(t, n, 3 * u), out(t, n, 3 * u), out(u, 3 * u),
+                         out(n, u), randn(rng, t, n, u), gates, recs, hseq, h0, kernel, "tanh",
+                         "sigmoid", *masks)]
+        return build
+
+    def masked_simple(t, n, u):
+        def build(rng):
+            hseq, pre = out(t, n, u), randn(rng, t, n, u)
+            h0, kernel = randn(rng, n, u), randn(rng, u, u, scale=0.3)
+            masks = (step_mask(t, n), recurrent_mask(rng, n, u))
+            return [call("simple_rnn_forward", hseq, pre, h0, kernel, "relu", *masks),
+                    call("simple_rnn_backward", out(t, n, u), out(u, u), out(n, u),
+                         randn(rng, t, n, u), hseq, h0, kernel, "relu", *masks)]
+        return build
+
+    def gru_reset_before(t, n, u, act, ract, masked):
+        def build(rng):
+            hseq, gates, recs = out(t, n, u), randn(rng, t, n, 3 * u), out(t, n, 3 * u)
+            h0, kernel = randn(rng, n, u), randn(rng, u, 3 * u, scale=0.3)
+            masks = ((step_mask(t, n), recurrent_mask(rng, n, 3 * u)) if masked
+                     else (None, None))
+            return [call("gru_reset_before_forward", hseq, gates, recs, h0, kernel, act, ract,
+                         *masks),
+                    call("gru_reset_before_backward", out(t, n, 3 * u), out(u, 3 * u), out(n, u),
+                         randn(rng, t, n, u), gates, recs, hseq, h0, kernel, act, ract,
+                         *masks)]
+        return build
+
+    cases.append(Case("lstm_sequence", "lstm_sequence-masked-recurrent-dropout",
+                      masked_lstm(5, 3, 7), rtol=1e-4))
+    cases.append(Case("gru_sequence", "gru_sequence-masked-recurrent-dropout",
+                      masked_gru(5, 3, 7), rtol=1e-4))
+    cases.append(Case("simple_rnn_sequence", "simple_rnn_sequence-masked-recurrent-dropout",
+                      masked_simple(6, 3, 9), rtol=1e-4))
+    for act, ract in pairs:   # float32 sums of a linear GRU's growing terms: rtol 5e-4
+        cases.append(Case("gru_reset_before", f"gru_reset_before-{act}-{ract}",
+                          gru_reset_before(5, 3, 7, act, ract, False), rtol=5e-4))
+    cases.append(Case("gru_reset_before", "gru_reset_before-masked-recurrent-dropout",
+                      gru_reset_before(5, 3, 7, "tanh", "sigmoid", True), rtol=1e-4))
     return cases
 
 

@@ -151,6 +151,23 @@ class Backend(ActivationsSection, AttentionSection, ConvolutionSection, Depthwis
         raise NotImplementedError
 
     # ---------------------------------------------------------- recurrent: contract/recurrent.py
+    # GRU with reset_after=False: one implementation for every backend, made of the ops of the
+    # contract (backends/gru_reset_before.py); mask and recurrent_mask as the sequence ops'.
+    def gru_reset_before_forward(self, hseq, gates, recs, h0, recurrent_kernel, activation,
+                                 recurrent_activation, mask=None, recurrent_mask=None):
+        """GRU with reset_after=False: hh = activation(x_h + (r h_{t-1}) U_h). gates (T, N, 3u):
+        x W + b on entry, the activated z, r, hh on return; recs (T, N, 3u) receives each
+        step's [h_{t-1} U_zr, 0]; hseq (T, N, u) the states. One implementation for every
+        backend, made of the ops above (backends/gru_reset_before.py)."""
+        raise NotImplementedError
+
+    def gru_reset_before_backward(self, dgates, drecurrent_kernel, dh0, dhseq, gates, recs, hseq,
+                                  h0, recurrent_kernel, activation, recurrent_activation,
+                                  mask=None, recurrent_mask=None):
+        """dgates (T, N, 3u) = dL/d(x W + b), drecurrent_kernel (u, 3u) (overwritten) and dh0
+        (N, u) from dhseq (T, N, u)."""
+        raise NotImplementedError
+
 
     # --------------------------------------------------- normalization: contract/normalization.py
 

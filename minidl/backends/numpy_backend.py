@@ -28,6 +28,7 @@ from .numpy_ops.metrics import NumpyMetricOps
 from .numpy_ops.normalization import NumpyNormalizationOps
 from .numpy_ops.optimizers import NumpyOptimizerOps
 from .numpy_ops.recurrent import NumpyRecurrentOps
+from .gru_reset_before import GruResetBeforeOps
 from .recurrent_host import HostRecurrentOps
 from .numpy_ops.quantized import NumpyQuantizedOps
 from .numpy_ops.regularizers import NumpyRegularizerOps
@@ -36,7 +37,7 @@ from .rounded_operands import RoundedOperands
 
 
 
-class NumpyBackend(NumpyElementwiseOps, NumpyActivationOps, NumpyGemmOps, NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, NumpyLarqOps,
+class NumpyBackend(NumpyElementwiseOps, NumpyActivationOps, NumpyGemmOps, NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, GruResetBeforeOps, NumpyLarqOps,
                    NumpyDepthwiseOps, NumpyOptimizerOps, NumpyNormalizationOps, NumpyQuantizedOps,
                    NumpyRegularizerOps, NumpyLossOps, NumpyMetricOps, NumpyImageOps, NumpyImageMixOps, NumpyEqualizeOps, NumpyPerspectiveOps,
                    HostMemory, RoundedOperands, Backend):

@@ -37,6 +37,7 @@ from .reshaping import Cropping2D, Permute, RepeatVector
 from .recurrent import GRU, LSTM, SimpleRNN
 from .wrappers import Bidirectional, TimeDistributed
 from .rnn_cells import RNN, GRUCell, LSTMCell, SimpleRNNCell, StackedRNN, StackedRNNCells
+from .conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
 from .preprocessing import CenterCrop, Normalization, Rescaling, Resizing
 from .preprocessing_random import (RandomBrightness, RandomContrast, RandomCrop, RandomFlip,
                                    RandomRotation, RandomTranslation, RandomZoom)
@@ -88,7 +89,8 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     SpatialDropout2D, Permute, CenterCrop, Normalization, Rescaling, Resizing, RandomBrightness,
     RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
     DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, UpSampling2D, SimpleRNN, LSTM, GRU,
-    Bidirectional, TimeDistributed, StackedRNN, MultiHeadAttention, Attention,
+    Bidirectional, TimeDistributed, StackedRNN, ConvLSTM1D, ConvLSTM2D, ConvLSTM3D,
+    MultiHeadAttention, Attention,
     EinsumDense, RMSNormalization, UnitNormalization, GroupNormalization, Identity,
     GroupQueryAttention, AdditiveAttention, Dot, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
     RandomPosterization, RandomSaturation, Solarization, RandomColorJitter, AutoContrast,

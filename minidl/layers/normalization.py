@@ -12,9 +12,19 @@ class AffineNormalization(Layer):
     for its ops, constants where scale / center are off (affine_parameters); a call's backward
     writes their gradients where affine_grads says."""
 
-    def attach(self, backend, initial_values=None):
-        super().attach(backend, initial_values)
-        self._affine = affine_parameters(self, backend, self._features())
+    @property
+    def _affine(self):
+        """(gamma, beta) for the ops, made again whenever the backend or the weights' tensors
+        change: after attach, and after a custom layer's shape probe gave this layer zero
+        weights without attaching it (custom_call._attach)."""
+        key = (self.backend,) + tuple(getattr(w, "value", None) for w in
+                                      (getattr(self, "gamma", None), getattr(self, "beta", None)))
+        held = getattr(self, "_affine_held", None)
+        if held is None or len(held[0]) != len(key) or any(
+                a is not b for a, b in zip(held[0], key)):
+            held = self._affine_held = (key, affine_parameters(self, self.backend,
+                                                                self._features()))
+        return held[1]
 
     def _features(self):
         """The length of gamma and beta as the ops see them (flat)."""

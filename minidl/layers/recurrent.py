@@ -12,6 +12,12 @@ With return_state a call has several outputs (one node of the graph, as Keras's
 LSTM(return_state=True)(x) -> [output, h, c]): forward returns them as a list and backward
 takes their gradients as one (the graph gives zeros for an output nothing used).
 
+A Keras mask (call.mask, (N, T)) goes to the sequence ops as the steps that run, time-major
+in processing order (a skipped step keeps the states); the outputs are the states times a
+factor per step (Keras's: 0 before the first step that ran, or 0 at every skipped step with
+zero_output_for_mask). recurrent_dropout's per-gate masks on h_{t-1} go to the sequence ops
+too (backends/recurrent_dropout.py).
+
 Weights as Keras 3: kernel (in, k u), recurrent_kernel (u, k u), bias (k u,), or (2, 3u) for
 GRU's reset_after=True (input and recurrent biases); gate order i, f, c, o (LSTM) and z, r, h
 (GRU).
@@ -40,16 +46,6 @@ class _UnitForgetBias(initializers.Initializer):
         return self.base.name
 
 
-def refuse_mask(layer, call):
-    """A Keras mask reaching a recurrent layer (Embedding(mask_zero=True) or Masking before it)
-    would have Keras skip the masked steps; the fused kernels cannot yet, so say so rather
-    than run the padded steps silently."""
-    if call.mask is not None:
-        raise ValueError(f"{layer.describe()}: its input carries a mask (Embedding(mask_zero=True) or "
-                         "Masking before it); minidl's recurrent layers do not skip masked steps yet: "
-                         "train without the mask (mask_zero=False) for now")
-
-
 class Recurrent(Layer):
     """What SimpleRNN, LSTM and GRU share: arguments, the time-major gather, states and outputs.
 
@@ -61,6 +57,10 @@ class Recurrent(Layer):
     gate_width = 1
     state_count = 1
     needs_step_seed = True   # dropout draws its per-sequence input mask in training
+    supports_masking = True
+    # Keras's RNN(zero_output_for_mask=): with a mask, the output of a skipped step is 0
+    # instead of the last output (Bidirectional sets it to return_sequences, as Keras)
+    zero_output_for_mask = False
 
     def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
                  recurrent_initializer="orthogonal", bias_initializer="zeros",
@@ -68,8 +68,9 @@ class Recurrent(Layer):
                  activity_regularizer=None, kernel_constraint=None, recurrent_constraint=None,
                  bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, seed=None,
                  return_sequences=False, return_state=False, go_backwards=False, stateful=False,
-                 unroll=False, name=None, trainable=True):
+                 unroll=False, name=None, trainable=True, zero_output_for_mask=False):
         super().__init__(name=name, trainable=trainable, activity_regularizer=activity_regularizer)
+        self.zero_output_for_mask = bool(zero_output_for_mask)
         if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
             raise ValueError(f"{self.describe()}: units must be a positive int, got {units!r}")
         self.units = units
@@ -86,10 +87,6 @@ class Recurrent(Layer):
                               high_inclusive=False)
         self.recurrent_dropout = number(recurrent_dropout, "recurrent_dropout", self.describe(),
                                         low=0, high=1, high_inclusive=False)
-        if self.recurrent_dropout:
-            # a mask on h_{t-1} before the recurrent gemm would split the fused step in two
-            raise ValueError(f"{self.describe()}: recurrent_dropout is not supported by minidl's "
-                             f"fused recurrent ops (got {recurrent_dropout!r}); use dropout")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise ValueError(f"{self.describe()}: seed must be None or an int >= 0, got {seed!r}")
         self.seed = seed
@@ -105,7 +102,9 @@ class Recurrent(Layer):
         """Keras's call: initial_state (a tensor or a list: [h] or LSTM's [h, c]) makes the
         states inputs of the layer; with return_state the result is [output, *final states]."""
         if mask is not None:
-            raise ValueError(f"{self.describe()}: masks are not supported yet (mask must be None)")
+            raise ValueError(f"{self.describe()}: mask= is not taken by a direct call; a mask "
+                             f"reaches the layer in a model, from Embedding(mask_zero=True) or "
+                             f"Masking before it")
         if initial_state is not None:
             states = (list(initial_state) if isinstance(initial_state, (list, tuple))
                       else [initial_state])
@@ -148,6 +147,7 @@ class Recurrent(Layer):
                     dropout=self.dropout, recurrent_dropout=self.recurrent_dropout, seed=self.seed,
                     return_sequences=self.return_sequences, return_state=self.return_state,
                     go_backwards=self.go_backwards, stateful=self.stateful, unroll=self.unroll,
+                    zero_output_for_mask=self.zero_output_for_mask,
                     **self._weight_options_config())
 
     # ------------------------------------------------------------ shapes
@@ -195,6 +195,18 @@ class Recurrent(Layer):
             return out
         return [out] + [(self.units,)] * self.state_count
 
+    def output_has_mask(self, input_masked):
+        """The mask passes on with return_sequences (Keras's compute_mask); with return_state
+        minidl passes none (the graph would give it to the states too)."""
+        if isinstance(input_masked, list):
+            input_masked = input_masked[0]
+        return bool(input_masked) and self.return_sequences and not self.return_state
+
+    def compute_mask(self, inputs, mask=None):
+        if isinstance(mask, list):
+            mask = mask[0]
+        return mask if self.return_sequences and not self.return_state else None
+
     # ------------------------------------------------------------ states
     def reset_states(self):
         """Zero the states a stateful layer carries from batch to batch (Keras reset_states)."""
@@ -234,7 +246,6 @@ class Recurrent(Layer):
             b.strided_copy(out, x, 0, (width, n * width, 1))
 
     def forward(self, call, x, training):
-        refuse_mask(self, call)
         b, u = self.backend, self.units
         given = None
         if self.multiple_inputs:
@@ -244,9 +255,18 @@ class Recurrent(Layer):
         if self.stateful:
             for kept, state in zip(self._states, call.last_states):
                 b.copy(kept, state)
+        if call.output_factor is not None:
+            # Keras's outputs at skipped steps: the last output (0 before the first step
+            # that ran), or 0 with zero_output_for_mask; the states are not touched
+            masked = call.buffer("masked_hseq", (steps, n, u))
+            b.binary(masked, hseq, call.output_factor, "multiply")
+            hseq = masked
         if self.return_sequences:
             out = call.buffer("out", (n, steps, u))
             b.strided_copy(out, hseq, 0, (u, n * u, 1))
+        elif call.output_factor is not None:
+            out = call.buffer("last_out", (n, u))
+            b.strided_copy(out, hseq, (steps - 1) * n * u, (u, 1))
         else:
             out = call.last_states[0]
         if not self.return_state:
@@ -269,14 +289,30 @@ class Recurrent(Layer):
         if steps < 1:
             raise ValueError(f"{self.describe()}: inputs need at least one timestep, got shape "
                              f"{(n, steps, features)}")
-        call.dropout_mask = None
+        call.step_mask, call.output_factor = self._step_masks(call, n, steps, backwards)
+        call.dropout_mask = call.recurrent_mask = call.gate_input_masks = None
         if training and self.dropout:
-            x = self._drop_inputs(call, x, n, steps, features)
+            if self.recurrent_dropout and k > 1:
+                # Keras 3 (its cells' implementation 1) then draws an input mask per gate too
+                call.gate_input_masks = self._gate_input_dropout_mask(call, n, features)
+            else:
+                x = self._drop_inputs(call, x, n, steps, features)
+        if training and self.recurrent_dropout:
+            call.recurrent_mask = self._recurrent_dropout_mask(call, n)
         xt = call.xt = call.buffer("xt", (steps, n, features))
         self._gather(xt, x, steps, n, features, backwards)
         gates = call.buffer("gates", (steps, n, k * u))
-        b.gemm(b.reshape(gates, (steps * n, k * u)), b.reshape(xt, (steps * n, features)),
-               self.kernel.value)
+        gates2, xt2 = b.reshape(gates, (steps * n, k * u)), b.reshape(xt, (steps * n, features))
+        if call.gate_input_masks is None:
+            b.gemm(gates2, xt2, self.kernel.value)
+        else:
+            b.fill(gates2, 0.0)
+            for g in range(k):
+                b.gemm(call.buffer("gate_part", (steps * n, u)),
+                       self._gate_inputs(call, xt, g, steps, n, features),
+                       self._gate_columns(call, "gate_kernel", self.kernel.value, g))
+                b.strided_add(gates2, call.buffer("gate_part", (steps * n, u)), g * u,
+                              (k * u, 1))
         if given is not None:
             for name, state in zip(("h", "c"), given):
                 if b.shape(state) != (n, self.units):
@@ -295,6 +331,38 @@ class Recurrent(Layer):
         """[the final cell state] for LSTM, [] for the others."""
         return []
 
+    def _step_masks(self, call, n, steps, backwards):
+        """From the call's Keras mask (N, T), in processing order and time-major (T, N, 1):
+        the steps that run (the sequence ops keep a skipped row's states) and the factor of
+        each step's output, 1.0 where Keras outputs the state: the steps that ran with
+        zero_output_for_mask, else every step from the first one that ran (before it Keras
+        outputs 0, after it a skipped step repeats the last output, which is the state).
+        (None, None) without a mask."""
+        mask = call.mask
+        if isinstance(mask, list):   # with initial_state: the sequence's mask
+            mask = mask[0]
+        if mask is None:
+            return None, None
+        b = self.backend
+        if b.shape(mask) != (n, steps):
+            raise ValueError(f"{self.describe()}: the mask must have shape {(n, steps)} (batch, "
+                             f"timesteps) for inputs {call.x_shape}, got {b.shape(mask)}")
+        ordered = call.buffer("mask_ordered", (n, steps))   # processing order, (N, T)
+        if backwards:
+            b.strided_copy(ordered, mask, steps - 1, (steps, -1))
+        else:
+            b.copy(ordered, mask)
+        step_mask = call.buffer("step_mask", (steps, n, 1))
+        b.strided_copy(step_mask, ordered, 0, (1, steps, 0))
+        if self.zero_output_for_mask:
+            return step_mask, step_mask
+        seen = call.buffer("mask_seen", (n, steps))
+        b.scan_rows(seen, ordered, "cumsum")
+        b.binary(seen, seen, 1.0, "minimum")
+        factor = call.buffer("output_factor", (steps, n, 1))
+        b.strided_copy(factor, seen, 0, (1, steps, 0))
+        return step_mask, factor
+
     def _drop_inputs(self, call, x, n, steps, features):
         """Keras's input dropout: one mask per sample and feature, the same at every step."""
         b = self.backend
@@ -305,6 +373,47 @@ class Recurrent(Layer):
                           self.dropout, call.step_seed)
         dropped = call.buffer("dropped", (n, steps, features))
         b.channel_mask_multiply(dropped, x, call.dropout_mask)
+        return dropped
+
+    def _dropout_masks(self, call, role, n, width, rate, seed):
+        """Keras 3's per-gate dropout masks, (N, k w) (gate g's (N, w) in columns g w..),
+        scaled by 1 / (1 - rate), the same at every step of the sequence: the recurrent ones
+        on h_{t-1} (the sequence ops apply them, backends/recurrent_dropout.py) and, with
+        recurrent_dropout, the input ones (_gate_inputs)."""
+        b = self.backend
+        ones = call.buffer(f"{role}_dropout_ones", (n, width))
+        b.fill(ones, 1.0)
+        mask = call.buffer(f"{role}_dropout_mask", (n, width))
+        b.dropout_forward(call.buffer(f"{role}_dropout_kept", (n, width)), mask, ones, rate,
+                          seed)
+        return mask
+
+    def _recurrent_dropout_mask(self, call, n):
+        """The call's masks on h_{t-1}, (N, k u)."""
+        # a seed of its own, apart from the input dropout's (call.step_seed)
+        return self._dropout_masks(call, "recurrent", n, self.gate_width * self.units,
+                                   self.recurrent_dropout, (call.step_seed * 2 + 1) % (1 << 62))
+
+    def _gate_input_dropout_mask(self, call, n, features):
+        """The call's per-gate input masks, (N, k features)."""
+        return self._dropout_masks(call, "gate_input", n, self.gate_width * features,
+                                   self.dropout, call.step_seed)
+
+    def _gate_columns(self, call, role, tensor, g, width=None):
+        """Gate g's columns of a (rows, k w) tensor, as a contiguous (rows, w) buffer."""
+        b = self.backend
+        rows, total = b.shape(tensor)
+        width = width or self.units
+        out = call.buffer(role, (rows, width))
+        b.strided_copy(out, tensor, g * width, (total, 1))
+        return out
+
+    def _gate_inputs(self, call, xt, g, steps, n, features):
+        """Gate g's dropped inputs (T N, features): xt times the gate's input mask."""
+        b = self.backend
+        mask = self._gate_columns(call, "gate_input_mask", call.gate_input_masks, g, features)
+        dropped = call.buffer("gate_inputs", (steps * n, features))
+        b.binary(b.reshape(dropped, (steps, n, features)), xt, mask, "multiply")
         return dropped
 
     def backward(self, call, dout):
@@ -321,19 +430,28 @@ class Recurrent(Layer):
         else:
             b.fill(dhseq, 0.0)
             b.strided_add(dhseq, dout, (steps - 1) * n * u, (u, 1))
+        if call.output_factor is not None:
+            b.binary(dhseq, dhseq, call.output_factor, "multiply")
         if dstates[0] is not None:
             b.strided_add(dhseq, dstates[0], (steps - 1) * n * u, (u, 1))
         dgates = self._run_backward(call, dhseq, dstates, steps, n)
         dgates2 = b.reshape(dgates, (steps * n, k * u))
         xt2 = b.reshape(call.xt, (steps * n, features))
         if self.trainable:
-            b.gemm(call.grad(self.kernel), xt2, dgates2, trans_a=True)
+            if call.gate_input_masks is None:
+                b.gemm(call.grad(self.kernel), xt2, dgates2, trans_a=True)
+            else:
+                self._gate_kernel_grad(call, dgates2, steps, n, features)
             if self.use_bias:
                 self._bias_grad(call, dgates2)
         if not call.input_grad_needed:
             return None
         dxt = call.buffer("dxt", (steps, n, features))
-        b.gemm(b.reshape(dxt, (steps * n, features)), dgates2, self.kernel.value, trans_b=True)
+        if call.gate_input_masks is None:
+            b.gemm(b.reshape(dxt, (steps * n, features)), dgates2, self.kernel.value,
+                   trans_b=True)
+        else:
+            self._gate_input_grad(call, dxt, dgates2, steps, n, features)
         dx = call.buffer("dx", (n, steps, features))
         self._gather(dx, dxt, steps, n, features, call.backwards, inverse=True)
         if call.dropout_mask is not None:
@@ -341,6 +459,31 @@ class Recurrent(Layer):
         if self.multiple_inputs:   # dL/d(initial states), left by _run_backward
             return [dx] + [call.buffer(name, (n, u)) for name in ("dh0", "dc0")[:self.state_count]]
         return dx
+
+    def _gate_kernel_grad(self, call, dgates2, steps, n, features):
+        """dL/dkernel with per-gate input masks: gate g's columns from its dropped inputs."""
+        b, k, u = self.backend, self.gate_width, self.units
+        dkernel = call.grad(self.kernel)
+        b.fill(dkernel, 0.0)
+        part = call.buffer("gate_kernel_grad", (features, u))
+        for g in range(k):
+            b.gemm(part, self._gate_inputs(call, call.xt, g, steps, n, features),
+                   self._gate_columns(call, "gate_dgates", dgates2, g), trans_a=True)
+            b.strided_add(dkernel, part, g * u, (k * u, 1))
+
+    def _gate_input_grad(self, call, dxt, dgates2, steps, n, features):
+        """dL/dxt with per-gate input masks: the sum over gates of each one's masked part."""
+        b, k = self.backend, self.gate_width
+        b.fill(dxt, 0.0)
+        part = call.buffer("gate_dinputs", (steps * n, features))
+        for g in range(k):
+            b.gemm(part, self._gate_columns(call, "gate_dgates", dgates2, g),
+                   self._gate_columns(call, "gate_kernel", self.kernel.value, g), trans_b=True)
+            mask = self._gate_columns(call, "gate_input_mask", call.gate_input_masks, g, features)
+            b.binary(b.reshape(part, (steps, n, features)), b.reshape(part, (steps, n, features)),
+                     mask, "multiply")
+            b.add(b.reshape(dxt, (steps * n, features)), b.reshape(dxt, (steps * n, features)),
+                  part)
 
     def _recurrent_kernel_grad(self, call):
         """Where the recurrent op writes dL/drecurrent_kernel (a scratch when frozen)."""
@@ -364,7 +507,8 @@ class SimpleRNN(Recurrent):
         self._add_input_bias(gates, steps, n)
         hseq = call.hseq = call.buffer("hseq", (steps, n, self.units))
         self.backend.simple_rnn_forward(hseq, gates, call.initial[0], self.recurrent_kernel.value,
-                                        self.activation)
+                                        self.activation, mask=call.step_mask,
+                                        recurrent_mask=call.recurrent_mask)
         return hseq
 
     def _run_backward(self, call, dhseq, dstates, steps, n):
@@ -373,7 +517,8 @@ class SimpleRNN(Recurrent):
         self.backend.simple_rnn_backward(dpre, self._recurrent_kernel_grad(call),
                                          call.buffer("dh0", (n, u)), dhseq, call.hseq,
                                          call.initial[0], self.recurrent_kernel.value,
-                                         self.activation)
+                                         self.activation, mask=call.step_mask,
+                                         recurrent_mask=call.recurrent_mask)
         return dpre
 
 
@@ -390,13 +535,13 @@ class LSTM(Recurrent):
                  kernel_constraint=None, recurrent_constraint=None, bias_constraint=None,
                  dropout=0.0, recurrent_dropout=0.0, seed=None, return_sequences=False,
                  return_state=False, go_backwards=False, stateful=False, unroll=False,
-                 use_cudnn="auto", name=None, trainable=True):
+                 use_cudnn="auto", name=None, trainable=True, zero_output_for_mask=False):
         super().__init__(units, activation, use_bias, kernel_initializer, recurrent_initializer,
                          bias_initializer, kernel_regularizer, recurrent_regularizer,
                          bias_regularizer, activity_regularizer, kernel_constraint,
                          recurrent_constraint, bias_constraint, dropout, recurrent_dropout, seed,
                          return_sequences, return_state, go_backwards, stateful, unroll, name,
-                         trainable)
+                         trainable, zero_output_for_mask)
         self.recurrent_activation = self._gate_activation("recurrent_activation",
                                                           recurrent_activation)
         self.unit_forget_bias = bool(unit_forget_bias)
@@ -417,7 +562,9 @@ class LSTM(Recurrent):
         hseq = call.hseq = call.buffer("hseq", (steps, n, u))
         cseq = call.cseq = call.buffer("cseq", (steps, n, u))
         b.lstm_forward(hseq, cseq, gates, call.initial[0], call.initial[1],
-                       self.recurrent_kernel.value, self.activation, self.recurrent_activation)
+                       self.recurrent_kernel.value, self.activation, self.recurrent_activation,
+                       mask=call.step_mask,
+                       recurrent_mask=call.recurrent_mask)
         return hseq
 
     def _last_cell(self, call, steps, n):
@@ -434,13 +581,16 @@ class LSTM(Recurrent):
             dgates, self._recurrent_kernel_grad(call), call.buffer("dh0", (n, u)),
             call.buffer("dc0", (n, u)), dhseq, dstates[1], call.gates, call.cseq, call.hseq,
             call.initial[0], call.initial[1], self.recurrent_kernel.value, self.activation,
-            self.recurrent_activation)
+            self.recurrent_activation, mask=call.step_mask,
+            recurrent_mask=call.recurrent_mask)
         return dgates
 
 
 class GRU(Recurrent):
-    """Keras GRU with reset_after=True (Keras 3's default): gates z, r, h; bias (2, 3u) holds
-    the input bias (row 0) and the recurrent bias (row 1)."""
+    """Keras GRU: gates z, r, h. With reset_after=True (Keras 3's default) bias (2, 3u) holds
+    the input bias (row 0) and the recurrent bias (row 1), and hh = activation(x_h +
+    r (h_{t-1} U_h + b_h)); with reset_after=False bias (3u,) is the input bias only and
+    hh = activation(x_h + (r h_{t-1}) U_h) (backend op gru_reset_before_*)."""
 
     gate_width = 3
 
@@ -451,20 +601,16 @@ class GRU(Recurrent):
                  recurrent_constraint=None, bias_constraint=None, dropout=0.0,
                  recurrent_dropout=0.0, seed=None, return_sequences=False, return_state=False,
                  go_backwards=False, stateful=False, unroll=False, reset_after=True,
-                 use_cudnn="auto", name=None, trainable=True):
+                 use_cudnn="auto", name=None, trainable=True, zero_output_for_mask=False):
         super().__init__(units, activation, use_bias, kernel_initializer, recurrent_initializer,
                          bias_initializer, kernel_regularizer, recurrent_regularizer,
                          bias_regularizer, activity_regularizer, kernel_constraint,
                          recurrent_constraint, bias_constraint, dropout, recurrent_dropout, seed,
                          return_sequences, return_state, go_backwards, stateful, unroll, name,
-                         trainable)
+                         trainable, zero_output_for_mask)
         self.recurrent_activation = self._gate_activation("recurrent_activation",
                                                           recurrent_activation)
-        if not reset_after:
-            raise ValueError(f"{self.describe()}: reset_after=False (the reset gate applied "
-                             "before the recurrent projection) is not implemented by minidl's "
-                             "fused GRU op; use reset_after=True, Keras 3's default")
-        self.reset_after = True
+        self.reset_after = bool(reset_after)
         self.use_cudnn = self._check_use_cudnn(use_cudnn)
 
     def get_config(self):
@@ -472,7 +618,7 @@ class GRU(Recurrent):
                     reset_after=self.reset_after, use_cudnn=self.use_cudnn)
 
     def _bias_shape(self):
-        return (2, 3 * self.units)
+        return (2, 3 * self.units) if self.reset_after else (3 * self.units,)
 
     def _biases(self, call):
         """(input bias, recurrent bias), each (3u,), split from bias (2, 3u) by concat_backward."""
@@ -483,6 +629,16 @@ class GRU(Recurrent):
 
     def _run_forward(self, call, gates, steps, n):
         b, u = self.backend, self.units
+        if not self.reset_after:
+            self._add_input_bias(gates, steps, n)
+            call.gates = gates
+            hseq = call.hseq = call.buffer("hseq", (steps, n, u))
+            recs = call.recs = call.buffer("recs", (steps, n, 3 * u))
+            b.gru_reset_before_forward(hseq, gates, recs, call.initial[0],
+                                       self.recurrent_kernel.value, self.activation,
+                                       self.recurrent_activation, mask=call.step_mask,
+                                       recurrent_mask=call.recurrent_mask)
+            return hseq
         recurrent_bias = call.buffer("zero_bias", (3 * u,))
         if self.use_bias:
             input_bias, recurrent_bias = self._biases(call)
@@ -494,20 +650,34 @@ class GRU(Recurrent):
         hseq = call.hseq = call.buffer("hseq", (steps, n, u))
         recs = call.recs = call.buffer("recs", (steps, n, 3 * u))
         b.gru_forward(hseq, gates, recs, call.initial[0], self.recurrent_kernel.value,
-                      recurrent_bias, self.activation, self.recurrent_activation)
+                      recurrent_bias, self.activation, self.recurrent_activation,
+                      mask=call.step_mask,
+                      recurrent_mask=call.recurrent_mask)
         return hseq
 
     def _run_backward(self, call, dhseq, dstates, steps, n):
         u = self.units
         dgates = call.buffer("dgates", (steps, n, 3 * u))
+        if not self.reset_after:
+            self.backend.gru_reset_before_backward(
+                dgates, self._recurrent_kernel_grad(call), call.buffer("dh0", (n, u)), dhseq,
+                call.gates, call.recs, call.hseq, call.initial[0], self.recurrent_kernel.value,
+                self.activation, self.recurrent_activation, mask=call.step_mask,
+                recurrent_mask=call.recurrent_mask)
+            return dgates
         drecs = call.drecs = call.buffer("drecs", (steps, n, 3 * u))
         self.backend.gru_backward(dgates, drecs, self._recurrent_kernel_grad(call),
                                   call.buffer("dh0", (n, u)), dhseq, call.gates, call.recs,
                                   call.hseq, call.initial[0], self.recurrent_kernel.value,
-                                  self.activation, self.recurrent_activation)
+                                  self.activation, self.recurrent_activation,
+                                  mask=call.step_mask,
+                                  recurrent_mask=call.recurrent_mask)
         return dgates
 
     def _bias_grad(self, call, dgates2):
+        if not self.reset_after:   # the input bias only
+            super()._bias_grad(call, dgates2)
+            return
         b, u = self.backend, self.units
         steps_n = b.shape(dgates2)[0]
         parts = [call.buffer("dinput_bias", (1, 3 * u)), call.buffer("drecurrent_bias", (1, 3 * u))]

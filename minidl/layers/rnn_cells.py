@@ -15,7 +15,8 @@ from .calls import LayerCall
 from .recurrent import GRU, LSTM, SimpleRNN
 from .wrappers import _Wrapper
 
-_SEQUENCE_ARGUMENTS = ("return_sequences", "return_state", "go_backwards", "stateful", "unroll")
+_SEQUENCE_ARGUMENTS = ("return_sequences", "return_state", "go_backwards", "stateful", "unroll",
+                       "zero_output_for_mask")
 
 
 class _Cell:
@@ -166,7 +167,8 @@ class StackedRNN(_Wrapper):
     then a GRUCell (a cell of one state gives it bare, as Keras's functional models do)."""
 
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False,
-                 stateful=False, unroll=False, name=None, trainable=True):
+                 stateful=False, unroll=False, name=None, trainable=True,
+                 zero_output_for_mask=False):
         super().__init__(name=name, trainable=trainable)
         if isinstance(cell, dict):   # get_config's {"class_name": "StackedRNNCells", "config"}
             if cell.get("class_name") != "StackedRNNCells" or not isinstance(cell.get("config"),
@@ -178,11 +180,16 @@ class StackedRNN(_Wrapper):
         self.return_sequences, self.go_backwards = bool(return_sequences), bool(go_backwards)
         self.stateful, self.unroll = bool(stateful), bool(unroll)
         self.return_state = bool(return_state)
+        self.zero_output_for_mask = bool(zero_output_for_mask)
         count = len(self.cells.cells)
+        # with a mask, the layers before the last see a skipped step but skip it too: only the
+        # last one's outputs are Keras's (zero_output_for_mask applies to it)
         self._subs = tuple(cell.layer(return_sequences=bool(return_sequences) or i < count - 1,
                                       return_state=self.return_state,
                                       go_backwards=bool(go_backwards) and i == 0,
-                                      stateful=bool(stateful), unroll=bool(unroll))
+                                      stateful=bool(stateful), unroll=bool(unroll),
+                                      zero_output_for_mask=(self.zero_output_for_mask
+                                                            and i == count - 1))
                            for i, cell in enumerate(self.cells.cells))
 
     def _inner(self):
@@ -192,7 +199,8 @@ class StackedRNN(_Wrapper):
         return dict(super().get_config(), cell={"class_name": "StackedRNNCells",
                                                 "config": self.cells.get_config()},
                     return_sequences=self.return_sequences, return_state=self.return_state,
-                    go_backwards=self.go_backwards, stateful=self.stateful, unroll=self.unroll)
+                    go_backwards=self.go_backwards, stateful=self.stateful, unroll=self.unroll,
+                    zero_output_for_mask=self.zero_output_for_mask)
 
     def build(self, input_shape):
         shape = tuple(input_shape)
@@ -232,13 +240,35 @@ class StackedRNN(_Wrapper):
 
     reset_state = reset_states
 
+    supports_masking = True
+
+    def output_has_mask(self, input_masked):
+        return bool(input_masked) and self.return_sequences and not self.return_state
+
+    def compute_mask(self, inputs, mask=None):
+        return mask if self.return_sequences and not self.return_state else None
+
+    def _processing_order_mask(self, call):
+        """The call's mask in the order the layers after the first see the steps (reversed
+        with go_backwards: the first layer's sequence comes out in processing order)."""
+        mask = call.mask
+        if mask is None or not self.go_backwards:
+            return mask
+        b = self.backend
+        n, steps = b.shape(mask)
+        reversed_mask = call.buffer("reversed_mask", (n, steps))
+        b.strided_copy(reversed_mask, mask, steps - 1, (steps, -1))
+        return reversed_mask
+
     def forward(self, call, x, training):
         self._seed_sublayers()
         states = []
+        later_mask = self._processing_order_mask(call)
         for index, sub in enumerate(self._subs):
             # the layers after the first feed their gradient to the one before them
             x = self._run_inner(call, ("cell", index), sub, x, training,
-                                call.input_grad_needed or index > 0)
+                                call.input_grad_needed or index > 0,
+                                mask=call.mask if index == 0 else later_mask)
             if self.return_state:
                 x, *own = x
                 states += own
@@ -263,12 +293,12 @@ def RNN(cell, return_sequences=False, return_state=False, go_backwards=False, st
         unroll=False, name=None, **kwargs):
     """Keras RNN(cell): the fused layer running `cell` (a SimpleRNNCell, LSTMCell or GRUCell), or
     the stacked layers of a list of cells / StackedRNNCells."""
-    if kwargs.pop("zero_output_for_mask", False):
-        raise ValueError("RNN: zero_output_for_mask needs masks, which are not supported yet")
+    zero_output_for_mask = kwargs.pop("zero_output_for_mask", False)
     if kwargs:
         raise TypeError(f"RNN: unexpected arguments {sorted(kwargs)}")
     sequence = dict(return_sequences=return_sequences, return_state=return_state,
-                    go_backwards=go_backwards, stateful=stateful, unroll=unroll, name=name)
+                    go_backwards=go_backwards, stateful=stateful, unroll=unroll, name=name,
+                    zero_output_for_mask=zero_output_for_mask)
     if isinstance(cell, (list, tuple, StackedRNNCells)):
         return StackedRNN(cell, **sequence)
     if not isinstance(cell, _Cell):

@@ -13,7 +13,7 @@ from ..custom_objects import get_registered_object
 from . import custom_call
 from .base import Layer, format_shape
 from .calls import run_backward, run_forward
-from .recurrent import Recurrent, refuse_mask
+from .recurrent import Recurrent
 
 MERGE_MODES = ("concat", "sum", "mul", "ave")
 
@@ -70,9 +70,9 @@ class _Wrapper(Layer):
         for sub in self._inner():
             sub.attach(backend)
 
-    def _run_inner(self, call, key, sub, x, training, input_grad_needed=None):
-        """sub's forward on its child context `key` of `call`; it needs dL/dinput when the
-        wrapper does (or as `input_grad_needed` says)."""
+    def _run_inner(self, call, key, sub, x, training, input_grad_needed=None, mask=None):
+        """sub's forward on its child context `key` of `call` with the Keras mask `mask`; it
+        needs dL/dinput when the wrapper does (or as `input_grad_needed` says)."""
         if sub.backend is not self.backend:
             # the wrapper attached for a shape probe (custom_call._attach: zero weights, its
             # own backend only): its layers' weights are there, give them the backend too
@@ -80,6 +80,7 @@ class _Wrapper(Layer):
         inner = call.child(key, sub)
         inner.input_grad_needed = (call.input_grad_needed if input_grad_needed is None
                                    else input_grad_needed)
+        inner.mask = mask
         return run_forward(sub, inner, x, training)
 
     def _backward_inner(self, call, key, dout):
@@ -121,6 +122,9 @@ class Bidirectional(_Wrapper):
                              f"{layer.return_sequences} and return_state={layer.return_state} "
                              f"as layer, got {backward_layer.describe()}")
         self.backward_layer = backward_layer
+        for sub in (self.forward_layer, self.backward_layer):
+            # as Keras: with a mask, a skipped step's output is 0 in the merged sequences
+            sub.zero_output_for_mask = sub.return_sequences
         self.layer_config = {"class_name": type(layer).__name__, "config": config}
         self._subs = (self.forward_layer, self.backward_layer)
         self._initial_weights = weights
@@ -171,11 +175,22 @@ class Bidirectional(_Wrapper):
         n, steps, u = self.backend.shape(y)
         self.backend.strided_copy(out, y, (steps - 1) * u, (steps * u, -u, 1))
 
+    supports_masking = True
+
+    def output_has_mask(self, input_masked):
+        """The mask passes on with return_sequences (not with return_state: the graph would
+        give it to the states too)."""
+        layer = self.forward_layer
+        return bool(input_masked) and layer.return_sequences and not layer.return_state
+
+    def compute_mask(self, inputs, mask=None):
+        layer = self.forward_layer
+        return mask if layer.return_sequences and not layer.return_state else None
+
     def forward(self, call, x, training):
-        refuse_mask(self, call)
         self._seed_sublayers()
-        yf = self._run_inner(call, "forward", self.forward_layer, x, training)
-        yb = self._run_inner(call, "backward", self.backward_layer, x, training)
+        yf = self._run_inner(call, "forward", self.forward_layer, x, training, mask=call.mask)
+        yb = self._run_inner(call, "backward", self.backward_layer, x, training, mask=call.mask)
         states = []
         if self.forward_layer.return_state:
             (yf, *forward_states), (yb, *backward_states) = yf, yb

@@ -8,6 +8,13 @@ the recurrent kernel's gradient as gemms over the sequence. Gate order i, f, c, 
 z, r, h (GRU, reset_after=True), as Keras 3. activation / recurrent_activation are one of
 GATE_ACTIVATIONS.
 
+Every sequence op takes mask: None, or Keras's mask of the steps in processing order,
+time-major (T, N, 1) of 1.0 (the step runs) and 0.0 (skipped: the row's states stay those of
+the step before, and so does its hseq[t]; backward passes their gradient on); and
+recurrent_mask: None, or Keras's recurrent dropout masks (N, k u), one (N, u) per gate in gate
+order: gate g's projection of h_{t-1} is (h_{t-1} * mask_g) U_g at every step
+(backends/recurrent_dropout.py).
+
 The public ops check every shape and activation once; a backend implements the underscore
 names: the step ops in numpy_ops/recurrent.py, cpu/recurrent.py, opencl/recurrent.py, the
 sequence loops in recurrent_host.py (numpy and cpu: a step is a free view) and
@@ -27,6 +34,24 @@ def check_gate_activation(op, argument, name):
     if name not in GATE_ACTIVATIONS:
         raise ValueError(f"{op}: {argument} must be one of {GATE_ACTIVATIONS} (the activations the "
                          f"fused recurrent kernels compute), got {name!r}")
+
+
+def check_sequence(op, name, seq, shape):
+    """Raise a ValueError naming the op and the argument unless seq has `shape`."""
+    same_shape(op, name, seq, tuple(shape))
+
+
+def check_step_mask(op, mask, steps, n):
+    """A sequence op's Keras mask: None, or (T, N, 1) of 1.0 (the step runs) / 0.0 (skipped)."""
+    if mask is not None:
+        same_shape(op, "mask", mask, (steps, n, 1))
+
+
+def _masks(op, mask, recurrent_mask, steps, n, width):
+    """mask (T, N, 1) and recurrent_mask (N, width) (recurrent dropout: one (N, u) per gate),
+    each optional."""
+    check_step_mask(op, mask, steps, n)
+    optional_shape(op, "recurrent_mask", recurrent_mask, (n, width))
 
 
 def _activations(op, activation, recurrent_activation):
@@ -102,7 +127,8 @@ class RecurrentSection:
 
     # ------------------------------------------------------------------------ sequence ops
     def lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
-                     recurrent_activation):
+                     recurrent_activation, mask=None,
+                     recurrent_mask=None):
         """gates (T, N, 4u): x W + b on entry, the activated gates on return (backward reads
         them); hseq, cseq (T, N, u) receive h_t and c_t from the initial h0, c0 (N, u)."""
         op = "lstm_forward"
@@ -111,10 +137,12 @@ class RecurrentSection:
         _shapes(op, (steps, n, u), (("hseq", hseq), ("cseq", cseq)))
         _shapes(op, (n, u), (("h0", h0), ("c0", c0)))
         same_shape(op, "recurrent_kernel", recurrent_kernel, (u, 4 * u))
-        self._lstm_forward(hseq, cseq, gates, h0, c0, recurrent_kernel, activation, recurrent_activation)
+        _masks(op, mask, recurrent_mask, steps, n, 4 * u)
+        self._lstm_forward(hseq, cseq, gates, h0, c0, recurrent_kernel, activation, recurrent_activation, mask, recurrent_mask)
 
     def lstm_backward(self, dgates, drecurrent_kernel, dh0, dc0, dhseq, dc_last, gates, cseq,
-                      hseq, h0, c0, recurrent_kernel, activation, recurrent_activation):
+                      hseq, h0, c0, recurrent_kernel, activation, recurrent_activation, mask=None,
+                      recurrent_mask=None):
         """From dhseq (T, N, u) = dL/dh_t of the outputs and dc_last (N, u; None: zero) = dL/dc_T:
         dgates (T, N, 4u) = dL/d(x W + b), drecurrent_kernel (u, 4u) (overwritten), dh0, dc0."""
         op = "lstm_backward"
@@ -125,11 +153,13 @@ class RecurrentSection:
         _shapes(op, (n, u), (("dh0", dh0), ("dc0", dc0), ("h0", h0), ("c0", c0)))
         optional_shape(op, "dc_last", dc_last, (n, u))
         _shapes(op, (u, 4 * u), (("drecurrent_kernel", drecurrent_kernel), ("recurrent_kernel", recurrent_kernel)))
+        _masks(op, mask, recurrent_mask, steps, n, 4 * u)
         self._lstm_backward(dgates, drecurrent_kernel, dh0, dc0, dhseq, dc_last, gates, cseq, hseq, h0, c0,
-                            recurrent_kernel, activation, recurrent_activation)
+                            recurrent_kernel, activation, recurrent_activation, mask, recurrent_mask)
 
     def gru_forward(self, hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
-                    recurrent_activation):
+                    recurrent_activation, mask=None,
+                    recurrent_mask=None):
         """gates (T, N, 3u): x W + b_input on entry, the activated gates on return; recs
         (T, N, 3u) receives each step's h_{t-1} U + recurrent_bias; hseq (T, N, u) the states."""
         op = "gru_forward"
@@ -140,11 +170,13 @@ class RecurrentSection:
         same_shape(op, "h0", h0, (n, u))
         same_shape(op, "recurrent_kernel", recurrent_kernel, (u, 3 * u))
         same_shape(op, "recurrent_bias", recurrent_bias, (3 * u,))
+        _masks(op, mask, recurrent_mask, steps, n, 3 * u)
         self._gru_forward(hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
-                          recurrent_activation)
+                          recurrent_activation, mask, recurrent_mask)
 
     def gru_backward(self, dgates, drecs, drecurrent_kernel, dh0, dhseq, gates, recs, hseq, h0,
-                     recurrent_kernel, activation, recurrent_activation):
+                     recurrent_kernel, activation, recurrent_activation, mask=None,
+                     recurrent_mask=None):
         """dgates, drecs (T, N, 3u) = dL/d(input, recurrent projections), drecurrent_kernel
         (u, 3u) (overwritten) and dh0 (N, u) from dhseq (T, N, u)."""
         op = "gru_backward"
@@ -154,10 +186,12 @@ class RecurrentSection:
         _shapes(op, (steps, n, u), (("dhseq", dhseq), ("hseq", hseq)))
         _shapes(op, (n, u), (("dh0", dh0), ("h0", h0)))
         _shapes(op, (u, 3 * u), (("drecurrent_kernel", drecurrent_kernel), ("recurrent_kernel", recurrent_kernel)))
+        _masks(op, mask, recurrent_mask, steps, n, 3 * u)
         self._gru_backward(dgates, drecs, drecurrent_kernel, dh0, dhseq, gates, recs, hseq, h0, recurrent_kernel,
-                           activation, recurrent_activation)
+                           activation, recurrent_activation, mask, recurrent_mask)
 
-    def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation):
+    def simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation, mask=None,
+                           recurrent_mask=None):
         """pre (T, N, u): x W + b on entry, + h_{t-1} U on return; hseq[t] = activation(pre[t])."""
         op = "simple_rnn_forward"
         check_gate_activation(op, "activation", activation)
@@ -165,10 +199,12 @@ class RecurrentSection:
         same_shape(op, "hseq", hseq, pre.shape)
         same_shape(op, "h0", h0, (n, u))
         same_shape(op, "recurrent_kernel", recurrent_kernel, (u, u))
-        self._simple_rnn_forward(hseq, pre, h0, recurrent_kernel, activation)
+        _masks(op, mask, recurrent_mask, steps, n, u)
+        self._simple_rnn_forward(hseq, pre, h0, recurrent_kernel, activation, mask, recurrent_mask)
 
     def simple_rnn_backward(self, dpre, drecurrent_kernel, dh0, dhseq, hseq, h0, recurrent_kernel,
-                            activation):
+                            activation, mask=None,
+                            recurrent_mask=None):
         """dpre (T, N, u) = dL/dpre, drecurrent_kernel (u, u) (overwritten), dh0 from dhseq."""
         op = "simple_rnn_backward"
         check_gate_activation(op, "activation", activation)
@@ -176,4 +212,5 @@ class RecurrentSection:
         _shapes(op, hseq.shape, (("dpre", dpre), ("dhseq", dhseq)))
         _shapes(op, (n, u), (("dh0", dh0), ("h0", h0)))
         _shapes(op, (u, u), (("drecurrent_kernel", drecurrent_kernel), ("recurrent_kernel", recurrent_kernel)))
-        self._simple_rnn_backward(dpre, drecurrent_kernel, dh0, dhseq, hseq, h0, recurrent_kernel, activation)
+        _masks(op, mask, recurrent_mask, steps, n, u)
+        self._simple_rnn_backward(dpre, drecurrent_kernel, dh0, dhseq, hseq, h0, recurrent_kernel, activation, mask, recurrent_mask)

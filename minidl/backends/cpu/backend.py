@@ -36,12 +36,13 @@ from .linalg import LinalgOps
 from .optimizers import CpuOptimizerOps
 from .regularizers import CpuRegularizerOps
 from .recurrent import CpuRecurrentOps
+from ..gru_reset_before import GruResetBeforeOps
 from ..recurrent_host import HostRecurrentOps
 from .quantized import CpuQuantizedOps
 from .tensor_ops import CpuTensorOps
 
 
-class CpuBackend(CpuElementwiseOps, CpuActivationOps, CpuGemmOps, CpuAttentionOps, CpuTensorOps, CpuImageOps, CpuImageMixOps, EqualizeOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, CpuLarqOps,
+class CpuBackend(CpuElementwiseOps, CpuActivationOps, CpuGemmOps, CpuAttentionOps, CpuTensorOps, CpuImageOps, CpuImageMixOps, EqualizeOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, GruResetBeforeOps, CpuLarqOps,
                  LinalgOps, DepthwiseOps, CpuNormalizationOps, CpuOptimizerOps, CpuQuantizedOps, CpuRegularizerOps, CpuLossOps, CpuMetricOps, HostMemory, RoundedOperands,
                  Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
