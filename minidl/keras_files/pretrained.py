@@ -20,6 +20,10 @@ SOURCES = {
     "mobilenet_v2": "https://storage.googleapis.com/tensorflow/keras-applications/mobilenet_v2/",
     "efficientnet": "https://storage.googleapis.com/keras-applications/",
 }
+SOURCES.update({family: f"https://storage.googleapis.com/tensorflow/keras-applications/{family}/"
+                for family in ("vgg19", "densenet", "mobilenet", "mobilenet_v3", "xception",
+                               "inception_v3", "inception_resnet_v2", "efficientnet_v2",
+                               "convnext", "nasnet")})
 
 
 def keras_cache_folder():
