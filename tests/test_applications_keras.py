@@ -15,6 +15,7 @@ import pytest
 
 import minidl
 from minidl import applications
+from minidl.session import clear_session
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_applications.json")
 with open(FIXTURE) as _f:
@@ -51,6 +52,7 @@ def stripped(name):
 
 def check(key, expected):
     builder, kwargs = call_of(key)
+    clear_session()      # automatic names count from zero, as in the fixture's fresh session
     model = getattr(applications, builder)(weights=None, **kwargs)
     sizes = lambda ws: sum(int(np.prod(w.shape)) for w in ws)
     assert model.count_params() == expected["count_params"]
