@@ -9,7 +9,8 @@ from . import (densenet, efficientnet, imagenet_utils, inception_resnet_v2, ince
                mobilenet, mobilenet_v2, mobilenet_v3, resnet, resnet50, resnet_v2, vgg16, vgg19,
                xception)
 from .densenet import DenseNet121, DenseNet169, DenseNet201
-from .efficientnet import EfficientNetB0
+from .efficientnet import (EfficientNetB0, EfficientNetB1, EfficientNetB2, EfficientNetB3,
+                           EfficientNetB4, EfficientNetB5, EfficientNetB6, EfficientNetB7)
 from .inception_resnet_v2 import InceptionResNetV2
 from .inception_v3 import InceptionV3
 from .mobilenet import MobileNet
@@ -21,7 +22,9 @@ from .vgg16 import VGG16
 from .vgg19 import VGG19
 from .xception import Xception
 
-__all__ = ["DenseNet121", "DenseNet169", "DenseNet201", "EfficientNetB0", "InceptionResNetV2",
+__all__ = ["DenseNet121", "DenseNet169", "DenseNet201", "EfficientNetB0", "EfficientNetB1",
+           "EfficientNetB2", "EfficientNetB3", "EfficientNetB4", "EfficientNetB5", "EfficientNetB6",
+           "EfficientNetB7", "InceptionResNetV2",
            "InceptionV3", "MobileNet",
            "MobileNetV2", "MobileNetV3Large", "MobileNetV3Small", "ResNet50", "ResNet101",
            "ResNet152", "ResNet50V2", "ResNet101V2", "ResNet152V2", "VGG16", "VGG19",
