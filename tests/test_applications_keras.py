@@ -31,8 +31,11 @@ def keras_names(builder, layers):
     """Keras's layer names, counters stripped, as minidl names them: Keras's MobileNetV3 gate
     is ReLU(6)(x + 3) / 6 on symbolic tensors, minidl's one Activation("hard_sigmoid") in the
     ReLU's place (minidl/applications/mobilenet_v3.py): one automatic "re_lu" per
-    squeeze-and-excitation block is an "activation" in minidl."""
+    squeeze-and-excitation block is an "activation" in minidl. Keras's ConvNeXt adds each
+    block's residual with `inputs + x`, minidl with one automatic Add layer."""
     names = Counter(stripped(entry[0]) for entry in layers)
+    if builder.startswith("ConvNeXt"):      # Keras's residual `inputs + x`: an Add in minidl
+        names["add"] += sum(entry[0].endswith("_layer_scale") for entry in layers)
     if builder.startswith("MobileNetV3"):
         gates = sum(entry[0].endswith("squeeze_excite_mul") for entry in layers)
         names["re_lu"] -= gates
