@@ -6,7 +6,7 @@ weights="imagenet", the Keras default, reads Keras's published file from Keras's
 naming the file and the folder."""
 
 from . import (convnext, densenet, efficientnet, efficientnet_v2, imagenet_utils, inception_resnet_v2, inception_v3,
-               mobilenet, mobilenet_v2, mobilenet_v3, resnet, resnet50, resnet_v2, vgg16, vgg19,
+               mobilenet, mobilenet_v2, mobilenet_v3, nasnet, resnet, resnet50, resnet_v2, vgg16, vgg19,
                xception)
 from .convnext import ConvNeXtBase, ConvNeXtLarge, ConvNeXtSmall, ConvNeXtTiny, ConvNeXtXLarge
 from .densenet import DenseNet121, DenseNet169, DenseNet201
@@ -19,6 +19,7 @@ from .inception_v3 import InceptionV3
 from .mobilenet import MobileNet
 from .mobilenet_v2 import MobileNetV2
 from .mobilenet_v3 import MobileNetV3Large, MobileNetV3Small
+from .nasnet import NASNetLarge, NASNetMobile
 from .resnet import ResNet50, ResNet101, ResNet152
 from .resnet_v2 import ResNet50V2, ResNet101V2, ResNet152V2
 from .vgg16 import VGG16
@@ -32,8 +33,9 @@ __all__ = ["ConvNeXtBase", "ConvNeXtLarge", "ConvNeXtSmall", "ConvNeXtTiny", "Co
            "EfficientNetV2B3", "EfficientNetV2L", "EfficientNetV2M", "EfficientNetV2S",
            "InceptionResNetV2",
            "InceptionV3", "MobileNet",
-           "MobileNetV2", "MobileNetV3Large", "MobileNetV3Small", "ResNet50", "ResNet101",
+           "MobileNetV2", "MobileNetV3Large", "MobileNetV3Small", "NASNetLarge",
+           "NASNetMobile", "ResNet50", "ResNet101",
            "ResNet152", "ResNet50V2", "ResNet101V2", "ResNet152V2", "VGG16", "VGG19",
            "Xception", "convnext", "densenet", "efficientnet", "efficientnet_v2", "imagenet_utils", "inception_resnet_v2",
            "inception_v3", "mobilenet", "mobilenet_v2",
-           "mobilenet_v3", "resnet", "resnet50", "resnet_v2", "vgg16", "vgg19", "xception"]
+           "mobilenet_v3", "nasnet", "resnet", "resnet50", "resnet_v2", "vgg16", "vgg19", "xception"]
