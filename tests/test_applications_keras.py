@@ -2,12 +2,14 @@
 weights=None (tests/fixtures/keras_applications.json, written by keras_applications.py beside
 it): weight counts, model name, output shape, every layer with weights (name, class, the
 shape of each weight in Keras's order: what a Keras weights file maps onto by name) and the
-names of all layers. The default-argument (ImageNet size) builds are checked by one slow test,
+names of all layers, and (PREDICT calls) the logits with the same weights in both. The
+default-argument (ImageNet size) builds are checked by one slow test,
 run with MINIDL_SLOW_TESTS=1."""
 
 import json
 import os
 import re
+import sys
 from collections import Counter
 
 import numpy as np
@@ -15,11 +17,16 @@ import pytest
 
 import minidl
 from minidl import applications
+from minidl.keras_files.weights_h5 import keras_functional_order
 from minidl.session import clear_session
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_applications.json")
-with open(FIXTURE) as _f:
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+with open(os.path.join(HERE, "keras_applications.json")) as _f:
     KERAS = json.load(_f)
+with np.load(os.path.join(HERE, "keras_applications_predict.npz"), allow_pickle=False) as _f:
+    PREDICTED = dict(_f)
+sys.path.insert(0, HERE)
+from applications_weights import draw_weights  # noqa: E402
 
 slow = pytest.mark.skipif(os.environ.get("MINIDL_SLOW_TESTS") != "1",
                           reason="builds every application at ImageNet size (minutes, GBs); "
@@ -63,10 +70,11 @@ def check(key, expected):
     assert sizes(model.non_trainable_weights) == expected["non_trainable"]
     assert model.name == expected["name"]
     assert list(model.output_shape[1:]) == expected["output_shape"]
-    # by name: Keras lists a branching graph's layers in its own topological order
-    weighted = sorted([layer.name, type(layer).__name__, [list(w.shape) for w in layer.weights]]
-                      for layer in model.layers if layer.weights)
-    assert weighted == sorted(entry for entry in expected["layers"] if entry[2])
+    # in Keras's model.layers order (a branching graph's topological order, which Keras 3's
+    # .weights.h5 files follow), as minidl's Keras-file writer and reader order them
+    weighted = [[layer.name, type(layer).__name__, [list(w.shape) for w in layer.weights]]
+                for layer in keras_functional_order(model) if layer.weights]
+    assert weighted == [entry for entry in expected["layers"] if entry[2]]
     names = Counter(stripped(layer.name) for layer in model.layers)
     assert names == keras_names(builder, expected["layers"])
     return model
@@ -89,3 +97,45 @@ def test_small_builds_match_keras(key):
 @pytest.mark.parametrize("key", sorted(KERAS["full"]))
 def test_imagenet_size_builds_match_keras(key):
     check(key, KERAS["full"][key])
+
+
+@pytest.mark.parametrize("key", sorted(KERAS["predict"]))
+def test_predictions_match_keras_with_the_same_weights(key):
+    """The weights draw_weights gives (the same numbers Keras's model got), then minidl's
+    logits for Keras's input batch within 1e-4 of Keras's, relative to their scale."""
+    model = check(key, KERAS["predict"][key])
+    weights = draw_weights(KERAS["predict"][key]["layers"])
+    for layer in model.layers:
+        if layer.weights:
+            layer.set_weights(weights[layer.name])
+    x, want = PREDICTED[f"{key}/x"], PREDICTED[f"{key}/y"]
+    assert np.all(np.isfinite(want)) and np.abs(want).max() > 0.1      # a real comparison
+    got = model.predict(x, verbose=0)
+    # random BatchNormalization statistics do not normalize, so deep residual sums grow
+    # (Xception's logits reach 3e8): float32 agrees to 1e-4 of the logits' scale
+    scale = max(1.0, float(np.abs(want).max()))
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * scale)
+
+
+# each module's preprocess_input as Keras 3.15.1's (keras/src/applications/*.py: the mode it
+# passes to imagenet_utils.preprocess_input; None: the identity, the model preprocesses)
+PREPROCESS = {"vgg19": "caffe", "resnet_v2": "tf", "densenet": "torch", "mobilenet": "tf",
+              "mobilenet_v3": None, "xception": "tf", "inception_v3": "tf",
+              "inception_resnet_v2": "tf", "efficientnet": None, "efficientnet_v2": None,
+              "convnext": None, "nasnet": "tf"}
+
+
+@pytest.mark.parametrize("module", sorted(PREPROCESS))
+def test_modules_preprocess_and_decode_as_keras(module):
+    from minidl.applications import imagenet_utils
+    namespace = getattr(applications, module)
+    pixels = np.random.default_rng(0).uniform(0, 255, (2, 4, 4, 3)).astype(np.float32)
+    got = namespace.preprocess_input(pixels)
+    mode = PREPROCESS[module]
+    want = pixels if mode is None else imagenet_utils.preprocess_input(pixels, mode=mode)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    with pytest.raises(ValueError, match=r"shape \(samples, 1000\)"):
+        namespace.decode_predictions(np.zeros((2, 10)))
+    for builder in namespace.__all__:
+        if builder[0].isupper() and builder not in ("LayerScale", "StochasticDepth"):
+            assert getattr(applications, builder) is getattr(namespace, builder)

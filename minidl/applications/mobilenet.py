@@ -82,8 +82,9 @@ def MobileNet(input_shape=None, alpha=1.0, depth_multiplier=1, dropout=1e-3, inc
         x = layers.Activation(classifier_activation, name="predictions")(x)
     else:
         x = imagenet_utils.head(x, False, pooling, classes, classifier_activation)
-    if name is None:
-        name = f"mobilenet_{alpha:0.2f}_{img_input.shape[1]}"
+    if name is None:     # Keras names the model after the file's size with ImageNet weights
+        rows = file_rows if weights == "imagenet" else img_input.shape[1]
+        name = f"mobilenet_{alpha:0.2f}_{rows}"
     return imagenet_utils.finish(img_input, input_tensor, x, name, weights, keras_file)
 
 

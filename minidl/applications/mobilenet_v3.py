@@ -43,7 +43,8 @@ def _activation(x, kind):
 
 
 def _se_block(inputs, filters, se_ratio, prefix):
-    x = layers.GlobalAveragePooling2D(keepdims=True, name=f"{prefix}squeeze_excite_avg_pool")(inputs)
+    x = layers.GlobalAveragePooling2D(keepdims=True,
+                                      name=f"{prefix}squeeze_excite_avg_pool")(inputs)
     x = layers.Conv2D(_depth(filters * se_ratio, 8), kernel_size=1, padding="same",
                       name=f"{prefix}squeeze_excite_conv")(x)
     x = layers.ReLU(name=f"{prefix}squeeze_excite_relu")(x)
