@@ -103,6 +103,23 @@ def test_imagenet_size_builds_match_keras(key):
 def test_predictions_match_keras_with_the_same_weights(key):
     """The weights draw_weights gives (the same numbers Keras's model got), then minidl's
     logits for Keras's input batch within 1e-4 of Keras's, relative to their scale."""
+    predictions_match_keras(key)
+
+
+# the new heads and layers on every backend: GlobalAveragePooling2D(keepdims) and the
+# convolution head (MobileNet), hard sigmoid / hard swish (MobileNetV3), grouped convolution,
+# LayerScale, nested Sequential (ConvNeXt); CustomScaleLayer has its own per-backend test
+# (tests/test_applications_layers.py)
+ON_EVERY_BACKEND = [key for key in sorted(KERAS["predict"])
+                    if key.startswith(("MobileNet(", "MobileNetV3Small(", "ConvNeXtTiny("))]
+
+
+@pytest.mark.parametrize("key", ON_EVERY_BACKEND)
+def test_predictions_match_keras_on_every_backend(active_backend, key):
+    predictions_match_keras(key)
+
+
+def predictions_match_keras(key):
     model = check(key, KERAS["predict"][key])
     weights = draw_weights(KERAS["predict"][key]["layers"])
     for layer in model.layers:
