@@ -76,6 +76,9 @@ def test_global_average_pooling_keepdims(active_backend):
                                rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(host(run.backward(dev(dout))), np.broadcast_to(dout / 15, x.shape),
                                rtol=1e-5, atol=1e-7)
+    assert layers.GlobalAveragePooling2D("channels_last", True).keepdims    # Keras's order
+    with pytest.raises(ValueError, match="data_format must be 'channels_last'"):
+        layers.GlobalAveragePooling2D("channels_first")
 
 
 def test_stochastic_depth_drops_whole_samples(active_backend):

@@ -1,6 +1,7 @@
 """Max, average, global average and global max pooling (channels_last)."""
 
 from .base import Layer
+from .conv1d import check_channels_last
 from .conv import (WindowPlanMixin, check_window_fits, normalize_padding, normalize_pair,
                    window_output_shape)
 
@@ -59,10 +60,11 @@ class AveragePooling2D(_Pooling2D):
 
 class GlobalAveragePooling2D(Layer):
     """(N, H, W, C) -> (N, C), or (N, 1, 1, C) with keepdims=True: the mean over height and
-    width."""
+    width. data_format comes first, as Keras's (only channels_last)."""
 
-    def __init__(self, keepdims=False, name=None, trainable=True):
+    def __init__(self, data_format=None, keepdims=False, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
+        check_channels_last(data_format, self.describe())
         self.keepdims = bool(keepdims)
 
     def get_config(self):
