@@ -111,3 +111,16 @@ def test_convnext_with_stochastic_depth_trains(active_backend):
     y = rng.integers(0, 3, 8)
     losses = model.fit(x, y, batch_size=8, epochs=3, verbose=0).history["loss"]
     assert np.all(np.isfinite(losses)) and losses[-1] < losses[0]
+
+
+def test_mobilenet_v3_small_trains(active_backend):
+    """Hard swish, the hard-sigmoid gate and the convolution head learn on every backend."""
+    from minidl import applications
+    model = applications.MobileNetV3Small(weights=None, input_shape=(32, 32, 3), alpha=0.75,
+                                          classes=3, dropout_rate=0.0)
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 255, (8, 32, 32, 3)).astype(np.float32)
+    y = rng.integers(0, 3, 8)
+    losses = model.fit(x, y, batch_size=8, epochs=4, verbose=0).history["loss"]
+    assert np.all(np.isfinite(losses)) and losses[-1] < losses[0]
