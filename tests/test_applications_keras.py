@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import minidl
-from minidl import applications
+from minidl import applications, layers
 from minidl.keras_files.weights_h5 import keras_functional_order
 from minidl.session import clear_session
 
@@ -156,3 +156,42 @@ def test_modules_preprocess_and_decode_as_keras(module):
     for builder in namespace.__all__:
         if builder[0].isupper() and builder not in ("LayerScale", "StochasticDepth"):
             assert getattr(applications, builder) is getattr(namespace, builder)
+
+
+def test_keras2_file_with_other_automatic_names_loads_by_position(tmp_path):
+    """Keras's published files for Xception, InceptionV3, InceptionResNetV2 and NASNet name
+    many layers automatically; minidl's automatic names depend on what the session built
+    before, so such a file (every weighted layer there, under other names) is read by
+    position in Keras's layer order, as Keras reads it."""
+    import h5py
+    from minidl.applications import imagenet_utils
+    from minidl.keras_files import pretrained
+
+    def tiny():
+        inputs = layers.Input((8, 8, 3))
+        a = layers.BatchNormalization()(layers.Conv2D(4, 3)(inputs))
+        b = layers.Conv2D(4, 3)(inputs)
+        x = layers.concatenate([a, b])
+        return imagenet_utils.finish(inputs, None, layers.Dense(2)(layers.Flatten()(x)),
+                                     "tiny", None)
+
+    clear_session()
+    first = tiny()
+    path = str(tmp_path / "keras2.h5")
+    ordered = [item for item in keras_functional_order(first) if item.weights]
+    suffixes = {"Conv2D": ("kernel", "bias"), "Dense": ("kernel", "bias"),
+                "BatchNormalization": ("gamma", "beta", "moving_mean", "moving_variance")}
+    with h5py.File(path, "w") as f:          # Keras 2's layout, names from another session
+        names = [f"{layer.name}_{7 + i}" for i, layer in enumerate(ordered)]
+        f.attrs["layer_names"] = [n.encode() for n in names]
+        for name, layer in zip(names, ordered):
+            group = f.create_group(name)
+            weight_names = [f"{name}/{s}:0" for s in suffixes[type(layer).__name__]]
+            group.attrs["weight_names"] = [w.encode() for w in weight_names]
+            for w, value in zip(weight_names, layer.get_weights()):
+                group.create_dataset(w, data=value)
+    second = tiny()                                       # other automatic names again
+    assert [l.name for l in second.layers] != [l.name for l in first.layers]
+    pretrained.load_pretrained(second, path, "test")
+    for a, b in zip(first.get_weights(), second.get_weights()):
+        np.testing.assert_array_equal(a, b)
