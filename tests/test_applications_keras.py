@@ -6,6 +6,7 @@ names of all layers, and (PREDICT calls) the logits with the same weights in bot
 default-argument (ImageNet size) builds are checked by one slow test,
 run with MINIDL_SLOW_TESTS=1."""
 
+import ast
 import json
 import os
 import re
@@ -52,8 +53,8 @@ def keras_names(builder, layers):
 
 def call_of(key):
     """'MobileNet(alpha=0.25, classes=10)' -> ('MobileNet', {'alpha': 0.25, 'classes': 10})."""
-    builder, args = re.fullmatch(r"(\w+)\((.*)\)", key).groups()
-    return builder, eval(f"dict({args})")     # the fixture's own keys, written by repr
+    call = ast.parse(key, mode="eval").body           # literals only: nothing is run
+    return call.func.id, {k.arg: ast.literal_eval(k.value) for k in call.keywords}
 
 
 def stripped(name):

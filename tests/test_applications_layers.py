@@ -9,7 +9,7 @@ import minidl
 from minidl import layers
 from minidl.applications.convnext import LayerScale, StochasticDepth
 from minidl.applications.inception_resnet_v2 import CustomScaleLayer
-from minidl.models import Model, Sequential
+from minidl.models import Model
 
 from layer_runs import LayerRun
 
