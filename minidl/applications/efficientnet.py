@@ -1,4 +1,4 @@
-"""EfficientNetB0 (Tan and Le 2019, "EfficientNet: Rethinking Model Scaling for Convolutional
+"""EfficientNetB0 to B7 (Tan and Le 2019, "EfficientNet: Rethinking Model Scaling for Convolutional
 Neural Networks"), as keras.applications.efficientnet builds it: a Rescaling and Normalization
 stem, mobile inverted bottleneck blocks with squeeze-and-excitation and swish, and stochastic
 depth (Dropout with noise_shape (None, 1, 1, 1)) on the identity blocks.
@@ -117,15 +117,85 @@ def EfficientNet(width_coefficient, depth_coefficient, default_size, dropout_rat
     return imagenet_utils.finish(img_input, input_tensor, x, name, weights, keras_file)
 
 
+# (width_coefficient, depth_coefficient, default_size, dropout_rate) of B0 to B7
+SCALING = {"b0": (1.0, 1.0, 224, 0.2), "b1": (1.0, 1.1, 240, 0.2), "b2": (1.1, 1.2, 260, 0.3),
+           "b3": (1.2, 1.4, 300, 0.3), "b4": (1.4, 1.8, 380, 0.4), "b5": (1.6, 2.2, 456, 0.4),
+           "b6": (1.8, 2.6, 528, 0.5), "b7": (2.0, 3.1, 600, 0.5)}
+
+
+def _scaled(variant, include_top, weights, input_tensor, input_shape, pooling, classes,
+            classifier_activation, name):
+    width, depth, size, dropout = SCALING[variant]
+    return EfficientNet(width, depth, size, dropout, name=name, include_top=include_top,
+                        weights=weights, input_tensor=input_tensor, input_shape=input_shape,
+                        pooling=pooling, classes=classes,
+                        classifier_activation=classifier_activation)
+
+
 def EfficientNetB0(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
                    pooling=None, classes=1000, classifier_activation="softmax",
                    name="efficientnetb0"):
     """keras.applications.EfficientNetB0: 5.3M weights at 224x224 and 1000 classes. The model
     takes pixels in [0, 255] (its stem rescales them). weights: None, "imagenet" (Keras's
     published file, from Keras's cache folder) or a weights file."""
-    return EfficientNet(1.0, 1.0, 224, 0.2, name=name, include_top=include_top, weights=weights,
-                        input_tensor=input_tensor, input_shape=input_shape, pooling=pooling,
-                        classes=classes, classifier_activation=classifier_activation)
+    return _scaled("b0", include_top, weights, input_tensor, input_shape, pooling, classes,
+                   classifier_activation, name)
+
+
+def EfficientNetB1(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
+                   pooling=None, classes=1000, classifier_activation="softmax",
+                   name="efficientnetb1"):
+    """keras.applications.EfficientNetB1: 7.9M weights, 240x240 by default."""
+    return _scaled("b1", include_top, weights, input_tensor, input_shape, pooling, classes,
+                   classifier_activation, name)
+
+
+def EfficientNetB2(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
+                   pooling=None, classes=1000, classifier_activation="softmax",
+                   name="efficientnetb2"):
+    """keras.applications.EfficientNetB2: 9.2M weights, 260x260 by default."""
+    return _scaled("b2", include_top, weights, input_tensor, input_shape, pooling, classes,
+                   classifier_activation, name)
+
+
+def EfficientNetB3(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
+                   pooling=None, classes=1000, classifier_activation="softmax",
+                   name="efficientnetb3"):
+    """keras.applications.EfficientNetB3: 12.3M weights, 300x300 by default."""
+    return _scaled("b3", include_top, weights, input_tensor, input_shape, pooling, classes,
+                   classifier_activation, name)
+
+
+def EfficientNetB4(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
+                   pooling=None, classes=1000, classifier_activation="softmax",
+                   name="efficientnetb4"):
+    """keras.applications.EfficientNetB4: 19.5M weights, 380x380 by default."""
+    return _scaled("b4", include_top, weights, input_tensor, input_shape, pooling, classes,
+                   classifier_activation, name)
+
+
+def EfficientNetB5(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
+                   pooling=None, classes=1000, classifier_activation="softmax",
+                   name="efficientnetb5"):
+    """keras.applications.EfficientNetB5: 30.6M weights, 456x456 by default."""
+    return _scaled("b5", include_top, weights, input_tensor, input_shape, pooling, classes,
+                   classifier_activation, name)
+
+
+def EfficientNetB6(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
+                   pooling=None, classes=1000, classifier_activation="softmax",
+                   name="efficientnetb6"):
+    """keras.applications.EfficientNetB6: 43.3M weights, 528x528 by default."""
+    return _scaled("b6", include_top, weights, input_tensor, input_shape, pooling, classes,
+                   classifier_activation, name)
+
+
+def EfficientNetB7(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
+                   pooling=None, classes=1000, classifier_activation="softmax",
+                   name="efficientnetb7"):
+    """keras.applications.EfficientNetB7: 66.7M weights, 600x600 by default."""
+    return _scaled("b7", include_top, weights, input_tensor, input_shape, pooling, classes,
+                   classifier_activation, name)
 
 
 def preprocess_input(x, data_format=None):
@@ -133,4 +203,4 @@ def preprocess_input(x, data_format=None):
     return x
 
 
-__all__ = ["EfficientNetB0", "preprocess_input", "decode_predictions"]
+__all__ = [f"EfficientNetB{i}" for i in range(8)] + ["preprocess_input", "decode_predictions"]

@@ -14,12 +14,20 @@ def VGG16(include_top=True, weights="imagenet", input_tensor=None, input_shape=N
     """keras.applications.VGG16: 138.4M weights at 224x224 and 1000 classes (the classifier's
     Flatten makes its size depend on input_shape). weights: None, "imagenet" (Keras's
     published file, from Keras's cache folder) or a weights file."""
-    keras_file = (f"vgg16_weights_tf_dim_ordering_tf_kernels{'' if include_top else '_notop'}.h5",
-                  "vgg16")
+    return VGG(BLOCKS, "vgg16", include_top, weights, input_tensor, input_shape, pooling, classes,
+               classifier_activation, name)
+
+
+def VGG(blocks, family, include_top, weights, input_tensor, input_shape, pooling, classes,
+        classifier_activation, name):
+    """The VGG family's builder: blocks are (filters, convolutions) of each of the five blocks;
+    family names Keras's weights files ("vgg16", "vgg19")."""
+    keras_file = (f"{family}_weights_tf_dim_ordering_tf_kernels"
+                  f"{'' if include_top else '_notop'}.h5", family)
     img_input = imagenet_utils.start(f"applications.{name}", weights, include_top, input_tensor,
                                      input_shape, pooling, classes, imagenet_file=keras_file)
     x = img_input
-    for block, (filters, convolutions) in enumerate(BLOCKS, start=1):
+    for block, (filters, convolutions) in enumerate(blocks, start=1):
         for conv in range(1, convolutions + 1):
             x = layers.Conv2D(filters, (3, 3), activation="relu", padding="same",
                               name=f"block{block}_conv{conv}")(x)

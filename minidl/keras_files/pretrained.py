@@ -20,6 +20,10 @@ SOURCES = {
     "mobilenet_v2": "https://storage.googleapis.com/tensorflow/keras-applications/mobilenet_v2/",
     "efficientnet": "https://storage.googleapis.com/keras-applications/",
 }
+SOURCES.update({family: f"https://storage.googleapis.com/tensorflow/keras-applications/{family}/"
+                for family in ("vgg19", "densenet", "mobilenet", "mobilenet_v3", "xception",
+                               "inception_v3", "inception_resnet_v2", "efficientnet_v2",
+                               "convnext", "nasnet")})
 
 
 def keras_cache_folder():
@@ -44,16 +48,35 @@ def cached_file(owner, file_name, family):
 
 def load_pretrained(model, path, owner):
     """Load an application's weights file: Keras 2 HDF5 (Keras's published files) matched by
-    layer name, every weighted layer required; any other file as model.load_weights."""
+    layer name, every weighted layer required (or, when automatic names differ but the
+    counts agree, by position in Keras's layer order, as Keras reads them); any other file as
+    model.load_weights."""
     from . import kind_of_file
     if kind_of_file(path) != "h5":
         model.load_weights(path)
         return
-    from .weights_h5 import h5py, read_legacy_weights, require_every_layer
+    from .weights_h5 import (h5py, keras_functional_order, read_legacy_weights,
+                             require_every_layer)
     with h5py().File(path, "r") as f:
         if "layer_names" not in f.attrs and "model_weights" not in f:
             model.load_weights(path)        # Keras 3's layout: by structure
             return
         group = f["model_weights"] if "layer_names" not in f.attrs else f
+        if not by_name_fits(group, model, path):
+            # automatic names (conv2d_7, ...) depend on what the session built before;
+            # Keras reads these files by position in its layer order, so does minidl then
+            read_legacy_weights(group, model, path, layers=keras_functional_order(model))
+            return
         require_every_layer(group, model, path, owner)
         read_legacy_weights(group, model, path, by_name=True)
+
+
+def by_name_fits(group, model, path):
+    """Whether a Keras 2 weights group names every weighted layer of `model`; when it does
+    not but holds as many weighted layers, the file is read by position."""
+    from ..layers.base import InputLayer
+    from .weights_h5 import _flat_weights, legacy_layers
+    stored = {name for name, _ in legacy_layers(group, path)}
+    wanted = [item.name for item in model.layers
+              if not isinstance(item, InputLayer) and _flat_weights(item)]
+    return all(name in stored for name in wanted) or len(stored) != len(wanted)

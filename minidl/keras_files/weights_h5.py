@@ -316,13 +316,14 @@ def _match(item, stored, where):
     return stored, mine
 
 
-def read_legacy_weights(group, model, where, by_name=False, skip_mismatch=False):
+def read_legacy_weights(group, model, where, by_name=False, skip_mismatch=False, layers=None):
     """Fill `model`'s weights from a Keras 2 weights group: layers with weights matched in
-    order (by_name=False) or by layer name (by_name=True; unmatched layers are left alone),
-    skip_mismatch skipping (with a warning) a layer whose weights do not fit."""
+    order (by_name=False; the order of `layers`, model.layers by default) or by layer name
+    (by_name=True; unmatched layers are left alone), skip_mismatch skipping (with a warning)
+    a layer whose weights do not fit."""
     stored = legacy_layers(group, where)
-    weighted = [item for item in model.layers if not isinstance(item, InputLayer)
-                and _flat_weights(item)]
+    weighted = [item for item in (model.layers if layers is None else layers)
+                if not isinstance(item, InputLayer) and _flat_weights(item)]
     if by_name:
         by = {name: weights for name, weights in stored}
         pairs = [(item, by[item.name]) for item in weighted if item.name in by]

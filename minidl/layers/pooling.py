@@ -1,6 +1,7 @@
 """Max, average, global average and global max pooling (channels_last)."""
 
 from .base import Layer
+from .conv1d import check_channels_last
 from .conv import (WindowPlanMixin, check_window_fits, normalize_padding, normalize_pair,
                    window_output_shape)
 
@@ -58,26 +59,38 @@ class AveragePooling2D(_Pooling2D):
 
 
 class GlobalAveragePooling2D(Layer):
-    """(N, H, W, C) -> (N, C), the mean over height and width."""
+    """(N, H, W, C) -> (N, C), or (N, 1, 1, C) with keepdims=True: the mean over height and
+    width. data_format comes first, as Keras's (only channels_last)."""
+
+    def __init__(self, data_format=None, keepdims=False, name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        check_channels_last(data_format, self.describe())
+        self.keepdims = bool(keepdims)
+
+    def get_config(self):
+        return dict(super().get_config(), keepdims=self.keepdims)
 
     def build(self, input_shape):
         self.expect_rank(input_shape, 3, "(height, width, channels)")
 
     def compute_output_shape(self, input_shape):
-        return (input_shape[2],)
+        return (1, 1, input_shape[2]) if self.keepdims else (input_shape[2],)
 
     def forward(self, call, x, training):
-        _, h, w, _ = self.backend.shape(x)
+        n, h, w, c = self.backend.shape(x)
         if h * w < 1:   # a mean over no pixel: Keras gives NaN, minidl says so
             raise ValueError(f"{self.describe()}: averages over height and width, got images of "
                              f"{h}x{w} pixels (input {tuple(self.backend.shape(x))})")
-        out = call.buffer("out", self.batch_output_shape(call, x))   # keeps x's shape for backward
+        call.x_shape = (n, h, w, c)     # backward's dx shape
+        out = call.buffer("out", (n, c))
         self.backend.global_avg_pool_forward(out, x)
-        return out
+        return self.backend.reshape(out, (n,) + self.output_shape) if self.keepdims else out
 
     def backward(self, call, dout):
-        dx = call.buffer("dx", self.batch_input_shape(call, dout))
-        self.backend.global_avg_pool_backward(dx, dout)
+        b = self.backend
+        n, _, _, c = call.x_shape
+        dx = call.buffer("dx", call.x_shape)
+        b.global_avg_pool_backward(dx, b.reshape(dout, (n, c)) if self.keepdims else dout)
         return dx
 
 
