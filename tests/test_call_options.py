@@ -80,6 +80,8 @@ def test_call_keyword_arguments_are_checked():
     with pytest.raises(TypeError, match="unexpected call argument 'scale'.*factor"):
         Scaled()(x, scale=2.0)
     with pytest.raises(TypeError, match="'factor' must be a plain value"):
-        Scaled()(x, factor=np.ones(3))
+        Scaled()(x, factor=[1.0, 2.0])
+    with pytest.raises(TypeError, match="must be called on the output of Input.. or another layer, got ndarray"):
+        Scaled()(x, factor=np.ones(3))   # a tensor argument beside symbolic inputs
     with pytest.raises(TypeError, match="dense.*unexpected call argument 'use_causal_mask'"):
         layers.Dense(2, name="dense")(x, use_causal_mask=True)

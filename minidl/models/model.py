@@ -351,9 +351,10 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclas
         # losses the layers added (add_loss) join the penalties' sum; the sum is read only
         # when one of them exists, so a model without any moves nothing more
         added = self.graph.added_losses() if self.graph.may_add_losses else ()
-        if added and not (self._penalized or self._added):
+        before = getattr(self, "_added", False)
+        if added and not (self._penalized or before):
             b.fill(penalty_sum, 0.0)
-        self._added = self._added or bool(added)
+        self._added = before or bool(added)
         if self._penalized or added:   # the running sum is per sample: n times this batch's penalty
             penalties.add_penalties(b, penalty_sum, self._penalties[0], self.graph, n, added)
         self._seen += n
