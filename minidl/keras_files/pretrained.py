@@ -74,7 +74,7 @@ def load_pretrained(model, path, owner):
 def by_name_fits(group, model, path):
     """Whether a Keras 2 weights group names every weighted layer of `model`; when it does
     not but holds as many weighted layers, the file is read by position."""
-    from ..layers.base import InputLayer
+    from ..layers.input_layer import InputLayer
     from .weights_h5 import _flat_weights, legacy_layers
     stored = {name for name, _ in legacy_layers(group, path)}
     wanted = [item.name for item in model.layers

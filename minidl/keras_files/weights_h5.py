@@ -25,7 +25,7 @@ import warnings
 import numpy as np
 
 from ..io import element_count
-from ..layers.base import InputLayer
+from ..layers.input_layer import InputLayer
 from ..models.registry import MODEL_CLASSES
 from ..models.minidl_files import ModelFileError
 from . import require

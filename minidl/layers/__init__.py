@@ -1,7 +1,8 @@
 """Keras-style layers (channels_last)."""
 
 from ..custom_objects import get_registered_object
-from .base import Input, InputLayer, KerasTensor, Layer
+from .base import KerasTensor, Layer
+from .input_layer import Input, InputLayer
 from .conv import Conv2D, ZeroPadding2D
 from .embedding import Embedding
 from .masking import Masking
@@ -34,7 +35,7 @@ from .activation_layers import ELU, PReLU, Softmax
 from .normalization import BatchNormalization, LayerNormalization
 from .pooling import AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPooling2D
 from .reshaping import Cropping2D, Permute, RepeatVector
-from .recurrent import GRU, LSTM, SimpleRNN
+from .recurrent_layers import GRU, LSTM, SimpleRNN
 from .wrappers import Bidirectional, TimeDistributed
 from .rnn_cells import RNN, GRUCell, LSTMCell, SimpleRNNCell, StackedRNN, StackedRNNCells
 from .conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D

@@ -561,42 +561,6 @@ def _without_batch_axis(layer, input_shape):
 Layer.build = _keras_build(Layer.build)
 
 
-class InputLayer(Layer):
-    """The graph's entry point; Input(shape) returns its output tensor."""
-
-    _shape_argument = "shape"   # input_shape= / batch_input_shape= land here (LayerMeta)
-    _dtype_argument = True      # dtype= is the input's dtype, not a policy (LayerMeta)
-
-    def __init__(self, shape=None, name=None, dtype="float32", batch_size=None, batch_shape=None):
-        if shape is None and batch_shape is not None:
-            shape = tuple(batch_shape)[1:]  # minidl's batch axis is free: batch_size too
-        if shape is None:
-            raise ValueError("Input: shape (without the batch axis) is required, e.g. "
-                             "Input(shape=(32, 32, 3))")
-        if dtype is not None and not (_is_float32(dtype) or _is_integer(dtype)):
-            raise TypeError(f"Input: dtype must be 'float32', an integer dtype such as 'int32' "
-                            f"(indices for an Embedding) or None; got {dtype!r}")
-        # integer inputs are fed as float32 too (exact up to 2**24); the dtype is kept for Keras
-        self.dtype = "float32" if dtype is None else np.dtype(dtype).name
-        super().__init__(name=name or auto_name("input_layer"))
-        # None: a dimension known only from the data (each batch resolves it)
-        self.shape = sample_shape(shape, "shape (without the batch axis)", "Input")
-        self.build_once(self.shape)
-        Node(self, [], False).outputs[0].dtype = self.dtype
-
-    def get_config(self):
-        config = {"shape": list(self.shape), "name": self.name}
-        if self.dtype != "float32":
-            config["dtype"] = self.dtype
-        return config
-
-    def forward(self, call, inputs, training):
-        return inputs
-
-    def backward(self, call, dout):
-        return None
-
-
 def _is_integer(dtype):
     try:
         return np.dtype(dtype).kind in "iu"
@@ -609,12 +573,6 @@ def _is_float32(dtype):
         return np.dtype(dtype) == np.float32
     except TypeError:
         return False
-
-
-def Input(shape=None, batch_size=None, dtype="float32", batch_shape=None, name=None):
-    """A symbolic model input of `shape` (without the batch axis), as keras.Input."""
-    return InputLayer(shape, name=name, dtype=dtype, batch_size=batch_size,
-                      batch_shape=batch_shape).output
 
 
 def eager_call(layer, inputs, training, options=None):
@@ -643,4 +601,6 @@ def count_elements(shape):
     return math.prod(shape)
 
 
-__all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Node", "Weight", "format_shape"]
+__all__ = ["Layer", "KerasTensor", "Node", "Weight", "format_shape"]
+
+

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import custom_call
 from .calls import LayerCall
-from .recurrent import GRU, LSTM, SimpleRNN
+from .recurrent_layers import GRU, LSTM, SimpleRNN
 from .wrappers import _Wrapper
 
 _SEQUENCE_ARGUMENTS = ("return_sequences", "return_state", "go_backwards", "stateful", "unroll",

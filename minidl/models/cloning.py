@@ -14,7 +14,8 @@ layer.get_config())); call_function(layer, *args, **kwargs) -> the tensors the l
 gives in the clone (default: layer(*args, **kwargs)).
 """
 
-from ..layers.base import InputLayer, KerasTensor
+from ..layers.base import KerasTensor
+from ..layers.input_layer import InputLayer
 from .config import _restructure
 from .sequential import Sequential
 
@@ -91,14 +92,14 @@ def _clone_sequential(model, input_tensors, clone_item, call_function, owner):
         start = [tensors[0]]
     elif model.graph is not None:
         old = model.graph.inputs[0]
-        from ..layers.base import Input
+        from ..layers.input_layer import Input
         start = [Input(old.sample_shape, name=old.layer.name)]
     return Sequential(start + items, name=model.name)
 
 
 def _clone_functional(model, input_tensors, clone_item, call_function, owner):
     g = model.graph
-    from ..layers.base import Input
+    from ..layers.input_layer import Input
     new_inputs = _flat_inputs(input_tensors, len(g.inputs), owner) or [
         Input(t.sample_shape, name=t.layer.name) for t in g.inputs]
     made = {id(t): nt for t, nt in zip(g.inputs, new_inputs)}

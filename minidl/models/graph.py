@@ -17,7 +17,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..backends import get_backend
-from ..layers.base import InputLayer, compatible, format_shape
+from ..layers.base import compatible, format_shape
+from ..layers.input_layer import InputLayer
 from ..layers.buffers import BufferSet
 from ..layers.calls import LayerCall, run_backward, run_forward
 from . import structure

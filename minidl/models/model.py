@@ -11,7 +11,7 @@ import numpy as np
 from .. import optimizers as optimizers_mod
 from .. import random as mrandom
 from ..custom_objects import custom_object_scope
-from ..layers.base import InputLayer
+from ..layers.input_layer import InputLayer
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
 from . import file_formats, masks, penalties, structure, tracking, tta

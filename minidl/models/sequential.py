@@ -12,7 +12,8 @@ is built; summary(), save() and weight access raise a "not built" error.
 import numpy as np
 
 from ..custom_objects import custom_object_scope
-from ..layers.base import InputLayer, Input, KerasTensor, Layer, sample_shape
+from ..layers.base import KerasTensor, Layer, sample_shape
+from ..layers.input_layer import Input, InputLayer
 from .config import deserialize_item, item_spec
 from .graph import Graph
 from .model import Model

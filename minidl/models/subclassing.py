@@ -32,7 +32,8 @@ import numpy as np
 from .. import ops
 from ..backends import get_backend
 from ..custom_objects import custom_object_scope, get_registered_name, get_registered_object
-from ..layers.base import Input, KerasTensor, Layer
+from ..layers.base import KerasTensor, Layer
+from ..layers.input_layer import Input
 from ..layers import custom_call
 from . import tracking
 from .custom_steps import CustomSteps

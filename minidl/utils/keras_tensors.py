@@ -1,6 +1,7 @@
 """keras.utils.is_keras_tensor and get_source_inputs: questions about symbolic tensors."""
 
-from ..layers.base import InputLayer, KerasTensor
+from ..layers.base import KerasTensor
+from ..layers.input_layer import InputLayer
 
 
 def is_keras_tensor(x):

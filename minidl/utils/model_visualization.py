@@ -10,7 +10,8 @@ import html
 import os
 
 from ..io import atomic_write
-from ..layers.base import InputLayer, format_shape
+from ..layers.base import format_shape
+from ..layers.input_layer import InputLayer
 
 _PYDOT_MISSING = "You must install pydot (`pip install pydot`) for {} to work."
 _GRAPHVIZ_MISSING = ("You must install Graphviz, whose `dot` program renders the graph "
