@@ -20,6 +20,7 @@ from .numpy_ops.gemm import NumpyGemmOps
 from .numpy_ops.image_mix import NumpyImageMixOps
 from .numpy_ops.images import NumpyImageOps
 from .numpy_ops.larq import NumpyLarqOps
+from .numpy_ops.pooling import NumpyPoolingOps
 from .numpy_ops.equalize import NumpyEqualizeOps
 from .numpy_ops.perspective import NumpyPerspectiveOps
 from .numpy_ops.layer_ops import NumpyLayerOps
@@ -38,7 +39,7 @@ from .rounded_operands import RoundedOperands
 
 
 class NumpyBackend(NumpyElementwiseOps, NumpyActivationOps, NumpyGemmOps, NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, GruResetBeforeOps, NumpyLarqOps,
-                   NumpyDepthwiseOps, NumpyOptimizerOps, NumpyNormalizationOps, NumpyQuantizedOps,
+                   NumpyDepthwiseOps, NumpyPoolingOps, NumpyOptimizerOps, NumpyNormalizationOps, NumpyQuantizedOps,
                    NumpyRegularizerOps, NumpyLossOps, NumpyMetricOps, NumpyImageOps, NumpyImageMixOps, NumpyEqualizeOps, NumpyPerspectiveOps,
                    HostMemory, RoundedOperands, Backend):
     """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
@@ -77,37 +78,7 @@ class NumpyBackend(NumpyElementwiseOps, NumpyActivationOps, NumpyGemmOps, NumpyA
             return
         windows.conv2d_backward_filter(dweight, dbias, dout, x, plan)
 
-    # ---------------------------------------------------------- pooling (checked by contract/pooling.py)
-    def _max_pool2d_forward(self, out, argmax, x, plan):
-        windows.max_pool2d_forward(out, argmax, x, plan)
-
-    def _max_pool2d_backward(self, dx, dout, argmax, plan):
-        windows.max_pool2d_backward(dx, dout, argmax, plan)
-
-    def _avg_pool2d_forward(self, out, x, plan):
-        windows.avg_pool2d_forward(out, x, plan)
-
-    def _avg_pool2d_backward(self, dx, dout, plan):
-        windows.avg_pool2d_backward(dx, dout, plan)
-
-    def _global_avg_pool_forward(self, out, x):
-        out[...] = x.mean(axis=(1, 2))
-
-    def _global_avg_pool_backward(self, dx, dout):
-        _, h, w, _ = dx.shape
-        dx[...] = (dout / (h * w))[:, None, None, :]
-
-    def _pad2d_forward(self, out, x, pads):
-        top, _, left, _ = pads
-        _, h, w, _ = x.shape
-        out[...] = 0
-        out[:, top:top + h, left:left + w, :] = x
-
-    def _pad2d_backward(self, dx, dout, pads):
-        top, _, left, _ = pads
-        _, h, w, _ = dx.shape
-        dx[...] = dout[:, top:top + h, left:left + w, :]
-
+    # pooling: pooling.py (checked by contract/pooling.py)
 
 
 def create(**options):

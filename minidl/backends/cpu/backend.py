@@ -18,7 +18,7 @@ from ..base import Backend
 from ..host_memory import HostMemory
 from ..rounded_operands import RoundedOperands
 
-from ._ffi import INT32, checked, ffi, fptr, output, require_lib, window_struct
+from ._ffi import ffi, fptr, require_lib
 from .attention import CpuAttentionOps
 from .activations import CpuActivationOps
 from .depthwise import DepthwiseOps
@@ -26,6 +26,7 @@ from .elementwise import CpuElementwiseOps
 from .gemm import CpuGemmOps
 from .images import CpuImageOps
 from .larq import CpuLarqOps
+from .pooling import CpuPoolingOps
 from .image_mix import CpuImageMixOps
 from .equalize import EqualizeOps
 from .layer_ops import CpuLayerOps
@@ -43,7 +44,7 @@ from .tensor_ops import CpuTensorOps
 
 
 class CpuBackend(CpuElementwiseOps, CpuActivationOps, CpuGemmOps, CpuAttentionOps, CpuTensorOps, CpuImageOps, CpuImageMixOps, EqualizeOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, GruResetBeforeOps, CpuLarqOps,
-                 LinalgOps, DepthwiseOps, CpuNormalizationOps, CpuOptimizerOps, CpuQuantizedOps, CpuRegularizerOps, CpuLossOps, CpuMetricOps, HostMemory, RoundedOperands,
+                 LinalgOps, DepthwiseOps, CpuPoolingOps, CpuNormalizationOps, CpuOptimizerOps, CpuQuantizedOps, CpuRegularizerOps, CpuLossOps, CpuMetricOps, HostMemory, RoundedOperands,
                  Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""
 
@@ -75,43 +76,4 @@ class CpuBackend(CpuElementwiseOps, CpuActivationOps, CpuGemmOps, CpuAttentionOp
 
     # elementwise, activations, gemm: elementwise.py, activations.py, gemm.py
 
-    # ---------------------------------------------------------- pooling (checked by contract/pooling.py)
-    def _max_pool2d_forward(self, out, argmax, x, plan):
-        op = "max_pool2d_forward"
-        self._lib.minidl_max_pool2d_forward(output(op, "out", out), output(op, "argmax", argmax, dtype=INT32),
-                                            checked(op, "x", x), window_struct(op, plan))
-
-    def _max_pool2d_backward(self, dx, dout, argmax, plan):
-        op = "max_pool2d_backward"
-        self._lib.minidl_max_pool2d_backward(output(op, "dx", dx), checked(op, "dout", dout),
-                                             checked(op, "argmax", argmax, dtype=INT32), window_struct(op, plan))
-
-    def _avg_pool2d_forward(self, out, x, plan):
-        op = "avg_pool2d_forward"
-        self._lib.minidl_avg_pool2d_forward(output(op, "out", out), checked(op, "x", x), window_struct(op, plan))
-
-    def _avg_pool2d_backward(self, dx, dout, plan):
-        op = "avg_pool2d_backward"
-        self._lib.minidl_avg_pool2d_backward(output(op, "dx", dx), checked(op, "dout", dout),
-                                             window_struct(op, plan))
-
-    def _global_avg_pool_forward(self, out, x):
-        op = "global_avg_pool_forward"
-        n, h, w, c = x.shape
-        self._lib.minidl_global_avg_pool_forward(output(op, "out", out), checked(op, "x", x), n, h * w, c)
-
-    def _global_avg_pool_backward(self, dx, dout):
-        op = "global_avg_pool_backward"
-        n, h, w, c = dx.shape
-        self._lib.minidl_global_avg_pool_backward(output(op, "dx", dx), checked(op, "dout", dout), n, h * w, c)
-
-    def _pad2d_forward(self, out, x, pads):
-        op = "pad2d_forward"
-        n, h, w, c = x.shape
-        self._lib.minidl_pad2d_forward(output(op, "out", out), checked(op, "x", x), n, h, w, c, *pads)
-
-    def _pad2d_backward(self, dx, dout, pads):
-        op = "pad2d_backward"
-        n, h, w, c = dx.shape
-        self._lib.minidl_pad2d_backward(output(op, "dx", dx), checked(op, "dout", dout), n, h, w, c, *pads)
-
+    # pooling: pooling.py (checked by contract/pooling.py)

@@ -15,13 +15,14 @@ from ..rounded_operands import RoundedOperands
 from ..checks import check_shape
 from .activations import ActivationOps
 from .attention import AttentionOps
-from .conv import ConvOps, window_args
+from .conv import ConvOps
 from .depthwise import DepthwiseOps
 from .elementwise import ElementwiseOps
 from .gemm import Gemm, GemmOps
 from .images import ImageOps
 from .image_mix import OpenCLImageMixOps
 from .larq import LarqOps
+from .pooling import PoolingOps
 from .equalize import EqualizeOps
 from .layer_ops import LayerOps
 from .losses import LossOps
@@ -42,7 +43,7 @@ from . import tuner
 
 
 class OpenCLBackend(ElementwiseOps, ActivationOps, GemmOps, AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, EqualizeOps, LossOps, MetricOps, LayerOps, LarqOps,
-                    NormalizationOps, OptimizerOps, OpenCLQuantizedOps, RegularizerOps, ConvOps, DepthwiseOps, RecurrentOps, DeviceRecurrentOps,
+                    NormalizationOps, OptimizerOps, OpenCLQuantizedOps, RegularizerOps, ConvOps, DepthwiseOps, PoolingOps, RecurrentOps, DeviceRecurrentOps,
                     RoundedOperands, Backend):
     """The contract's memory and pooling ops here; elementwise, activations and gemm in the
     modules named for them; convolutions in conv.ConvOps; losses in losses.LossOps, metrics and
@@ -190,40 +191,4 @@ class OpenCLBackend(ElementwiseOps, ActivationOps, GemmOps, AttentionOps, OpenCL
         self.rt.launch(self._kernel("reduce.cl", "colsum_finish"), (c,), None,
                        out, partial, parts, c, float(scale), int(accumulate))
 
-    # ---------------------------------------------------------- pooling (checked by contract/pooling.py)
-    def _max_pool2d_forward(self, out, argmax, x, plan):
-        pixels = plan.n * plan.oh * plan.ow
-        self._run1d("pool.cl", "max_pool2d_forward", pixels, out, argmax, x,
-                    *window_args(plan), pixels)
-
-    def _max_pool2d_backward(self, dx, dout, argmax, plan):
-        pixels = plan.n * plan.h * plan.w
-        self._run1d("pool.cl", "max_pool2d_backward", pixels, dx, dout, argmax,
-                    *window_args(plan), pixels)
-
-    def _avg_pool2d_forward(self, out, x, plan):
-        pixels = plan.n * plan.oh * plan.ow
-        self._run1d("pool.cl", "avg_pool2d_forward", pixels, out, x, *window_args(plan), pixels)
-
-    def _avg_pool2d_backward(self, dx, dout, plan):
-        pixels = plan.n * plan.h * plan.w
-        self._run1d("pool.cl", "avg_pool2d_backward", pixels, dx, dout, *window_args(plan), pixels)
-
-    def _global_avg_pool_forward(self, out, x):
-        self.profile.global_avg_pool_forward(out, x)
-
-    def _global_avg_pool_backward(self, dx, dout):
-        self.profile.global_avg_pool_backward(dx, dout)
-
-    def _pad2d_forward(self, out, x, pads):
-        top, _, left, _ = pads
-        n, h, w, c = x.shape
-        image_rows = n * out.shape[1]
-        self._run1d("elementwise.cl", "pad2d_forward", image_rows, out, x, h, w, c,
-                    out.shape[1], out.shape[2], top, left, image_rows)
-
-    def _pad2d_backward(self, dx, dout, pads):
-        top, _, left, _ = pads
-        n, h, w, c = dx.shape
-        self._run1d("elementwise.cl", "pad2d_backward", n * h, dx, dout, h, w, c,
-                    dout.shape[1], dout.shape[2], top, left, n * h)
+    # pooling: pooling.py (checked by contract/pooling.py)
