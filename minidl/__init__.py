@@ -31,6 +31,19 @@ from .regularizers import Regularizer
 
 from ._version import __version__
 
+# Namespaces imported on first use (keras.applications, keras.datasets; minidl's own larq, zoo
+# and recipes): their modules are many and most scripts need none of them.
+_LAZY = ("applications", "datasets", "larq", "zoo", "recipes")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+        module = importlib.import_module(f".{name}", __name__)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 __all__ = ["GradientTape", "Input", "Model", "Sequential", "activations", "available_backends", "backend",
            "callbacks", "get_backend", "initializers", "layers", "losses", "metrics", "models",
            "ops", "optimizers", "saving", "schedules", "set_backend", "set_seed", "utils",

@@ -72,6 +72,10 @@ class Embedding(Layer):
             return None
         b = self.backend
         out = call.buffer("mask", b.shape(inputs))
+        if str(getattr(inputs, "dtype", "float32")) != "float32":   # int indices (compute_mask)
+            floats = call.buffer("mask_indices", b.shape(inputs))
+            b.cast(floats, inputs)
+            inputs = floats
         b.binary(out, inputs, 0.0, "not_equal")
         return out
 

@@ -98,6 +98,16 @@ class Recurrent(Layer):
         self.unroll = bool(unroll)   # accepted (Keras's graph-size option); the loop is the same
         self._states = None
 
+    def _fits(self, input_shape):
+        """A recurrent layer takes sequences of any length (Keras builds it for (None, T, F)
+        and calls it on others): only the features (and the states' shapes) must match."""
+        if super()._fits(input_shape):
+            return True
+        given, built = (input_shape, self.input_shape) if self.multiple_inputs else (
+            [input_shape], [self.input_shape])
+        return (len(given) == len(built) and len(given[0]) == len(built[0]) == 2
+                and given[0][-1] == built[0][-1] and list(given[1:]) == list(built[1:]))
+
     def __call__(self, inputs, training=None, initial_state=None, mask=None):
         """Keras's call: initial_state (a tensor or a list: [h] or LSTM's [h, c]) makes the
         states inputs of the layer; with return_state the result is [output, *final states]."""
@@ -208,6 +218,14 @@ class Recurrent(Layer):
         return mask if self.return_sequences and not self.return_state else None
 
     # ------------------------------------------------------------ states
+    @property
+    def states(self):
+        """The states a stateful layer carries (Keras's layer.states: [h] or [h, c], each
+        (batch, units), as numpy arrays), None before its first call or when not stateful."""
+        if not self.stateful or self._states is None:
+            return None
+        return [self.backend.to_numpy(state) for state in self._states]
+
     def reset_states(self):
         """Zero the states a stateful layer carries from batch to batch (Keras reset_states)."""
         if self._states is not None:

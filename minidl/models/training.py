@@ -167,7 +167,7 @@ class TrainingLoops:
                 # Current before the callbacks run: a ModelCheckpoint saving every few
                 # batches records this position, and a resumed run skips these steps.
                 self.fit_state = position(epoch, step + 1, epoch_start, signature)
-                cbs.on_train_batch_end(step, LazyLogs(self, {"batch": step, "size": len(xb[0])}))
+                cbs.on_train_batch_end(step, LazyLogs(self))   # the loss and metrics, as Keras 3
                 if guard.signal is not None:
                     self._interrupted(cbs, epoch, f"training interrupted in epoch {epoch + 1} "
                                                   f"after step {step + 1}")
