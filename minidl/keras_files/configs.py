@@ -145,14 +145,17 @@ def _refs(node, where):
     """[[layer, node, tensor]], the training flag and the call options of one Keras inbound
     node (Keras 3's {"args", "kwargs"} or Keras 2's [[layer, node, tensor, kwargs], ...])."""
     if isinstance(node, dict):
-        kwargs = node.get("kwargs") or {}
+        kwargs = dict(node.get("kwargs") or {})
+        # a recurrent layer's initial_state: tensors after its input (minidl's layout)
+        states = kwargs.pop("initial_state", None)
+        states = [] if states is None else (states if isinstance(states, list) else [states])
         extra = {k: v for k, v in kwargs.items()
                  if k not in ("training", "mask") and not _plain(v)}
         if extra or not isinstance(node.get("args"), list):
             raise UnsupportedKerasConfig(f"{where}: a call with arguments {sorted(extra)} "
                                          "cannot be rebuilt")
         refs = []
-        for arg in node["args"]:
+        for arg in node["args"] + ([states] if states else []):
             for t in (arg if isinstance(arg, list) else [arg]):
                 history = t.get("config", {}).get("keras_history") if isinstance(t, dict) else None
                 if not isinstance(history, list) or len(history) != 3:
@@ -332,6 +335,9 @@ def model_to_keras(model):
         tensors = [_tensor(t, where[id(t)]) for t in entry.inputs]
         many = item.multiple_inputs if not is_model(item) else len(tensors) > 1
         node = {"args": [tensors] if many else tensors, "kwargs": {}}
+        if many and getattr(item, "state_count", None) and len(tensors) == 1 + item.state_count:
+            # a recurrent layer called with initial_state: Keras's call(x, initial_state=[...])
+            node = {"args": tensors[:1], "kwargs": {"initial_state": tensors[1:]}}
         if entry.training is not None:
             node["kwargs"]["training"] = entry.training
         # the call's keyword arguments (attention's use_causal_mask), plain values as Keras

@@ -28,6 +28,7 @@ from .weights import Weight
 from . import added_losses, custom_call
 from .input_arguments import LayerMeta, sample_shape
 from .input_spec import assert_input_compatibility
+from .variable_names import VariableNames
 
 
 def _is_model(item):
@@ -36,7 +37,7 @@ def _is_model(item):
     return hasattr(item, "graph") and hasattr(item, "compile")
 
 
-class Layer(metaclass=LayerMeta):
+class Layer(VariableNames, metaclass=LayerMeta):
     """Base class of every layer (input_shape= and the like are taken by LayerMeta)."""
 
     # Layers whose forward takes a list of tensors (Add, Concatenate) set this.
@@ -147,7 +148,11 @@ class Layer(metaclass=LayerMeta):
     @property
     def output(self):
         """The output of this layer's first call (as Keras 3's layer.output), or None."""
-        return self._inbound_nodes[0].outputs[0] if self._inbound_nodes else None
+        if not self._inbound_nodes:
+            return None
+        node = self._inbound_nodes[0]
+        # a call of several outputs (return_state, a list from call): all of them, as Keras
+        return list(node.outputs) if node.several else node.outputs[0]
 
     def __call__(self, inputs, *args, training=None, **options):
         """On symbolic tensors: a new call node and its output tensor. On arrays (eager
@@ -329,6 +334,10 @@ class Layer(metaclass=LayerMeta):
         if isinstance(input_masked, list):
             return self.supports_masking and all(input_masked)
         return self.supports_masking and input_masked
+
+    def accept_node_inputs(self, count):
+        """A model file feeds this layer's call `count` tensors (a recurrent layer takes its
+        initial states after its input); the default takes what the layer was made for."""
 
     def node_output_has_mask(self, input_masked, options):
         """output_has_mask for one call with its keyword options (a layer whose options change

@@ -218,6 +218,10 @@ class Recurrent(Layer):
         return mask if self.return_sequences and not self.return_state else None
 
     # ------------------------------------------------------------ states
+    def accept_node_inputs(self, count):
+        if count == 1 + self.state_count:   # called with initial_state
+            self.multiple_inputs = True
+
     @property
     def states(self):
         """The states a stateful layer carries (Keras's layer.states: [h] or [h, c], each

@@ -165,6 +165,7 @@ def _call(item, args, training, options=None):
         return list(out) if isinstance(out, list) else [out]
     options = item.check_call_options(options or {})
     custom_call.restore_layout(item, options)
+    item.accept_node_inputs(len(args))
     if not item.multiple_inputs and len(args) != 1:
         raise ValueError(f"{item.describe()} takes one input, the config feeds it {len(args)}")
     node = item.add_node(args, training, options=options)

@@ -93,6 +93,7 @@ def _declared_weights(config):
         layer = counted[position][0]
         shapes, options = node_arguments(layer, shapes, kwargs)
         custom_call.restore_layout(layer, layer.check_call_options(options))
+        layer.accept_node_inputs(len(shapes))
         if not layer.multiple_inputs and len(shapes) != 1:
             raise ValueError(f"{layer.describe()} takes one input, the config feeds it "
                              f"{len(shapes)}")

@@ -12,6 +12,7 @@ from .. import optimizers as optimizers_mod
 from .. import random as mrandom
 from ..custom_objects import custom_object_scope
 from ..layers.input_layer import InputLayer
+from ..layers.variable_names import VariableNames
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
 from . import file_formats, masks, penalties, structure, tracking, tta
@@ -48,7 +49,8 @@ class ModelType(type):
 
 
 @register
-class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, metaclass=ModelType):
+class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, VariableNames,
+            metaclass=ModelType):
     """A model from input tensors to output tensors: Model(inputs, outputs), each one
     tensor, a list or a dict of tensors, as Keras."""
 

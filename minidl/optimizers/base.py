@@ -187,6 +187,7 @@ class Optimizer:
                              f"{len(weights)} weights")
         self._shapes = [tuple(backend.shape(w)) for w in weights]
         self._positions = {id(w): i for i, w in enumerate(weights)}   # for apply()
+        self._weight_tensors = {id(w): w for w in weights}
         self._weight_paths = names
         self._decays = [self._weight_decay() if self._uses_weight_decay(w, name) else 0.0
                         for w, name in zip(weights, names)]
@@ -230,10 +231,14 @@ class Optimizer:
         """Clip the gradients in place (global_clipnorm over all of them; or clipvalue, then
         clipnorm per tensor), update every weight in place with the fused backend op (weight
         decay included), update the moving averages (use_ema), then count the step."""
+        grads_and_vars = list(grads_and_vars)
+        if grads_and_vars and all(hasattr(v, "assign") for _, v in grads_and_vars):
+            # Keras's apply_gradients(zip(grads, variables)): minidl Weights, not backend tensors
+            self.apply([g for g, _ in grads_and_vars], [v for _, v in grads_and_vars])
+            return
         if not self.built:
             raise RuntimeError(f"{type(self).__name__} '{self.name}': call build(backend, weights) "
                                f"before apply_gradients")
-        grads_and_vars = list(grads_and_vars)
         if len(grads_and_vars) != len(self._shapes):
             raise ValueError(f"{type(self).__name__} '{self.name}' was built for {len(self._shapes)} "
                              f"weights but apply_gradients got {len(grads_and_vars)} (grad, weight) pairs")
@@ -268,14 +273,22 @@ class Optimizer:
 
     def apply(self, grads, trainable_variables):
         """Keras 3's optimizer.apply(grads, trainable_variables), for a train_step of your
-        own: one gradient (a minidl Tensor, e.g. from GradientTape.gradient) per weight, for
-        every weight the optimizer was built for (model.trainable_weights), in any order."""
+        own: one gradient (a minidl Tensor, e.g. from GradientTape.gradient) per weight, in any
+        order. An optimizer not built yet (a GAN's second optimizer) is built for these
+        weights; a built one updates the weights given (a subset of those it was built for
+        leaves the others, and their optimizer state, as they are), as Keras's does. A None
+        gradient leaves its weight as it is, with one warning naming the weights."""
         owner = f"{type(self).__name__} {self.name!r}.apply"
-        if not self.built:
-            raise RuntimeError(f"{owner}: the optimizer is not built; compile the model first")
         grads, variables = list(grads), list(trainable_variables)
         if len(grads) != len(variables):
             raise ValueError(f"{owner}: {len(grads)} gradients for {len(variables)} weights")
+        if not self.built:
+            backend = getattr(variables[0], "backend", None) if variables else None
+            if backend is None:
+                raise RuntimeError(f"{owner}: the optimizer is not built and its weights are not on "
+                                   "a backend yet; compile the model (or call it once) first")
+            self.build(backend, [getattr(v, "value", v) for v in variables],
+                       [getattr(v, "path", None) for v in variables])
         pairs = [None] * len(self._shapes)
         missing = []
         for g, v in zip(grads, variables):
@@ -284,21 +297,47 @@ class Optimizer:
                 raise ValueError(f"{owner}: {getattr(v, 'name', v)!r} is not one of the "
                                  f"{len(self._shapes)} weights the optimizer was built for")
             if g is None:
-                # Keras skips such a weight with a warning: a zero gradient leaves a weight
-                # whose optimizer state is still zero where it is (weight decay aside)
                 missing.append(getattr(v, "path", None) or getattr(v, "name", str(v)))
-                value = getattr(v, "value", v)
-                g = self._zero_gradient(value)
+                pairs[position] = None
+                continue
             pairs[position] = (getattr(g, "value", g), getattr(v, "value", v))
         if missing and not getattr(self, "_warned_missing", False):
             self._warned_missing = True
             warnings.warn(f"{owner}: gradients do not exist for {missing} when minimizing the "
-                          "loss; they are left as they are (their gradient is taken as zero)",
-                          stacklevel=2)
-        if any(p is None for p in pairs):
-            raise ValueError(f"{owner}: got {len(variables)} weights; pass every one of the "
-                             f"{len(self._shapes)} it was built for (model.trainable_weights)")
+                          "loss; they are left as they are", stacklevel=2)
+        untouched = [i for i, p in enumerate(pairs) if p is None]
+        if not untouched:
+            self.apply_gradients(pairs)
+            return
+        # The fused step updates every weight it was built for: the ones not given run with a
+        # zero gradient, then get back their values and state (momentum would move them).
+        weights = self._built_weights()
+        kept = self._snapshot(untouched, weights)
+        for i in untouched:
+            pairs[i] = (self._zero_gradient(weights[i]), weights[i])
         self.apply_gradients(pairs)
+        self._restore(kept)
+
+    def _built_weights(self):
+        """The weight tensors in build()'s order."""
+        order = [None] * len(self._shapes)
+        for key, i in self._positions.items():
+            order[i] = self._weight_tensors[key]
+        return order
+
+    def _snapshot(self, indices, weights):
+        """Copies of the weights at `indices` and of their optimizer state."""
+        b, kept = self._backend, []
+        for i in indices:
+            for tensor in [weights[i]] + list(self._state_of_weight[i].values()):
+                copy = b.empty(b.shape(tensor))
+                b.copy(copy, tensor)
+                kept.append((tensor, copy))
+        return kept
+
+    def _restore(self, kept):
+        for tensor, copy in kept:
+            self._backend.copy(tensor, copy)
 
     def _zero_gradient(self, value):
         """A zero tensor shaped as the weight tensor `value`, kept for the next step."""

@@ -1,0 +1,53 @@
+"""optimizer.apply / apply_gradients as a custom train_step uses them (Keras 3): an optimizer
+that was never compiled is built for the weights it is first given (a GAN's second optimizer),
+a subset of a built optimizer's weights is updated alone (the others and their momentum stay),
+and apply_gradients(zip(grads, variables)) takes minidl's weights; every backend."""
+
+import numpy as np
+
+import minidl
+from minidl import layers, ops
+
+
+def _models():
+    gen = minidl.Sequential([layers.Input((3,)), layers.Dense(4, name="g")])
+    disc = minidl.Sequential([layers.Input((4,)), layers.Dense(1, name="d")])
+    return gen, disc
+
+
+def test_a_second_optimizer_builds_for_its_weights(backend):
+    gen, disc = _models()
+    x = ops.convert_to_tensor(np.random.default_rng(0).standard_normal((8, 3)).astype(np.float32))
+    d_opt = minidl.optimizers.SGD(0.1, momentum=0.9)
+    g_opt = minidl.optimizers.SGD(0.1)
+    before = [w.numpy().copy() for w in disc.trainable_weights]
+    with minidl.GradientTape() as tape:
+        loss = ops.mean(disc(gen(x)))
+    grads = tape.gradient(loss, disc.trainable_weights + gen.trainable_weights)
+    d_opt.apply(grads[:2], disc.trainable_weights)
+    g_opt.apply_gradients(zip(grads[2:], gen.trainable_weights))
+    for w, b, g in zip(disc.trainable_weights, before, grads[:2]):
+        np.testing.assert_allclose(w.numpy(), b - 0.1 * ops.convert_to_numpy(g), rtol=1e-5, atol=1e-6)
+    assert d_opt.iterations == 1 and g_opt.iterations == 1
+
+
+def test_a_subset_leaves_the_other_weights_and_their_momentum(backend):
+    gen, disc = _models()
+    both = gen.trainable_weights + disc.trainable_weights
+    opt = minidl.optimizers.SGD(0.1, momentum=0.9)
+    x = ops.convert_to_tensor(np.random.default_rng(1).standard_normal((8, 3)).astype(np.float32))
+
+    def grads():
+        with minidl.GradientTape() as tape:
+            loss = ops.mean(ops.square(disc(gen(x))))
+        return tape.gradient(loss, both)
+
+    opt.apply(grads(), both)            # every weight gets momentum
+    frozen = [w.numpy().copy() for w in gen.trainable_weights]
+    g = grads()
+    opt.apply(g[2:], disc.trainable_weights)   # the discriminator alone
+    for w, f in zip(gen.trainable_weights, frozen):
+        np.testing.assert_array_equal(w.numpy(), f)
+    # the generator's momentum was kept: its next step is momentum * v + g as if uninterrupted
+    opt.apply(grads(), both)
+    assert opt.iterations == 3
