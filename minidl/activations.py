@@ -14,11 +14,20 @@ ALIASES = {"swish": "silu", "hard_swish": "hard_silu", None: "linear"}
 DEFAULT_ALPHA = {"leaky_relu": 0.2, "elu": 1.0}
 
 
-def resolve(identifier, owner="layer"):
+def resolve(identifier, owner="layer", allow_functions=True):
     """Normalize a layer's activation argument (None, a name, a Keras alias or one of the
-    activation functions below with its default arguments) to one of ACTIVATIONS."""
+    activation functions below with its default arguments) to one of ACTIVATIONS. A function
+    of your own (written with minidl.ops), or the registered name of one, is kept as the
+    function when allow_functions (layers then run it on a tape: layers/core.py)."""
     if callable(identifier) and FUNCTIONS.get(getattr(identifier, "__name__", None)) is identifier:
         identifier = identifier.__name__
+    if callable(identifier) and not isinstance(identifier, str) and allow_functions:
+        return identifier
+    if isinstance(identifier, str) and identifier.lower() not in CODES \
+            and identifier.lower() not in ALIASES and allow_functions:
+        found = get_registered_object(identifier)
+        if callable(found):
+            return found
     if isinstance(identifier, str):
         identifier = identifier.lower()
     if identifier in ALIASES:
@@ -26,7 +35,18 @@ def resolve(identifier, owner="layer"):
     if isinstance(identifier, str) and identifier in CODES:
         return identifier
     raise ValueError(f"{owner}: unknown activation {identifier!r}; expected one of "
-                     f"{ACTIVATIONS} (or an alias: {sorted(a for a in ALIASES if a)})")
+                     f"{ACTIVATIONS} (or an alias: {sorted(a for a in ALIASES if a)}), or a "
+                     "function of your own (registered with register_keras_serializable to be "
+                     "saved)")
+
+
+def config_name(activation):
+    """A layer's activation as get_config writes it: the name, or a function's registered
+    name (load_model finds it through custom_objects or register_keras_serializable)."""
+    if isinstance(activation, str):
+        return activation
+    from .custom_objects import get_registered_name
+    return get_registered_name(activation)
 
 
 def default_alpha(name):

@@ -116,7 +116,7 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
     def get_config(self):
         return dict(super().get_config(), filters=self.filters, kernel_size=list(self.kernel_size),
                     strides=list(self.strides), padding=self.padding,
-                    dilation_rate=list(self.dilation_rate), groups=self.groups, activation=self.activation,
+                    dilation_rate=list(self.dilation_rate), groups=self.groups, activation=activations.config_name(self.activation),
                     use_bias=self.use_bias, kernel_initializer=str(self.kernel_initializer),
                     bias_initializer=str(self.bias_initializer), **self._weight_options_config())
 

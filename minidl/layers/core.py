@@ -1,6 +1,7 @@
 """Dense, activations, Flatten, Reshape and Dropout."""
 
 from .. import activations
+from . import function_activation
 from ..arguments import number
 from ..mixed_precision import backward_precision, compute_precision
 from .base import Layer, count_elements, format_shape, int_tuple
@@ -23,6 +24,9 @@ class ActivationMixin:
 
     def _activate(self, call, z):
         call.preactivation = z
+        if callable(self.activation):
+            call.activated = function_activation.forward(call, self.activation, z)
+            return call.activated
         if self.activation == "linear":
             call.activated = z
             return z
@@ -32,6 +36,8 @@ class ActivationMixin:
         return y
 
     def _deactivate(self, call, dout):
+        if callable(self.activation):
+            return function_activation.backward(call, dout)
         if self.activation == "linear":
             return dout
         dz = call.buffer("dpreactivation", self.backend.shape(dout))
@@ -67,7 +73,7 @@ class Dense(ActivationMixin, Layer):
         self.bias_initializer = bias_initializer
 
     def get_config(self):
-        return dict(super().get_config(), units=self.units, activation=self.activation,
+        return dict(super().get_config(), units=self.units, activation=activations.config_name(self.activation),
                     use_bias=self.use_bias, kernel_initializer=str(self.kernel_initializer),
                     bias_initializer=str(self.bias_initializer), **self._weight_options_config())
 
@@ -134,7 +140,7 @@ class Activation(ActivationMixin, Layer):
         self.activation = activations.resolve(activation, self.describe())
 
     def get_config(self):
-        return dict(super().get_config(), activation=self.activation)
+        return dict(super().get_config(), activation=activations.config_name(self.activation))
 
     def forward(self, call, x, training):
         return self._activate(call, x)
