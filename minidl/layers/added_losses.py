@@ -28,6 +28,8 @@ class Collecting:
 
     def __exit__(self, *exc):
         _state.stack.pop()
+        if _state.stack:   # a call inside another's: its losses are the outer call's too
+            _state.stack[-1].extend(self.losses)
 
 
 def add(layer, loss):

@@ -368,11 +368,12 @@ class Layer(VariableNames, metaclass=LayerMeta):
 
     @property
     def losses(self):
-        """The losses the last call added (Keras's layer.losses), with those of the layers
-        inside it."""
+        """Keras's layer.losses: what the last call added with add_loss (the layers called
+        inside it included), then the penalty of each regularized weight."""
         found = list(getattr(self, "_last_losses", None) or getattr(self, "_eager_losses", None) or [])
-        for sub in self.sublayers() if hasattr(self, "sublayers") else ():
-            found += [v for v in sub.losses if all(v is not f for f in found)]
+        for weight in self.weights:
+            if weight.regularizer is not None and weight.value is not None:
+                found.append(weight.regularizer(weight))
         return found
 
     def expect_rank(self, input_shape, rank, what):

@@ -251,8 +251,10 @@ def call_eagerly(layer, inputs, training=None, options=None):
     mode = tape is not None if training is None else bool(training)
     if layer.uses_call():
         main, tensors = unpack_call_arguments(layer, ts, options)
-        outs, several = _outputs_of(layer, layer.call(main, **tensors,
-                                                      **_call_kwargs(layer, mode, options)))
+        with added_losses.Collecting() as added:   # this call's add_loss values (layer.losses)
+            outs, several = _outputs_of(layer, layer.call(main, **tensors,
+                                                          **_call_kwargs(layer, mode, options)))
+        layer._last_losses = added
         return outs if several else outs[0]
     needed = any(t.requires_grad for t in ts)
     value, call = eager_calls.forward(layer, [t.value for t in ts] if many else ts[0].value,
