@@ -150,3 +150,15 @@ def test_compile_errors():
     model.compile(optimizer="sgd", loss="ctc")
     with pytest.raises(ValueError, match=r"output of shape \(None, T, C\)"):
         model.fit(np.zeros((4, C), np.float32), np.ones((4, 2), np.int32), verbose=0)
+
+
+def test_output_of_unknown_length():
+    """Input((None, C)): the steps come with each batch; the labels are padded to them."""
+    x, y = _task(16)
+    inputs = minidl.Input((None, C))
+    model = Model(inputs, layers.Dense(C)(inputs))
+    model.compile(optimizer="sgd", loss="ctc")
+    model.fit(x, y, epochs=1, batch_size=8, verbose=0)
+    for steps in (T, 6):
+        expected = float(np.mean(losses.ctc(y, model.predict(x[:, :steps], verbose=0)).numpy()))
+        assert model.evaluate(x[:, :steps], y, verbose=0) == pytest.approx(expected, rel=1e-4)
