@@ -13,6 +13,7 @@ ops-composed form for code of your own.
     crossentropy.py  CategoricalCrossentropy, SparseCategoricalCrossentropy, BinaryCrossentropy
     row_losses.py    MeanSquaredError and the losses of the row_loss kernels (MAE, Huber, ...)
     composed.py      the Keras 3 losses written with minidl.ops (focal, Dice, Tversky, Circle, ...)
+    ctc.py           CTC and ctc, a loss of the whole sample (per_sample) on ops.ctc_loss
     functions.py     the function forms of the kernel losses
     lookup.py        get, serialize, deserialize
 """
@@ -22,6 +23,7 @@ from .composed import (BinaryFocalCrossentropy, CategoricalFocalCrossentropy, Ca
                        Circle, Dice, Tversky, binary_focal_crossentropy, categorical_focal_crossentropy,
                        categorical_generalized_cross_entropy, circle, dice, tversky)
 from .composed import CLASSES as KERAS3_CLASSES
+from .ctc import CTC, ctc
 from .crossentropy import BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy
 from .functions import (MAE, MSE, binary_crossentropy, categorical_crossentropy, categorical_hinge,
                         cosine_similarity, hinge, huber, kl_divergence, log_cosh, mae,
@@ -40,7 +42,7 @@ __all__ = ["REDUCTIONS", "Loss", "LossFunctionWrapper", "KERAS3_CLASSES", "FUNCT
            "MeanAbsoluteError", "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "Huber", "LogCosh",
            "Poisson", "KLDivergence", "Hinge", "SquaredHinge", "CategoricalHinge", "CosineSimilarity",
            "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy", "CategoricalGeneralizedCrossEntropy",
-           "Circle", "Dice", "Tversky",
+           "Circle", "Dice", "Tversky", "CTC", "ctc",
            "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy",
            "mean_squared_error", "mean_absolute_error", "mean_absolute_percentage_error",
            "mean_squared_logarithmic_error", "huber", "log_cosh", "poisson", "kl_divergence", "hinge",

@@ -34,6 +34,9 @@ class Loss:
 
     name = "loss"
     sparse = False  # targets are int32 class indices rather than arrays like the output
+    # a loss of the whole sample (CTC): fit feeds it the (N, ...) output and its targets of
+    # target_shape as they are, and it writes one loss per sample (not one per position)
+    per_sample = False
 
     def __init__(self, from_logits=False, name=None, reduction="sum_over_batch_size"):
         if not isinstance(from_logits, bool):
@@ -163,6 +166,8 @@ class Loss:
         """loss (N,) per-sample losses of pred (output or logits); probs receives the
         probabilities for the fused kernels. Returns what backward needs of this call (None
         for the kernels: probs and pred hold it); nothing of a call stays on the loss."""
+        if self.per_sample:
+            return self._sample_forward(b, loss, pred, targets)
         if self.kernel == "function":
             return self._function_forward(b, loss, pred, targets)
         self.run_kernel(b, self.kernel, loss, pred, targets, probs)
@@ -170,7 +175,9 @@ class Loss:
 
     def backward(self, b, dpred, pred, targets, probs, scale, step=None):
         """dpred = dloss/dpred * scale; step is what forward returned for this call."""
-        if self.kernel == "function":
+        if self.per_sample:
+            self._sample_backward(b, dpred, scale, step)
+        elif self.kernel == "function":
             self._function_backward(b, dpred, scale, step)
         else:
             self.run_kernel_backward(b, self.kernel, dpred, pred, targets, probs, scale)
@@ -219,6 +226,31 @@ class Loss:
         tape, y_pred, total = step
         with autodiff.on_backend(b):
             (grad,) = tape.gradients([total], [ops.full((1,), scale * dpred.shape[0], backend=b)], [y_pred])
+        if grad is None:
+            b.fill(dpred, 0.0)
+        else:
+            b.copy(dpred, grad.value)
+
+    def _sample_forward(self, b, loss, pred, targets):
+        """A per-sample loss: `loss` (N,) gets each sample's loss (times N with reduction
+        "sum", so that the model's mean over the samples is the batch's sum), on a tape."""
+        tape = autodiff.Tape(b)
+        y_pred = Tensor(pred, b, requires_grad=True)
+        with autodiff.on_backend(b), autodiff.recording(tape):
+            values = self._values(Tensor(targets, b), y_pred)
+            if self.reduction == "sum":
+                values = ops.multiply(values, float(values.shape[0]))
+        b.copy(loss, values.value)
+        return (tape, y_pred, values)
+
+    def _sample_backward(self, b, dpred, scale, step):
+        """dpred = the gradient of scale * sum(per-sample losses): the model's scale is
+        loss_weight / N (one row per sample)."""
+        if step is None:
+            raise RuntimeError(f"loss {self.name!r}: backward needs the step its forward returned")
+        tape, y_pred, values = step
+        with autodiff.on_backend(b):
+            (grad,) = tape.gradients([values], [ops.full(values.shape, scale, backend=b)], [y_pred])
         if grad is None:
             b.fill(dpred, 0.0)
         else:

@@ -4,6 +4,8 @@ and deserialize, as Keras's losses.get / serialize / deserialize."""
 from ..custom_objects import custom_object_scope, get_registered_name, get_registered_object
 from ..naming import snake_case
 from . import composed, functions
+from .ctc import CTC
+from .ctc import FUNCTIONS as CTC_FUNCTIONS
 from .base import Loss, LossFunctionWrapper
 from .crossentropy import BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy
 from .row_losses import (CategoricalHinge, CosineSimilarity, Hinge, Huber, KLDivergence, LogCosh,
@@ -27,10 +29,11 @@ _BY_NAME = {
     "cosine_similarity": CosineSimilarity,
 }
 _BY_NAME.update({snake_case(name): cls for name, cls in composed.CLASSES.items()})
+_BY_NAME["ctc"] = CTC
 _CLASSES = {cls.__name__: cls for cls in set(_BY_NAME.values())}
 
 # every loss function by name (what deserialize gives for a name, as Keras)
-FUNCTIONS = dict(functions.FUNCTIONS, **composed.FUNCTIONS)
+FUNCTIONS = dict(functions.FUNCTIONS, **composed.FUNCTIONS, **CTC_FUNCTIONS)
 
 # the functions compile(loss=function) runs as their loss class (Keras 2's built-in functions),
 # so that fit fuses a final softmax / sigmoid into them

@@ -63,13 +63,15 @@ class Head:
         self.prefix = prefix                   # "" for a single-output model, else "<name>_"
         # an output with unknown (None) dims takes each batch's concrete shape (resolve)
         self.declared_shape, self.unknown = self.shape, None in self.shape
-        self.positions = 1 if self.unknown else math.prod(self.shape[:-1])
+        # loss rows per sample: one per position, or one for a loss of the whole sample (CTC)
+        self.positions = 1 if (self.unknown or loss.per_sample) else math.prod(self.shape[:-1])
         self.loss_name = prefix + "loss"
         self.metric_names = [prefix + m.name for m in metrics]
 
     def resolve(self, shape):
         """Take a batch's concrete output shape (an output with unknown dims)."""
-        self.shape, self.positions = tuple(shape), math.prod(shape[:-1])
+        self.shape = tuple(shape)
+        self.positions = 1 if self.loss.per_sample else math.prod(shape[:-1])
 
 
     def buffers(self, get, b, n):
@@ -79,6 +81,9 @@ class Head:
         bufs = {"y": get(("y", tag), self.loss.target_shape(n, self.shape), self.loss.target_dtype),
                 "loss": get(("loss", tag), (rows,)), "probs": get(("probs", tag), shape),
                 "dpred": get(("dpred", tag), shape)}
+        if self.loss.per_sample:   # the loss reads the whole (n, ...) output and its targets
+            bufs.update(y_rows=bufs["y"], probs_rows=bufs["probs"], dpred_rows=bufs["dpred"])
+            return bufs
         bufs["y_rows"] = b.reshape(bufs["y"], self.loss.target_shape(rows, shape[-1:]))
         bufs["probs_rows"] = b.reshape(bufs["probs"], (rows, shape[-1]))
         bufs["dpred_rows"] = b.reshape(bufs["dpred"], (rows, shape[-1]))
@@ -118,6 +123,9 @@ def make_heads(graph, loss, loss_weights, metrics, owner, weighted_metrics=None)
         if l.sparse and shape[-1] < 2:
             raise ValueError(f"{owner}: loss {l.name!r} needs at least 2 output classes, "
                              f"output {name!r} is {format_shape(shape)}")
+        if l.per_sample and (ms or wms):
+            raise ValueError(f"{owner}: loss {l.name!r} scores whole samples (targets of another shape "
+                             f"than output {name!r} {format_shape(shape)}); compile it without metrics")
         plain = [metrics_mod.for_model(m, l, shape) for m in ms]
         weighted = [metrics_mod.for_model(m, l, shape) for m in wms]
         taken = {m.name for m in plain}

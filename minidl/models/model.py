@@ -411,7 +411,8 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
                             scale * h.weight / (n * h.positions), hb.pop("loss_step"))
             if sws is not None:   # Keras's sum_over_batch_size: sum(w * loss) / rows
                 rows = np.repeat(sws[i], h.positions)
-                self._weigh(hb, "dpred_rows", np.repeat(rows[:, None], h.shape[-1], axis=1))
+                per_row = math.prod(h.shape) if h.loss.per_sample else h.shape[-1]
+                self._weigh(hb, "dpred_rows", np.repeat(rows, per_row).reshape(b.shape(hb["dpred_rows"])))
             if hb["mask_weights"] is not None:
                 rows = b.reshape(hb["mask_weights"], (n * h.positions, 1))
                 b.binary(hb["dpred_rows"], hb["dpred_rows"], rows, "multiply")
