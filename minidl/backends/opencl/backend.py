@@ -21,6 +21,7 @@ from .elementwise import ElementwiseOps
 from .gemm import Gemm, GemmOps
 from .images import ImageOps
 from .image_mix import OpenCLImageMixOps
+from .displace import OpenCLDisplaceOps
 from .larq import LarqOps
 from .equalize import EqualizeOps
 from .layer_ops import LayerOps
@@ -41,7 +42,7 @@ from . import tuner
 
 
 
-class OpenCLBackend(ElementwiseOps, ActivationOps, GemmOps, AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, EqualizeOps, LossOps, MetricOps, LayerOps, LarqOps,
+class OpenCLBackend(ElementwiseOps, ActivationOps, GemmOps, AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, OpenCLDisplaceOps, EqualizeOps, LossOps, MetricOps, LayerOps, LarqOps,
                     NormalizationOps, OptimizerOps, OpenCLQuantizedOps, RegularizerOps, ConvOps, DepthwiseOps, RecurrentOps, DeviceRecurrentOps,
                     RoundedOperands, Backend):
     """The contract's memory and pooling ops here; elementwise, activations and gemm in the
