@@ -89,11 +89,28 @@ void minidl_image_displace_forward(float *out, const float *x, const float *fiel
             const float *image = x + s * plane * c;
             for (int j = 0; j < w; j++) {
                 const int64_t pixel = s * plane + (int64_t)i * w + j;
+                float *dst = out + pixel * c;
+                const float py = (float)i + field[2 * pixel], px = (float)j + field[2 * pixel + 1];
+                if (interpolation == 1 && py >= 0.0f && px >= 0.0f && py < (float)(h - 1) &&
+                    px < (float)(w - 1)) {
+                    /* all four taps inside (most pixels): no fill mode, no rounding calls; the
+                     * same weights and order as find_taps (floor = truncation here) */
+                    const int y0 = (int)py, x0 = (int)px;
+                    const float fy = py - (float)y0, fx = px - (float)x0;
+                    const float w00 = (1.0f - fy) * (1.0f - fx), w01 = (1.0f - fy) * fx;
+                    const float w10 = fy * (1.0f - fx), w11 = fy * fx;
+                    const float *a = image + ((int64_t)y0 * w + x0) * c, *below = a + (int64_t)w * c;
+                    if (w00 != 0.0f && w01 != 0.0f && w10 != 0.0f && w11 != 0.0f) {
+                        for (int ch = 0; ch < c; ch++)
+                            dst[ch] = clampf(((w00 * a[ch] + w01 * a[c + ch]) + w10 * below[ch]) +
+                                             w11 * below[c + ch], low, high);
+                        continue;
+                    }
+                }
                 float weight[4];
                 int64_t offset[4];
                 const int count = find_taps(weight, offset, field + 2 * pixel, i, j, h, w,
                                             interpolation, fill_mode);
-                float *dst = out + pixel * c;
                 for (int ch = 0; ch < c; ch++)
                     dst[ch] = count < 0 ? NAN : clampf(sample(weight, offset, count, image, c, ch,
                                                               fill_value), low, high);

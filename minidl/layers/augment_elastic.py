@@ -7,9 +7,11 @@ of N(0, 1) noise times sigma (dx, dy), each blurred by a Gaussian of sigma over 
 int(6 sigma) | 1 pixels (zero-padded), and output pixel (i, j) reads the image at
 (i + alpha dy, j + alpha dx) by map_coordinates with the interpolation and fill_mode.
 
-minidl draws on the host from the call's step seed (augment_base.py: the same numbers on every
-backend, a run repeats and resumes exactly): the per-image choice, f, and the noise, scaled by
-alpha sigma (0 for an image left as it is). The backend blurs the (N, H, W, 2) field
+minidl draws from the call's step seed (a run repeats and resumes exactly): the per-image
+choice and f on the host (augment_base.py: the same on every backend), the noise by the
+backend's own counter-based generator (gaussian_noise, as GaussianNoise: each backend its own
+numbers; drawn where the field is used, with no host work or upload per pixel), scaled per image by alpha sigma (0 for an
+image left as it is: channel_mask_multiply). The backend then blurs the (N, H, W, 2) field
 (image_filter_blend_forward, the Gaussian split in a row pass and a column pass: the same
 zero-padded filter at 2K instead of K^2 taps) and resamples the images along it
 (image_displace_forward, clipped to value_range); the gradient is the resampling's exact
@@ -63,34 +65,42 @@ class RandomElasticTransform(HostDrawnAugment):
                     fill_value=self.fill_value, value_range=list(self.value_range))
 
     def draw(self, call, n, height, width):
-        """(noise (N, H, W, 2) already scaled by alpha sigma, 0 for images left alone; sigma
-        of the blur) of this call, on the host: Keras's order of draws (probability, threshold,
-        factor, then the dx and dy noise)."""
+        """(scales (N,): alpha sigma for an image to transform, 0 for one left as it is; sigma
+        of the blur) of this call, on the host in Keras's order of draws (probability,
+        threshold, factor); call.apply records the choice."""
         rng = self.generator(call)
         probability = rng.uniform(self.factor[0], self.factor[1], n)
-        apply = rng.random(n) < probability
+        call.apply = rng.random(n) < probability
         factor = float(f32(rng.uniform(self.scale[0], self.scale[1])))
         alpha, sigma, _ = elastic_params(height, width, factor)
-        noise = rng.standard_normal((n, height, width, 2), dtype=f32)
-        noise *= (f32(alpha * sigma) * apply.astype(f32))[:, None, None, None]
-        call.apply = apply
-        return noise, sigma
+        return (f32(alpha * sigma) * call.apply.astype(f32)), sigma
+
+    def noise(self, call, scales, height, width):
+        """The (N, H, W, 2) backend tensor of N(0, 1) draws (dy, dx) keyed by the call's step
+        seed (the backend's counter-based generator), image n's times scales[n]."""
+        b = self.backend
+        n = len(scales)
+        noise = call.buffer("noise", (n, height, width, 2))
+        b.fill(noise, 0.0)
+        b.gaussian_noise(noise, noise, 1.0, call.step_seed)
+        flat = b.reshape(noise, (n, height * width, 2))
+        b.channel_mask_multiply(flat, flat, self.upload(call, "scales", np.repeat(scales[:, None], 2, 1)))
+        return noise
 
     def displacement(self, call, noise, sigma):
-        """The (N, H, W, 2) field (dy, dx) in pixels: `noise` (host, already scaled) blurred by
-        Keras's Gaussian of sigma on the backend."""
+        """The (N, H, W, 2) field (dy, dx) in pixels: the backend tensor `noise` (already
+        scaled) blurred by Keras's Gaussian of sigma."""
         b = self.backend
-        field = self.upload(call, "noise", noise)
         if not sigma > 0:    # f = 0: no distortion (Keras would divide by a zero sigma)
-            return field
-        size = int(6 * sigma) | 1
-        taps = gaussian_kernel(size, sigma)
-        ones = self.upload(call, "ones", np.ones(noise.shape[0], f32))
-        rows = call.buffer("field_rows", noise.shape)
-        blurred = call.buffer("field", noise.shape)
+            return noise
+        shape = b.shape(noise)
+        taps = gaussian_kernel(int(6 * sigma) | 1, sigma)
+        ones = self.upload(call, "ones", np.ones(shape[0], f32))
+        rows = call.buffer("field_rows", shape)
+        blurred = call.buffer("field", shape)
         unbounded = (-math.inf, math.inf)
         # Keras's 2-D kernel outer(taps, taps) is separable: a row pass, then a column pass
-        b.image_filter_blend_forward(rows, field, self.upload(call, "taps_row", taps[None, :]), ones,
+        b.image_filter_blend_forward(rows, noise, self.upload(call, "taps_row", taps[None, :]), ones,
                                      unbounded)
         b.image_filter_blend_forward(blurred, rows, self.upload(call, "taps_col", taps[:, None]), ones,
                                      unbounded)
@@ -103,8 +113,8 @@ class RandomElasticTransform(HostDrawnAugment):
             call.field = None
             return x
         out = call.buffer("out", b.shape(x))
-        noise, sigma = self.draw(call, n, height, width)
-        call.field = self.displacement(call, noise, sigma)
+        scales, sigma = self.draw(call, n, height, width)
+        call.field = self.displacement(call, self.noise(call, scales, height, width), sigma)
         b.image_displace_forward(out, x, call.field, self.interpolation, self.fill_mode,
                                  self.fill_value, self.value_range)
         return out
