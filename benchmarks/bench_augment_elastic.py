@@ -83,20 +83,27 @@ def main():
         b.synchronize()
     augment()
 
+    def forward_only():   # a model's first layer: Keras never differentiates augmentation
+        layer.step_seed += 1
+        run_forward(layer, call, device_x, True)
+        b.synchronize()
+
     import torch
     torch.set_num_threads(2)
     torch_x = torch.from_numpy(x).permute(0, 3, 1, 2).contiguous()
 
-    ours, theirs, step_times = [], [], []
+    ours, forward, theirs, step_times = [], [], [], []
     for _ in range(args.repeats):   # alternate: a model step, the layer, torch, each round
         step_times.append(median_seconds(lambda: model.train_on_batch(x / 255, y), 1, 2))
         ours.append(median_seconds(augment, 1, 5))
+        forward.append(median_seconds(forward_only, 1, 5))
         theirs.append(median_seconds(lambda: torch_elastic(torch, torch_x), 1, 5))
-    step, ours, theirs = (statistics.median(v) for v in (step_times, ours, theirs))
+    step, ours, forward, theirs = (statistics.median(v) for v in (step_times, ours, forward, theirs))
     print(f"backend {args.backend}, batch {args.batch} of 32x32x3; keras_cnn train step "
           f"{step * 1e3:.2f} ms (median of {args.repeats})")
     print(f"RandomElasticTransform forward+backward {ours * 1e3:.3f} ms = {ours / step:.2%} of a step; "
-          f"torch (forward only) {theirs * 1e3:.3f} ms; minidl/torch {ours / theirs:.2f}")
+          f"forward only {forward * 1e3:.3f} ms = {forward / step:.2%}; torch (forward) "
+          f"{theirs * 1e3:.3f} ms; minidl forward/torch {forward / theirs:.2f}")
     if args.profile:
         n = args.batch
         scales, sigma = layer.draw(call, n, 32, 32)
