@@ -147,6 +147,11 @@ def test_layer_draws_repeat_by_seed_and_its_gradient_is_the_adjoint(active_backe
     expected = b.zeros(x.shape)
     b.image_displace_backward(expected, b.from_numpy(dout), call.field, "bilinear", "reflect")
     np.testing.assert_array_equal(dx, b.to_numpy(expected))
+    # no dL/dx wanted (a model's first layer): no resampling of the gradient
+    first = LayerRun(layer, input_grad_needed=False)
+    first.forward(b.from_numpy(x), True)
+    g = b.from_numpy(dout)
+    assert first.backward(g) is g
     # the same step seed, the same output; another, another field
     again, _, _ = layer_run(layer, x, True)
     other, _, _ = layer_run(layer, x, True, seed=999)

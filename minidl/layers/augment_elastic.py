@@ -120,7 +120,7 @@ class RandomElasticTransform(HostDrawnAugment):
         return out
 
     def augment_backward(self, call, dout):
-        if call.field is None:
+        if call.field is None or not call.input_grad_needed:   # e.g. a model's first layer
             return dout
         dx = call.buffer("dx", self.backend.shape(dout))
         self.backend.image_displace_backward(dx, dout, call.field, self.interpolation, self.fill_mode)
