@@ -112,8 +112,8 @@ def test_backward_is_the_adjoint_of_the_forward(active_backend, interpolation, f
     y = displace(b, x, field, interpolation, fill_mode)
     dx = b.zeros(x.shape)
     b.image_displace_backward(dx, b.from_numpy(g), b.from_numpy(field), interpolation, fill_mode)
-    np.testing.assert_allclose(np.vdot(y.astype(np.float64), g), np.vdot(x.astype(np.float64), b.to_numpy(dx)),
-                               rtol=1e-4)
+    np.testing.assert_allclose(np.vdot(y.astype(np.float64), g),
+                               np.vdot(x.astype(np.float64), b.to_numpy(dx)), rtol=1e-4)
 
 
 def layer_run(layer, x, training, seed=12345, dout=None):
@@ -183,7 +183,8 @@ def test_calls_on_data_and_in_a_model(active_backend):
     data = layer({"images": x, "labels": np.arange(4)})
     np.testing.assert_array_equal(data["labels"], np.arange(4))
     assert data["images"].shape == x.shape and not np.array_equal(data["images"], x)
-    np.testing.assert_array_equal(layers.RandomElasticTransform(seed=7)(x), layers.RandomElasticTransform(seed=7)(x))
+    np.testing.assert_array_equal(layers.RandomElasticTransform(seed=7)(x),
+                                  layers.RandomElasticTransform(seed=7)(x))
     model = minidl.models.Sequential([layers.Input((16, 16, 3)), layers.RandomElasticTransform(),
                                       layers.Conv2D(4, 3), layers.Flatten(), layers.Dense(2)])
     model.compile(optimizer="sgd", loss="mse")
@@ -192,7 +193,7 @@ def test_calls_on_data_and_in_a_model(active_backend):
     np.testing.assert_allclose(model.predict(x / 255, verbose=0).shape, (4, 2))
 
 
-def test_errors_name_the_argument():
+def test_errors_name_the_argument(active_backend):
     with pytest.raises(NotImplementedError, match="interpolation"):
         layers.RandomElasticTransform(interpolation="bicubic")
     with pytest.raises(NotImplementedError, match="fill_mode"):

@@ -10,12 +10,12 @@ int(6 sigma) | 1 pixels (zero-padded), and output pixel (i, j) reads the image a
 minidl draws from the call's step seed (a run repeats and resumes exactly): the per-image
 choice and f on the host (augment_base.py: the same on every backend), the noise by the
 backend's own counter-based generator (gaussian_noise, as GaussianNoise: each backend its own
-numbers; drawn where the field is used, with no host work or upload per pixel), scaled per image by alpha sigma (0 for an
-image left as it is: channel_mask_multiply). The backend then blurs the (N, H, W, 2) field
-(image_filter_blend_forward, the Gaussian split in a row pass and a column pass: the same
-zero-padded filter at 2K instead of K^2 taps) and resamples the images along it
-(image_displace_forward, clipped to value_range); the gradient is the resampling's exact
-adjoint (image_displace_backward). Training only, as Keras."""
+numbers; drawn where the field is used, with no host work or upload per pixel), scaled per
+image by alpha sigma (0 for an image left as it is: channel_mask_multiply). The backend then
+blurs the (N, H, W, 2) field (image_filter_blend_forward, the Gaussian split in a row pass
+and a column pass: the same zero-padded filter at 2K instead of K^2 taps) and resamples the
+images along it (image_displace_forward, clipped to value_range); the gradient is the
+resampling's exact adjoint (image_displace_backward). Training only, as Keras."""
 
 import math
 
