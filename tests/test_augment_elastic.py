@@ -226,3 +226,15 @@ def test_config_round_trip_with_keras_keys():
     clone = layers.deserialize(layers.serialize(layer))
     assert type(clone) is layers.RandomElasticTransform and clone.get_config() == config
     assert layers.RandomElasticTransform().get_config()["fill_mode"] == "reflect"   # Keras's default
+
+
+def test_loads_a_real_keras_config():
+    """keras.layers.RandomElasticTransform(scale=0.5, fill_mode="mirror").get_config() of Keras
+    3.15.1 (its dtype policy entry is taken and ignored, as for minidl's other layers)."""
+    config = {"name": "random_elastic_transform", "trainable": True, "data_format": None,
+              "dtype": {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"},
+                        "registered_name": None},
+              "factor": (0, 1.0), "scale": (0, 0.5), "interpolation": "bilinear", "fill_mode": "mirror",
+              "fill_value": 0.0, "value_range": (0, 255), "seed": None}
+    layer = layers.deserialize({"class_name": "RandomElasticTransform", "config": config})
+    assert layer.scale == (0.0, 0.5) and layer.fill_mode == "mirror" and layer.value_range == (0, 255)
