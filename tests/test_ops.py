@@ -904,6 +904,29 @@ def image_cases():
                    transform((4, 40, 36, 16), (33, 41), "bilinear", "wrap"), rtol=1e-4, atol=1e-5),
               Case("image_transform", "image_transform-nan",
                    transform((2, 6, 5, 3), (6, 5), "bilinear", "constant", specials=True), rtol=1e-4, atol=1e-5)]
+    def displace(shape, interpolation, fill_mode, clip=(-np.inf, np.inf), specials=False):
+        def build(rng):
+            x, dout = randn(rng, *shape), randn(rng, *shape)
+            field = randn(rng, *shape[:3], 2, scale=3)   # taps several pixels outside the image
+            field[0] = 0.0                                # image 0 read in place: exactly x
+            if specials:
+                with_specials(x, stride=7)
+                with_specials(dout, stride=11)
+                with_specials(field[1:], stride=13)
+            return [call("image_displace_forward", out(*shape), x, field, interpolation, fill_mode, -0.75, clip),
+                    call("image_displace_backward", out(*shape), dout, field, interpolation, fill_mode)]
+        return build
+
+    for interpolation in ("nearest", "bilinear"):
+        for fill_mode in ("constant", "nearest", "wrap", "reflect", "mirror"):
+            cases.append(Case("image_displace", f"image_displace-{interpolation}-{fill_mode}",
+                              displace((3, 7, 9, 2), interpolation, fill_mode), rtol=1e-4, atol=1e-5))
+    cases += [Case("image_displace", "image_displace-clip-1px",
+                   displace((2, 1, 6, 3), "bilinear", "mirror", clip=(-0.5, 0.8)), rtol=1e-4, atol=1e-5),
+              Case("image_displace", "image_displace-threaded",
+                   displace((4, 40, 36, 16), "bilinear", "reflect"), rtol=1e-4, atol=1e-5),
+              Case("image_displace", "image_displace-nan",
+                   displace((3, 6, 5, 3), "bilinear", "constant", specials=True), rtol=1e-4, atol=1e-5)]
     kinds = [("flip", (1, 1, 0, 0)), ("flip", (1, 0, 0, 0)), ("rotation", (-0.2, 0.3, 0, 0)),
              ("translation", (-0.3, 0.2, -0.1, 0.4)), ("zoom", (-0.3, 0.5, -0.2, 0.1)),
              ("zoom_tied", (-0.5, 0.5, 0, 0)), ("crop", (5, 2, 0, 0)), ("shear", (-0.3, 0.2, 0.1, 0.4))]

@@ -19,6 +19,7 @@ from .numpy_ops.elementwise import NumpyElementwiseOps
 from .numpy_ops.gemm import NumpyGemmOps
 from .numpy_ops.image_mix import NumpyImageMixOps
 from .numpy_ops.images import NumpyImageOps
+from .numpy_ops.displace import NumpyDisplaceOps
 from .numpy_ops.larq import NumpyLarqOps
 from .numpy_ops.pooling import NumpyPoolingOps
 from .numpy_ops.equalize import NumpyEqualizeOps
@@ -41,7 +42,7 @@ from .rounded_operands import RoundedOperands
 class NumpyBackend(NumpyElementwiseOps, NumpyActivationOps, NumpyGemmOps, NumpyAttentionOps, NumpyTensorOps, NumpyLayerOps, NumpyRecurrentOps, HostRecurrentOps, GruResetBeforeOps, NumpyLarqOps,
                    NumpyDepthwiseOps, NumpyPoolingOps, NumpyOptimizerOps, NumpyNormalizationOps, NumpyQuantizedOps,
                    NumpyRegularizerOps, NumpyLossOps, NumpyMetricOps, NumpyImageOps, NumpyImageMixOps, NumpyEqualizeOps, NumpyPerspectiveOps,
-                   HostMemory, RoundedOperands, Backend):
+                   NumpyDisplaceOps, HostMemory, RoundedOperands, Backend):
     """Host-memory backend on numpy; see minidl.backends.base.Backend for each op's contract."""
 
     name = "numpy"

@@ -48,6 +48,7 @@ from .preprocessing_jitter import RandomColorJitter
 from .preprocessing_shear import RandomShear
 from .augment_erasing import RandomErasing
 from .augment_filters import RandomGaussianBlur, RandomSharpness
+from .augment_elastic import RandomElasticTransform
 from .augment_mixing import CutMix, MixUp
 from .pipeline import Pipeline
 from .preprocessing_equalize import ContrastLimitedAdaptiveHistogramEqualization, Equalization
@@ -95,7 +96,7 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     EinsumDense, RMSNormalization, UnitNormalization, GroupNormalization, Identity,
     GroupQueryAttention, AdditiveAttention, Dot, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
     RandomPosterization, RandomSaturation, Solarization, RandomColorJitter, AutoContrast,
-    RandomShear, RandomErasing, RandomGaussianBlur, RandomSharpness, MixUp, CutMix, Pipeline,
+    RandomShear, RandomErasing, RandomGaussianBlur, RandomSharpness, RandomElasticTransform, MixUp, CutMix, Pipeline,
     Equalization, ContrastLimitedAdaptiveHistogramEqualization, RandomPerspective, RandAugment, AugMix,
     Conv1D, Conv1DTranspose, DepthwiseConv1D, SeparableConv1D, AveragePooling1D,
     GlobalAveragePooling1D, GlobalMaxPooling1D, MaxPooling1D, Cropping1D, SpatialDropout1D,

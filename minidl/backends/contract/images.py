@@ -13,6 +13,8 @@ Random draws: sample n's uniforms u0..u3 = (word >> 8) / 2**24 of the four Philo
 of counter (n, 0) under key `seed`: the same numbers on every backend.
 """
 
+import math
+
 from .checks import same_shape
 
 INTERPOLATIONS = ("nearest", "bilinear")
@@ -159,6 +161,31 @@ class ImagesSection:
         check_transform("image_transform_backward", dout.shape, dx.shape, transforms.shape, interpolation,
                         fill_mode)
         self._image_transform_backward(dx, dout, transforms, interpolation, fill_mode)
+
+    # field (N, H, W, 2): Keras 3's RandomElasticTransform reads output pixel (i, j) at the
+    # input point (i + field[n, i, j, 0], j + field[n, i, j, 1]) (image_displace_args.py)
+    def image_displace_forward(self, out, x, field, interpolation, fill_mode, fill_value,
+                               clip=(-math.inf, math.inf)):
+        """out (N, H, W, C) = x (N, H, W, C) read at each pixel's displaced point, clipped to
+        clip, as Keras's map_coordinates reads it: "nearest" (the point rounded half to even)
+        or "bilinear" (taps (y0, x0), (y0, x1), (y1, x0), (y1, x1)); a tap outside the image
+        by fill_mode: "constant" (fill_value), "nearest", "wrap", "reflect" (d c b a | a b c d)
+        or "mirror" (c d c b | a b c d). Taps of weight 0 are skipped (a zero field gives x
+        exactly); a NaN coordinate gives NaN. out must not alias x."""
+        from ..image_displace_args import check_displace   # it imports this module's codes
+        op = "image_displace_forward"
+        interp, fill, low, high = check_displace(op, "out", out, "x", x, field, interpolation,
+                                                 fill_mode, clip)
+        self._image_displace_forward(out, x, field, interp, fill, float(fill_value), low, high)
+
+    def image_displace_backward(self, dx, dout, field, interpolation, fill_mode):
+        """dx (N, H, W, C) = the adjoint of image_displace_forward (without its clip) applied to
+        dout (taps that read the constant fill contribute nothing). dx must not alias dout."""
+        from ..image_displace_args import check_displace
+        op = "image_displace_backward"
+        interp, fill, _, _ = check_displace(op, "dx", dx, "dout", dout, field, interpolation,
+                                            fill_mode)
+        self._image_displace_backward(dx, dout, field, interp, fill)
 
     def image_random_transforms(self, transforms, kind, ranges, height, width, seed):
         """transforms (N, 8) = the random transform of each sample for images of height x width:

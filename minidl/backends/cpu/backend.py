@@ -28,6 +28,7 @@ from .images import CpuImageOps
 from .larq import CpuLarqOps
 from .pooling import CpuPoolingOps
 from .image_mix import CpuImageMixOps
+from .displace import CpuDisplaceOps
 from .equalize import EqualizeOps
 from .layer_ops import CpuLayerOps
 from .losses import CpuLossOps
@@ -43,7 +44,7 @@ from .quantized import CpuQuantizedOps
 from .tensor_ops import CpuTensorOps
 
 
-class CpuBackend(CpuElementwiseOps, CpuActivationOps, CpuGemmOps, CpuAttentionOps, CpuTensorOps, CpuImageOps, CpuImageMixOps, EqualizeOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, GruResetBeforeOps, CpuLarqOps,
+class CpuBackend(CpuElementwiseOps, CpuActivationOps, CpuGemmOps, CpuAttentionOps, CpuTensorOps, CpuImageOps, CpuImageMixOps, CpuDisplaceOps, EqualizeOps, CpuLayerOps, CpuRecurrentOps, HostRecurrentOps, GruResetBeforeOps, CpuLarqOps,
                  LinalgOps, DepthwiseOps, CpuPoolingOps, CpuNormalizationOps, CpuOptimizerOps, CpuQuantizedOps, CpuRegularizerOps, CpuLossOps, CpuMetricOps, HostMemory, RoundedOperands,
                  Backend):
     """Host-memory backend whose ops run as C kernels; see Backend for each op's contract."""

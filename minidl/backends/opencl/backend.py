@@ -21,6 +21,7 @@ from .elementwise import ElementwiseOps
 from .gemm import Gemm, GemmOps
 from .images import ImageOps
 from .image_mix import OpenCLImageMixOps
+from .displace import OpenCLDisplaceOps
 from .larq import LarqOps
 from .pooling import PoolingOps
 from .equalize import EqualizeOps
@@ -42,7 +43,7 @@ from . import tuner
 
 
 
-class OpenCLBackend(ElementwiseOps, ActivationOps, GemmOps, AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, EqualizeOps, LossOps, MetricOps, LayerOps, LarqOps,
+class OpenCLBackend(ElementwiseOps, ActivationOps, GemmOps, AttentionOps, OpenCLTensorOps, ImageOps, OpenCLImageMixOps, OpenCLDisplaceOps, EqualizeOps, LossOps, MetricOps, LayerOps, LarqOps,
                     NormalizationOps, OptimizerOps, OpenCLQuantizedOps, RegularizerOps, ConvOps, DepthwiseOps, PoolingOps, RecurrentOps, DeviceRecurrentOps,
                     RoundedOperands, Backend):
     """The contract's memory and pooling ops here; elementwise, activations and gemm in the
