@@ -13,6 +13,8 @@ import numpy as np
 import minidl as keras
 from minidl import layers
 
+keras.utils.set_random_seed(1)   # the corpus runs the same numbers every time
+
 TRAINING_SIZE, DIGITS, REVERSE = 4000, 2, True
 MAXLEN = DIGITS + 1 + DIGITS
 chars = "0123456789+ "

@@ -11,6 +11,8 @@ import minidl as keras
 from minidl import layers
 from _data import tokens
 
+keras.utils.set_random_seed(1)   # the corpus runs the same numbers every time
+
 max_features, maxlen = 1000, 40
 inputs = keras.Input(shape=(None,), dtype="int32")
 x = layers.Embedding(max_features, 32)(inputs)

@@ -15,6 +15,8 @@ import numpy as np
 import minidl as keras
 from minidl import layers, ops
 
+keras.utils.set_random_seed(1)   # the corpus runs the same numbers every time
+
 rng = np.random.default_rng(0)
 num_users, num_movies, num_ratings = 300, 200, 12000
 user_vocabulary = [f"user_{i}" for i in range(num_users)]

@@ -14,6 +14,8 @@ import minidl as keras
 from minidl import layers
 from _data import digits
 
+keras.utils.set_random_seed(1)   # the corpus runs the same numbers every time
+
 num_classes, input_shape = 10, (28, 28, 1)
 (x_train, y_train), (x_test, y_test) = digits(1500, 1), digits(300, 2)
 x_train = np.expand_dims(x_train.astype("float32") / 255, -1)

@@ -10,6 +10,8 @@ import numpy as np
 import minidl as keras
 from minidl import layers
 
+keras.utils.set_random_seed(1)   # the corpus runs the same numbers every time
+
 model = keras.Sequential([layers.Dense(2, activation="relu", name="layer1"),
                           layers.Dense(3, activation="relu", name="layer2"),
                           layers.Dense(4, name="layer3")])

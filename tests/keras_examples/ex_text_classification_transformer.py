@@ -15,6 +15,8 @@ import minidl as keras
 from minidl import layers, ops
 from _data import tokens
 
+keras.utils.set_random_seed(1)   # the corpus runs the same numbers every time
+
 
 class TransformerBlock(layers.Layer):
     def __init__(self, embed_dim, num_heads, ff_dim, rate=0.1):

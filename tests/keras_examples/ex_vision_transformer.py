@@ -22,6 +22,8 @@ import minidl as keras
 from minidl import layers, ops
 from _data import digits
 
+keras.utils.set_random_seed(1)   # the corpus runs the same numbers every time
+
 num_classes, input_shape = 10, (28, 28, 3)
 (x_train, y_train), (x_test, y_test) = digits(1000, 1), digits(200, 2)
 x_train = np.repeat(x_train[..., None], 3, axis=-1).astype("float32")

@@ -16,6 +16,8 @@ import minidl as keras
 from minidl import layers
 from _data import digits
 
+keras.utils.set_random_seed(1)   # the corpus runs the same numbers every time
+
 model = keras.Sequential([keras.Input((None,), dtype="int32"), layers.Embedding(input_dim=1000, output_dim=64),
                           layers.LSTM(128), layers.Dense(10)])
 model.summary()
