@@ -16,6 +16,7 @@ from minidl.backends.contract.elementwise import ElementwiseSection
 from minidl.backends.contract.gemm import GemmSection
 from minidl.backends.contract.images import ImagesSection
 from minidl.backends.contract.larq import LarqSection
+from minidl.backends.contract.layer_ops import LayerOpsSection
 from minidl.backends.contract.losses import LossesSection
 from minidl.backends.contract.metrics import MetricsSection
 from minidl.backends.contract.normalization import NormalizationSection
@@ -27,7 +28,7 @@ from minidl.backends.contract.regularizers import RegularizersSection
 from minidl.backends.contract.tensor_ops import TensorOpsSection
 
 SECTIONS = (ActivationsSection, AttentionSection, ConvolutionSection, DepthwiseSection, ElementwiseSection,
-            GemmSection, ImagesSection, LarqSection, LossesSection, MetricsSection, NormalizationSection,
+            GemmSection, ImagesSection, LarqSection, LayerOpsSection, LossesSection, MetricsSection, NormalizationSection,
             OptimizersSection, PoolingSection, QuantizedSection, RecurrentSection, RegularizersSection,
             TensorOpsSection)
 
@@ -545,3 +546,19 @@ def test_the_symbolic_backend_traces_every_section():
         sb.add(wrong, a, a)
     plan = sb.conv2d_plan((2, 5, 5, 3), (3, 3, 3, 4), (1, 1), "same")
     assert plan.out_shape == (2, 5, 5, 4)
+
+
+def test_layer_ops_arguments_are_checked_alike(backend):
+    """PReLU's, the noise's, the channel mask's and transpose's arguments are checked once, with
+    one message on every backend (opencl's used to start with "opencl ")."""
+    x, out, alpha = (backend.zeros(s) for s in ((4, 3), (4, 3), (2,)))
+    with pytest.raises(ValueError, match=r"^prelu_forward: x must be \(rows, K\) and alpha \(K,\), got x \(4, 3\) and alpha \(2,\)$"):
+        backend.prelu_forward(out, x, alpha)
+    with pytest.raises(TypeError, match=r"^gaussian_noise: seed must be an int, got float$"):
+        backend.gaussian_noise(out, x, 1.0, 2.5)
+    with pytest.raises(ValueError, match=r"^channel_mask_multiply: x must be \(N, K, C\)"):
+        backend.channel_mask_multiply(out, x, alpha)
+    with pytest.raises(ValueError, match=r"^transpose: axes \(0, 0\) must permute the 2 axes"):
+        backend.transpose(backend.zeros((3, 4)), x, (0, 0))
+    with pytest.raises(ValueError, match=r"^transpose: out must have shape \(3, 4\), got \(4, 3\)$"):
+        backend.transpose(backend.zeros((4, 3)), x, (1, 0))

@@ -42,6 +42,7 @@ from .contract.depthwise import DepthwiseSection
 from .contract.elementwise import ElementwiseSection
 from .contract.gemm import GemmSection
 from .contract.images import ImagesSection
+from .contract.layer_ops import LayerOpsSection
 from .contract.larq import QUANTIZERS, LarqSection  # noqa: F401 -- QUANTIZERS: quantize_forward's names
 from .contract.losses import ROW_LOSSES, LossesSection  # noqa: F401 -- ROW_LOSSES: row_loss_forward's kinds
 from .contract.metrics import MetricsSection
@@ -63,7 +64,7 @@ class BackendUnavailable(RuntimeError):
 
 
 class Backend(ActivationsSection, AttentionSection, ConvolutionSection, DepthwiseSection,
-              ElementwiseSection, GemmSection, ImagesSection, LarqSection, LossesSection,
+              ElementwiseSection, GemmSection, ImagesSection, LarqSection, LayerOpsSection, LossesSection,
               MetricsSection, NormalizationSection, OptimizersSection, PoolingSection,
               QuantizedSection, RecurrentSection, RegularizersSection, TensorOpsSection):
     """Base class of every backend. Each method documents one op of the contract; the sections
@@ -145,11 +146,6 @@ class Backend(ActivationsSection, AttentionSection, ConvolutionSection, Depthwis
 
     # upsample2d_forward / upsample2d_backward: contract/images.py
 
-    def transpose(self, out, x, axes):
-        """out = x with its axes permuted (numpy.transpose(x, axes)): out axis i is x axis
-        axes[i]; rank 1 to 8. out must not alias x."""
-        raise NotImplementedError
-
     # ---------------------------------------------------------- recurrent: contract/recurrent.py
     # GRU with reset_after=False: one implementation for every backend, made of the ops of the
     # contract (backends/gru_reset_before.py); mask and recurrent_mask as the sequence ops'.
@@ -168,84 +164,19 @@ class Backend(ActivationsSection, AttentionSection, ConvolutionSection, Depthwis
         (N, u) from dhseq (T, N, u)."""
         raise NotImplementedError
 
-
     # --------------------------------------------------- normalization: contract/normalization.py
 
     # ------------------------------------------------------ quantized (int8 inference): contract/quantized.py
 
     # ------------------------------- quantizers (larq), binary inference: contract/larq.py
 
-    # ------------------------------------------------------------ prelu
-    # x is viewed as (M, K); alpha (K,) holds one learned slope per column.
-    def prelu_forward(self, out, x, alpha):
-        """out = x where x > 0, alpha * x elsewhere (Keras PReLU). out may alias x."""
-        raise NotImplementedError
-
-    def prelu_backward(self, dx, dalpha, dout, x, alpha):
-        """dx = dout where x > 0, alpha * dout where x < 0, 0 at x == 0 (Keras's relu(x) -
-        alpha * relu(-x) has slope 0 there); dalpha (K,) = sum over rows of x * dout where x < 0."""
-        raise NotImplementedError
-
-    def gaussian_noise(self, out, x, stddev, seed):
-        """out = x + stddev * z, z ~ N(0, 1) drawn from a counter-based generator keyed by the
-        int `seed` (same seed -> same noise on a backend). out may alias x."""
-        raise NotImplementedError
-
-    def channel_mask_multiply(self, out, x, mask):
-        """out (N, K, C) = x (N, K, C) * mask (N, C) broadcast over K (SpatialDropout2D's
-        per-sample channel mask, forward and backward). out may alias x."""
-        raise NotImplementedError
+    # ---- layer ops (prelu, gaussian_noise, channel_mask_multiply, transpose): contract/layer_ops.py
 
     # ------------------------------------------------------- attention: contract/attention.py
 
     # ------------------------------------------------------- images: contract/images.py
 
-    # The mixing layers (MixUp, CutMix, RandomErasing, RandomGaussianBlur, RandomSharpness)
-    # draw their per-sample numbers on the host and pass them as small float32 tables
-    # (image_mix_args.py); a source index in a table is clamped to the valid range.
-    def batch_mix_forward(self, out, x, mix):
-        """out[n] = mix[n, 0] * x[n] + mix[n, 1] * x[int(mix[n, 2])] for x (N, ...) of any
-        shape, mix (N, 3) (MixUp's images and labels, CutMix's labels). out must not alias x."""
-        raise NotImplementedError
-
-    def image_paste_forward(self, out, x, boxes, source, clip=(-math.inf, math.inf)):
-        """out (N, H, W, C) = x, except the pixels (row i, column j) of image n inside its box
-        boxes[n] = (x0, x1, y0, y1, k, dx, dy) (x0 <= j < x1 and y0 <= i < y1, compared as
-        floats), which get source[k, i + dy, j + dx, :] clipped to clip; source (M, SH, SW, C)
-        (CutMix: x itself, offsets 0; RandomErasing: its fill, each box read from a corner).
-        A source coordinate is clamped into the source. out must not alias x or source."""
-        raise NotImplementedError
-
-    def image_filter_blend_forward(self, out, x, kernel, weights, value_range):
-        """out (N, H, W, C) = clip(x + weights[n] * (f - x), value_range), f the 2-D filter of
-        each channel of x by kernel (KH, KW) (odd sizes; a correlation over the zero-padded
-        image, as a "same" depthwise convolution), weights (N,) (RandomGaussianBlur: 1 or 0;
-        RandomSharpness: 1 - 2 factor). out must not alias x."""
-        raise NotImplementedError
-
     # --------------------------------------- losses, metrics: contract/losses.py, contract/metrics.py
-
-    # Equalization, CLAHE and RandomPerspective (checks in equalize_args.py)
-    def equalize_forward(self, out, x, value_range, bins):
-        """out (N, H, W, C) = Keras's Equalization of x: one histogram of `bins` bins per
-        channel over the whole batch (through 0..255), its CDF as a look-up table rounded to
-        whole levels; a channel whose values fill at most one bin stays as it is. out may
-        alias x. equalize_args.py has the checks, numpy_ops/equalize.py the reference."""
-        raise NotImplementedError
-
-    def clahe_forward(self, out, x, value_range, clip_limit, tile_grid_size):
-        """out (N, H, W, C) = Keras's ContrastLimitedAdaptiveHistogramEqualization of x: per
-        image and channel, a clipped 256-bin CDF for each tile of a (grid_h, grid_w) grid (the
-        image padded by its edge pixels to whole tiles), each pixel's level looked up in its
-        four nearest tiles and interpolated bilinearly. out must not alias x."""
-        raise NotImplementedError
-
-    def image_perspective_transforms(self, transforms, probability, scale, height, width, seed):
-        """transforms (N, 8) = Keras's RandomPerspective rows for images of height x width:
-        sample s transformed when u0 < lower + (upper - lower) u1 of counter (s, 0), its
-        corners (x, y) moved to (x (1 + f), y (1 + f')), the eight f in [-scale/2, scale/2]
-        from counters (s, 1) and (s, 2); other samples get the identity."""
-        raise NotImplementedError
 
     # ------------------------------------------------------ tensor ops: contract/tensor_ops.py
 

@@ -4,7 +4,7 @@ minidl: per-sample numbers drawn on the host, and Keras's ways of calling them o
 Draws: each training step the layer draws its per-sample numbers (boxes, weights, an order of
 the batch) from a numpy Generator keyed by the call's step seed (the model sets it every step,
 as for Dropout: a run repeats and resumes exactly, and every backend sees the same numbers),
-writes them into a small table and hands the table to one backend op (image_mix_args.py)
+writes them into a small table and hands the table to one backend op (contract/images.py)
 that does the pixel work. Gradients pass straight through (dout unchanged), as minidl's other
 colour layers: Keras never differentiates these layers, which sit before trainable ones.
 

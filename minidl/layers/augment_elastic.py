@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ..backends.image_displace_args import DISPLACE_FILL_MODES
+from ..backends.contract.images import DISPLACE_FILL_MODES
 from .augment_base import HostDrawnAugment, keras_pair
 from .augment_filters import gaussian_kernel
 from .preprocessing_random import INTERPOLATIONS, number, value_range_pair

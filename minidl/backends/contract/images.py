@@ -15,6 +15,8 @@ of counter (n, 0) under key `seed`: the same numbers on every backend.
 
 import math
 
+
+from ..checks import check_shape
 from .checks import same_shape
 
 INTERPOLATIONS = ("nearest", "bilinear")
@@ -140,6 +142,120 @@ def _seed(seed):
     return int(seed) % 2 ** 64
 
 
+
+# ---- image_mix: Arguments of the backend ops of Keras 3's mixing augmentation layers (base.Backend,
+def check_batch_mix(op, out, x, mix):
+    """mix (N, 3) rows (a, b, source) of a batch_mix_forward of x (N, ...)."""
+    if len(x.shape) < 1 or x.shape[0] < 1:
+        raise ValueError(f"{op}: x must have a batch axis of at least 1 sample, got shape {tuple(x.shape)}")
+    check_shape(op, "out", out, x.shape)
+    check_shape(op, "mix", mix, (x.shape[0], 3))
+    return x.shape[0], math.prod(x.shape[1:])
+
+
+def check_paste(op, out, x, boxes, source, clip):
+    """(low, high) of an image_paste_forward: x (N, H, W, C), boxes (N, 7), source (M, SH, SW, C)."""
+    if len(x.shape) != 4:
+        raise ValueError(f"{op}: expects images (N, H, W, C), got x of shape {tuple(x.shape)}")
+    check_shape(op, "out", out, x.shape)
+    check_shape(op, "boxes", boxes, (x.shape[0], 7))
+    if len(source.shape) != 4 or source.shape[3] != x.shape[3] or min(source.shape[:3]) < 1:
+        raise ValueError(f"{op}: source must have shape (M, SH, SW, {x.shape[3]}) with M, SH, SW >= 1 "
+                         f"(the channels of x {tuple(x.shape)}), got {tuple(source.shape)}")
+    low, high = (float(v) for v in clip)
+    if not low <= high:
+        raise ValueError(f"{op}: clip must be (low, high) with low <= high, got {clip!r}")
+    return low, high
+
+
+def check_filter_blend(op, out, x, kernel, weights, value_range):
+    """(low, high) of an image_filter_blend_forward: x (N, H, W, C), kernel (KH, KW) with odd
+    sizes, weights (N,)."""
+    if len(x.shape) != 4:
+        raise ValueError(f"{op}: expects images (N, H, W, C), got x of shape {tuple(x.shape)}")
+    check_shape(op, "out", out, x.shape)
+    check_shape(op, "weights", weights, (x.shape[0],))
+    if len(kernel.shape) != 2 or kernel.shape[0] % 2 == 0 or kernel.shape[1] % 2 == 0:
+        raise ValueError(f"{op}: kernel must be (KH, KW) with odd KH and KW, got {tuple(kernel.shape)}")
+    low, high = (float(v) for v in value_range)
+    if not low < high:
+        raise ValueError(f"{op}: value_range must be (low, high) with low < high, got {value_range!r}")
+    return low, high
+
+
+__all__ = ["check_batch_mix", "check_filter_blend", "check_paste"]
+
+# ---- equalize: Arguments of the histogram and perspective image ops (base.Backend, "images"):
+MAX_BINS = 1 << 16        # equalize_forward's histogram: bins * channels int64 counts on the host
+MAX_TILES = 1 << 12       # clahe_forward's grid: tiles * channels * 256 floats of scratch per image
+
+
+def check_equalize(op, out, x, value_range, bins):
+    """(low, high, bins) of an equalize_forward call."""
+    check_images(op, out, x)
+    if isinstance(bins, bool) or not isinstance(bins, int) or not 1 <= bins <= MAX_BINS:
+        raise ValueError(f"{op}: bins must be an int in [1, {MAX_BINS}], got {bins!r}")
+    return (*check_value_range(op, value_range), bins)
+
+
+def check_clahe(op, out, x, value_range, clip_limit, tile_grid_size):
+    """(low, high, clip_limit, grid_h, grid_w) of a clahe_forward call."""
+    check_images(op, out, x)
+    try:
+        grid_h, grid_w = (int(v) for v in tile_grid_size)
+    except (TypeError, ValueError):
+        raise ValueError(f"{op}: tile_grid_size must be a pair of ints >= 1, got "
+                         f"{tile_grid_size!r}") from None
+    if grid_h < 1 or grid_w < 1 or grid_h * grid_w > MAX_TILES:
+        raise ValueError(f"{op}: tile_grid_size must be a pair of ints >= 1 with at most "
+                         f"{MAX_TILES} tiles, got {tile_grid_size!r}")
+    if min(x.shape[1], x.shape[2]) < 1:
+        raise ValueError(f"{op}: images need at least 1 row and 1 column, got {tuple(x.shape)}")
+    return (*check_value_range(op, value_range), float(clip_limit), grid_h, grid_w)
+
+
+def check_perspective(op, transforms, probability, scale, height, width):
+    """(lower, upper, scale) of an image_perspective_transforms call."""
+    if len(transforms.shape) != 2 or transforms.shape[1] != TRANSFORM_SIZE:
+        check_shape(op, "transforms", transforms, (transforms.shape[0], TRANSFORM_SIZE))
+    if len(probability) != 2:
+        raise ValueError(f"{op}: probability must be a (lower, upper) pair, got {probability!r}")
+    if height < 1 or width < 1:
+        raise ValueError(f"{op}: height and width must be >= 1, got {height}x{width}")
+    return float(probability[0]), float(probability[1]), float(scale)
+
+
+def clahe_tiles(height, width, grid_h, grid_w):
+    """(tile_h, tile_w) of Keras's CLAHE: the image padded (symmetric) to whole tiles."""
+    return -(-height // grid_h), -(-width // grid_w)
+
+# ---- image_displace: Arguments of image_displace_forward / _backward (the contract's images section): resampling
+DISPLACE_FILL_MODES = ("constant", "nearest", "wrap", "reflect", "mirror")
+
+
+def check_displace(op, out_name, out, in_name, x, field, interpolation, fill_mode,
+                   clip=(-math.inf, math.inf)):
+    """(interpolation code, fill_mode code, low, high) after checking an image_displace_* call."""
+    if len(x.shape) != 4 or x.shape[1] < 1 or x.shape[2] < 1:
+        raise ValueError(f"{op}: expects images (N, H, W, C) with H, W >= 1, got {in_name} of shape "
+                         f"{tuple(x.shape)}")
+    if tuple(out.shape) != tuple(x.shape):
+        raise ValueError(f"{op}: {out_name} must have the shape of {in_name} {tuple(x.shape)}, got "
+                         f"{tuple(out.shape)}")
+    expected = tuple(x.shape[:3]) + (2,)
+    if tuple(field.shape) != expected:
+        raise ValueError(f"{op}: field must be (N, H, W, 2) = {expected} (dy, dx per pixel) for "
+                         f"images {tuple(x.shape)}, got {tuple(field.shape)}")
+    low, high = (float(v) for v in clip)
+    if not low <= high:
+        raise ValueError(f"{op}: clip must be (low, high) with low <= high, got {clip!r}")
+    return (code(op, "interpolation", interpolation, INTERPOLATIONS),
+            code(op, "fill_mode", fill_mode, DISPLACE_FILL_MODES), low, high)
+
+
+__all__ = ["DISPLACE_FILL_MODES", "check_displace"]
+
+
 class ImagesSection:
     """The contract's image ops; a backend implements the underscore names."""
 
@@ -163,7 +279,7 @@ class ImagesSection:
         self._image_transform_backward(dx, dout, transforms, interpolation, fill_mode)
 
     # field (N, H, W, 2): Keras 3's RandomElasticTransform reads output pixel (i, j) at the
-    # input point (i + field[n, i, j, 0], j + field[n, i, j, 1]) (image_displace_args.py)
+    # input point (i + field[n, i, j, 0], j + field[n, i, j, 1]) (check_displace above)
     def image_displace_forward(self, out, x, field, interpolation, fill_mode, fill_value,
                                clip=(-math.inf, math.inf)):
         """out (N, H, W, C) = x (N, H, W, C) read at each pixel's displaced point, clipped to
@@ -172,7 +288,6 @@ class ImagesSection:
         by fill_mode: "constant" (fill_value), "nearest", "wrap", "reflect" (d c b a | a b c d)
         or "mirror" (c d c b | a b c d). Taps of weight 0 are skipped (a zero field gives x
         exactly); a NaN coordinate gives NaN. out must not alias x."""
-        from ..image_displace_args import check_displace   # it imports this module's codes
         op = "image_displace_forward"
         interp, fill, low, high = check_displace(op, "out", out, "x", x, field, interpolation,
                                                  fill_mode, clip)
@@ -181,7 +296,6 @@ class ImagesSection:
     def image_displace_backward(self, dx, dout, field, interpolation, fill_mode):
         """dx (N, H, W, C) = the adjoint of image_displace_forward (without its clip) applied to
         dout (taps that read the constant fill contribute nothing). dx must not alias dout."""
-        from ..image_displace_args import check_displace
         op = "image_displace_backward"
         interp, fill, _, _ = check_displace(op, "dx", dx, "dout", dout, field, interpolation,
                                             fill_mode)
@@ -250,3 +364,56 @@ class ImagesSection:
         same_shape(op, "shift", shift, channels)
         same_shape(op, "out", out, x.shape)
         self._channel_scale_shift(out, x, scale, shift)
+
+    # The mixing layers (MixUp, CutMix, RandomErasing, RandomGaussianBlur, RandomSharpness)
+    # draw their per-sample numbers on the host and pass them as small float32 tables
+    # (check_batch_mix, check_paste, check_filter_blend above); a source index in a table is
+    # clamped to the valid range.
+    # Equalization, CLAHE and RandomPerspective: check_equalize, check_clahe, check_perspective. The implementations get
+    # what the check found (`sizes`: the numbers and bounds they need).
+    def batch_mix_forward(self, out, x, mix):
+        """out[n] = mix[n, 0] * x[n] + mix[n, 1] * x[int(mix[n, 2])] for x (N, ...) of any
+        shape, mix (N, 3) (MixUp's images and labels, CutMix's labels). out must not alias x."""
+        op = "batch_mix_forward"
+        self._batch_mix_forward(out, x, mix, sizes=check_batch_mix(op, out, x, mix))
+
+    def image_paste_forward(self, out, x, boxes, source, clip=(-math.inf, math.inf)):
+        """out (N, H, W, C) = x, except the pixels (row i, column j) of image n inside its box
+        boxes[n] = (x0, x1, y0, y1, k, dx, dy) (x0 <= j < x1 and y0 <= i < y1, compared as
+        floats), which get source[k, i + dy, j + dx, :] clipped to clip; source (M, SH, SW, C)
+        (CutMix: x itself, offsets 0; RandomErasing: its fill, each box read from a corner).
+        A source coordinate is clamped into the source. out must not alias x or source."""
+        op = "image_paste_forward"
+        self._image_paste_forward(out, x, boxes, source, clip, sizes=check_paste(op, out, x, boxes, source, clip))
+
+    def image_filter_blend_forward(self, out, x, kernel, weights, value_range):
+        """out (N, H, W, C) = clip(x + weights[n] * (f - x), value_range), f the 2-D filter of
+        each channel of x by kernel (KH, KW) (odd sizes; a correlation over the zero-padded
+        image, as a "same" depthwise convolution), weights (N,) (RandomGaussianBlur: 1 or 0;
+        RandomSharpness: 1 - 2 factor). out must not alias x."""
+        op = "image_filter_blend_forward"
+        self._image_filter_blend_forward(out, x, kernel, weights, value_range, sizes=check_filter_blend(op, out, x, kernel, weights, value_range))
+
+    def equalize_forward(self, out, x, value_range, bins):
+        """out (N, H, W, C) = Keras's Equalization of x: one histogram of `bins` bins per
+        channel over the whole batch (through 0..255), its CDF as a look-up table rounded to
+        whole levels; a channel whose values fill at most one bin stays as it is. out may
+        alias x. numpy_ops/equalize.py holds the reference."""
+        op = "equalize_forward"
+        self._equalize_forward(out, x, value_range, bins, sizes=check_equalize(op, out, x, value_range, bins))
+
+    def clahe_forward(self, out, x, value_range, clip_limit, tile_grid_size):
+        """out (N, H, W, C) = Keras's ContrastLimitedAdaptiveHistogramEqualization of x: per
+        image and channel, a clipped 256-bin CDF for each tile of a (grid_h, grid_w) grid (the
+        image padded by its edge pixels to whole tiles), each pixel's level looked up in its
+        four nearest tiles and interpolated bilinearly. out must not alias x."""
+        op = "clahe_forward"
+        self._clahe_forward(out, x, value_range, clip_limit, tile_grid_size, sizes=check_clahe(op, out, x, value_range, clip_limit, tile_grid_size))
+
+    def image_perspective_transforms(self, transforms, probability, scale, height, width, seed):
+        """transforms (N, 8) = Keras's RandomPerspective rows for images of height x width:
+        sample s transformed when u0 < lower + (upper - lower) u1 of counter (s, 0), its
+        corners (x, y) moved to (x (1 + f), y (1 + f')), the eight f in [-scale/2, scale/2]
+        from counters (s, 1) and (s, 2); other samples get the identity."""
+        op = "image_perspective_transforms"
+        self._image_perspective_transforms(transforms, probability, scale, height, width, seed, sizes=check_perspective(op, transforms, probability, scale, height, width))

@@ -1,5 +1,5 @@
 """image_displace_forward / _backward on the cpu backend (csrc/image_displace.c). The contract
-checked the arguments (image_displace_args.py) and passes the interpolation and fill-mode codes."""
+checked the arguments (contract/images.py) and passes the interpolation and fill-mode codes."""
 
 from ._ffi import checked, output
 

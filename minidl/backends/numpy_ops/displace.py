@@ -1,7 +1,7 @@
 """image_displace_forward / _backward on the numpy backend, the reference of csrc/image_displace.c
 and kernels/image_displace.cl: Keras 3's map_coordinates along a displacement field, in the
 backend's dtype, the taps added in the kernels' order. The contract checked the arguments and
-passes the interpolation and fill-mode codes (image_displace_args.py)."""
+passes the interpolation and fill-mode codes (contract/images.py)."""
 
 import numpy as np
 

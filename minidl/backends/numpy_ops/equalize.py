@@ -4,7 +4,7 @@ Keras 3.15's torch code, so that the C and OpenCL kernels can be checked against
 
 import numpy as np
 
-from .. import equalize_args
+from ..contract.images import clahe_tiles
 
 f32 = np.float32
 
@@ -90,7 +90,7 @@ def clahe_forward(out, x, value_range, clip_limit, tile_grid_size):
     low, high = value_range
     grid_h, grid_w = tile_grid_size
     n, h, w, c = x.shape
-    tile_h, tile_w = equalize_args.clahe_tiles(h, w, grid_h, grid_w)
+    tile_h, tile_w = clahe_tiles(h, w, grid_h, grid_w)
     v = x.astype(np.float32)
     if (low, high) != (0.0, 255.0):
         v = ((v - f32(low)) / (f32(high) - f32(low))) * f32(255) + f32(0)
@@ -119,11 +119,10 @@ def clahe_forward(out, x, value_range, clip_limit, tile_grid_size):
 class NumpyEqualizeOps:
     """Mixed into NumpyBackend: equalize_forward, clahe_forward."""
 
-    def equalize_forward(self, out, x, value_range, bins):
-        low, high, bins = equalize_args.check_equalize("equalize_forward", out, x, value_range, bins)
+    def _equalize_forward(self, out, x, value_range, bins, *, sizes):
+        low, high, bins = sizes
         equalize_forward(out, x, (low, high), bins)
 
-    def clahe_forward(self, out, x, value_range, clip_limit, tile_grid_size):
-        low, high, clip, gh, gw = equalize_args.check_clahe("clahe_forward", out, x, value_range,
-                                                            clip_limit, tile_grid_size)
+    def _clahe_forward(self, out, x, value_range, clip_limit, tile_grid_size, *, sizes):
+        low, high, clip, gh, gw = sizes
         clahe_forward(out, x, (low, high), clip, (gh, gw))

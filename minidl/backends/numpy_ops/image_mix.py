@@ -1,10 +1,9 @@
-"""The numpy reference of the mixing augmentation ops (image_mix_args.py; base.Backend,
+"""The numpy reference of the mixing augmentation ops (contract/images.py; base.Backend,
 "images"): batch_mix_forward, image_paste_forward, image_filter_blend_forward, computed in
 float32 in the order of csrc/image_mix.c and kernels/image_mix.cl."""
 
 import numpy as np
 
-from .. import image_mix_args
 
 f32 = np.float32
 
@@ -17,14 +16,14 @@ def _sources(table, column, count):
 class NumpyImageMixOps:
     """Mixed into NumpyBackend."""
 
-    def batch_mix_forward(self, out, x, mix):
-        n, _ = image_mix_args.check_batch_mix("batch_mix_forward", out, x, mix)
+    def _batch_mix_forward(self, out, x, mix, *, sizes):
+        n, _ = sizes
         shape = (n,) + (1,) * (x.ndim - 1)
         a, b = mix[:, 0].reshape(shape), mix[:, 1].reshape(shape)
         out[...] = a * x + b * x[_sources(mix, 2, n)]
 
-    def image_paste_forward(self, out, x, boxes, source, clip=(-np.inf, np.inf)):
-        low, high = image_mix_args.check_paste("image_paste_forward", out, x, boxes, source, clip)
+    def _image_paste_forward(self, out, x, boxes, source, clip, *, sizes):
+        low, high = sizes
         n, h, w, _ = x.shape
         m, sh, sw, _ = source.shape
         cols, rows = np.arange(w, dtype=f32)[None, None, :], np.arange(h, dtype=f32)[None, :, None]
@@ -37,9 +36,8 @@ class NumpyImageMixOps:
         pasted = np.clip(source[k, src_rows, src_cols], f32(low), f32(high))
         out[...] = np.where(inside[..., None], pasted, x)
 
-    def image_filter_blend_forward(self, out, x, kernel, weights, value_range):
-        low, high = image_mix_args.check_filter_blend("image_filter_blend_forward", out, x, kernel,
-                                                      weights, value_range)
+    def _image_filter_blend_forward(self, out, x, kernel, weights, value_range, *, sizes):
+        low, high = sizes
         n, h, w, _ = x.shape
         kh, kw = kernel.shape
         padded = np.pad(x, ((0, 0), (kh // 2, kh // 2), (kw // 2, kw // 2), (0, 0)))

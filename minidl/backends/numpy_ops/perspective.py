@@ -6,7 +6,6 @@ back to the image's corners, as Keras's compute_homography_matrix solves it."""
 
 import numpy as np
 
-from .. import equalize_args
 from .images import sample_uniforms
 
 IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
@@ -60,7 +59,6 @@ def perspective_transforms(transforms, probability, scale, height, width, seed):
 class NumpyPerspectiveOps:
     """Mixed into NumpyBackend: image_perspective_transforms."""
 
-    def image_perspective_transforms(self, transforms, probability, scale, height, width, seed):
-        lower, upper, scale = equalize_args.check_perspective(
-            "image_perspective_transforms", transforms, probability, scale, height, width)
+    def _image_perspective_transforms(self, transforms, probability, scale, height, width, seed, *, sizes):
+        lower, upper, scale = sizes
         perspective_transforms(transforms, (lower, upper), scale, int(height), int(width), seed)

@@ -1,6 +1,6 @@
 """image_displace_forward / _backward on the opencl backend (kernels/image_displace.cl); a mixin
 of OpenCLBackend, which provides _run1d. The contract checked the arguments
-(image_displace_args.py) and passes the interpolation and fill-mode codes."""
+(contract/images.py) and passes the interpolation and fill-mode codes."""
 
 import numpy as np
 

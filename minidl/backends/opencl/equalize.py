@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .. import equalize_args
+from ..contract.images import clahe_tiles
 from .images import _seed_halves
 
 _CL = "image_equalize.cl"
@@ -15,9 +15,8 @@ _CL = "image_equalize.cl"
 class EqualizeOps:
     """equalize_forward, clahe_forward, image_perspective_transforms."""
 
-    def equalize_forward(self, out, x, value_range, bins):
-        op = "opencl equalize_forward"
-        low, high, bins = equalize_args.check_equalize(op, out, x, value_range, bins)
+    def _equalize_forward(self, out, x, value_range, bins, *, sizes):
+        low, high, bins = sizes
         c = x.shape[3]
         pixels = math.prod(x.shape[:3])
         # Keras's _scale_values to 0..255 and back, scale and offset rounded to float32
@@ -33,12 +32,10 @@ class EqualizeOps:
         self._run1d(_CL, "equalize_apply", pixels * c, out, x, lut, *to255, *from255, bins,
                     np.int64(pixels * c), c)
 
-    def clahe_forward(self, out, x, value_range, clip_limit, tile_grid_size):
-        op = "opencl clahe_forward"
-        low, high, clip, gh, gw = equalize_args.check_clahe(op, out, x, value_range, clip_limit,
-                                                            tile_grid_size)
+    def _clahe_forward(self, out, x, value_range, clip_limit, tile_grid_size, *, sizes):
+        low, high, clip, gh, gw = sizes
         n, h, w, c = x.shape
-        tile_h, tile_w = equalize_args.clahe_tiles(h, w, gh, gw)
+        tile_h, tile_w = clahe_tiles(h, w, gh, gw)
         identity = int(low == 0.0 and high == 255.0)
         # Keras's torch backend counts in int64: its clip limit is truncated to an integer
         limit = np.float32(math.trunc(clip * tile_h * tile_w / 256.0)) if clip > 0 else np.float32(0)
@@ -48,10 +45,8 @@ class EqualizeOps:
         self._run1d(_CL, "clahe_apply", n * h * w, out, x, cdfs, np.float32(low), np.float32(high),
                     identity, gh, gw, tile_h, tile_w, n, h, w, c)
 
-    def image_perspective_transforms(self, transforms, probability, scale, height, width, seed):
-        op = "opencl image_perspective_transforms"
-        lower, upper, scale = equalize_args.check_perspective(op, transforms, probability, scale,
-                                                              height, width)
+    def _image_perspective_transforms(self, transforms, probability, scale, height, width, seed, *, sizes):
+        lower, upper, scale = sizes
         n = transforms.shape[0]
         self._run1d(_CL, "image_perspective_transforms", n, transforms, np.float32(lower),
                     np.float32(upper), np.float32(scale), *_seed_halves(seed), n, int(height),

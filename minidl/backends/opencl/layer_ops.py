@@ -1,8 +1,7 @@
-"""The opencl ops of the layers added with the Keras image toolbox: PReLU, Gaussian noise and
-spatial dropout's channel mask (layer normalization is in normalization.py).
+"""The layer-ops section of the contract (contract/layer_ops.py, which checked every tensor) on
+the opencl backend: PReLU, Gaussian noise, spatial dropout's channel mask and transpose.
 
-A mixin of OpenCLBackend (backend.py), which provides _run1d, _check, _check_same_size and
-_column_sums. Everything runs on the device (kernels/prelu.cl, dropout.cl and
+A mixin of OpenCLBackend (backend.py), which provides _run1d and _column_sums. Everything runs on the device (kernels/prelu.cl, dropout.cl and
 reduce.cl's column sums).
 """
 
@@ -12,15 +11,9 @@ import numpy as np
 class LayerOps:
     """PReLU, Gaussian noise and the channel mask of OpenCLBackend."""
 
-    def transpose(self, out, x, axes):
-        axes = tuple(int(a) for a in axes)
-        rank = len(x.shape)
-        if sorted(axes) != list(range(rank)) or not 1 <= rank <= 8:
-            raise ValueError(f"opencl transpose: axes {axes} must permute the {rank} axes of x {x.shape} "
-                             f"(rank 1 to 8)")
-        self._check("transpose", "out", out, tuple(x.shape[a] for a in axes))
+    def _transpose(self, out, x, axes):
         geometry = self._transpose_geometry(x.shape, axes)
-        self._run1d("transpose.cl", "transpose", x.size, out, x, geometry, rank, x.size)
+        self._run1d("transpose.cl", "transpose", x.size, out, x, geometry, len(x.shape), x.size)
 
     def _transpose_geometry(self, shape, axes):
         """The int32 (out shape, source strides) table of a transpose, uploaded once per
@@ -40,39 +33,19 @@ class LayerOps:
             table = tables[key] = self.from_numpy(host, dtype="int32")
         return table
 
-    def _prelu_geometry(self, op, x, alpha):
-        if len(x.shape) != 2 or tuple(alpha.shape) != tuple(x.shape[1:]):
-            raise ValueError(f"opencl {op}: x must be (rows, K) and alpha (K,), got x {x.shape} and "
-                             f"alpha {alpha.shape}")
-        return x.shape[1], x.size
+    def _prelu_forward(self, out, x, alpha, rows, k):
+        self._run1d("prelu.cl", "prelu_forward", x.size, out, x, alpha, k, x.size)
 
-    def prelu_forward(self, out, x, alpha):
-        self._check_same_size("prelu_forward", ("out", "x"), (out, x))
-        k, total = self._prelu_geometry("prelu_forward", x, alpha)
-        self._run1d("prelu.cl", "prelu_forward", total, out, x, alpha, k, total)
-
-    def prelu_backward(self, dx, dalpha, dout, x, alpha):
-        op = "prelu_backward"
-        self._check_same_size(op, ("dx", "dout", "x"), (dx, dout, x))
-        k, total = self._prelu_geometry(op, x, alpha)
-        self._check(op, "dalpha", dalpha, (k,))
+    def _prelu_backward(self, dx, dalpha, dout, x, alpha, rows, k):
+        total = x.size
         self._run1d("prelu.cl", "prelu_dalpha_terms", total, dx, dout, x, total)
         self._column_sums(dalpha, dx, 1.0, accumulate=False)
         self._run1d("prelu.cl", "prelu_backward_dx", total, dx, dout, x, alpha, k, total)
 
-    def gaussian_noise(self, out, x, stddev, seed):
-        self._check_same_size("gaussian_noise", ("out", "x"), (out, x))
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-            raise TypeError(f"opencl gaussian_noise: seed must be an int, got {type(seed).__name__}")
-        seed = int(seed) & 0xFFFFFFFFFFFFFFFF
-        self._run1d("dropout.cl", "gaussian_noise", -(-x.size // 4), out, x, float(stddev),
+    def _gaussian_noise(self, out, x, stddev, seed):
+        self._run1d("dropout.cl", "gaussian_noise", -(-x.size // 4), out, x, stddev,
                     np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32), x.size)
 
-    def channel_mask_multiply(self, out, x, mask):
-        op = "channel_mask_multiply"
-        if len(x.shape) != 3 or tuple(mask.shape) != (x.shape[0], x.shape[2]):
-            raise ValueError(f"opencl {op}: x must be (N, K, C) and mask (N, C), got x {x.shape} and "
-                             f"mask {mask.shape}")
-        self._check_same_size(op, ("out", "x"), (out, x))
+    def _channel_mask_multiply(self, out, x, mask):
         _, k, c = x.shape
         self._run1d("dropout.cl", "channel_mask_multiply", x.size, out, x, mask, k, c, x.size)
