@@ -20,8 +20,10 @@ setup(
         "tensorboard": ["tensorboard>=2.10"],   # callbacks.TensorBoard's event files
         "keras-files": ["h5py>=3.8"],   # .keras, .h5 and .weights.h5 files (minidl/keras_files)
         "onnx": ["onnx>=1.14"],         # model.export(path, format="onnx")
+        "openvino": ["onnx>=1.14", "openvino>=2024.0"],   # model.export(path, format="openvino")
         "test": ["pytest>=7", "hypothesis>=6", "pyopencl>=2022.1", "pydot>=1.4", "pillow>=9.1",
                  "scipy>=1.8",   # scipy: tests/test_image_utils.py's reference affine transform
-                 "mpi4py>=3.1", "tensorboard>=2.10", "h5py>=3.8", "onnx>=1.14", "onnxruntime>=1.16"],
+                 "mpi4py>=3.1", "tensorboard>=2.10", "h5py>=3.8", "onnx>=1.14", "onnxruntime>=1.16",
+                 "openvino>=2024.0"],
     },
 )

@@ -514,17 +514,23 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
     def export(self, filepath, format="tf_saved_model", verbose=True, input_signature=None,
                **kwargs):
         """Keras's model.export: format="onnx" writes an ONNX model (minidl/keras_files/
-        onnx_export.py; opset_version=17 or later); Keras's other formats need TensorFlow."""
-        if format != "onnx":
-            raise ValueError(f"export: minidl exports format='onnx' (Keras's {format!r} needs "
-                             "TensorFlow)")
+        onnx_export.py; opset_version=17 or later), format="openvino" an OpenVINO IR (.xml and
+        .bin; keras_files/openvino_export.py, needs the openvino package); Keras's other
+        formats need TensorFlow."""
+        if format not in ("onnx", "openvino"):
+            raise ValueError(f"export: minidl exports format='onnx' or 'openvino' (Keras's "
+                             f"{format!r} needs TensorFlow)")
         if input_signature is not None:
-            raise ValueError("export: input_signature is not used: the ONNX inputs are the "
+            raise ValueError("export: input_signature is not used: the exported inputs are the "
                              "model's, with a dynamic batch axis")
         from ..keras_files.onnx_export import OPSET, export_onnx
         opset = kwargs.pop("opset_version", OPSET)
         if kwargs:
             raise TypeError(f"export: unexpected arguments {sorted(kwargs)}")
+        if format == "openvino":
+            from ..keras_files.openvino_export import export_openvino
+            export_openvino(self, filepath, opset, verbose)
+            return
         export_onnx(self, filepath, opset)
         if verbose:
             print(f"Saved an ONNX model to {filepath}")
