@@ -27,7 +27,11 @@ KERAS_SLOT_CALLS = {
     "Adadelta": [("accumulated_grad", "accumulated_delta_var")],
     "Lion": [("momentum",)],
     "Adamax": [("momentum", "norm")],
+    "Nadam": [("momentum", "velocity")],
 }
+# scalars an optimizer's Keras build() makes after its slots (Nadam's running product of its
+# momentum schedule, which minidl recomputes from the step count)
+KERAS_TRAILING_SCALARS = {"Nadam": ("u_product",)}
 
 
 def _keras_weight_order(model, orders=None):
@@ -58,6 +62,7 @@ def _layout(optimizer, weights):
         names = [slot for slot in call if slot in active]
         for index, shape in weights:
             out.extend((f"{slot}/{index}", shape) for slot in names)
+    out.extend((name, ()) for name in KERAS_TRAILING_SCALARS.get(type(optimizer).__name__, ()))
     return out
 
 
@@ -71,12 +76,14 @@ def write_optimizer(f, model):
         return
     state = optimizer.get_state(model.backend)
     if not optimizer.built:   # Keras too lists only iterations and learning_rate then
-        layout = [(key, shape) for key, shape in layout if "/" not in key]
+        layout = [(key, shape) for key, shape in layout if key in ("iterations", "learning_rate")]
     for i, (key, shape) in enumerate(layout):
         if key == "learning_rate":
             value = np.asarray(optimizer.current_learning_rate(), dtype=np.float32)
         elif key == "iterations":
             value = np.asarray(state["iterations"], dtype=np.int64).reshape(())
+        elif key == "u_product":   # Nadam: the product of u_s over the steps taken
+            value = np.asarray(optimizer._u_product(int(state["iterations"])), dtype=np.float32)
         else:
             value = np.asarray(state[key], dtype=np.float32)
         group.create_dataset(str(i), data=value)
@@ -92,7 +99,7 @@ def read_optimizer(f, model, where, orders=None):
         return
     count = len(group)
     if count <= 2:   # written before the optimizer's first step: iterations, learning rate
-        layout = [(key, shape) for key, shape in layout if "/" not in key]
+        layout = [(key, shape) for key, shape in layout if key in ("iterations", "learning_rate")]
     if count != len(layout) or set(group.keys()) != {str(i) for i in range(count)}:
         warnings.warn(f"{where}: skipping the optimizer state: the file holds {count} "
                       f"variables, {type(optimizer).__name__} has {len(layout)}", stacklevel=4)
@@ -104,6 +111,8 @@ def read_optimizer(f, model, where, orders=None):
         if key == "iterations":
             value = _dataset(f, node, (), where, f"optimizer/vars/{i}")
             state[key] = np.asarray(int(value), dtype=np.int64)
+        elif key == "u_product":   # recomputed from iterations; its shape is still checked
+            _dataset(f, node, shape, where, f"optimizer/vars/{i}")
         elif key != "learning_rate":
             state[key] = _dataset(f, node, shape, where, f"optimizer/vars/{i}")
     try:
