@@ -147,6 +147,17 @@ class Tensor(Operators):
     def numpy(self):
         return self.backend.to_numpy(self.value)
 
+    def __float__(self):
+        """A one-element tensor's value as a Python float (reads the device), as Keras's
+        tensors allow (a learning-rate schedule written with ops)."""
+        array = self.numpy()
+        if array.size != 1:
+            raise TypeError(f"only a one-element Tensor converts to float, got shape {self.shape}")
+        return float(array.reshape(()))
+
+    def __int__(self):
+        return int(float(self))
+
     def __repr__(self):
         return f"<minidl Tensor shape={self.shape} dtype={self.dtype} on {self.backend.name}>"
 

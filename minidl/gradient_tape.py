@@ -54,6 +54,16 @@ class GradientTape:
             raise TypeError(f"GradientTape.gradient: target must be a minidl Tensor computed "
                             f"inside the tape, got {type(target).__name__}")
         many = isinstance(sources, (list, tuple))
+        if many and any(isinstance(s, (list, tuple)) for s in sources):
+            # a nested list (each part's trainable_variables): the gradients come back nested alike
+            flat = self.gradient(target, [s for part in sources for s in
+                                          (part if isinstance(part, (list, tuple)) else [part])])
+            grads, at = [], 0
+            for part in sources:
+                size = len(part) if isinstance(part, (list, tuple)) else 1
+                grads.append(flat[at:at + size] if isinstance(part, (list, tuple)) else flat[at])
+                at += size
+            return grads
         sources = list(sources) if many else [sources]
         for s in sources:
             if not isinstance(s, (Tensor, Variable)):

@@ -4,6 +4,7 @@ a subset of a built optimizer's weights is updated alone (the others and their m
 and apply_gradients(zip(grads, variables)) takes minidl's weights; every backend."""
 
 import numpy as np
+import pytest
 
 import minidl
 from minidl import layers, ops
@@ -51,3 +52,31 @@ def test_a_subset_leaves_the_other_weights_and_their_momentum(backend):
     # the generator's momentum was kept: its next step is momentum * v + g as if uninterrupted
     opt.apply(grads(), both)
     assert opt.iterations == 3
+
+
+def test_nested_sources_and_a_schedule_written_with_ops(backend):
+    """GradientTape.gradient over [a.trainable_variables, b.trainable_variables] gives the
+    gradients nested alike; a schedule may return an ops tensor (Keras's tensors are floats)."""
+    gen, disc = _models()
+    x = ops.convert_to_tensor(np.ones((4, 3), np.float32))
+    with minidl.GradientTape() as tape:
+        loss = ops.mean(disc(gen(x)))
+    grads = tape.gradient(loss, [gen.trainable_variables, disc.trainable_variables])
+    assert [len(g) for g in grads] == [2, 2] and grads[0][0].shape == (3, 4)
+
+    class Halved(minidl.optimizers.schedules.LearningRateSchedule):
+        def __call__(self, step):
+            return ops.convert_to_tensor(0.2) * 0.5
+
+    assert minidl.optimizers.SGD(Halved()).current_learning_rate() == pytest.approx(0.1)
+
+
+def test_random_layers_called_on_data_augment_by_default(backend):
+    """Keras's random layers called on arrays (a tf.data map) augment unless training=False,
+    each call with new numbers."""
+    images = np.random.default_rng(0).random((2, 12, 12, 3)).astype(np.float32)
+    crop = layers.RandomCrop(8, 8, seed=3)
+    first, second = crop(images), crop(images)
+    assert first.shape == (2, 8, 8, 3) and not np.allclose(first, second)
+    flip = layers.RandomFlip("horizontal", seed=1)
+    np.testing.assert_array_equal(flip(images, training=False), images)

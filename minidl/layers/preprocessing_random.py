@@ -60,6 +60,17 @@ class RandomLayer(ImageLayer):
     def get_config(self):
         return dict(super().get_config(), seed=self.seed)
 
+    def __call__(self, inputs, training=None, **options):
+        """Called on data (arrays, as in a tf.data map) the layer augments unless told
+        training=False, with new numbers each call, as Keras's random layers do; in a model it
+        follows the model's mode."""
+        from .augment_base import _is_data, next_data_seed   # (augment_base imports this module)
+        if _is_data(inputs):
+            next_data_seed(self)
+            if training is None:
+                training = True
+        return super().__call__(inputs, training=training, **options)
+
     def forward(self, call, x, training):
         call.applied = bool(training)
         return self.augment(call, x) if call.applied else x
