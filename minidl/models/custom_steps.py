@@ -197,10 +197,15 @@ class CustomSteps:
     def _validate_y(self, y, n, argument="y", x_argument="x", xs=None):
         if getattr(self, "_heads", None):
             return super()._validate_y(y, n, argument, x_argument, xs)
-        # compiled without a loss: the step's own code reads y, as float32 arrays
+        # compiled without a loss: the step's own code reads y, as float32 arrays; y need not
+        # match the outputs (a step of several outputs may train them on one target, as Keras
+        # hands y to train_step as it is)
         names = self.graph.output_names
-        ys = [np.ascontiguousarray(yi, dtype=np.float32)
-              for yi in structure.flatten_data(y, names, argument, self.describe())]
+        if isinstance(y, np.ndarray) and len(names) > 1:
+            ys = [np.ascontiguousarray(y, dtype=np.float32)]
+        else:
+            ys = [np.ascontiguousarray(yi, dtype=np.float32)
+                  for yi in structure.flatten_data(y, names, argument, self.describe())]
         for yi in ys:
             if yi.ndim == 0 or len(yi) != n:
                 raise ValueError(f"{x_argument} and {argument} must have the same length, got "
