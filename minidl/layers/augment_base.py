@@ -20,10 +20,8 @@ import numbers
 
 import numpy as np
 
-from ..seed_state import mix_seed, new_seed
-from .nodes import KerasTensor
 from .preprocessing_color import check_data_format
-from .preprocessing_random import RandomLayer
+from .preprocessing_random import RandomLayer, _is_data, next_data_seed  # noqa: F401 (re-exported)
 
 DATA_KEYS = ("images", "labels")
 
@@ -103,23 +101,6 @@ class HostDrawnAugment(RandomLayer):
         mixed = b.zeros(labels.shape)
         b.batch_mix_forward(mixed, source, call.label_mix)
         return b.to_numpy(mixed)
-
-
-def next_data_seed(layer):
-    """Give `layer` the step seed of its next call on data: its `seed` (or, without one, a
-    seed drawn once from minidl's global generator) mixed with the count of such calls."""
-    if getattr(layer, "_data_seed", None) is None:
-        layer._data_seed = layer.seed if layer.seed is not None else new_seed()
-    layer._data_calls = getattr(layer, "_data_calls", 0) + 1
-    layer.step_seed = mix_seed(layer._data_seed, layer._data_calls) >> 2
-
-
-def _is_data(inputs):
-    """True for a host array called on, as opposed to a model's or an op's tensor."""
-    from . import custom_call
-    if isinstance(inputs, (KerasTensor, list, tuple, dict)) or custom_call.is_eager(inputs):
-        return False
-    return isinstance(inputs, np.ndarray) or hasattr(inputs, "__array__")
 
 
 def keras_pair(value, bounds, owner, argument):

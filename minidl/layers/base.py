@@ -29,6 +29,7 @@ from . import added_losses, custom_call
 from .input_arguments import LayerMeta, sample_shape
 from .input_spec import assert_input_compatibility
 from .variable_names import VariableNames
+from .call_options import CallOptions
 
 
 def _is_model(item):
@@ -37,7 +38,7 @@ def _is_model(item):
     return hasattr(item, "graph") and hasattr(item, "compile")
 
 
-class Layer(VariableNames, metaclass=LayerMeta):
+class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
     """Base class of every layer (input_shape= and the like are taken by LayerMeta)."""
 
     # Layers whose forward takes a list of tensors (Add, Concatenate) set this.
@@ -193,31 +194,6 @@ class Layer(VariableNames, metaclass=LayerMeta):
         outputs = self.add_node(tensors, training, options=options).outputs
         return outputs if len(outputs) > 1 else outputs[0]
 
-    # the call keyword arguments a built-in layer takes besides training (attention's
-    # use_causal_mask); a layer written with `call` takes those its signature names
-    call_options = ()
-
-    def check_call_options(self, options):
-        """The call's keyword arguments, checked: names this layer takes, plain values (a
-        tensor argument must go in the inputs). Returns a dict (empty when none)."""
-        if not options:
-            return {}
-        if self.uses_call():
-            accepted = custom_call.call_parameters(self)
-        else:
-            accepted = self.call_options
-        for name, value in options.items():
-            if name == custom_call.TENSOR_ARGUMENTS:
-                custom_call.check_tensor_arguments(self, value)
-                continue
-            if name not in accepted:
-                raise TypeError(f"{self.describe()}: unexpected call argument {name!r} "
-                                f"(it takes {', '.join(sorted(accepted)) or 'only inputs and training'})")
-            if not (value is None or isinstance(value, (bool, int, float, str))):
-                raise TypeError(f"{self.describe()}: call argument {name!r} must be a plain value "
-                                f"(bool, int, float, str or None) in minidl, got {type(value).__name__}; "
-                                "pass tensors in the inputs")
-        return dict(options)
 
     def add_node(self, tensors, training=None, parent=None, options=None):
         """Build for the tensors' shapes (once) and record a call node on them."""
@@ -335,15 +311,6 @@ class Layer(VariableNames, metaclass=LayerMeta):
             return self.supports_masking and all(input_masked)
         return self.supports_masking and input_masked
 
-    def accept_node_inputs(self, count):
-        """A model file feeds this layer's call `count` tensors (a recurrent layer takes its
-        initial states after its input); the default takes what the layer was made for."""
-
-    def node_output_has_mask(self, input_masked, options):
-        """output_has_mask for one call with its keyword options (a layer whose options change
-        what its output is, ReversibleEmbedding's reverse=, overrides it)."""
-        return self.output_has_mask(input_masked)
-
     def node_output_shape(self, input_shape, options):
         """The output shape of one call on inputs of `input_shape` with its keyword options."""
         if options and self.uses_call() and \
@@ -355,11 +322,6 @@ class Layer(VariableNames, metaclass=LayerMeta):
             if found is not None:
                 return found
         return self.concrete_output_shape(input_shape)
-
-    def options_output_shape(self, input_shape, options):
-        """The output shape of a built-in layer's call with these keyword options, when they
-        change it (ReversibleEmbedding's reverse=); None: the usual one."""
-        return None
 
     def add_loss(self, loss):
         """Keras's add_loss: inside `call`, a scalar (or values summed to one) that joins the

@@ -14,9 +14,13 @@ straight-through gradient: Keras never differentiates them, they sit before trai
 
 import numbers
 
+import numpy as np
+
 from ..arguments import number
+from ..seed_state import mix_seed, new_seed
 from ..backends.contract.images import FILL_MODES, INTERPOLATIONS
 from .image_steps import smart_resize_steps
+from .nodes import KerasTensor
 from .preprocessing import ImageLayer, ResampledImage, choice, positive_int
 
 
@@ -45,6 +49,24 @@ def value_range_pair(value_range, owner):
     return (low, high)
 
 
+def next_data_seed(layer):
+    """Give `layer` the step seed of its next call on data: its `seed` (or, without one, a
+    seed drawn once from minidl's global generator) mixed with the count of such calls."""
+    if getattr(layer, "_data_seed", None) is None:
+        layer._data_seed = layer.seed if layer.seed is not None else new_seed()
+    layer._data_calls = getattr(layer, "_data_calls", 0) + 1
+    layer.step_seed = mix_seed(layer._data_seed, layer._data_calls) >> 2
+
+
+def _is_data(inputs):
+    """True for a host array called on, as opposed to a model's or an op's tensor."""
+    from . import custom_call
+    if isinstance(inputs, (KerasTensor, list, tuple, dict)) or custom_call.is_eager(inputs):
+        return False
+    return isinstance(inputs, np.ndarray) or hasattr(inputs, "__array__")
+
+
+
 class RandomLayer(ImageLayer):
     """Base of the random layers: the seed, and identity outside training."""
 
@@ -64,7 +86,6 @@ class RandomLayer(ImageLayer):
         """Called on data (arrays, as in a tf.data map) the layer augments unless told
         training=False, with new numbers each call, as Keras's random layers do; in a model it
         follows the model's mode."""
-        from .augment_base import _is_data, next_data_seed   # (augment_base imports this module)
         if _is_data(inputs):
             next_data_seed(self)
             if training is None:
