@@ -40,8 +40,14 @@ class EqualizeOps:
         # Keras's torch backend counts in int64: its clip limit is truncated to an integer
         limit = np.float32(math.trunc(clip * tile_h * tile_w / 256.0)) if clip > 0 else np.float32(0)
         cdfs = self._scratch_tensor("clahe_cdfs", (n, gh, gw, c, 256))
-        self._run1d(_CL, "clahe_tiles", n * gh * gw * c, cdfs, x, np.float32(low), np.float32(high),
-                    identity, np.float32(clip), limit, gh, gw, tile_h, tile_w, n, h, w, c)
+        tiles = n * gh * gw * c
+        counts = self._scratch_tensor("clahe_counts", (tiles, 256))
+        self._run1d(_CL, "equalize_clear", tiles * 256, counts, tiles * 256)
+        padded = n * gh * tile_h * gw * tile_w * c
+        self._run1d(_CL, "clahe_histogram", padded, counts, x, np.float32(low), np.float32(high),
+                    identity, gh, gw, tile_h, tile_w, n, h, w, c, np.int64(padded))
+        self._run1d(_CL, "clahe_tiles", tiles, cdfs, counts, np.float32(clip), limit, gh, gw,
+                    tile_h, tile_w, n, c)
         self._run1d(_CL, "clahe_apply", n * h * w, out, x, cdfs, np.float32(low), np.float32(high),
                     identity, gh, gw, tile_h, tile_w, n, h, w, c)
 

@@ -14,8 +14,9 @@ __kernel void bop_update(__global float *w, __global const float *g, __global fl
     const float wi = w[i];
     const float mi = m[i] + gamma * (g[i] - m[i]);
     const float d = wi * mi - threshold;
-    // t = -sign(d) w; d == 0 gives 0, a NaN d stays NaN (OpenCL's sign() would give 0)
-    const float t = d > 0.0f ? -wi : (d < 0.0f ? wi : d * 0.0f);
+    // t = -sign(d) w; d == 0 gives 0, a NaN d stays NaN (OpenCL's sign() would give 0). The
+    // NaN tests are explicit: a compiler may fold d * 0 to 0 (Mesa's llvmpipe does)
+    const float t = isnan(d) ? d : (d > 0.0f ? -wi : (d < 0.0f ? wi : 0.0f));
     m[i] = mi;
-    w[i] = t >= 0.0f ? 1.0f : (t < 0.0f ? -1.0f : t);
+    w[i] = isnan(t) ? t : (t >= 0.0f ? 1.0f : -1.0f);
 }

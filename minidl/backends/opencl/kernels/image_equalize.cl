@@ -87,27 +87,40 @@ int level_of(const float v)
     return v < 255.0f ? (int)v : 255;
 }
 
-// cdfs (n, grid_h, grid_w, c, 256): one work-item per (image, tile, channel) counts its tile
-// (the image padded by its edge pixels) and writes the clipped CDF, not yet normalised:
+// cdfs (n, grid_h, grid_w, c, 256): one work-item per (image, tile, channel) reads its tile's
+// counts (clahe_histogram) and writes the clipped CDF, not yet normalised:
 // clahe_apply normalises the four values each pixel reads (its first value is the minimum),
 // which costs fewer divisions than normalising all 256 levels of every tile. Keras's torch
 // backend counts in int64, so its clip limit is truncated to an integer (`limit`).
-__kernel void clahe_tiles(__global float *cdfs, __global const float *x, const float low,
-                          const float high, const int identity, const float clip_limit,
+// hist (n, grid_h, grid_w, c, 256) += the levels of each tile (the image padded by its edge
+// pixels to whole tiles): one work-item per padded pixel and channel, atomic increments
+// (cleared before by equalize_clear). Counting a tile in one work-item serialized up to its
+// area (and stalled Mesa's llvmpipe past 65,000 pixels); this spreads it over the device.
+__kernel void clahe_histogram(__global int *hist, __global const float *x, const float low,
+                              const float high, const int identity, const int grid_h,
+                              const int grid_w, const int tile_h, const int tile_w, const int n,
+                              const int h, const int w, const int c, const long total)
+{
+    const long item = get_global_id(0);
+    if (item >= total) return;
+    const int k = (int)(item % c);
+    const long pixel = item / c;
+    const int padded_w = grid_w * tile_w, padded_h = grid_h * tile_h;
+    const int x0 = (int)(pixel % padded_w), y = (int)(pixel / padded_w % padded_h);
+    const int b = (int)(pixel / padded_w / padded_h);
+    const long at = (((long)b * h + min(y, h - 1)) * w + min(x0, w - 1)) * c + k;
+    const long tile = (((long)b * grid_h + y / tile_h) * grid_w + x0 / tile_w) * c + k;
+    atomic_inc(&hist[tile * LEVELS + level_of(clahe_in(x[at], low, high, identity))]);
+}
+
+__kernel void clahe_tiles(__global float *cdfs, __global const int *counts, const float clip_limit,
                           const float limit, const int grid_h, const int grid_w, const int tile_h,
-                          const int tile_w, const int n, const int h, const int w, const int c)
+                          const int tile_w, const int n, const int c)
 {
     const int item = get_global_id(0);
     if (item >= n * grid_h * grid_w * c) return;
-    const int k = item % c, tx = item / c % grid_w, ty = item / c / grid_w % grid_h;
-    const int b = item / c / grid_w / grid_h;
     int hist[LEVELS];
-    for (int v = 0; v < LEVELS; ++v) hist[v] = 0;
-    for (int y = ty * tile_h; y < (ty + 1) * tile_h; ++y)
-        for (int x0 = tx * tile_w; x0 < (tx + 1) * tile_w; ++x0) {
-            const long at = (((long)b * h + min(y, h - 1)) * w + min(x0, w - 1)) * c + k;
-            hist[level_of(clahe_in(x[at], low, high, identity))]++;
-        }
+    for (int v = 0; v < LEVELS; ++v) hist[v] = counts[(long)item * LEVELS + v];
     __global float *cdf = cdfs + (long)item * LEVELS;
     const int area = tile_h * tile_w;
     if (area <= 65536) {
