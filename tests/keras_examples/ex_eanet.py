@@ -17,7 +17,7 @@ API; what differs: tf.image.extract_patches / tf.reshape / tf.transpose / tf.red
 tf.range / tf.nn.gelu become keras.ops.image.extract_patches, ops.reshape, ops.transpose,
 ops.sum, ops.arange, activations.gelu (as the Keras 3 port spells them); AdamW from
 keras.optimizers in place of tensorflow_addons'; synthetic 3-channel digit images (16 x 16,
-10 classes) in place of CIFAR-100, 2 blocks of width 32, 8 epochs, no plots; the checks are on
+10 classes, patch 4) in place of CIFAR-100, 2 blocks of width 32, 8 epochs, no plots; the checks are on
 the training accuracy (see the note at the end)."""
 
 import numpy as np
@@ -42,7 +42,7 @@ y_test = keras.utils.to_categorical(y_test, num_classes)
 
 weight_decay, learning_rate, label_smoothing = 0.0001, 0.001, 0.1
 validation_split, batch_size, num_epochs = 0.2, 32, 8
-patch_size = 2
+patch_size = 4
 num_patches = (input_shape[0] // patch_size) ** 2
 embedding_dim, mlp_dim, dim_coefficient, num_heads = 32, 32, 4, 4
 attention_dropout = projection_dropout = 0.2
@@ -83,7 +83,8 @@ class PatchEmbedding(layers.Layer):
 
 patches = PatchExtract(patch_size)(x_train[:2])
 assert tuple(patches.shape) == (2, num_patches, patch_size * patch_size * 3), patches.shape
-np.testing.assert_allclose(ops.convert_to_numpy(patches)[0, 1].reshape(2, 2, 3), x_train[0, 0:2, 2:4])
+p = patch_size   # the second patch is the top row's second block, row-major inside
+np.testing.assert_allclose(ops.convert_to_numpy(patches)[0, 1].reshape(p, p, 3), x_train[0, 0:p, p:2 * p])
 
 
 def external_attention(x, dim, num_heads, dim_coefficient=4, attention_dropout=0, projection_dropout=0):
