@@ -57,9 +57,9 @@ class _DepthwiseBase(WindowPlanMixin, ActivationMixin, Layer):
         self.bias_constraint = constraints.get(bias_constraint)
 
     def _depthwise_config(self):
-        return dict(super().get_config(), kernel_size=list(self.kernel_size), strides=list(self.strides),
+        return dict(super().get_config(), kernel_size=tuple(self.kernel_size), strides=tuple(self.strides),
                     padding=self.padding, depth_multiplier=self.depth_multiplier,
-                    data_format=self.data_format, dilation_rate=list(self.dilation_rate),
+                    data_format=self.data_format, dilation_rate=tuple(self.dilation_rate),
                     activation=activations.config_name(self.activation), use_bias=self.use_bias,
                     depthwise_initializer=str(self.depthwise_initializer),
                     bias_initializer=str(self.bias_initializer),

@@ -15,8 +15,8 @@ class _Pooling2D(WindowPlanMixin, Layer):
         self.padding = normalize_padding(padding, self.describe())
 
     def get_config(self):
-        return dict(super().get_config(), pool_size=list(self.pool_size),
-                    strides=list(self.strides), padding=self.padding)
+        return dict(super().get_config(), pool_size=tuple(self.pool_size),
+                    strides=tuple(self.strides), padding=self.padding)
 
     def build(self, input_shape):
         self.expect_rank(input_shape, 3, "(height, width, channels)")

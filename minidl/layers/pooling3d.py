@@ -41,7 +41,7 @@ class _Pooling3D(Layer):
         self.padding = normalize_padding(padding, owner)
 
     def get_config(self):
-        return dict(super().get_config(), pool_size=list(self.pool_size), strides=list(self.strides),
+        return dict(super().get_config(), pool_size=tuple(self.pool_size), strides=tuple(self.strides),
                     padding=self.padding, data_format="channels_last")
 
     def build(self, input_shape):
