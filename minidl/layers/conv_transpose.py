@@ -41,7 +41,7 @@ class Conv2DTranspose(Conv2D):
 
     def get_config(self):
         config = dict(super().get_config(), output_padding=None if self.output_padding is None
-                      else list(self.output_padding))
+                      else tuple(self.output_padding))
         del config["groups"]
         return config
 
