@@ -1,7 +1,7 @@
 """keras.preprocessing.image.smart_resize: crop an image (or a batch) around its centre to the
-target's aspect ratio, then resize it, so nothing is stretched. The crop is computed as Keras
-computes it (integer sizes, at least 1 pixel), the resize is ops.image.resize on the active
-backend."""
+target's aspect ratio, then resize it, so nothing is stretched: ops.image.resize with
+crop_to_aspect_ratio on the active backend, whose crop is Keras's (integer sizes, at least 1
+pixel)."""
 
 import numpy as np
 
@@ -24,15 +24,7 @@ def smart_resize(x, size, interpolation="bilinear", data_format="channels_last",
         raise ValueError("Expected an image array with shape `(height, width, channels)`, or "
                          "`(batch_size, height, width, channels)`, but got input with incorrect "
                          f"rank, of shape {tuple(img.shape)}.")
-    last = data_format == "channels_last"
-    height, width = (img.shape[-3], img.shape[-2]) if last else (img.shape[-2], img.shape[-1])
-    target_height, target_width = int(size[0]), int(size[1])
-    crop_height = max(min(height, int(float(width * target_height) / target_width)), 1)
-    crop_width = max(min(width, int(float(height * target_width) / target_height)), 1)
-    top, left = int(float(height - crop_height) / 2), int(float(width - crop_width) / 2)
-    rows, cols = slice(top, top + crop_height), slice(left, left + crop_width)
-    lead = (slice(None),) * (len(img.shape) - 3)
-    img = img[lead + ((rows, cols, slice(None)) if last else (slice(None), rows, cols))]
-    img = ops.image.resize(img, (target_height, target_width), interpolation=interpolation,
-                           data_format=data_format)
+    # Keras's crop (centre, integer sizes, at least one pixel) is resize's crop_to_aspect_ratio
+    img = ops.image.resize(img, (int(size[0]), int(size[1])), interpolation=interpolation,
+                           crop_to_aspect_ratio=True, data_format=data_format)
     return ops.convert_to_numpy(img) if isinstance(x, np.ndarray) else img
