@@ -135,6 +135,19 @@ def test_spectral_normalization_trains_and_round_trips(backend, tmp_path):
     np.testing.assert_allclose(loaded.layers[1].vector_u.numpy(), wrapper.vector_u.numpy())
 
 
+def test_spectral_normalization_keeps_an_all_zero_kernel(backend):
+    # no singular direction: the kernel and u stay as they are (Keras's ops.cond), no NaN
+    inp = layers.Input((4,))
+    wrapper = layers.SpectralNormalization(layers.Dense(3, kernel_initializer="zeros"))
+    model = minidl.Model(inp, wrapper(inp))
+    u = wrapper.vector_u.numpy()
+    out = model(np.ones((2, 4), np.float32), training=True)
+    out = out.numpy() if hasattr(out, "numpy") else np.asarray(out)
+    np.testing.assert_array_equal(out, np.zeros((2, 3), np.float32))
+    np.testing.assert_array_equal(wrapper.layer.kernel.numpy(), np.zeros((4, 3), np.float32))
+    np.testing.assert_array_equal(wrapper.vector_u.numpy(), u)
+
+
 def test_wrapper_checks_and_config():
     with pytest.raises(ValueError, match="isn't a supported layer type"):
         layers.Wrapper("dense")

@@ -77,11 +77,13 @@ class SpectralNormalization(Wrapper):
 
     def call(self, inputs, training=False):
         if training:
+            # An all-zero kernel has no singular direction: keep it and u as they are, as Keras
+            # does. The choice is made on the device, so a training step reads nothing back.
             kernel = self._kernel()
-            if bool(ops.convert_to_numpy(ops.any(ops.not_equal(kernel, 0.0)))):
-                u, normalized = self.normalized_weights()
-                self.vector_u.assign(u)
-                kernel.assign(normalized)
+            nonzero = ops.any(ops.not_equal(kernel, 0.0))
+            u, normalized = self.normalized_weights()
+            self.vector_u.assign(ops.where(nonzero, u, self.vector_u))
+            kernel.assign(ops.where(nonzero, normalized, kernel))
         return self.layer(inputs)
 
     def normalized_weights(self):
