@@ -80,3 +80,31 @@ def test_random_layers_called_on_data_augment_by_default(backend):
     assert first.shape == (2, 8, 8, 3) and not np.allclose(first, second)
     flip = layers.RandomFlip("horizontal", seed=1)
     np.testing.assert_array_equal(flip(images, training=False), images)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: minidl.optimizers.MultiOptimizer(
+        lambda v: minidl.optimizers.Adam(0.01) if v.path.startswith("g") else minidl.optimizers.SGD(0.1, momentum=0.9)),
+    lambda: minidl.optimizers.LossScaleOptimizer(minidl.optimizers.SGD(0.1, momentum=0.9))],
+    ids=["multi", "loss_scale"])
+def test_a_subset_through_a_composite_optimizer(backend, make):
+    """MultiOptimizer and the wrappers step a subset too: the weights not given and their
+    sub-optimizer's state are put back."""
+    gen, disc = _models()
+    both = gen.trainable_weights + disc.trainable_weights
+    opt = make()
+    x = ops.convert_to_tensor(np.random.default_rng(3).standard_normal((8, 3)).astype(np.float32))
+
+    def grads():
+        with minidl.GradientTape() as tape:
+            loss = ops.mean(ops.square(disc(gen(x))))
+        return tape.gradient(loss, both)
+
+    opt.apply(grads(), both)
+    frozen = [w.numpy().copy() for w in gen.trainable_weights]
+    moved = [w.numpy().copy() for w in disc.trainable_weights]
+    for _ in range(2):
+        opt.apply(grads()[2:], disc.trainable_weights)
+    for w, f in zip(gen.trainable_weights, frozen):
+        np.testing.assert_array_equal(w.numpy(), f)
+    assert any(not np.array_equal(w.numpy(), m) for w, m in zip(disc.trainable_weights, moved))

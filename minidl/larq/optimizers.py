@@ -213,6 +213,7 @@ class CaseOptimizer(MultiOptimizer):
         self.var_opt_mapping = dict(mapping)
         self._backend, self._groups = backend, groups
         self._shapes = [tuple(backend.shape(w)) for w in weights]
+        self._weights = weights
         self._positions = {id(w): i for i, w in enumerate(weights)}
         if self._pending_state is not None:
             pending, self._pending_state = self._pending_state, None

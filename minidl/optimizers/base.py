@@ -186,8 +186,8 @@ class Optimizer:
             raise ValueError(f"{type(self).__name__} '{self.name}'.build: {len(names)} names for "
                              f"{len(weights)} weights")
         self._shapes = [tuple(backend.shape(w)) for w in weights]
-        self._positions = {id(w): i for i, w in enumerate(weights)}   # for apply()
-        self._weight_tensors = {id(w): w for w in weights}
+        self._weights = weights                                        # for apply()
+        self._positions = {id(w): i for i, w in enumerate(weights)}
         self._weight_paths = names
         self._decays = [self._weight_decay() if self._uses_weight_decay(w, name) else 0.0
                         for w, name in zip(weights, names)]
@@ -311,44 +311,30 @@ class Optimizer:
             return
         # The fused step updates every weight it was built for: the ones not given run with a
         # zero gradient, then get back their values and state (momentum would move them).
-        weights = self._built_weights()
-        kept = self._snapshot(untouched, weights)
+        kept = [(tensor, self._scratch(("kept", id(tensor)), tensor, copy=True))
+                for i in untouched for tensor in self._kept_tensors(i)]
         for i in untouched:
-            pairs[i] = (self._zero_gradient(weights[i]), weights[i])
+            weight = self._weights[i]
+            pairs[i] = (self._scratch(("zero", id(weight)), weight), weight)
         self.apply_gradients(pairs)
-        self._restore(kept)
-
-    def _built_weights(self):
-        """The weight tensors in build()'s order."""
-        order = [None] * len(self._shapes)
-        for key, i in self._positions.items():
-            order[i] = self._weight_tensors[key]
-        return order
-
-    def _snapshot(self, indices, weights):
-        """Copies of the weights at `indices` and of their optimizer state."""
-        b, kept = self._backend, []
-        for i in indices:
-            for tensor in [weights[i]] + list(self._state_of_weight[i].values()):
-                copy = b.empty(b.shape(tensor))
-                b.copy(copy, tensor)
-                kept.append((tensor, copy))
-        return kept
-
-    def _restore(self, kept):
         for tensor, copy in kept:
             self._backend.copy(tensor, copy)
 
-    def _zero_gradient(self, value):
-        """A zero tensor shaped as the weight tensor `value`, kept for the next step."""
-        zeros = getattr(self, "_zero_grads", None)
-        if zeros is None:
-            zeros = self._zero_grads = {}
-        key = id(value)
-        if key not in zeros:
-            backend = self._backend
-            zeros[key] = backend.zeros(backend.shape(value))
-        return zeros[key]
+    def _kept_tensors(self, index):
+        """The weight at build position `index` and its optimizer state: what a step with a
+        zero gradient may move and apply() puts back."""
+        return [self._weights[index]] + list(self._state_of_weight[index].values())
+
+    def _scratch(self, key, like, copy=False):
+        """A tensor shaped as `like`, made once per key and reused by later apply() calls:
+        zeros, or (copy=True) a fresh copy of `like`'s values."""
+        scratch = self.__dict__.setdefault("_apply_scratch", {})
+        backend = self._backend
+        if key not in scratch:
+            scratch[key] = backend.zeros(backend.shape(like))
+        if copy:
+            backend.copy(scratch[key], like)
+        return scratch[key]
 
     def _update_moving_average(self, backend, weights):
         """Keras: average = m * average + (1 - m) * w, m = 0 at the first step (a copy), then

@@ -67,7 +67,6 @@ class Lookahead(OptimizerWrapper):
         self._pending_others = None         # their state, from set_state() before compile
 
     def _build_own(self, backend, weights):
-        self._weights = weights
         self._slow = [backend.empty(backend.shape(w)) for w in weights]
         for slow, weight in zip(self._slow, weights):
             backend.copy(slow, weight)

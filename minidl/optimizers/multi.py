@@ -206,7 +206,8 @@ class MultiOptimizer(Optimizer):
                 optimizer.build(backend, [weights[i] for i in group], [names[i] for i in group])
         self._backend, self._groups = backend, groups
         self._shapes = [tuple(backend.shape(w)) for w in weights]
-        self._positions = {id(w): i for i, w in enumerate(weights)}   # for Optimizer.apply
+        self._weights = weights                                        # for Optimizer.apply
+        self._positions = {id(w): i for i, w in enumerate(weights)}
         if self._pending_state is not None:
             pending, self._pending_state = self._pending_state, None
             self.set_state(backend, pending)
@@ -227,6 +228,13 @@ class MultiOptimizer(Optimizer):
             if group:
                 optimizer.apply_gradients([grads_and_vars[i] for i in group])
         self.iterations += 1
+
+    def _kept_tensors(self, index):
+        """Optimizer.apply's question goes to the sub-optimizer that owns the weight."""
+        for optimizer, group in zip(self._inner_optimizers, self._groups):
+            if index in group:
+                return optimizer._kept_tensors(group.index(index))
+        return [self._weights[index]]
 
     def finalize_variable_values(self, weights):
         weights = list(weights)

@@ -82,13 +82,16 @@ class OptimizerWrapper(Optimizer):
     def _state(self):
         return self.inner_optimizer._state
 
+    def _kept_tensors(self, index):
+        return self.inner_optimizer._kept_tensors(index)
+
     def exclude_from_weight_decay(self, var_list=None, var_names=None):
         self.inner_optimizer.exclude_from_weight_decay(var_list, var_names)
 
     def build(self, backend, weights, names=None):
         weights = list(weights)
         self.inner_optimizer.build(backend, weights, names)
-        self._backend = backend
+        self._backend, self._weights = backend, weights
         self._build_own(backend, weights)
         if self._pending_own is not None:
             pending, self._pending_own = self._pending_own, None
