@@ -231,3 +231,23 @@ def test_tensorboard_arguments_and_the_missing_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorboard.compat.proto", None)
     with pytest.raises(ImportError, match=r"pip install minidl\[tensorboard\]"):
         callbacks.TensorBoard()
+
+
+def test_an_epoch_stopped_by_a_callback_is_still_validated():
+    """Keras 3's fit: a callback setting model.stop_training in on_train_batch_end breaks the
+    epoch's loop, and that epoch is still evaluated (its logs get val_*), then fit ends."""
+    minidl.set_backend("numpy")
+    minidl.set_seed(0)
+    model = minidl.Sequential([minidl.layers.Input((3,)), minidl.layers.Dense(2)])
+    model.compile("sgd", "mse")
+    x, y = np.ones((40, 3), np.float32), np.zeros((40, 2), np.float32)
+
+    class StopAfterTwo(minidl.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            if batch == 1:
+                self.model.stop_training = True
+
+    history = model.fit(x, y, batch_size=10, epochs=3, validation_data=(x, y), verbose=0,
+                        callbacks=[StopAfterTwo()])
+    assert model.optimizer.iterations == 2
+    assert list(history.history) == ["loss", "val_loss"] and len(history.history["val_loss"]) == 1

@@ -175,7 +175,7 @@ class TrainingLoops:
                     break
             skip = 0
             logs = self._metric_values() if self._seen else {}
-            if val is not None and not self.stop_training:
+            if val is not None:   # also after a stop_training break in the epoch, as Keras
                 val_logs = self._evaluate_batches(val, owner, cbs)   # test hooks run, as Keras
                 logs.update({"val_" + k: v for k, v in val_logs.items()})
             self.trained_epochs = epoch + 1
