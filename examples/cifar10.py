@@ -27,7 +27,7 @@ except ImportError:  # run from a checkout without `pip install -e .`
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import minidl
 
-from minidl import callbacks, optimizers, recipes, schedules, zoo
+from minidl import callbacks, mixed_precision, optimizers, recipes, schedules, zoo
 from minidl.data import ArrayIterator, Augment, channel_stats
 from minidl.datasets import cifar10
 from minidl.io import atomic_write
@@ -85,6 +85,10 @@ def parse_args(argv=None):
     p.add_argument("--distributed", action="store_true",
                    help="data-parallel training over MPI (run under mpirun -np N): each rank trains "
                         "on its shard with --batch-size, gradients averaged (minidl.distributed)")
+    p.add_argument("--dtype-policy", default="float32",
+                   choices=["float32", "mixed_bfloat16", "mixed_float16"],
+                   help="Keras's mixed precision (minidl.mixed_precision.set_global_policy): float32 "
+                        "variables, bfloat16 / float16 products (default: float32)")
     p.add_argument("--verbose", type=int, choices=[0, 1, 2], default=1,
                    help="per epoch: 0 this script's line (time, images/s, loss, accuracy), "
                         "1 a progress bar and that line, 2 fit's Keras-style line instead")
@@ -194,10 +198,13 @@ class EpochReport(callbacks.Callback):
 
     def on_epoch_begin(self, epoch, logs=None):
         self.epoch_start = time.perf_counter()
-        self.seen = 0
+        self.seen = self.batches = 0
 
     def on_train_batch_end(self, batch, logs=None):
-        self.seen += int(logs["size"]) if logs is not None and "size" in logs else 0
+        # Keras's batch logs hold no batch size: count the batches this epoch ran (a resumed
+        # epoch starts at its saved step), full ones but the data set's last
+        self.batches += 1
+        self.seen = min(self.batches * self.args.batch_size, self.num_train)
         self.train_end = time.perf_counter()
 
     def on_epoch_end(self, epoch, logs=None):
@@ -274,6 +281,8 @@ def main(argv=None):
         sys.exit(f"cifar10.py: the {which} backend cannot run here. {exc}.")
     backend_name = getattr(backend, "name", type(backend).__name__)
     minidl.set_seed(args.seed)
+    # before any layer exists: a model built (or loaded without saved policies) takes it
+    mixed_precision.set_global_policy(args.dtype_policy)
 
     try:
         (x_train, y_train), (x_test, y_test) = cifar10.load_data(args.data_dir)
@@ -326,7 +335,8 @@ def main(argv=None):
     say = print if primary else (lambda *a, **k: None)
     say(f"{args.model} ({model.count_params():,} weights) on {backend_name}: "
           f"{len(x_train)} training / {len(x_test)} test images, batch {args.batch_size}, "
-          f"{args.optimizer} lr {args.lr}, augmentation {'on' if args.augment else 'off'}", flush=True)
+          f"{args.optimizer} lr {args.lr}, augmentation {'on' if args.augment else 'off'}, "
+          f"{args.dtype_policy}", flush=True)
     cbs = recipe_callbacks + \
         ([EpochReport(args, len(x_train), log)] if primary else [])
     if args.checkpoint:
