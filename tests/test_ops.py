@@ -166,6 +166,16 @@ def memory_cases():
         return [call("add", out(5), randn(rng, 5), randn(rng, 5)),
                 call("reset_stats"), call("stats")]
 
+    def storage(rng):
+        def check(get, backend):
+            # views and reshapes live in x's allocation, a new tensor in its own (the check
+            # runs its own ops: get() returns host copies, whose identity means nothing)
+            x, y = backend.empty((4, 6)), backend.empty((4, 6))
+            assert backend.storage(backend.reshape(x, (24,))) is backend.storage(x)
+            assert backend.storage(backend.view(x, (2, 3))) is backend.storage(x)
+            assert backend.storage(y) is not backend.storage(x)
+        return [call("storage", randn(rng, 4, 6))], check
+
     def info(rng):
         def check(get, backend):
             described = get(Result(0))
@@ -178,6 +188,7 @@ def memory_cases():
             Case("reshape", "reshape-is-a-view", views, rtol=0, atol=0),
             Case("view", "view-of-a-prefix", prefix_views, rtol=0, atol=0),
             Case("stats", "reset-stats", counters),
+            Case("storage", "storage-identity", storage, ref=None),
             Case("info", "info", info, ref=None)]
 
 

@@ -104,6 +104,11 @@ class Backend(ActivationsSection, AttentionSection, ConvolutionSection, Depthwis
         that many), sharing storage (no copy): one allocation serves every smaller batch."""
         raise NotImplementedError
 
+    def storage(self, x):
+        """The allocation `x` lives in (an opaque object compared with `is`): tensors that
+        share storage (views, reshapes) give the same one; each empty() a new one."""
+        raise NotImplementedError
+
     def shape(self, x):
         """The shape of tensor `x` as a tuple."""
         return tuple(x.shape)

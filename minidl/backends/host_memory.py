@@ -65,6 +65,11 @@ class HostMemory:
                              f"fewer than the {size} of {tuple(shape)}")
         return self.reshape(x, (x.size,))[:size].reshape(shape)
 
+    def storage(self, x):
+        while isinstance(x.base, np.ndarray):   # a view's base chain ends at the allocation
+            x = x.base
+        return x
+
     def copy(self, out, x):
         check_same_size("copy", "out", out, "x", x)
         out[...] = x.reshape(out.shape)

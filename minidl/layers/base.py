@@ -486,6 +486,18 @@ class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
             raise NotImplementedError(f"{self.describe()} defines neither call nor backward")
         return custom_call.call_backward(self, call, dout)
 
+    # What a training graph may reuse (models/graph.py): an output that neither the layer's
+    # own backward nor any reader's backward reads is lent for the forward pass only. A layer
+    # that overrides backward keeps these answers true for it.
+    def backward_reads_input(self):
+        """Whether backward reads the input of forward (False also promises that the output
+        never shares the input's storage)."""
+        return True
+
+    def backward_reads_output(self):
+        """Whether backward reads the output forward returned (or its pre-activation)."""
+        return True
+
 
 def _as_shape(shape):
     """A sample shape as a tuple, or a list of them for a layer of several outputs."""

@@ -45,11 +45,30 @@ class LayerCall:
         self.options = {}                # the call's keyword arguments (its node's options)
         self.douts_given = None          # per output, whether backward got a real dL/d (None: all)
         self._grad_scratch = None        # weight id -> scratch while accumulating
+        # Set by a graph for one pass (models/graph.py): while `lender` is set (a backward
+        # step) every buffer comes from it and lives until the graph releases it; while
+        # `output_lender` is set (a forward step whose output no backward reads) the output
+        # buffer does (output_buffer).
+        self.lender = None
+        self.output_lender = None
+        self._lent = {}                  # (role, dtype) -> the tensor lent for it this step
 
     def buffer(self, role, shape, dtype="float32"):
         """A backend tensor of `shape` owned by this call for `role` ("z", "dx", ...), valid
         until the call asks for that role again (the next step)."""
+        if self.lender is not None:
+            held = self._lent.get((role, dtype))
+            if held is None or tuple(self.backend.shape(held)) != tuple(shape):
+                held = self._lent[(role, dtype)] = self.lender.lend(tuple(shape), dtype)
+            return held
         return self.buffers.get(role, tuple(shape), dtype)
+
+    def output_buffer(self, role, shape, dtype="float32"):
+        """The buffer of the call's output: lent by the graph when no backward reads it
+        (then valid until the layers reading it have run), else buffer(role, shape)."""
+        if self.output_lender is not None:
+            return self.output_lender.lend(tuple(shape), dtype)
+        return self.buffer(role, shape, dtype)
 
     @property
     def step_seed(self):

@@ -159,10 +159,14 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
         call.x = x
         call.kernel = self._kernel_for(call)   # (minidl.larq's QuantConv2D convolves another)
         plan = self.batch_plan(call, x)
-        z = call.buffer("z", plan.out_shape)
+        z = call.output_buffer("z", plan.out_shape)
         self.backend.conv2d_forward(z, call.x, call.kernel,
                                     self.bias.value if self.use_bias else None, plan, call.precision)
         return self._activate(call, z)
+
+    def backward_reads_output(self):
+        # backward reads the input and the kernel; z only to differentiate an activation
+        return callable(self.activation) or self.activation != "linear"
 
     def _kernel_for(self, call):
         """The kernel this call convolves with (a quantized layer's is another tensor)."""

@@ -32,6 +32,9 @@ class _Pooling2D(WindowPlanMixin, Layer):
 
 
 class MaxPooling2D(_Pooling2D):
+    def backward_reads_input(self):
+        return False   # the argmax routes the gradient; the output is its own buffer
+
     def forward(self, call, x, training):
         plan = self.batch_plan(call, x)
         out = call.buffer("out", plan.out_shape)
@@ -46,6 +49,9 @@ class MaxPooling2D(_Pooling2D):
 
 
 class AveragePooling2D(_Pooling2D):
+    def backward_reads_input(self):
+        return False   # the gradient is spread from dout alone
+
     def forward(self, call, x, training):
         plan = self.batch_plan(call, x)
         out = call.buffer("out", plan.out_shape)

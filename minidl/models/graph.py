@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ..backends import get_backend
 from ..layers.base import compatible, format_shape
 from ..layers.input_layer import InputLayer
-from ..layers.buffers import BufferSet
+from ..layers.buffers import BufferSet, LentBuffers
 from ..layers.calls import LayerCall, run_backward, run_forward
 from . import structure
 
@@ -96,6 +96,8 @@ class Graph:
             [self._producer_name(t) for t in self.outputs])
         self.backend = None
         self._grad_buffers = BufferSet()   # summed gradients of tensors used twice
+        self._lent = LentBuffers()          # storages a lending pass shares (forward / backward)
+        self._lender = None                 # _lent during a lending backward
         self._steps = None
         self._may_add_losses = False        # a layer written with ops may call add_loss
         self._activity = {}                # output id -> activity regularizer of its node
@@ -163,6 +165,7 @@ class Graph:
         default); layers already there (of a nested or an earlier model) keep theirs."""
         self.backend = backend or get_backend()
         self._grad_buffers.reset(self.backend)
+        self._lent.reset(self.backend)
         for layer in self.primitive_layers:
             if layer.backend is not self.backend:
                 layer.attach(self.backend)
@@ -211,6 +214,28 @@ class Graph:
         self._may_add_losses = any(step.layer.uses_call() for step in steps)
         self._input_ids = [id(t) for t in self.inputs]
         self._output_ids = [id(t) for t in self.outputs]
+        self._plan_transients(steps)
+
+    def _plan_transients(self, steps):
+        """The outputs a lending forward lends (`_transient`: their producers' output_buffer)
+        and, per step index, those whose last reader it is (`_release_after`): outputs that no
+        backward reads (neither their layer's nor any reader's), read by single-input layers
+        that do not keep them, and that are neither model outputs nor regularized."""
+        readers = {}
+        for index, step in enumerate(steps):
+            for key in (step.ins if step.structured else [step.ins]):
+                readers.setdefault(key, []).append((index, step))
+        self._transient, self._release_after = set(), {}
+        for step in steps:
+            out = step.out
+            found = readers.get(out, [])
+            if (step.multi or not found or out in self._output_ids or out in self._activity
+                    or step.layer.backward_reads_output()):
+                continue
+            if any(r.structured or r.layer.backward_reads_input() for _, r in found):
+                continue
+            self._transient.add(out)
+            self._release_after.setdefault(max(i for i, _ in found), []).append(out)
 
     @property
     def input_shapes(self):
@@ -233,17 +258,30 @@ class Graph:
                 for w in layer.trainable_weights]
 
     # ---------------------------------------------------------- compute
-    def forward(self, xs, training):
-        """Run the graph on backend tensors `xs` (one per input); a list, one per output."""
+    def forward(self, xs, training, lend=False):
+        """Run the graph on backend tensors `xs` (one per input); a list, one per output.
+        lend: the model's own passes (not a nested model's, whose outputs its caller keeps)
+        share one storage among the outputs that only forward reads (_plan_transients)."""
         values = dict(zip(self._input_ids, xs))
         masks = {}   # output id -> its Keras mask (N, steps), for the tensors that have one
-        for step in self._steps:
+        lender = self._lent if lend and self._transient else None
+        if lender is not None:
+            lender.release_all()
+        for index, step in enumerate(self._steps):
             ins, layer, call = step.ins, step.layer, step.call
             x = [values[i] for i in ins] if step.structured else values[ins]
             mask = input_mask(masks, ins, step.structured)
             call.mask = mask
             mode = training if step.training is None else step.training
-            result = run_forward(layer, call, x, mode)
+            if lender is not None and step.out in self._transient:
+                call.output_lender = lender
+            try:
+                result = run_forward(layer, call, x, mode)
+            finally:
+                call.output_lender = None
+            if lender is not None:
+                for out in self._release_after.get(index, ()):
+                    lender.release(values[out])
             if step.multi:
                 values.update(zip(step.outs, result))
                 call.output_shapes = [self.backend.shape(r) for r in result]
@@ -320,22 +358,36 @@ class Graph:
             return False
         return not any(id(t) in (s.ins if s.structured else [s.ins]) for s in self._steps)
 
-    def backward(self, douts, from_preactivation=(), on_grads_final=None, loss_scale=1.0):
+    def backward(self, douts, from_preactivation=(), on_grads_final=None, loss_scale=1.0,
+                 lend=False):
         """Back-propagate dL/doutput of each output (dL/dpre-activation for the outputs in
         from_preactivation) through every node, filling (summing) weight gradients.
         on_grads_final(weights), if given, is called as soon as those weights' gradients are
         complete (minidl.distributed starts their allreduce while backward goes on).
-        loss_scale multiplies the activity penalties' gradients as it did the douts."""
+        loss_scale multiplies the activity penalties' gradients as it did the douts.
+        lend: the model's own pass (not a nested model's: its caller keeps the dL/dinputs it
+        returns) takes every buffer its layers ask for from one pool, a storage going back
+        to it once no pending gradient is in it, so that only the gradients in flight are
+        held instead of every layer's."""
         self._loss_scale = loss_scale
-        grads = {}
-        for key, d in zip(self._output_ids, douts):
-            self._accumulate(grads, key, d)
-        fused = {self._output_ids[i] for i in from_preactivation}
-        done = set()
-        for index in range(len(self._steps) - 1, -1, -1):
-            self._backward_step(self._steps[index], grads, fused, done)
-            if on_grads_final is not None and index in self._grads_final_after:
-                on_grads_final(self._grads_final_after[index])
+        self._lender = self._lent if lend else None
+        if self._lender is not None:
+            self._lender.release_all()   # the forward's transient outputs are dead
+        try:
+            grads = {}
+            for key, d in zip(self._output_ids, douts):
+                self._accumulate(grads, key, d)
+            fused = {self._output_ids[i] for i in from_preactivation}
+            done = set()
+            for index in range(len(self._steps) - 1, -1, -1):
+                self._backward_step(self._steps[index], grads, fused, done)
+                if self._lender is not None:
+                    self._lender.release_unreferenced(
+                        [t for g in grads.values() for t in (g if isinstance(g, list) else [g])])
+                if on_grads_final is not None and index in self._grads_final_after:
+                    on_grads_final(self._grads_final_after[index])
+        finally:
+            self._lender = None
 
     def _step_dout(self, step, grads):
         """dL/d(the step's outputs): one tensor, or for a node of several outputs a list
@@ -376,7 +428,11 @@ class Graph:
             self._activity[out].add_gradient(b, own, output, self._loss_scale / b.shape(output)[0])
             g = own
         accumulate = step.shared and id(layer) in done
-        dinputs = run_backward(layer, call, g, accumulate, preactivation=step.out in fused)
+        call.lender, call._lent = self._lender, {}
+        try:
+            dinputs = run_backward(layer, call, g, accumulate, preactivation=step.out in fused)
+        finally:
+            call.lender, call._lent = None, {}
         if step.shared:
             done.add(id(layer))
         if not call.input_grad_needed:
@@ -391,7 +447,8 @@ class Graph:
         if key not in grads:
             grads[key] = d
             return
-        acc = self._grad_buffers.get(key, self.backend.shape(d))
+        shape = self.backend.shape(d)
+        acc = self._lender.lend(shape) if self._lender is not None else self._grad_buffers.get(key, shape)
         self.backend.add(acc, grads[key], d)
         grads[key] = acc
 

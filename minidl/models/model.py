@@ -401,7 +401,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
         """Forward, loss and backward of one batch: fills every trainable weight's grad."""
         n = len(xs[0])
         bufs = self._buffers_for(n, xs)
-        outputs = self.graph.forward(self._upload_inputs(xs), training=True)
+        outputs = self.graph.forward(self._upload_inputs(xs), training=True, lend=True)
         preds = self._loss_and_metrics(bufs, ys, n, outputs, sws)
         b = self.backend
         # LossScaleOptimizer: the loss (penalties included) times its scale, unscaled by it
@@ -417,7 +417,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
                 rows = b.reshape(hb["mask_weights"], (n * h.positions, 1))
                 b.binary(hb["dpred_rows"], hb["dpred_rows"], rows, "multiply")
         self.graph.backward([hb["dpred"] for hb in bufs], self._fused, self._grads_final_hook(),
-                            loss_scale=scale)
+                            loss_scale=scale, lend=True)
         penalties.add_penalty_gradients(b, self._penalties[1], scale)
 
     def _grads_final_hook(self):

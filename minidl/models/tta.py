@@ -81,7 +81,7 @@ class TestTimeAugmentation:
                     b.take(view, x, cols, 2)
                     x = view
                 views.append(x)
-            outputs = graph.forward(views, training=False)
+            outputs = graph.forward(views, training=False, lend=True)
             values = [graph.preactivation(i) if i in self.fused else out for i, out in enumerate(outputs)]
             if sums is None:
                 sums = [get(("tta_sum", i), tuple(b.shape(value))) for i, value in enumerate(values)]
@@ -100,5 +100,5 @@ def inference(model, inputs):
     """The forward pass of evaluate / predict: averaged over views while model._tta is set."""
     tta = getattr(model, "_tta", None)
     if tta is None:
-        return model.graph.forward(inputs, training=False)
+        return model.graph.forward(inputs, training=False, lend=True)
     return tta.forward(inputs)

@@ -148,6 +148,9 @@ class OpenCLBackend(ElementwiseOps, ActivationOps, GemmOps, AttentionOps, OpenCL
             raise ValueError(f"opencl view: {x.shape} ({x.size} elements) is too small for {shape}")
         return CLTensor(x.buffer, shape, x.dtype, x.offset)
 
+    def storage(self, x):
+        return x.buffer   # views and reshapes share their cl.Buffer
+
     def copy(self, out, x):
         self._check_same_size("copy", ("out", "x"), (out, x))
         self.rt.copy(out, x)
