@@ -93,6 +93,7 @@ def test_cifar10_example_trains_logs_checkpoints_and_resumes(tmp_path):
     log = json.loads((tmp_path / "log.json").read_text())
     assert [r["epoch"] for r in log["epochs"]] == [1] and log["train_images"] == 100
     assert 0 <= log["epochs"][0]["val_accuracy"] <= 1
+    assert log["epochs"][0]["images_per_second"] > 0   # 100 images: 3 full batches and one of 4
 
     resumed = run_example(common + ["--epochs", "2", "--resume"], tmp_path)
     assert resumed.returncode == 0, resumed.stderr
@@ -100,6 +101,19 @@ def test_cifar10_example_trains_logs_checkpoints_and_resumes(tmp_path):
     assert "epoch 2/2:" in resumed.stdout and "epoch 1/2:" not in resumed.stdout
     log = json.loads((tmp_path / "log.json").read_text())
     assert [r["epoch"] for r in log["epochs"]] == [1, 2]
+
+
+def test_cifar10_example_trains_under_a_mixed_precision_policy(tmp_path):
+    write_small_cifar(tmp_path / "data")
+    done = run_example(["--backend", "numpy", "--model", "keras_cnn", "--data-dir", str(tmp_path / "data"),
+                        "--batch-size", "50", "--epochs", "1", "--test-limit", "10", "--verbose", "0",
+                        "--dtype-policy", "mixed_bfloat16", "--checkpoint", str(tmp_path / "m.mdl")], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "mixed_bfloat16" in done.stdout.splitlines()[0]
+    model = minidl.models.load_model(str(tmp_path / "m.mdl"))   # the policy is in the file
+    assert model.get_layer(index=1).dtype_policy.name == "mixed_bfloat16"
+    bad = run_example(["--dtype-policy", "float64"], tmp_path)
+    assert bad.returncode == 2 and "--dtype-policy" in bad.stderr
 
 
 def test_cifar10_example_argument_errors(tmp_path):
