@@ -36,18 +36,23 @@ def airbench94(widths=(64, 256, 256), momentum=0.6):
     return net.to(memory_format=torch.channels_last)
 
 
-def training_step(batch):
-    """A step function for `batch` random images: airbench94's SGD (Nesterov, its lr, weight
-    decay, 64x BatchNorm-bias rate) on the label-smoothed summed cross-entropy."""
-    net = airbench94().train()
-    momentum, batch_size = 0.85, 1024
+def optimizer_for(net, batch_size=1024, momentum=0.85):
+    """airbench94's torch.optim.SGD: Nesterov, its lr and weight decay in their decoupled form
+    (per 1024 examples) converted for the summed loss, BatchNorm biases at 64x the rate."""
     kilostep = 1024 * (1 + 1 / (1 - momentum))
     lr, wd = 11.5 / kilostep, 0.0153 * batch_size / kilostep
     biases = [p for k, p in net.named_parameters() if "norm" in k and p.requires_grad]
     others = [p for k, p in net.named_parameters() if "norm" not in k and p.requires_grad]
-    optimizer = torch.optim.SGD([dict(params=biases, lr=lr * 64, weight_decay=wd / (lr * 64)),
-                                 dict(params=others, lr=lr, weight_decay=wd / lr)],
-                                momentum=momentum, nesterov=True)
+    return torch.optim.SGD([dict(params=biases, lr=lr * 64, weight_decay=wd / (lr * 64)),
+                            dict(params=others, lr=lr, weight_decay=wd / lr)],
+                           momentum=momentum, nesterov=True)
+
+
+def training_step(batch):
+    """A step function for `batch` random images: airbench94's SGD (Nesterov, its lr, weight
+    decay, 64x BatchNorm-bias rate) on the label-smoothed summed cross-entropy."""
+    net = airbench94().train()
+    optimizer = optimizer_for(net)
     loss_fn = nn.CrossEntropyLoss(label_smoothing=0.2, reduction="none")
     x = torch.rand(batch, 3, 32, 32).to(memory_format=torch.channels_last)
     y = torch.randint(0, 10, (batch,))

@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_airbench import airbench94  # noqa: E402
+from torch_airbench import airbench94, optimizer_for  # noqa: E402
 
 MEAN, STD = (0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)
 
@@ -132,15 +132,9 @@ def main():
     def autocast():
         return torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16)
 
-    batch_size, momentum = 1024, 0.85
-    kilostep = 1024 * (1 + 1 / (1 - momentum))
-    lr, wd = 11.5 / kilostep, 0.0153 * batch_size / kilostep
+    batch_size = 1024
     net = make_net(train[:5000])
-    biases = [p for k, p in net.named_parameters() if "norm" in k and p.requires_grad]
-    others = [p for k, p in net.named_parameters() if "norm" not in k and p.requires_grad]
-    optimizer = torch.optim.SGD([dict(params=biases, lr=lr * 64, weight_decay=wd / (lr * 64)),
-                                 dict(params=others, lr=lr, weight_decay=wd / lr)],
-                                momentum=momentum, nesterov=True)
+    optimizer = optimizer_for(net, batch_size)
     loss_fn = nn.CrossEntropyLoss(label_smoothing=0.2, reduction="none")
     loader = Epochs(train, labels, batch_size, generator)
     total = math.ceil(len(loader) * args.epochs)
