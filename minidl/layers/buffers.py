@@ -94,7 +94,3 @@ class LentBuffers:
         for slot in busy:
             if id(self.backend.storage(slot[0])) not in held:
                 slot[3] = False
-
-    def nbytes(self):
-        """The bytes the pool holds (for tests and memory reports)."""
-        return sum(s[1] * (4 if s[2] in ("float32", "int32") else 1) for s in self._slots)

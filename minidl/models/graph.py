@@ -428,11 +428,14 @@ class Graph:
             self._activity[out].add_gradient(b, own, output, self._loss_scale / b.shape(output)[0])
             g = own
         accumulate = step.shared and id(layer) in done
-        call.lender, call._lent = self._lender, {}
-        try:
+        if self._lender is None:
             dinputs = run_backward(layer, call, g, accumulate, preactivation=step.out in fused)
-        finally:
-            call.lender, call._lent = None, {}
+        else:
+            call.lender = self._lender
+            try:
+                dinputs = run_backward(layer, call, g, accumulate, preactivation=step.out in fused)
+            finally:   # no view of a pool storage outlives the step in the call
+                call.lender, call._lent = None, {}
         if step.shared:
             done.add(id(layer))
         if not call.input_grad_needed:
