@@ -23,6 +23,7 @@ import torch.nn.functional as F
 import minidl
 from minidl.datasets import cifar10
 from minidl.recipes import Airbench94
+from torch_airbench import LookaheadState, lr_factor, optimizer_for
 from torch_airbench import airbench94 as torch_airbench94
 
 
@@ -99,24 +100,12 @@ def main():
     # the reference's optimizer and schedules, for `total` steps
     momentum = recipe.momentum
     kilostep = 1024 * (1 + 1 / (1 - momentum))
-    lr, wd = recipe.learning_rate / kilostep, recipe.weight_decay * args.batch_size / kilostep
-    biases = [p for k, p in net.named_parameters() if p.requires_grad and "norm" in k]
-    others = [p for k, p in net.named_parameters() if p.requires_grad and "norm" not in k]
-    optimizer = torch.optim.SGD([dict(params=biases, lr=lr * recipe.bias_scaler,
-                                      weight_decay=wd / (lr * recipe.bias_scaler)),
-                                 dict(params=others, lr=lr, weight_decay=wd / lr)],
-                                momentum=momentum, nesterov=True)
-    warmup = int(total * 0.23)
-
-    def get_lr(step):
-        if step < warmup:
-            frac = step / warmup
-            return 0.2 * (1 - frac) + frac
-        frac = (step - warmup) / (total - warmup)
-        return (1 - frac) + 0.07 * frac
+    lr = recipe.learning_rate / kilostep
+    optimizer = optimizer_for(net, args.batch_size, momentum, recipe.learning_rate, recipe.weight_decay,
+                              recipe.bias_scaler)
+    get_lr = lr_factor(total)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, get_lr)
-    alpha = 0.95 ** 5 * (torch.arange(total + 1) / total) ** 3
-    slow = {k: v.clone() for k, v in net.state_dict().items()}
+    lookahead = LookaheadState(net)
     loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=recipe.label_smoothing, reduction="none")
 
     decoupled = recipe.weight_decay / (recipe.learning_rate * (1 - momentum))   # Keras's SGD form's decay
@@ -152,15 +141,9 @@ def main():
                 scheduler.step()
             step += 1
             if step % 5 == 0:
-                for k, v in net.state_dict().items():
-                    if v.dtype == torch.float32:
-                        slow[k].lerp_(v, 1 - alpha[step].item())
-                        v.copy_(slow[k])
+                lookahead.pull(lookahead.decay(step, total))
             torch_states.append([t.detach().clone() for t in state])
-    with torch.no_grad():
-        for k, v in net.state_dict().items():
-            if v.dtype == torch.float32:
-                v.copy_(slow[k])
+    lookahead.pull(1.0)
     final_torch = [t.detach().clone() for t in state]
 
     # minidl: the recipe's fit on the same batches, no shuffle

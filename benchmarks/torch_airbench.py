@@ -36,16 +36,50 @@ def airbench94(widths=(64, 256, 256), momentum=0.6):
     return net.to(memory_format=torch.channels_last)
 
 
-def optimizer_for(net, batch_size=1024, momentum=0.85):
+def optimizer_for(net, batch_size=1024, momentum=0.85, learning_rate=11.5, weight_decay=0.0153,
+                  bias_scaler=64.0):
     """airbench94's torch.optim.SGD: Nesterov, its lr and weight decay in their decoupled form
-    (per 1024 examples) converted for the summed loss, BatchNorm biases at 64x the rate."""
+    (per 1024 examples) converted for the summed loss, BatchNorm biases at bias_scaler x the
+    rate (their decay divided by it)."""
     kilostep = 1024 * (1 + 1 / (1 - momentum))
-    lr, wd = 11.5 / kilostep, 0.0153 * batch_size / kilostep
+    lr, wd = learning_rate / kilostep, weight_decay * batch_size / kilostep
     biases = [p for k, p in net.named_parameters() if "norm" in k and p.requires_grad]
     others = [p for k, p in net.named_parameters() if "norm" not in k and p.requires_grad]
-    return torch.optim.SGD([dict(params=biases, lr=lr * 64, weight_decay=wd / (lr * 64)),
+    return torch.optim.SGD([dict(params=biases, lr=lr * bias_scaler, weight_decay=wd / (lr * bias_scaler)),
                             dict(params=others, lr=lr, weight_decay=wd / lr)],
                            momentum=momentum, nesterov=True)
+
+
+def lr_factor(total_steps):
+    """airbench94's LambdaLR factor at a step: 0.2 -> 1 linearly over the first 23% of the
+    steps, then 1 -> 0.07 at the end."""
+    warmup = int(total_steps * 0.23)
+
+    def factor(step):
+        if step < warmup:
+            return 0.2 + 0.8 * step / warmup
+        return 1.0 - 0.93 * (step - warmup) / (total_steps - warmup)
+    return factor
+
+
+class LookaheadState:
+    """airbench94's lookahead: slow copies of the net's whole state_dict (BatchNorm statistics
+    included); pull(decay) moves them toward the net by 1 - decay and puts them in the net."""
+
+    def __init__(self, net):
+        self.net = net
+        self.slow = {k: v.clone() for k, v in net.state_dict().items()}
+
+    @staticmethod
+    def decay(step, total_steps):
+        return 0.95 ** 5 * (step / total_steps) ** 3
+
+    @torch.no_grad()
+    def pull(self, decay):
+        for key, value in self.net.state_dict().items():
+            if value.dtype.is_floating_point:
+                self.slow[key].lerp_(value, 1 - decay)
+                value.copy_(self.slow[key])
 
 
 def training_step(batch):

@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_airbench import airbench94, optimizer_for  # noqa: E402
+from torch_airbench import LookaheadState, airbench94, lr_factor, optimizer_for  # noqa: E402
 
 MEAN, STD = (0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)
 
@@ -138,20 +138,8 @@ def main():
     loss_fn = nn.CrossEntropyLoss(label_smoothing=0.2, reduction="none")
     loader = Epochs(train, labels, batch_size, generator)
     total = math.ceil(len(loader) * args.epochs)
-    warmup = int(total * 0.23)
-
-    def rate(step):
-        if step < warmup:
-            return 0.2 + 0.8 * step / warmup
-        return 1.0 - 0.93 * (step - warmup) / (total - warmup)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
-    slow = {k: v.clone() for k, v in net.state_dict().items()}
-
-    def lookahead(decay):
-        for (key, s), v in zip(slow.items(), net.state_dict().values()):
-            if v.dtype.is_floating_point:
-                s.lerp_(v, 1 - decay)
-                v.copy_(s)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor(total))
+    lookahead = LookaheadState(net)
 
     log, steps, started = {"args": vars(args), "epochs": []}, 0, time.perf_counter()
     for epoch in range(math.ceil(args.epochs)):
@@ -167,9 +155,9 @@ def main():
             scheduler.step()
             steps += 1
             if steps % 5 == 0:
-                lookahead(0.95 ** 5 * (steps / total) ** 3)
+                lookahead.pull(lookahead.decay(steps, total))
             if steps >= total:
-                lookahead(1.0)
+                lookahead.pull(1.0)
                 break
         seconds = time.perf_counter() - began
         accuracy = evaluate(net, test, test_labels, False, autocast)

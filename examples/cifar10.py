@@ -194,7 +194,7 @@ class EpochReport(callbacks.Callback):
         self.num_train = num_train
         self.log = log
         self.epoch_start = self.train_end = None
-        self.seen = 0
+        self.seen = self.batches = 0
 
     def on_epoch_begin(self, epoch, logs=None):
         self.epoch_start = time.perf_counter()
