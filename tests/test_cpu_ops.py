@@ -201,3 +201,45 @@ def test_environment_selects_the_isa_and_threads_in_a_fresh_process(isa):
     name, threads, error = result.stdout.split()
     assert (name, threads) == (isa, "3")
     assert float(error) < 1e-6
+
+
+# ------------------------------------------------------------------ broadcasting loops
+
+# shape pairs whose axes the C loops merge in different ways: same shapes (one axis), a scalar,
+# a channel bias, length-1 axes, an outer product, and sizes past the threading threshold whose
+# thread ranges start and end inside a row
+BROADCAST_CASES = [((128, 32, 32, 3), (128, 32, 32, 3)), ((128, 32, 32, 3), ()),
+                   ((64, 8, 8, 3), (3,)), ((4, 1, 5, 1, 6), (1, 7, 5, 1, 1)),
+                   ((3, 1), (1, 5)), ((1, 1, 1), (1,)), ((3, 40000, 1), (1, 1, 7)),
+                   ((2, 3, 70001), (2, 1, 70001)), ((70001,), (1,))]
+
+
+@pytest.mark.parametrize("shape_a, shape_b", BROADCAST_CASES)
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "maximum", "minimum",
+                                "less", "logical_or"])
+def test_binary_broadcasting_matches_numpy(shape_a, shape_b, op):
+    rng = np.random.default_rng(1)
+    a, b = randn(rng, shape_a), randn(rng, shape_b)
+    if op in ("maximum", "minimum") and a.size > 1:
+        a.flat[::97] = np.nan   # NaN wins in either position, as numpy's
+        b.flat[::13] = np.nan
+    out_shape = np.broadcast_shapes(shape_a, shape_b)
+    for first, second in ((a, b), (b, a)):
+        out = cpu.empty(out_shape)
+        cpu.binary(out, cpu.from_numpy(first), cpu.from_numpy(second), op)
+        expected = getattr(np, op if op != "logical_or" else "logical_or")(first, second)
+        np.testing.assert_array_equal(cpu.to_numpy(out), expected.astype(np.float32))
+
+
+@pytest.mark.parametrize("shape_a, shape_b", BROADCAST_CASES)
+def test_binary_with_a_python_float_and_where_match_numpy(shape_a, shape_b):
+    rng = np.random.default_rng(2)
+    a, b = randn(rng, shape_a), randn(rng, shape_b)
+    out_shape = np.broadcast_shapes(shape_a, shape_b)
+    out = cpu.empty(shape_a)
+    cpu.binary(out, cpu.from_numpy(a), 0.25, "maximum")
+    np.testing.assert_array_equal(cpu.to_numpy(out), np.maximum(a, np.float32(0.25)))
+    condition = (randn(rng, shape_b) > 0).astype(np.float32)
+    out = cpu.empty(out_shape)
+    cpu.where(out, cpu.from_numpy(condition), cpu.from_numpy(a), cpu.from_numpy(b))
+    np.testing.assert_array_equal(cpu.to_numpy(out), np.where(condition != 0, a, b))
