@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "image_adjust.h"
+#include "internal/channel_period.h"
 #include "internal/parallel.h"
 #include "internal/philox.h"
 
@@ -75,6 +76,30 @@ void minidl_image_random_transforms(float *transforms, const float *ranges, int 
     }
 }
 
+/* One image's contrast change with c < CHANNEL_PERIOD_MAX_C, in channel-periodic rows (see
+ * channel_period.h): the channel sums in double lanes, folded in lane order. */
+static void contrast_periodic(float *dst, const float *image, float factor, float low, float high,
+                              int64_t hw, int c)
+{
+    const int period = channel_period(c);
+    const int64_t total = hw * c;
+    double sum[CHANNEL_PERIOD_MAX] = {0};
+    for (int64_t i = 0; i < total; i += period) {
+        const int64_t len = total - i < period ? total - i : period;
+        for (int64_t j = 0; j < len; j++) sum[j] += image[i + j];
+    }
+    double channel_sum[CHANNEL_PERIOD_MAX_C] = {0};
+    for (int j = 0; j < period; j++) channel_sum[j % c] += sum[j];
+    float channel_mean[CHANNEL_PERIOD_MAX_C], mean[CHANNEL_PERIOD_MAX];
+    for (int k = 0; k < c; k++) channel_mean[k] = (float)(channel_sum[k] / (double)hw);
+    channel_period_spread(mean, channel_mean, c, period);
+    for (int64_t i = 0; i < total; i += period) {
+        const int64_t len = total - i < period ? total - i : period;
+        for (int64_t j = 0; j < len; j++)
+            dst[i + j] = clampf((image[i + j] - mean[j]) * factor + mean[j], low, high);
+    }
+}
+
 void minidl_random_contrast_forward(float *out, const float *x, float lower, float upper,
                                     float low, float high, uint64_t seed, int n, int64_t hw, int c)
 {
@@ -86,6 +111,10 @@ void minidl_random_contrast_forward(float *out, const float *x, float lower, flo
         float factor = (1.0f - lower) + (upper + lower) * u[0];
         const float *image = x + (int64_t)s * hw * c;   /* image is (hw, c) */
         float *dst = out + (int64_t)s * hw * c;
+        if (c < CHANNEL_PERIOD_MAX_C) {
+            contrast_periodic(dst, image, factor, low, high, hw, c);
+            continue;
+        }
         for (int c0 = 0; c0 < c; c0 += 64) {           /* 64 channels' sums at a time */
             int cn = c - c0 < 64 ? c - c0 : 64;
             double sum[64] = {0};
