@@ -100,13 +100,13 @@ class KerasModelAPI:
     @property
     def weights(self):
         """Every Weight (name, shape, trainable, backend value) of every layer, in order."""
-        return [w for layer in self.layers for w in layer.weights]
+        return [w for layer in self._weighted_layers for w in layer.weights]
 
     @property
     def trainable_weights(self):
         if not self.trainable:
             return []
-        return [w for layer in self.layers for w in layer.trainable_weights]
+        return [w for layer in self._weighted_layers for w in layer.trainable_weights]
 
     @property
     def non_trainable_weights(self):

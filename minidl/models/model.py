@@ -125,7 +125,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
     def get_weights(self):
         """Every weight as a numpy array, layer by layer in Keras order."""
         self._require_built("get_weights")
-        return [w for layer in self.layers for w in layer.get_weights()]
+        return [w for layer in self._weighted_layers for w in layer.get_weights()]
 
     @one_thread_at_a_time
     def set_weights(self, weights):
