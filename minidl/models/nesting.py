@@ -142,4 +142,4 @@ class ModelAsLayer:
         if getattr(self, "_calls", None) is None:
             self._calls = []
         self._calls.append(call)
-        return structure.pack(call.outputs, g.output_structure, g.output_keys, g.output_names)
+        return g.pack_outputs(call.outputs, symbolic=True)
