@@ -14,6 +14,8 @@ import inspect
 import warnings
 
 from .. import initializers as initializers_mod
+from .. import tree
+from ..models import structure
 from ..custom_objects import get_registered_name, get_registered_object
 from ..layers import LAYER_CLASSES
 from .weights_h5 import is_model, keras_functional_order, keras_model_class, snake_case
@@ -182,11 +184,40 @@ def _io_refs(value, where):
     structure)."""
     if isinstance(value, list) and len(value) == 3 and isinstance(value[0], str):
         return [value], "single"
-    if isinstance(value, list) and all(isinstance(r, list) and len(r) == 3 for r in value):
+    if isinstance(value, list) and all(_is_ref(r) for r in value):
         return [list(r) for r in value], "list"
-    if isinstance(value, dict):
+    if isinstance(value, dict) and all(_is_ref(r) for r in value.values()):
         return [list(r) for r in value.values()], "dict"
+    refs = _nested_refs(value)
+    if refs:
+        return refs, "nested"
     raise UnsupportedKerasConfig(f"{where}: input/output layers {value!r:.100}")
+
+
+def _nested_refs(value, depth=0):
+    """The references of nested output_layers in keras.tree's order (a dict's by sorted
+    key), or None when something else than lists, string-keyed dicts and references is in."""
+    if _is_ref(value):
+        return [list(value)]
+    if depth > 32 or not value or not isinstance(value, (list, dict)):
+        return None
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            return None
+        value = [value[k] for k in sorted(value)]
+    found = []
+    for child in value:
+        refs = _nested_refs(child, depth + 1)
+        if refs is None:
+            return None
+        found += refs
+    return found
+
+
+def _is_ref(value):
+    """Whether value is a tensor reference [layer name, node, tensor]."""
+    return (isinstance(value, list) and len(value) == 3 and isinstance(value[0], str)
+            and all(type(i) is int for i in value[1:]))
 
 
 def model_from_keras(spec, depth=0):
@@ -232,7 +263,9 @@ def model_from_keras(spec, depth=0):
                 "input_layers": inputs, "output_layers": outputs,
                 "input_keys": list(config["input_layers"]) if in_kind == "dict" else None,
                 "output_keys": list(config["output_layers"]) if out_kind == "dict" else None,
-                "input_structure": in_kind, "output_structure": out_kind}
+                "input_structure": in_kind, "output_structure": out_kind,
+                "output_nesting": (_nesting_of_refs(config["output_layers"])
+                                   if out_kind == "nested" else None)}
     raise UnsupportedKerasConfig(f"model class {kind!r}: minidl reads Keras's Sequential and "
                                  "Functional models (a subclassed model's file needs its class)")
 
@@ -352,7 +385,8 @@ def model_to_keras(model):
     order = [id(item) for item in keras_functional_order(model)]   # Keras's model.layers
     config = {"name": model.name, "trainable": model.trainable, "layers": [specs[i] for i in order],
               "input_layers": _io(inputs, g.input_structure, g.input_keys),
-              "output_layers": _io(outputs, g.output_structure, g.output_keys)}
+              "output_layers": _io(outputs, g.output_structure, g.output_keys,
+                                   g.output_nesting)}
     return {"module": "keras.src.models.functional", "class_name": "Functional",
             "config": config, "registered_name": "Functional",
             "build_config": {"input_shape": None}}
@@ -369,7 +403,15 @@ def _first_call_shapes(model):
     return shapes
 
 
-def _io(refs, structure, keys):
+def _nesting_of_refs(value):
+    """The nesting of Keras's nested output_layers, each reference replaced by its position."""
+    marked = tree.traverse(lambda r: 0 if _is_ref(r) else None, value)
+    return structure.nesting_spec(marked)
+
+
+def _io(refs, structure, keys, nesting=None):
+    if structure == "nested":   # Keras writes the references nested as the outputs are
+        return tree.pack_sequence_as(nesting, refs)
     if structure == "single":
         return refs[0]
     if structure == "dict" and keys:

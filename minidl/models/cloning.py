@@ -114,7 +114,8 @@ def _clone_functional(model, input_tensors, clone_item, call_function, owner):
         args = [made[id(t)] for t in entry.inputs]
         if _is_model(item):
             out = _call(new, args if len(args) > 1 else args[0], entry.training, call_function)
-            outs = list(out.values()) if isinstance(out, dict) else (
+            outs = new.graph.flat_outputs(out) if getattr(new, "graph", None) is not None else (
+                list(out.values()) if isinstance(out, dict) else
                 list(out) if isinstance(out, (list, tuple)) else [out])
         else:
             out = _call(new, args if item.multiple_inputs else args[0], entry.training,
@@ -127,7 +128,8 @@ def _clone_functional(model, input_tensors, clone_item, call_function, owner):
             made[id(old)] = new_t
     outputs = [made[id(t)] for t in g.outputs]
     return type(model)(_restructure(new_inputs, g.input_structure, g.input_keys),
-                       _restructure(outputs, g.output_structure, g.output_keys), name=model.name)
+                       _restructure(outputs, g.output_structure, g.output_keys, g.output_nesting),
+                       name=model.name)
 
 
 __all__ = ["clone_model"]

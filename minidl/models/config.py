@@ -5,7 +5,7 @@
          "inbound_nodes": [{"args": [[name, node, tensor], ...], "training": None}, ...]}],
      "input_layers": [[name, 0, 0], ...], "output_layers": [[name, node, tensor], ...],
      "input_keys": None or [...], "output_keys": None or [...],
-     "input_structure": ..., "output_structure": ...}
+     "input_structure": ..., "output_structure": ..., "output_nesting": None or [...]}
 
 as Keras's functional config: a tensor is named by the layer (or nested model) that made
 it, which of its calls in this model, and which of that call's outputs. A nested model's
@@ -17,6 +17,8 @@ from .. import layers as layers_mod
 from ..layers import custom_call
 from ..custom_objects import get_registered_name
 from ..mixed_precision import serialize as serialize_policy
+from .. import tree
+from . import structure
 from .registry import MODEL_CLASSES, model_class
 
 
@@ -46,7 +48,9 @@ def functional_config(model):
             "input_layers": [where[id(t)] for t in g.inputs],
             "output_layers": [where[id(t)] for t in g.outputs],
             "input_keys": g.input_keys, "output_keys": g.output_keys,
-            "input_structure": g.input_structure, "output_structure": g.output_structure}
+            "input_structure": g.input_structure, "output_structure": g.output_structure,
+            "output_nesting": (structure.nesting_spec(g.output_nesting)
+                               if g.output_nesting is not None else None)}
 
 
 def _spec(item):
@@ -138,7 +142,8 @@ def functional_from_config(cls, config):
 
     inputs, outputs = replay(config, start, call, owner)
     model = cls(_restructure(inputs, config.get("input_structure"), config.get("input_keys")),
-                _restructure(outputs, config.get("output_structure"), config.get("output_keys")),
+                _restructure(outputs, config.get("output_structure"), config.get("output_keys"),
+                             config.get("output_nesting"), owner),
                 name=config["name"])
     if config.get("trainable") is False:
         model.trainable = False
@@ -160,9 +165,7 @@ def node_arguments(item, args, kwargs):
 def _call(item, args, training, options=None):
     if hasattr(item, "graph"):   # a nested model: its outputs as a flat list
         out = item(args if len(args) > 1 else args[0], training=training)
-        if isinstance(out, dict):
-            return list(out.values())
-        return list(out) if isinstance(out, list) else [out]
+        return item.graph.flat_outputs(out)
     options = item.check_call_options(options or {})
     custom_call.restore_layout(item, options)
     item.accept_node_inputs(len(args))
@@ -172,7 +175,11 @@ def _call(item, args, training, options=None):
     return node.outputs
 
 
-def _restructure(tensors, kind, keys):
+def _restructure(tensors, kind, keys, nesting=None, owner="from_config"):
+    if kind == "nested":   # nesting: the saved nesting_spec, or the original outputs
+        spec = structure.nesting_spec(nesting) if tree.is_nested(nesting) else nesting
+        return tree.pack_sequence_as(structure.check_nesting_spec(spec, len(tensors), owner),
+                                     tensors)
     if kind == "dict" and keys:
         return dict(zip(keys, tensors))
     if kind == "list":

@@ -16,8 +16,10 @@ def call_graph_on_tensors(graph, inputs, training, owner):
     for node in graph.nodes:
         ins = [values[id(t)] for t in node.inputs]
         mode = training if node.training is None else node.training
-        values[id(node.outputs[0])] = node.layer(ins if node.structured else ins[0],
-                                                 training=mode)
+        result = node.layer(ins if node.structured else ins[0], training=mode)
+        if node.several:   # a layer of several outputs (a custom call returning two)
+            values.update(zip(map(id, node.outputs), result))
+        else:
+            values[id(node.outputs[0])] = result
     outputs = [values[id(t)] for t in graph.outputs]
-    return structure.pack(outputs, graph.output_structure, graph.output_keys,
-                          graph.output_names)
+    return graph.pack_outputs(outputs)

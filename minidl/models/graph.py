@@ -14,6 +14,7 @@ loss, and backward adds the penalty's gradient to that node's dL/doutput.
 """
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..backends import get_backend
@@ -21,6 +22,7 @@ from ..layers.base import compatible, format_shape
 from ..layers.input_layer import InputLayer
 from ..layers.buffers import BufferSet, LentBuffers
 from ..layers.calls import LayerCall, run_backward, run_forward
+from .. import tree
 from . import structure
 
 
@@ -66,6 +68,12 @@ class Graph:
         self.outputs, self.output_keys = structure.flatten_tensors(outputs, "outputs", owner)
         self.input_structure = structure.kind(inputs)
         self.output_structure = structure.kind(outputs)
+        if self.input_structure == "nested":
+            raise ValueError(f"{owner}: inputs must be one tensor, a list or a dict of tensors "
+                             "from Input(), not nested ones")
+        # nested outputs ([layer.output ...] of layers of two outputs): their structure
+        self.output_nesting = (structure.template(outputs) if self.output_structure == "nested"
+                               else None)
         for t in self.inputs:
             if not isinstance(t.layer, InputLayer):
                 raise ValueError(f"{owner}: inputs must come from Input(), got the output of "
@@ -158,6 +166,25 @@ class Graph:
     def producer_names(self, entry):
         """For summary's "Connected to": the names of what feeds `entry`."""
         return [self._producer_name(t) for t in entry.inputs]
+
+    def pack_outputs(self, values, symbolic=False):
+        """One value per output, in the structure the outputs were given in (a call on
+        symbolic tensors keeps a nested list of one, as Keras; structure.pack)."""
+        return structure.pack(values, self.output_structure, self.output_keys,
+                              self.output_nesting, symbolic)
+
+    def flat_outputs(self, packed):
+        """The inverse of pack_outputs: a list in model.outputs order."""
+        if self.output_structure == "nested":
+            return tree.flatten(packed if tree.is_nested(packed) else [packed])
+        if isinstance(packed, Mapping):
+            return [packed[k] for k in self.output_keys]
+        return list(packed) if isinstance(packed, (list, tuple)) else [packed]
+
+    def per_output(self, value, argument):
+        """y, a sample_weight, a loss or loss_weights given nested as the outputs: a flat
+        list in output order (anything else as it came)."""
+        return structure.flatten_like(value, self.output_nesting, argument, self.owner)
 
     # ---------------------------------------------------------- backend
     def attach(self, backend=None):

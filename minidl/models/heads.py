@@ -96,6 +96,10 @@ def make_heads(graph, loss, loss_weights, metrics, owner, weighted_metrics=None)
     the same name (Keras 3); they count each hit with its sample's weight and divide by the
     sum of the weights (Head.weighted says which heads have some)."""
     names = graph.output_names
+    # a loss or loss_weights nested as the outputs are: flat, in output order
+    loss = graph.per_output(loss, "loss")
+    if loss_weights is not None:
+        loss_weights = graph.per_output(loss_weights, "loss_weights")
     losses = _per_output(loss, names, "loss", owner)
     missing = [n for n, l in zip(names, losses) if l is None]
     if missing:

@@ -100,13 +100,13 @@ class KerasModelAPI:
     @property
     def weights(self):
         """Every Weight (name, shape, trainable, backend value) of every layer, in order."""
-        return [w for layer in self.layers for w in layer.weights]
+        return [w for layer in self._weighted_layers for w in layer.weights]
 
     @property
     def trainable_weights(self):
         if not self.trainable:
             return []
-        return [w for layer in self.layers for w in layer.trainable_weights]
+        return [w for layer in self._weighted_layers for w in layer.trainable_weights]
 
     @property
     def non_trainable_weights(self):
@@ -138,7 +138,23 @@ class KerasModelAPI:
     @property
     def output(self):
         g = self._graph_or_attribute_error("output")
+        if g.output_nesting is not None:   # nested outputs, as given
+            return g.output_nesting
         return _structured(g.outputs, g.output_structure, g.output_keys)
+
+    @property
+    def output_names(self):
+        """Keras 3's: the name of the layer that makes each output, in model.outputs order
+        (a layer of two outputs named twice)."""
+        given = getattr(self, "_given_output_names", None)
+        if given is not None:
+            return given
+        g = self._graph_or_attribute_error("output_names")
+        return [g._producer_name(t) for t in g.outputs]
+
+    @output_names.setter
+    def output_names(self, names):
+        self._given_output_names = list(names)
 
     def get_layer(self, name=None, index=None):
         """A layer by name or by position in model.layers (one of the two), as Keras."""

@@ -15,7 +15,7 @@ from ..layers.input_layer import InputLayer
 from ..layers.variable_names import VariableNames
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
-from . import file_formats, masks, penalties, structure, tracking, tta
+from . import file_formats, masks, penalties, tracking, tta
 from .backend_check import warn_if_not_on_active_backend
 from .config import functional_config, functional_from_config
 from .concurrency import UseGuard, one_thread_at_a_time
@@ -118,14 +118,18 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
 
     @property
     def output_shape(self):
+        """One shape, or a list of them in model.outputs order (nested outputs too, as
+        Keras 3)."""
         shapes = [(None,) + s for s in self.graph.output_shapes]
+        if self.graph.output_structure == "nested":
+            return shapes[0] if len(shapes) == 1 else shapes
         return shapes[0] if self.graph.output_structure == "single" else shapes
 
     @one_thread_at_a_time
     def get_weights(self):
         """Every weight as a numpy array, layer by layer in Keras order."""
         self._require_built("get_weights")
-        return [w for layer in self.layers for w in layer.get_weights()]
+        return [w for layer in self._weighted_layers for w in layer.get_weights()]
 
     @one_thread_at_a_time
     def set_weights(self, weights):
@@ -457,8 +461,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
         return [self.backend.to_numpy(o) for o in outputs]
 
     def _pack_outputs(self, arrays):
-        g = self.graph
-        return structure.pack(arrays, g.output_structure, g.output_keys, g.output_names)
+        return self.graph.pack_outputs(arrays)
 
     # ------------------------------------------------------ batch-level API
     @one_thread_at_a_time

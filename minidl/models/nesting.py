@@ -68,22 +68,22 @@ class ModelAsLayer:
 
     # ------------------------------------------------------------ weights
     def count_params(self):
-        return sum(layer.count_params() for layer in self.layers)
+        return sum(layer.count_params() for layer in self._weighted_layers)
 
     def check_weights(self, values):
         """Every layer's arrays checked (as Layer.check_weights), in model.weights order."""
-        expected = sum(len(layer.weights) for layer in self.layers)
+        expected = sum(len(layer.weights) for layer in self._weighted_layers)
         if len(values) != expected:
             raise ValueError(f"{self.describe()} has {expected} weight arrays, got {len(values)}")
         checked, i = [], 0
-        for layer in self.layers:
+        for layer in self._weighted_layers:
             n = len(layer.weights)
             checked.append(layer.check_weights(values[i:i + n]))
             i += n
         return checked
 
     def assign_weights(self, checked):
-        for layer, arrays in zip(self.layers, checked):
+        for layer, arrays in zip(self._weighted_layers, checked):
             layer.assign_weights(arrays)
 
     # ------------------------------------------------------------ calling
@@ -142,4 +142,4 @@ class ModelAsLayer:
         if getattr(self, "_calls", None) is None:
             self._calls = []
         self._calls.append(call)
-        return structure.pack(call.outputs, g.output_structure, g.output_keys, g.output_names)
+        return g.pack_outputs(call.outputs, symbolic=True)

@@ -55,6 +55,21 @@ def _accepts_training(model):
     return cached
 
 
+class ModelVariables(Layer):
+    """The weights a subclassed model makes itself with add_weight (Perceiver's latent array,
+    made in build): Keras 3 lists a model's own variables before its layers', so this holder
+    comes first among the model's weighted layers (its weights, get_weights, files) when it
+    holds any. It computes nothing: the model's call reads its weights as tensors."""
+
+    def __init__(self, model):
+        super().__init__(name=model.name)
+        self.model = model
+        self.built = True
+
+    def describe(self):
+        return self.model.describe()
+
+
 class ModelCallLayer(Layer):
     """The custom layer whose call is a subclassed model's call; its sublayers (and so its
     weights) are the model's tracked layers and models."""
@@ -89,7 +104,7 @@ class ModelCallLayer(Layer):
         return self.structure
 
     def sublayers(self):
-        return self.model.tracked_layers()
+        return self.model._weighted_layers
 
     def _build_keras_style(self, input_shape):
         # Run call once on a one-sample batch of zeros, in inference mode, on the backend
@@ -97,6 +112,9 @@ class ModelCallLayer(Layer):
         # their initial weights there, in the order call uses them (as Sequential's would).
         backend = get_backend()
         self.backend = backend
+        own = self.model._variables
+        if own.weights and own.backend is not backend:   # add_weight's, read by call
+            own.attach(backend)
         found = custom_call.infer_output_shape(self, input_shape, backend)
         self.output_shape = found if isinstance(found, list) else tuple(found)
 
@@ -126,20 +144,42 @@ class SubclassedModel(CustomSteps, Model):
         if dtype is not None and np.dtype(dtype) != np.float32:
             raise TypeError(f"{self.describe()}: dtype must be 'float32' (or None), got {dtype!r}")
         self._call_layer = ModelCallLayer(self)
+        self._variables = ModelVariables(self)   # what add_weight makes
         self._pending_compile = None
         self._trainable = bool(trainable)
 
     def call(self, inputs, training=False):
         raise NotImplementedError(f"{type(self).__name__} must define call(inputs)")
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "build" in cls.__dict__:
+            cls.build = _completing_build(cls.__dict__["build"])
+
     # ------------------------------------------------------------ structure
     def tracked_layers(self):
         """The layers and models set as attributes, in the order they were set."""
-        return tracking.tracked_items(self, skip=(self._call_layer,))
+        return tracking.tracked_items(self, skip=(self._call_layer, self._variables))
 
     @property
     def layers(self):
         return self.tracked_layers()
+
+    @property
+    def _weighted_layers(self):
+        """The tracked layers, after the holder of the model's own weights when add_weight
+        made some (Keras 3's order): what weights, get_weights and weight files list."""
+        own = [self._variables] if self._variables.weights else []
+        return own + self.tracked_layers()
+
+    def add_weight(self, *args, **kwargs):
+        """A weight of the model itself, as Keras 3's Model.add_weight (a Model is a Layer):
+        the arguments of Layer.add_weight; made in build() or __init__, read in call(). It
+        trains, is counted and saved with the model's other weights."""
+        if self.graph is not None:
+            raise ValueError(f"{self.describe()}.add_weight: the model is built already; make "
+                             "its weights in __init__ or build(input_shape)")
+        return self._variables.add_weight(*args, **kwargs)
 
     @property
     def trainable(self):
@@ -149,6 +189,7 @@ class SubclassedModel(CustomSteps, Model):
     def trainable(self, value):
         Model.trainable.fset(self, value)
         self._call_layer.trainable = bool(value)
+        self._variables.trainable = bool(value)
 
     def summary(self, line_length=None, positions=None, print_fn=print, expand_nested=False,
                 show_trainable=False, layer_range=None):
@@ -295,6 +336,22 @@ class SubclassedModel(CustomSteps, Model):
         except (KeyError, TypeError, ValueError) as exc:
             raise error(f"{path}: {cls.__name__} cannot be rebuilt from its config: {exc}") from None
         return model
+
+
+def _completing_build(build):
+    """A subclass's build(input_shape) (making weights with add_weight, or sublayers), then
+    SubclassedModel's when it did not call super().build: Keras marks a model built after
+    its build, whether or not that called super's."""
+    def completing_build(self, input_shape=None):
+        if self.graph is not None:
+            return
+        build(self, input_shape)
+        if self.graph is None:
+            SubclassedModel.build(self, input_shape)
+
+    completing_build.__name__, completing_build.__doc__ = build.__name__, build.__doc__
+    completing_build.__qualname__ = build.__qualname__
+    return completing_build
 
 
 def _built_first(name):

@@ -74,7 +74,8 @@ class DataValidation:
         if y is None:
             raise ValueError(f"{argument}: targets are required")
         names = self.graph.output_names
-        ys = structure.flatten_data(y, names, argument, self.describe())
+        ys = structure.flatten_data(self.graph.per_output(y, argument), names, argument,
+                                    self.describe())
         out = []
         shapes = self._head_shapes(xs) if xs is not None else [h.shape for h in self._heads]
         for i, (h, yi, shape) in enumerate(zip(self._heads, ys, shapes)):
@@ -104,7 +105,8 @@ class DataValidation:
         if isinstance(sample_weight, np.ndarray) or len(names) == 1:
             per = [sample_weight] * len(names)
         else:
-            per = structure.flatten_data(sample_weight, names, argument, owner)
+            per = structure.flatten_data(self.graph.per_output(sample_weight, argument), names,
+                                         argument, owner)
         out = []
         for name, w in zip(names, per):
             w = np.ones(n, np.float32) if w is None else np.asarray(w, dtype=np.float64)
@@ -153,7 +155,8 @@ class DataValidation:
             xi = xs[i] = g.adjust_rank(np.ascontiguousarray(xi, dtype=np.float32), i)
             if xi.shape[1:] != g.inputs[i].sample_shape or len(xi) == 0:
                 g.check_input(xi.shape, "the data iterator's x batch", i)
-        ys = structure.flatten_data(yb, g.output_names, "the data iterator's y batch", owner)
+        ys = structure.flatten_data(g.per_output(yb, "the data iterator's y batch"),
+                                    g.output_names, "the data iterator's y batch", owner)
         for i, (h, yi, shape) in enumerate(zip(self._heads, ys, self._head_shapes(xs))):
             yi = np.asarray(yi)
             if yi.dtype != np.dtype(h.loss.target_dtype) or yi.shape != \
