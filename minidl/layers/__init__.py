@@ -20,6 +20,8 @@ from .conv_transpose import Conv2DTranspose
 from .upsampling import UpSampling2D
 from .core import Activation, Dense, Dropout, Flatten, LeakyReLU, ReLU, Reshape
 from .lambda_layer import Lambda
+from .op_nodes import OpNode, record_op
+from ..ops.symbolic_dispatch import register_symbolic
 from .attention import AdditiveAttention, Attention, GroupQueryAttention, MultiHeadAttention
 from .dot import Dot, dot
 from .einsum_dense import EinsumDense
@@ -82,7 +84,11 @@ Convolution3DTranspose = Conv3DTranspose
 SeparableConvolution1D = SeparableConv1D
 SeparableConvolution2D = SeparableConv2D
 
+# minidl.ops called on KerasTensors record OpNodes in the graph (op_nodes.py)
+register_symbolic((KerasTensor,), record_op)
+
 LAYER_CLASSES = {cls.__name__: cls for cls in (
+    OpNode,
     InputLayer, Dense, Conv2D, ZeroPadding2D, Activation, Dropout, Flatten, LeakyReLU, ReLU,
     ActivityRegularization, AlphaDropout, GaussianDropout, SpectralNormalization, ReversibleEmbedding,
     Reshape, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, Lambda,
