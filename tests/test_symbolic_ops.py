@@ -11,39 +11,39 @@ import minidl
 from minidl import layers, ops
 from test_keras_compat import active_backend  # noqa: F401  (the every-backend fixture)
 
-# expression on inputs = Input((4, 8)) -> (shape, dtype) as Keras 3.15.1 prints them
+# expression on i = Input((4, 8)) -> (the expression, shape, dtype as Keras 3.15.1 prints them)
 KERAS_SHAPES = {
-    "ops.reshape(i, (-1, 4, 2, 4))": ((None, 4, 2, 4), "float32"),
-    "ops.transpose(ops.reshape(i, (-1, 4, 2, 4)), axes=[0, 2, 1, 3])": ((None, 2, 4, 4), "float32"),
-    "ops.sum(i, axis=-1, keepdims=True)": ((None, 4, 1), "float32"),
-    "1e-9 + i": ((None, 4, 8), "float32"),
-    "ops.matmul(i, ops.transpose(i, (0, 2, 1)))": ((None, 4, 4), "float32"),
-    "i @ ops.ones((8, 3))": ((None, 4, 3), "float32"),
-    "ops.softmax(i, axis=1)": ((None, 4, 8), "float32"),
-    "ops.nn.softmax(i)": ((None, 4, 8), "float32"),
-    "ops.concatenate([i, i], axis=-1)": ((None, 4, 16), "float32"),
-    "ops.stack([i, i], axis=1)": ((None, 2, 4, 8), "float32"),
-    "ops.mean(i, axis=1)": ((None, 8), "float32"),
-    "i[:, 0]": ((None, 8), "float32"),
-    "i[..., 1:3]": ((None, 4, 2), "float32"),
-    "i[:, None]": ((None, 1, 4, 8), "float32"),
-    "-i": ((None, 4, 8), "float32"),
-    "i * 2": ((None, 4, 8), "float32"),
-    "2 / i": ((None, 4, 8), "float32"),
-    "i ** 2": ((None, 4, 8), "float32"),
-    "abs(i)": ((None, 4, 8), "float32"),
-    "ops.cast(i, 'int32')": ((None, 4, 8), "int32"),
+    "ops.reshape(i, (-1, 4, 2, 4))": (lambda i: ops.reshape(i, (-1, 4, 2, 4)), (None, 4, 2, 4), "float32"),
+    "ops.transpose(ops.reshape(i, (-1, 4, 2, 4)), axes=[0, 2, 1, 3])": (lambda i: ops.transpose(ops.reshape(i, (-1, 4, 2, 4)), axes=[0, 2, 1, 3]), (None, 2, 4, 4), "float32"),
+    "ops.sum(i, axis=-1, keepdims=True)": (lambda i: ops.sum(i, axis=-1, keepdims=True), (None, 4, 1), "float32"),
+    "1e-9 + i": (lambda i: 1e-9 + i, (None, 4, 8), "float32"),
+    "ops.matmul(i, ops.transpose(i, (0, 2, 1)))": (lambda i: ops.matmul(i, ops.transpose(i, (0, 2, 1))), (None, 4, 4), "float32"),
+    "i @ ops.ones((8, 3))": (lambda i: i @ ops.ones((8, 3)), (None, 4, 3), "float32"),
+    "ops.softmax(i, axis=1)": (lambda i: ops.softmax(i, axis=1), (None, 4, 8), "float32"),
+    "ops.nn.softmax(i)": (lambda i: ops.nn.softmax(i), (None, 4, 8), "float32"),
+    "ops.concatenate([i, i], axis=-1)": (lambda i: ops.concatenate([i, i], axis=-1), (None, 4, 16), "float32"),
+    "ops.stack([i, i], axis=1)": (lambda i: ops.stack([i, i], axis=1), (None, 2, 4, 8), "float32"),
+    "ops.mean(i, axis=1)": (lambda i: ops.mean(i, axis=1), (None, 8), "float32"),
+    "i[:, 0]": (lambda i: i[:, 0], (None, 8), "float32"),
+    "i[..., 1:3]": (lambda i: i[..., 1:3], (None, 4, 2), "float32"),
+    "i[:, None]": (lambda i: i[:, None], (None, 1, 4, 8), "float32"),
+    "-i": (lambda i: -i, (None, 4, 8), "float32"),
+    "i * 2": (lambda i: i * 2, (None, 4, 8), "float32"),
+    "2 / i": (lambda i: 2 / i, (None, 4, 8), "float32"),
+    "i ** 2": (lambda i: i ** 2, (None, 4, 8), "float32"),
+    "abs(i)": (lambda i: abs(i), (None, 4, 8), "float32"),
+    "ops.cast(i, 'int32')": (lambda i: ops.cast(i, 'int32'), (None, 4, 8), "int32"),
     # Keras says bool: minidl's tensors are float32 or int32, comparisons give 0.0 / 1.0
-    "i > 0": ((None, 4, 8), "float32"),
+    "i > 0": (lambda i: i > 0, (None, 4, 8), "float32"),
 }
 
 
 @pytest.mark.parametrize("expression", sorted(KERAS_SHAPES))
 def test_shapes_and_dtypes_as_keras(active_backend, expression):
-    i = layers.Input((4, 8))
-    t = eval(expression)
+    make, shape, dtype = KERAS_SHAPES[expression]
+    t = make(layers.Input((4, 8)))
     assert isinstance(t, layers.KerasTensor)
-    assert (tuple(t.shape), t.dtype) == KERAS_SHAPES[expression]
+    assert (tuple(t.shape), t.dtype) == (shape, dtype)
 
 
 def test_unknown_dimensions_and_several_outputs():
