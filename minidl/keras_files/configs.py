@@ -17,7 +17,7 @@ from .. import initializers as initializers_mod
 from .. import tree
 from ..models import structure
 from ..custom_objects import get_registered_name, get_registered_object
-from ..layers import LAYER_CLASSES
+from ..layers import FILE_CLASSES, LAYER_CLASSES
 from .weights_h5 import is_model, keras_functional_order, keras_model_class, snake_case
 
 # Keras config keys minidl has no argument for, and the values under which ignoring them
@@ -55,7 +55,7 @@ def _layer_class(spec):
     registered = spec.get("registered_name")
     for key in (registered, name):
         if isinstance(key, str):
-            cls = get_registered_object(key, None, LAYER_CLASSES)
+            cls = get_registered_object(key, None, FILE_CLASSES)
             if cls is not None:
                 return key, cls
     # the hint first: the message may be cut after a few hundred characters

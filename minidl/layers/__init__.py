@@ -20,6 +20,8 @@ from .conv_transpose import Conv2DTranspose
 from .upsampling import UpSampling2D
 from .core import Activation, Dense, Dropout, Flatten, LeakyReLU, ReLU, Reshape
 from .lambda_layer import Lambda
+from .op_nodes import OpNode as _OpNode, record_op as _record_op
+from ..ops.symbolic_dispatch import register_symbolic as _register_symbolic
 from .attention import AdditiveAttention, Attention, GroupQueryAttention, MultiHeadAttention
 from .dot import Dot, dot
 from .einsum_dense import EinsumDense
@@ -82,6 +84,9 @@ Convolution3DTranspose = Conv3DTranspose
 SeparableConvolution1D = SeparableConv1D
 SeparableConvolution2D = SeparableConv2D
 
+# minidl.ops called on KerasTensors record OpNodes in the graph (op_nodes.py)
+_register_symbolic((KerasTensor,), _record_op)
+
 LAYER_CLASSES = {cls.__name__: cls for cls in (
     InputLayer, Dense, Conv2D, ZeroPadding2D, Activation, Dropout, Flatten, LeakyReLU, ReLU,
     ActivityRegularization, AlphaDropout, GaussianDropout, SpectralNormalization, ReversibleEmbedding,
@@ -108,6 +113,10 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     TextVectorization)}
 
 
+# the classes a model file may name: the layers, and the graph nodes of minidl.ops calls (which
+# are not a keras.layers name)
+FILE_CLASSES = dict(LAYER_CLASSES, OpNode=_OpNode)
+
 
 def serialize(layer):
     """Keras 3's {"module", "class_name", "config", "registered_name"} dict of a layer."""
@@ -129,10 +138,10 @@ def deserialize(class_name, config=None, custom_objects=None):
             raise ValueError(f"layers.deserialize: expected a dict with 'class_name' and "
                              f"'config', got {spec!r:.200}")
         class_name = spec.get("registered_name") or spec["class_name"]
-        if get_registered_object(class_name, custom_objects, LAYER_CLASSES) is None:
+        if get_registered_object(class_name, custom_objects, FILE_CLASSES) is None:
             class_name = spec["class_name"]
         config = spec["config"]
-    cls = get_registered_object(class_name, custom_objects, LAYER_CLASSES)
+    cls = get_registered_object(class_name, custom_objects, FILE_CLASSES)
     if cls is None:
         # the hint first: a message quoting this one may be cut after a few hundred characters
         raise ValueError(f"unknown layer class {class_name!r} (register a class of your own with "

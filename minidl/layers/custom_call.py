@@ -350,10 +350,25 @@ def _probe_batch(layer, shapes, backend, batch, options=None):
     return _run_probe(layer, shapes, target, batch, backend is None, options)
 
 
-def _run_probe(layer, shapes, target, batch, probe, options=None):
-    xs = [Tensor(target.zeros((batch,) + tuple(s)), target) for s in shapes]
+def _run_probe(layer, shapes, target, batch, probe, options=None, dtypes=None):
+    """call on zeros of `shapes` (of `dtypes`, float32 by default): its outputs as the graph
+    takes them (float32 Tensors, whether several); with dtypes given, call's own result."""
+    xs = [Tensor(target.zeros((batch,) + tuple(s), dt), target)
+          for s, dt in zip(shapes, dtypes or ["float32"] * len(shapes))]
     with autodiff.on_backend(target, probe=probe), autodiff.recording(None), \
             autodiff.call_scope():
         main, tensors = unpack_call_arguments(layer, xs, options)
-        return _outputs_of(layer, layer.call(main, **tensors,
-                                             **_call_kwargs(layer, False, options)))
+        result = layer.call(main, **tensors, **_call_kwargs(layer, False, options))
+        return result if dtypes else _outputs_of(layer, result)
+
+
+def traced_dtypes(layer, shapes, dtypes):
+    """The dtypes of call's results (a list) on symbolic inputs of those shapes (unknown dims
+    taken as 1) and dtypes, or None when the call needs values."""
+    shapes = [tuple(1 if d is None else d for d in s) for s in shapes]
+    try:
+        result = _run_probe(layer, shapes, _SYMBOLIC, 1, True, None, dtypes)
+    except Exception:   # the call needs values: the graph's dtype, float32, stands
+        return None
+    results = result if isinstance(result, (list, tuple)) else [result]
+    return [ops.core.as_tensor(r).dtype if ops.is_tensor(r) else "float32" for r in results]

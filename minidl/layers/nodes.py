@@ -5,6 +5,8 @@ KerasTensor per output. Shapes here are one sample's (no batch axis) except wher
 says otherwise.
 """
 
+from .keras_tensor_operators import SymbolicOperators
+
 
 def format_shape(shape):
     """(32, 32, 3) -> '(None, 32, 32, 3)': shapes in messages always show the batch axis."""
@@ -30,7 +32,7 @@ def compatible(shape, declared):
         d is None or d == s for s, d in zip(shape, declared))
 
 
-class KerasTensor:
+class KerasTensor(SymbolicOperators):
     """A symbolic tensor: output `index` of a layer's call `node` in a model graph.
 
     `shape` includes the batch axis as in Keras 3 ((None, 784)); `sample_shape` is the

@@ -12,6 +12,7 @@ from .. import optimizers as optimizers_mod
 from .. import random as mrandom
 from ..custom_objects import custom_object_scope
 from ..layers.input_layer import InputLayer
+from ..layers.op_nodes import OpNode
 from ..layers.variable_names import VariableNames
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
@@ -102,7 +103,15 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
     @property
     def layers(self):
         """The InputLayers, then the layers and nested models, once each, in execution order
-        (Keras 3's functional model.layers; get_layer(index=) counts the same way)."""
+        (Keras 3's functional model.layers; get_layer(index=) counts the same way). The nodes
+        of minidl.ops calls (layers/op_nodes.py) are operations, not layers: the summary shows
+        them, model.layers does not, as in Keras."""
+        return [l for l in self.graph.layers if not isinstance(l, OpNode)] if self.graph else []
+
+    @property
+    def operations(self):
+        """Every operation of the graph in execution order: the layers, and the nodes of
+        minidl.ops calls that model.layers leaves out (Keras 3's model.operations)."""
         return list(self.graph.layers) if self.graph else []
 
     @property

@@ -57,7 +57,8 @@ def summary_lines(model, show_trainable=False):
         items = model.graph.layers
         connected = _connections(model)
     for i, item in enumerate(items):
-        kind = type(item).__name__
+        # an op's node (layers/op_nodes.py) shows the op's Keras class name, as Keras's does
+        kind = getattr(item, "summary_type", None) or type(item).__name__
         kind = "Functional" if kind == "Model" else kind   # Keras 3's name for Model(...)
         cells = [f"{item.name} ({kind})", _output_shape(item),
                  str(item.count_params()) if item.built else "0 (unbuilt)"]

@@ -68,3 +68,19 @@ __all__ = [name for name in dir() if not name.startswith("_") and name not in
            ("OPERATORS", "attention", "autodiff", "composite", "core", "creation", "einsum", "linalg", "nn", "ordering", "reductions",
             "shapes", "numeric", "nn_functions", "decompositions", "control_flow", "math_functions",
             "image", "math", "numpy", "image_functions", "namespaces")]
+
+# Each public function, here and in the namespaces, becomes a graph node when it is called on
+# a functional model's symbolic tensors (symbolic_dispatch.py)
+import sys as _sys  # noqa: E402
+
+from . import core as _core, linalg as _linalg, nn as _nn, symbolic_dispatch as _dispatch  # noqa: E402
+from .namespaces import CORE as _CORE, LINALG as _LINALG, NN as _NN  # noqa: E402
+
+_dispatch.install(_sys.modules[__name__], __all__)
+for _module, _names in ((numpy, dir(numpy)), (math, dir(math)),
+                        (image, [n for n, f in vars(image).items()
+                                 if getattr(f, "__module__", None) == image.__name__]),
+                        (_nn, _NN), (_linalg, _LINALG + ("matmul", "dot")),
+                        (_core, _CORE + tuple(n for n in __all__ if n in vars(_core)))):
+    _dispatch.install(_module, _names)
+del _module, _names
