@@ -24,10 +24,14 @@ static inline int64_t fix_index(int64_t i, int64_t size, int fill_mode)
     case FILL_NEAREST:
         return i < 0 ? 0 : size - 1;
     case FILL_WRAP: {
+        if (i >= -size && i < 2 * size)   /* one period out (the common case): no division */
+            return i < 0 ? i + size : i - size;
         int64_t m = i % size;
         return m < 0 ? m + size : m;
     }
     case FILL_REFLECT: {   /* d c b a | a b c d | d c b a: period 2 * size */
+        if (i >= -size && i < 2 * size)   /* the mirror next to the image: no division */
+            return i < 0 ? -1 - i : 2 * size - 1 - i;
         int64_t m = i % (2 * size);
         if (m < 0)
             m += 2 * size;
