@@ -7,6 +7,12 @@ ops (bincount / scatter_add histograms, grid_sample for the perspective), in the
 Contenders alternate, medians of --repeats rounds, since the machine is shared and noisy.
 
     PYTHONPATH=. python benchmarks/bench_augment_equalize.py [--backend cpu] [--batch 128]
+    PYTHONPATH=. python benchmarks/bench_augment_equalize.py --in-model [--backend cpu]
+
+--in-model measures what a training step really pays: keras_cnn with the layer in front of its
+first convolution (a Sequential, the layer right after the Input), train_on_batch, against plain
+keras_cnn, alternating. There the layer runs forward only: nothing upstream of it has weights,
+so no gradient is taken through it.
 """
 
 import argparse
@@ -88,12 +94,53 @@ def torch_versions(torch):
     return {"Equalization": equalize, "CLAHE": clahe, "RandomPerspective": perspective}
 
 
+def in_model(args):
+    """Each layer's share of a keras_cnn training step, measured inside the step."""
+    import minidl
+    from minidl import layers, zoo
+    from minidl.layers.preprocessing_augmix import AugMix
+    from minidl.layers.preprocessing_randaugment import RandAugment
+    minidl.set_backend(args.backend)
+    rng = np.random.default_rng(0)
+    x = np.floor(rng.uniform(0, 256, (args.batch, 32, 32, 3))).astype(np.float32)
+    y = rng.integers(0, 10, args.batch)
+    candidates = {"keras_cnn alone": None, "Equalization": layers.Equalization(),
+                  "CLAHE": layers.ContrastLimitedAdaptiveHistogramEqualization(),
+                  "RandomPerspective": layers.RandomPerspective(),
+                  "RandomElasticTransform": layers.RandomElasticTransform(),
+                  "RandAugment": RandAugment(), "AugMix": AugMix()}
+    models = {}
+    for name, layer in candidates.items():
+        front = [layers.Input((32, 32, 3))] + ([layer] if layer is not None else [])
+        model = minidl.Sequential(front + zoo.build("keras_cnn").layers)
+        model.compile("rmsprop", "sparse_categorical_crossentropy")
+        model.train_on_batch(x, y)   # warm-up: buffers, kernels
+        models[name] = model
+    times = {name: [] for name in models}
+    for _ in range(args.repeats):   # alternate: each model's step once a round
+        for name, model in models.items():
+            times[name].append(median_seconds(lambda: model.train_on_batch(x, y), 1, 2))
+    base = statistics.median(times["keras_cnn alone"])
+    print(f"backend {args.backend}, batch {args.batch} of 32x32x3; keras_cnn train step "
+          f"{base * 1e3:.2f} ms (median of {args.repeats})")
+    print(f"{'layer in front':24s} {'step ms':>9s} {'cost':>8s}")
+    for name in candidates:
+        if name != "keras_cnn alone":
+            step = statistics.median(times[name])
+            print(f"{name:24s} {step * 1e3:9.2f} {(step - base) / base:8.2%}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="cpu")
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--in-model", action="store_true",
+                        help="each layer's cost inside a keras_cnn training step")
     args = parser.parse_args()
+    if args.in_model:
+        in_model(args)
+        return
 
     import minidl
     from minidl import layers, zoo
