@@ -203,6 +203,9 @@ class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
             main = custom_call.main_shapes(self, shape) if self.uses_call() else shape
             main = main if isinstance(main, list) else [main]
             assert_input_compatibility(self.input_spec, [(None,) + tuple(s) for s in main], self.name)
+        if self.uses_call() and custom_call.takes_mask(self):
+            # its call gets the input's mask; the probe of its output shape passes one too
+            self._input_masked = custom_call.carries_mask(tensors[0])
         self.build_once(shape)
         # a layer built with unknown dims and called again on known ones (or the reverse)
         out = None if shape == self.input_shape and not options else \
@@ -559,10 +562,10 @@ def _is_float32(dtype):
         return False
 
 
-def eager_call(layer, inputs, training, options=None):
+def eager_call(layer, inputs, training, options=None, mask=None):
     """layer(array): build for the array's shape, put the weights on the active backend on
     first use, and return the forward result as a numpy array (a list of arrays for a merge
-    layer's inputs)."""
+    layer's inputs). mask: the input's Keras mask passed by hand (an array), or None."""
     from ..backends import get_backend
     arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     arrays = [np.ascontiguousarray(a, dtype=np.float32) for a in arrays]
@@ -576,8 +579,11 @@ def eager_call(layer, inputs, training, options=None):
     from . import eager_calls
     b = layer.backend
     xs = [b.from_numpy(a) for a in arrays]
+    if mask is not None:
+        mask = b.from_numpy(np.ascontiguousarray(custom_call.ops.convert_to_numpy(mask),
+                                                 dtype=np.float32))
     out, _ = eager_calls.forward(layer, xs if layer.multiple_inputs else xs[0], bool(training),
-                                 b, False, options)
+                                 b, False, options, mask)
     return [b.to_numpy(o) for o in out] if isinstance(out, list) else b.to_numpy(out)
 
 
