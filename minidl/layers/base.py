@@ -246,7 +246,7 @@ class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
         the shape the layer was built for): the model resolves a batch's shapes with it."""
         if input_shape == self.input_shape:
             return self.output_shape
-        if not self.uses_call():
+        if not self.uses_call() or _built_in(type(self), "compute_output_shape"):
             return tuple(self.compute_output_shape(input_shape))
         if type(self).compute_output_shape is not Layer.compute_output_shape:
             main = custom_call.main_shapes(self, input_shape)
@@ -270,8 +270,12 @@ class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
         input_shape = custom_call.main_shapes(self, input_shape)
         with_batch = ([(None,) + tuple(s) for s in input_shape]
                       if isinstance(input_shape, list) else (None,) + tuple(input_shape))
-        self.build(with_batch)
-        if type(self).compute_output_shape is not Layer.compute_output_shape:
+        # a built-in layer subclassed with a call of its own (a Conv2D whose call standardizes
+        # the kernel) keeps its built-in build and shapes, which take one sample's shape
+        self.build(input_shape if _built_in(type(self), "build") else with_batch)
+        if _built_in(type(self), "compute_output_shape"):
+            self.output_shape = tuple(self.compute_output_shape(input_shape))
+        elif type(self).compute_output_shape is not Layer.compute_output_shape:
             self.output_shape = _without_batch(self.compute_output_shape(with_batch))
         else:
             self.output_shape = _as_shape(custom_call.infer_output_shape(self, self.input_shape))
@@ -514,6 +518,16 @@ def _without_batch(shape):
     if several_shapes(shape):
         return [_without_batch(s) for s in shape]
     return tuple(None if d is None else int(d) for d in tuple(shape)[1:])
+
+
+def _built_in(cls, method):
+    """Whether `cls` inherits `method` from one of minidl's built-in layers (those computing
+    with forward/backward), whose build and compute_output_shape take one sample's shape."""
+    for klass in cls.__mro__:
+        if method in klass.__dict__:
+            return (klass is not Layer and klass.__module__.startswith("minidl.")
+                    and klass.forward is not Layer.forward)
+    return False
 
 
 def _keras_build(build):
