@@ -203,6 +203,9 @@ class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
             main = custom_call.main_shapes(self, shape) if self.uses_call() else shape
             main = main if isinstance(main, list) else [main]
             assert_input_compatibility(self.input_spec, [(None,) + tuple(s) for s in main], self.name)
+        if self.uses_call() and custom_call.takes_mask(self):
+            # its call gets the input's mask; the probe of its output shape passes one too
+            self._input_masked = custom_call.carries_mask(tensors[0])
         self.build_once(shape)
         # a layer built with unknown dims and called again on known ones (or the reverse)
         out = None if shape == self.input_shape and not options else \
@@ -243,7 +246,7 @@ class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
         the shape the layer was built for): the model resolves a batch's shapes with it."""
         if input_shape == self.input_shape:
             return self.output_shape
-        if not self.uses_call():
+        if not self.uses_call() or _built_in(type(self), "compute_output_shape"):
             return tuple(self.compute_output_shape(input_shape))
         if type(self).compute_output_shape is not Layer.compute_output_shape:
             main = custom_call.main_shapes(self, input_shape)
@@ -267,8 +270,12 @@ class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
         input_shape = custom_call.main_shapes(self, input_shape)
         with_batch = ([(None,) + tuple(s) for s in input_shape]
                       if isinstance(input_shape, list) else (None,) + tuple(input_shape))
-        self.build(with_batch)
-        if type(self).compute_output_shape is not Layer.compute_output_shape:
+        # a built-in layer subclassed with a call of its own (a Conv2D whose call standardizes
+        # the kernel) keeps its built-in build and shapes, which take one sample's shape
+        self.build(input_shape if _built_in(type(self), "build") else with_batch)
+        if _built_in(type(self), "compute_output_shape"):
+            self.output_shape = tuple(self.compute_output_shape(input_shape))
+        elif type(self).compute_output_shape is not Layer.compute_output_shape:
             self.output_shape = _without_batch(self.compute_output_shape(with_batch))
         else:
             self.output_shape = _as_shape(custom_call.infer_output_shape(self, self.input_shape))
@@ -513,6 +520,16 @@ def _without_batch(shape):
     return tuple(None if d is None else int(d) for d in tuple(shape)[1:])
 
 
+def _built_in(cls, method):
+    """Whether `cls` inherits `method` from one of minidl's built-in layers (those computing
+    with forward/backward), whose build and compute_output_shape take one sample's shape."""
+    for klass in cls.__mro__:
+        if method in klass.__dict__:
+            return (klass is not Layer and klass.__module__.startswith("minidl.")
+                    and klass.forward is not Layer.forward)
+    return False
+
+
 def _keras_build(build):
     """`build` as Keras 3 code calls it: from outside build_once the shape has its batch
     axis, which is dropped; the layer is then built (weights on the active backend, so that
@@ -559,10 +576,10 @@ def _is_float32(dtype):
         return False
 
 
-def eager_call(layer, inputs, training, options=None):
+def eager_call(layer, inputs, training, options=None, mask=None):
     """layer(array): build for the array's shape, put the weights on the active backend on
     first use, and return the forward result as a numpy array (a list of arrays for a merge
-    layer's inputs)."""
+    layer's inputs). mask: the input's Keras mask passed by hand (an array), or None."""
     from ..backends import get_backend
     arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     arrays = [np.ascontiguousarray(a, dtype=np.float32) for a in arrays]
@@ -576,8 +593,11 @@ def eager_call(layer, inputs, training, options=None):
     from . import eager_calls
     b = layer.backend
     xs = [b.from_numpy(a) for a in arrays]
+    if mask is not None:
+        mask = b.from_numpy(np.ascontiguousarray(custom_call.ops.convert_to_numpy(mask),
+                                                 dtype=np.float32))
     out, _ = eager_calls.forward(layer, xs if layer.multiple_inputs else xs[0], bool(training),
-                                 b, False, options)
+                                 b, False, options, mask)
     return [b.to_numpy(o) for o in out] if isinstance(out, list) else b.to_numpy(out)
 
 

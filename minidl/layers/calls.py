@@ -106,6 +106,11 @@ class LayerCall:
 def run_forward(layer, call, inputs, training):
     """layer.forward on its context `call` (the training mode recorded on it)."""
     call.training = bool(training)
+    if layer.uses_call():
+        # a built-in layer's subclass with a call of its own (or a Conv2D's convolution_op):
+        # its call runs, not the built-in forward it inherits
+        from .custom_call import call_forward
+        return call_forward(layer, call, inputs, training)
     return layer.forward(call, inputs, training)
 
 
@@ -115,7 +120,10 @@ def run_backward(layer, call, dout, accumulate, preactivation=False):
     grad (another call of the layer was back-propagated before in this pass)."""
     call._grad_scratch = {} if accumulate else None
     try:
-        if preactivation:
+        if layer.uses_call():   # the tape of its call (as run_forward ran it)
+            from .custom_call import call_backward
+            d = call_backward(layer, call, dout)
+        elif preactivation:
             d = layer.backward_preactivation(call, dout)
         else:
             d = layer.backward(call, dout)

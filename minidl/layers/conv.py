@@ -3,6 +3,7 @@
 from .. import activations
 from ..mixed_precision import backward_precision, compute_precision
 from .base import Layer, format_shape
+from .convolution_op import ConvolutionOpMixin
 from .core import ActivationMixin
 
 
@@ -83,7 +84,7 @@ def check_window_fits(layer, input_shape, window, what):
                          f"input {format_shape(input_shape)} with padding 'valid'")
 
 
-class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
+class Conv2D(ConvolutionOpMixin, WindowPlanMixin, ActivationMixin, Layer):
     """2-D convolution; kernel (kh, kw, in_channels / groups, filters), bias (filters,).
 
     padding "same" pads as TensorFlow does (the odd pixel at the bottom/right). dilation_rate
@@ -165,8 +166,9 @@ class Conv2D(WindowPlanMixin, ActivationMixin, Layer):
         return self._activate(call, z)
 
     def backward_reads_output(self):
-        # backward reads the input and the kernel; z only to differentiate an activation
-        return callable(self.activation) or self.activation != "linear"
+        # backward reads the input and the kernel; z only to differentiate an activation (a
+        # subclass's own call or convolution_op: its tape may read anything it made)
+        return self.uses_call() or callable(self.activation) or self.activation != "linear"
 
     def _kernel_for(self, call):
         """The kernel this call convolves with (a quantized layer's is another tensor)."""

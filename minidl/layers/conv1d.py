@@ -9,6 +9,8 @@ padding="causal" (Conv1D) is a window padded by (kernel - 1) * dilation before t
 and nothing after (backends/window.py), so output t sees inputs up to t.
 """
 
+from .. import ops
+from ..autodiff import Variable
 from .base import Layer, format_shape
 from .conv import Conv2D
 from .conv_transpose import Conv2DTranspose
@@ -33,8 +35,10 @@ def check_channels_last(data_format, owner):
                          f"minidl supports; got {data_format!r}")
 
 
-class LiftedWeight:
-    """A 1-D weight as the 2-D code reads it: value and grad viewed with a leading axis of 1."""
+class LiftedWeight(Variable):
+    """A 1-D weight as the 2-D code reads it: value and grad viewed with a leading axis of 1.
+    In minidl.ops (a subclass's call or convolution_op using self.kernel) it is the weight
+    itself, with Keras's 1-D shape."""
 
     def __init__(self, weight, shape):
         self.weight = weight
@@ -50,6 +54,9 @@ class LiftedWeight:
     @property
     def grad(self):
         return self._view(self.weight.grad)
+
+    def as_tensor(self):
+        return self.weight.as_tensor()
 
     def __getattr__(self, name):   # name, trainable, regularizer ... are the weight's
         if name == "weight":   # not set yet (a copy being made): no recursion
@@ -166,8 +173,19 @@ class Conv1D(Lifted1D, Conv2D):
         if causal:
             self.padding = "causal"
 
+    # as Keras's Conv1D.call, which convolves with ops.conv itself: an overridden
+    # convolution_op serves the subclass's own call only
+    _call_uses_convolution_op = False
+
     def get_config(self):
         return _config_1d(super().get_config(), "kernel_size", "strides", "dilation_rate")
+
+    def convolution_op(self, inputs, kernel):
+        """Keras's convolution_op: ops.conv with the layer's strides, padding and dilation."""
+        if isinstance(kernel, LiftedWeight):   # self.kernel, as the 2-D code reads it
+            kernel = kernel.weight
+        return ops.conv(inputs, kernel, strides=list(self.strides[1:]), padding=self.padding,
+                        dilation_rate=self.dilation_rate[1:], data_format="channels_last")
 
 
 class Conv1DTranspose(Lifted1D, Conv2DTranspose):

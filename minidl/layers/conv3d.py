@@ -12,6 +12,7 @@ The 2-D plan (height and width: padding, strides, dilation, groups) is built onc
 from .. import activations
 from ..backends.window import conv_output_length, same_padding
 from .base import Layer, format_shape
+from .convolution_op import ConvolutionOpMixin
 from .conv1d import check_channels_last
 from .core import ActivationMixin
 from .pooling3d import normalize_triple
@@ -25,7 +26,7 @@ def _strides(shape):
     return tuple(reversed(out))
 
 
-class Conv3D(ActivationMixin, Layer):
+class Conv3D(ConvolutionOpMixin, ActivationMixin, Layer):
     """3-D convolution; kernel (kd, kh, kw, in_channels / groups, filters), bias (filters,).
     padding "same" pads as TensorFlow does (the odd voxel after)."""
 

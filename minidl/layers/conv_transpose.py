@@ -24,6 +24,13 @@ class Conv2DTranspose(Conv2D):
     arguments and checks, without groups (Keras's Conv2DTranspose has none).
     """
 
+    # Keras's transposed convolutions have no convolution_op (Conv2D's would be the wrong op)
+    _call_uses_convolution_op = False
+
+    @property
+    def convolution_op(self):
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute 'convolution_op'")
+
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", output_padding=None,
                  dilation_rate=(1, 1), activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros", kernel_regularizer=None,

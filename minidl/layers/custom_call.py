@@ -25,8 +25,37 @@ def _signature(layer):
         names = list(sig)[1:]   # after the inputs
         others = frozenset(n for n in names if n not in ("training", "mask") and sig[n].kind in (
             inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY))
-        type(layer)._call_params = params = (type(layer), "training" in sig, others)
+        type(layer)._call_params = params = (type(layer), "training" in sig, others,
+                                             "mask" in sig)
     return params[1], params[2]
+
+
+def takes_mask(layer):
+    """Whether the layer's `call` takes mask= (Keras passes it the input's mask)."""
+    _signature(layer)
+    return type(layer)._call_params[3]
+
+
+def carries_mask(tensor):
+    """Whether a symbolic tensor carries a Keras mask: from the layers that made it, as
+    Graph.masked_outputs decides (a loop, not a recursion: graphs can be deep)."""
+    known, todo = {}, [tensor]
+    while todo:
+        t = todo[-1]
+        node = t.node
+        if node is None or not node.inputs:
+            known[id(t)] = False
+            todo.pop()
+            continue
+        missing = [i for i in node.inputs if id(i) not in known]
+        if missing:
+            todo.extend(missing)
+            continue
+        ins = [known[id(i)] for i in node.inputs]
+        known[id(t)] = bool(node.layer.node_output_has_mask(ins if node.structured else ins[0],
+                                                           node.options))
+        todo.pop()
+    return known[id(tensor)]
 
 
 def call_parameters(layer):
@@ -34,13 +63,15 @@ def call_parameters(layer):
     return _signature(layer)[1]
 
 
-def _call_kwargs(layer, training, options=None):
-    """training= for call when its signature takes it (as Keras passes it), and the call's
-    own keyword options."""
+def _call_kwargs(layer, training, options=None, mask=None):
+    """training= for call when its signature takes it (as Keras passes it), mask= the same
+    way (the input's mask, a Tensor, when it has one), and the call's own keyword options."""
     kwargs = dict(options or {})
     kwargs.pop(TENSOR_ARGUMENTS, None)
     if _signature(layer)[0]:
         kwargs["training"] = training
+    if mask is not None and takes_mask(layer):
+        kwargs["mask"] = mask
     return kwargs
 
 
@@ -172,8 +203,9 @@ def call_forward(layer, call, inputs, training):
     with autodiff.on_backend(b), autodiff.recording(tape), autodiff.call_scope(), \
             added_losses.Collecting() as added:
         main, tensors = unpack_call_arguments(layer, xs, call.options)
-        outs, several = _outputs_of(layer, layer.call(main, **tensors,
-                                                      **_call_kwargs(layer, training, call.options)))
+        mask = _first_mask(call.mask, b)
+        outs, several = _outputs_of(layer, layer.call(main, **tensors, **_call_kwargs(
+            layer, training, call.options, mask)))
     # the losses the call added (add_loss): the model adds them to its loss, backward seeds them
     call.added_losses = added
     layer._last_losses = added
@@ -188,6 +220,14 @@ def call_forward(layer, call, inputs, training):
             value = copy
         values.append(value)
     return values if several else values[0]
+
+
+def _first_mask(mask, backend):
+    """The mask Keras passes to call: the first input's (masks of a list of inputs come as a
+    list), as a Tensor of 1.0 where a step is real, 0.0 where it is padding."""
+    if isinstance(mask, list):
+        mask = mask[0] if mask else None
+    return None if mask is None else Tensor(mask, backend)
 
 
 def call_backward(layer, call, dout):
@@ -229,12 +269,14 @@ def is_eager(inputs):
     return any(isinstance(t, (Tensor, autodiff.Variable)) for t in items)
 
 
-def call_eagerly(layer, inputs, training=None, options=None):
+def call_eagerly(layer, inputs, training=None, options=None, mask=None):
     """A layer called on Tensors inside another layer's call: built on first use, attached to
     the tensors' backend, and run at once, in training mode while a tape records unless the
     call says training=. A layer written with ops records into the caller's
     tape; a built-in one runs its fused forward, and its backward becomes the tape's gradient
-    rule (each call of a layer runs on its own context: eager_calls.py)."""
+    rule (each call of a layer runs on its own context: eager_calls.py). mask: a built-in
+    layer's input mask passed by hand (a Tensor or array, True / nonzero where a step is
+    real), as `lstm(x, mask=embedding.compute_mask(ids))`."""
     many = isinstance(inputs, (list, tuple))
     ts = [ops.cast(ops.core.as_tensor(t), "float32") for t in (inputs if many else [inputs])]
     b = ts[0].backend
@@ -257,8 +299,10 @@ def call_eagerly(layer, inputs, training=None, options=None):
         layer._last_losses = added
         return outs if several else outs[0]
     needed = any(t.requires_grad for t in ts)
+    if mask is not None:
+        mask = ops.cast(ops.core.as_tensor(mask), "float32").value
     value, call = eager_calls.forward(layer, [t.value for t in ts] if many else ts[0].value,
-                                      mode, b, needed, options)
+                                      mode, b, needed, options, mask)
     several = isinstance(value, list)   # a layer of several outputs (a recurrent one's states)
     outs = [Tensor(v, b) for v in (value if several else [value])]
     if tape is None or not (needed or layer.trainable_weights):
@@ -358,7 +402,12 @@ def _run_probe(layer, shapes, target, batch, probe, options=None, dtypes=None):
     with autodiff.on_backend(target, probe=probe), autodiff.recording(None), \
             autodiff.call_scope():
         main, tensors = unpack_call_arguments(layer, xs, options)
-        result = layer.call(main, **tensors, **_call_kwargs(layer, False, options))
+        mask = None
+        if getattr(layer, "_input_masked", False):   # what the input's mask will look like
+            mask = target.zeros((batch,) + tuple(shapes[0])[:-1])
+            target.fill(mask, 1.0)
+            mask = Tensor(mask, target)
+        result = layer.call(main, **tensors, **_call_kwargs(layer, False, options, mask))
         return result if dtypes else _outputs_of(layer, result)
 
 

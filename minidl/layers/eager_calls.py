@@ -25,9 +25,10 @@ def context(layer, backend, ordinal):
     return call
 
 
-def forward(layer, x, training, backend, input_grad_needed, options=None):
+def forward(layer, x, training, backend, input_grad_needed, options=None, mask=None):
     """Run layer.forward(x, training) as its next call in the current scope (ordinal 0
-    outside one), with the call's keyword `options`; returns (output, the call's context)."""
+    outside one), with the call's keyword `options` and the input's Keras `mask` (a backend
+    tensor, or None); returns (output, the call's context)."""
     scope = autodiff.current_call_scope()
     if scope is None:
         call = context(layer, backend, 0)
@@ -35,7 +36,7 @@ def forward(layer, x, training, backend, input_grad_needed, options=None):
         calls = scope.setdefault(id(layer), [])
         call = context(layer, backend, len(calls))
         calls.append(call)
-    call.mask = None
+    call.mask = mask
     call.input_grad_needed = input_grad_needed
     call.options = dict(options or {})
     return run_forward(layer, call, x, training), call

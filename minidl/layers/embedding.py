@@ -9,8 +9,12 @@ padding: the output's mask (N, ...) is 1.0 where the index is not 0 (Keras's com
 """
 
 from .. import constraints, initializers, regularizers
+import numpy as np
+
+from .. import ops
 from .base import Layer, count_elements
 from .calls import LayerCall
+from .custom_call import is_eager
 
 
 def _positive_int(value, what, owner):
@@ -65,6 +69,10 @@ class Embedding(Layer):
         return self.mask_zero
 
     def compute_mask(self, inputs, mask=None):
+        if is_eager(inputs) or isinstance(inputs, (np.ndarray, list, tuple)):
+            # Tensors inside a custom layer's call, or host arrays (Keras's compute_mask on
+            # data): the mask is a Tensor made with ops, as the call's own values
+            return ops.not_equal(inputs, 0) if self.mask_zero else None
         return self.output_mask(LayerCall(self, self.backend), inputs, mask)
 
     def output_mask(self, call, inputs, mask):

@@ -6,9 +6,13 @@ after it that support masking pass the mask on, and the losses and metrics of an
 with a mask skip the masked steps (models/graph.py, models/model.py).
 """
 
+import numpy as np
+
+from .. import ops
 from ..arguments import number
 from .base import Layer
 from .calls import LayerCall
+from .custom_call import is_eager
 
 
 class Masking(Layer):
@@ -46,6 +50,10 @@ class Masking(Layer):
         return True
 
     def compute_mask(self, inputs, mask=None):
+        if is_eager(inputs) or isinstance(inputs, (np.ndarray, list, tuple)):
+            # Tensors inside a custom layer's call, or host arrays (Keras's compute_mask on
+            # data): the mask is a Tensor made with ops, as the call's own values
+            return ops.any(ops.not_equal(inputs, self.mask_value), axis=-1)
         keep = self._keep(LayerCall(self, self.backend), inputs)
         return self.backend.reshape(keep, self.backend.shape(keep)[:-1])
 

@@ -23,11 +23,11 @@ GRU's reset_after=True (input and recurrent biases); gate order i, f, c, o (LSTM
 (GRU).
 """
 
-from .. import activations, constraints, initializers, regularizers
+from .. import activations, constraints, initializers, ops, regularizers
 from ..arguments import number
 from ..backends.contract.recurrent import GATE_ACTIVATIONS
 from . import custom_call
-from .base import Layer, format_shape
+from .base import KerasTensor, Layer, eager_call, format_shape
 
 
 class _UnitForgetBias(initializers.Initializer):
@@ -111,10 +111,10 @@ class Recurrent(Layer):
     def __call__(self, inputs, training=None, initial_state=None, mask=None):
         """Keras's call: initial_state (a tensor or a list: [h] or LSTM's [h, c]) makes the
         states inputs of the layer; with return_state the result is [output, *final states]."""
-        if mask is not None:
-            raise ValueError(f"{self.describe()}: mask= is not taken by a direct call; a mask "
-                             f"reaches the layer in a model, from Embedding(mask_zero=True) or "
-                             f"Masking before it")
+        if mask is not None and initial_state is not None:
+            raise ValueError(f"{self.describe()}: mask= and initial_state= together are taken "
+                             f"in a model only (the mask from Embedding(mask_zero=True) or "
+                             f"Masking before the layer)")
         if initial_state is not None:
             states = (list(initial_state) if isinstance(initial_state, (list, tuple))
                       else [initial_state])
@@ -131,7 +131,25 @@ class Recurrent(Layer):
             raise ValueError(f"{self.describe()}: return_state=True works in models and eager "
                              f"calls; inside another layer's call use return_sequences and "
                              f"take the last step")
+        if mask is not None:
+            return self._call_with_mask(inputs, training, mask)
         return super().__call__(inputs, training=training)
+
+    def _call_with_mask(self, inputs, training, mask):
+        """Keras's lstm(x, mask=mask) with a mask passed by hand (N, T), True where a step
+        is real: on Tensors inside a custom layer's call, or on arrays. In a model the mask
+        comes from the layer before (Embedding(mask_zero=True), Masking) instead."""
+        if isinstance(inputs, KerasTensor) or isinstance(mask, KerasTensor):
+            raise ValueError(f"{self.describe()}: mask= is not taken on symbolic tensors; in a "
+                             f"model the mask reaches the layer from Embedding(mask_zero=True) "
+                             f"or Masking before it")
+        shape, mask_shape = tuple(ops.shape(inputs)), tuple(ops.shape(mask))
+        if len(shape) != 3 or mask_shape != shape[:2]:
+            raise ValueError(f"{self.describe()}: mask must have shape (batch, timesteps) = "
+                             f"{shape[:2]} for inputs of shape {shape}, got {mask_shape}")
+        if custom_call.is_eager(inputs):
+            return custom_call.call_eagerly(self, inputs, training, {}, mask)
+        return eager_call(self, inputs, training, None, mask)
 
     def _check_use_cudnn(self, value):
         """Keras's use_cudnn ("auto", True or False): accepted, minidl has no cuDNN path."""

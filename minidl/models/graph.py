@@ -381,8 +381,8 @@ class Graph:
         if id(t) in self._activity:
             return False
         step = self._step_making(id(t))
-        if step is None or step.multi:
-            return False
+        if step is None or step.multi or step.layer.uses_call():
+            return False   # (a layer written with call has no pre-activation to hand out)
         return not any(id(t) in (s.ins if s.structured else [s.ins]) for s in self._steps)
 
     def backward(self, douts, from_preactivation=(), on_grads_final=None, loss_scale=1.0,

@@ -14,6 +14,7 @@ import numpy as np
 from ..custom_objects import custom_object_scope
 from ..layers.base import KerasTensor, Layer, sample_shape
 from ..layers.input_layer import Input, InputLayer
+from ..naming import auto_name
 from .config import deserialize_item, item_spec
 from .graph import Graph
 from .model import Model
@@ -148,19 +149,26 @@ class Sequential(Model):
             return
         if not self._stack:
             raise ValueError(f"{self.describe()}.build: the model has no layers")
-        inp = Input(shape)
-        called, outputs = [], []
+        self._build_stack(shape)
+
+    def _build_stack(self, shape, input_name=None):
+        """The graph of the stack on an Input of sample `shape`; on failure the layers are
+        left as they were, ready for another shape."""
+        inp = Input(shape, name=input_name)
+        # what each layer was before: one built earlier (called eagerly) keeps its weights
+        before = [(layer, layer.built, len(layer._inbound_nodes)) for layer in self._stack
+                  if isinstance(layer, Layer)]
+        outputs = []
         try:
             out = inp
             for layer in self._stack:
                 out = layer(out)
                 outputs.append(out)
-                called.append(layer)
         except Exception:
-            for layer in called:  # leave the layers as they were, ready for another shape
-                if isinstance(layer, Layer):
-                    layer._inbound_nodes, layer.built = [], False
-                    layer.weights_by_name = {}
+            for layer, built, nodes in before:   # leave the layers as they were
+                del layer._inbound_nodes[nodes:]
+                if not built:
+                    layer.built, layer.weights_by_name = False, {}
             raise
         self._input, self._output, self._outputs = inp, out, outputs
         self._rebuild()
@@ -175,9 +183,30 @@ class Sequential(Model):
             if len(shape) < 2:
                 raise ValueError(f"{self.describe()}: x must be a batch of samples (batch axis "
                                  f"first), got shape {tuple(shape)}")
-            self.build((None,) + tuple(shape[1:]))
+            self._build_for_sample(tuple(shape[1:]))
         elif isinstance(sample, tuple):
-            self.build((None,) + sample)
+            self._build_for_sample(sample)
+
+    def _build_for_sample(self, sample):
+        """Build from the first data's sample shape, leaving unknown (None) the axes that
+        the layers can take at any size. Keras's Sequential built by a first call runs its
+        layers again on each later call, so an Embedding + LSTM stack takes any sequence
+        length while a Dense after a Flatten still needs the first length: the same here,
+        from the most general shape that builds: every axis None, then every axis but the
+        last (the features or channels) None, then the data's own shape."""
+        if not self._stack:
+            raise ValueError(f"{self.describe()}.build: the model has no layers")
+        rank = len(sample)
+        tries = [(None,) * rank, (None,) * (rank - 1) + sample[-1:], sample]
+        tries = [shape for k, shape in enumerate(tries) if shape not in tries[:k]]
+        name = auto_name("input_layer")   # one name, however many tries
+        for shape in tries[:-1]:
+            try:
+                self._build_stack(shape, name)
+                return
+            except Exception:   # a layer needs that axis's size: try a more specific shape
+                continue
+        self._build_stack(sample, name)
 
     def _require_built(self, what):
         if self.graph is None:

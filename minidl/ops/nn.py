@@ -98,15 +98,24 @@ def _pair(value, what, op):
 
 
 def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
-    """2-D convolution: inputs (N, H, W, C), kernel (KH, KW, C / groups, F), channels_last; as
+    """Convolution, channels_last, of the inputs' rank as Keras's: 2-D inputs (N, H, W, C) with
+    kernel (KH, KW, C / groups, F); 1-D (N, L, C) with (K, C / groups, F) and 3-D
+    (N, D, H, W, C) with (KD, KH, KW, C / groups, F) are made of 2-D ones (conv_ranks.py). As
     in Keras, a kernel with fewer input channels than inputs makes a grouped convolution."""
     x, w = cast(as_tensor(inputs), "float32"), cast(as_tensor(kernel), "float32")
+    if data_format not in (None, "channels_last"):
+        raise ValueError(f"ops.conv: only data_format='channels_last' is supported, got {data_format!r}")
+    padding = padding.lower() if isinstance(padding, str) else padding
+    if padding not in ("valid", "same"):
+        raise ValueError(f"ops.conv: padding must be 'valid' or 'same', got {padding!r}")
+    if len(x.shape) in (3, 5) and len(w.shape) == len(x.shape):
+        from . import conv_ranks
+        lower = conv_ranks.conv1d if len(x.shape) == 3 else conv_ranks.conv3d
+        return lower(conv, x, w, strides, padding, dilation_rate)
     if (len(x.shape) != 4 or len(w.shape) != 4 or w.shape[2] < 1 or x.shape[3] % w.shape[2]
             or w.shape[3] % (x.shape[3] // w.shape[2])):
         raise ValueError(f"ops.conv: inputs (N, H, W, C) and kernel (KH, KW, C / groups, F) with C "
                          f"and F divisible by groups needed, got {x.shape} and {w.shape}")
-    if data_format not in (None, "channels_last"):
-        raise ValueError(f"ops.conv: only data_format='channels_last' is supported, got {data_format!r}")
     b = x.backend
     plan = b.conv2d_plan(x.shape, w.shape, _pair(strides, "strides", "conv"), padding,
                          _pair(dilation_rate, "dilation_rate", "conv"), x.shape[3] // w.shape[2])
