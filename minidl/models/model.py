@@ -467,9 +467,8 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
         metrics (values of this batch), or a dict with return_dict=True."""
         self._require_compiled("train_on_batch")
         warn_if_not_on_active_backend(self)
-        x, y = self._validate_xy(x, y)
-        sw = self._sample_weights(sample_weight, class_weight, y,
-                                  f"{self.describe()}.train_on_batch")
+        x, y, sw = self._batch_arrays("train_step", x, y, sample_weight, class_weight,
+                                      f"{self.describe()}.train_on_batch")
         self.reset_metrics()
         self._train_step(x, y, sw)
         return self._batch_result(return_dict)
@@ -478,8 +477,8 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
     def test_on_batch(self, x, y, sample_weight=None, return_dict=False):
         self._require_compiled("test_on_batch")
         warn_if_not_on_active_backend(self)
-        x, y = self._validate_xy(x, y)
-        sw = self._sample_weights(sample_weight, None, y, f"{self.describe()}.test_on_batch")
+        x, y, sw = self._batch_arrays("test_step", x, y, sample_weight, None,
+                                      f"{self.describe()}.test_on_batch")
         self.reset_metrics()
         self._test_step(x, y, sw)
         return self._batch_result(return_dict)
@@ -489,6 +488,11 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
         self._require_built("predict_on_batch")
         warn_if_not_on_active_backend(self)
         return self._pack_outputs(self._predict_step(self._validate_x(x)))
+
+    def _batch_arrays(self, step, x, y, sample_weight, class_weight, owner):
+        """One batch for `step`, as the loops' batch sources give it (training.py _arrays)."""
+        xs, ys, sws, arrays = self._arrays(step, x, y, sample_weight, class_weight, owner)
+        return (xs, ys, sws) if arrays is None else arrays.pack(xs, ys, sws)
 
     def _batch_result(self, return_dict=False):
         values = self._metric_values()
