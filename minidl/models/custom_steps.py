@@ -130,6 +130,19 @@ class CustomSteps:
                     h.fused = h.loss.configure("linear")
             self._fused = []
 
+    def _scored_outputs(self, loss, metrics):
+        """With a step of your own, one loss (and a flat list of metrics) for a model of
+        several outputs scores the one y_pred the step hands compute_loss / compute_metrics,
+        as Keras builds its compiled loss from the y and y_pred it is given: minidl takes
+        the first output's shape for it."""
+        graph = super()._scored_outputs(loss, metrics)
+        nested = isinstance(loss, (list, tuple, Mapping)) or isinstance(metrics, Mapping) or (
+            isinstance(metrics, (list, tuple)) and any(isinstance(m, (list, tuple)) for m in metrics))
+        if len(graph.outputs) > 1 and not nested and (self._own_train_step()
+                                                      or self._overrides("test_step")):
+            return _FirstOutput(graph)
+        return graph
+
     # ------------------------------------------------------------ without a graph
     def _steps_only(self):
         """Whether this is a model without Input and call (nothing can build a graph: a
@@ -330,6 +343,19 @@ class CustomSteps:
         for m in self.metrics:
             if hasattr(m, "reset_state"):
                 m.reset_state()
+
+
+class _FirstOutput:
+    """A graph seen through its first output only (what make_heads and Head read)."""
+
+    def __init__(self, graph):
+        self._graph = graph
+        self.output_names = graph.output_names[:1]
+        self.output_shapes = graph.output_shapes[:1]
+        self.outputs = graph.outputs[:1]
+
+    def fusable(self, index):
+        return self._graph.fusable(index)
 
 
 def _unpack(data):

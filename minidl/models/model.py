@@ -165,7 +165,8 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
         # previous configuration in place (and usable).
         optimizer = optimizers_mod.get(optimizer)
         heads = ([] if loss is None else
-                 make_heads(self.graph, loss, loss_weights, metrics, owner, weighted_metrics))
+                 make_heads(self._scored_outputs(loss, metrics), loss, loss_weights, metrics,
+                            owner, weighted_metrics))
         # trainable flags are read here, as Keras: a change takes effect at the next compile
         self.graph.prepare()
         trainable = self.graph.trainable_weights()
@@ -212,6 +213,11 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
         self._seen = 0
         self._head_rows = [0] * len(heads)
         self.compiled = True
+
+    def _scored_outputs(self, loss, metrics):
+        """The graph whose outputs the compiled loss and metrics score (custom_steps.py may
+        narrow it)."""
+        return self.graph
 
     def _loss_optional(self):
         """Whether compile() may go without a loss: the model's layers may add theirs
@@ -411,7 +417,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
                             scale * h.weight / (n * h.positions), hb.pop("loss_step"))
             if sws is not None:   # Keras's sum_over_batch_size: sum(w * loss) / rows
                 rows = np.repeat(sws[i], h.positions)
-                per_row = math.prod(h.shape) if h.loss.per_sample else h.shape[-1]
+                per_row = math.prod(h.shape) if h.whole_samples else h.shape[-1]
                 self._weigh(hb, "dpred_rows", np.repeat(rows, per_row).reshape(b.shape(hb["dpred_rows"])))
             if hb["mask_weights"] is not None:
                 rows = b.reshape(hb["mask_weights"], (n * h.positions, 1))
