@@ -114,16 +114,16 @@ class CustomSteps:
     def _loss_optional(self):
         return self._own_train_step() or super()._loss_optional()
 
-    def compile(self, optimizer="rmsprop", loss=None, metrics=None, **kwargs):
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, *args, **kwargs):
         """As the model's compile; with a step of your own, the losses read the outputs
         themselves (not the fused pre-activation of a softmax / sigmoid layer): y_pred is
         whatever the step computed. Without a loss, compute_metrics updates `metrics`
         (step_metrics.py); a model without Input and call compiles without a graph."""
         self._step_metrics = StepMetrics(self, metrics if loss is None else None)
         if self._steps_only():
-            self._compile_steps_only(optimizer, loss, kwargs)
+            self._compile_steps_only(optimizer, loss, args, kwargs)
             return
-        super().compile(optimizer, loss, metrics, **kwargs)
+        super().compile(optimizer, loss, metrics, *args, **kwargs)
         if self.compiled and (self._own_train_step() or self._overrides("test_step")):
             for h in self._heads:
                 if h.fused:
@@ -149,9 +149,10 @@ class CustomSteps:
         Sequential or subclassed model builds from its first data) whose steps do it all."""
         return self.graph is None and not hasattr(self, "_build_from_data")
 
-    def _compile_steps_only(self, optimizer, loss, kwargs):
+    def _compile_steps_only(self, optimizer, loss, args, kwargs):
         owner = f"{self.describe()}.compile"
-        if loss is not None or kwargs.get("loss_weights") or kwargs.get("weighted_metrics"):
+        if loss is not None or any(a is not None for a in args[:2]) or \
+                kwargs.get("loss_weights") or kwargs.get("weighted_metrics"):
             raise ValueError(f"{owner}: the model has no Input and no call(), so no outputs for "
                              "a compiled loss: compute the loss in train_step and compile with "
                              "only an optimizer (and metrics)")
