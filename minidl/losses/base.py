@@ -121,7 +121,9 @@ class Loss:
         return "int32" if self.sparse else "float32"
 
     def prepare_targets(self, y, output_shape, argument="y"):
-        """Validate targets and return them as a host array of target_dtype/target_shape."""
+        """Validate targets and return them as a host array of target_dtype/target_shape; a
+        loss of your own (call written with ops) takes targets of any shape, float32, and
+        reads them as they are, as Keras runs it."""
         y = np.asarray(y)
         if y.dtype == object or not (np.issubdtype(y.dtype, np.number) or y.dtype == bool):
             raise TypeError(f"{argument}: targets for loss {self.name!r} must be numeric, "
@@ -134,7 +136,7 @@ class Loss:
         if tuple(y.shape[1:]) != want:
             if want == (1,) and y.ndim == 1:
                 y = y.reshape(-1, 1)
-            else:
+            elif not (self.uses_call() and y.ndim >= 1):
                 raise ValueError(f"{argument}: loss {self.name!r} expects targets of shape "
                                  f"(None, {', '.join(map(str, want))}) like the model output, "
                                  f"got {tuple(y.shape)}")

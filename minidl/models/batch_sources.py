@@ -32,14 +32,16 @@ class ArrayBatches:
     """Batches of validated host arrays in an order fixed by (seed, epoch): x and y are
     lists of arrays (one per model input / output) of one length, y may be None; with
     sample weights (one array per output, or None). Batches are (x, y, sample_weight),
-    already validated (`validated`), so the loops take them as they are."""
+    already validated (`validated`), so the loops take them as they are; with `pack`
+    (step_data.StepArrays.pack) each batch's lists get back the nesting the data had."""
 
     validated = True
 
-    def __init__(self, x, y, batch_size, shuffle, seed, sample_weight=None):
+    def __init__(self, x, y, batch_size, shuffle, seed, sample_weight=None, pack=None):
         self.x, self.y, self.batch_size = x, y, batch_size
         self.shuffle, self.seed = shuffle, seed
         self.sample_weight = sample_weight   # None, or a list of arrays like y
+        self.pack = pack
         self.samples = len(x[0])
 
     def __len__(self):
@@ -62,18 +64,21 @@ class ArrayBatches:
         for i in range(skip, len(self)):
             lo, hi = i * self.batch_size, min(n, (i + 1) * self.batch_size)
             part = slice(lo, hi) if order is None else order[lo:hi]
-            yield ([a[part] for a in self.x],
-                   None if self.y is None else [a[part] for a in self.y],
-                   None if self.sample_weight is None else [a[part] for a in self.sample_weight])
+            batch = ([a[part] for a in self.x],
+                     None if self.y is None else [a[part] for a in self.y],
+                     None if self.sample_weight is None else [a[part] for a in self.sample_weight])
+            yield batch if self.pack is None else self.pack(*batch)
 
 
 class IteratorBatches:
-    """Batches from a data iterator (e.g. minidl.data.ArrayIterator)."""
+    """Batches from a data iterator (e.g. minidl.data.ArrayIterator); with `unpack`
+    (step_data.iterator_batch, for a step of your own) each batch is taken apart as Keras
+    does and passed on unchecked."""
 
-    validated = False
-
-    def __init__(self, iterator, shuffle=False, seed=0):
+    def __init__(self, iterator, shuffle=False, seed=0, unpack=None):
         self.iterator = iterator
+        self.unpack = unpack
+        self.validated = unpack is not None
         # a PyDataset's batch order is shuffled per epoch by fit, as Keras; other iterators
         # order their batches themselves
         self.shuffle, self.seed = bool(shuffle), seed
@@ -96,6 +101,10 @@ class IteratorBatches:
             self.iterator.set_state(state)
 
     def epoch(self, epoch, skip=0):
+        for batch in self._batches(epoch, skip):
+            yield batch if self.unpack is None else self.unpack(batch)
+
+    def _batches(self, epoch, skip):
         if hasattr(self.iterator, "epoch_batches"):   # a minidl.utils.PyDataset
             yield from self.iterator.epoch_batches(epoch, skip, self.shuffle, self.seed)
             return

@@ -12,11 +12,15 @@
 
 A Model subclass (functional, Sequential or subclassed) that defines train_step or test_step
 gets CustomSteps as its first base (model.py's metaclass, subclassing.py's rule). fit and
-evaluate then call it once per batch with `data`: (x, y), or (x, y, sample_weight) when
-sample weights are given, as minidl.ops Tensors already on the model's backend (x a list for
-several inputs). What it returns (a dict of numbers or Tensors, read only when the logs are)
-becomes the batch's and the epoch's logs and the History. Without an override the model's
-fused step runs, unchanged.
+evaluate then call it once per batch with `data` as Keras 3 does: x, (x, y) or (x, y,
+sample_weight) nested as given, unchecked against the model's inputs and outputs, as
+minidl.ops Tensors on the model's backend (step_data.py). What it returns (a dict of numbers
+or Tensors, read only when the logs are) becomes the batch's and the epoch's logs and the
+History. Without an override the model's fused step runs, unchanged.
+
+A Model subclass without Input and without call whose train_step uses the models it holds
+(Keras's VAE recipe) has no graph at all: compile takes its optimizer (and metrics), and fit
+runs the step from the first batch, the layers it calls being built already.
 
 What a step can use: self(x, training=True) on Tensors (recorded on the GradientTape),
 self.compute_loss (the compiled losses as ops, differentiable), self.compute_metrics (the
@@ -25,15 +29,20 @@ and Metric objects of its own (minidl.metrics.Mean(...)) returned by an overridd
 `metrics` property, which fit resets at every epoch, as Keras.
 """
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
 
 from .. import autodiff, ops
 from .. import metrics as metrics_mod
+from .. import optimizers as optimizers_mod
 from ..autodiff import Tensor
+from ..backends import get_backend
 from ..gradient_tape import GradientTape
-from . import structure
+from . import structure, tracking
+from .step_data import as_step_data, first_rows
+from .step_metrics import StepMetrics
 
 
 def _number(value):
@@ -99,19 +108,90 @@ class CustomSteps:
         step."""
         return self._overrides("train_step") or self._overrides("compute_loss")
 
+    def _own_step(self, step):
+        return self._own_train_step() if step == "train_step" else self._overrides(step)
+
     def _loss_optional(self):
         return self._own_train_step() or super()._loss_optional()
 
-    def compile(self, *args, **kwargs):
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, *args, **kwargs):
         """As the model's compile; with a step of your own, the losses read the outputs
         themselves (not the fused pre-activation of a softmax / sigmoid layer): y_pred is
-        whatever the step computed."""
-        super().compile(*args, **kwargs)
+        whatever the step computed. Without a loss, compute_metrics updates `metrics`
+        (step_metrics.py); a model without Input and call compiles without a graph."""
+        self._step_metrics = StepMetrics(self, metrics if loss is None else None)
+        if self._steps_only():
+            self._compile_steps_only(optimizer, loss, args, kwargs)
+            return
+        super().compile(optimizer, loss, metrics, *args, **kwargs)
         if self.compiled and (self._own_train_step() or self._overrides("test_step")):
             for h in self._heads:
                 if h.fused:
                     h.fused = h.loss.configure("linear")
             self._fused = []
+
+    def _scored_outputs(self, loss, metrics):
+        """With a step of your own, one loss (and a flat list of metrics) for a model of
+        several outputs scores the one y_pred the step hands compute_loss / compute_metrics,
+        as Keras builds its compiled loss from the y and y_pred it is given: minidl takes
+        the first output's shape for it."""
+        graph = super()._scored_outputs(loss, metrics)
+        nested = isinstance(loss, (list, tuple, Mapping)) or isinstance(metrics, Mapping) or (
+            isinstance(metrics, (list, tuple)) and any(isinstance(m, (list, tuple)) for m in metrics))
+        if len(graph.outputs) > 1 and not nested and (self._own_train_step()
+                                                      or self._overrides("test_step")):
+            return _FirstOutput(graph)
+        return graph
+
+    # ------------------------------------------------------------ without a graph
+    def _steps_only(self):
+        """Whether this is a model without Input and call (nothing can build a graph: a
+        Sequential or subclassed model builds from its first data) whose steps do it all."""
+        return self.graph is None and not hasattr(self, "_build_from_data")
+
+    def _compile_steps_only(self, optimizer, loss, args, kwargs):
+        owner = f"{self.describe()}.compile"
+        if loss is not None or any(a is not None for a in args[:2]) or \
+                kwargs.get("loss_weights") or kwargs.get("weighted_metrics"):
+            raise ValueError(f"{owner}: the model has no Input and no call(), so no outputs for "
+                             "a compiled loss: compute the loss in train_step and compile with "
+                             "only an optimizer (and metrics)")
+        if not self._own_train_step():
+            raise ValueError(f"{self.describe()} has no layers with a known input shape yet; "
+                             "start it with layers.Input(shape) before calling compile")
+        items = self.layers
+        backends = [getattr(item, "backend", None) for item in items]
+        self._steps_backend = next((b for b in backends if b is not None), None) or get_backend()
+        self.optimizer = optimizers_mod.get(optimizer)
+        self.loss, self._heads, self._metrics, self._fused = None, [], [], []
+        self._trained_weights = self.trainable_weights
+        self._penalties, self._penalized = ([], [], []), False
+        self._seeded_layers = [(i, l) for i, l in enumerate(tracking.leaf_layers(items))
+                               if l.needs_step_seed]
+        self._dynamic_heads, self._step_views = False, None
+        self._buffers.reset(self._steps_backend)
+        self._counters, self._eval_counters = self._new_counters(), None
+        self._seen, self._head_rows = 0, []
+        self.compiled = True
+
+    @property
+    def backend(self):
+        if self.graph is None:
+            return getattr(self, "_steps_backend", None)
+        return self.graph.backend
+
+    @property
+    def layers(self):
+        """Without a graph: the layers and models set as attributes (Keras's tracking)."""
+        if self._steps_only():
+            return tracking.tracked_items(self)
+        return super().layers
+
+    def _require_compiled(self, what):
+        if not self._steps_only():
+            return super()._require_compiled(what)
+        if not self.compiled:
+            raise RuntimeError(f"{self.describe()}: call compile(optimizer) before {what}()")
 
     # ------------------------------------------------------------ tools
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
@@ -136,17 +216,23 @@ class CustomSteps:
         """Count the compiled loss and metrics of this batch as fit does (on the device);
         returns their running values since the epoch began, as a mapping read only when
         looked at."""
+        if not getattr(self, "_heads", None):   # compiled without a loss
+            return self._step_metrics.update(y, y_pred, sample_weight)
         ys, preds, weights = self._per_head(y, y_pred, sample_weight, "compute_metrics")
         b = self.backend
         n = ops.shape(preds[0])[0]
         bufs = self._buffers_for(n, getattr(self, "_step_xs", None))   # (for unknown dims)
         for h, hb, yt in zip(self._heads, bufs, ys):
+            yt = ops.convert_to_tensor(yt, backend=b) if not ops.is_tensor(yt) else yt
             yt = ops.core.as_tensor(yt)
-            if yt.value is not hb["y"]:
-                if yt.shape != tuple(b.shape(hb["y"])):
+            want = tuple(b.shape(hb["y"]))
+            if yt.shape != want:   # labels (N,) for targets (N, 1), or the other way round
+                if math.prod(yt.shape) != math.prod(want):
                     raise ValueError(f"{self.describe()}.compute_metrics: y has shape "
-                                     f"{yt.shape}, the step's targets {tuple(b.shape(hb['y']))}")
-                b.copy(hb["y"], ops.cast(yt, h.loss.target_dtype).value)
+                                     f"{yt.shape}, the loss {h.loss.name!r} takes targets of "
+                                     f"shape {want}")
+                yt = ops.reshape(yt, want)
+            b.copy(hb["y"], ops.cast(yt, h.loss.target_dtype).value)
         sws = None if all(w is None for w in weights) else [
             ops.convert_to_numpy(w) for w in weights]
         self._loss_and_metrics(bufs, [None] * len(bufs), n,
@@ -175,24 +261,16 @@ class CustomSteps:
                 listed(sample_weight, "sample_weight", allow_none=True))
 
     # ------------------------------------------------------------ the loops' hooks
-    def _step_data(self, xs, ys, sws):
-        """The batch as Tensors on the backend: x in the model's input buffers, y in each
-        head's target buffer (compute_metrics then copies nothing)."""
-        b = self.backend
-        x = [Tensor(v, b) for v in self._upload_inputs(xs)]
-        n = len(xs[0])
-        bufs = self._buffers_for(n, xs)
-        y = []
-        for hb, yt in zip(bufs, ys):
-            b.copy_from_host(hb["y"], yt)
-            y.append(Tensor(hb["y"], b))
-        if not bufs:    # compiled without a loss: y as given, uploaded
-            y = [ops.convert_to_tensor(yt, backend=b) for yt in ys]
-        data = (x if len(x) > 1 else x[0], y if len(y) > 1 else y[0])
-        if sws is not None:
-            w = [ops.convert_to_tensor(s, backend=b) for s in sws]
-            data += (w if len(w) > 1 else w[0],)
-        return data
+    def _input_arrays(self, x):
+        """A batch's x as one array per model input (for outputs of unknown dims), or None
+        when it is not laid out as the inputs are (the step reads it its own way)."""
+        if self.graph is None:
+            return None
+        try:
+            xs = structure.flatten_data(x, self.graph.input_names, "x", self.describe())
+        except ValueError:
+            return None
+        return xs if all(isinstance(a, np.ndarray) for a in xs) else None
 
     def _validate_y(self, y, n, argument="y", x_argument="x", xs=None):
         if getattr(self, "_heads", None):
@@ -212,10 +290,11 @@ class CustomSteps:
                                  f"{n} samples and {yi.shape} targets")
         return ys
 
-    def _run_step(self, step, xs, ys, sws):
-        self._counted, self._step_xs = False, xs
+    def _run_step(self, step, x, y, sample_weight):
+        """Run `step` on a batch (x, y, sample_weight as the data gave them, step_data.py)."""
+        self._counted, self._step_xs = False, self._input_arrays(x)
         with autodiff.call_scope():
-            logs = step(self._step_data(xs, ys, sws))
+            logs = step(as_step_data(x, y, sample_weight, self.backend))
         if logs is None:
             logs = {}
         if not isinstance(logs, Mapping):
@@ -223,7 +302,7 @@ class CustomSteps:
                             f"values, got {type(logs).__name__}")
         self._step_logs = logs
         if not self._counted:
-            self._seen += len(xs[0])
+            self._seen += first_rows(x)
 
     def _train_step(self, xs, ys, sws=None):
         if not self._own_train_step():
@@ -258,11 +337,26 @@ class CustomSteps:
     def reset_metrics(self):
         super().reset_metrics()
         self._step_logs = None
+        if getattr(self, "_step_metrics", None) is not None:
+            self._step_metrics.reset()
         if getattr(self, "_loss_tracker", None) is not None:
             self._loss_tracker.reset_state()
         for m in self.metrics:
             if hasattr(m, "reset_state"):
                 m.reset_state()
+
+
+class _FirstOutput:
+    """A graph seen through its first output only (what make_heads and Head read)."""
+
+    def __init__(self, graph):
+        self._graph = graph
+        self.output_names = graph.output_names[:1]
+        self.output_shapes = graph.output_shapes[:1]
+        self.outputs = graph.outputs[:1]
+
+    def fusable(self, index):
+        return self._graph.fusable(index)
 
 
 def _unpack(data):

@@ -63,6 +63,9 @@ class Head:
         self.prefix = prefix                   # "" for a single-output model, else "<name>_"
         # an output with unknown (None) dims takes each batch's concrete shape (resolve)
         self.declared_shape, self.unknown = self.shape, None in self.shape
+        # targets shaped otherwise than the output (a loss of your own reads them as given,
+        # as Keras hands y_true over): their sample shape, set by the data (take_targets)
+        self.free_targets = None
         # loss rows per sample: one per position, or one for a loss of the whole sample (CTC)
         self.positions = 1 if (self.unknown or loss.per_sample) else math.prod(self.shape[:-1])
         self.loss_name = prefix + "loss"
@@ -71,17 +74,42 @@ class Head:
     def resolve(self, shape):
         """Take a batch's concrete output shape (an output with unknown dims)."""
         self.shape = tuple(shape)
-        self.positions = 1 if self.loss.per_sample else math.prod(shape[:-1])
+        self.positions = 1 if self.whole_samples else math.prod(shape[:-1])
+
+    @property
+    def whole_samples(self):
+        """Whether the loss reads whole samples (the (n, ...) output and its targets as they
+        are) rather than rows of one position each."""
+        return self.loss.per_sample or self.free_targets is not None
+
+    def take_targets(self, sample_shape, output_shape, argument):
+        """Note the sample shape of the targets the data gives (after prepare_targets) for an
+        output of `output_shape`; True when that changes the buffers' shapes. Only a loss of
+        your own accepts targets of another shape than the output's (Loss.prepare_targets)."""
+        wanted = tuple(self.loss.target_shape(1, output_shape)[1:])
+        free = None if tuple(sample_shape) == wanted else tuple(sample_shape)
+        if free == self.free_targets:
+            return False
+        if free is not None and self.metrics:
+            raise ValueError(f"{argument}: the targets of shape (None, {', '.join(map(str, free))}) "
+                             f"are not shaped like output {self.name!r} {format_shape(output_shape)}: "
+                             f"loss {self.loss.name!r} reads them as they are, but the metrics "
+                             f"{[m.name for m in self.metrics]} compare them with the output")
+        self.free_targets = free
+        self.positions = 1 if (self.unknown or self.whole_samples) else math.prod(output_shape[:-1])
+        return True
 
 
     def buffers(self, get, b, n):
         shape = (n,) + self.shape
         rows = n * self.positions
         tag = self.index
-        bufs = {"y": get(("y", tag), self.loss.target_shape(n, self.shape), self.loss.target_dtype),
+        target_shape = (self.loss.target_shape(n, self.shape) if self.free_targets is None
+                        else (n,) + self.free_targets)
+        bufs = {"y": get(("y", tag), target_shape, self.loss.target_dtype),
                 "loss": get(("loss", tag), (rows,)), "probs": get(("probs", tag), shape),
                 "dpred": get(("dpred", tag), shape)}
-        if self.loss.per_sample:   # the loss reads the whole (n, ...) output and its targets
+        if self.whole_samples:   # the loss reads the whole (n, ...) output and its targets
             bufs.update(y_rows=bufs["y"], probs_rows=bufs["probs"], dpred_rows=bufs["dpred"])
             return bufs
         bufs["y_rows"] = b.reshape(bufs["y"], self.loss.target_shape(rows, shape[-1:]))

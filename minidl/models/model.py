@@ -178,7 +178,8 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
         # previous configuration in place (and usable).
         optimizer = optimizers_mod.get(optimizer)
         heads = ([] if loss is None else
-                 make_heads(self.graph, loss, loss_weights, metrics, owner, weighted_metrics))
+                 make_heads(self._scored_outputs(loss, metrics), loss, loss_weights, metrics,
+                            owner, weighted_metrics))
         # trainable flags are read here, as Keras: a change takes effect at the next compile
         self.graph.prepare()
         trainable = self.graph.trainable_weights()
@@ -225,6 +226,11 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
         self._seen = 0
         self._head_rows = [0] * len(heads)
         self.compiled = True
+
+    def _scored_outputs(self, loss, metrics):
+        """The graph whose outputs the compiled loss and metrics score (custom_steps.py may
+        narrow it)."""
+        return self.graph
 
     def _loss_optional(self):
         """Whether compile() may go without a loss: the model's layers may add theirs
@@ -424,7 +430,7 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
                             scale * h.weight / (n * h.positions), hb.pop("loss_step"))
             if sws is not None:   # Keras's sum_over_batch_size: sum(w * loss) / rows
                 rows = np.repeat(sws[i], h.positions)
-                per_row = math.prod(h.shape) if h.loss.per_sample else h.shape[-1]
+                per_row = math.prod(h.shape) if h.whole_samples else h.shape[-1]
                 self._weigh(hb, "dpred_rows", np.repeat(rows, per_row).reshape(b.shape(hb["dpred_rows"])))
             if hb["mask_weights"] is not None:
                 rows = b.reshape(hb["mask_weights"], (n * h.positions, 1))
@@ -479,9 +485,8 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
         metrics (values of this batch), or a dict with return_dict=True."""
         self._require_compiled("train_on_batch")
         warn_if_not_on_active_backend(self)
-        x, y = self._validate_xy(x, y)
-        sw = self._sample_weights(sample_weight, class_weight, y,
-                                  f"{self.describe()}.train_on_batch")
+        x, y, sw = self._batch_arrays("train_step", x, y, sample_weight, class_weight,
+                                      f"{self.describe()}.train_on_batch")
         self.reset_metrics()
         self._train_step(x, y, sw)
         return self._batch_result(return_dict)
@@ -490,8 +495,8 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
     def test_on_batch(self, x, y, sample_weight=None, return_dict=False):
         self._require_compiled("test_on_batch")
         warn_if_not_on_active_backend(self)
-        x, y = self._validate_xy(x, y)
-        sw = self._sample_weights(sample_weight, None, y, f"{self.describe()}.test_on_batch")
+        x, y, sw = self._batch_arrays("test_step", x, y, sample_weight, None,
+                                      f"{self.describe()}.test_on_batch")
         self.reset_metrics()
         self._test_step(x, y, sw)
         return self._batch_result(return_dict)
@@ -501,6 +506,11 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
         self._require_built("predict_on_batch")
         warn_if_not_on_active_backend(self)
         return self._pack_outputs(self._predict_step(self._validate_x(x)))
+
+    def _batch_arrays(self, step, x, y, sample_weight, class_weight, owner):
+        """One batch for `step`, as the loops' batch sources give it (training.py _arrays)."""
+        xs, ys, sws, arrays = self._arrays(step, x, y, sample_weight, class_weight, owner)
+        return (xs, ys, sws) if arrays is None else arrays.pack(xs, ys, sws)
 
     def _batch_result(self, return_dict=False):
         values = self._metric_values()

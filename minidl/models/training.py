@@ -17,6 +17,7 @@ ModelInUseError instead of wrong outputs or lost steps.
 """
 
 import contextlib
+import functools
 from collections.abc import Mapping
 
 import numpy as np
@@ -29,6 +30,7 @@ from .keras_api import as_batch_iterator
 from .concurrency import one_thread_at_a_time
 from .fit_state import forget_position, position, resume_point
 from .interrupts import InterruptGuard
+from .step_data import StepArrays, iterator_batch
 from .keras_api import check_fit_extras
 from .tta import TestTimeAugmentation
 
@@ -225,11 +227,10 @@ class TrainingLoops:
                                  "validation_data with a data iterator")
             if len(x) == 0:
                 raise ValueError(f"{owner}: the data iterator x yields no batches")
-            train = IteratorBatches(x, shuffle, self.seed)
+            train = IteratorBatches(x, shuffle, self.seed, self._unpacker("train_step", owner))
         else:
             batch_size = 32 if batch_size is None else _positive_int(batch_size, "batch_size", owner)
-            x, y = self._validate_xy(x, y)
-            sw = self._sample_weights(sample_weight, class_weight, y, owner)
+            x, y, sw, arrays = self._arrays("train_step", x, y, sample_weight, class_weight, owner)
             if not isinstance(validation_split, (int, float)) or not 0 <= validation_split < 1:
                 raise ValueError(f"{owner}: validation_split must be in [0, 1), "
                                  f"got {validation_split!r}")
@@ -244,8 +245,11 @@ class TrainingLoops:
                 if sw is not None:
                     validation_data += ([a[cut:] for a in sw],)
                     sw = [a[:cut] for a in sw]
+                if arrays is not None:   # nested again, as evaluate takes it
+                    validation_data = arrays.data(*validation_data, *(None,) * (3 - len(validation_data)))
                 x, y = [a[:cut] for a in x], [a[:cut] for a in y]
-            train = ArrayBatches(x, y, batch_size, bool(shuffle), self.seed, sw)
+            train = ArrayBatches(x, y, batch_size, bool(shuffle), self.seed, sw,
+                                 None if arrays is None else arrays.pack)
         val = None
         if validation_data is not None:
             val = self._eval_source(validation_data, batch_size or 32, owner, "validation_data")
@@ -253,13 +257,37 @@ class TrainingLoops:
 
     def _eval_source(self, data, batch_size, owner, argument):
         if is_iterator(data):
-            return IteratorBatches(data)
+            return IteratorBatches(data, unpack=self._unpacker("test_step", owner))
         if not isinstance(data, (tuple, list)) or len(data) not in (2, 3):
             raise ValueError(f"{owner}: {argument} must be (x, y), (x, y, sample_weight) or a "
                              "data iterator")
-        xv, yv = self._validate_xy(data[0], data[1], f"{argument}[0]", f"{argument}[1]")
-        sw = self._sample_weights(data[2] if len(data) == 3 else None, None, yv, owner)
-        return ArrayBatches(xv, yv, batch_size, False, 0, sw)
+        xv, yv, sw, arrays = self._arrays("test_step", data[0], data[1],
+                                          data[2] if len(data) == 3 else None, None, owner,
+                                          f"{argument}[0]", f"{argument}[1]")
+        return ArrayBatches(xv, yv, batch_size, False, 0, sw,
+                            None if arrays is None else arrays.pack)
+
+    # ---------------------------------------------------- the data's form
+    def _own_step(self, step):
+        """Whether `step` ("train_step", "test_step") is the model's own, which takes its data
+        as given (custom_steps.py overrides this)."""
+        return False
+
+    def _arrays(self, step, x, y, sample_weight, class_weight, owner, x_argument="x",
+                y_argument="y"):
+        """(xs, ys, sample weights, StepArrays or None) for the batch sources: the data
+        checked against the model's inputs and outputs, or for a step of the model's own,
+        as given (step_data.py)."""
+        if self._own_step(step):
+            arrays = StepArrays(x, y, sample_weight, class_weight, owner, x_argument, y_argument)
+            return arrays.xs, arrays.ys, arrays.sws, arrays
+        xs, ys = self._validate_xy(x, y, x_argument, y_argument)
+        return xs, ys, self._sample_weights(sample_weight, class_weight, ys, owner), None
+
+    def _unpacker(self, step, owner):
+        """How a data iterator's batches reach a step of the model's own (as Keras unpacks
+        them), or None: checked by the model (_validate_batch)."""
+        return functools.partial(iterator_batch, owner=owner) if self._own_step(step) else None
 
     # ---------------------------------------------------------- evaluate
     @one_thread_at_a_time
@@ -279,11 +307,11 @@ class TrainingLoops:
         steps = _positive_int(steps, "steps", owner, allow_none=True)
         x = as_batch_iterator(x, steps, "steps", owner)
         if is_iterator(x):
-            source = IteratorBatches(x)
+            source = IteratorBatches(x, unpack=self._unpacker("test_step", owner))
         else:
-            x, y = self._validate_xy(x, y)
-            source = ArrayBatches(x, y, batch_size, False, 0,
-                                  self._sample_weights(sample_weight, None, y, owner))
+            xs, ys, sws, arrays = self._arrays("test_step", x, y, sample_weight, None, owner)
+            source = ArrayBatches(xs, ys, batch_size, False, 0, sws,
+                                  None if arrays is None else arrays.pack)
         cbs = callbacks_mod.CallbackList(
             ([callbacks_mod.ProgressBar(verbose)] if verbose else [])
             + self._check_callbacks(callbacks, owner), model=self,

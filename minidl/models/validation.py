@@ -81,6 +81,8 @@ class DataValidation:
         for i, (h, yi, shape) in enumerate(zip(self._heads, ys, shapes)):
             where = self._argument(argument, names, i)
             yi = h.loss.prepare_targets(yi, shape, where)
+            if h.take_targets(yi.shape[1:], shape, where):
+                self._step_views = None
             if len(yi) != n:
                 raise ValueError(f"{x_argument} and {where} must have the same length, got "
                                  f"{n} samples and {len(yi)} targets")
@@ -162,6 +164,8 @@ class DataValidation:
             if yi.dtype != np.dtype(h.loss.target_dtype) or yi.shape != \
                     h.loss.target_shape(len(xs[0]), shape):
                 yi = h.loss.prepare_targets(yi, shape, "the data iterator's y batch")
+                if h.take_targets(yi.shape[1:], shape, "the data iterator's y batch"):
+                    self._step_views = None
             if len(yi) != len(xs[0]):
                 raise ValueError(f"{owner}: a batch has {len(xs[0])} samples and {len(yi)} "
                                  "targets")
