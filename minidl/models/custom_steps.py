@@ -358,6 +358,10 @@ class _FirstOutput:
     def fusable(self, index):
         return self._graph.fusable(index)
 
+    def per_output(self, value, argument):
+        """One output, scored by a loss that is not nested (see _scored_outputs): as given."""
+        return value
+
 
 def _unpack(data):
     """(x, y, sample_weight) from a step's data (Keras's unpack_x_y_sample_weight)."""
