@@ -434,25 +434,6 @@ def test_layers_of_your_own_in_a_keras_file(tmp_path):
         _NAMES.pop(Gate, None)
 
 
-def test_a_subclassed_model_is_pointed_to_minidl_files(tmp_path):
-    minidl.set_backend("numpy")
-
-    class Tiny(minidl.Model):
-        def __init__(self, **kwargs):
-            super().__init__(**kwargs)
-            self.dense = L.Dense(2)
-
-        def call(self, inputs):
-            return self.dense(inputs)
-
-    model = Tiny()
-    model.build((None, 3))
-    for name, save in (("t.keras", model.save), ("t.weights.h5", model.save_weights)):
-        with pytest.raises(ValueError, match=r"subclassed.*\.minidl"):
-            save(tmp_path / name)
-    model.save_weights(tmp_path / "t.weights.minidl")
-
-
 @pytest.mark.parametrize("name, optimizer, loss, slots", [
     ("rmsprop", "RMSprop", "SparseCategoricalCrossentropy", 2),
     ("adamw", "AdamW", "CategoricalCrossentropy", 4),

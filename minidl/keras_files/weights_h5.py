@@ -29,6 +29,7 @@ from ..layers.input_layer import InputLayer
 from ..models.registry import MODEL_CLASSES
 from ..models.minidl_files import ModelFileError
 from . import require
+from .state_walk import state_groups
 
 _NUMBER_KINDS = "fiu"
 MAX_NAMES = 1 << 16        # entries of a layer_names / weight_names attribute
@@ -162,13 +163,20 @@ def saveables(model, prefix="", orders=None):
 
 def write_keras_weights(f, model):
     """Write `model`'s weights into the open h5py File `f` in Keras 3's layout."""
-    f.create_group("vars").attrs["name"] = model.name
-    for path, item in saveables(model):
-        group = f.create_group(path + "/vars")
+    for path, item, weights in state_groups(model):
+        group = f.create_group(f"{path}/vars" if path else "vars")
         group.attrs["name"] = item.name
-        if not is_model(item):
-            for i, value in enumerate(item.get_weights()):
-                group.create_dataset(str(i), data=np.asarray(value, dtype=np.float32))
+        values = item.get_weights() if _whole(item, weights) else \
+            [item.backend.to_numpy(w.value) for w in weights]
+        for i, value in enumerate(values):
+            group.create_dataset(str(i), data=np.asarray(value, dtype=np.float32))
+
+
+def _whole(layer, weights):
+    """Whether `weights` are all of the layer's (else its own, beside its sublayers')."""
+    mine = layer.weights
+    return bool(weights) and len(weights) == len(mine) and all(
+        a is b for a, b in zip(weights, mine))
 
 
 def _check_dataset(node, shape, where, what):
@@ -203,47 +211,57 @@ def read_keras_weights(f, model, where, skip_mismatch=False, orders=None, stream
     skips a layer whose group is missing or whose variables do not match (with a warning),
     as Keras."""
     found = []
-    for path, item in saveables(model, orders=orders):
-        if is_model(item) or not item.weights:
+    for path, item, weights in state_groups(model, orders):
+        if not weights:
             continue
         try:
-            found.append((item, _vars(f, path, item, where)))
+            found.append((item, weights, _vars(f, path, item, weights, where)))
         except ModelFileError as exc:
             if not skip_mismatch:
                 raise
             warnings.warn(f"skipping {item.describe()}: {exc}", stacklevel=3)
     if stream:
-        for layer, nodes in found:
-            _assign([(layer, [_read(n, w.shape) for n, w in zip(nodes, layer.weights)])], where)
+        for layer, weights, nodes in found:
+            _assign([(layer, weights, [_read(n, w.shape) for n, w in zip(nodes, weights)])],
+                    where)
         return
-    _assign([(layer, [_read(n, w.shape) for n, w in zip(nodes, layer.weights)])
-             for layer, nodes in found], where)
+    _assign([(layer, weights, [_read(n, w.shape) for n, w in zip(nodes, weights)])
+             for layer, weights, nodes in found], where)
 
 
-def _vars(f, path, layer, where):
-    """The checked datasets of a layer's group, in the order of its weights."""
-    group = f.get(path + "/vars")
+def _vars(f, path, layer, weights, where):
+    """The checked datasets of an object's group, in the order of its weights."""
+    path = f"{path}/vars" if path else "vars"
+    group = f.get(path)
     if group is None or not isinstance(group, h5py().Group):
         raise ModelFileError(f"{where} has no weights for {layer.describe()} (no group "
-                             f"{path}/vars)")
-    shapes = [w.shape for w in layer.weights]
+                             f"{path})")
+    shapes = [w.shape for w in weights]
     keys = set(group.keys()) if len(group) <= MAX_NAMES else None
     if keys != {str(i) for i in range(len(shapes))}:
-        raise ModelFileError(f"{where}: {path}/vars holds {len(group)} arrays, "
+        raise ModelFileError(f"{where}: {path} holds {len(group)} arrays, "
                              f"{layer.describe()} has {len(shapes)} weights")
-    return [_check_dataset(group[str(i)], shape, where, f"{path}/vars/{i}")
+    return [_check_dataset(group[str(i)], shape, where, f"{path}/{i}")
             for i, shape in enumerate(shapes)]
 
 
 def _assign(plan, where):
+    """plan: [(layer, weights, values)]; `weights` are all the layer's or, for a layer of
+    your own, its own (its sublayers' are set in their own entries)."""
     checked = []
-    for layer, values in plan:
+    for layer, weights, values in plan:
         try:
-            checked.append((layer, layer.check_weights(values)))
+            if _whole(layer, weights):
+                checked.append((layer, None, layer.check_weights(values)))
+            else:
+                checked.append((layer, weights, layer.check_weights(values, weights)))
         except ValueError as exc:
             raise ModelFileError(f"{where}: {exc}") from None
-    for layer, values in checked:
-        layer.assign_weights(values)
+    for layer, weights, values in checked:
+        if weights is None:
+            layer.assign_weights(values)
+        else:
+            layer.assign_weights(values, weights)
 
 
 def _strings(attr, where, what):
@@ -355,7 +373,7 @@ def read_legacy_weights(group, model, where, by_name=False, skip_mismatch=False,
     for layer in owners:
         if layer.weights and all(id(w) in plan for w in layer.weights):
             layer_plan.append((layer, [plan[id(w)][1] for w in layer.weights]))
-    _assign(layer_plan, where)
+    _assign([(layer, layer.weights, values) for layer, values in layer_plan], where)
 
 
 def _leaf_layers(item):
