@@ -51,7 +51,7 @@ def test_keras_files_load_and_predict_as_keras(active_backend, name):
 def test_functional_layers_in_keras_order(tmp_path):
     """Keras names weight groups in its model.layers order (by depth), which differs from
     the order a residual block runs in; minidl writes and reads in Keras's order."""
-    from minidl.keras_files.weights_h5 import keras_functional_order
+    from minidl.keras_files.state_walk import keras_functional_order
     minidl.set_backend("numpy")
     path = os.path.join(FIXTURES, "residual.keras")
     keras_order = [s["config"]["name"] for s in

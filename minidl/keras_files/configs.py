@@ -16,7 +16,7 @@ import warnings
 from .. import initializers as initializers_mod
 from ..custom_objects import get_registered_name, get_registered_object
 from ..layers import LAYER_CLASSES
-from .weights_h5 import is_model, keras_functional_order, keras_model_class, snake_case
+from .state_walk import is_model, keras_functional_order, keras_model_class, snake_case
 
 # Keras config keys minidl has no argument for, and the values under which ignoring them
 # changes nothing (other values are refused).

@@ -23,7 +23,7 @@ from .. import optimizers as optimizers_mod
 from ..io import ArchiveError, atomic_write, _check_info, _open_zip, _read
 from ..models.minidl_files import (ModelFileError, _check_architecture, _declared_weights,
                              _non_negative_int)
-from ..models.registry import model_class
+from ..models.registry import MODEL_CLASSES, model_class
 from . import configs
 from .optimizer_h5 import read_optimizer, write_optimizer
 from .state_walk import is_subclassed
@@ -254,7 +254,7 @@ def build_subclassed(spec, path):
     """A subclassed model from Keras's spec (its class, registered or in custom_objects,
     from_config, then built for the shape in build_config), fresh weights. A class that
     cannot be found is Keras's TypeError."""
-    from ..models.subclassing import SubclassedModel
+    SubclassedModel = MODEL_CLASSES["SubclassedModel"]
     if not isinstance(spec.get("config"), dict):
         raise ModelFileError(f"{path}: the model spec has no config object: {spec!r:.200}")
     key, cls = configs.subclassed_class(spec)

@@ -14,7 +14,7 @@ object's attributes sorted by name (private ones, "_x", after the rest), each at
                            name), a nested container at .../container, .../container_1
 
 A Sequential or functional model lists its `layers` first (Keras's model.layers order,
-weights_h5._ordered); a subclassed Model's attributes include `layers` (every layer it tracks,
+_ordered below); a subclassed Model's attributes include `layers` (every layer it tracks,
 lists flattened, in the order they were set) at its sorted place, so that a layer set in a
 list attribute whose name sorts after "layers" is written under layers/. A layer of your own
 (one whose call you wrote) writes its own variables (add_weight's and Variables set as
@@ -23,12 +23,96 @@ attributes; minidl's built-in layers write all their weights at their own path, 
 functional models.
 """
 
+import re
+
 from ..layers.base import Layer
 from ..models.registry import MODEL_CLASSES
 
 
+def snake_case(name):
+    """Keras's naming.to_snake_case: 'MaxPooling2D' -> 'max_pooling2d'."""
+    name = re.sub(r"\W+", "", name)
+    name = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
+    name = re.sub("([a-z])([A-Z])", r"\1_\2", name)
+    return name.lower()
+
+
 def is_model(item):
-    return hasattr(item, "graph") and hasattr(item, "compile")
+    return hasattr(item, "graph")
+
+
+def keras_model_class(model):
+    """'Sequential' or 'Functional', Keras's class of a minidl model; a subclassed model has
+    no Keras layout (its variables are found through its own attributes)."""
+    if isinstance(model, MODEL_CLASSES["Sequential"]):
+        return "Sequential"
+    if getattr(model, "saved_architecture", None) is not None or type(model).__name__ != "Model":
+        raise ValueError(f"{model.describe()} is a subclassed model ({type(model).__name__}): "
+                         "Keras's file layout follows its own attributes, which minidl does not "
+                         "mirror; save it as a .minidl file")
+    return "Functional"
+
+
+def keras_functional_order(model):
+    """The layers and nested models of a functional model in Keras's model.layers order
+    (keras.src.ops.function.map_graph): by depth from the outputs, deepest (the inputs)
+    first, ties in the order a depth-first walk from the outputs first reaches them. Keras
+    names weight groups in this order, and lists a functional config's layers in it."""
+    g = model.graph
+    producer = {}                     # id(tensor) -> the call (entry) or input that made it
+    for t in g.inputs:
+        producer[id(t)] = t
+    for entry in g.entries:
+        for t in entry.outputs:
+            producer[id(t)] = entry
+
+    def item(node):
+        if node in g.inputs:
+            return node.layer
+        return node.model if hasattr(node, "model") else node.layer
+
+    def parents(node):
+        return [] if node in g.inputs else [producer[id(t)] for t in node.inputs]
+
+    finished, post_order, first_seen = set(), [], {}
+    for output in g.outputs:          # an iterative depth-first walk, post-order
+        stack = [(producer[id(output)], False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                finished.add(id(node))
+                post_order.append(node)
+                continue
+            if id(node) in finished:
+                continue
+            first_seen.setdefault(id(item(node)), len(first_seen))
+            stack.append((node, True))
+            for parent in reversed(parents(node)):
+                if id(parent) not in finished:
+                    stack.append((parent, False))
+    node_depth, item_depth, items = {}, {}, {}
+    for node in reversed(post_order):
+        it = item(node)
+        items[id(it)] = it
+        depth = max(node_depth.setdefault(id(node), 0), item_depth.get(id(it), 0))
+        item_depth[id(it)] = node_depth[id(node)] = depth
+        for parent in parents(node):
+            node_depth[id(parent)] = max(depth + 1, node_depth.get(id(parent), 0))
+    for t in g.inputs:
+        if id(t.layer) not in item_depth:
+            items[id(t.layer)], item_depth[id(t.layer)], first_seen[id(t.layer)] = t.layer, 0, -1
+    return sorted(items.values(), key=lambda it: (-item_depth[id(it)], first_seen[id(it)]))
+
+
+def _ordered(model, orders):
+    items = model.layers
+    if keras_model_class(model) == "Functional":
+        items = keras_functional_order(model)
+    order = (orders or {}).get(model.name)
+    if not order or {item.name for item in items} - set(order):
+        return items        # no config order for this model: minidl's (its files' own)
+    rank = {name: i for i, name in enumerate(order)}
+    return sorted(items, key=lambda item: rank[item.name])
 
 
 def is_subclassed(item):
@@ -64,7 +148,6 @@ def _name_key(name):
 
 def keras_class_name(item):
     """The class name Keras would give `item` (a minidl model: Functional or Sequential)."""
-    from .weights_h5 import keras_model_class
     if is_model(item) and not is_subclassed(item):
         return keras_model_class(item)
     return type(item).__name__
@@ -126,7 +209,6 @@ def own_weights(item):
 
 def _children(item, orders):
     if is_model(item) and not is_subclassed(item):
-        from .weights_h5 import _ordered
         return [("layers", list(_ordered(item, orders)))]
     if is_subclassed(item) or is_user_layer(item):
         return _attributes(item)
@@ -166,16 +248,11 @@ def _container(container, path, groups, visited, orders, seen_containers):
     used = {}
     for child in (container.values() if isinstance(container, dict) else container):
         if is_saveable(child):
-            name = _unique(_snake(keras_class_name(child)), used)
+            name = _unique(snake_case(keras_class_name(child)), used)
             _visit(child, _join(path, name), groups, visited, orders)
         elif isinstance(child, (list, tuple, dict)):
             name = _unique("container", used)
             _container(child, _join(path, name), groups, visited, orders, seen_containers)
-
-
-def _snake(name):
-    from .weights_h5 import snake_case
-    return snake_case(name)
 
 
 def _unique(name, used):
@@ -197,7 +274,6 @@ def keras_variables(item, orders=None, seen=None):
             seen.add(id(w))
             out.append(w)
     if is_model(item) and not is_subclassed(item):
-        from .weights_h5 import _ordered
         subs = list(_ordered(item, orders))
     elif is_subclassed(item) or is_user_layer(item):
         subs = tracked_flat(item)

@@ -19,17 +19,15 @@ shape and dtype were checked against the weight it fills; all arrays are checked
 weight changes, so a failed load changes nothing.
 """
 
-import re
 import warnings
 
 import numpy as np
 
 from ..io import element_count
 from ..layers.input_layer import InputLayer
-from ..models.registry import MODEL_CLASSES
 from ..models.minidl_files import ModelFileError
 from . import require
-from .state_walk import state_groups
+from .state_walk import _ordered, is_model, keras_model_class, snake_case, state_groups
 
 _NUMBER_KINDS = "fiu"
 MAX_NAMES = 1 << 16        # entries of a layer_names / weight_names attribute
@@ -37,30 +35,6 @@ MAX_NAMES = 1 << 16        # entries of a layer_names / weight_names attribute
 
 def h5py():
     return require("h5py", "keras-files")
-
-
-def snake_case(name):
-    """Keras's naming.to_snake_case: 'MaxPooling2D' -> 'max_pooling2d'."""
-    name = re.sub(r"\W+", "", name)
-    name = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
-    name = re.sub("([a-z])([A-Z])", r"\1_\2", name)
-    return name.lower()
-
-
-def is_model(item):
-    return hasattr(item, "graph")
-
-
-def keras_model_class(model):
-    """'Sequential' or 'Functional', Keras's class of a minidl model; a subclassed model has
-    no Keras layout (its variables are found through its own attributes)."""
-    if isinstance(model, MODEL_CLASSES["Sequential"]):
-        return "Sequential"
-    if getattr(model, "saved_architecture", None) is not None or type(model).__name__ != "Model":
-        raise ValueError(f"{model.describe()} is a subclassed model ({type(model).__name__}): "
-                         "Keras's file layout follows its own attributes, which minidl does not "
-                         "mirror; save it as a .minidl file")
-    return "Functional"
 
 
 def keras_layer_order(spec, orders=None):
@@ -79,68 +53,6 @@ def keras_layer_order(spec, orders=None):
             keras_layer_order(layer, orders)
     orders[config.get("name")] = names
     return orders
-
-
-def keras_functional_order(model):
-    """The layers and nested models of a functional model in Keras's model.layers order
-    (keras.src.ops.function.map_graph): by depth from the outputs, deepest (the inputs)
-    first, ties in the order a depth-first walk from the outputs first reaches them. Keras
-    names weight groups in this order, and lists a functional config's layers in it."""
-    g = model.graph
-    producer = {}                     # id(tensor) -> the call (entry) or input that made it
-    for t in g.inputs:
-        producer[id(t)] = t
-    for entry in g.entries:
-        for t in entry.outputs:
-            producer[id(t)] = entry
-
-    def item(node):
-        if node in g.inputs:
-            return node.layer
-        return node.model if hasattr(node, "model") else node.layer
-
-    def parents(node):
-        return [] if node in g.inputs else [producer[id(t)] for t in node.inputs]
-
-    finished, post_order, first_seen = set(), [], {}
-    for output in g.outputs:          # an iterative depth-first walk, post-order
-        stack = [(producer[id(output)], False)]
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                finished.add(id(node))
-                post_order.append(node)
-                continue
-            if id(node) in finished:
-                continue
-            first_seen.setdefault(id(item(node)), len(first_seen))
-            stack.append((node, True))
-            for parent in reversed(parents(node)):
-                if id(parent) not in finished:
-                    stack.append((parent, False))
-    node_depth, item_depth, items = {}, {}, {}
-    for node in reversed(post_order):
-        it = item(node)
-        items[id(it)] = it
-        depth = max(node_depth.setdefault(id(node), 0), item_depth.get(id(it), 0))
-        item_depth[id(it)] = node_depth[id(node)] = depth
-        for parent in parents(node):
-            node_depth[id(parent)] = max(depth + 1, node_depth.get(id(parent), 0))
-    for t in g.inputs:
-        if id(t.layer) not in item_depth:
-            items[id(t.layer)], item_depth[id(t.layer)], first_seen[id(t.layer)] = t.layer, 0, -1
-    return sorted(items.values(), key=lambda it: (-item_depth[id(it)], first_seen[id(it)]))
-
-
-def _ordered(model, orders):
-    items = model.layers
-    if keras_model_class(model) == "Functional":
-        items = keras_functional_order(model)
-    order = (orders or {}).get(model.name)
-    if not order or {item.name for item in items} - set(order):
-        return items        # no config order for this model: minidl's (its files' own)
-    rank = {name: i for i, name in enumerate(order)}
-    return sorted(items, key=lambda item: rank[item.name])
 
 
 def saveables(model, prefix="", orders=None):
