@@ -49,6 +49,40 @@ def config_name(activation):
     return get_registered_name(activation)
 
 
+class ActivationAttribute:
+    """A layer's activation attribute as Keras holds it: reading `layer.activation` gives the
+    function (Dense(3, activation="relu").activation is activations.relu; a function of your
+    own is itself); setting it takes what a layer's activation= takes. What the kernels
+    need, the name (one of ACTIVATIONS) or the function of your own, stays in
+    `layer._<attribute>` (fused_name reads it)."""
+
+    def __init__(self, default="linear"):
+        self.default = default
+
+    def __set_name__(self, owner, name):
+        self.name, self.slot = name, f"_{name}"
+
+    def __get__(self, layer, owner=None):
+        if layer is None:
+            return self
+        value = layer.__dict__.get(self.slot, self.default)
+        if isinstance(value, str):
+            return FUNCTIONS.get(value, value)   # gelu_approximate has no function of its own
+        return value
+
+    def __set__(self, layer, value):
+        owner = layer.describe() if hasattr(layer, "describe") else type(layer).__name__
+        layer.__dict__[self.slot] = resolve(value, owner)
+
+
+def fused_name(layer, default="linear", attribute="activation"):
+    """The activation a layer's kernels run (a name of ACTIVATIONS, or a function of your
+    own): what its ActivationAttribute keeps, or the plain attribute of a layer without one."""
+    if isinstance(getattr(type(layer), attribute, None), ActivationAttribute):
+        return layer.__dict__.get(f"_{attribute}", getattr(type(layer), attribute).default)
+    return getattr(layer, attribute, default)
+
+
 def default_alpha(name):
     """The alpha activation_forward/backward get for `name` used through activation=."""
     return DEFAULT_ALPHA.get(name, 0.0)

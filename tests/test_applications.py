@@ -87,7 +87,7 @@ def test_resnet50_blocks_and_default_input():
     assert model.get_layer("conv2_block1_1_conv").strides == (1, 1)
     assert model.get_layer("conv4_block6_add") is not None
     assert model.get_layer("conv1_bn").epsilon == pytest.approx(1.001e-5)
-    assert model.get_layer("predictions").activation == "softmax"
+    assert model.get_layer("predictions").activation is minidl.activations.softmax
 
 
 @pytest.mark.parametrize("builder, features, name, params", [
@@ -157,7 +157,7 @@ def test_input_tensor_and_logits():
     model = applications.VGG16(weights=None, include_top=True, input_tensor=scaled, classes=7,
                                classifier_activation=None)
     assert model.inputs[0] is inputs and model.output_shape == (None, 7)
-    assert model.get_layer("predictions").activation == "linear"
+    assert model.get_layer("predictions").activation is minidl.activations.linear
     assert type(model.layers[1]).__name__ == "Rescaling"
 
 
@@ -210,7 +210,7 @@ def test_efficientnet_b0_blocks():
     assert model.get_layer("block1a_se_excite").output_shape == (16, 16, 32)
     assert model.get_layer("block1a_se_reshape").output_shape == (1, 1, 32)
     assert model.get_layer("block6a_dwconv").kernel_size == (5, 5)
-    assert model.get_layer("stem_activation").activation == "silu"
+    assert model.get_layer("stem_activation").activation is minidl.activations.silu
     assert [type(layer).__name__ for layer in model.layers[1:3]] == ["Rescaling", "Normalization"]
 
 

@@ -18,7 +18,7 @@ import pytest
 
 import minidl
 from minidl import applications, layers
-from minidl.keras_files.weights_h5 import keras_functional_order
+from minidl.keras_files.state_walk import keras_functional_order
 from minidl.session import clear_session
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")

@@ -51,7 +51,7 @@ def test_keras_files_load_and_predict_as_keras(active_backend, name):
 def test_functional_layers_in_keras_order(tmp_path):
     """Keras names weight groups in its model.layers order (by depth), which differs from
     the order a residual block runs in; minidl writes and reads in Keras's order."""
-    from minidl.keras_files.weights_h5 import keras_functional_order
+    from minidl.keras_files.state_walk import keras_functional_order
     minidl.set_backend("numpy")
     path = os.path.join(FIXTURES, "residual.keras")
     keras_order = [s["config"]["name"] for s in
@@ -432,25 +432,6 @@ def test_layers_of_your_own_in_a_keras_file(tmp_path):
     finally:
         _GLOBAL.pop("mine>Gate", None)
         _NAMES.pop(Gate, None)
-
-
-def test_a_subclassed_model_is_pointed_to_minidl_files(tmp_path):
-    minidl.set_backend("numpy")
-
-    class Tiny(minidl.Model):
-        def __init__(self, **kwargs):
-            super().__init__(**kwargs)
-            self.dense = L.Dense(2)
-
-        def call(self, inputs):
-            return self.dense(inputs)
-
-    model = Tiny()
-    model.build((None, 3))
-    for name, save in (("t.keras", model.save), ("t.weights.h5", model.save_weights)):
-        with pytest.raises(ValueError, match=r"subclassed.*\.minidl"):
-            save(tmp_path / name)
-    model.save_weights(tmp_path / "t.weights.minidl")
 
 
 @pytest.mark.parametrize("name, optimizer, loss, slots", [

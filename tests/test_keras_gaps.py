@@ -26,7 +26,7 @@ def test_relu_max_value_six(active_backend):
     relu6 = layers.ReLU(6.0)
     np.testing.assert_array_equal(relu6(x), np.clip(x, 0, 6))
     assert relu6.get_config()["max_value"] == 6.0
-    assert layers.deserialize("ReLU", relu6.get_config()).activation == "relu6"
+    assert layers.deserialize("ReLU", relu6.get_config())._activation == "relu6"
     np.testing.assert_allclose(layers.ReLU(negative_slope=0.5)(x), np.where(x < 0, 0.5 * x, x))
     for bad in (dict(max_value=5.0), dict(threshold=1.0), dict(max_value=6.0, negative_slope=0.1)):
         with pytest.raises(ValueError, match="ReLU 're_lu.*capped at 6"):

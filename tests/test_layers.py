@@ -66,7 +66,7 @@ def test_activation_forward_matches_keras(active_backend, name):
 
 
 def test_activation_names_and_aliases():
-    assert layers.Activation("swish").activation == "silu"
+    assert layers.Activation("swish").activation is minidl.activations.silu
     assert layers.Activation("hard_swish").get_config()["activation"] == "hard_silu"
     with pytest.raises(ValueError, match="unknown activation 'gelu_fast'"):
         layers.Dense(3, activation="gelu_fast")

@@ -18,7 +18,7 @@ from .. import tree
 from ..models import structure
 from ..custom_objects import get_registered_name, get_registered_object
 from ..layers import FILE_CLASSES, LAYER_CLASSES
-from .weights_h5 import is_model, keras_functional_order, keras_model_class, snake_case
+from .state_walk import is_model, keras_functional_order, keras_model_class, snake_case
 
 # Keras config keys minidl has no argument for, and the values under which ignoring them
 # changes nothing (other values are refused).
@@ -390,6 +390,40 @@ def model_to_keras(model):
     return {"module": "keras.src.models.functional", "class_name": "Functional",
             "config": config, "registered_name": "Functional",
             "build_config": {"input_shape": None}}
+
+
+def subclassed_to_keras(model):
+    """Keras's serialized spec of a subclassed model: its class by name (registered_name
+    "package>Name" when registered), get_config(), and the input shape(s) it was built
+    for; the class itself (its code) is never written, as Keras."""
+    config = dict(model.get_config())
+    if not isinstance(config.get("dtype"), dict):
+        config["dtype"] = _dtype_policy(config.get("dtype") or "float32")
+    shapes = [[None] + list(t.sample_shape) for t in model.graph.inputs]
+    return {"module": None, "class_name": type(model).__name__, "config": config,
+            "registered_name": get_registered_name(model),
+            "build_config": {"input_shape": shapes if model.graph.input_structure == "list"
+                             else shapes[0]}}
+
+
+def subclassed_class(spec):
+    """(name, class) of the class a Keras spec of a subclassed model names (registered, or
+    in custom_objects), or (None, None)."""
+    for key in (spec.get("registered_name"), spec.get("class_name")):
+        if isinstance(key, str):
+            cls = get_registered_object(key)
+            if isinstance(cls, type):
+                return key, cls
+    return None, None
+
+
+def subclassed_config(spec):
+    """The config to pass to a subclassed model's from_config: Keras's, with its dtype
+    policy object as the policy's name."""
+    config = dict(spec["config"])
+    if "dtype" in config:
+        config["dtype"] = _dtype_name(config["dtype"], f"{spec.get('class_name')} config")
+    return config
 
 
 def _first_call_shapes(model):

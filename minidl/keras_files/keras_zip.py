@@ -23,9 +23,10 @@ from .. import optimizers as optimizers_mod
 from ..io import ArchiveError, atomic_write, _check_info, _open_zip, _read
 from ..models.minidl_files import (ModelFileError, _check_architecture, _declared_weights,
                              _non_negative_int)
-from ..models.registry import model_class
+from ..models.registry import MODEL_CLASSES, model_class
 from . import configs
 from .optimizer_h5 import read_optimizer, write_optimizer
+from .state_walk import is_subclassed
 from .weights_h5 import h5py, keras_layer_order, read_keras_weights, write_keras_weights
 
 KERAS_VERSION = "3.15.1"      # the Keras release whose format minidl writes (and was checked with)
@@ -42,7 +43,7 @@ _OPTIMIZER_COPIES = 5
 def save_keras(model, filepath, include_optimizer=True):
     """model.save("x.keras"): Keras 3's zip, which real Keras loads (keras.saving.load_model)."""
     try:
-        spec = configs.model_to_keras(model)
+        spec = model_spec(model)
     except ValueError as exc:
         raise ValueError(f"save {filepath}: {exc}") from None
     if model.compiled:
@@ -59,6 +60,14 @@ def save_keras(model, filepath, include_optimizer=True):
             z.writestr(WEIGHTS, weights)
 
 
+def model_spec(model):
+    """Keras's serialized model: a subclassed one by its class and get_config, a Sequential
+    or functional one layer by layer."""
+    if is_subclassed(model):
+        return configs.subclassed_to_keras(model)
+    return configs.model_to_keras(model)
+
+
 def weights_bytes(model, include_optimizer=False):
     """The model's weights (and its optimizer's state) as a Keras 3 .weights.h5 file's bytes."""
     buf = io.BytesIO()
@@ -71,7 +80,8 @@ def weights_bytes(model, include_optimizer=False):
 
 def save_weights_h5(model, filepath):
     """model.save_weights("x.weights.h5"): HDF5 in Keras 3's layout."""
-    configs.model_to_keras(model)    # refuses what Keras's layout cannot hold, before writing
+    if not is_subclassed(model):
+        configs.model_to_keras(model)    # refuses what Keras's layout cannot hold, before writing
     data = weights_bytes(model, model.compiled)   # Keras's save_weights writes it too
     with atomic_write(filepath, "wb") as f:
         f.write(data)
@@ -217,6 +227,9 @@ class KerasZip:
 def build_model(keras_spec, path):
     """A minidl model (fresh weights) from Keras's serialized model, every part checked,
     and its (arrays, params) count."""
+    if isinstance(keras_spec, dict) and keras_spec.get("class_name") not in _GRAPH_MODELS:
+        model = build_subclassed(keras_spec, path)
+        return (lambda: model), len(model.weights), model.count_params()
     try:
         config = configs.model_from_keras(keras_spec)
         _check_architecture(config)
@@ -232,6 +245,44 @@ def build_model(keras_spec, path):
             raise ModelFileError(f"{path}: the model architecture cannot be rebuilt: "
                                  f"{exc}") from None
     return make, arrays, params
+
+
+_GRAPH_MODELS = ("Sequential", "Functional", "Model")
+
+
+def build_subclassed(spec, path):
+    """A subclassed model from Keras's spec (its class, registered or in custom_objects,
+    from_config, then built for the shape in build_config), fresh weights. A class that
+    cannot be found is Keras's TypeError."""
+    SubclassedModel = MODEL_CLASSES["SubclassedModel"]
+    if not isinstance(spec.get("config"), dict):
+        raise ModelFileError(f"{path}: the model spec has no config object: {spec!r:.200}")
+    key, cls = configs.subclassed_class(spec)
+    if cls is None:
+        raise TypeError(f"Could not locate class {spec.get('class_name')!r}. Make sure custom "
+                        "classes and functions are decorated with "
+                        "`@keras.saving.register_keras_serializable()`. If they are already "
+                        "decorated, make sure they are all imported so that the decorator is "
+                        "run before trying to load them. Full object config: "
+                        f"{str(spec)[:1000]}")
+    if not issubclass(cls, SubclassedModel):
+        raise ModelFileError(f"{path}: {cls.__name__} is not a Model subclass that defines "
+                             "call(); minidl rebuilds such models, and Sequential and "
+                             "functional ones")
+    shape = (spec.get("build_config") or {}).get("input_shape")
+    many = isinstance(shape, list) and bool(shape) and all(isinstance(s, list) for s in shape)
+    if not isinstance(shape, list) or not shape:
+        raise ModelFileError(f"{path}: {spec.get('class_name')} was saved before it was "
+                             "built (no build_config input_shape), so its weights cannot be "
+                             "matched")
+    shapes = [s[1:] for s in shape] if many else [shape[1:]]
+    try:
+        config = configs.subclassed_config(spec)
+    except ValueError as exc:
+        raise ModelFileError(f"{path}: {exc}") from None
+    return SubclassedModel.restore({"class": key, "config": config, "input_shapes": shapes,
+                                    "input_structure": "list" if many else "single"},
+                                   path, ModelFileError)
 
 
 def load_keras(path, compile=True):

@@ -73,7 +73,9 @@ def load_h5_model(path, compile=True):
 def load_h5_weights(model, path, by_name=False, skip_mismatch=False):
     """model.load_weights of an HDF5 file in either layout."""
     with _open(path) as f:
-        if "layers" in f and "layer_names" not in f.attrs:       # Keras 3
+        # Keras 3: the model's own vars group, and layers/ or (a subclassed model) its
+        # attributes' groups
+        if ("layers" in f or "vars" in f) and "layer_names" not in f.attrs:
             if by_name:
                 raise ValueError(f"load_weights {path}: by_name=True reads Keras 2's .h5 "
                                  "layout; this file has Keras 3's (matched by structure)")

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..io import atomic_write
 from ..layers import LAYER_CLASSES
+from .. import activations
 from . import require
 
 OPSET = 17
@@ -132,7 +133,7 @@ def _layer(b, layer, xs):
     kind, name = type(layer).__name__, layer.name
     w = {k: layer.backend.to_numpy(v.value) for k, v in layer.weights_by_name.items()}
     x = xs[0]
-    act = getattr(layer, "activation", "linear")
+    act = activations.fused_name(layer)
     alpha = layer._activation_alpha() if hasattr(layer, "_activation_alpha") else None
     if kind in _IDENTITY:
         return x

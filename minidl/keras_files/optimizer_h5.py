@@ -15,7 +15,8 @@ import numpy as np
 
 from .. import schedules
 from ..models.minidl_files import ModelFileError
-from .weights_h5 import _dataset, h5py, is_model, saveables
+from .state_walk import keras_variables
+from .weights_h5 import _dataset, h5py
 
 # minidl optimizer class -> Keras's add_optimizer_variables calls, in order
 KERAS_SLOT_CALLS = {
@@ -41,8 +42,7 @@ def _keras_weight_order(model, orders=None):
         return []
     mine = model.graph.trainable_weights()
     index = {id(w): i for i, w in enumerate(mine)}
-    keras = [w for _, item in saveables(model, orders=orders) if not is_model(item)
-             for w in item.trainable_weights]
+    keras = [w for w in keras_variables(model, orders) if id(w) in index]
     if sorted(id(w) for w in keras) != sorted(index):
         keras = mine                   # (not expected) fall back to minidl's order
     return [(index[id(w)], tuple(w.shape)) for w in keras]

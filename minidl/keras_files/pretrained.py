@@ -55,8 +55,8 @@ def load_pretrained(model, path, owner):
     if kind_of_file(path) != "h5":
         model.load_weights(path)
         return
-    from .weights_h5 import (h5py, keras_functional_order, read_legacy_weights,
-                             require_every_layer)
+    from .state_walk import keras_functional_order
+    from .weights_h5 import h5py, read_legacy_weights, require_every_layer
     with h5py().File(path, "r") as f:
         if "layer_names" not in f.attrs and "model_weights" not in f:
             model.load_weights(path)        # Keras 3's layout: by structure

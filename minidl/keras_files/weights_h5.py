@@ -19,16 +19,15 @@ shape and dtype were checked against the weight it fills; all arrays are checked
 weight changes, so a failed load changes nothing.
 """
 
-import re
 import warnings
 
 import numpy as np
 
 from ..io import element_count
 from ..layers.input_layer import InputLayer
-from ..models.registry import MODEL_CLASSES
 from ..models.minidl_files import ModelFileError
 from . import require
+from .state_walk import _ordered, is_model, keras_model_class, snake_case, state_groups
 
 _NUMBER_KINDS = "fiu"
 MAX_NAMES = 1 << 16        # entries of a layer_names / weight_names attribute
@@ -36,30 +35,6 @@ MAX_NAMES = 1 << 16        # entries of a layer_names / weight_names attribute
 
 def h5py():
     return require("h5py", "keras-files")
-
-
-def snake_case(name):
-    """Keras's naming.to_snake_case: 'MaxPooling2D' -> 'max_pooling2d'."""
-    name = re.sub(r"\W+", "", name)
-    name = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
-    name = re.sub("([a-z])([A-Z])", r"\1_\2", name)
-    return name.lower()
-
-
-def is_model(item):
-    return hasattr(item, "graph")
-
-
-def keras_model_class(model):
-    """'Sequential' or 'Functional', Keras's class of a minidl model; a subclassed model has
-    no Keras layout (its variables are found through its own attributes)."""
-    if isinstance(model, MODEL_CLASSES["Sequential"]):
-        return "Sequential"
-    if getattr(model, "saved_architecture", None) is not None or type(model).__name__ != "Model":
-        raise ValueError(f"{model.describe()} is a subclassed model ({type(model).__name__}): "
-                         "Keras's file layout follows its own attributes, which minidl does not "
-                         "mirror; save it as a .minidl file")
-    return "Functional"
 
 
 def keras_layer_order(spec, orders=None):
@@ -78,68 +53,6 @@ def keras_layer_order(spec, orders=None):
             keras_layer_order(layer, orders)
     orders[config.get("name")] = names
     return orders
-
-
-def keras_functional_order(model):
-    """The layers and nested models of a functional model in Keras's model.layers order
-    (keras.src.ops.function.map_graph): by depth from the outputs, deepest (the inputs)
-    first, ties in the order a depth-first walk from the outputs first reaches them. Keras
-    names weight groups in this order, and lists a functional config's layers in it."""
-    g = model.graph
-    producer = {}                     # id(tensor) -> the call (entry) or input that made it
-    for t in g.inputs:
-        producer[id(t)] = t
-    for entry in g.entries:
-        for t in entry.outputs:
-            producer[id(t)] = entry
-
-    def item(node):
-        if node in g.inputs:
-            return node.layer
-        return node.model if hasattr(node, "model") else node.layer
-
-    def parents(node):
-        return [] if node in g.inputs else [producer[id(t)] for t in node.inputs]
-
-    finished, post_order, first_seen = set(), [], {}
-    for output in g.outputs:          # an iterative depth-first walk, post-order
-        stack = [(producer[id(output)], False)]
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                finished.add(id(node))
-                post_order.append(node)
-                continue
-            if id(node) in finished:
-                continue
-            first_seen.setdefault(id(item(node)), len(first_seen))
-            stack.append((node, True))
-            for parent in reversed(parents(node)):
-                if id(parent) not in finished:
-                    stack.append((parent, False))
-    node_depth, item_depth, items = {}, {}, {}
-    for node in reversed(post_order):
-        it = item(node)
-        items[id(it)] = it
-        depth = max(node_depth.setdefault(id(node), 0), item_depth.get(id(it), 0))
-        item_depth[id(it)] = node_depth[id(node)] = depth
-        for parent in parents(node):
-            node_depth[id(parent)] = max(depth + 1, node_depth.get(id(parent), 0))
-    for t in g.inputs:
-        if id(t.layer) not in item_depth:
-            items[id(t.layer)], item_depth[id(t.layer)], first_seen[id(t.layer)] = t.layer, 0, -1
-    return sorted(items.values(), key=lambda it: (-item_depth[id(it)], first_seen[id(it)]))
-
-
-def _ordered(model, orders):
-    items = model.layers
-    if keras_model_class(model) == "Functional":
-        items = keras_functional_order(model)
-    order = (orders or {}).get(model.name)
-    if not order or {item.name for item in items} - set(order):
-        return items        # no config order for this model: minidl's (its files' own)
-    rank = {name: i for i, name in enumerate(order)}
-    return sorted(items, key=lambda item: rank[item.name])
 
 
 def saveables(model, prefix="", orders=None):
@@ -162,13 +75,20 @@ def saveables(model, prefix="", orders=None):
 
 def write_keras_weights(f, model):
     """Write `model`'s weights into the open h5py File `f` in Keras 3's layout."""
-    f.create_group("vars").attrs["name"] = model.name
-    for path, item in saveables(model):
-        group = f.create_group(path + "/vars")
+    for path, item, weights in state_groups(model):
+        group = f.create_group(f"{path}/vars" if path else "vars")
         group.attrs["name"] = item.name
-        if not is_model(item):
-            for i, value in enumerate(item.get_weights()):
-                group.create_dataset(str(i), data=np.asarray(value, dtype=np.float32))
+        values = item.get_weights() if _whole(item, weights) else \
+            [item.backend.to_numpy(w.value) for w in weights]
+        for i, value in enumerate(values):
+            group.create_dataset(str(i), data=np.asarray(value, dtype=np.float32))
+
+
+def _whole(layer, weights):
+    """Whether `weights` are all of the layer's (else its own, beside its sublayers')."""
+    mine = layer.weights
+    return bool(weights) and len(weights) == len(mine) and all(
+        a is b for a, b in zip(weights, mine))
 
 
 def _check_dataset(node, shape, where, what):
@@ -203,47 +123,57 @@ def read_keras_weights(f, model, where, skip_mismatch=False, orders=None, stream
     skips a layer whose group is missing or whose variables do not match (with a warning),
     as Keras."""
     found = []
-    for path, item in saveables(model, orders=orders):
-        if is_model(item) or not item.weights:
+    for path, item, weights in state_groups(model, orders):
+        if not weights:
             continue
         try:
-            found.append((item, _vars(f, path, item, where)))
+            found.append((item, weights, _vars(f, path, item, weights, where)))
         except ModelFileError as exc:
             if not skip_mismatch:
                 raise
             warnings.warn(f"skipping {item.describe()}: {exc}", stacklevel=3)
     if stream:
-        for layer, nodes in found:
-            _assign([(layer, [_read(n, w.shape) for n, w in zip(nodes, layer.weights)])], where)
+        for layer, weights, nodes in found:
+            _assign([(layer, weights, [_read(n, w.shape) for n, w in zip(nodes, weights)])],
+                    where)
         return
-    _assign([(layer, [_read(n, w.shape) for n, w in zip(nodes, layer.weights)])
-             for layer, nodes in found], where)
+    _assign([(layer, weights, [_read(n, w.shape) for n, w in zip(nodes, weights)])
+             for layer, weights, nodes in found], where)
 
 
-def _vars(f, path, layer, where):
-    """The checked datasets of a layer's group, in the order of its weights."""
-    group = f.get(path + "/vars")
+def _vars(f, path, layer, weights, where):
+    """The checked datasets of an object's group, in the order of its weights."""
+    path = f"{path}/vars" if path else "vars"
+    group = f.get(path)
     if group is None or not isinstance(group, h5py().Group):
         raise ModelFileError(f"{where} has no weights for {layer.describe()} (no group "
-                             f"{path}/vars)")
-    shapes = [w.shape for w in layer.weights]
+                             f"{path})")
+    shapes = [w.shape for w in weights]
     keys = set(group.keys()) if len(group) <= MAX_NAMES else None
     if keys != {str(i) for i in range(len(shapes))}:
-        raise ModelFileError(f"{where}: {path}/vars holds {len(group)} arrays, "
+        raise ModelFileError(f"{where}: {path} holds {len(group)} arrays, "
                              f"{layer.describe()} has {len(shapes)} weights")
-    return [_check_dataset(group[str(i)], shape, where, f"{path}/vars/{i}")
+    return [_check_dataset(group[str(i)], shape, where, f"{path}/{i}")
             for i, shape in enumerate(shapes)]
 
 
 def _assign(plan, where):
+    """plan: [(layer, weights, values)]; `weights` are all the layer's or, for a layer of
+    your own, its own (its sublayers' are set in their own entries)."""
     checked = []
-    for layer, values in plan:
+    for layer, weights, values in plan:
         try:
-            checked.append((layer, layer.check_weights(values)))
+            if _whole(layer, weights):
+                checked.append((layer, None, layer.check_weights(values)))
+            else:
+                checked.append((layer, weights, layer.check_weights(values, weights)))
         except ValueError as exc:
             raise ModelFileError(f"{where}: {exc}") from None
-    for layer, values in checked:
-        layer.assign_weights(values)
+    for layer, weights, values in checked:
+        if weights is None:
+            layer.assign_weights(values)
+        else:
+            layer.assign_weights(values, weights)
 
 
 def _strings(attr, where, what):
@@ -355,7 +285,7 @@ def read_legacy_weights(group, model, where, by_name=False, skip_mismatch=False,
     for layer in owners:
         if layer.weights and all(id(w) in plan for w in layer.weights):
             layer_plan.append((layer, [plan[id(w)][1] for w in layer.weights]))
-    _assign(layer_plan, where)
+    _assign([(layer, layer.weights, values) for layer, values in layer_plan], where)
 
 
 def _leaf_layers(item):

@@ -30,6 +30,7 @@ import numpy as np
 from ..layers.core import Flatten
 from ..layers.normalization import BatchNormalization
 from ..layers.pooling import MaxPooling2D
+from .. import activations
 
 
 def is_packed(x):
@@ -117,7 +118,7 @@ def fuse(model):
     fused = []
     for node in graph.nodes:
         source = node.layer
-        if not _binary(source) or counts[id(source)] != 1 or getattr(source, "activation", None) != "linear":
+        if not _binary(source) or counts[id(source)] != 1 or activations.fused_name(source, None) != "linear":
             continue
         step = only_reader(node)
         while step is not None and type(step.layer) is MaxPooling2D:

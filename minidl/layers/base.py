@@ -432,10 +432,11 @@ class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
     def set_weights(self, values):
         self.assign_weights(self.check_weights(values))
 
-    def check_weights(self, values):
+    def check_weights(self, values, weights=None):
         """`values` converted to the backend's dtype, once each is known to fit its weight
-        (shape, and finite after the conversion: 1e300 becomes inf in float32)."""
-        weights = self.weights
+        (shape, and finite after the conversion: 1e300 becomes inf in float32). `weights`:
+        some of the layer's (a custom layer's own, without its sublayers'), else all."""
+        weights = self.weights if weights is None else weights
         if len(values) != len(weights):
             raise ValueError(f"{self.describe()} has {len(weights)} weights "
                              f"({[w.name for w in weights]}), got {len(values)} arrays")
@@ -457,9 +458,9 @@ class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
             converted.append(v)
         return converted
 
-    def assign_weights(self, arrays):
-        """Copy arrays that check_weights returned into the weights."""
-        for w, v in zip(self.weights, arrays):
+    def assign_weights(self, arrays, weights=None):
+        """Copy arrays that check_weights returned into the weights (those given, else all)."""
+        for w, v in zip(self.weights if weights is None else weights, arrays):
             self.backend.copy_from_host(w.value, v)
 
     # ------------------------------------------------------ batch shapes

@@ -117,7 +117,7 @@ class Conv2D(ConvolutionOpMixin, WindowPlanMixin, ActivationMixin, Layer):
     def get_config(self):
         return dict(super().get_config(), filters=self.filters, kernel_size=tuple(self.kernel_size),
                     strides=tuple(self.strides), padding=self.padding,
-                    dilation_rate=tuple(self.dilation_rate), groups=self.groups, activation=activations.config_name(self.activation),
+                    dilation_rate=tuple(self.dilation_rate), groups=self.groups, activation=activations.config_name(self._activation),
                     use_bias=self.use_bias, kernel_initializer=str(self.kernel_initializer),
                     bias_initializer=str(self.bias_initializer), **self._weight_options_config())
 
@@ -168,7 +168,7 @@ class Conv2D(ConvolutionOpMixin, WindowPlanMixin, ActivationMixin, Layer):
     def backward_reads_output(self):
         # backward reads the input and the kernel; z only to differentiate an activation (a
         # subclass's own call or convolution_op: its tape may read anything it made)
-        return self.uses_call() or callable(self.activation) or self.activation != "linear"
+        return self.uses_call() or callable(self._activation) or self._activation != "linear"
 
     def _kernel_for(self, call):
         """The kernel this call convolves with (a quantized layer's is another tensor)."""

@@ -64,7 +64,7 @@ class Conv3D(ConvolutionOpMixin, ActivationMixin, Layer):
         return dict(super().get_config(), filters=self.filters, kernel_size=tuple(self.kernel_size),
                     strides=tuple(self.strides), padding=self.padding, data_format="channels_last",
                     dilation_rate=tuple(self.dilation_rate), groups=self.groups,
-                    activation=activations.config_name(self.activation), use_bias=self.use_bias,
+                    activation=activations.config_name(self._activation), use_bias=self.use_bias,
                     kernel_initializer=str(self.kernel_initializer),
                     bias_initializer=str(self.bias_initializer), **self._weight_options_config())
 

@@ -14,7 +14,7 @@ the recurrent kernel's gradient is one conv2d_backward_filter over every step's 
 ConvLSTM1D is ConvLSTM2D on images of height 1 (its weights viewed with a leading 1).
 """
 
-from .. import constraints, initializers, regularizers
+from .. import activations, constraints, initializers, regularizers
 from ..arguments import int_tuple
 from .base import Layer, format_shape
 from .calls import run_backward, run_forward
@@ -26,6 +26,9 @@ from .recurrent import _UnitForgetBias, Recurrent
 
 class _ConvLSTM(Layer):
     rank = 2
+    # the functions, as Keras; the kernels read the names in _activation (activations.py)
+    activation = activations.ActivationAttribute("tanh")
+    recurrent_activation = activations.ActivationAttribute("sigmoid")
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
                  dilation_rate=1, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
@@ -94,7 +97,7 @@ class _ConvLSTM(Layer):
                     strides=self._keras_tuple(self.strides), padding=self.padding,
                     data_format="channels_last",
                     dilation_rate=self._keras_tuple(self.dilation_rate),
-                    activation=self.activation, recurrent_activation=self.recurrent_activation,
+                    activation=self._activation, recurrent_activation=self._recurrent_activation,
                     use_bias=self.use_bias, kernel_initializer=str(self.kernel_initializer),
                     recurrent_initializer=str(self.recurrent_initializer),
                     bias_initializer=str(self.bias_initializer),
@@ -280,7 +283,7 @@ class _ConvLSTM(Layer):
             b.strided_copy(g, gates, t * rows * 4 * f, (4 * f, 1))
             if t > 0:   # h_0 is zero: the first step has no recurrent term
                 b.add(g, g, self._state_conv(call, t, h_prev, training))
-            b.lstm_gates_forward(h, c, g, c_prev, self.activation, self.recurrent_activation)
+            b.lstm_gates_forward(h, c, g, c_prev, self._activation, self._recurrent_activation)
             b.strided_add(acts, g, t * rows * 4 * f, (4 * f, 1))
             b.strided_add(hseq, h, t * rows * f, (f, 1))
             b.strided_add(cseq, c, t * rows * f, (f, 1))
@@ -348,8 +351,8 @@ class _ConvLSTM(Layer):
                 b.strided_copy(c_prev, call.cseq, (t - 1) * rows * f, (f, 1))
             else:
                 b.fill(c_prev, 0.0)
-            b.lstm_gates_backward(dg, dc, dh, dc, g, c, c_prev, self.activation,
-                                  self.recurrent_activation)
+            b.lstm_gates_backward(dg, dc, dh, dc, g, c, c_prev, self._activation,
+                                  self._recurrent_activation)
             b.strided_add(dgates, dg, t * rows * 4 * f, (4 * f, 1))
             if t > 0:
                 dh_rec = self._state_conv_backward(call, t, dg)

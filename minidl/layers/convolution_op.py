@@ -38,6 +38,6 @@ def _convolution_call(self, inputs):
     if self.use_bias:
         rank = len(ops.shape(outputs)) - 2
         outputs = ops.add(outputs, ops.reshape(self.bias, (1,) * (rank + 1) + (self.filters,)))
-    if self.activation is not None and self.activation != "linear":
-        outputs = activations.get(self.activation)(outputs)
+    if self._activation is not None and self._activation != "linear":   # the name or a function
+        outputs = activations.get(self._activation)(outputs)
     return outputs

@@ -16,33 +16,36 @@ class ActivationMixin:
     (activations.default_alpha: leaky_relu's slope 0.2, elu's alpha 1.0).
     """
 
-    activation = "linear"
+    # layer.activation is the function (as Keras); the kernels read the name in _activation
+    activation = activations.ActivationAttribute("linear")
     alpha = None
 
     def _activation_alpha(self):
-        return activations.default_alpha(self.activation) if self.alpha is None else self.alpha
+        return activations.default_alpha(self._activation) if self.alpha is None else self.alpha
 
     def _activate(self, call, z):
         call.preactivation = z
-        if callable(self.activation):
-            call.activated = function_activation.forward(call, self.activation, z)
+        act = self._activation
+        if callable(act):
+            call.activated = function_activation.forward(call, act, z)
             return call.activated
-        if self.activation == "linear":
+        if act == "linear":
             call.activated = z
             return z
         y = call.buffer("activated", self.backend.shape(z))
-        self.backend.activation_forward(y, z, self.activation, self._activation_alpha())
+        self.backend.activation_forward(y, z, act, self._activation_alpha())
         call.activated = y
         return y
 
     def _deactivate(self, call, dout):
-        if callable(self.activation):
+        act = self._activation
+        if callable(act):
             return function_activation.backward(call, dout)
-        if self.activation == "linear":
+        if act == "linear":
             return dout
         dz = call.buffer("dpreactivation", self.backend.shape(dout))
         # z is passed for the activations whose derivative needs the input (gelu, silu ...)
-        self.backend.activation_backward(dz, dout, call.activated, self.activation,
+        self.backend.activation_backward(dz, dout, call.activated, act,
                                          self._activation_alpha(), call.preactivation)
         return dz
 
@@ -73,7 +76,7 @@ class Dense(ActivationMixin, Layer):
         self.bias_initializer = bias_initializer
 
     def get_config(self):
-        return dict(super().get_config(), units=self.units, activation=activations.config_name(self.activation),
+        return dict(super().get_config(), units=self.units, activation=activations.config_name(self._activation),
                     use_bias=self.use_bias, kernel_initializer=str(self.kernel_initializer),
                     bias_initializer=str(self.bias_initializer), **self._weight_options_config())
 
@@ -140,7 +143,7 @@ class Activation(ActivationMixin, Layer):
         self.activation = activations.resolve(activation, self.describe())
 
     def get_config(self):
-        return dict(super().get_config(), activation=activations.config_name(self.activation))
+        return dict(super().get_config(), activation=activations.config_name(self._activation))
 
     def forward(self, call, x, training):
         return self._activate(call, x)

@@ -60,7 +60,7 @@ class _DepthwiseBase(WindowPlanMixin, ActivationMixin, Layer):
         return dict(super().get_config(), kernel_size=tuple(self.kernel_size), strides=tuple(self.strides),
                     padding=self.padding, depth_multiplier=self.depth_multiplier,
                     data_format=self.data_format, dilation_rate=tuple(self.dilation_rate),
-                    activation=activations.config_name(self.activation), use_bias=self.use_bias,
+                    activation=activations.config_name(self._activation), use_bias=self.use_bias,
                     depthwise_initializer=str(self.depthwise_initializer),
                     bias_initializer=str(self.bias_initializer),
                     depthwise_regularizer=regularizers.serialize(self.depthwise_regularizer),

@@ -62,7 +62,7 @@ class EinsumDense(ActivationMixin, Layer):
 
     def get_config(self):
         return dict(super().get_config(), equation=self.equation,
-                    output_shape=list(self.partial_output_shape), activation=activations.config_name(self.activation),
+                    output_shape=list(self.partial_output_shape), activation=activations.config_name(self._activation),
                     bias_axes=self.bias_axes, kernel_initializer=str(self.kernel_initializer),
                     bias_initializer=str(self.bias_initializer), **self._weight_options_config())
 

@@ -54,6 +54,9 @@ class Recurrent(Layer):
     Everything one call keeps for its backward is on its context `call` (layers/calls.py);
     the layer itself keeps only a stateful layer's states, carried from batch to batch."""
 
+    # the functions, as Keras; the kernels read the names in _activation (activations.py)
+    activation = activations.ActivationAttribute("tanh")
+
     gate_width = 1
     state_count = 1
     needs_step_seed = True   # dropout draws its per-sequence input mask in training
@@ -166,7 +169,7 @@ class Recurrent(Layer):
         return name
 
     def get_config(self):
-        return dict(super().get_config(), units=self.units, activation=self.activation,
+        return dict(super().get_config(), units=self.units, activation=self._activation,
                     use_bias=self.use_bias, kernel_initializer=str(self.kernel_initializer),
                     recurrent_initializer=str(self.recurrent_initializer),
                     bias_initializer=str(self.bias_initializer),

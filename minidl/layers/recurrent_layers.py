@@ -1,7 +1,7 @@
 """Keras's SimpleRNN, LSTM and GRU: the Recurrent machinery (recurrent.py: masks, states,
 dropout, the fused sequence ops) with each cell's weights and gate layout."""
 
-from .. import initializers
+from .. import activations, initializers
 from .recurrent import Recurrent, _UnitForgetBias
 
 
@@ -12,7 +12,7 @@ class SimpleRNN(Recurrent):
         self._add_input_bias(gates, steps, n)
         hseq = call.hseq = call.buffer("hseq", (steps, n, self.units))
         self.backend.simple_rnn_forward(hseq, gates, call.initial[0], self.recurrent_kernel.value,
-                                        self.activation, mask=call.step_mask,
+                                        self._activation, mask=call.step_mask,
                                         recurrent_mask=call.recurrent_mask)
         return hseq
 
@@ -22,13 +22,15 @@ class SimpleRNN(Recurrent):
         self.backend.simple_rnn_backward(dpre, self._recurrent_kernel_grad(call),
                                          call.buffer("dh0", (n, u)), dhseq, call.hseq,
                                          call.initial[0], self.recurrent_kernel.value,
-                                         self.activation, mask=call.step_mask,
+                                         self._activation, mask=call.step_mask,
                                          recurrent_mask=call.recurrent_mask)
         return dpre
 
 
 class LSTM(Recurrent):
     """Keras LSTM: gates i, f, c, o in that order along the kernels' last axis."""
+
+    recurrent_activation = activations.ActivationAttribute("sigmoid")
 
     gate_width = 4
     state_count = 2
@@ -53,7 +55,7 @@ class LSTM(Recurrent):
         self.use_cudnn = self._check_use_cudnn(use_cudnn)
 
     def get_config(self):
-        return dict(super().get_config(), recurrent_activation=self.recurrent_activation,
+        return dict(super().get_config(), recurrent_activation=self._recurrent_activation,
                     unit_forget_bias=self.unit_forget_bias, use_cudnn=self.use_cudnn)
 
     def _bias_initializer(self):
@@ -67,7 +69,7 @@ class LSTM(Recurrent):
         hseq = call.hseq = call.buffer("hseq", (steps, n, u))
         cseq = call.cseq = call.buffer("cseq", (steps, n, u))
         b.lstm_forward(hseq, cseq, gates, call.initial[0], call.initial[1],
-                       self.recurrent_kernel.value, self.activation, self.recurrent_activation,
+                       self.recurrent_kernel.value, self._activation, self._recurrent_activation,
                        mask=call.step_mask,
                        recurrent_mask=call.recurrent_mask)
         return hseq
@@ -85,8 +87,8 @@ class LSTM(Recurrent):
         self.backend.lstm_backward(
             dgates, self._recurrent_kernel_grad(call), call.buffer("dh0", (n, u)),
             call.buffer("dc0", (n, u)), dhseq, dstates[1], call.gates, call.cseq, call.hseq,
-            call.initial[0], call.initial[1], self.recurrent_kernel.value, self.activation,
-            self.recurrent_activation, mask=call.step_mask,
+            call.initial[0], call.initial[1], self.recurrent_kernel.value, self._activation,
+            self._recurrent_activation, mask=call.step_mask,
             recurrent_mask=call.recurrent_mask)
         return dgates
 
@@ -96,6 +98,8 @@ class GRU(Recurrent):
     the input bias (row 0) and the recurrent bias (row 1), and hh = activation(x_h +
     r (h_{t-1} U_h + b_h)); with reset_after=False bias (3u,) is the input bias only and
     hh = activation(x_h + (r h_{t-1}) U_h) (backend op gru_reset_before_*)."""
+
+    recurrent_activation = activations.ActivationAttribute("sigmoid")
 
     gate_width = 3
 
@@ -119,7 +123,7 @@ class GRU(Recurrent):
         self.use_cudnn = self._check_use_cudnn(use_cudnn)
 
     def get_config(self):
-        return dict(super().get_config(), recurrent_activation=self.recurrent_activation,
+        return dict(super().get_config(), recurrent_activation=self._recurrent_activation,
                     reset_after=self.reset_after, use_cudnn=self.use_cudnn)
 
     def _bias_shape(self):
@@ -140,8 +144,8 @@ class GRU(Recurrent):
             hseq = call.hseq = call.buffer("hseq", (steps, n, u))
             recs = call.recs = call.buffer("recs", (steps, n, 3 * u))
             b.gru_reset_before_forward(hseq, gates, recs, call.initial[0],
-                                       self.recurrent_kernel.value, self.activation,
-                                       self.recurrent_activation, mask=call.step_mask,
+                                       self.recurrent_kernel.value, self._activation,
+                                       self._recurrent_activation, mask=call.step_mask,
                                        recurrent_mask=call.recurrent_mask)
             return hseq
         recurrent_bias = call.buffer("zero_bias", (3 * u,))
@@ -155,7 +159,7 @@ class GRU(Recurrent):
         hseq = call.hseq = call.buffer("hseq", (steps, n, u))
         recs = call.recs = call.buffer("recs", (steps, n, 3 * u))
         b.gru_forward(hseq, gates, recs, call.initial[0], self.recurrent_kernel.value,
-                      recurrent_bias, self.activation, self.recurrent_activation,
+                      recurrent_bias, self._activation, self._recurrent_activation,
                       mask=call.step_mask,
                       recurrent_mask=call.recurrent_mask)
         return hseq
@@ -167,14 +171,14 @@ class GRU(Recurrent):
             self.backend.gru_reset_before_backward(
                 dgates, self._recurrent_kernel_grad(call), call.buffer("dh0", (n, u)), dhseq,
                 call.gates, call.recs, call.hseq, call.initial[0], self.recurrent_kernel.value,
-                self.activation, self.recurrent_activation, mask=call.step_mask,
+                self._activation, self._recurrent_activation, mask=call.step_mask,
                 recurrent_mask=call.recurrent_mask)
             return dgates
         drecs = call.drecs = call.buffer("drecs", (steps, n, 3 * u))
         self.backend.gru_backward(dgates, drecs, self._recurrent_kernel_grad(call),
                                   call.buffer("dh0", (n, u)), dhseq, call.gates, call.recs,
                                   call.hseq, call.initial[0], self.recurrent_kernel.value,
-                                  self.activation, self.recurrent_activation,
+                                  self._activation, self._recurrent_activation,
                                   mask=call.step_mask,
                                   recurrent_mask=call.recurrent_mask)
         return dgates

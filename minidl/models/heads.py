@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from .. import losses as losses_mod
 from .. import metrics as metrics_mod
 from ..layers.base import format_shape
+from .. import activations
 
 
 def _per_output(value, names, argument, owner, default=None):
@@ -55,7 +56,7 @@ class Head:
         self.index, self.name, self.loss, self.weight = index, name, loss, weight
         self.shape = graph.output_shapes[index]
         layer = graph.outputs[index].layer
-        self.fused = loss.configure(getattr(layer, "activation", "linear"))
+        self.fused = loss.configure(activations.fused_name(layer))
         if self.fused and not graph.fusable(index):
             # the output also feeds another layer: the loss reads the activated values
             self.fused = loss.configure("linear")

@@ -14,6 +14,7 @@ as it is.
 """
 
 import numpy as np
+from .. import activations
 
 MODES = ("flip", "flip_translate")
 
@@ -90,7 +91,7 @@ class TestTimeAugmentation:
         for i, (total, out) in enumerate(zip(sums, outputs)):
             if i in self.fused:
                 b.copy(graph.preactivation(i), total)
-                b.activation_forward(out, total, graph.outputs[i].layer.activation)
+                b.activation_forward(out, total, activations.fused_name(graph.outputs[i].layer))
             else:
                 b.copy(out, total)
         return outputs

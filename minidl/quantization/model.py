@@ -178,7 +178,7 @@ class QuantizedModel(KerasMethods):
 
 def _alpha(layer):
     from .. import activations
-    return activations.default_alpha(layer.activation) if layer.alpha is None else layer.alpha
+    return activations.default_alpha(layer._activation) if layer.alpha is None else layer.alpha
 
 
 def output_forms(graph, kinds, consumers, ranges):

@@ -19,7 +19,7 @@ UINT8_CONSUMERS = ("conv", "dense", "add", "maxpool", "reshape", "identity")
 
 
 def _is_relu(layer):
-    return type(layer) in (L.Activation, L.ReLU) and layer.activation == "relu"
+    return type(layer) in (L.Activation, L.ReLU) and layer._activation == "relu"
 
 
 def _foldable_bn(layer):
@@ -60,7 +60,7 @@ def plan_kinds(graph):
                  "float_activation": None, "bn": None}
         if type(layer) is L.Dense or (type(layer) is L.Conv2D and _plain_conv(layer)):
             entry["kind"] = "conv" if type(layer) is L.Conv2D else "dense"
-            act = layer.activation
+            act = layer._activation
             entry["relu"] = act == "relu"
             entry["float_activation"] = None if act in ("linear", "relu") else act
             out = node.outputs[0]

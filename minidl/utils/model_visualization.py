@@ -12,6 +12,7 @@ import os
 from ..io import atomic_write
 from ..layers.base import format_shape
 from ..layers.input_layer import InputLayer
+from .. import activations
 
 _PYDOT_MISSING = "You must install pydot (`pip install pydot`) for {} to work."
 _GRAPHVIZ_MISSING = ("You must install Graphviz, whose `dot` program renders the graph "
@@ -54,7 +55,7 @@ def _label(layer, show_shapes, show_dtype, show_layer_names, show_layer_activati
     span = max(1, len(cells))
     rows = [f'<tr><td colspan="{span}" bgcolor="black"><font point-size="16" color="white">'
             f"{title}</font></td></tr>"]
-    activation = getattr(layer, "activation", None)
+    activation = activations.fused_name(layer, None)
     if show_layer_activations and isinstance(activation, str):
         rows.append(f'<tr><td colspan="{span}" bgcolor="white"><font point-size="14">'
                     f"Activation: <b>{activation}</b></font></td></tr>")
