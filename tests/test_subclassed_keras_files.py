@@ -234,3 +234,34 @@ def test_from_config_keeps_the_activation_function():
     assert lstm.activation is acts.relu and lstm.recurrent_activation is acts.sigmoid
     assert lstm.get_config()["recurrent_activation"] == "sigmoid"
     assert L.Activation("swish").activation is acts.silu
+
+
+def test_a_models_own_add_weight_variables_are_its_top_level_vars(active_backend, tmp_path):
+    # Keras 3.15.1 writes a subclassed model's add_weight variables at the file's top-level
+    # vars (printed for the same class: ['d/vars/0', 'd/vars/1', 'vars/0']), before its layers
+    class Latent(minidl.Model):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self.d = L.Dense(2)
+
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(3, 3), initializer="ones", name="latent")
+
+        def call(self, x):
+            return self.d(minidl.ops.matmul(x, self.w))
+
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    model = Latent()
+    model(x)
+    model.set_weights([np.full((3, 3), 0.5, "float32"), np.full((3, 2), 0.1, "float32"),
+                       np.zeros(2, "float32")])
+    path = str(tmp_path / "latent.weights.h5")
+    model.save_weights(path)
+    with h5py.File(path, "r") as f:
+        assert datasets(f) == ["d/vars/0", "d/vars/1", "vars/0"]
+        np.testing.assert_array_equal(f["vars/0"][()], np.full((3, 3), 0.5))
+    again = Latent()
+    again(x)
+    again.load_weights(path)
+    # Keras's prediction from that file: [[0.45, 0.45], [1.8, 1.8]]
+    np.testing.assert_allclose(np.asarray(again(x)), [[0.45, 0.45], [1.8, 1.8]], rtol=1e-6)

@@ -175,7 +175,8 @@ def tracked_flat(owner):
 def _instance_attributes(owner):
     skip = _layer_internals() if isinstance(owner, Layer) else ()
     return [(name, value) for name, value in vars(owner).items()
-            if name not in skip and name != "_call_layer" and not name.startswith("__")]
+            if name not in skip and name not in ("_call_layer", "_variables")
+            and not name.startswith("__")]
 
 
 def _attributes(owner):
@@ -198,7 +199,11 @@ def _attributes(owner):
 
 
 def own_weights(item):
-    """The weights Keras writes at an object's own path."""
+    """The weights Keras writes at an object's own path (a subclassed model's: what its
+    add_weight made, trainable first, as a layer's)."""
+    if is_subclassed(item):
+        own = item._variables.weights
+        return [w for w in own if w.trainable] + [w for w in own if not w.trainable]
     if is_model(item):
         return []
     if is_user_layer(item):
@@ -233,7 +238,9 @@ def _visit(item, path, groups, visited, orders):
     if id(item) in visited:
         return
     visited.add(id(item))
-    groups.append((path, item, own_weights(item)))
+    # a subclassed model's own weights live in its holder layer (models/subclassing.py),
+    # which reads and writes them
+    groups.append((path, item._variables if is_subclassed(item) else item, own_weights(item)))
     for name, child in _children(item, orders):
         if is_saveable(child):
             _visit(child, _join(path, name), groups, visited, orders)
