@@ -18,15 +18,18 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
-# the ones that pass, each in under 10 s on 2 cores (about a minute together), run by
-# tests/test_keras_examples.py; README.md here lists the others and why they fail
+# the ones that pass (each in about 10 s or less on 2 cores; two to three minutes together), run
+# by tests/test_keras_examples.py; README.md here lists the others and why they fail
 FAST = ["ex_addition_rnn", "ex_antirectifier", "ex_bidirectional_lstm", "ex_convmixer",
-        "ex_custom_callbacks", "ex_denoising_autoencoder", "ex_endpoint_layer",
-        "ex_functional_api", "ex_imbalanced_classification", "ex_lstm_seq2seq", "ex_mixup",
-        "ex_mnist_convnet", "ex_reproducibility", "ex_sequential_model",
-        "ex_subclassing_layers", "ex_text_classification_transformer",
-        "ex_timeseries_classification", "ex_training_builtin", "ex_transfer_learning",
-        "ex_vision_transformer", "ex_weather_forecasting", "ex_working_with_rnns"]
+        "ex_custom_callbacks", "ex_denoising_autoencoder", "ex_distillation", "ex_eanet",
+        "ex_endpoint_layer", "ex_functional_api", "ex_imbalanced_classification",
+        "ex_involution", "ex_lstm_seq2seq", "ex_masking_padding", "ex_mixture_density",
+        "ex_mixup", "ex_mnist_convnet", "ex_patch_convnet", "ex_perceiver",
+        "ex_reproducibility", "ex_sequential_model", "ex_serialization_saving", "ex_shiftvit",
+        "ex_subclassing_conv_layers", "ex_subclassing_layers",
+        "ex_text_classification_transformer", "ex_timeseries_classification",
+        "ex_training_builtin", "ex_transfer_learning", "ex_vae", "ex_vision_transformer",
+        "ex_weather_forecasting", "ex_working_with_rnns"]
 
 
 def examples():
