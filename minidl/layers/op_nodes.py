@@ -100,6 +100,9 @@ class OpNode(Layer):
         base = symbolic_dispatch.KERAS_NAMES.get(self.function.__name__, self.function.__name__)
         return "".join(part.capitalize() for part in base.split("_"))
 
+    def takes_strings(self):
+        return False   # the ops compute on numbers
+
     def accept_node_inputs(self, count):
         """A model file feeds the op its distinct symbolic tensors (a list when several)."""
         self.multiple_inputs = count > 1
