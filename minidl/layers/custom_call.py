@@ -363,6 +363,16 @@ def infer_output_shape(layer, input_shape, backend=None, options=None):
     instead when given, where the layers inside attach with their real initial weights (a
     subclassed model's build). options: the call's keyword arguments."""
     shapes = input_shape if layer.multiple_inputs else [input_shape]
+    if any(getattr(layer, "_string_inputs", None) or ()):
+        try:
+            return _probe(layer, shapes, backend, options)
+        except Exception as exc:   # say which layer met the strings, and how they may be used
+            if "string tensor" in str(exc):   # a layer or op inside said so already
+                raise TypeError(f"in the call of {layer.describe()}: {exc}") from exc
+            raise TypeError(f"{layer.describe()}: its call failed on its string input "
+                            f"({type(exc).__name__}: {exc}). Strings stay on the host: in a call, "
+                            "only StringLookup, Hashing and TextVectorization take them; turn "
+                            "them into numbers with one of those first") from exc
     if not any(None in s for s in shapes):
         return _probe(layer, shapes, backend, options)
     if layer.sublayers():
