@@ -2,8 +2,6 @@
 Keras 3's activation functions with get / serialize / deserialize (activation_functions.py).
 The math lives in the backends."""
 
-import sys
-
 # The one list of activations (their kernel codes and which need the forward input x in
 # backward): activation_codes.py, a leaf module the backend contract imports.
 from .activation_codes import ACTIVATIONS, CODES, NEEDS_INPUT, code  # noqa: F401
@@ -65,11 +63,6 @@ from .activation_functions import (FUNCTIONS, celu, elu, exponential, gelu, glu,
                                    log_sigmoid, log_softmax, mish, relu, relu6, selu, sigmoid, silu,
                                    soft_shrink, softmax, softplus, softsign, sparse_plus, sparse_sigmoid,
                                    sparsemax, squareplus, swish, tanh, tanh_shrink, threshold)
-from .ops.symbolic_dispatch import install as _install_symbolic, raw as _raw  # noqa: E402
-
-# on a functional model's symbolic tensors they record an op node, as Keras's do
-# (`keras.activations.sigmoid(logits) * 5`); get() and serialize() see the functions themselves
-_install_symbolic(sys.modules[__name__], sorted(FUNCTIONS))
 
 
 def get(identifier):
@@ -80,14 +73,13 @@ def get(identifier):
     if isinstance(identifier, (str, dict)):
         return deserialize(identifier)
     if callable(identifier):
-        return _raw(identifier)
+        return identifier
     raise ValueError(f"Could not interpret activation function identifier: {identifier!r}")
 
 
 def serialize(activation):
     """The name of a built-in activation function (Keras writes the bare name), or the
     registered name of one of your own (@register_keras_serializable)."""
-    activation = _raw(activation)
     name = getattr(activation, "__name__", None)
     if FUNCTIONS.get(name) is activation:
         return name

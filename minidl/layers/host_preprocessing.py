@@ -41,6 +41,7 @@ class HostPreprocessingLayer(Layer):
     _dtype_argument = True
     in_models = False      # whether a model's tensors may go through it (module docstring)
     string_inputs = False  # whether it takes strings
+    needs_strings = False  # whether it takes strings only
 
     def __init__(self, name=None, **kwargs):
         kwargs.pop("trainable", None)
@@ -61,6 +62,11 @@ class HostPreprocessingLayer(Layer):
                 "before fit (x = layer(x), or in your batch pipeline) and feed the model its "
                 "output (int64 indices or float32 encodings)")
         if symbolic:
+            for item in items:
+                if self.needs_strings and getattr(item, "dtype", None) != STRING:
+                    raise TypeError(f"{self.describe()} takes strings; its input {item.name!r} "
+                                    f"{format_shape(item.sample_shape)} has dtype {item.dtype!r} "
+                                    "(give the Input dtype='string')")
             return Layer.__call__(self, inputs, training=kwargs.get("training"))
         if tensors:
             return self.call_on_tensor(inputs)

@@ -394,6 +394,8 @@ class StringLookup(IndexLookup):
     def string_inputs(self):
         return not self.invert   # invert=True maps indices back to strings
 
+    needs_strings = string_inputs
+
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token="[UNK]",
                  vocabulary=None, idf_weights=None, invert=False, output_mode="int",
                  pad_to_max_tokens=False, sparse=False, encoding="utf-8", name=None, salt=None,

@@ -224,7 +224,7 @@ class TextVectorization(InModels, HostPreprocessingLayer):
         depth = self.max_tokens if self.lookup_layer.pad_to_max_tokens else self.vocabulary_size()
         return (input_shape[0], depth)
 
-    string_inputs = True
+    string_inputs = needs_strings = True
 
     def output_kind(self):
         return "float" if self.output_mode == "tf_idf" else "int"
