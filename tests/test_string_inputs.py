@@ -233,3 +233,26 @@ def test_data_of_the_wrong_kind_is_refused(active_backend):
     with pytest.raises(TypeError, match="str or bytes values, got a int"):
         model.predict({"colour": np.array(["red", 3] * 4, dtype=object), "size": x["size"]},
                       verbose=0)
+
+
+def test_custom_train_step_gets_the_string_batch(active_backend):
+    keras.utils.set_random_seed(0)
+    colour = keras.Input(shape=(), dtype="string")
+    ids = layers.StringLookup(vocabulary=WORDS)(colour)
+    out = layers.Dense(1)(layers.Embedding(4, 2)(ids))
+
+    class Stepped(keras.Model):
+        def train_step(self, data):
+            x, y = data
+            with keras.GradientTape() as tape:
+                loss = ops.mean((self(x, training=True) - y) ** 2)
+            grads = tape.gradient(loss, self.trainable_weights)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+            return {"loss": loss}
+
+    model = Stepped(colour, out)
+    model.compile(keras.optimizers.Adam(0.1))
+    x = np.array(WORDS * 8)
+    history = model.fit(x, (x == "red").astype("float32")[:, None], batch_size=8, epochs=4,
+                        verbose=0)
+    assert history.history["loss"][-1] < 0.5 * history.history["loss"][0]

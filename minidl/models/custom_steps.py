@@ -33,6 +33,7 @@ from .. import autodiff, ops
 from .. import metrics as metrics_mod
 from ..autodiff import Tensor
 from ..gradient_tape import GradientTape
+from ..string_tensors import StringTensor, is_string_array
 from . import structure
 
 
@@ -179,7 +180,9 @@ class CustomSteps:
         """The batch as Tensors on the backend: x in the model's input buffers, y in each
         head's target buffer (compute_metrics then copies nothing)."""
         b = self.backend
-        x = [Tensor(v, b) for v in self._upload_inputs(xs)]
+        # a string input's batch stays on the host (string_tensors.py)
+        x = [StringTensor(v) if is_string_array(v) else Tensor(v, b)
+             for v in self._upload_inputs(xs)]
         n = len(xs[0])
         bufs = self._buffers_for(n, xs)
         y = []
