@@ -9,9 +9,11 @@ defaults are Keras 3.15.1's (keras/src/activations/activations.py).
 """
 
 import numbers
+import sys
 
 from . import ops
 from .ops.core import as_tensor, cast, empty_like_shape, record
+from .ops.symbolic_dispatch import install
 
 
 def _float_tensor(x):
@@ -277,6 +279,12 @@ FUNCTIONS = {fn.__name__: fn for fn in (
     relu, leaky_relu, relu6, softmax, celu, elu, selu, softplus, softsign, squareplus, soft_shrink,
     sparse_plus, silu, gelu, glu, tanh, tanh_shrink, threshold, sigmoid, sparse_sigmoid, exponential,
     hard_sigmoid, hard_silu, hard_tanh, hard_shrink, linear, mish, log_softmax, log_sigmoid, sparsemax)}
+# On a functional model's symbolic tensors each records an op node, as Keras's do
+# (`keras.activations.sigmoid(logits) * 5`): the module's functions become their
+# symbolic-aware wrappers (ops/symbolic_dispatch.py), here and in FUNCTIONS alike.
+install(sys.modules[__name__], list(FUNCTIONS))
+FUNCTIONS = {name: globals()[name] for name in FUNCTIONS}
+swish, hard_swish = silu, hard_silu
 # Keras's aliases: looked up by these names too, serialized by the canonical one
 FUNCTIONS["swish"] = silu
 FUNCTIONS["hard_swish"] = hard_silu

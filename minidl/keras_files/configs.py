@@ -309,7 +309,8 @@ def layer_to_keras(layer, input_shape=None):
     config = dict(layer.get_config())
     if cls_name == "InputLayer":
         return {"module": "keras.layers", "class_name": "InputLayer",
-                "config": {"batch_shape": [None] + list(config["shape"]), "dtype": "float32",
+                "config": {"batch_shape": [None] + list(config["shape"]),
+                           "dtype": config.get("dtype", "float32"),
                            "sparse": False, "ragged": False, "name": config["name"],
                            "optional": False}, "registered_name": None}
     config["dtype"] = _dtype_policy(config.get("dtype") or "float32")

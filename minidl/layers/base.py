@@ -23,6 +23,7 @@ from .. import constraints, initializers, regularizers
 from ..arguments import int_tuple
 from ..mixed_precision import DTypePolicy
 from ..naming import auto_name, snake_case
+from ..string_tensors import STRING, refuse
 from .nodes import KerasTensor, Node, compatible, format_shape, has_unknown, several_shapes
 from .weights import Weight
 from . import added_losses, custom_call
@@ -199,6 +200,7 @@ class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
         """Build for the tensors' shapes (once) and record a call node on them."""
         shapes = [t.sample_shape for t in tensors]
         shape = shapes if self.multiple_inputs else shapes[0]
+        self._check_string_inputs(tensors)
         if getattr(self, "input_spec", None) is not None:   # Keras's InputSpec check
             main = custom_call.main_shapes(self, shape) if self.uses_call() else shape
             main = main if isinstance(main, list) else [main]
@@ -210,7 +212,30 @@ class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
         # a layer built with unknown dims and called again on known ones (or the reverse)
         out = None if shape == self.input_shape and not options else \
             self.node_output_shape(shape, options)
-        return Node(self, tensors, self.multiple_inputs, training, parent, out, options)
+        node = Node(self, tensors, self.multiple_inputs, training, parent, out, options)
+        for t, dtype in zip(node.outputs, self.node_output_dtypes(tensors)):
+            t.dtype = dtype
+        return node
+
+    def takes_strings(self):
+        """Whether a string tensor may be this layer's input: a layer written with call may
+        pass it to the string layers it calls (its shape probe tells); the built-in layers
+        compute on numbers (the string preprocessing layers say otherwise)."""
+        return self.uses_call()
+
+    def _check_string_inputs(self, tensors):
+        # which inputs are strings: a probe of a custom call's shape passes StringTensors there
+        self._string_inputs = [getattr(t, "dtype", None) == STRING for t in tensors]
+        for position, t in enumerate(tensors):
+            if getattr(t, "dtype", None) == STRING and not self.takes_strings():
+                which = "its input" if len(tensors) == 1 else f"its input {position}"
+                raise refuse(f"{which} {t.name!r} {format_shape(t.sample_shape)}",
+                             f"{self.describe()} computes on numbers")
+
+    def node_output_dtypes(self, tensors):
+        """The dtypes of a new node's outputs (by default float32, the class default; the
+        host preprocessing layers give theirs)."""
+        return ()
 
     def build_once(self, input_shape):
         """Build for one sample's shape (no batch axis), once. A layer built with unknown

@@ -14,8 +14,9 @@ values outside [0, depth) count nowhere there (checking them would stop the devi
 import numpy as np
 
 from .base import Layer
-from .host_preprocessing import HostPreprocessingLayer, as_array, encode_categorical
-from .nodes import KerasTensor, format_shape
+from .host_preprocessing import (HostPreprocessingLayer, as_array, encode_categorical,
+                                 encoded_sample_shape)
+from .nodes import KerasTensor
 
 
 class ModelUsable:
@@ -28,17 +29,7 @@ class ModelUsable:
 
     def encoded_shape(self, input_shape, depth, mode):
         """The per-sample output shape of encoding per-sample indices of `input_shape`."""
-        input_shape = tuple(input_shape)
-        if mode == "int":
-            return input_shape
-        if mode == "one_hot":
-            if input_shape and input_shape[-1] == 1:
-                return input_shape[:-1] + (depth,)
-            return input_shape + (depth,)
-        if len(input_shape) != 1:
-            raise ValueError(f"{self.describe()} with output_mode={mode!r} encodes samples of shape "
-                             f"(k,) in a model, got samples of shape {format_shape(input_shape)}")
-        return (depth,)
+        return encoded_sample_shape(input_shape, depth, mode, self.describe())
 
     def encode_on_backend(self, call, indices, depth, mode):
         """Encode the float32 category indices (n,) + input_shape with backend ops."""

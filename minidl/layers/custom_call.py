@@ -14,6 +14,7 @@ from .. import autodiff
 from .. import ops
 from ..autodiff import Tensor
 from ..backends.symbolic import SymbolicBackend
+from ..string_tensors import StringTensor, is_string_array, refuse
 from . import added_losses, eager_calls
 
 
@@ -199,7 +200,9 @@ def call_forward(layer, call, inputs, training):
     b = layer.backend
     tape = autodiff.Tape(b) if training else None
     needs = call.input_grad_needed and training
-    xs = [Tensor(v, b, requires_grad=needs) for v in (inputs if layer.multiple_inputs else [inputs])]
+    # a string input's batch stays on the host (string_tensors.py): no gradient flows to it
+    xs = [StringTensor(v) if is_string_array(v) else Tensor(v, b, requires_grad=needs)
+          for v in (inputs if layer.multiple_inputs else [inputs])]
     with autodiff.on_backend(b), autodiff.recording(tape), autodiff.call_scope(), \
             added_losses.Collecting() as added:
         main, tensors = unpack_call_arguments(layer, xs, call.options)
@@ -238,7 +241,8 @@ def call_backward(layer, call, dout):
     tape.accumulate = call.accumulating   # the built-in layers inside add theirs too
     weights = layer.trainable_weights
     leaves = [tape.leaf_of(w) for w in weights]
-    sources = [x for x in xs] + [leaf for leaf in leaves if leaf is not None]
+    numeric = [x for x in xs if isinstance(x, Tensor)]
+    sources = numeric + [leaf for leaf in leaves if leaf is not None]
     douts = [Tensor(d, b) for d in (dout if isinstance(dout, list) else [dout])]
     added = getattr(call, "added_losses", None) or []
     # each added loss counts once in the total loss (times a LossScaleOptimizer's scale)
@@ -255,8 +259,12 @@ def call_backward(layer, call, dout):
     call.tape = None
     if not call.input_grad_needed:
         return None
-    dxs = []
-    for x, g in zip(xs, grads[:len(xs)]):
+    dxs, input_grads = [], iter(grads[:len(numeric)])
+    for x in xs:
+        if not isinstance(x, Tensor):
+            dxs.append(None)   # a string input has no gradient
+            continue
+        g = next(input_grads)
         if g is None:
             g = ops.zeros(x.shape, backend=b)
         dxs.append(g.value)
@@ -266,7 +274,7 @@ def call_backward(layer, call, dout):
 def is_eager(inputs):
     """True when a layer is called on Tensors (inside a call) rather than on KerasTensors."""
     items = inputs if isinstance(inputs, (list, tuple)) else (inputs,)
-    return any(isinstance(t, (Tensor, autodiff.Variable)) for t in items)
+    return any(isinstance(t, (Tensor, autodiff.Variable, StringTensor)) for t in items)
 
 
 def call_eagerly(layer, inputs, training=None, options=None, mask=None):
@@ -278,8 +286,16 @@ def call_eagerly(layer, inputs, training=None, options=None, mask=None):
     layer's input mask passed by hand (a Tensor or array, True / nonzero where a step is
     real), as `lstm(x, mask=embedding.compute_mask(ids))`."""
     many = isinstance(inputs, (list, tuple))
-    ts = [ops.cast(ops.core.as_tensor(t), "float32") for t in (inputs if many else [inputs])]
-    b = ts[0].backend
+    items = list(inputs) if many else [inputs]
+    strings = [isinstance(t, StringTensor) for t in items]
+    if any(strings) and not layer.takes_strings():
+        raise refuse(f"its input of shape {items[strings.index(True)].shape}",
+                     f"{layer.describe()} computes on numbers")
+    # a string batch reaches a call as it is (its string layers take it)
+    ts = [t if string else ops.cast(ops.core.as_tensor(t), "float32")
+          for t, string in zip(items, strings)]
+    numeric = [t for t in ts if isinstance(t, Tensor)]
+    b = numeric[0].backend if numeric else ops.core.default_backend()
     if layer.uses_call():
         layer.multiple_inputs = many
     elif layer.multiple_inputs != many:
@@ -347,6 +363,16 @@ def infer_output_shape(layer, input_shape, backend=None, options=None):
     instead when given, where the layers inside attach with their real initial weights (a
     subclassed model's build). options: the call's keyword arguments."""
     shapes = input_shape if layer.multiple_inputs else [input_shape]
+    if any(getattr(layer, "_string_inputs", None) or ()):
+        try:
+            return _probe(layer, shapes, backend, options)
+        except Exception as exc:   # say which layer met the strings, and how they may be used
+            if "string tensor" in str(exc):   # a layer or op inside said so already
+                raise TypeError(f"in the call of {layer.describe()}: {exc}") from exc
+            raise TypeError(f"{layer.describe()}: its call failed on its string input "
+                            f"({type(exc).__name__}: {exc}). Strings stay on the host: in a call, "
+                            "only StringLookup, Hashing and TextVectorization take them; turn "
+                            "them into numbers with one of those first") from exc
     if not any(None in s for s in shapes):
         return _probe(layer, shapes, backend, options)
     if layer.sublayers():
@@ -397,8 +423,10 @@ def _probe_batch(layer, shapes, backend, batch, options=None):
 def _run_probe(layer, shapes, target, batch, probe, options=None, dtypes=None):
     """call on zeros of `shapes` (of `dtypes`, float32 by default): its outputs as the graph
     takes them (float32 Tensors, whether several); with dtypes given, call's own result."""
-    xs = [Tensor(target.zeros((batch,) + tuple(s), dt), target)
-          for s, dt in zip(shapes, dtypes or ["float32"] * len(shapes))]
+    strings = getattr(layer, "_string_inputs", None) or [False] * len(shapes)
+    xs = [StringTensor(np.full((batch,) + tuple(s), "", dtype=object), probe=True) if string
+          else Tensor(target.zeros((batch,) + tuple(s), dt), target)
+          for s, dt, string in zip(shapes, dtypes or ["float32"] * len(shapes), strings)]
     with autodiff.on_backend(target, probe=probe), autodiff.recording(None), \
             autodiff.call_scope():
         main, tensors = unpack_call_arguments(layer, xs, options)

@@ -10,7 +10,8 @@ integer feature's fingerprint is its value) with FingerprintCat64 from the key 0
 import numpy as np
 
 from .string_hashing import MASK64, fingerprint64, fingerprint_cat64, siphash24
-from .host_preprocessing import HostPreprocessingLayer, as_array, encode_categorical
+from .host_preprocessing import (HostPreprocessingLayer, InModels, as_array, encode_categorical,
+                                 encoded_sample_shape)
 
 CROSS_HASH_KEY = 0xDECAFCAFFE   # TensorFlow's SPARSE_CROSS_DEFAULT_HASH_KEY
 
@@ -37,7 +38,7 @@ def _check_kind(array, owner):
             raise ValueError(f"{owner} expects strings or integers, got a {type(bad[0]).__name__}")
 
 
-class Hashing(HostPreprocessingLayer):
+class Hashing(InModels, HostPreprocessingLayer):
     """Hash strings or integers into num_bins bins (bin 0 kept for mask_value when given)."""
 
     def __init__(self, num_bins, mask_value=None, salt=None, output_mode="int", sparse=False,
@@ -106,6 +107,16 @@ class Hashing(HostPreprocessingLayer):
         if self.output_mode == "int":
             return tuple(input_shape)
         return tuple(input_shape[:-1]) + (self.num_bins,) if len(input_shape) else (self.num_bins,)
+
+    string_inputs = True
+
+    def output_kind(self):
+        return "int" if self.output_mode == "int" else "float"
+
+    def sample_output_shape(self, input_shape):
+        """In a model (host_preprocessing.py): bins keep the shape, encodings follow
+        encode_categorical on the batch."""
+        return encoded_sample_shape(input_shape, self.num_bins, self.output_mode, self.describe())
 
     def get_config(self):
         return {**super().get_config(), "num_bins": self.num_bins, "salt": self.salt,

@@ -21,12 +21,14 @@ import numpy as np
 
 from .string_hashing import MASK64, fingerprint64, siphash24
 from .hashing import utf8
-from .host_preprocessing import HostPreprocessingLayer, as_array, encode_categorical
+from ..string_tensors import STRING
+from .host_preprocessing import (HostPreprocessingLayer, InModels, as_array, encode_categorical,
+                                 encoded_sample_shape)
 
 _DROPPED = -1   # a masked token in a non-int mode: counts in no bin
 
 
-class IndexLookup(HostPreprocessingLayer):
+class IndexLookup(InModels, HostPreprocessingLayer):
     """What StringLookup and IntegerLookup share; `vocabulary_dtype` is "string" or "int64"."""
 
     def __init__(self, max_tokens, num_oov_indices, mask_token, oov_token, vocabulary_dtype,
@@ -349,6 +351,20 @@ class IndexLookup(HostPreprocessingLayer):
             return input_shape + (depth,)
         return input_shape[:-1] + (depth,)
 
+    def output_kind(self):
+        if self.invert:
+            return STRING if self.vocabulary_dtype == "string" else "int"
+        return "float" if self.output_mode == "tf_idf" else "int"
+
+    def sample_output_shape(self, input_shape):
+        """In a model (host_preprocessing.py): int indices keep the shape; the encodings
+        follow encode_categorical on the batch."""
+        if self.output_mode == "int":
+            return tuple(input_shape)
+        depth = self.max_tokens if self.pad_to_max_tokens else self.vocabulary_size()
+        mode = "count" if self.output_mode == "tf_idf" else self.output_mode
+        return encoded_sample_shape(input_shape, depth, mode, self.describe())
+
     def get_config(self):
         def plain(values):
             return None if values is None else np.asarray(values).tolist()
@@ -373,6 +389,12 @@ class IndexLookup(HostPreprocessingLayer):
 
 class StringLookup(IndexLookup):
     """Map strings to int64 indices through a vocabulary (see the module docstring)."""
+
+    @property
+    def string_inputs(self):
+        return not self.invert   # invert=True maps indices back to strings
+
+    needs_strings = string_inputs
 
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token="[UNK]",
                  vocabulary=None, idf_weights=None, invert=False, output_mode="int",
@@ -438,6 +460,16 @@ class IntegerLookup(IndexLookup):
             raise ValueError(f"{self.describe()} expects integers, got a {type(value).__name__} "
                              f"({value!r})")
         return int(value)
+
+    @property
+    def string_inputs(self):
+        return False
+
+    def from_host(self, array):
+        """A model's integer input arrives as float32 (exact up to 2**24): back to int64."""
+        if array.dtype.kind == "f" and np.all(np.mod(array, 1) == 0):
+            return array.astype(np.int64)
+        return array
 
     def check_input(self, x):
         if x.dtype.kind not in "iu":

@@ -4,6 +4,7 @@ its output the symbolic tensor the model's layers are called on."""
 import numpy as np
 
 from ..naming import auto_name
+from ..string_tensors import STRING, is_string_dtype
 from .base import Layer, _is_float32, _is_integer
 from .input_arguments import sample_shape
 from .nodes import Node
@@ -21,14 +22,20 @@ class InputLayer(Layer):
         if shape is None:
             raise ValueError("Input: shape (without the batch axis) is required, e.g. "
                              "Input(shape=(32, 32, 3))")
-        if dtype is not None and not (_is_float32(dtype) or _is_integer(dtype)):
+        if dtype is not None and not (_is_float32(dtype) or _is_integer(dtype)
+                                      or is_string_dtype(dtype)):
             raise TypeError(f"Input: dtype must be 'float32', an integer dtype such as 'int32' "
-                            f"(indices for an Embedding) or None; got {dtype!r}")
-        # integer inputs are fed as float32 too (exact up to 2**24); the dtype is kept for Keras
-        self.dtype = "float32" if dtype is None else np.dtype(dtype).name
+                            f"(indices for an Embedding), 'string' (for StringLookup, Hashing "
+                            f"or TextVectorization) or None; got {dtype!r}")
+        # integer inputs are fed as float32 too (exact up to 2**24); the dtype is kept for Keras.
+        # string inputs stay on the host (string_tensors.py)
+        self.dtype = ("float32" if dtype is None else STRING if is_string_dtype(dtype)
+                      else np.dtype(dtype).name)
         super().__init__(name=name or auto_name("input_layer"))
         # None: a dimension known only from the data (each batch resolves it)
-        self.shape = sample_shape(shape, "shape (without the batch axis)", "Input")
+        # shape=(): one scalar per sample (a column of strings or of ids), as Keras allows
+        scalar = not isinstance(shape, (str, bytes)) and hasattr(shape, "__len__") and len(shape) == 0
+        self.shape = () if scalar else sample_shape(shape, "shape (without the batch axis)", "Input")
         self.build_once(self.shape)
         Node(self, [], False).outputs[0].dtype = self.dtype
 

@@ -61,7 +61,11 @@ def _fill(value, tensors):
 
 
 def _resolve(op):
-    """The function of minidl.ops named `op` ("reshape", "image.resize", "linalg.norm")."""
+    """The function of minidl.ops named `op` ("reshape", "image.resize", "linalg.norm"), or
+    a keras.activations function ("activations.sigmoid")."""
+    from .. import activations
+    if op.startswith("activations.") and op[len("activations."):] in activations.FUNCTIONS:
+        return symbolic_dispatch.raw(activations.FUNCTIONS[op[len("activations."):]])
     target = ops
     for part in op.split("."):
         target = getattr(target, part, None)
@@ -80,6 +84,9 @@ def _qualified_name(fn):
     for space in ("image", "nn", "linalg", "math", "numpy", "core"):
         if symbolic_dispatch.raw(getattr(getattr(ops, space), name, None)) is fn:
             return f"{space}.{name}"
+    from .. import activations
+    if symbolic_dispatch.raw(activations.FUNCTIONS.get(name)) is fn:
+        return f"activations.{name}"
     return None
 
 
@@ -99,6 +106,9 @@ class OpNode(Layer):
         """Keras's Operation class of the op: 'get_item' -> 'GetItem'."""
         base = symbolic_dispatch.KERAS_NAMES.get(self.function.__name__, self.function.__name__)
         return "".join(part.capitalize() for part in base.split("_"))
+
+    def takes_strings(self):
+        return False   # the ops compute on numbers
 
     def accept_node_inputs(self, count):
         """A model file feeds the op its distinct symbolic tensors (a list when several)."""

@@ -23,7 +23,7 @@ import re
 
 import numpy as np
 
-from .host_preprocessing import HostPreprocessingLayer, as_array, encode_categorical
+from .host_preprocessing import HostPreprocessingLayer, InModels, as_array, encode_categorical
 from .index_lookup import StringLookup
 
 _PUNCTUATION = re.compile(r'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']')
@@ -39,7 +39,7 @@ def ngrams(tokens, widths):
     return out
 
 
-class TextVectorization(HostPreprocessingLayer):
+class TextVectorization(InModels, HostPreprocessingLayer):
     """Turn strings into token indices or encodings (see the module docstring)."""
 
     def __init__(self, max_tokens=None, standardize="lower_and_strip_punctuation",
@@ -223,6 +223,28 @@ class TextVectorization(HostPreprocessingLayer):
             return (input_shape[0], self.output_sequence_length)
         depth = self.max_tokens if self.lookup_layer.pad_to_max_tokens else self.vocabulary_size()
         return (input_shape[0], depth)
+
+    string_inputs = needs_strings = True
+
+    def output_kind(self):
+        return "float" if self.output_mode == "tf_idf" else "int"
+
+    def sample_output_shape(self, input_shape):
+        """In a model (host_preprocessing.py): one string per sample (shape () or (1,)) to
+        output_sequence_length indices, or to an encoding of the vocabulary's size."""
+        if len(input_shape) > 1 or (input_shape and input_shape[0] != 1):
+            raise ValueError(f"{self.describe()} takes one string per sample (shape () or (1,)) "
+                             f"in a model, got samples of shape {tuple(input_shape)}")
+        if self.output_mode == "int" and self.split is None:
+            return tuple(input_shape)
+        if self.output_mode == "int":
+            if self.output_sequence_length is None:
+                raise ValueError(f"{self.describe()}: in a model, output_mode='int' needs "
+                                 "output_sequence_length (minidl's graph has no ragged "
+                                 "tensors: each batch would have its own width)")
+            return (self.output_sequence_length,)
+        lookup = self.lookup_layer
+        return (lookup.max_tokens if lookup.pad_to_max_tokens else self.vocabulary_size(),)
 
     def get_config(self):
         lookup = self.lookup_layer

@@ -22,6 +22,7 @@ from ..layers.base import compatible, format_shape
 from ..layers.input_layer import InputLayer
 from ..layers.buffers import BufferSet, LentBuffers
 from ..layers.calls import LayerCall, run_backward, run_forward
+from ..string_tensors import STRING, is_string_array
 from .. import tree
 from . import structure
 
@@ -249,6 +250,8 @@ class Graph:
         backward reads (neither their layer's nor any reader's), read by single-input layers
         that do not keep them, and that are neither model outputs nor regularized."""
         readers = {}
+        self._string_ids = {id(t) for node in self.nodes for t in node.outputs
+                            if t.dtype == STRING}   # host arrays: never lent
         for index, step in enumerate(steps):
             for key in (step.ins if step.structured else [step.ins]):
                 readers.setdefault(key, []).append((index, step))
@@ -257,7 +260,7 @@ class Graph:
             out = step.out
             found = readers.get(out, [])
             if (step.multi or not found or out in self._output_ids or out in self._activity
-                    or step.layer.backward_reads_output()):
+                    or out in self._string_ids or step.layer.backward_reads_output()):
                 continue
             if any(r.structured or r.layer.backward_reads_input() for _, r in found):
                 continue
@@ -311,10 +314,10 @@ class Graph:
                     lender.release(values[out])
             if step.multi:
                 values.update(zip(step.outs, result))
-                call.output_shapes = [self.backend.shape(r) for r in result]
+                call.output_shapes = [self._shape(r) for r in result]
             else:
                 values[step.out] = result
-                call.output_shapes = [self.backend.shape(result)]
+                call.output_shapes = [self._shape(result)]
             if layer.supports_masking:
                 out_mask = layer.output_mask(call, x, mask)
                 if out_mask is not None:
@@ -325,6 +328,16 @@ class Graph:
         if self._activity:   # the model adds their penalties to the loss
             self._activity_values = {i: values[i] for i in self._activity}
         return [values[i] for i in self._output_ids]
+
+    def _shape(self, value):
+        # a string tensor's batch stays a host array (string_tensors.py)
+        return value.shape if is_string_array(value) else self.backend.shape(value)
+
+    @property
+    def string_inputs(self):
+        """Per input, whether it holds strings (Input(dtype="string")): its batches stay on
+        the host, for the string layers that read them."""
+        return [t.dtype == STRING for t in self.inputs]
 
     def masked_outputs(self):
         """For each output, whether it carries a Keras mask (known from the layers, before
@@ -474,6 +487,8 @@ class Graph:
             self._accumulate(grads, key, d)
 
     def _accumulate(self, grads, key, d):
+        if d is None:   # no gradient to this input (a string tensor, token indices)
+            return
         if key not in grads:
             grads[key] = d
             return

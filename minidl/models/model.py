@@ -16,6 +16,7 @@ from ..layers.op_nodes import OpNode
 from ..layers.variable_names import VariableNames
 from ..layers.buffers import BufferSet
 from ..naming import auto_name, snake_case
+from ..string_tensors import is_string_array
 from . import file_formats, masks, penalties, tracking, tta
 from .backend_check import warn_if_not_on_active_backend
 from .config import functional_config, functional_from_config
@@ -280,6 +281,9 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
         """Host arrays (one per input) into the model's input buffers."""
         out = []
         for i, x in enumerate(xs):
+            if is_string_array(x):   # a string input's batch stays on the host
+                out.append(x)
+                continue
             buf = self._buffers.get(("x", i), x.shape)
             self.backend.copy_from_host(buf, x)
             out.append(buf)

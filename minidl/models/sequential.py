@@ -15,6 +15,7 @@ from ..custom_objects import custom_object_scope
 from ..layers.base import KerasTensor, Layer, sample_shape
 from ..layers.input_layer import Input, InputLayer
 from ..naming import auto_name
+from ..string_tensors import STRING, is_string_array
 from .config import deserialize_item, item_spec
 from .graph import Graph
 from .model import Model
@@ -151,10 +152,18 @@ class Sequential(Model):
             raise ValueError(f"{self.describe()}.build: the model has no layers")
         self._build_stack(shape)
 
-    def _build_stack(self, shape, input_name=None):
-        """The graph of the stack on an Input of sample `shape`; on failure the layers are
-        left as they were, ready for another shape."""
-        inp = Input(shape, name=input_name)
+    def _build_typed(self, input_shape, dtype):
+        """build(input_shape), on a string Input when the first inputs are strings."""
+        if dtype == STRING and self._input is None and self._stack:
+            self._build_stack(tuple(input_shape)[1:], dtype=STRING)
+        else:
+            self.build(input_shape)
+
+    def _build_stack(self, shape, input_name=None, dtype="float32"):
+        """The graph of the stack on an Input of sample `shape` (and `dtype`: a stack that
+        starts with a StringLookup is built for strings); on failure the layers are left as
+        they were, ready for another shape."""
+        inp = Input(shape, name=input_name, dtype=dtype)
         # what each layer was before: one built earlier (called eagerly) keeps its weights
         before = [(layer, layer.built, len(layer._inbound_nodes)) for layer in self._stack
                   if isinstance(layer, Layer)]
@@ -179,6 +188,9 @@ class Sequential(Model):
             return
         sample = getattr(x, "output_shape", None)   # minidl.data.ArrayIterator's sample shape
         if isinstance(x, (np.ndarray, list, tuple)):
+            if is_string_array(np.asarray(x)):   # strings: a column of them, shape (n,) too
+                self._build_stack(np.shape(x)[1:], dtype=STRING)
+                return
             shape = np.shape(x)
             if len(shape) < 2:
                 raise ValueError(f"{self.describe()}: x must be a batch of samples (batch axis "
@@ -239,7 +251,7 @@ class Sequential(Model):
         builds from the first tensor it sees, as Keras's Sequential does."""
         if self.graph is None and self._stack and not isinstance(inputs, (list, tuple, dict)):
             from .. import ops
-            self.build((None,) + tuple(ops.shape(inputs))[1:])
+            self._build_typed((None,) + tuple(ops.shape(inputs))[1:], getattr(inputs, "dtype", None))
         return super()._call_tensors(inputs, training)
 
     def fit(self, x=None, y=None, *args, **kwargs):
@@ -265,7 +277,7 @@ class Sequential(Model):
     def _build_for(self, inputs):
         """Before a first call: build from a symbolic tensor's or an array's shape."""
         if self.graph is None and isinstance(inputs, KerasTensor):
-            self.build(inputs.shape)
+            self._build_typed(inputs.shape, inputs.dtype)
         elif self.graph is None:
             self._build_from_data(inputs)
         self._require_built("a call")

@@ -19,12 +19,16 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import ops, tree
+from ..string_tensors import StringTensor, is_string_array, string_batch
 
 
 def _leaf(value, where):
     """One array of the data as the step takes it: float32 for any floating dtype (Keras's
-    floatx), int32 for integers and booleans (minidl's integer dtype)."""
+    floatx), int32 for integers and booleans (minidl's integer dtype); an array of strings
+    stays one (it reaches the step as a StringTensor, on the host: string_tensors.py)."""
     array = np.asarray(value)
+    if is_string_array(array) and array.ndim > 0:
+        return string_batch(array, where)
     if array.dtype == object or not (np.issubdtype(array.dtype, np.number)
                                      or array.dtype == bool):
         raise TypeError(f"{where}: expected numeric arrays, got dtype {array.dtype}")
@@ -125,8 +129,11 @@ def first_rows(x):
 def as_step_data(x, y, sample_weight, backend):
     """The `data` a step receives: x, (x, y) or (x, y, sample_weight), each array a Tensor on
     `backend`."""
+    def tensor(a):
+        return StringTensor(a) if is_string_array(a) else ops.convert_to_tensor(a, backend=backend)
+
     def tensors(part):
-        return tree.map_structure(lambda a: ops.convert_to_tensor(a, backend=backend), part)
+        return tree.map_structure(tensor, part)
     if sample_weight is not None:
         return tensors(x), tensors(y), tensors(sample_weight)
     if y is not None:

@@ -3,6 +3,7 @@ one array, a list in order or a dict keyed by input / output names (structure.py
 
 import numpy as np
 
+from ..string_tensors import string_batch
 from . import structure
 
 
@@ -25,6 +26,22 @@ def _array(x, argument, check_finite):
     return x
 
 
+def _string_array(x, argument):
+    """The data of a string input: an array of str kept on the host (string_tensors.py)."""
+    x = string_batch(x, argument)
+    if x.ndim == 0 or len(x) == 0:
+        raise ValueError(f"{argument}: expected a non-empty batch of samples, got shape "
+                         f"{tuple(x.shape)}")
+    return x
+
+
+def _batch_array(x, string, argument):
+    """One input of an iterator's batch: strings as they are, numbers as float32."""
+    if string:
+        return string_batch(x, argument)
+    return np.ascontiguousarray(x, dtype=np.float32)
+
+
 class DataValidation:
     """Mixed into Model: x and y checked and converted to lists of host arrays."""
 
@@ -37,9 +54,11 @@ class DataValidation:
         names = g.input_names
         xs = structure.flatten_data(x, names, argument, self.describe())
         out = []
+        strings = g.string_inputs
         for i, xi in enumerate(xs):
             where = self._argument(argument, names, i)
-            xi = g.adjust_rank(_array(xi, where, check_finite), i)
+            xi = g.adjust_rank(_string_array(xi, where) if strings[i] else
+                               _array(xi, where, check_finite), i)
             g.check_input(xi.shape, where, i)
             out.append(xi)
         if any(len(xi) != len(out[0]) for xi in out):
@@ -154,7 +173,7 @@ class DataValidation:
             if np.iscomplexobj(xi):
                 raise TypeError(f"{owner}: the data iterator's x batch is complex "
                                 f"({xi.dtype}); minidl trains on real numbers only")
-            xi = xs[i] = g.adjust_rank(np.ascontiguousarray(xi, dtype=np.float32), i)
+            xi = xs[i] = g.adjust_rank(_batch_array(xi, g.string_inputs[i], owner), i)
             if xi.shape[1:] != g.inputs[i].sample_shape or len(xi) == 0:
                 g.check_input(xi.shape, "the data iterator's x batch", i)
         ys = structure.flatten_data(g.per_output(yb, "the data iterator's y batch"),
@@ -180,7 +199,8 @@ class DataValidation:
         """A predict batch from an iterator (x, or (x, y)) as checked input arrays."""
         xb = batch[0] if isinstance(batch, tuple) else batch
         xs = structure.flatten_data(xb, self.graph.input_names, "x", self.describe())
-        xs = [self.graph.adjust_rank(np.ascontiguousarray(xi, dtype=np.float32), i)
+        strings = self.graph.string_inputs
+        xs = [self.graph.adjust_rank(_batch_array(xi, strings[i], "x"), i)
               for i, xi in enumerate(xs)]
         for i, xi in enumerate(xs):
             self.graph.check_input(xi.shape, "x", i)

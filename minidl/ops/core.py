@@ -12,6 +12,7 @@ import numpy as np
 from .. import autodiff
 from ..autodiff import Tensor, Variable
 from ..backends import get_backend
+from ..string_tensors import StringTensor, refuse
 
 
 # --------------------------------------------------------------- conversion
@@ -37,6 +38,8 @@ def convert_to_tensor(x, dtype=None, backend=None):
     if is_tensor(x):
         t = as_tensor(x)
         return t if dtype is None else cast(t, dtype)
+    if isinstance(x, StringTensor):
+        raise refuse(f"the argument of shape {x.shape}", "convert_to_tensor")
     backend = backend or default_backend()
     array = np.asarray(x)
     if array.dtype.kind not in "biuf":
@@ -92,6 +95,8 @@ def record(out, inputs, rule):
 
 def shape(x):
     """The shape of x as a tuple of ints."""
+    if isinstance(x, StringTensor):
+        return x.shape
     return as_tensor(x).shape if is_tensor(x) else tuple(np.shape(x))
 
 

@@ -23,8 +23,8 @@ n = 300
 columns = {"sex": rng.integers(0, 2, n), "cp": rng.integers(0, 5, n), "ca": rng.integers(0, 4, n),
            "thal": rng.choice(["normal", "fixed", "reversible"], n),
            "age": rng.normal(55, 9, n), "chol": rng.normal(240, 50, n), "thalach": rng.normal(150, 20, n)}
-risk = (columns["cp"] >= 3) + (columns["thal"] == "reversible") + (columns["age"] > 60) + (columns["ca"] >= 2)
-target = (risk + 0.3 * rng.standard_normal(n) > 1).astype("int64")
+risk = (columns["cp"] >= 3).astype("int64") + (columns["thal"] == "reversible") + (columns["age"] > 60) + (columns["ca"] >= 2)
+target = (risk + 0.3 * rng.standard_normal(n) > 1.5).astype("int64")
 data = {k: (v.astype("float32") if v.dtype.kind == "f" else v)[:, None] for k, v in columns.items()}
 val_index = rng.permutation(n)[: n // 5]
 train_mask = np.ones(n, bool)
