@@ -348,18 +348,21 @@ class _ConvLSTM(Layer):
     def _draw_dropout(self, call, n, image, training):
         """The call's gate masks: call.input_drop on the inputs (N, S * 4C), call.state_drop
         on h_{t-1} (N, P * 4f), or None; seeded as LSTM's (recurrent.py)."""
-        b, f = self.backend, self.filters
+        f = self.filters
         call.input_drop = call.state_drop = None
         if training and self.dropout:
-            call.input_drop = gate_dropout.draw_gate_masks(
-                b, call, "input", n, math.prod(image[:-1]), image[-1], self.dropout,
-                call.step_seed)
+            call.input_drop = self._gate_masks(call, "input", n, math.prod(image[:-1]),
+                                               image[-1], self.dropout, call.step_seed)
         if training and self.recurrent_dropout:
-            call.state_drop = gate_dropout.draw_gate_masks(
-                b, call, "state", n, call.rows // n, f, self.recurrent_dropout,
-                (call.step_seed * 2 + 1) % (1 << 62))
+            call.state_drop = self._gate_masks(call, "state", n, call.rows // n, f,
+                                               self.recurrent_dropout,
+                                               (call.step_seed * 2 + 1) % (1 << 62))
         call.input_groups = 1 if call.input_drop is None else 4
         call.state_groups = 1 if call.state_drop is None else 4
+
+    def _gate_masks(self, call, role, n, positions, channels, rate, seed):
+        return gate_dropout.draw_gate_masks(self.backend, call, role, n, positions, channels,
+                                            rate, seed)
 
     def _state_input(self, call, t, h_prev):
         """Step t's recurrent convolution input: h_{t-1}, or tiled and dropped per gate."""
