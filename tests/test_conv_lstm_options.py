@@ -351,19 +351,24 @@ def test_gradients_float64(make, shape, mask):
                                    err_msg=w.name)
 
 
-def test_stateful_gradients_float64():
+@pytest.mark.parametrize("make, shape", [
+    (lambda: L.ConvLSTM2D(2, 3, padding="same", stateful=True, return_sequences=True,
+                          recurrent_dropout=0.3), (2, 3, 4, 3, 2)),
+    (lambda: L.ConvLSTM3D(2, 2, padding="same", stateful=True), (2, 1, 2, 3, 2, 1)),
+], ids=["2d_recurrent_dropout", "3d_one_step"])
+def test_stateful_gradients_float64(make, shape):
     """A stateful call starts from the kept states (constants): its gradients, recurrent
     kernel's included, from the first step on."""
     b = NumpyBackend("float64")
     rng = np.random.default_rng(9)
-    x = rng.standard_normal((2, 3, 4, 3, 2))
-    layer = attached(L.ConvLSTM2D(2, 3, padding="same", stateful=True, return_sequences=True,
-                                  recurrent_dropout=0.3), b, x.shape[1:])
+    x = rng.standard_normal(shape)
+    layer = attached(make(), b, x.shape[1:])
     layer.set_weights([rng.standard_normal(w.shape) * 0.4 for w in layer.weights])
     run = LayerRun(layer)
     run.forward(x, False)                     # leaves states for the next call
     kept = [s.copy() for s in layer._states]
-    dout = rng.standard_normal((2, 3, 4, 3, 2))
+    assert np.any(kept[0])
+    dout = rng.standard_normal(run.forward(x, False).shape)
 
     def loss():
         for state, value in zip(layer._states, kept):
