@@ -123,7 +123,8 @@ def test_conv_lstm_in_a_model_trains(active_backend):
     (lambda: L.ConvLSTM2D(2, 3, padding="causal"), "padding"),
     (lambda: L.ConvLSTM2D(2, 3, data_format="channels_first"), "data_format"),
     (lambda: L.ConvLSTM2D(2, 3, strides=2, dilation_rate=2), "dilation_rate"),
-    (lambda: L.ConvLSTM2D(2, 3, recurrent_dropout=0.1), "recurrent_dropout"),
+    (lambda: L.ConvLSTM2D(2, 3, recurrent_dropout=1.0), "recurrent_dropout"),
+    (lambda: L.ConvLSTM2D(2, 3, seed=-1), "seed"),
     (lambda: L.ConvLSTM1D(2, (3, 3)), "kernel_size"),
 ])
 def test_bad_arguments_are_refused(make, message):

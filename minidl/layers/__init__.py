@@ -40,7 +40,8 @@ from .reshaping import Cropping2D, Permute, RepeatVector
 from .recurrent_layers import GRU, LSTM, SimpleRNN
 from .wrappers import Bidirectional, TimeDistributed
 from .rnn_cells import RNN, GRUCell, LSTMCell, SimpleRNNCell, StackedRNN, StackedRNNCells
-from .conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
+from .conv_lstm import ConvLSTM1D, ConvLSTM2D
+from .conv_lstm3d import ConvLSTM3D
 from .preprocessing import CenterCrop, Normalization, Rescaling, Resizing
 from .preprocessing_random import (RandomBrightness, RandomContrast, RandomCrop, RandomFlip,
                                    RandomRotation, RandomTranslation, RandomZoom)

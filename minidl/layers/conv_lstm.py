@@ -11,15 +11,24 @@ to (T N, H, W, C) by one strided copy (reversed for go_backwards), the input con
 every step is one conv2d_forward over T N images, then per step one recurrent conv2d_forward
 and one gate op; backward through time per step one gate op and one conv2d_backward_data, and
 the recurrent kernel's gradient is one conv2d_backward_filter over every step's h_{t-1}.
-ConvLSTM1D is ConvLSTM2D on images of height 1 (its weights viewed with a leading 1).
+ConvLSTM1D is ConvLSTM2D on images of height 1 (its weights viewed with a leading 1);
+ConvLSTM3D (conv_lstm3d.py) runs its two convolutions as Conv3D layers.
+
+Keras's options: a mask (N, T) or (N, T, *out) keeps the states of the skipped rows
+(conv_lstm_masks.py); dropout and recurrent_dropout make the convolution of their input a
+grouped one over the input tiled per gate (conv_lstm_dropout.py); stateful=True starts a call
+from the states the last one left (the layer keeps them, as Keras's state variables).
 """
 
+import math
+
 from .. import activations, constraints, initializers, regularizers
-from ..arguments import int_tuple
-from .base import Layer, format_shape
-from .calls import run_backward, run_forward
+from ..arguments import int_tuple, number
+from . import conv_lstm_dropout as gate_dropout
+from . import conv_lstm_masks as masks
+from . import custom_call
+from .base import KerasTensor, Layer, eager_call, format_shape
 from .conv1d import check_channels_last, normalize_single
-from .conv3d import Conv3D
 from .pooling3d import normalize_triple
 from .recurrent import _UnitForgetBias, Recurrent
 
@@ -29,6 +38,11 @@ class _ConvLSTM(Layer):
     # the functions, as Keras; the kernels read the names in _activation (activations.py)
     activation = activations.ActivationAttribute("tanh")
     recurrent_activation = activations.ActivationAttribute("sigmoid")
+    supports_masking = True
+    needs_step_seed = True   # dropout draws its per-sequence gate masks in training
+    # the recurrent convolution's input must stay as it was for the backward of each step
+    # (ConvLSTM3D's Conv3D children keep it): a tensor per step, else one reused
+    keeps_state_inputs = False
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
                  dilation_rate=1, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
@@ -38,7 +52,7 @@ class _ConvLSTM(Layer):
                  kernel_constraint=None, recurrent_constraint=None, bias_constraint=None,
                  dropout=0.0, recurrent_dropout=0.0, seed=None, return_sequences=False,
                  return_state=False, go_backwards=False, stateful=False, name=None,
-                 trainable=True):
+                 trainable=True, zero_output_for_mask=False):
         super().__init__(name=name, trainable=trainable, activity_regularizer=activity_regularizer)
         owner = self.describe()
         if not isinstance(filters, int) or isinstance(filters, bool) or filters <= 0:
@@ -65,15 +79,17 @@ class _ConvLSTM(Layer):
                                  bias_constraint)
         self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
         self.recurrent_constraint = constraints.get(recurrent_constraint)
-        for argument, value in (("dropout", dropout), ("recurrent_dropout", recurrent_dropout)):
-            if value:
-                raise ValueError(f"{owner}: {argument} is not supported by minidl's ConvLSTM yet "
-                                 f"(got {value!r})")
-        if stateful:
-            raise ValueError(f"{owner}: stateful=True is not supported by minidl's ConvLSTM yet")
-        self.dropout, self.recurrent_dropout, self.seed = 0.0, 0.0, seed
+        self.dropout = number(dropout, "dropout", owner, low=0, high=1, high_inclusive=False)
+        self.recurrent_dropout = number(recurrent_dropout, "recurrent_dropout", owner, low=0,
+                                        high=1, high_inclusive=False)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ValueError(f"{owner}: seed must be None or an int >= 0, got {seed!r}")
+        self.seed, self.step_seed = seed, 0
         self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
-        self.go_backwards, self.stateful = bool(go_backwards), False
+        self.go_backwards, self.stateful = bool(go_backwards), bool(stateful)
+        # Keras's RNN(zero_output_for_mask=): a masked step outputs 0, not the last output
+        self.zero_output_for_mask = bool(zero_output_for_mask)
+        self._states = None   # a stateful layer's [h, c], carried from call to call
 
     def _tuple(self, value, argument):
         if self.rank == 1:
@@ -104,10 +120,73 @@ class _ConvLSTM(Layer):
                     unit_forget_bias=self.unit_forget_bias,
                     recurrent_regularizer=regularizers.serialize(self.recurrent_regularizer),
                     recurrent_constraint=constraints.serialize(self.recurrent_constraint),
-                    dropout=0.0, recurrent_dropout=0.0, seed=self.seed,
-                    return_sequences=self.return_sequences, return_state=self.return_state,
-                    go_backwards=self.go_backwards, stateful=False,
+                    dropout=self.dropout, recurrent_dropout=self.recurrent_dropout,
+                    seed=self.seed, return_sequences=self.return_sequences,
+                    return_state=self.return_state, go_backwards=self.go_backwards,
+                    stateful=self.stateful, zero_output_for_mask=self.zero_output_for_mask,
                     **self._weight_options_config())
+
+    # ------------------------------------------------------------- calls
+    def __call__(self, inputs, training=None, mask=None):
+        """Keras's call; mask= (N, T) or (N, T, *output spatial sizes), True where a step is
+        real, is taken by hand on arrays and on Tensors inside a custom layer's call (in a
+        model the mask comes from the layer before: Masking)."""
+        if mask is None:
+            return super().__call__(inputs, training=training)
+        if isinstance(inputs, KerasTensor) or isinstance(mask, KerasTensor):
+            raise ValueError(f"{self.describe()}: mask= is not taken on symbolic tensors; in a "
+                             f"model the mask reaches the layer from Masking before it")
+        if self.return_state and custom_call.is_eager(inputs):
+            raise ValueError(f"{self.describe()}: return_state=True works in models and eager "
+                             f"calls on arrays; inside another layer's call use "
+                             f"return_sequences and take the last step")
+        if custom_call.is_eager(inputs):
+            return custom_call.call_eagerly(self, inputs, training, {}, mask)
+        return eager_call(self, inputs, training, None, mask)
+
+    # Keras's compute_mask and the model's mask plan, as LSTM's
+    output_has_mask = Recurrent.output_has_mask
+    compute_mask = Recurrent.compute_mask
+
+    # ------------------------------------------------------------ states
+    # layer.states ([h, c] as numpy arrays (batch, *out, filters), None unless stateful) and
+    # reset_states() / reset_state(), as LSTM's
+    states = Recurrent.states
+    reset_states = Recurrent.reset_states
+    reset_state = Recurrent.reset_states
+
+    def _initial_states(self, call, n):
+        """The call's (h0 (N, *out, f), c0 (rows, f)): zeros, or a stateful layer's kept
+        states, which fix its batch size at the first call (as Keras: a stateful RNN takes
+        one batch size); call.first_recurrent: the first step with a recurrent term."""
+        b, f = self.backend, self.filters
+        shape = (n,) + tuple(call.out_image) + (f,)
+        h0, c0 = call.buffer("h0", shape), call.buffer("c0", (call.rows, f))
+        if not self.stateful:
+            b.fill(h0, 0.0)
+            b.fill(c0, 0.0)
+            call.first_recurrent = 1   # h0 is zero: the first step has no recurrent term
+            return h0, c0
+        kept = (n,) + self._own_axes(call.out_image) + (f,)
+        if self._states is None:
+            self._states = [b.zeros(kept), b.zeros(kept)]
+        elif tuple(b.shape(self._states[0])) != kept:
+            raise ValueError(f"{self.describe()}: a stateful layer keeps states of shape "
+                             f"{format_shape(b.shape(self._states[0]))} (batch, *output, "
+                             f"filters); inputs {format_shape(call.x_shape)} would need "
+                             f"{format_shape(kept)}. As Keras, a stateful RNN takes batches of "
+                             f"one size")
+        b.copy(b.reshape(h0, kept), self._states[0])
+        b.copy(b.reshape(c0, kept), self._states[1])
+        call.first_recurrent = 0
+        return h0, c0
+
+    def _keep_states(self, h_last, c_last):
+        if self.stateful:
+            b = self.backend
+            shape = b.shape(self._states[0])
+            b.copy(self._states[0], b.reshape(h_last, shape))
+            b.copy(self._states[1], b.reshape(c_last, shape))
 
     # ------------------------------------------------------------ shapes
     def _image_shape(self, input_shape):
@@ -176,98 +255,152 @@ class _ConvLSTM(Layer):
     def _lifted(self, shape):
         return (1,) + tuple(shape) if self.rank == 1 else tuple(shape)
 
-    def _plans(self, call, n, steps, image):
-        """(input conv plan over T N images, recurrent conv plan over N states), per shape."""
-        key = (n, steps, image)
-        if (getattr(call, "plans_key", None) != key
-                or getattr(call, "plans_backend", None) is not self.backend):
-            b, f = self.backend, self.filters
-            kernel, recurrent = (self._lifted(w.shape) for w in
-                                 (self.kernel, self.recurrent_kernel))
-            x_plan = b.conv2d_plan((steps * n,) + image, kernel, self.strides, self.padding,
-                                   self.dilation_rate)
-            _, oh, ow, _ = x_plan.out_shape
-            h_plan = b.conv2d_plan((n, oh, ow, f), recurrent, (1, 1), "same")
-            call.plans, call.plans_key, call.plans_backend = (x_plan, h_plan), key, self.backend
-        return call.plans
+    def _plan(self, call, role, in_shape, weight, strides, padding, dilation=(1, 1), groups=1):
+        """The call's conv2d plan for one convolution (`role`) of `weight` on inputs of
+        `in_shape`, made again only when that shape changes."""
+        held = getattr(call, "conv_plans", None)
+        if held is None or held[0] is not self.backend:
+            held = call.conv_plans = (self.backend, {})
+        key = (tuple(in_shape), groups)
+        entry = held[1].get(role)
+        if entry is None or entry[0] != key:
+            entry = held[1][role] = (key, self.backend.conv2d_plan(
+                tuple(in_shape), self._lifted(weight.shape), strides, padding, dilation, groups))
+        return entry[1]
+
+    def _input_plan(self, call):
+        """The input convolution's plan over the T N images (grouped with dropout)."""
+        return self._plan(call, "input", self.backend.shape(call.x_in), self.kernel,
+                          self.strides, self.padding, self.dilation_rate, call.input_groups)
+
+    def _state_plan(self, call, lead):
+        """The recurrent convolution's plan over `lead` N states (N: one step, T N: all)."""
+        shape = (lead * call.x_shape[0],) + tuple(call.out_image) + (
+            self.filters * call.state_groups,)
+        return self._plan(call, ("state", lead), shape, self.recurrent_kernel, (1, 1), "same",
+                          groups=call.state_groups)
 
     def _gather(self, out, x, steps, n, width, backwards, inverse=False):
         Recurrent._gather(self, out, x, steps, n, width, backwards, inverse)
 
-    # The two convolutions, as hooks: conv2d ops here, Conv3D layers for ConvLSTM3D.
-    def _input_conv(self, call, xt, n, steps, training):
+    # The two convolutions, as hooks: conv2d ops here, Conv3D layers for ConvLSTM3D. With
+    # dropout their inputs are tiled per gate and they run with groups=4.
+    def _input_conv(self, call, x_in, n, steps, training):
         """The input convolution of every step: (T N rows, 4f) pre-activations."""
         b, f = self.backend, self.filters
-        x_plan, _ = self._plans(call, n, steps, tuple(b.shape(xt)[1:]))
+        plan = self._input_plan(call)
         gates = call.buffer("gates", (steps * call.rows, 4 * f))
-        b.conv2d_forward(b.reshape(gates, x_plan.out_shape), xt, self._kernels()[0],
-                         self.bias.value if self.use_bias else None, x_plan)
+        b.conv2d_forward(b.reshape(gates, plan.out_shape), x_in, self._kernels()[0],
+                         self.bias.value if self.use_bias else None, plan)
         return gates
 
-    def _state_conv(self, call, t, h_prev, training):
-        """The recurrent convolution of h_{t-1} (N, *out, f): (N rows, 4f)."""
+    def _state_conv(self, call, t, h_in, training):
+        """The recurrent convolution of step t's input (N, *out, f, or 4f tiled): (N rows,
+        4f)."""
         b, f = self.backend, self.filters
-        _, h_plan = call.plans
-        rec = call.buffer("step_rec", h_plan.out_shape)
-        b.conv2d_forward(rec, h_prev, self._kernels()[1], None, h_plan)
+        plan = self._state_plan(call, 1)
+        rec = call.buffer("step_rec", plan.out_shape)
+        b.conv2d_forward(rec, h_in, self._kernels()[1], None, plan)
         return b.reshape(rec, (call.rows, 4 * f))
 
     def _state_conv_backward(self, call, t, dg):
-        """dL/dh_{t-1} (N rows, f) through step t's recurrent convolution (t > 0)."""
+        """dL/d(step t's recurrent convolution input) (N rows, f or 4f)."""
         b, f = self.backend, self.filters
-        _, h_plan = call.plans
-        dh_rec = call.buffer("dh_rec", h_plan.in_shape)
-        b.conv2d_backward_data(dh_rec, b.reshape(dg, h_plan.out_shape), self._kernels()[1],
-                               h_plan)
-        return b.reshape(dh_rec, (call.rows, f))
+        plan = self._state_plan(call, 1)
+        dh_in = call.buffer("dh_in", plan.in_shape)
+        b.conv2d_backward_data(dh_in, b.reshape(dg, plan.out_shape), self._kernels()[1], plan)
+        return b.reshape(dh_in, (call.rows, f * call.state_groups))
 
     def _state_kernel_grad(self, call, dgates, n, steps):
-        """The recurrent kernel's gradient: one filter gradient over every step's h_{t-1}."""
+        """The recurrent kernel's gradient: one filter gradient over every step's h_{t-1}
+        (h0 at the first step: zero unless stateful, dropped per gate with recurrent_dropout)."""
         b, f = self.backend, self.filters
         rows = call.rows
-        all_plan = self._all_steps_plan(call, n, steps, call.out_image)
-        previous = call.buffer("previous_states", all_plan.in_shape)
+        shape = (steps * n,) + tuple(call.out_image) + (f,)
+        previous = call.buffer("previous_states", shape)
         b.fill(previous, 0.0)
-        if steps > 1:   # [0, h_0, .., h_{T-2}]
-            b.strided_add(b.reshape(previous, (steps * rows, f)),
-                          b.view(call.hseq, ((steps - 1) * rows, f)), rows * f, (f, 1))
+        flat = b.reshape(previous, (steps * rows, f))
+        if call.first_recurrent == 0:
+            b.strided_add(flat, call.h0_rows, 0, (f, 1))
+        if steps > 1:   # [h0, h_0, .., h_{T-2}]
+            b.strided_add(flat, b.view(call.hseq, ((steps - 1) * rows, f)), rows * f, (f, 1))
+        if call.state_drop is not None:
+            dropped = call.buffer("previous_dropped", shape[:-1] + (4 * f,))
+            gate_dropout.tile_dropped(b, dropped, previous, call.state_drop, steps, f)
+            previous = dropped
+        plan = self._state_plan(call, steps)
         b.conv2d_backward_filter(self._grad(call, self.recurrent_kernel, "unused_drecurrent"),
-                                 None, b.reshape(dgates, all_plan.out_shape), previous, all_plan)
+                                 None, b.reshape(dgates, plan.out_shape), previous, plan)
 
     def _input_conv_backward(self, call, dgates):
-        """The kernel's and bias's gradients; dL/dxt when the call needs it (else None)."""
+        """The kernel's and bias's gradients; dL/d(the convolution's input) when the call
+        needs dL/dx (else None)."""
         b = self.backend
-        x_plan, _ = call.plans
-        dgates4 = b.reshape(dgates, x_plan.out_shape)
+        plan = self._input_plan(call)
+        dgates4 = b.reshape(dgates, plan.out_shape)
         b.conv2d_backward_filter(self._grad(call, self.kernel, "unused_dkernel"),
                                  self._grad(call, self.bias, "unused_dbias") if self.use_bias
-                                 else None, dgates4, call.xt, x_plan)
+                                 else None, dgates4, call.x_in, plan)
         if not call.input_grad_needed:
             return None
-        dxt = call.buffer("dxt", b.shape(call.xt))
-        b.conv2d_backward_data(dxt, dgates4, self._kernels()[0], x_plan)
-        return dxt
+        dx_in = call.buffer("dx_in", b.shape(call.x_in))
+        b.conv2d_backward_data(dx_in, dgates4, self._kernels()[0], plan)
+        return dx_in
+
+    # ------------------------------------------------------- the sequence
+    def _draw_dropout(self, call, n, image, training):
+        """The call's gate masks: call.input_drop on the inputs (N, S * 4C), call.state_drop
+        on h_{t-1} (N, P * 4f), or None; seeded as LSTM's (recurrent.py)."""
+        f = self.filters
+        call.input_drop = call.state_drop = None
+        if training and self.dropout:
+            call.input_drop = self._gate_masks(call, "input", n, math.prod(image[:-1]),
+                                               image[-1], self.dropout, call.step_seed)
+        if training and self.recurrent_dropout:
+            call.state_drop = self._gate_masks(call, "state", n, call.rows // n, f,
+                                               self.recurrent_dropout,
+                                               (call.step_seed * 2 + 1) % (1 << 62))
+        call.input_groups = 1 if call.input_drop is None else 4
+        call.state_groups = 1 if call.state_drop is None else 4
+
+    def _gate_masks(self, call, role, n, positions, channels, rate, seed):
+        return gate_dropout.draw_gate_masks(self.backend, call, role, n, positions, channels,
+                                            rate, seed)
+
+    def _state_input(self, call, t, h_prev):
+        """Step t's recurrent convolution input: h_{t-1}, or tiled and dropped per gate."""
+        if call.state_drop is None:
+            return h_prev
+        b, f = self.backend, self.filters
+        role = ("h_dropped", t) if self.keeps_state_inputs else "h_dropped"
+        h_in = call.buffer(role, b.shape(h_prev)[:-1] + (4 * f,))
+        gate_dropout.tile_dropped(b, h_in, h_prev, call.state_drop, 1, f)
+        return h_in
 
     def forward(self, call, x, training):
-        if call.mask is not None:
-            raise ValueError(f"{self.describe()}: masks are not supported by minidl's ConvLSTM "
-                             f"yet")
         b, f = self.backend, self.filters
         shape = b.shape(x)
         n, steps = shape[0], shape[1]
+        if steps < 1:
+            raise ValueError(f"{self.describe()}: inputs need at least one timestep, got shape "
+                             f"{format_shape(shape)}")
         image = self._image_shape(shape[1:])[1:]
         out_image = self._output_image(shape[1:])
-        rows, size_in = n, 1
-        for d in out_image:
-            rows *= d
-        for d in image:
-            size_in *= d
+        rows = n * math.prod(out_image)
+        size_in = math.prod(image)
         call.x_shape, call.rows, call.out_image = shape, rows, out_image
+        call.backwards = self.go_backwards
+        call.step_mask, call.output_factor = masks.step_masks(self, call, n, steps)
+        self._draw_dropout(call, n, image, training)
         # the inputs time-major (T N, *image), reversed for go_backwards
         xt = call.xt = call.buffer("xt", (steps * n,) + image)
         self._gather(b.reshape(xt, (steps, n, size_in)), b.reshape(x, (n, steps, size_in)),
                      steps, n, size_in, self.go_backwards)
-        gates = self._input_conv(call, xt, n, steps, training)
+        call.x_in = xt
+        if call.input_drop is not None:
+            call.x_in = call.buffer("xt_dropped", (steps * n,) + image[:-1] + (4 * image[-1],))
+            gate_dropout.tile_dropped(b, call.x_in, xt, call.input_drop, steps, image[-1])
+        gates = self._input_conv(call, call.x_in, n, steps, training)
         # acts, hseq, cseq: each step's activated gates and states, stored by scatter-adds
         acts = call.acts = call.buffer("acts", (steps * rows, 4 * f))
         hseq = call.hseq = call.buffer("hseq", (steps * rows, f))
@@ -276,14 +409,20 @@ class _ConvLSTM(Layer):
             b.fill(seq, 0.0)
         g = call.buffer("step_gates", (rows, 4 * f))
         h, c = call.buffer("step_h", (rows, f)), call.buffer("step_c", (rows, f))
+        h_prev, c0 = self._initial_states(call, n)
+        call.h0_rows, call.c0 = b.reshape(h_prev, (rows, f)), c0
         c_prev = call.buffer("c_prev", (rows, f))
-        b.fill(c_prev, 0.0)
-        h_prev = None
+        b.copy(c_prev, c0)
         for t in range(steps):
             b.strided_copy(g, gates, t * rows * 4 * f, (4 * f, 1))
-            if t > 0:   # h_0 is zero: the first step has no recurrent term
-                b.add(g, g, self._state_conv(call, t, h_prev, training))
+            if t >= call.first_recurrent:
+                b.add(g, g, self._state_conv(call, t, self._state_input(call, t, h_prev),
+                                             training))
             b.lstm_gates_forward(h, c, g, c_prev, self._activation, self._recurrent_activation)
+            if call.step_mask is not None:   # a skipped row keeps its states
+                m = masks.mask_at(b, call, call.step_mask, t)
+                masks.keep_skipped(b, h, m, h_prev)
+                masks.keep_skipped(b, c, m, c_prev)
             b.strided_add(acts, g, t * rows * 4 * f, (4 * f, 1))
             b.strided_add(hseq, h, t * rows * f, (f, 1))
             b.strided_add(cseq, c, t * rows * f, (f, 1))
@@ -292,16 +431,25 @@ class _ConvLSTM(Layer):
             h_prev = call.buffer(("h_prev", t), (n,) + out_image + (f,))
             b.copy(h_prev, b.reshape(h, (n,) + out_image + (f,)))
             b.copy(c_prev, c)
+        self._keep_states(h_prev, c_prev)
         return self._outputs(call, n, steps, h_prev, c_prev)
 
     def _outputs(self, call, n, steps, h_last, c_last):
         b = self.backend
         image = self._own_axes(call.out_image) + (self.filters,)
         size = call.rows // n * self.filters
+        hseq = call.hseq
+        if call.output_factor is not None:
+            # Keras's outputs at skipped steps (the states are not touched)
+            hseq = call.buffer("masked_hseq", b.shape(call.hseq))
+            b.copy(hseq, call.hseq)
+            masks.apply_factor(b, hseq, call.output_factor)
         if self.return_sequences:
             out = call.buffer("out", (n, steps) + image)
-            b.strided_copy(b.reshape(out, (n, steps, size)), call.hseq, 0,
-                           (size, n * size, 1))
+            b.strided_copy(b.reshape(out, (n, steps, size)), hseq, 0, (size, n * size, 1))
+        elif call.output_factor is not None:
+            out = call.buffer("last_out", (n,) + image)
+            b.strided_copy(b.reshape(out, (n, size)), hseq, (steps - 1) * n * size, (size, 1))
         else:
             out = b.reshape(h_last, (n,) + image)
         if not self.return_state:
@@ -332,16 +480,23 @@ class _ConvLSTM(Layer):
         else:
             b.fill(dhseq, 0.0)
             b.strided_add(dhseq, b.reshape(dout, (rows, f)), (steps - 1) * rows * f, (f, 1))
+        if call.output_factor is not None:
+            masks.apply_factor(b, dhseq, call.output_factor)
         if dstates[0] is not None:
             b.strided_add(dhseq, b.reshape(dstates[0], (rows, f)), (steps - 1) * rows * f, (f, 1))
         dgates = call.buffer("dgates", (steps * rows, 4 * f))
         b.fill(dgates, 0.0)
+        # dh, dc: dL/dh_t and dL/dc_t of the step being run, carried back through time
         dh, dc = call.buffer("dh", (rows, f)), call.buffer("dc", (rows, f))
         b.strided_copy(dh, dhseq, (steps - 1) * rows * f, (f, 1))
         if dstates[1] is None:
             b.fill(dc, 0.0)
         else:
             b.copy(dc, b.reshape(dstates[1], (rows, f)))
+        masked = call.step_mask is not None
+        if masked:   # the running rows' part of dh and dc, and dc_{t-1} through the step
+            dh_step, dc_step = call.buffer("dh_step", (rows, f)), call.buffer("dc_step", (rows, f))
+            dc_prev = call.buffer("dc_prev", (rows, f))
         g, dg = call.buffer("step_gates", (rows, 4 * f)), call.buffer("step_dgates", (rows, 4 * f))
         c, c_prev = call.buffer("step_c", (rows, f)), call.buffer("c_prev", (rows, f))
         for t in range(steps - 1, -1, -1):
@@ -350,36 +505,52 @@ class _ConvLSTM(Layer):
             if t > 0:
                 b.strided_copy(c_prev, call.cseq, (t - 1) * rows * f, (f, 1))
             else:
-                b.fill(c_prev, 0.0)
-            b.lstm_gates_backward(dg, dc, dh, dc, g, c, c_prev, self._activation,
-                                  self._recurrent_activation)
+                b.copy(c_prev, call.c0)
+            if masked:
+                m = masks.mask_at(b, call, call.step_mask, t)
+                masks.split_skipped(b, dh_step, dh, m)
+                masks.split_skipped(b, dc_step, dc, m)
+                b.lstm_gates_backward(dg, dc_prev, dh_step, dc_step, g, c, c_prev,
+                                      self._activation, self._recurrent_activation)
+                b.add(dc, dc, dc_prev)
+            else:
+                b.lstm_gates_backward(dg, dc, dh, dc, g, c, c_prev, self._activation,
+                                      self._recurrent_activation)
             b.strided_add(dgates, dg, t * rows * 4 * f, (4 * f, 1))
             if t > 0:
-                dh_rec = self._state_conv_backward(call, t, dg)
-                b.strided_copy(dh, dhseq, (t - 1) * rows * f, (f, 1))
-                b.add(dh, dh, dh_rec)
+                if masked:   # the skipped rows' carried part stays in dh
+                    dh_out = call.buffer("dh_out", (rows, f))
+                    b.strided_copy(dh_out, dhseq, (t - 1) * rows * f, (f, 1))
+                    b.add(dh, dh, dh_out)
+                else:
+                    b.strided_copy(dh, dhseq, (t - 1) * rows * f, (f, 1))
+            if t >= call.first_recurrent:   # the recurrent term (its kernel gradient too)
+                dh_rec = self._state_input_backward(call, self._state_conv_backward(call, t, dg))
+                if t > 0:
+                    b.add(dh, dh, dh_rec)
         self._state_kernel_grad(call, dgates, n, steps)
-        dxt = self._input_conv_backward(call, dgates)
-        if dxt is None:
+        dx_in = self._input_conv_backward(call, dgates)
+        if dx_in is None:
             return None
+        dxt = dx_in
+        if call.input_drop is not None:
+            dxt = call.buffer("dxt", b.shape(call.xt))
+            gate_dropout.sum_dropped(b, dxt, dx_in, call.input_drop, steps,
+                                     b.shape(call.xt)[-1])
         dx = call.buffer("dx", call.x_shape)
-        size_in = 1
-        for d in call.x_shape[2:]:
-            size_in *= d
+        size_in = math.prod(call.x_shape[2:])
         self._gather(b.reshape(dx, (n, steps, size_in)), b.reshape(dxt, (steps, n, size_in)),
                      steps, n, size_in, self.go_backwards, inverse=True)
         return dx
 
-    def _all_steps_plan(self, call, n, steps, out_image):
-        """The recurrent convolution's plan over the T N states of the whole sequence."""
-        key = (n, steps, out_image)
-        if (getattr(call, "all_plan_key", None) != key
-                or getattr(call, "all_plan_backend", None) is not self.backend):
-            call.all_plan = self.backend.conv2d_plan(
-                (steps * n,) + tuple(out_image) + (self.filters,),
-                self._lifted(self.recurrent_kernel.shape), (1, 1), "same")
-            call.all_plan_key, call.all_plan_backend = key, self.backend
-        return call.all_plan
+    def _state_input_backward(self, call, dh_in):
+        """dL/dh_{t-1} (N rows, f) from the gradient of the recurrent convolution's input."""
+        if call.state_drop is None:
+            return dh_in
+        b, f = self.backend, self.filters
+        dh = call.buffer("dh_rec", (call.rows, f))
+        gate_dropout.sum_dropped(b, dh, dh_in, call.state_drop, 1, f)
+        return dh
 
 
 class ConvLSTM1D(_ConvLSTM):
@@ -393,66 +564,4 @@ class ConvLSTM2D(_ConvLSTM):
     rank = 2
 
 
-class ConvLSTM3D(_ConvLSTM):
-    """Keras ConvLSTM3D: inputs (batch, time, depth, rows, cols, channels); kernel (kd, kh, kw,
-    C, 4 filters). Its two convolutions are Conv3D layers sharing this layer's weights (the
-    3-D convolution as depth taps of conv2d, conv3d.py), each run on a child of the call's
-    context: the input one over the T N volumes, the recurrent one per step (a child per
-    step, whose kernel gradients add up)."""
-    rank = 3
-
-    def build(self, input_shape):
-        super().build(input_shape)
-        f = self.filters
-        names = (f"{self.name}_input_conv", f"{self.name}_recurrent_conv")
-        self._convs = (
-            Conv3D(4 * f, self.kernel_size, self.strides, self.padding,
-                   dilation_rate=self.dilation_rate, use_bias=self.use_bias, name=names[0]),
-            Conv3D(4 * f, self.kernel_size, padding="same", use_bias=False, name=names[1]))
-        x_conv, h_conv = self._convs
-        x_conv.kernel, h_conv.kernel = self.kernel, self.recurrent_kernel
-        if self.use_bias:
-            x_conv.bias = self.bias
-        x_conv.input_shape = self._image_shape(input_shape)[1:]
-        h_conv.input_shape = self._output_image(input_shape) + (f,)
-        for conv in self._convs:
-            conv.built = True
-
-    def _run_conv(self, call, key, conv, x, training, input_grad_needed):
-        conv.backend, conv.trainable = self.backend, self.trainable
-        inner = call.child(key, conv)
-        inner.input_grad_needed, inner.mask = input_grad_needed, None
-        return run_forward(conv, inner, x, training)
-
-    def _input_conv(self, call, xt, n, steps, training):
-        z = self._run_conv(call, "input_conv", self._convs[0], xt, training,
-                           call.input_grad_needed)
-        return self.backend.reshape(z, (steps * call.rows, 4 * self.filters))
-
-    def _state_conv(self, call, t, h_prev, training):
-        rec = self._run_conv(call, ("recurrent_conv", t), self._convs[1], h_prev, training, True)
-        return self.backend.reshape(rec, (call.rows, 4 * self.filters))
-
-    def _state_conv_backward(self, call, t, dg):
-        # the first backward of the recurrent convolution (the last step) sets its kernel's
-        # gradient (or adds to it when this call accumulates), the others add to it
-        steps = call.x_shape[1]
-        inner = call.children[("recurrent_conv", t)]
-        shape = (call.x_shape[0],) + tuple(call.out_image) + (4 * self.filters,)
-        dh = run_backward(self._convs[1], inner, self.backend.reshape(dg, shape),
-                          accumulate=call.accumulating or t < steps - 1)
-        return self.backend.reshape(dh, (call.rows, self.filters))
-
-    def _state_kernel_grad(self, call, dgates, n, steps):
-        if steps == 1 and self.trainable:   # no step ran the recurrent convolution
-            self.backend.fill(call.grad(self.recurrent_kernel), 0.0)
-
-    def _input_conv_backward(self, call, dgates):
-        inner = call.children["input_conv"]
-        shape = (call.x_shape[1] * call.x_shape[0],) + tuple(call.out_image) + (
-            4 * self.filters,)
-        return run_backward(self._convs[0], inner, self.backend.reshape(dgates, shape),
-                            accumulate=call.accumulating)
-
-
-__all__ = ["ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D"]
+__all__ = ["ConvLSTM1D", "ConvLSTM2D"]
