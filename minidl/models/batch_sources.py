@@ -105,8 +105,8 @@ class IteratorBatches:
             yield batch if self.unpack is None else self.unpack(batch)
 
     def _batches(self, epoch, skip):
-        if hasattr(self.iterator, "epoch_batches"):   # a minidl.utils.PyDataset
-            yield from self.iterator.epoch_batches(epoch, skip, self.shuffle, self.seed)
+        if hasattr(self.iterator, "_minidl_epoch_batches"):   # a minidl.utils.PyDataset
+            yield from self.iterator._minidl_epoch_batches(epoch, skip, self.shuffle, self.seed)
             return
         begin = getattr(self.iterator, "on_epoch_begin", None)
         if begin is not None:

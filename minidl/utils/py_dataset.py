@@ -111,9 +111,9 @@ class PyDataset:
 
     def __iter__(self):
         """The batches in order (loaded in parallel as the workers settings say)."""
-        return self.batches(range(len(self)))
+        return self._minidl_batches(range(len(self)))
 
-    def batches(self, order):
+    def _minidl_batches(self, order):
         """The batches at the indices of `order`, in that order."""
         order = list(order)
         parallel = self.workers > 1 or (self.workers > 0 and self.use_multiprocessing)
@@ -145,14 +145,14 @@ class PyDataset:
                 future.cancel()
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def epoch_batches(self, epoch, skip=0, shuffle=False, seed=0):
+    def _minidl_epoch_batches(self, epoch, skip=0, shuffle=False, seed=0):
         """One epoch of fit: on_epoch_begin(), the batches (their order shuffled from
         (seed, epoch) when shuffle is set) after the first `skip`, on_epoch_end()."""
         n = len(self)
         order = (np.random.default_rng(mix_seed(seed, epoch)).permutation(n) if shuffle
                  else np.arange(n))
         self.on_epoch_begin()
-        yield from self.batches(int(i) for i in order[skip:])
+        yield from self._minidl_batches(int(i) for i in order[skip:])
         self.on_epoch_end()
 
 

@@ -4,8 +4,8 @@ batches of (strings, labels).
 Keras returns a tf.data / grain dataset of string tensors; minidl returns a PyDataset whose
 batches are numpy arrays of Python strings (dtype object) and the labels, read from the
 files when a batch is asked for (so workers= reads ahead), with `class_names` and
-`file_paths` attributes as Keras's dataset has. minidl has no string layers: map the
-strings to numbers yourself before a model sees them.
+`file_paths` attributes as Keras's dataset has. A model whose Input has dtype="string" (with
+TextVectorization or StringLookup after it) takes these batches as they are.
 """
 
 import math

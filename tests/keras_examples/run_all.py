@@ -28,7 +28,7 @@ FAST = ["ex_addition_rnn", "ex_antirectifier", "ex_bidirectional_lstm", "ex_conv
         "ex_reproducibility", "ex_sequential_model", "ex_serialization_saving", "ex_shiftvit",
         "ex_structured_data_from_scratch",
         "ex_subclassing_conv_layers", "ex_subclassing_layers",
-        "ex_text_classification_transformer", "ex_timeseries_classification",
+        "ex_text_classification_from_scratch", "ex_text_classification_transformer", "ex_timeseries_classification",
         "ex_training_builtin", "ex_transfer_learning", "ex_vae", "ex_vision_transformer",
         "ex_weather_forecasting", "ex_working_with_rnns"]
 
