@@ -510,13 +510,21 @@ class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
         backward needs is kept on `call`, this call's LayerCall (layers/calls.py)."""
         if not self.uses_call():
             raise NotImplementedError(f"{self.describe()} defines neither call nor forward")
-        return custom_call.call_forward(self, call, inputs, training)
+        return self.own_call_forward(call, inputs, training)
 
     def backward(self, call, dout):
         """Given dL/doutput of the call `call`, write the weight gradients into
         call.grad(weight) and return dL/dinput (a list for merge layers)."""
         if not self.uses_call():
             raise NotImplementedError(f"{self.describe()} defines neither call nor backward")
+        return self.own_call_backward(call, dout)
+
+    # A layer with a call of its own runs it through these (on its tape, custom_call.py),
+    # also where a built-in parent class defines forward / backward (calls.run_forward).
+    def own_call_forward(self, call, inputs, training):
+        return custom_call.call_forward(self, call, inputs, training)
+
+    def own_call_backward(self, call, dout):
         return custom_call.call_backward(self, call, dout)
 
     # What a training graph may reuse (models/graph.py): an output that neither the layer's

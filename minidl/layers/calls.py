@@ -109,8 +109,7 @@ def run_forward(layer, call, inputs, training):
     if layer.uses_call():
         # a built-in layer's subclass with a call of its own (or a Conv2D's convolution_op):
         # its call runs, not the built-in forward it inherits
-        from .custom_call import call_forward
-        return call_forward(layer, call, inputs, training)
+        return layer.own_call_forward(call, inputs, training)
     return layer.forward(call, inputs, training)
 
 
@@ -121,8 +120,7 @@ def run_backward(layer, call, dout, accumulate, preactivation=False):
     call._grad_scratch = {} if accumulate else None
     try:
         if layer.uses_call():   # the tape of its call (as run_forward ran it)
-            from .custom_call import call_backward
-            d = call_backward(layer, call, dout)
+            d = layer.own_call_backward(call, dout)
         elif preactivation:
             d = layer.backward_preactivation(call, dout)
         else:

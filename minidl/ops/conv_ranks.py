@@ -6,7 +6,8 @@ the ops they are made of (reshape, take, pad, the 2-D conv)."""
 import numpy as np
 
 from ..arguments import int_tuple
-from .composite import pad
+from .core import full
+from .shapes import concatenate
 from .shapes import reshape, take
 
 
@@ -36,7 +37,7 @@ def conv3d(conv2d, x, w, strides, padding, dilation_rate):
     if padding == "same":
         out_depth = -(-depth // sd)
         total = max((out_depth - 1) * sd + extent - depth, 0)
-        x = pad(x, [(0, 0), (total // 2, total - total // 2), (0, 0), (0, 0), (0, 0)])
+        x = _pad_depth(x, total // 2, total - total // 2)
         depth += total
     out_depth = (depth - extent) // sd + 1
     if out_depth < 1:
@@ -50,3 +51,14 @@ def conv3d(conv2d, x, w, strides, padding, dilation_rate):
                       dilation_rate=(dh, dw))
         total = part if total is None else total + part
     return reshape(total, (n, out_depth) + tuple(total.shape[1:]))
+
+
+def _pad_depth(x, before, after):
+    """x (N, D, H, W, C) with zero planes before and after its depth axis (composite.pad
+    would do it, but composite imports nn, which imports this module)."""
+    parts = []
+    for count in (before, after):
+        shape = (x.shape[0], count) + tuple(x.shape[2:])
+        parts.append(full(shape, 0.0, backend=x.backend) if count else None)
+    pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
+    return concatenate(pieces, 1) if len(pieces) > 1 else x
