@@ -148,5 +148,29 @@ def test_a_call_that_squeezes_every_unit_axis_keeps_the_batch_axis(active_backen
     assert out.shape == (None, 3)
     model = minidl.Model(inputs, layers.Dense(2)(out))
     assert model.predict(np.ones((4, 3, 1)), verbose=0).shape == (4, 2)
-    with pytest.raises(ValueError, match="call must keep the batch axis"):
-        _SumOverBatch()(minidl.Input((3,)))   # a reduction over the batch: not supported yet
+    with pytest.raises(ValueError, match="call must keep the batch axis in a model"):
+        _SumOverBatch()(minidl.Input((3,)))   # a model's graph carries batches only
+
+
+def test_a_call_that_drops_the_batch_axis_runs_eagerly(active_backend):
+    """Keras 3.15.1 (side venv): the layer on a (2, 3) array of ones returns [2, 2, 2], and
+    called on another batch size it returns that batch's sum; inside another layer's call it
+    is one more op, also in a model that trains."""
+    layer = _SumOverBatch()
+    np.testing.assert_array_equal(layer(np.ones((2, 3), "float32")), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(layer(np.ones((4, 3), "float32")), [4.0, 4.0, 4.0])
+
+    class Scaled(layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.total = _SumOverBatch()
+
+        def call(self, x):
+            return x * ops.mean(self.total(x))
+
+    inputs = minidl.Input((3,))
+    model = minidl.Model(inputs, layers.Dense(1)(Scaled()(inputs)))
+    model.compile("sgd", "mse")
+    history = model.fit(np.ones((4, 3)), np.ones((4, 1)), epochs=2, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+    assert model.predict(np.ones((2, 3)), verbose=0).shape == (2, 1)

@@ -209,6 +209,8 @@ class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
             # its call gets the input's mask; the probe of its output shape passes one too
             self._input_masked = custom_call.carries_mask(tensors[0])
         self.build_once(shape)
+        if getattr(self, "_batch_axis_dropped", None):
+            raise ValueError(self._batch_axis_dropped)
         # a layer built with unknown dims and called again on known ones (or the reverse)
         out = None if shape == self.input_shape and not options else \
             self.node_output_shape(shape, options)
@@ -237,9 +239,10 @@ class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
         host preprocessing layers give theirs)."""
         return ()
 
-    def build_once(self, input_shape):
+    def build_once(self, input_shape, eager=False):
         """Build for one sample's shape (no batch axis), once. A layer built with unknown
-        (None) dims takes any shape that fits them, as in Keras."""
+        (None) dims takes any shape that fits them, as in Keras. eager: built by a call on
+        arrays or tensors, where a call of your own may drop the batch axis (as in Keras)."""
         if self.built:
             if input_shape != self.input_shape and not self._fits(input_shape):
                 raise ValueError(f"{self.describe()} was built for input shape "
@@ -252,7 +255,7 @@ class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
         self._building = True
         try:
             if self.uses_call():
-                self._build_keras_style(input_shape)
+                self._build_keras_style(input_shape, eager)
             else:
                 self.build(input_shape)
                 self.output_shape = tuple(self.compute_output_shape(input_shape))
@@ -289,7 +292,7 @@ class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
         """True for layers written with minidl.ops: a subclass that defines call."""
         return type(self).call is not Layer.call
 
-    def _build_keras_style(self, input_shape):
+    def _build_keras_style(self, input_shape, eager=False):
         # Keras passes shapes with the batch axis to build and compute_output_shape, those of
         # the call's inputs (not of its further tensor arguments)
         input_shape = custom_call.main_shapes(self, input_shape)
@@ -303,7 +306,13 @@ class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
         elif type(self).compute_output_shape is not Layer.compute_output_shape:
             self.output_shape = _without_batch(self.compute_output_shape(with_batch))
         else:
-            self.output_shape = _as_shape(custom_call.infer_output_shape(self, self.input_shape))
+            try:
+                self.output_shape = _as_shape(custom_call.infer_output_shape(self, self.input_shape))
+            except custom_call.BatchAxisDropped as exc:
+                if not eager:
+                    raise
+                # no output shape per sample: eager calls run; a model's node says why not
+                self.output_shape, self._batch_axis_dropped = None, str(exc)
 
     def call(self, inputs, training=None, mask=None):
         """The layer's computation with minidl.ops (Keras subclassing); built-in layers
@@ -621,7 +630,7 @@ def eager_call(layer, inputs, training, options=None, mask=None):
         raise ValueError(f"{layer.describe()}: an eager call needs batches (batch axis first), "
                          f"got shapes {[a.shape for a in arrays]}")
     shapes = [a.shape[1:] for a in arrays]
-    layer.build_once(shapes if layer.multiple_inputs else shapes[0])
+    layer.build_once(shapes if layer.multiple_inputs else shapes[0], eager=True)
     if layer.backend is None:
         layer.attach(get_backend())
     from . import eager_calls

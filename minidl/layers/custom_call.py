@@ -302,7 +302,7 @@ def call_eagerly(layer, inputs, training=None, options=None, mask=None):
         kind = "a list of tensors" if layer.multiple_inputs else "a single tensor"
         raise TypeError(f"{layer.describe()} must be called on {kind}")
     shapes = [t.shape[1:] for t in ts]
-    layer.build_once(shapes if many else shapes[0])
+    layer.build_once(shapes if many else shapes[0], eager=True)
     if layer.backend is not b:
         _attach(layer, b, zeros=autodiff.probing())
     tape = autodiff.current_tape()
@@ -357,6 +357,11 @@ _SYMBOLIC = SymbolicBackend()
 _PROBE_SIZES = (32, 45)
 
 
+class BatchAxisDropped(ValueError):
+    """A call whose output has no batch axis (a sum over the batch): fine in an eager call,
+    as in Keras, but a model's graph cannot carry it."""
+
+
 def infer_output_shape(layer, input_shape, backend=None, options=None):
     """The output shape (without the batch axis) of call on a one-sample batch, traced on
     symbolic tensors (no values, no random numbers drawn; see _probe_batch); on `backend`
@@ -398,9 +403,10 @@ def _probe(layer, shapes, backend=None, options=None):
             return found if several else found[0]
     for out in outs:
         if not out.shape or out.shape[0] != 1:
-            raise ValueError(f"{layer.describe()}: call must keep the batch axis; on inputs "
-                             f"{[(None,) + tuple(s) for s in shapes]} it returned shape "
-                             f"{out.shape}")
+            raise BatchAxisDropped(f"{layer.describe()}: call must keep the batch axis in a "
+                                   f"model; on inputs {[(None,) + tuple(s) for s in shapes]} it "
+                                   f"returned shape {out.shape} (called on arrays or tensors, "
+                                   "it may drop it)")
     found = [tuple(out.shape[1:]) for out in outs]
     return found if several else found[0]
 

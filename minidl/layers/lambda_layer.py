@@ -39,10 +39,10 @@ class Lambda(Layer):
     def call(self, inputs, training=None):
         return self.function(inputs, **self.arguments)
 
-    def _build_keras_style(self, input_shape):
+    def _build_keras_style(self, input_shape, eager=False):
         shape = self._output_shape_arg
         if shape is None:
-            super()._build_keras_style(input_shape)    # found by running the function
+            super()._build_keras_style(input_shape, eager)    # found by running the function
             return
         if callable(shape):   # Keras: a function of the input shape (batch axis included)
             with_batch = ([(None,) + tuple(s) for s in input_shape] if self.multiple_inputs

@@ -106,7 +106,7 @@ class ModelCallLayer(Layer):
     def sublayers(self):
         return self.model._weighted_layers
 
-    def _build_keras_style(self, input_shape):
+    def _build_keras_style(self, input_shape, eager=False):
         # Run call once on a one-sample batch of zeros, in inference mode, on the backend
         # the model will live on: the layers inside build from the shapes they see and upload
         # their initial weights there, in the order call uses them (as Sequential's would).
