@@ -1082,6 +1082,11 @@ def equalize_cases():
                                                                   ((2, 40, 40, 3), (0, 255), 0.0, (4, 5), False),
                                                                   ((9, 32, 32, 3), (0, 255), 40.0, (2, 2), False),
                                                                   ((2, 9, 10, 3), (0, 255), 4.0, (3, 3), True),
+                                                                  # small tiles (opencl's sorted
+                                                                  # levels) with a clip that bites
+                                                                  ((3, 16, 16, 3), (0, 255), 40.0, (2, 2), False),
+                                                                  ((2, 15, 13, 2), (0, 1), 100.0, (3, 4), True),
+                                                                  ((2, 8, 8, 3), (0, 255), 0.0, (2, 2), False),
                                                                   # a tile over 65536 pixels: the float sums
                                                                   ((1, 300, 300, 1), (0, 255), 300.0, (1, 1), False)))]
     cases += [Case("image_perspective_transforms", f"image_perspective_transforms-{i}",

@@ -72,10 +72,15 @@ class AugMix(ComposedAugmentation):
         call.chains, call.weights, call.m = [], weights, m
         mixed = call.buffer("mixed", b.shape(x))
         b.fill(mixed, 0.0)
+        # an op's inner call is keyed by the op and how many times it ran before in this call,
+        # not by its place in the chains: the draws move ops between places every step, and a
+        # place whose op changed made a new inner call, whose buffers were allocated anew
+        runs = [0] * len(self._parts)
         for c, chain in enumerate(chains):
             y, ran = x, []
             for d, index in enumerate(chain):
-                y, inner = self.run_part(call, ("chain", c, d), self._parts[index],
+                runs[index] += 1
+                y, inner = self.run_part(call, ("op", index, runs[index]), self._parts[index],
                                          mix_seed(call.step_seed, c + 1, d + 1) >> 2, y)
                 ran.append((self._parts[index], inner))
             b.axpby(mixed, 1.0, mixed, weights[c], y)

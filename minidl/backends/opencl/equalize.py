@@ -39,8 +39,17 @@ class EqualizeOps:
         identity = int(low == 0.0 and high == 255.0)
         # Keras's torch backend counts in int64: its clip limit is truncated to an integer
         limit = np.float32(math.trunc(clip * tile_h * tile_w / 256.0)) if clip > 0 else np.float32(0)
-        cdfs = self._scratch_tensor("clahe_cdfs", (n, gh, gw, c, 256))
         tiles = n * gh * gw * c
+        area = tile_h * tile_w
+        if area <= self.profile.clahe_tile_area and n * h * w * c < 2 ** 31:   # int indices
+            corners = self._scratch_tensor("clahe_corners", (n, h, w, c, 4))
+            self._run1d(_CL, "clahe_tile_corners", tiles, corners, x, np.float32(low),
+                        np.float32(high), identity, np.float32(clip), limit, gh, gw, tile_h,
+                        tile_w, n, h, w, c)
+            self._run1d(_CL, "clahe_apply_corners", n * h * w, out, corners, np.float32(low),
+                        np.float32(high), identity, gh, gw, tile_h, tile_w, n, h, w, c)
+            return
+        cdfs = self._scratch_tensor("clahe_cdfs", (n, gh, gw, c, 256))
         counts = self._scratch_tensor("clahe_counts", (tiles, 256))
         self._run1d(_CL, "equalize_clear", tiles * 256, counts, tiles * 256)
         padded = n * gh * tile_h * gw * tile_w * c

@@ -8,6 +8,7 @@ type), and its ops call `self.profile.<step>` with no test of the device. Each p
 
   name                      "cpu" or "gpu" (Runtime.profile, shown by info())
   depthwise_channel_run     channels one depthwise forward / backward-data work-item computes
+  clahe_tile_area           CLAHE's largest tile (pixels) for the per-tile two-pass kernels
   local_size(kernel, n)     the work-group size of a one-dimensional launch of n work-items
   column_partial_sums(...)  the first pass of a per-column reduction: `count` (parts, c) partials
   reduce(...)               a two-pass reduction of a whole tensor
@@ -37,6 +38,14 @@ class CpuProfile:
     # 16 channels per work-item ran the MobileNetV2 layers of benchmarks/bench_depthwise.py
     # several times faster than 1 on PoCL (kernels/depthwise.cl's RUN)
     depthwise_channel_run = 16
+    # CLAHE's tiles of at most this many pixels take kernels/image_equalize.cl's two passes
+    # (clahe_tile_corners: a private table per tile, each pixel's four tile values written
+    # beside it) instead of the global 256-level tables, which cost 256 levels per tile and
+    # gathers from tables larger than the caches. On PoCL (2 cores): 2-4x faster at 4 x 4
+    # tiles (keras_cnn's 32 x 32 images on Keras's 8 x 8 grid), about even from 8 x 8 to
+    # 32 x 32 tiles. A work-item visits at most 9 x this many pixels (Mesa's llvmpipe stalled
+    # past ~65,000 in one work-item).
+    clahe_tile_area = 256
 
     def __init__(self, backend):
         self.backend = backend
@@ -108,6 +117,9 @@ class GpuProfile(GroupOps):
 
     name = "gpu"
     depthwise_channel_run = 1   # one element per work-item: a GPU has the work-items for it
+    # CLAHE always takes the per-pixel atomic histogram and the 256-level tables (work spread
+    # over every pixel); clahe_tile_corners counts a whole tile in one work-item
+    clahe_tile_area = 0
 
     def __init__(self, backend):
         self.backend = backend

@@ -27,6 +27,24 @@ def _space(shape):
     return dict(_layout("D", shape, 1), RANK=len(shape))
 
 
+def _coalesced(shape, *strides):
+    """(shape, strides...) with size-1 axes dropped and neighbouring axes merged wherever every
+    operand steps through them as through one axis: the same offsets for each linear index,
+    with fewer divisions per element (a contiguous (128, 32, 32, 3) operand becomes one axis:
+    a binary op on it ran ~10x faster on PoCL). Keeps at least one axis."""
+    axes = [(n, [s[k] for s in strides]) for k, n in enumerate(shape) if n != 1]
+    merged = []
+    for n, steps in axes:
+        if merged and all(outer == inner * n for outer, inner in zip(merged[-1][1], steps)):
+            merged[-1] = (merged[-1][0] * n, steps)
+        else:
+            merged.append((n, steps))
+    if not merged:
+        return (1,), *([0] for _ in strides)
+    return (tuple(n for n, _ in merged),
+            *([steps[i] for _, steps in merged] for i in range(len(strides))))
+
+
 class OpenCLTensorOps:
     """Mixin of OpenCLBackend: the tensor ops."""
 
@@ -47,22 +65,26 @@ class OpenCLTensorOps:
 
     def _binary(self, out, a, b, name):
         shape = tuple(out.shape) or (1,)
+        steps = [[0] * len(shape) if isinstance(t, float)
+                 else broadcast_strides(t.shape or (1,), shape) for t in (a, b)]
+        shape, *steps = _coalesced(shape, *steps)
         defines = dict(_space(shape), OP=BINARY_OPS.index(name))
         args = []
-        for tag, t in (("A", a), ("B", b)):
+        for tag, t, strides in (("A", a, steps[0]), ("B", b, steps[1])):
             scalar = isinstance(t, float)
             defines[f"{tag}_SCALAR"] = int(scalar)
-            defines.update(_layout(f"S{tag}", [0] * len(shape) if scalar
-                                   else broadcast_strides(t.shape or (1,), shape), 0))
+            defines.update(_layout(f"S{tag}", strides, 0))
             args.append(out if scalar else t)   # an unused pointer stands in for a scalar
         scalars = [a if isinstance(a, float) else 0.0, b if isinstance(b, float) else 0.0]
         self._launch("binary", defines, out.size, out, *args, *scalars, out.size)
 
     def _where(self, out, condition, a, b):
         shape = tuple(out.shape) or (1,)
+        shape, *steps = _coalesced(shape, *(broadcast_strides(t.shape or (1,), shape)
+                                            for t in (condition, a, b)))
         defines = _space(shape)
-        for tag, t in (("C", condition), ("A", a), ("B", b)):
-            defines.update(_layout(f"S{tag}", broadcast_strides(t.shape or (1,), shape), 0))
+        for tag, strides in zip("CAB", steps):
+            defines.update(_layout(f"S{tag}", strides, 0))
         self._launch("where_select", defines, out.size, out, condition, a, b, out.size)
 
     def _reduce(self, out, x, name, axes):

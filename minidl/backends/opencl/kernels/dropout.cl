@@ -31,16 +31,22 @@ __kernel void gaussian_noise(__global float *out, __global const float *x, const
     const int first = 4 * t;
     if (first >= n) return;
     const uint4 bits = philox4x32((uint4)((uint)t, 0u, 0u, 0u), (uint2)(seed_lo, seed_hi));
-    const uint words[4] = {bits.x, bits.y, bits.z, bits.w};
-    float z[4];
-    for (int p = 0; p < 2; ++p) {
-        const float u1 = (float)((words[2 * p] >> 8) + 1u) * (1.0f / 16777216.0f);
-        const float u2 = (float)(words[2 * p + 1] >> 8) * (1.0f / 16777216.0f);
-        const float r = sqrt(-2.0f * log(u1));
-        z[2 * p] = r * cospi(2.0f * u2);
-        z[2 * p + 1] = r * sinpi(2.0f * u2);
+    // straight-line, no private arrays: PoCL then runs work-items as vector lanes (the
+    // loops over arrays of the first version ran one work-item at a time)
+    const float u1a = (float)((bits.x >> 8) + 1u) * (1.0f / 16777216.0f);
+    const float u2a = (float)(bits.y >> 8) * (1.0f / 16777216.0f);
+    const float u1b = (float)((bits.z >> 8) + 1u) * (1.0f / 16777216.0f);
+    const float u2b = (float)(bits.w >> 8) * (1.0f / 16777216.0f);
+    const float ra = sqrt(-2.0f * log(u1a)), rb = sqrt(-2.0f * log(u1b));
+    const float4 z = (float4)(ra * cospi(2.0f * u2a), ra * sinpi(2.0f * u2a),
+                              rb * cospi(2.0f * u2b), rb * sinpi(2.0f * u2b));
+    if (first + 4 <= n) {
+        vstore4(vload4(t, x) + stddev * z, t, out);
+        return;
     }
-    for (int j = 0; j < 4 && first + j < n; ++j) out[first + j] = x[first + j] + stddev * z[j];
+    out[first] = x[first] + stddev * z.x;   // the last, partial group of four
+    if (first + 1 < n) out[first + 1] = x[first + 1] + stddev * z.y;
+    if (first + 2 < n) out[first + 2] = x[first + 2] + stddev * z.z;
 }
 
 // SpatialDropout2D: out (n, k, c) = x * mask (n, c) broadcast over k; one work-item per element

@@ -193,6 +193,106 @@ __kernel void clahe_apply(__global float *out, __global const float *x,
     }
 }
 
+// ---- CLAHE in two passes, the CPU profile's (minidl/backends/opencl/profiles.py,
+// CpuProfile.clahe_tile_area: tiles of at most that many pixels). The passes above keep a
+// 256-level table per tile and channel, cleared, counted, summed and read back by every pixel:
+// for a 4 x 4 tile (a 32 x 32 image on Keras's 8 x 8 grid) that is 1 KiB of traffic for 16
+// pixels, and the lookups of clahe_apply gather from tables far larger than a CPU's caches.
+// Here one work-item per tile counts its tile in a private table (no atomics, no clearing of
+// global memory) and writes, for every pixel that reads the tile, the tile's normalised value
+// at the pixel's level into one of the pixel's four corner slots; clahe_apply_corners then
+// interpolates each pixel's four slots. The numbers and the order of the float operations are
+// those of clahe_tiles' integer path and clahe_apply.
+
+// corners (n, h, w, c, 4): slot (below row, below column), (below, above), (above, below),
+// (above, above) of each pixel as grid_taps names its tiles. One work-item per (image, tile,
+// channel), which serially visits its own area and the pixels of the eight tiles around it.
+__kernel void clahe_tile_corners(__global float *corners, __global const float *x,
+                                 const float low, const float high, const int identity,
+                                 const float clip_limit, const float limit, const int grid_h,
+                                 const int grid_w, const int tile_h, const int tile_w,
+                                 const int n, const int h, const int w, const int c)
+{
+    const int item = get_global_id(0);
+    if (item >= n * grid_h * grid_w * c) return;
+    const int k = item % c, tx = item / c % grid_w, ty = item / c / grid_w % grid_h;
+    const int b = item / c / grid_w / grid_h, area = tile_h * tile_w;
+    __global const float *image = x + (long)b * h * w * c + k;
+    int hist[LEVELS];
+    for (int v = 0; v < LEVELS; ++v) hist[v] = 0;
+    for (int i = 0; i < tile_h; ++i) {   // the tile, padded by the image's edge pixels
+        __global const float *row = image + (long)min(ty * tile_h + i, h - 1) * w * c;
+        for (int j = 0; j < tile_w; ++j)
+            ++hist[level_of(clahe_in(row[(long)min(tx * tile_w + j, w - 1) * c], low, high, identity))];
+    }
+    // hist becomes the running clipped count S(v); the clipped CDF at v is then, in units of
+    // 1/256, 256 S(v) + (v + 1) excess: clahe_tiles' integer path (area <= 65536 here)
+    const int cap = clip_limit > 0.0f ? (int)limit : area;
+    int excess = 0, clipped = 0;
+    for (int v = 0; v < LEVELS; ++v) {
+        excess += max(hist[v] - cap, 0);
+        clipped += min(hist[v], cap);
+        hist[v] = clipped;
+    }
+    const float cdf_min = (float)(hist[0] * 256 + excess) * (1.0f / 256.0f);
+    float denominator = (float)area - cdf_min;
+    if (denominator == 0.0f) denominator = 1.0f;
+    // The pixels reading this tile lie within one tile of it: grid_taps' tiles never decrease
+    // along a row or column, so the rows (columns) that read it as their tile below (and as
+    // their tile above) are ranges, found once here rather than at every pixel.
+    int4 rows = (int4)(h, 0, h, 0), cols = (int4)(w, 0, w, 0);   // below [x, y), above [z, w)
+    for (int y = max((ty - 1) * tile_h, 0); y < min((ty + 2) * tile_h, h); ++y) {
+        float unused;
+        const int2 taps = grid_taps(y, tile_h, grid_h, &unused);
+        if (taps.x == ty) { rows.x = min(rows.x, y); rows.y = y + 1; }
+        if (taps.y == ty) { rows.z = min(rows.z, y); rows.w = y + 1; }
+    }
+    for (int x0 = max((tx - 1) * tile_w, 0); x0 < min((tx + 2) * tile_w, w); ++x0) {
+        float unused;
+        const int2 taps = grid_taps(x0, tile_w, grid_w, &unused);
+        if (taps.x == tx) { cols.x = min(cols.x, x0); cols.y = x0 + 1; }
+        if (taps.y == tx) { cols.z = min(cols.z, x0); cols.w = x0 + 1; }
+    }
+    for (int y = min(rows.x, rows.z); y < max(rows.y, rows.w); ++y) {
+        const int below = y >= rows.x && y < rows.y, above = y >= rows.z && y < rows.w;
+        for (int x0 = min(cols.x, cols.z); x0 < max(cols.y, cols.w); ++x0) {
+            const int left = x0 >= cols.x && x0 < cols.y, right = x0 >= cols.z && x0 < cols.w;
+            const long at = ((long)y * w + x0) * c;
+            const int level = level_of(clahe_in(image[at], low, high, identity));
+            const float cdf = (float)(hist[level] * 256 + (level + 1) * excess) * (1.0f / 256.0f);
+            const float value = clamp(((cdf - cdf_min) * 255.0f) / denominator, 0.0f, 255.0f);
+            __global float *slot = corners + ((long)b * h * w * c + at + k) * 4;
+            if (below && left) slot[0] = value;
+            if (below && right) slot[1] = value;
+            if (above && left) slot[2] = value;
+            if (above && right) slot[3] = value;
+        }
+    }
+}
+
+// out (n, h, w, c): each value the interpolation of its four corner slots, as clahe_apply.
+// One work-item per pixel.
+__kernel void clahe_apply_corners(__global float *out, __global const float *corners,
+                                  const float low, const float high, const int identity,
+                                  const int grid_h, const int grid_w, const int tile_h,
+                                  const int tile_w, const int n, const int h, const int w,
+                                  const int c)
+{
+    const int pixel = get_global_id(0);
+    if (pixel >= n * h * w) return;
+    const int x0 = pixel % w, y = pixel / w % h;
+    float wy, wx;
+    grid_taps(y, tile_h, grid_h, &wy);
+    grid_taps(x0, tile_w, grid_w, &wx);
+    for (int k = 0; k < c; ++k) {
+        const float4 v = vload4((long)pixel * c + k, corners);
+        const float top = v.x * (1.0f - wx) + v.y * wx;
+        const float bottom = v.z * (1.0f - wx) + v.w * wx;
+        const float r = top * (1.0f - wy) + bottom * wy;
+        out[(long)pixel * c + k] = identity ? r : ((r - 0.0f) / 255.0f) * (high - low) + low;
+    }
+}
+
 // The four uniforms (word >> 8) / 2^24 of counter (s, word) under the seed.
 float4 counter_uniforms(const long s, const uint word, const uint seed_lo, const uint seed_hi)
 {

@@ -85,21 +85,24 @@ __kernel void image_filter_blend_forward(__global float *out, __global const flo
     __global float *dst = out + item * row;
     __global const float *xrow = x + item * row;
     const float wt = weights[s];
-    for (long q = 0; q < row; ++q) {
-        if (wt == 0.0f) {
-            dst[q] = clip_nan(xrow[q], low, high);
-            continue;
-        }
-        const int j = (int)(q / c), ch = (int)(q % c);
-        float f = 0.0f;
-        for (int a = 0; a < kh; ++a) {
-            const int r = i + a - kh / 2;
-            if (r < 0 || r >= h) continue;   // zero padding adds nothing
-            for (int b = 0; b < kw; ++b) {
-                const int col = j + b - kw / 2;
-                if (col >= 0 && col < w) f += taps[a * kw + b] * xs[(r * (long)w + col) * c + ch];
-            }
-        }
-        dst[q] = clip_nan(xrow[q] + wt * (f - xrow[q]), low, high);
+    if (wt == 0.0f) {
+        for (long q = 0; q < row; ++q) dst[q] = clip_nan(xrow[q], low, high);
+        return;
     }
+    // pixel by pixel and channel by channel: no division of the element index (a 64-bit
+    // division per element cost most of this kernel on PoCL)
+    for (int j = 0; j < w; ++j)
+        for (int ch = 0; ch < c; ++ch) {
+            const long q = (long)j * c + ch;
+            float f = 0.0f;
+            for (int a = 0; a < kh; ++a) {
+                const int r = i + a - kh / 2;
+                if (r < 0 || r >= h) continue;   // zero padding adds nothing
+                for (int b = 0; b < kw; ++b) {
+                    const int col = j + b - kw / 2;
+                    if (col >= 0 && col < w) f += taps[a * kw + b] * xs[(r * (long)w + col) * c + ch];
+                }
+            }
+            dst[q] = clip_nan(xrow[q] + wt * (f - xrow[q]), low, high);
+        }
 }
