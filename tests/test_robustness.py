@@ -621,7 +621,7 @@ CONSTRUCTOR_CASES = st.one_of(
     _case("padding", lambda m, p: L.ZeroPadding2D(p),
           st.one_of(st.integers(-5, -1), st.integers(-5, -1).map(lambda v: (v, 1)),
                     st.sampled_from([(1,), (1, 1, 1), "1"]))),
-    _case("shape", lambda m, s: L.Input(s), st.sampled_from([(), (0,), (-1, 3), "x", (2.5,)])),
+    _case("shape", lambda m, s: L.Input(s), st.sampled_from([(0,), (-1, 3), "x", (2.5,)])),   # () is one value a sample, as in Keras
     _case("negative_slope", lambda m, v: L.LeakyReLU(v), st.sampled_from(["x", None, np.nan])),
     _case("name", lambda m, v: L.Dense(3, name=v), st.sampled_from(["", 5, ["a"]])),
 )
