@@ -145,23 +145,46 @@ static inline __attribute__((always_inline)) void pixels_color(float *dst, const
 
 /* pixel_color's posterize and solarize on n values, written as plain loops the compiler
  * vectorizes (the same operations in the same order: equal results). The quantized value is
- * in 0..255, so a signed conversion truncates as the unsigned one does. */
+ * in 0..255, so a signed conversion truncates as the unsigned one does.
+ *
+ * VECTORIZABLE_SELECTS: under GCC's default -ftrapping-math a comparison may raise the invalid
+ * flag, so the nested selects of clampf and solarize's `r < threshold ? r : 255 - r` cannot be
+ * if-converted and the loops stayed scalar ("control flow in loop", -fopt-info-vec-missed).
+ * Nothing in minidl reads the floating-point flags; without trapping math the same selects
+ * become vector compares and blends, lane by lane the same values (NaN included): 1.4 ms ->
+ * 0.2 ms for solarize on 128 x 32 x 32 x 3 values on one core. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define VECTORIZABLE_SELECTS __attribute__((optimize("no-trapping-math")))
+#else
+#define VECTORIZABLE_SELECTS
+#endif
+
+/* clampf for those loops: a callee inlined into them must carry the same option, or the
+ * vectorizer gives up on the loop ("no vectype for stmt") */
+VECTORIZABLE_SELECTS
+static inline float clamp_selects(float v, float low, float high)
+{
+    return v < low ? low : (v > high ? high : v);
+}
+
+VECTORIZABLE_SELECTS
 static void posterize_values(float *dst, const float *src, int64_t n, int shift, float low,
                              float high)
 {
     const float to255 = 255.0f / (high - low), from255 = (high - low) / 255.0f;
     for (int64_t i = 0; i < n; i++) {
-        int32_t q = (int32_t)clampf((src[i] - low) * to255, 0.0f, 255.0f);
+        int32_t q = (int32_t)clamp_selects((src[i] - low) * to255, 0.0f, 255.0f);
         dst[i] = (float)((q >> shift) << shift) * from255 + low;
     }
 }
 
+VECTORIZABLE_SELECTS
 static void solarize_values(float *dst, const float *src, int64_t n, float addition,
                             float threshold, float low, float high)
 {
     const float to255 = 255.0f / (high - low), from255 = (high - low) / 255.0f;
     for (int64_t i = 0; i < n; i++) {
-        float r = clampf((src[i] - low) * to255 + addition, 0.0f, 255.0f);
+        float r = clamp_selects((src[i] - low) * to255 + addition, 0.0f, 255.0f);
         dst[i] = (r < threshold ? r : 255.0f - r) * from255 + low;
     }
 }

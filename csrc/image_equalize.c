@@ -98,9 +98,48 @@ int minidl_equalize_reference(float *out, const float *x, float low, float high,
     return MINIDL_OK;
 }
 
+/* The fast forward's bins of many values at once, in loops the compiler vectorizes: bin_of
+ * and the index arithmetic as selects (the same numbers as histogram_bin / lookup_bin, a NaN in
+ * bin 0). VECTORIZABLE_SELECTS: under GCC's default -ftrapping-math a comparison may raise the
+ * invalid flag, so nested selects are not if-converted and these loops stayed scalar; nothing in
+ * minidl reads the floating-point flags. An inlined callee must carry the same option, or the
+ * vectorizer gives up, hence the one expression below instead of bin_of. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define VECTORIZABLE_SELECTS __attribute__((optimize("no-trapping-math")))
+#else
+#define VECTORIZABLE_SELECTS
+#endif
+
+#define BIN_OF(scaled, top) ((scaled) > 0.0f ? (int32_t)((scaled) < (top) ? (scaled) : (top)) : 0)
+
+VECTORIZABLE_SELECTS
+static void histogram_bins(int32_t *bin, const float *x, int64_t count, affine in, int bins)
+{
+    const float top = (float)(bins - 1);
+    for (int64_t i = 0; i < count; i++) {
+        float scaled = ((x[i] * in.scale + in.offset) * (float)(bins - 1)) / 255.0f;
+        bin[i] = BIN_OF(scaled, top);
+    }
+}
+
+VECTORIZABLE_SELECTS
+static void lookup_bins(int32_t *bin, const float *x, int64_t count, affine in, int bins)
+{
+    const float top = (float)(bins - 1);
+    for (int64_t i = 0; i < count; i++) {
+        float scaled = ((x[i] * in.scale + in.offset) / 255.0f) * (float)(bins - 1);
+        bin[i] = BIN_OF(scaled, top);
+    }
+}
+
+/* Values per chunk of the fast forward's bins: whole pixels of up to this many values. */
+#define EQUALIZE_CHUNK 1024
+
 int minidl_equalize_forward(float *out, const float *x, float low, float high, int bins,
                             int64_t pixels, int c)
 {
+    if (c > EQUALIZE_CHUNK)   /* a pixel does not fit in a chunk: the plain loops */
+        return minidl_equalize_reference(out, x, low, high, bins, pixels, c);
     int64_t *hist = minidl_alloc((size_t)bins * c * sizeof(int64_t));   /* hist is (c, bins) */
     float *lut = minidl_alloc_floats((size_t)bins * c);                 /* lut is (c, bins) */
     int *equalized = minidl_alloc((size_t)c * sizeof(int));
@@ -109,21 +148,36 @@ int minidl_equalize_forward(float *out, const float *x, float low, float high, i
         return MINIDL_OUT_OF_MEMORY;
     }
     affine in = to_255(low, high), back = from_255(low, high);
+    const int64_t chunk_pixels = EQUALIZE_CHUNK / (c > 0 ? c : 1);
+    int32_t bin[EQUALIZE_CHUNK];
     memset(hist, 0, (size_t)bins * c * sizeof(int64_t));
-    for (int64_t p = 0; p < pixels; p++)        /* one pass over the batch, pixel-major */
-        for (int k = 0; k < c; k++)
-            hist[(int64_t)k * bins + histogram_bin(x[p * c + k] * in.scale + in.offset, bins)]++;
+    for (int64_t p0 = 0; p0 < pixels; p0 += chunk_pixels) {   /* one pass over the batch */
+        const int64_t count = (pixels - p0 < chunk_pixels ? pixels - p0 : chunk_pixels) * c;
+        histogram_bins(bin, x + p0 * c, count, in, bins);
+        for (int64_t i = 0, k = 0; i < count; i++) {
+            hist[k * bins + bin[i]]++;
+            k = k + 1 == c ? 0 : k + 1;
+        }
+    }
     for (int k = 0; k < c; k++)
         equalized[k] = equalize_table(lut + (int64_t)k * bins, hist + (int64_t)k * bins, bins);
     int64_t blocks = minidl_blocks(pixels);
     int threaded = pixels * c >= MINIDL_PARALLEL_MIN;
 #pragma omp parallel for schedule(static) if (threaded) num_threads(minidl_num_threads())
     for (int64_t block = 0; block < blocks; block++) {
+        int32_t index[EQUALIZE_CHUNK];
         int64_t end = block * MINIDL_BLOCK + minidl_block_len(pixels, block);
-        for (int64_t p = block * MINIDL_BLOCK; p < end; p++)
-            for (int k = 0; k < c; k++)
-                out[p * c + k] = equalize_pixel(x[p * c + k], in, back,
-                                                equalized[k] ? lut + (int64_t)k * bins : NULL, bins);
+        for (int64_t p0 = block * MINIDL_BLOCK; p0 < end; p0 += chunk_pixels) {
+            const int64_t count = (end - p0 < chunk_pixels ? end - p0 : chunk_pixels) * c;
+            const float *src = x + p0 * c;
+            float *dst = out + p0 * c;
+            lookup_bins(index, src, count, in, bins);
+            for (int64_t i = 0, k = 0; i < count; i++) {   /* equalize_pixel, the bin known */
+                float e = equalized[k] ? lut[k * bins + index[i]] : src[i] * in.scale + in.offset;
+                dst[i] = e * back.scale + back.offset;
+                k = k + 1 == c ? 0 : k + 1;
+            }
+        }
     }
     free(hist);
     free(lut);
