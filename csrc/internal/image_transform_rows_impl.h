@@ -37,8 +37,16 @@ static inline vm span_lanes(vf f, int size, int reach)
                   vf_mask_le(f, vf_set1((float)(2 * size - 1 - reach))));
 }
 
-static void transform_row_isa(float *row, const float *image, const float *t, int oy,
-                              const struct transform_row_plan *plan)
+/* The lanes whose floor coordinate f has both taps f, f + 1 inside [0, size). */
+static inline vm inner_lanes(vf f, int size)
+{
+    return vm_and(vf_mask_ge(f, vf_zero()), vf_mask_le(f, vf_set1((float)(size - 2))));
+}
+
+/* transform_row_isa with fill_mode a constant (inlined once per mode) */
+static inline __attribute__((always_inline)) void
+transform_row_mode(float *row, const float *image, const float *t, int oy,
+                   const struct transform_row_plan *plan, const int fill_mode)
 {
     const int h = plan->h, w = plan->w, c = plan->c;
     const int64_t total = (int64_t)plan->ow * c;
@@ -49,6 +57,7 @@ static void transform_row_isa(float *row, const float *image, const float *t, in
     const vf t6 = vf_set1(t[6]), t7oy = vf_set1(t[7] * (float)oy), one = vf_set1(1.0f);
     const vf fill = vf_set1(plan->fill_value);
     const vi vc = vi_set1((uint32_t)c), vw = vi_set1((uint32_t)w);
+    const vi vwc = vi_set1((uint32_t)(w * c));   /* one image row of floats */
     for (int64_t e = 0; e < total; e += VF_LANES) {
         const int n = total - e < VF_LANES ? (int)(total - e) : VF_LANES;
         const vf ox = vf_load(plan->ox + e);
@@ -66,21 +75,39 @@ static void transform_row_isa(float *row, const float *image, const float *t, in
             vf qx = vf_floor(vf_add(px, vf_set1(0.5f))), qy = vf_floor(vf_add(py, vf_set1(0.5f)));
             done = vm_and(vm_first(n), vm_and(span_lanes(qx, w, 0), span_lanes(qy, h, 0)));
             vm in_x, in_y;
-            vi ix = fix_lanes(vi_trunc(qx), w, plan->fill_mode, &in_x);
-            vi iy = fix_lanes(vi_trunc(qy), h, plan->fill_mode, &in_y);
+            vi ix = fix_lanes(vi_trunc(qx), w, fill_mode, &in_x);
+            vi iy = fix_lanes(vi_trunc(qy), h, fill_mode, &in_y);
             vi at = vi_add(vi_mullo(vi_add(vi_mullo(iy, vw), ix), vc), ch);
             result = vf_gather(image, at, vm_and(done, vm_and(in_x, in_y)), fill);
         } else {
             vf x0 = vf_floor(px), y0 = vf_floor(py);
-            done = vm_and(vm_first(n), vm_and(span_lanes(x0, w, 1), span_lanes(y0, h, 1)));
             vf fx = vf_sub(px, x0), fy = vf_sub(py, y0);
             vf gx = vf_sub(one, fx), gy = vf_sub(one, fy);
             vi tx = vi_trunc(x0), ty = vi_trunc(y0);
+            const vm lanes = vm_first(n);
+            const unsigned all = vm_bits(lanes);
+            if ((vm_bits(vm_and(inner_lanes(x0, w), inner_lanes(y0, h))) & all) == all) {
+                /* every tap inside the image (most vectors): no fill mode to apply */
+                vi at = vi_add(vi_add(vi_mullo(ty, vwc), vi_mullo(tx, vc)), ch);
+                vf v00 = vf_gather(image, at, lanes, fill);
+                vf v01 = vf_gather(image, vi_add(at, vc), lanes, fill);
+                vf v10 = vf_gather(image, vi_add(at, vwc), lanes, fill);
+                vf v11 = vf_gather(image, vi_add(at, vi_add(vwc, vc)), lanes, fill);
+                result = vf_add(vf_add(vf_add(vf_mul(vf_mul(gy, gx), v00), vf_mul(vf_mul(gy, fx), v01)),
+                                       vf_mul(vf_mul(fy, gx), v10)),
+                                vf_mul(vf_mul(fy, fx), v11));
+                if (n == VF_LANES)
+                    vf_store(row + e, result);
+                else
+                    vf_store_part(row + e, result, n);
+                continue;
+            }
+            done = vm_and(lanes, vm_and(span_lanes(x0, w, 1), span_lanes(y0, h, 1)));
             vm in_x0, in_x1, in_y0, in_y1;
-            vi ix0 = fix_lanes(tx, w, plan->fill_mode, &in_x0);
-            vi ix1 = fix_lanes(vi_add(tx, vi_set1(1)), w, plan->fill_mode, &in_x1);
-            vi row0 = vi_mullo(fix_lanes(ty, h, plan->fill_mode, &in_y0), vw);
-            vi row1 = vi_mullo(fix_lanes(vi_add(ty, vi_set1(1)), h, plan->fill_mode, &in_y1), vw);
+            vi ix0 = fix_lanes(tx, w, fill_mode, &in_x0);
+            vi ix1 = fix_lanes(vi_add(tx, vi_set1(1)), w, fill_mode, &in_x1);
+            vi row0 = vi_mullo(fix_lanes(ty, h, fill_mode, &in_y0), vw);
+            vi row1 = vi_mullo(fix_lanes(vi_add(ty, vi_set1(1)), h, fill_mode, &in_y1), vw);
             vm top = vm_and(done, in_y0), bottom = vm_and(done, in_y1);
             vf v00 = vf_gather(image, vi_add(vi_mullo(vi_add(row0, ix0), vc), ch), vm_and(top, in_x0), fill);
             vf v01 = vf_gather(image, vi_add(vi_mullo(vi_add(row0, ix1), vc), ch), vm_and(top, in_x1), fill);
@@ -108,6 +135,18 @@ static void transform_row_isa(float *row, const float *image, const float *t, in
                 last_done = pixel;
             }
         }
+    }
+}
+
+
+static void transform_row_isa(float *row, const float *image, const float *t, int oy,
+                              const struct transform_row_plan *plan)
+{
+    switch (plan->fill_mode) {
+    case FILL_NEAREST: transform_row_mode(row, image, t, oy, plan, FILL_NEAREST); break;
+    case FILL_WRAP: transform_row_mode(row, image, t, oy, plan, FILL_WRAP); break;
+    case FILL_REFLECT: transform_row_mode(row, image, t, oy, plan, FILL_REFLECT); break;
+    default: transform_row_mode(row, image, t, oy, plan, FILL_CONSTANT); break;
     }
 }
 
