@@ -7,6 +7,7 @@
 
 #include "image_color.h"
 #include "internal/channel_period.h"
+#include "internal/image_loops.h"
 #include "internal/parallel.h"
 #include "internal/philox.h"
 
@@ -143,52 +144,6 @@ static inline __attribute__((always_inline)) void pixels_color(float *dst, const
         pixel_color(dst + p * c, src + p * c, d, kind, low, high, c);
 }
 
-/* pixel_color's posterize and solarize on n values, written as plain loops the compiler
- * vectorizes (the same operations in the same order: equal results). The quantized value is
- * in 0..255, so a signed conversion truncates as the unsigned one does.
- *
- * VECTORIZABLE_SELECTS: under GCC's default -ftrapping-math a comparison may raise the invalid
- * flag, so the nested selects of clampf and solarize's `r < threshold ? r : 255 - r` cannot be
- * if-converted and the loops stayed scalar ("control flow in loop", -fopt-info-vec-missed).
- * Nothing in minidl reads the floating-point flags; without trapping math the same selects
- * become vector compares and blends, lane by lane the same values (NaN included): 1.4 ms ->
- * 0.2 ms for solarize on 128 x 32 x 32 x 3 values on one core. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define VECTORIZABLE_SELECTS __attribute__((optimize("no-trapping-math")))
-#else
-#define VECTORIZABLE_SELECTS
-#endif
-
-/* clampf for those loops: a callee inlined into them must carry the same option, or the
- * vectorizer gives up on the loop ("no vectype for stmt") */
-VECTORIZABLE_SELECTS
-static inline float clamp_selects(float v, float low, float high)
-{
-    return v < low ? low : (v > high ? high : v);
-}
-
-VECTORIZABLE_SELECTS
-static void posterize_values(float *dst, const float *src, int64_t n, int shift, float low,
-                             float high)
-{
-    const float to255 = 255.0f / (high - low), from255 = (high - low) / 255.0f;
-    for (int64_t i = 0; i < n; i++) {
-        int32_t q = (int32_t)clamp_selects((src[i] - low) * to255, 0.0f, 255.0f);
-        dst[i] = (float)((q >> shift) << shift) * from255 + low;
-    }
-}
-
-VECTORIZABLE_SELECTS
-static void solarize_values(float *dst, const float *src, int64_t n, float addition,
-                            float threshold, float low, float high)
-{
-    const float to255 = 255.0f / (high - low), from255 = (high - low) / 255.0f;
-    for (int64_t i = 0; i < n; i++) {
-        float r = clamp_selects((src[i] - low) * to255 + addition, 0.0f, 255.0f);
-        dst[i] = (r < threshold ? r : 255.0f - r) * from255 + low;
-    }
-}
-
 void minidl_random_color_reference(float *out, const float *x, const float *params, int kind,
                                    float low, float high, uint64_t seed, int n, int64_t hw, int c)
 {
@@ -220,10 +175,13 @@ void minidl_random_color_forward(float *out, const float *x, const float *params
             continue;
         }
         switch (kind) {   /* a literal kind each: the compiler drops the per-pixel switch */
-        /* posterize and solarize touch each value alone: one flat loop over hw * c values
-         * that vectorizes (a pixel loop with a runtime c of 3 inside did not) */
-        case KIND_POSTERIZE: posterize_values(dst, src, hw * c, d.shift, low, high); break;
-        case KIND_SOLARIZE: solarize_values(dst, src, hw * c, d.a, d.b, low, high); break;
+        /* posterize and solarize touch each value alone: one flat loop over hw * c values,
+         * vectorized for the active ISA (internal/image_loops.h: pixel_color's operations in
+         * its order; a pixel loop with a runtime c of 3 inside did not vectorize) */
+        case KIND_POSTERIZE: minidl_image_loops()->posterize(dst, src, hw * c, d.shift, low, high); break;
+        case KIND_SOLARIZE:
+            minidl_image_loops()->solarize(dst, src, hw * c, d.a, d.b, low, high);
+            break;
         case KIND_DEGENERATE:   /* reads the pixel's gray: RGB with a literal c, unrolled */
             if (c == 3)
                 pixels_color(dst, src, &d, KIND_DEGENERATE, low, high, hw, 3);

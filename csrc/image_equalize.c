@@ -12,6 +12,7 @@
 
 #include "image_equalize.h"
 #include "internal/checked_alloc.h"
+#include "internal/image_loops.h"
 #include "internal/parallel.h"
 #include "status.h"
 
@@ -98,40 +99,6 @@ int minidl_equalize_reference(float *out, const float *x, float low, float high,
     return MINIDL_OK;
 }
 
-/* The fast forward's bins of many values at once, in loops the compiler vectorizes: bin_of
- * and the index arithmetic as selects (the same numbers as histogram_bin / lookup_bin, a NaN in
- * bin 0). VECTORIZABLE_SELECTS: under GCC's default -ftrapping-math a comparison may raise the
- * invalid flag, so nested selects are not if-converted and these loops stayed scalar; nothing in
- * minidl reads the floating-point flags. An inlined callee must carry the same option, or the
- * vectorizer gives up, hence the one expression below instead of bin_of. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define VECTORIZABLE_SELECTS __attribute__((optimize("no-trapping-math")))
-#else
-#define VECTORIZABLE_SELECTS
-#endif
-
-#define BIN_OF(scaled, top) ((scaled) > 0.0f ? (int32_t)((scaled) < (top) ? (scaled) : (top)) : 0)
-
-VECTORIZABLE_SELECTS
-static void histogram_bins(int32_t *bin, const float *x, int64_t count, affine in, int bins)
-{
-    const float top = (float)(bins - 1);
-    for (int64_t i = 0; i < count; i++) {
-        float scaled = ((x[i] * in.scale + in.offset) * (float)(bins - 1)) / 255.0f;
-        bin[i] = BIN_OF(scaled, top);
-    }
-}
-
-VECTORIZABLE_SELECTS
-static void lookup_bins(int32_t *bin, const float *x, int64_t count, affine in, int bins)
-{
-    const float top = (float)(bins - 1);
-    for (int64_t i = 0; i < count; i++) {
-        float scaled = ((x[i] * in.scale + in.offset) / 255.0f) * (float)(bins - 1);
-        bin[i] = BIN_OF(scaled, top);
-    }
-}
-
 /* hist (c, bins) += the counts of bin (pixels, c); inlined with c a constant for RGB. */
 static inline __attribute__((always_inline)) void count_bins(int64_t *hist, const int32_t *bin,
                                                              int64_t pixels, int c, int bins)
@@ -165,12 +132,15 @@ int minidl_equalize_forward(float *out, const float *x, float low, float high, i
         return MINIDL_OUT_OF_MEMORY;
     }
     affine in = to_255(low, high), back = from_255(low, high);
+    /* the bins of a chunk at a time, in the active ISA's vector loops (histogram_bin and
+     * lookup_bin's numbers), then counted / looked up */
+    const struct image_loops *loops = minidl_image_loops();
     const int64_t chunk_pixels = EQUALIZE_CHUNK / (c > 0 ? c : 1);
     int32_t bin[EQUALIZE_CHUNK];
     memset(hist, 0, (size_t)bins * c * sizeof(int64_t));
     for (int64_t p0 = 0; p0 < pixels; p0 += chunk_pixels) {   /* one pass over the batch */
         const int64_t count = (pixels - p0 < chunk_pixels ? pixels - p0 : chunk_pixels) * c;
-        histogram_bins(bin, x + p0 * c, count, in, bins);
+        loops->histogram_bins(bin, x + p0 * c, count, in.scale, in.offset, bins);
         if (c == 3)
             count_bins(hist, bin, count / 3, 3, bins);
         else
@@ -194,7 +164,7 @@ int minidl_equalize_forward(float *out, const float *x, float low, float high, i
             const int64_t count = (end - p0 < chunk_pixels ? end - p0 : chunk_pixels) * c;
             const float *src = x + p0 * c;
             float *dst = out + p0 * c;
-            lookup_bins(index, src, count, in, bins);
+            loops->lookup_bins(index, src, count, in.scale, in.offset, bins);
             if (c == 3)
                 look_up(dst, index, lut, count / 3, 3, bins);
             else

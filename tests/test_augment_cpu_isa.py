@@ -60,3 +60,61 @@ def test_image_transform_forward_equals_the_scalar_rows(isa, fill_mode, interpol
         reference = _transform_forward(x, t, interpolation, fill_mode, oh, ow)
     assert not (fast == -7.0).any()       # every element written
     np.testing.assert_array_equal(fast, reference)
+
+
+def _on_isa_and_generic(run):
+    """run() on the selected ISA path and on the generic one."""
+    fast = run()
+    with isa_selected("generic"):
+        return fast, run()
+
+
+@pytest.mark.parametrize("kind, params", [("posterize", (1.0, 8.0)), ("solarize", (0.1, 0.5, 0.2, 0.9))])
+def test_posterize_and_solarize_equal_the_generic_loops(isa, kind, params):
+    from minidl._cpu_kernels import ffi, lib
+    from minidl.backends.contract.images import COLOR_KINDS
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-0.7, 1.7, (7, 9, 11, 3)).astype(np.float32)   # some values outside value_range
+    x.reshape(-1)[::41] = np.nan
+    p = ffi.new("float[4]", list(params) + [0.0] * (4 - len(params)))
+
+    def run():
+        out = np.empty_like(x)
+        lib.minidl_random_color_forward(_ptr(ffi, out), _ptr(ffi, x), p, COLOR_KINDS[kind], -0.5, 1.5, 5, 7,
+                                        99, 3)
+        return out
+    fast, generic = _on_isa_and_generic(run)
+    np.testing.assert_array_equal(fast, generic)
+
+
+@pytest.mark.parametrize("shape, low, high, bins", [((5, 13, 17, 3), 0.0, 255.0, 256), ((4, 9, 7, 2), -1.0, 1.0, 77)])
+def test_equalize_equals_the_generic_loops(isa, shape, low, high, bins):
+    from minidl._cpu_kernels import ffi, lib
+    rng = np.random.default_rng(4)
+    x = rng.uniform(low - 0.1 * (high - low), high, shape).astype(np.float32)
+    x.reshape(-1)[::29] = np.nan
+
+    def run():
+        out = np.empty_like(x)
+        assert lib.minidl_equalize_forward(_ptr(ffi, out), _ptr(ffi, x), low, high, bins,
+                                           int(np.prod(shape[:3])), shape[3]) == 0
+        return out
+    fast, generic = _on_isa_and_generic(run)
+    np.testing.assert_array_equal(fast, generic)
+
+
+def test_filter_blend_equals_the_generic_loops(isa):
+    from minidl._cpu_kernels import ffi, lib
+    rng = np.random.default_rng(5)
+    n, h, w, c = 6, 11, 23, 3
+    x = rng.uniform(-10, 265, (n, h, w, c)).astype(np.float32)
+    kernel = rng.uniform(0, 1, (3, 5)).astype(np.float32)
+    weights = np.array([0.0, 0.3, 1.0, 1.7, -0.4, 0.5], np.float32)
+
+    def run():
+        out = np.empty_like(x)
+        lib.minidl_image_filter_blend_forward(_ptr(ffi, out), _ptr(ffi, x), _ptr(ffi, kernel), _ptr(ffi, weights),
+                                              0.0, 255.0, n, h, w, c, 3, 5)
+        return out
+    fast, generic = _on_isa_and_generic(run)
+    np.testing.assert_array_equal(fast, generic)

@@ -1,0 +1,88 @@
+/* The loops of image_loops.h in plain C, included once per ISA file. Those files compile
+ * without trapping math: under GCC's default -ftrapping-math a comparison may raise the invalid
+ * flag, so nested selects (clamps, solarize's `r < threshold ? r : 255 - r`) are not
+ * if-converted and the loops stayed scalar ("control flow in loop", -fopt-info-vec-missed).
+ * Nothing in minidl reads the floating-point flags; the selects become vector compares and
+ * blends with the same values lane by lane, NaN included. */
+#ifndef MINIDL_IMAGE_LOOPS_IMPL_H
+#define MINIDL_IMAGE_LOOPS_IMPL_H
+
+#include <string.h>
+
+#include "image_loops.h"
+
+static inline float clamp_select(float v, float low, float high)
+{
+    return v < low ? low : (v > high ? high : v);   /* NaN passes through */
+}
+
+/* The quantized value is in 0..255, so a signed conversion truncates as the unsigned one does. */
+static void posterize_loop(float *dst, const float *src, int64_t n, int shift, float low, float high)
+{
+    const float to255 = 255.0f / (high - low), from255 = (high - low) / 255.0f;
+    for (int64_t i = 0; i < n; i++) {
+        int32_t q = (int32_t)clamp_select((src[i] - low) * to255, 0.0f, 255.0f);
+        dst[i] = (float)((q >> shift) << shift) * from255 + low;
+    }
+}
+
+static void solarize_loop(float *dst, const float *src, int64_t n, float addition, float threshold,
+                          float low, float high)
+{
+    const float to255 = 255.0f / (high - low), from255 = (high - low) / 255.0f;
+    for (int64_t i = 0; i < n; i++) {
+        float r = clamp_select((src[i] - low) * to255 + addition, 0.0f, 255.0f);
+        dst[i] = (r < threshold ? r : 255.0f - r) * from255 + low;
+    }
+}
+
+/* bin_of of image_equalize.c as one select: the float is clamped before the cast */
+#define EQUALIZE_BIN_OF(scaled, top) ((scaled) > 0.0f ? (int32_t)((scaled) < (top) ? (scaled) : (top)) : 0)
+
+static void histogram_bins_loop(int32_t *bin, const float *x, int64_t n, float scale, float offset,
+                                int bins)
+{
+    const float top = (float)(bins - 1);
+    for (int64_t i = 0; i < n; i++) {
+        float scaled = ((x[i] * scale + offset) * (float)(bins - 1)) / 255.0f;
+        bin[i] = EQUALIZE_BIN_OF(scaled, top);
+    }
+}
+
+static void lookup_bins_loop(int32_t *bin, const float *x, int64_t n, float scale, float offset,
+                             int bins)
+{
+    const float top = (float)(bins - 1);
+    for (int64_t i = 0; i < n; i++) {
+        float scaled = ((x[i] * scale + offset) / 255.0f) * (float)(bins - 1);
+        bin[i] = EQUALIZE_BIN_OF(scaled, top);
+    }
+}
+
+/* dst accumulates the filter, each tap adding a shifted input row, then the blend and clamp */
+static void filter_blend_row_loop(float *dst, const float *image, const float *kernel, float weight,
+                                  float low, float high, int i, int h, int w, int c, int kh, int kw)
+{
+    const int64_t row = (int64_t)w * c;
+    const int ph = kh / 2, pw = kw / 2;
+    const float *xrow = image + i * row;
+    memset(dst, 0, (size_t)row * sizeof(float));
+    for (int a = 0; a < kh; a++) {
+        const int r = i + a - ph;
+        if (r < 0 || r >= h) continue;   /* zero padding adds nothing */
+        const float *in = image + r * row;
+        for (int b = 0; b < kw; b++) {
+            const float k = kernel[a * kw + b];
+            const int64_t shift = (int64_t)(b - pw) * c;
+            const int64_t q0 = shift < 0 ? -shift : 0, q1 = shift > 0 ? row - shift : row;
+            for (int64_t q = q0; q < q1; q++) dst[q] += k * in[q + shift];
+        }
+    }
+    for (int64_t q = 0; q < row; q++)
+        dst[q] = clamp_select(xrow[q] + weight * (dst[q] - xrow[q]), low, high);
+}
+
+static const struct image_loops isa_image_loops = {posterize_loop, solarize_loop, histogram_bins_loop,
+                                                   lookup_bins_loop, filter_blend_row_loop};
+
+#endif
