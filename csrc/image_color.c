@@ -225,23 +225,17 @@ void minidl_auto_contrast_reference(float *out, const float *x, float low, float
 }
 
 /* One image's AutoContrast with c < CHANNEL_PERIOD_MAX_C, in channel-periodic rows (see
- * channel_period.h); the same numbers as the channel-blocked loop below. */
+ * channel_period.h) run by the active ISA's loops (internal/image_loops.h); the same numbers
+ * as the channel-blocked loop below (stretch's scale and offset computed once per lane). */
 static void auto_contrast_periodic(float *dst, const float *image, float low, float high,
                                    int64_t hw, int c)
 {
-    const float to255 = 255.0f / (high - low);
+    const struct image_loops *loops = minidl_image_loops();
     const int period = channel_period(c);
     const int64_t total = hw * c;
     float lo[CHANNEL_PERIOD_MAX], hi[CHANNEL_PERIOD_MAX];
     for (int j = 0; j < period; j++) { lo[j] = INFINITY; hi[j] = -INFINITY; }
-    for (int64_t i = 0; i < total; i += period) {
-        const int64_t len = total - i < period ? total - i : period;
-        for (int64_t j = 0; j < len; j++) {
-            float v = (image[i + j] - low) * to255;
-            lo[j] = v < lo[j] ? v : lo[j];
-            hi[j] = v > hi[j] ? v : hi[j];
-        }
-    }
+    loops->extremes(lo, hi, image, total, period, low, high);
     float channel_lo[CHANNEL_PERIOD_MAX_C], channel_hi[CHANNEL_PERIOD_MAX_C];
     for (int k = 0; k < c; k++) { channel_lo[k] = INFINITY; channel_hi[k] = -INFINITY; }
     for (int j = 0; j < period; j++) {   /* min / max do not depend on the order: exact */
@@ -249,12 +243,13 @@ static void auto_contrast_periodic(float *dst, const float *image, float low, fl
         channel_lo[k] = lo[j] < channel_lo[k] ? lo[j] : channel_lo[k];
         channel_hi[k] = hi[j] > channel_hi[k] ? hi[j] : channel_hi[k];
     }
-    channel_period_spread(lo, channel_lo, c, period);
-    channel_period_spread(hi, channel_hi, c, period);
-    for (int64_t i = 0; i < total; i += period) {
-        const int64_t len = total - i < period ? total - i : period;
-        for (int64_t j = 0; j < len; j++) dst[i + j] = stretch(image[i + j], lo[j], hi[j], low, high);
+    float scale[CHANNEL_PERIOD_MAX], offset[CHANNEL_PERIOD_MAX];
+    for (int j = 0; j < period; j++) {   /* stretch's first two lines */
+        int k = j % c;
+        scale[j] = 255.0f / (channel_hi[k] - channel_lo[k]);
+        offset[j] = -channel_lo[k] * scale[j];
     }
+    loops->stretch(dst, image, scale, offset, total, period, low, high);
 }
 
 void minidl_auto_contrast_forward(float *out, const float *x, float low, float high, int n,

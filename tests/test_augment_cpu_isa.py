@@ -118,3 +118,33 @@ def test_filter_blend_equals_the_generic_loops(isa):
         return out
     fast, generic = _on_isa_and_generic(run)
     np.testing.assert_array_equal(fast, generic)
+
+
+@pytest.mark.parametrize("c", [1, 3, 5])
+def test_auto_contrast_equals_the_generic_loops(isa, c):
+    from minidl._cpu_kernels import ffi, lib
+    rng = np.random.default_rng(6)
+    x = rng.uniform(-20, 280, (5, 7, 9, c)).astype(np.float32)
+    x[1] = 17.0                                # a constant image: kept as it is
+    x[2, ..., 0] = np.nan
+
+    def run():
+        out = np.empty_like(x)
+        lib.minidl_auto_contrast_forward(_ptr(ffi, out), _ptr(ffi, x), 0.0, 255.0, 5, 63, c)
+        return out
+    fast, generic = _on_isa_and_generic(run)
+    np.testing.assert_array_equal(fast, generic)
+
+
+@pytest.mark.parametrize("c", [1, 3, 5])
+def test_random_contrast_equals_the_generic_loops(isa, c):
+    from minidl._cpu_kernels import ffi, lib
+    rng = np.random.default_rng(8)
+    x = rng.uniform(-20, 280, (5, 7, 9, c)).astype(np.float32)
+
+    def run():
+        out = np.empty_like(x)
+        lib.minidl_random_contrast_forward(_ptr(ffi, out), _ptr(ffi, x), 0.4, 0.7, 0.0, 255.0, 21, 5, 63, c)
+        return out
+    fast, generic = _on_isa_and_generic(run)
+    np.testing.assert_array_equal(fast, generic)

@@ -22,6 +22,21 @@ struct image_loops {
      * (h, w, c) with kernel (kh, kw) over the zero-padded image, xrow its row i */
     void (*filter_blend_row)(float *dst, const float *image, const float *kernel, float weight,
                              float low, float high, int i, int h, int w, int c, int kh, int kw);
+    /* AutoContrast's channel-periodic rows (channel_period.h) of x (total): lo, hi (period) =
+     * the running min / max of each lane's (x - low) 255 / (high - low) */
+    void (*extremes)(float *lo, float *hi, const float *x, int64_t total, int period, float low,
+                     float high);
+    /* dst (total) = stretch of image_color.c for each lane's scale = 255 / (hi - lo) and
+     * offset = -lo scale (period each): clamp(((x - low) 255 / (high - low)) scale + offset,
+     * 0, 255) back in [low, high], x itself where that is NaN */
+    void (*stretch)(float *dst, const float *x, const float *scale, const float *offset,
+                    int64_t total, int period, float low, float high);
+    /* RandomContrast's channel-periodic rows of x (total): sum (period) += each lane's values,
+     * summed in double row after row; dst (total) = clamp((x - mean) factor + mean, low, high)
+     * for each lane's mean (period) */
+    void (*period_sums)(double *sum, const float *x, int64_t total, int period);
+    void (*contrast)(float *dst, const float *x, const float *mean, float factor, int64_t total,
+                     int period, float low, float high);
 };
 
 const struct image_loops *minidl_image_loops_generic(void);

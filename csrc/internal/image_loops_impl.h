@@ -82,7 +82,55 @@ static void filter_blend_row_loop(float *dst, const float *image, const float *k
         dst[q] = clamp_select(xrow[q] + weight * (dst[q] - xrow[q]), low, high);
 }
 
+static void extremes_loop(float *lo, float *hi, const float *x, int64_t total, int period,
+                          float low, float high)
+{
+    const float to255 = 255.0f / (high - low);
+    for (int64_t i = 0; i < total; i += period) {
+        const int64_t len = total - i < period ? total - i : period;
+        for (int64_t j = 0; j < len; j++) {
+            float v = (x[i + j] - low) * to255;
+            lo[j] = v < lo[j] ? v : lo[j];
+            hi[j] = v > hi[j] ? v : hi[j];
+        }
+    }
+}
+
+static void stretch_loop(float *dst, const float *x, const float *scale, const float *offset,
+                         int64_t total, int period, float low, float high)
+{
+    const float to255 = 255.0f / (high - low), from255 = (high - low) / 255.0f;
+    for (int64_t i = 0; i < total; i += period) {
+        const int64_t len = total - i < period ? total - i : period;
+        for (int64_t j = 0; j < len; j++) {
+            float v = ((x[i + j] - low) * to255) * scale[j] + offset[j];
+            float result = clamp_select(v, 0.0f, 255.0f) * from255 + low;
+            dst[i + j] = result != result ? x[i + j] : result;
+        }
+    }
+}
+
+static void period_sums_loop(double *sum, const float *x, int64_t total, int period)
+{
+    for (int64_t i = 0; i < total; i += period) {
+        const int64_t len = total - i < period ? total - i : period;
+        for (int64_t j = 0; j < len; j++) sum[j] += x[i + j];
+    }
+}
+
+static void contrast_loop(float *dst, const float *x, const float *mean, float factor,
+                          int64_t total, int period, float low, float high)
+{
+    for (int64_t i = 0; i < total; i += period) {
+        const int64_t len = total - i < period ? total - i : period;
+        for (int64_t j = 0; j < len; j++)
+            dst[i + j] = clamp_select((x[i + j] - mean[j]) * factor + mean[j], low, high);
+    }
+}
+
 static const struct image_loops isa_image_loops = {posterize_loop, solarize_loop, histogram_bins_loop,
-                                                   lookup_bins_loop, filter_blend_row_loop};
+                                                   lookup_bins_loop, filter_blend_row_loop,
+                                                   extremes_loop, stretch_loop, period_sums_loop,
+                                                   contrast_loop};
 
 #endif
