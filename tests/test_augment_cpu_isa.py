@@ -103,18 +103,20 @@ def test_equalize_equals_the_generic_loops(isa, shape, low, high, bins):
     np.testing.assert_array_equal(fast, generic)
 
 
-def test_filter_blend_equals_the_generic_loops(isa):
+@pytest.mark.parametrize("w, kh, kw", [(23, 3, 5), (4, 3, 3), (40, 9, 9)])   # blocks; tap by tap (a
+def test_filter_blend_equals_the_generic_loops(isa, w, kh, kw):              # narrow row, > 64 taps)
     from minidl._cpu_kernels import ffi, lib
     rng = np.random.default_rng(5)
-    n, h, w, c = 6, 11, 23, 3
+    n, h, c = 6, 11, 3
     x = rng.uniform(-10, 265, (n, h, w, c)).astype(np.float32)
-    kernel = rng.uniform(0, 1, (3, 5)).astype(np.float32)
+    x[3, 2, 1, 1] = np.nan
+    kernel = rng.uniform(0, 1, (kh, kw)).astype(np.float32)
     weights = np.array([0.0, 0.3, 1.0, 1.7, -0.4, 0.5], np.float32)
 
     def run():
         out = np.empty_like(x)
         lib.minidl_image_filter_blend_forward(_ptr(ffi, out), _ptr(ffi, x), _ptr(ffi, kernel), _ptr(ffi, weights),
-                                              0.0, 255.0, n, h, w, c, 3, 5)
+                                              0.0, 255.0, n, h, w, c, kh, kw)
         return out
     fast, generic = _on_isa_and_generic(run)
     np.testing.assert_array_equal(fast, generic)

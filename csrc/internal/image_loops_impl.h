@@ -59,23 +59,68 @@ static void lookup_bins_loop(int32_t *bin, const float *x, int64_t n, float scal
     }
 }
 
-/* dst accumulates the filter, each tap adding a shifted input row, then the blend and clamp */
+/* Taps of a filter row kept in FILTER_MAX_TAPS (pointer, weight) pairs; larger kernels take
+ * the tap-by-tap loops. FILTER_BLOCK outputs are summed in registers at a time. */
+#define FILTER_MAX_TAPS 64
+#define FILTER_BLOCK 16
+
+/* dst (w, c) = filter_blend_row of image_loops.h. Each output sums its taps in the order rows
+ * then columns, starting from +0, skipping the taps in the zero padding (as adding them would
+ * not: a NaN or infinite kernel value times 0). Outputs whose taps all lie in the row are summed
+ * FILTER_BLOCK at a time over the list of taps; the c * (kw / 2) outputs at each end, tap by
+ * tap with the same order. */
 static void filter_blend_row_loop(float *dst, const float *image, const float *kernel, float weight,
                                   float low, float high, int i, int h, int w, int c, int kh, int kw)
 {
     const int64_t row = (int64_t)w * c;
     const int ph = kh / 2, pw = kw / 2;
     const float *xrow = image + i * row;
-    memset(dst, 0, (size_t)row * sizeof(float));
-    for (int a = 0; a < kh; a++) {
+    const float *tap_at[FILTER_MAX_TAPS];   /* the input element under output 0 of each tap */
+    float tap_weight[FILTER_MAX_TAPS];
+    int64_t tap_shift[FILTER_MAX_TAPS];
+    int taps = 0;
+    for (int a = 0; a < kh && taps <= FILTER_MAX_TAPS; a++) {
         const int r = i + a - ph;
         if (r < 0 || r >= h) continue;   /* zero padding adds nothing */
-        const float *in = image + r * row;
-        for (int b = 0; b < kw; b++) {
-            const float k = kernel[a * kw + b];
-            const int64_t shift = (int64_t)(b - pw) * c;
-            const int64_t q0 = shift < 0 ? -shift : 0, q1 = shift > 0 ? row - shift : row;
-            for (int64_t q = q0; q < q1; q++) dst[q] += k * in[q + shift];
+        for (int b = 0; b < kw; b++, taps++) {
+            if (taps == FILTER_MAX_TAPS) { taps++; break; }
+            tap_shift[taps] = (int64_t)(b - pw) * c;
+            tap_at[taps] = image + r * row + tap_shift[taps];
+            tap_weight[taps] = kernel[a * kw + b];
+        }
+    }
+    const int64_t edge = (int64_t)pw * c;
+    if (taps > FILTER_MAX_TAPS || row - 2 * edge < FILTER_BLOCK) {
+        memset(dst, 0, (size_t)row * sizeof(float));
+        for (int a = 0; a < kh; a++) {
+            const int r = i + a - ph;
+            if (r < 0 || r >= h) continue;
+            const float *in = image + r * row;
+            for (int b = 0; b < kw; b++) {
+                const float k = kernel[a * kw + b];
+                const int64_t shift = (int64_t)(b - pw) * c;
+                const int64_t q0 = shift < 0 ? -shift : 0, q1 = shift > 0 ? row - shift : row;
+                for (int64_t q = q0; q < q1; q++) dst[q] += k * in[q + shift];
+            }
+        }
+    } else {
+        /* the last block overlaps the one before: its outputs are recomputed, the same numbers */
+        for (int64_t q0 = edge; q0 < row - edge; q0 += FILTER_BLOCK) {
+            const int64_t q = q0 + FILTER_BLOCK <= row - edge ? q0 : row - edge - FILTER_BLOCK;
+            float sum[FILTER_BLOCK] = {0};
+            for (int t = 0; t < taps; t++) {
+                const float *in = tap_at[t] + q;
+                const float k = tap_weight[t];
+                for (int j = 0; j < FILTER_BLOCK; j++) sum[j] += k * in[j];
+            }
+            for (int j = 0; j < FILTER_BLOCK; j++) dst[q + j] = sum[j];
+        }
+        for (int64_t e = 0; e < 2 * edge; e++) {   /* the ends: the taps inside the row */
+            const int64_t q = e < edge ? e : row - 2 * edge + e;
+            float sum = 0.0f;
+            for (int t = 0; t < taps; t++)
+                if (q + tap_shift[t] >= 0 && q + tap_shift[t] < row) sum += tap_weight[t] * tap_at[t][q];
+            dst[q] = sum;
         }
     }
     for (int64_t q = 0; q < row; q++)
