@@ -182,9 +182,9 @@ void minidl_random_color_forward(float *out, const float *x, const float *params
         case KIND_SOLARIZE:
             minidl_image_loops()->solarize(dst, src, hw * c, d.a, d.b, low, high);
             break;
-        case KIND_DEGENERATE:   /* reads the pixel's gray: RGB with a literal c, unrolled */
+        case KIND_DEGENERATE:   /* reads the pixel's gray: RGB in the ISA's vector loop */
             if (c == 3)
-                pixels_color(dst, src, &d, KIND_DEGENERATE, low, high, hw, 3);
+                minidl_image_loops()->degenerate_rgb(dst, src, hw, d.a, low, high);
             else
                 pixels_color(dst, src, &d, KIND_DEGENERATE, low, high, hw, c);
             break;

@@ -69,8 +69,9 @@ def _on_isa_and_generic(run):
         return fast, run()
 
 
-@pytest.mark.parametrize("kind, params", [("posterize", (1.0, 8.0)), ("solarize", (0.1, 0.5, 0.2, 0.9))])
-def test_posterize_and_solarize_equal_the_generic_loops(isa, kind, params):
+@pytest.mark.parametrize("kind, params", [("posterize", (1.0, 8.0)), ("solarize", (0.1, 0.5, 0.2, 0.9)),
+                                          ("degenerate", (-0.8, 0.8))])
+def test_color_kernels_equal_the_generic_loops(isa, kind, params):
     from minidl._cpu_kernels import ffi, lib
     from minidl.backends.contract.images import COLOR_KINDS
     rng = np.random.default_rng(3)

@@ -37,6 +37,10 @@ struct image_loops {
     void (*period_sums)(double *sum, const float *x, int64_t total, int period);
     void (*contrast)(float *dst, const float *x, const float *mean, float factor, int64_t total,
                      int period, float low, float high);
+    /* dst (pixels, 3) = RandomColorDegeneration of RGB src (pixels, 3): each value v moved by
+     * factor towards the pixel's gray (0.2989 r + 0.587 g) + 0.114 b, clamped to [low, high] */
+    void (*degenerate_rgb)(float *dst, const float *src, int64_t pixels, float factor, float low,
+                           float high);
 };
 
 const struct image_loops *minidl_image_loops_generic(void);

@@ -173,9 +173,21 @@ static void contrast_loop(float *dst, const float *x, const float *mean, float f
     }
 }
 
+static void degenerate_rgb_loop(float *dst, const float *src, int64_t pixels, float factor,
+                               float low, float high)
+{
+    for (int64_t p = 0; p < pixels; p++) {
+        const float r = src[3 * p], g = src[3 * p + 1], b = src[3 * p + 2];
+        const float gray = (0.2989f * r + 0.587f * g) + 0.114f * b;
+        dst[3 * p] = clamp_select(r + factor * (gray - r), low, high);
+        dst[3 * p + 1] = clamp_select(g + factor * (gray - g), low, high);
+        dst[3 * p + 2] = clamp_select(b + factor * (gray - b), low, high);
+    }
+}
+
 static const struct image_loops isa_image_loops = {posterize_loop, solarize_loop, histogram_bins_loop,
                                                    lookup_bins_loop, filter_blend_row_loop,
                                                    extremes_loop, stretch_loop, period_sums_loop,
-                                                   contrast_loop};
+                                                   contrast_loop, degenerate_rgb_loop};
 
 #endif
