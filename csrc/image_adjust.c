@@ -5,6 +5,7 @@
 
 #include "image_adjust.h"
 #include "internal/channel_period.h"
+#include "internal/image_loops.h"
 #include "internal/parallel.h"
 #include "internal/philox.h"
 
@@ -81,23 +82,17 @@ void minidl_image_random_transforms(float *transforms, const float *ranges, int 
 static void contrast_periodic(float *dst, const float *image, float factor, float low, float high,
                               int64_t hw, int c)
 {
+    const struct image_loops *loops = minidl_image_loops();   /* the active ISA's vector loops */
     const int period = channel_period(c);
     const int64_t total = hw * c;
     double sum[CHANNEL_PERIOD_MAX] = {0};
-    for (int64_t i = 0; i < total; i += period) {
-        const int64_t len = total - i < period ? total - i : period;
-        for (int64_t j = 0; j < len; j++) sum[j] += image[i + j];
-    }
+    loops->period_sums(sum, image, total, period);
     double channel_sum[CHANNEL_PERIOD_MAX_C] = {0};
     for (int j = 0; j < period; j++) channel_sum[j % c] += sum[j];
     float channel_mean[CHANNEL_PERIOD_MAX_C], mean[CHANNEL_PERIOD_MAX];
     for (int k = 0; k < c; k++) channel_mean[k] = (float)(channel_sum[k] / (double)hw);
     channel_period_spread(mean, channel_mean, c, period);
-    for (int64_t i = 0; i < total; i += period) {
-        const int64_t len = total - i < period ? total - i : period;
-        for (int64_t j = 0; j < len; j++)
-            dst[i + j] = clampf((image[i + j] - mean[j]) * factor + mean[j], low, high);
-    }
+    loops->contrast(dst, image, mean, factor, total, period, low, high);
 }
 
 void minidl_random_contrast_forward(float *out, const float *x, float lower, float upper,

@@ -7,6 +7,7 @@
 
 #include "image_color.h"
 #include "internal/channel_period.h"
+#include "internal/image_loops.h"
 #include "internal/parallel.h"
 #include "internal/philox.h"
 
@@ -143,29 +144,6 @@ static inline __attribute__((always_inline)) void pixels_color(float *dst, const
         pixel_color(dst + p * c, src + p * c, d, kind, low, high, c);
 }
 
-/* pixel_color's posterize and solarize on n values, written as plain loops the compiler
- * vectorizes (the same operations in the same order: equal results). The quantized value is
- * in 0..255, so a signed conversion truncates as the unsigned one does. */
-static void posterize_values(float *dst, const float *src, int64_t n, int shift, float low,
-                             float high)
-{
-    const float to255 = 255.0f / (high - low), from255 = (high - low) / 255.0f;
-    for (int64_t i = 0; i < n; i++) {
-        int32_t q = (int32_t)clampf((src[i] - low) * to255, 0.0f, 255.0f);
-        dst[i] = (float)((q >> shift) << shift) * from255 + low;
-    }
-}
-
-static void solarize_values(float *dst, const float *src, int64_t n, float addition,
-                            float threshold, float low, float high)
-{
-    const float to255 = 255.0f / (high - low), from255 = (high - low) / 255.0f;
-    for (int64_t i = 0; i < n; i++) {
-        float r = clampf((src[i] - low) * to255 + addition, 0.0f, 255.0f);
-        dst[i] = (r < threshold ? r : 255.0f - r) * from255 + low;
-    }
-}
-
 void minidl_random_color_reference(float *out, const float *x, const float *params, int kind,
                                    float low, float high, uint64_t seed, int n, int64_t hw, int c)
 {
@@ -197,13 +175,16 @@ void minidl_random_color_forward(float *out, const float *x, const float *params
             continue;
         }
         switch (kind) {   /* a literal kind each: the compiler drops the per-pixel switch */
-        /* posterize and solarize touch each value alone: one flat loop over hw * c values
-         * that vectorizes (a pixel loop with a runtime c of 3 inside did not) */
-        case KIND_POSTERIZE: posterize_values(dst, src, hw * c, d.shift, low, high); break;
-        case KIND_SOLARIZE: solarize_values(dst, src, hw * c, d.a, d.b, low, high); break;
-        case KIND_DEGENERATE:   /* reads the pixel's gray: RGB with a literal c, unrolled */
+        /* posterize and solarize touch each value alone: one flat loop over hw * c values,
+         * vectorized for the active ISA (internal/image_loops.h: pixel_color's operations in
+         * its order; a pixel loop with a runtime c of 3 inside did not vectorize) */
+        case KIND_POSTERIZE: minidl_image_loops()->posterize(dst, src, hw * c, d.shift, low, high); break;
+        case KIND_SOLARIZE:
+            minidl_image_loops()->solarize(dst, src, hw * c, d.a, d.b, low, high);
+            break;
+        case KIND_DEGENERATE:   /* reads the pixel's gray: RGB in the ISA's vector loop */
             if (c == 3)
-                pixels_color(dst, src, &d, KIND_DEGENERATE, low, high, hw, 3);
+                minidl_image_loops()->degenerate_rgb(dst, src, hw, d.a, low, high);
             else
                 pixels_color(dst, src, &d, KIND_DEGENERATE, low, high, hw, c);
             break;
@@ -244,23 +225,17 @@ void minidl_auto_contrast_reference(float *out, const float *x, float low, float
 }
 
 /* One image's AutoContrast with c < CHANNEL_PERIOD_MAX_C, in channel-periodic rows (see
- * channel_period.h); the same numbers as the channel-blocked loop below. */
+ * channel_period.h) run by the active ISA's loops (internal/image_loops.h); the same numbers
+ * as the channel-blocked loop below (stretch's scale and offset computed once per lane). */
 static void auto_contrast_periodic(float *dst, const float *image, float low, float high,
                                    int64_t hw, int c)
 {
-    const float to255 = 255.0f / (high - low);
+    const struct image_loops *loops = minidl_image_loops();
     const int period = channel_period(c);
     const int64_t total = hw * c;
     float lo[CHANNEL_PERIOD_MAX], hi[CHANNEL_PERIOD_MAX];
     for (int j = 0; j < period; j++) { lo[j] = INFINITY; hi[j] = -INFINITY; }
-    for (int64_t i = 0; i < total; i += period) {
-        const int64_t len = total - i < period ? total - i : period;
-        for (int64_t j = 0; j < len; j++) {
-            float v = (image[i + j] - low) * to255;
-            lo[j] = v < lo[j] ? v : lo[j];
-            hi[j] = v > hi[j] ? v : hi[j];
-        }
-    }
+    loops->extremes(lo, hi, image, total, period, low, high);
     float channel_lo[CHANNEL_PERIOD_MAX_C], channel_hi[CHANNEL_PERIOD_MAX_C];
     for (int k = 0; k < c; k++) { channel_lo[k] = INFINITY; channel_hi[k] = -INFINITY; }
     for (int j = 0; j < period; j++) {   /* min / max do not depend on the order: exact */
@@ -268,12 +243,13 @@ static void auto_contrast_periodic(float *dst, const float *image, float low, fl
         channel_lo[k] = lo[j] < channel_lo[k] ? lo[j] : channel_lo[k];
         channel_hi[k] = hi[j] > channel_hi[k] ? hi[j] : channel_hi[k];
     }
-    channel_period_spread(lo, channel_lo, c, period);
-    channel_period_spread(hi, channel_hi, c, period);
-    for (int64_t i = 0; i < total; i += period) {
-        const int64_t len = total - i < period ? total - i : period;
-        for (int64_t j = 0; j < len; j++) dst[i + j] = stretch(image[i + j], lo[j], hi[j], low, high);
+    float scale[CHANNEL_PERIOD_MAX], offset[CHANNEL_PERIOD_MAX];
+    for (int j = 0; j < period; j++) {   /* stretch's first two lines */
+        int k = j % c;
+        scale[j] = 255.0f / (channel_hi[k] - channel_lo[k]);
+        offset[j] = -channel_lo[k] * scale[j];
     }
+    loops->stretch(dst, image, scale, offset, total, period, low, high);
 }
 
 void minidl_auto_contrast_forward(float *out, const float *x, float low, float high, int n,

@@ -12,6 +12,7 @@
 
 #include "image_equalize.h"
 #include "internal/checked_alloc.h"
+#include "internal/image_loops.h"
 #include "internal/parallel.h"
 #include "status.h"
 
@@ -98,32 +99,81 @@ int minidl_equalize_reference(float *out, const float *x, float low, float high,
     return MINIDL_OK;
 }
 
+/* hist (c, bins) += the counts of bin (pixels, c); inlined with c a constant for RGB. */
+static inline __attribute__((always_inline)) void count_bins(int64_t *hist, const int32_t *bin,
+                                                             int64_t pixels, int c, int bins)
+{
+    for (int64_t p = 0; p < pixels; p++)
+        for (int k = 0; k < c; k++) hist[(int64_t)k * bins + bin[p * c + k]]++;
+}
+
+/* dst (pixels, c) = tables (c, bins) read at index (pixels, c); inlined as count_bins. */
+static inline __attribute__((always_inline)) void look_up(float *dst, const int32_t *index,
+                                                          const float *tables, int64_t pixels,
+                                                          int c, int bins)
+{
+    for (int64_t p = 0; p < pixels; p++)
+        for (int k = 0; k < c; k++) dst[p * c + k] = tables[(int64_t)k * bins + index[p * c + k]];
+}
+
+/* Values per chunk of the fast forward's bins: whole pixels of up to this many values. */
+#define EQUALIZE_CHUNK 1024
+
 int minidl_equalize_forward(float *out, const float *x, float low, float high, int bins,
                             int64_t pixels, int c)
 {
+    if (c > EQUALIZE_CHUNK)   /* a pixel does not fit in a chunk: the plain loops */
+        return minidl_equalize_reference(out, x, low, high, bins, pixels, c);
     int64_t *hist = minidl_alloc((size_t)bins * c * sizeof(int64_t));   /* hist is (c, bins) */
-    float *lut = minidl_alloc_floats((size_t)bins * c);                 /* lut is (c, bins) */
+    float *lut = minidl_alloc_floats((size_t)bins * c);   /* lut is (c, bins): outputs per bin */
     int *equalized = minidl_alloc((size_t)c * sizeof(int));
     if (!hist || !lut || !equalized) {
         free(hist); free(lut); free(equalized);
         return MINIDL_OUT_OF_MEMORY;
     }
     affine in = to_255(low, high), back = from_255(low, high);
+    /* the bins of a chunk at a time, in the active ISA's vector loops (histogram_bin and
+     * lookup_bin's numbers), then counted / looked up */
+    const struct image_loops *loops = minidl_image_loops();
+    const int64_t chunk_pixels = EQUALIZE_CHUNK / (c > 0 ? c : 1);
+    int32_t bin[EQUALIZE_CHUNK];
     memset(hist, 0, (size_t)bins * c * sizeof(int64_t));
-    for (int64_t p = 0; p < pixels; p++)        /* one pass over the batch, pixel-major */
-        for (int k = 0; k < c; k++)
-            hist[(int64_t)k * bins + histogram_bin(x[p * c + k] * in.scale + in.offset, bins)]++;
-    for (int k = 0; k < c; k++)
-        equalized[k] = equalize_table(lut + (int64_t)k * bins, hist + (int64_t)k * bins, bins);
+    for (int64_t p0 = 0; p0 < pixels; p0 += chunk_pixels) {   /* one pass over the batch */
+        const int64_t count = (pixels - p0 < chunk_pixels ? pixels - p0 : chunk_pixels) * c;
+        loops->histogram_bins(bin, x + p0 * c, count, in.scale, in.offset, bins);
+        if (c == 3)
+            count_bins(hist, bin, count / 3, 3, bins);
+        else
+            count_bins(hist, bin, count / c, c, bins);
+    }
+    for (int k = 0; k < c; k++) {
+        float *table = lut + (int64_t)k * bins;
+        equalized[k] = equalize_table(table, hist + (int64_t)k * bins, bins);
+        if (!equalized[k])
+            memset(table, 0, (size_t)bins * sizeof(float));
+        /* equalize_pixel's last step done once per bin: the same product and sum */
+        for (int b = 0; b < bins; b++) table[b] = table[b] * back.scale + back.offset;
+    }
     int64_t blocks = minidl_blocks(pixels);
     int threaded = pixels * c >= MINIDL_PARALLEL_MIN;
 #pragma omp parallel for schedule(static) if (threaded) num_threads(minidl_num_threads())
     for (int64_t block = 0; block < blocks; block++) {
+        int32_t index[EQUALIZE_CHUNK];
         int64_t end = block * MINIDL_BLOCK + minidl_block_len(pixels, block);
-        for (int64_t p = block * MINIDL_BLOCK; p < end; p++)
-            for (int k = 0; k < c; k++)
-                out[p * c + k] = equalize_pixel(x[p * c + k], in, back,
-                                                equalized[k] ? lut + (int64_t)k * bins : NULL, bins);
+        for (int64_t p0 = block * MINIDL_BLOCK; p0 < end; p0 += chunk_pixels) {
+            const int64_t count = (end - p0 < chunk_pixels ? end - p0 : chunk_pixels) * c;
+            const float *src = x + p0 * c;
+            float *dst = out + p0 * c;
+            loops->lookup_bins(index, src, count, in.scale, in.offset, bins);
+            if (c == 3)
+                look_up(dst, index, lut, count / 3, 3, bins);
+            else
+                look_up(dst, index, lut, count / c, c, bins);
+            for (int k = 0; k < c; k++)   /* a channel filling one bin is kept as it is */
+                if (!equalized[k])
+                    for (int64_t i = k; i < count; i += c)
+                        dst[i] = equalize_pixel(src[i], in, back, NULL, bins);
+        }
     }
     free(hist);
     free(lut);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "image_mix.h"
+#include "internal/image_loops.h"
 #include "internal/parallel.h"
 
 static inline float clampf(float v, float low, float high)
@@ -125,7 +126,8 @@ void minidl_image_filter_blend_forward(float *out, const float *x, const float *
                                        int w, int c, int kh, int kw)
 {
     const int64_t row = (int64_t)w * c, image = (int64_t)h * row;
-    const int ph = kh / 2, pw = kw / 2;
+    /* each row's filter and blend in the active ISA's vector loops (internal/image_loops.h) */
+    const struct image_loops *loops = minidl_image_loops();
     int threaded = (int64_t)n * image >= MINIDL_PARALLEL_MIN;
 #pragma omp parallel for collapse(2) schedule(static) if (threaded) num_threads(minidl_num_threads())
     for (int s = 0; s < n; s++)
@@ -138,23 +140,7 @@ void minidl_image_filter_blend_forward(float *out, const float *x, const float *
                 for (int64_t q = 0; q < row; q++) dst[q] = clampf(xrow[q], low, high);
                 continue;
             }
-            /* dst accumulates the filter; each tap adds a shifted input row */
-            memset(dst, 0, (size_t)row * sizeof(float));
-            for (int a = 0; a < kh; a++) {
-                const int r = i + a - ph;
-                if (r < 0 || r >= h) continue;   /* zero padding adds nothing */
-                const float *in = xs + r * row;
-                for (int b = 0; b < kw; b++) {
-                    const float k = kernel[a * kw + b];
-                    const int64_t shift = (int64_t)(b - pw) * c;
-                    const int64_t q0 = shift < 0 ? -shift : 0, q1 = shift > 0 ? row - shift : row;
-#pragma omp simd
-                    for (int64_t q = q0; q < q1; q++) dst[q] += k * in[q + shift];
-                }
-            }
-#pragma omp simd
-            for (int64_t q = 0; q < row; q++)
-                dst[q] = clampf(xrow[q] + wt * (dst[q] - xrow[q]), low, high);
+            loops->filter_blend_row(dst, xs, kernel, wt, low, high, i, h, w, c, kh, kw);
         }
 }
 

@@ -2,14 +2,20 @@
  * maps to an input point, whose nearest pixel or four bilinear taps are read; a tap outside
  * the image is mapped back inside by the fill mode (or reads the constant).
  *
- * The forward runs over output rows, split among the threads; the backward scatters into dx
+ * The forward runs over output rows, split among the threads, each row by the active ISA's
+ * row kernel (internal/image_transform_rows.h: bitwise the scalar rows here, which the generic
+ * build runs and which stay their reference); the backward scatters into dx
  * and so splits by image (images never share a dx). Channels are the innermost, contiguous
  * loop of both. Arithmetic is float32 in the order of the numpy reference
  * (minidl/backends/numpy_ops/images.py). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "cpu_features.h"
 #include "image_transform.h"
+#include "internal/checked_alloc.h"
+#include "internal/image_transform_rows.h"
 #include "internal/parallel.h"
 #include "status.h"
 
@@ -93,15 +99,45 @@ static inline void blend4(float *dst, const float *const src[4], const float wei
                   + weight[3] * src[3][ch];
 }
 
-/* One output row (ow, c) of one image. Under an affine transform, points whose taps all lie
- * inside the image take a direct path (no fill mode to apply); the rest go through find_taps. */
-static void transform_row(float *row, const float *image, const float *t, int oy, int h, int w,
-                          int c, int ow, int interpolation, int fill_mode, float fill_value)
+/* dst (c,) = output pixel (ox, oy) through find_taps: any transform, tap and fill mode. */
+void image_transform_pixel(float *dst, const float *image, const float *t, int ox, int oy,
+                           const struct transform_row_plan *plan)
 {
+    const int c = plan->c;
+    const float fill_value = plan->fill_value;
+    struct taps tp;
+    find_taps(&tp, t, (float)ox, (float)oy, plan->h, plan->w, plan->interpolation, plan->fill_mode);
+    if (tp.count == 1) {
+        if (tp.offset[0] < 0)
+            for (int ch = 0; ch < c; ch++) dst[ch] = fill_value;
+        else
+            memcpy(dst, image + tp.offset[0] * c, sizeof(float) * c);
+        return;
+    }
+    const float *src[4];
+    float weight[4];
+    for (int k = 0; k < 4; k++) {
+        src[k] = tp.offset[k] < 0 ? NULL : image + tp.offset[k] * c;
+        weight[k] = tp.weight[k];
+    }
+    for (int ch = 0; ch < c; ch++) {
+        float v[4];
+        for (int k = 0; k < 4; k++) v[k] = src[k] ? src[k][ch] : fill_value;
+        dst[ch] = ((weight[0] * v[0] + weight[1] * v[1]) + weight[2] * v[2]) + weight[3] * v[3];
+    }
+}
+
+/* One output row (ow, c) of one image in scalar code: the generic build's rows and the
+ * reference of the ISA kernels (image_transform_rows.h). Under an affine transform, points
+ * whose taps all lie inside the image take a direct path (no fill mode to apply); the rest go
+ * through image_transform_pixel. */
+static void transform_row(float *row, const float *image, const float *t, int oy,
+                          const struct transform_row_plan *plan)
+{
+    const int h = plan->h, w = plan->w, c = plan->c, interpolation = plan->interpolation;
     const int affine = t[6] == 0.0f && t[7] == 0.0f;
-    for (int ox = 0; ox < ow; ox++) {
+    for (int ox = 0; ox < plan->ow; ox++) {
         float *dst = row + (int64_t)ox * c;
-        struct taps tp;
         if (affine) {
             float px = t[0] * (float)ox + t[1] * (float)oy + t[2];
             float py = t[3] * (float)ox + t[4] * (float)oy + t[5];
@@ -114,9 +150,7 @@ static void transform_row(float *row, const float *image, const float *t, int oy
                     for (int ch = 0; ch < c; ch++) dst[ch] = src[ch];
                     continue;
                 }
-                goto general;
-            }
-            if (px >= 0.0f && py >= 0.0f && px < (float)(w - 1) && py < (float)(h - 1)) {
+            } else if (px >= 0.0f && py >= 0.0f && px < (float)(w - 1) && py < (float)(h - 1)) {
                 int x0 = (int)px, y0 = (int)py;
                 float fx = px - (float)x0, fy = py - (float)y0;
                 const float *a = image + ((int64_t)y0 * w + x0) * c;
@@ -132,26 +166,20 @@ static void transform_row(float *row, const float *image, const float *t, int oy
                 continue;
             }
         }
-    general:
-        find_taps(&tp, t, (float)ox, (float)oy, h, w, interpolation, fill_mode);
-        if (tp.count == 1) {
-            if (tp.offset[0] < 0)
-                for (int ch = 0; ch < c; ch++) dst[ch] = fill_value;
-            else
-                memcpy(dst, image + tp.offset[0] * c, sizeof(float) * c);
-            continue;
-        }
-        const float *src[4];
-        float weight[4];
-        for (int k = 0; k < 4; k++) {
-            src[k] = tp.offset[k] < 0 ? NULL : image + tp.offset[k] * c;
-            weight[k] = tp.weight[k];
-        }
-        for (int ch = 0; ch < c; ch++) {
-            float v[4];
-            for (int k = 0; k < 4; k++) v[k] = src[k] ? src[k][ch] : fill_value;
-            dst[ch] = ((weight[0] * v[0] + weight[1] * v[1]) + weight[2] * v[2]) + weight[3] * v[3];
-        }
+        image_transform_pixel(dst, image, t, ox, oy, plan);
+    }
+}
+
+/* The active ISA's row kernel, or the scalar rows. The vector kernels index one image with
+ * int32 lanes: larger images take the scalar rows. */
+static transform_row_fn active_row_kernel(int64_t image_size)
+{
+    if (image_size >= INT32_MAX)
+        return transform_row;
+    switch (minidl_cpu_isa()) {
+    case MINIDL_ISA_AVX512: return minidl_transform_row_avx512();
+    case MINIDL_ISA_AVX2: return minidl_transform_row_avx2();
+    default: return transform_row;
     }
 }
 
@@ -167,15 +195,37 @@ int minidl_image_transform_forward(float *out, const float *x, const float *tran
 {
     if (!sizes_valid(n, h, w, c, oh, ow))
         return MINIDL_INVALID_SIZE;
+    transform_row_fn row_kernel = active_row_kernel((int64_t)h * w * c);
+    /* the vector kernels' element -> (pixel, channel) tables, padded to whole vectors; without
+     * memory for them the scalar rows run */
+    const int64_t elements = ((int64_t)ow * c + 15) / 16 * 16;
+    float *lane_ox = NULL;
+    int32_t *lane_ch = NULL;
+    if (row_kernel != transform_row) {
+        lane_ox = minidl_alloc_floats((size_t)elements);
+        lane_ch = minidl_alloc((size_t)elements * sizeof(int32_t));
+        if (lane_ox && lane_ch) {
+            for (int64_t e = 0; e < elements; e++) {
+                int64_t pixel = c > 0 ? e / c : 0;
+                lane_ox[e] = pixel < ow ? (float)pixel : 0.0f;
+                lane_ch[e] = pixel < ow ? (int32_t)(e - pixel * c) : 0;
+            }
+        } else {
+            row_kernel = transform_row;
+        }
+    }
+    const struct transform_row_plan plan = {lane_ox, lane_ch, h, w, c, ow, interpolation,
+                                            fill_mode, fill_value};
     int64_t rows = (int64_t)n * oh;
     int threaded = rows * ow * c >= MINIDL_PARALLEL_MIN;
 #pragma omp parallel for schedule(static) if (threaded) num_threads(minidl_num_threads())
     for (int64_t r = 0; r < rows; r++) {
         int64_t b = r / oh;
-        transform_row(out + r * ow * c, x + b * h * w * c,
-                      transforms + (transform_rows == 1 ? 0 : b) * 8, (int)(r % oh), h, w, c, ow,
-                      interpolation, fill_mode, fill_value);
+        row_kernel(out + r * ow * c, x + b * h * w * c,
+                   transforms + (transform_rows == 1 ? 0 : b) * 8, (int)(r % oh), &plan);
     }
+    free(lane_ox);
+    free(lane_ch);
     return MINIDL_OK;
 }
 

@@ -110,6 +110,37 @@ static inline void vf_argmax_update(vf *best, vi *arg, vf x, vi index)
     *arg = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(*arg), _mm256_castsi256_ps(index), m));
 }
 
+/* ---- lane masks, integer lanes and gathers (image_transform_rows_impl.h); a mask lane is all
+ * ones or all zeros */
+typedef __m256 vm;
+
+static inline vm vm_first(int n) { return _mm256_castsi256_ps(vf_lane_mask(n)); }
+static inline vm vm_and(vm a, vm b) { return _mm256_and_ps(a, b); }
+static inline unsigned vm_bits(vm a) { return (unsigned)_mm256_movemask_ps(a); }
+/* a >= b, a <= b (false for NaN) */
+static inline vm vf_mask_ge(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_GE_OQ); }
+static inline vm vf_mask_le(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LE_OQ); }
+/* lo <= a < hi (signed) */
+static inline vm vi_mask_in(vi a, vi lo, vi hi)
+{
+    return _mm256_castsi256_ps(_mm256_andnot_si256(_mm256_cmpgt_epi32(lo, a), _mm256_cmpgt_epi32(hi, a)));
+}
+static inline vf vf_floor(vf a) { return _mm256_floor_ps(a); }
+static inline vi vi_trunc(vf a) { return _mm256_cvttps_epi32(a); }
+static inline vi vi_sub(vi a, vi b) { return _mm256_sub_epi32(a, b); }
+static inline vi vi_min(vi a, vi b) { return _mm256_min_epi32(a, b); }
+static inline vi vi_max(vi a, vi b) { return _mm256_max_epi32(a, b); }
+/* a < b (signed) ? x : y */
+static inline vi vi_select_lt(vi a, vi b, vi x, vi y)
+{
+    return _mm256_blendv_epi8(y, x, _mm256_cmpgt_epi32(b, a));
+}
+/* base[index] in the lanes of `mask`, `fill` in the others (their memory is not read) */
+static inline vf vf_gather(const float *base, vi index, vm mask, vf fill)
+{
+    return _mm256_mask_i32gather_ps(fill, base, index, mask, 4);
+}
+
 static inline float vf_hsum(vf a)
 {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));

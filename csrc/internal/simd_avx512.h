@@ -118,6 +118,36 @@ static inline void vf_argmax_update(vf *best, vi *arg, vf x, vi index)
     *arg = _mm512_mask_blend_epi32(m, *arg, index);
 }
 
+/* ---- lane masks, integer lanes and gathers (image_transform_rows_impl.h) */
+typedef __mmask16 vm;
+
+static inline vm vm_first(int n) { return (vm)(n >= 16 ? 0xFFFFu : (1u << n) - 1u); }
+static inline vm vm_and(vm a, vm b) { return (vm)(a & b); }
+static inline unsigned vm_bits(vm a) { return (unsigned)a; }
+/* a >= b, a <= b (false for NaN) */
+static inline vm vf_mask_ge(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ); }
+static inline vm vf_mask_le(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LE_OQ); }
+/* lo <= a < hi (signed) */
+static inline vm vi_mask_in(vi a, vi lo, vi hi)
+{
+    return (vm)(_mm512_cmpge_epi32_mask(a, lo) & _mm512_cmplt_epi32_mask(a, hi));
+}
+static inline vf vf_floor(vf a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+static inline vi vi_trunc(vf a) { return _mm512_cvttps_epi32(a); }
+static inline vi vi_sub(vi a, vi b) { return _mm512_sub_epi32(a, b); }
+static inline vi vi_min(vi a, vi b) { return _mm512_min_epi32(a, b); }
+static inline vi vi_max(vi a, vi b) { return _mm512_max_epi32(a, b); }
+/* a < b (signed) ? x : y */
+static inline vi vi_select_lt(vi a, vi b, vi x, vi y)
+{
+    return _mm512_mask_blend_epi32(_mm512_cmplt_epi32_mask(a, b), y, x);
+}
+/* base[index] in the lanes of `mask`, `fill` in the others (their memory is not read) */
+static inline vf vf_gather(const float *base, vi index, vm mask, vf fill)
+{
+    return _mm512_mask_i32gather_ps(fill, mask, index, base, 4);
+}
+
 static inline float vf_hsum(vf a) { return _mm512_reduce_add_ps(a); }
 static inline float vf_hmax(vf a) { return _mm512_reduce_max_ps(a); }
 
