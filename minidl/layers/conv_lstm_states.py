@@ -59,18 +59,17 @@ def initial_states(layer, call, n, given=None):
         for name, state in zip(("h", "c"), given):
             if tuple(b.shape(state)) != own:
                 raise ValueError(f"{layer.describe()}: initial state {name} must have shape "
-                                 f"{format_shape(own)} (batch, *output spatial sizes, "
-                                 f"filters) for inputs {format_shape(call.x_shape)}, got "
-                                 f"{format_shape(b.shape(state))}")
+                                 f"{own} (batch, *output spatial sizes, filters) for inputs "
+                                 f"{tuple(call.x_shape)}, got {tuple(b.shape(state))}")
     if layer.stateful:
         if layer._states is None:
             layer._states = [b.zeros(own), b.zeros(own)]
         elif tuple(b.shape(layer._states[0])) != own:
+            # shapes with their batch sizes (format_shape writes a sample's)
             raise ValueError(f"{layer.describe()}: a stateful layer keeps states of shape "
-                             f"{format_shape(b.shape(layer._states[0]))} (batch, *output, "
-                             f"filters); inputs {format_shape(call.x_shape)} would need "
-                             f"{format_shape(own)}. As Keras, a stateful RNN takes batches of "
-                             f"one size")
+                             f"{tuple(b.shape(layer._states[0]))} (batch, *output, filters); "
+                             f"inputs {tuple(call.x_shape)} would need {own}. As Keras, a "
+                             f"stateful RNN takes batches of one size")
     start = given if given is not None else (layer._states if layer.stateful else None)
     if start is None:
         b.fill(h0, 0.0)
