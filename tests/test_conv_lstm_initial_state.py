@@ -320,3 +320,34 @@ def test_bad_initial_states_are_refused(backend):
     plain(x)
     with pytest.raises(ValueError, match=r"'plain' was called without initial_state before"):
         plain(x, initial_state=[good, good])
+
+
+def _keras_file_layout(path):
+    """(the weight file's dataset and group paths, each layer's build_config) of a .keras."""
+    import io
+    import zipfile
+
+    import h5py
+    with zipfile.ZipFile(path) as z:
+        config = json.loads(z.read("config.json"))
+        names = []
+        with h5py.File(io.BytesIO(z.read("model.weights.h5")), "r") as f:
+            f.visit(names.append)
+    return sorted(names), {layer["name"]: layer.get("build_config")
+                           for layer in config["config"]["layers"]}
+
+
+def test_the_file_minidl_writes_has_the_layout_keras_wrote(tmp_path):
+    """Read back and written again, the Keras file keeps Keras's layout: the weights under
+    each ConvLSTM2D's cell/ and the decoder's build_config by Keras's RNN.build argument
+    names (sequences_shape, initial_state_shape), so that Keras reads minidl's file."""
+    minidl.set_backend("numpy")
+    original = os.path.join(HERE, "fixtures", "keras_files", "conv_lstm_encoder_decoder.keras")
+    load_model(original).save(str(tmp_path / "again.keras"))
+    names, builds = _keras_file_layout(str(tmp_path / "again.keras"))
+    keras_names, keras_builds = _keras_file_layout(original)
+    assert "layers/conv_lstm2d_1/cell/vars/1" in names
+    assert names == keras_names
+    assert builds["decoder"] == keras_builds["decoder"] == {"shapes_dict": {
+        "sequences_shape": [None, 2, 4, 4, 1],
+        "initial_state_shape": [[None, 4, 4, 2], [None, 4, 4, 2]]}}
