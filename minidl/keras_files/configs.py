@@ -325,7 +325,13 @@ def layer_to_keras(layer, input_shape=None):
     builtin = LAYER_CLASSES.get(cls_name) is type(layer)
     spec = {"module": "keras.layers" if builtin else None, "class_name": cls_name,
             "config": config, "registered_name": None if builtin else registered}
-    if input_shape is not None:
+    if input_shape is not None and getattr(layer, "state_count", None) and \
+            layer.multiple_inputs:
+        # a recurrent layer called with initial_state: Keras builds its RNN with
+        # build(sequences_shape, initial_state_shape) and writes the shapes by those names
+        spec["build_config"] = {"shapes_dict": {"sequences_shape": input_shape[0],
+                                                "initial_state_shape": input_shape[1:]}}
+    elif input_shape is not None:
         spec["build_config"] = {"input_shape": input_shape}
     return spec
 

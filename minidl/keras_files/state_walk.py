@@ -20,7 +20,8 @@ list attribute whose name sorts after "layers" is written under layers/. A layer
 (one whose call you wrote) writes its own variables (add_weight's and Variables set as
 attributes: the trainable ones, then the rest, each in creation order) and walks its
 attributes; minidl's built-in layers write all their weights at their own path, as in
-functional models.
+functional models; a recurrent layer's (LSTM, ConvLSTM2D, ...) at <path>/cell, as Keras's cell
+holds them.
 """
 
 import re
@@ -240,7 +241,14 @@ def _visit(item, path, groups, visited, orders):
     visited.add(id(item))
     # a subclassed model's own weights live in its holder layer (models/subclassing.py),
     # which reads and writes them
-    groups.append((path, item._variables if is_subclassed(item) else item, own_weights(item)))
+    own = own_weights(item)
+    if getattr(item, "keras_weights_in_cell", False):
+        # Keras's recurrent layers (LSTM, ConvLSTM2D, ...) hold their weights in their cell:
+        # an empty group of the layer's own, the weights at <path>/cell/vars
+        groups.append((path, item, []))
+        groups.append((_join(path, "cell"), item, own))
+    else:
+        groups.append((path, item._variables if is_subclassed(item) else item, own))
     for name, child in _children(item, orders):
         if is_saveable(child):
             _visit(child, _join(path, name), groups, visited, orders)

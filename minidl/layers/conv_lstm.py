@@ -16,8 +16,11 @@ ConvLSTM3D (conv_lstm3d.py) runs its two convolutions as Conv3D layers.
 
 Keras's options: a mask (N, T) or (N, T, *out) keeps the states of the skipped rows
 (conv_lstm_masks.py); dropout and recurrent_dropout make the convolution of their input a
-grouped one over the input tiled per gate (conv_lstm_dropout.py); stateful=True starts a call
-from the states the last one left (the layer keeps them, as Keras's state variables).
+grouped one over the input tiled per gate (conv_lstm_dropout.py); initial_state=[h0, c0]
+starts a call from given states, further inputs of the call (their gradients come back), and
+stateful=True from the states the last one left (the layer keeps them, as Keras's state
+variables): conv_lstm_states.py. unroll is accepted (Keras passes it to its RNN; the loop
+here is the same either way).
 """
 
 import math
@@ -26,6 +29,7 @@ from .. import activations, constraints, initializers, regularizers
 from ..arguments import int_tuple, number
 from . import conv_lstm_dropout as gate_dropout
 from . import conv_lstm_masks as masks
+from . import conv_lstm_states as initial
 from . import custom_call
 from .base import KerasTensor, Layer, eager_call, format_shape
 from .conv1d import check_channels_last, normalize_single
@@ -43,6 +47,8 @@ class _ConvLSTM(Layer):
     # the recurrent convolution's input must stay as it was for the backward of each step
     # (ConvLSTM3D's Conv3D children keep it): a tensor per step, else one reused
     keeps_state_inputs = False
+    state_count = 2   # [h, c]: initial_state takes them, return_state returns them
+    keras_weights_in_cell = True   # Keras's files hold them under the layer's cell/
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
                  dilation_rate=1, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
@@ -51,8 +57,8 @@ class _ConvLSTM(Layer):
                  recurrent_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, recurrent_constraint=None, bias_constraint=None,
                  dropout=0.0, recurrent_dropout=0.0, seed=None, return_sequences=False,
-                 return_state=False, go_backwards=False, stateful=False, name=None,
-                 trainable=True, zero_output_for_mask=False):
+                 return_state=False, go_backwards=False, stateful=False, unroll=False,
+                 name=None, trainable=True, zero_output_for_mask=False):
         super().__init__(name=name, trainable=trainable, activity_regularizer=activity_regularizer)
         owner = self.describe()
         if not isinstance(filters, int) or isinstance(filters, bool) or filters <= 0:
@@ -87,6 +93,8 @@ class _ConvLSTM(Layer):
         self.seed, self.step_seed = seed, 0
         self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
         self.go_backwards, self.stateful = bool(go_backwards), bool(stateful)
+        # Keras's RNN(unroll=): a graph-size option there; the loop here is the same
+        self.unroll = bool(unroll)
         # Keras's RNN(zero_output_for_mask=): a masked step outputs 0, not the last output
         self.zero_output_for_mask = bool(zero_output_for_mask)
         self._states = None   # a stateful layer's [h, c], carried from call to call
@@ -123,17 +131,31 @@ class _ConvLSTM(Layer):
                     dropout=self.dropout, recurrent_dropout=self.recurrent_dropout,
                     seed=self.seed, return_sequences=self.return_sequences,
                     return_state=self.return_state, go_backwards=self.go_backwards,
-                    stateful=self.stateful, zero_output_for_mask=self.zero_output_for_mask,
+                    stateful=self.stateful, unroll=self.unroll,
+                    zero_output_for_mask=self.zero_output_for_mask,
                     **self._weight_options_config())
 
     # ------------------------------------------------------------- calls
-    def __call__(self, inputs, training=None, mask=None):
-        """Keras's call; mask= (N, T) or (N, T, *output spatial sizes), True where a step is
-        real, is taken by hand on arrays and on Tensors inside a custom layer's call (in a
-        model the mask comes from the layer before: Masking)."""
+    def __call__(self, inputs, training=None, initial_state=None, mask=None):
+        """Keras's call. initial_state=[h0, c0], each (batch, *output spatial sizes, filters),
+        makes the states further inputs of the call (of its node in a model). mask= (N, T)
+        or (N, T, *output spatial sizes), True where a step is real, is taken by hand on
+        arrays and on Tensors inside a custom layer's call (in a model the mask comes from
+        the layer before: Masking)."""
+        if initial_state is not None:
+            if self.built and not self.multiple_inputs:
+                raise ValueError(f"{self.describe()} was called without initial_state before; "
+                                 f"a layer takes its states always or never (make another "
+                                 f"layer for the other calls)")
+            self.multiple_inputs = True
+            inputs = [inputs] + initial.given_states(self, initial_state)
+        elif self.multiple_inputs:
+            raise ValueError(f"{self.describe()} was called with initial_state before; pass it "
+                             f"again")
         if mask is None:
             return super().__call__(inputs, training=training)
-        if isinstance(inputs, KerasTensor) or isinstance(mask, KerasTensor):
+        tensors = inputs if isinstance(inputs, list) else [inputs]
+        if any(isinstance(t, KerasTensor) for t in tensors) or isinstance(mask, KerasTensor):
             raise ValueError(f"{self.describe()}: mask= is not taken on symbolic tensors; in a "
                              f"model the mask reaches the layer from Masking before it")
         if self.return_state and custom_call.is_eager(inputs):
@@ -147,6 +169,8 @@ class _ConvLSTM(Layer):
     # Keras's compute_mask and the model's mask plan, as LSTM's
     output_has_mask = Recurrent.output_has_mask
     compute_mask = Recurrent.compute_mask
+    # a model file's node of three inputs is a call with initial_state
+    accept_node_inputs = Recurrent.accept_node_inputs
 
     # ------------------------------------------------------------ states
     # layer.states ([h, c] as numpy arrays (batch, *out, filters), None unless stateful) and
@@ -155,38 +179,13 @@ class _ConvLSTM(Layer):
     reset_states = Recurrent.reset_states
     reset_state = Recurrent.reset_states
 
-    def _initial_states(self, call, n):
-        """The call's (h0 (N, *out, f), c0 (rows, f)): zeros, or a stateful layer's kept
-        states, which fix its batch size at the first call (as Keras: a stateful RNN takes
-        one batch size); call.first_recurrent: the first step with a recurrent term."""
-        b, f = self.backend, self.filters
-        shape = (n,) + tuple(call.out_image) + (f,)
-        h0, c0 = call.buffer("h0", shape), call.buffer("c0", (call.rows, f))
-        if not self.stateful:
-            b.fill(h0, 0.0)
-            b.fill(c0, 0.0)
-            call.first_recurrent = 1   # h0 is zero: the first step has no recurrent term
-            return h0, c0
-        kept = (n,) + self._own_axes(call.out_image) + (f,)
-        if self._states is None:
-            self._states = [b.zeros(kept), b.zeros(kept)]
-        elif tuple(b.shape(self._states[0])) != kept:
-            raise ValueError(f"{self.describe()}: a stateful layer keeps states of shape "
-                             f"{format_shape(b.shape(self._states[0]))} (batch, *output, "
-                             f"filters); inputs {format_shape(call.x_shape)} would need "
-                             f"{format_shape(kept)}. As Keras, a stateful RNN takes batches of "
-                             f"one size")
-        b.copy(b.reshape(h0, kept), self._states[0])
-        b.copy(b.reshape(c0, kept), self._states[1])
-        call.first_recurrent = 0
-        return h0, c0
+    def _initial_states(self, call, n, given=None):
+        """The call's (h0 (N, *out, f), c0 (rows, f)): zeros, the given initial_state, or a
+        stateful layer's kept states (conv_lstm_states.py)."""
+        return initial.initial_states(self, call, n, given)
 
     def _keep_states(self, h_last, c_last):
-        if self.stateful:
-            b = self.backend
-            shape = b.shape(self._states[0])
-            b.copy(self._states[0], b.reshape(h_last, shape))
-            b.copy(self._states[1], b.reshape(c_last, shape))
+        initial.keep_states(self, h_last, c_last)
 
     # ------------------------------------------------------------ shapes
     def _image_shape(self, input_shape):
@@ -222,7 +221,15 @@ class _ConvLSTM(Layer):
                              f"shape {format_shape(input_shape)}")
         return out
 
+    def _sequence_shape(self, input_shape):
+        """The sequence's sample shape of a build's input_shape (with initial_state, the
+        first of [sequence, h0, c0])."""
+        return input_shape[0] if self.multiple_inputs else input_shape
+
     def build(self, input_shape):
+        if self.multiple_inputs:
+            initial.check_state_shapes(self, input_shape[0], input_shape[1:])
+            input_shape = input_shape[0]
         channels = self._image_shape(input_shape)[-1]
         self._output_image(input_shape)
         k = self._own_axes(self.kernel_size)
@@ -240,6 +247,7 @@ class _ConvLSTM(Layer):
                                         constraint=self.bias_constraint)
 
     def compute_output_shape(self, input_shape):
+        input_shape = self._sequence_shape(input_shape)
         steps = input_shape[0]
         image = self._own_axes(self._output_image(input_shape)) + (self.filters,)
         out = (steps,) + image if self.return_sequences else image
@@ -379,6 +387,9 @@ class _ConvLSTM(Layer):
 
     def forward(self, call, x, training):
         b, f = self.backend, self.filters
+        given = None
+        if self.multiple_inputs:   # [sequence, h0, c0]
+            x, given = x[0], list(x[1:])
         shape = b.shape(x)
         n, steps = shape[0], shape[1]
         if steps < 1:
@@ -409,7 +420,7 @@ class _ConvLSTM(Layer):
             b.fill(seq, 0.0)
         g = call.buffer("step_gates", (rows, 4 * f))
         h, c = call.buffer("step_h", (rows, f)), call.buffer("step_c", (rows, f))
-        h_prev, c0 = self._initial_states(call, n)
+        h_prev, c0 = self._initial_states(call, n, given)
         call.h0_rows, call.c0 = b.reshape(h_prev, (rows, f)), c0
         c_prev = call.buffer("c_prev", (rows, f))
         b.copy(c_prev, c0)
@@ -528,6 +539,12 @@ class _ConvLSTM(Layer):
                 dh_rec = self._state_input_backward(call, self._state_conv_backward(call, t, dg))
                 if t > 0:
                     b.add(dh, dh, dh_rec)
+                elif masked:   # dL/dh0: a skipped row's carried part, and the convolution's
+                    b.add(dh, dh, dh_rec)
+                else:
+                    b.copy(dh, dh_rec)
+        # dh, dc are now dL/dh0 and dL/dc0 (with initial_state, the gradients of two inputs)
+        dstates0 = self._initial_state_grads(call, dh, dc) if call.given_states else None
         self._state_kernel_grad(call, dgates, n, steps)
         dx_in = self._input_conv_backward(call, dgates)
         if dx_in is None:
@@ -541,7 +558,17 @@ class _ConvLSTM(Layer):
         size_in = math.prod(call.x_shape[2:])
         self._gather(b.reshape(dx, (n, steps, size_in)), b.reshape(dxt, (steps, n, size_in)),
                      steps, n, size_in, self.go_backwards, inverse=True)
-        return dx
+        return dx if dstates0 is None else [dx] + dstates0
+
+    def _initial_state_grads(self, call, dh, dc):
+        """[dL/dh0, dL/dc0], each (N, *output spatial sizes, filters), from dh, dc (rows, f)."""
+        b = self.backend
+        n = call.x_shape[0]
+        shape = (n,) + self._own_axes(call.out_image) + (self.filters,)
+        grads = [call.buffer("d_h0", shape), call.buffer("d_c0", shape)]
+        for grad, rows in zip(grads, (dh, dc)):
+            b.copy(b.reshape(grad, b.shape(rows)), rows)
+        return grads
 
     def _state_input_backward(self, call, dh_in):
         """dL/dh_{t-1} (N rows, f) from the gradient of the recurrent convolution's input."""

@@ -17,6 +17,7 @@ class ConvLSTM3D(_ConvLSTM):
 
     def build(self, input_shape):
         super().build(input_shape)
+        input_shape = self._sequence_shape(input_shape)
         f = self.filters
         image = self._image_shape(input_shape)[1:]
         state = self._output_image(input_shape) + (f,)

@@ -61,6 +61,7 @@ class Recurrent(Layer):
     state_count = 1
     needs_step_seed = True   # dropout draws its per-sequence input mask in training
     supports_masking = True
+    keras_weights_in_cell = True   # Keras's files hold them under the layer's cell/
     # Keras's RNN(zero_output_for_mask=): with a mask, the output of a skipped step is 0
     # instead of the last output (Bidirectional sets it to return_sequences, as Keras)
     zero_output_for_mask = False
