@@ -468,3 +468,25 @@ def test_keras_compile_settings_and_optimizer_state(name, optimizer, loss, slots
             f = h5py.File(io.BytesIO(z.read("model.weights.h5")), "r")
             last = f["optimizer/vars"][str(len(f["optimizer/vars"]) - 1)][()]
         assert float(last) == pytest.approx(0.9 * (1 - 0.5 * 0.96))
+
+
+def test_recurrent_weights_sit_in_the_cell_and_the_older_minidl_layout_still_loads(tmp_path):
+    # Keras 3.15.1 writes an LSTM's weights at layers/lstm/cell/vars/{0,1,2} (its layer's own
+    # layers/lstm/vars is empty); minidl wrote them at layers/lstm/vars before following it
+    model = minidl.Sequential([L.Input((5, 3)), L.LSTM(4)])
+    path = str(tmp_path / "lstm.weights.h5")
+    model.save_weights(path)
+    with h5py.File(path, "r") as f:
+        datasets = []
+        f.visititems(lambda name, node: datasets.append(name)
+                     if isinstance(node, h5py.Dataset) else None)
+    assert datasets == ["layers/lstm/cell/vars/0", "layers/lstm/cell/vars/1",
+                        "layers/lstm/cell/vars/2"]
+    older = str(tmp_path / "older.weights.h5")
+    with h5py.File(path, "r") as new, h5py.File(older, "w") as old:
+        for name in datasets:
+            old.create_dataset(name.replace("/cell/vars", "/vars"), data=new[name][()])
+    again = minidl.Sequential([L.Input((5, 3)), L.LSTM(4)])
+    again.load_weights(older)
+    for a, b in zip(again.get_weights(), model.get_weights()):
+        np.testing.assert_array_equal(a, b)

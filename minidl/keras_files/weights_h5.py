@@ -145,6 +145,12 @@ def _vars(f, path, layer, weights, where):
     """The checked datasets of an object's group, in the order of its weights."""
     path = f"{path}/vars" if path else "vars"
     group = f.get(path)
+    if group is None and path.endswith("/cell/vars"):
+        # a recurrent layer's weights as minidl wrote them before it followed Keras's cell
+        # (at the layer's own vars; real Keras never read those files)
+        old = f.get(path[:-len("/cell/vars")] + "/vars")
+        if isinstance(old, h5py().Group) and len(old) == len(weights):
+            path, group = path[:-len("/cell/vars")] + "/vars", old
     if group is None or not isinstance(group, h5py().Group):
         raise ModelFileError(f"{where} has no weights for {layer.describe()} (no group "
                              f"{path})")
