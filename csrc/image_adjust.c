@@ -98,7 +98,7 @@ static void contrast_periodic(float *dst, const float *image, float factor, floa
 void minidl_random_contrast_forward(float *out, const float *x, float lower, float upper,
                                     float low, float high, uint64_t seed, int n, int64_t hw, int c)
 {
-    int threaded = n * hw * c >= MINIDL_PARALLEL_MIN && n > 1;
+    int threaded = (int64_t)n * hw * c >= MINIDL_STREAM_PARALLEL_MIN && n > 1;
 #pragma omp parallel for schedule(static) if (threaded) num_threads(minidl_num_threads())
     for (int s = 0; s < n; s++) {
         float u[4];
@@ -129,7 +129,7 @@ void minidl_random_contrast_forward(float *out, const float *x, float lower, flo
 void minidl_random_brightness_forward(float *out, const float *x, float lower, float upper,
                                       float low, float high, uint64_t seed, int n, int64_t size)
 {
-    int threaded = n * size >= MINIDL_PARALLEL_MIN && n > 1;
+    int threaded = (int64_t)n * size >= MINIDL_STREAM_PARALLEL_MIN && n > 1;
 #pragma omp parallel for schedule(static) if (threaded) num_threads(minidl_num_threads())
     for (int s = 0; s < n; s++) {
         float u[4];

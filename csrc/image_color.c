@@ -159,7 +159,10 @@ void minidl_random_color_reference(float *out, const float *x, const float *para
 void minidl_random_color_forward(float *out, const float *x, const float *params, int kind,
                                  float low, float high, uint64_t seed, int n, int64_t hw, int c)
 {
-    int threaded = n * hw * c >= MINIDL_PARALLEL_MIN && n > 1;
+    /* hue and saturation convert every pixel to HSV and back: enough work for the threads */
+    const int64_t enough = kind == KIND_SATURATION || kind == KIND_HUE ? MINIDL_PARALLEL_MIN
+                                                                       : MINIDL_STREAM_PARALLEL_MIN;
+    int threaded = (int64_t)n * hw * c >= enough && n > 1;
 #pragma omp parallel for schedule(static) if (threaded) num_threads(minidl_num_threads())
     for (int s = 0; s < n; s++) {
         sample_color d = draw_sample(params, kind, seed, s);
@@ -256,7 +259,7 @@ void minidl_auto_contrast_forward(float *out, const float *x, float low, float h
                                   int64_t hw, int c)
 {
     const float to255 = 255.0f / (high - low);
-    int threaded = n * hw * c >= MINIDL_PARALLEL_MIN && n > 1;
+    int threaded = (int64_t)n * hw * c >= MINIDL_STREAM_PARALLEL_MIN && n > 1;
 #pragma omp parallel for schedule(static) if (threaded) num_threads(minidl_num_threads())
     for (int s = 0; s < n; s++) {
         const float *image = x + (int64_t)s * hw * c;   /* image is (hw, c) */

@@ -70,12 +70,12 @@ class AugMix(ComposedAugmentation):
         b = self.backend
         chains, weights, m = self.draw(call.step_seed)
         call.chains, call.weights, call.m = [], weights, m
-        mixed = call.buffer("mixed", b.shape(x))
-        b.fill(mixed, 0.0)
         # an op's inner call is keyed by the op and how many times it ran before in this call,
         # not by its place in the chains: the draws move ops between places every step, and a
         # place whose op changed made a new inner call, whose buffers were allocated anew
+        # (so each chain's output stays in its own buffer until the mix below reads it)
         runs = [0] * len(self._parts)
+        ends = []
         for c, chain in enumerate(chains):
             y, ran = x, []
             for d, index in enumerate(chain):
@@ -83,10 +83,17 @@ class AugMix(ComposedAugmentation):
                 y, inner = self.run_part(call, ("op", index, runs[index]), self._parts[index],
                                          mix_seed(call.step_seed, c + 1, d + 1) >> 2, y)
                 ran.append((self._parts[index], inner))
-            b.axpby(mixed, 1.0, mixed, weights[c], y)
+            ends.append(y)
             call.chains.append(ran)
         out = call.buffer("out", b.shape(x))
-        b.axpby(out, m, x, 1.0 - m, mixed)
+        if len(ends) == 1:
+            b.axpby(out, m, x, (1.0 - m) * weights[0], ends[0])
+        else:   # the weighted sum of the chains in len(ends) - 1 passes over the batch
+            mixed = call.buffer("mixed", b.shape(x))
+            b.axpby(mixed, weights[0], ends[0], weights[1], ends[1])
+            for weight, y in zip(weights[2:], ends[2:]):
+                b.axpby(mixed, 1.0, mixed, weight, y)
+            b.axpby(out, m, x, 1.0 - m, mixed)
         b.binary(out, out, float(self.value_range[0]), "maximum")
         b.binary(out, out, float(self.value_range[1]), "minimum")
         return out
