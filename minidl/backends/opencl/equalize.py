@@ -27,7 +27,13 @@ class EqualizeOps:
         hist = self._scratch_tensor("equalize_hist", (c, bins))
         lut = self._scratch_tensor("equalize_lut", (c, bins + 1))
         self._run1d(_CL, "equalize_clear", c * bins, hist, c * bins)
-        self._run1d(_CL, "equalize_histogram", pixels, hist, x, *to255, bins, np.int64(pixels), c)
+        chunk = self.profile.equalize_chunk
+        if chunk and bins <= 256:   # the private tables of equalize_histogram_chunks (LEVELS)
+            self._run1d(_CL, "equalize_histogram_chunks", -(-pixels // chunk), hist, x, *to255,
+                        bins, np.int64(pixels), c, chunk)
+        else:
+            self._run1d(_CL, "equalize_histogram", pixels, hist, x, *to255, bins,
+                        np.int64(pixels), c)
         self._run1d(_CL, "equalize_tables", c, lut, hist, bins, c)
         self._run1d(_CL, "equalize_apply", pixels * c, out, x, lut, *to255, *from255, bins,
                     np.int64(pixels * c), c)

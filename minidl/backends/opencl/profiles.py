@@ -9,6 +9,7 @@ type), and its ops call `self.profile.<step>` with no test of the device. Each p
   name                      "cpu" or "gpu" (Runtime.profile, shown by info())
   depthwise_channel_run     channels one depthwise forward / backward-data work-item computes
   clahe_tile_area           CLAHE's largest tile (pixels) for the per-tile two-pass kernels
+  equalize_chunk            Equalization's pixels per histogram work-item (0: one per pixel)
   local_size(kernel, n)     the work-group size of a one-dimensional launch of n work-items
   column_partial_sums(...)  the first pass of a per-column reduction: `count` (parts, c) partials
   reduce(...)               a two-pass reduction of a whole tensor
@@ -46,6 +47,11 @@ class CpuProfile:
     # 32 x 32 tiles. A work-item visits at most 9 x this many pixels (Mesa's llvmpipe stalled
     # past ~65,000 in one work-item).
     clahe_tile_area = 256
+    # Equalization's histogram counts runs of this many pixels per work-item in private tables
+    # (kernels/image_equalize.cl's equalize_histogram_chunks) instead of one atomic increment
+    # per value: on PoCL (2 cores) the layer's forward on a 128x32x32x3 batch went from 7.9
+    # to 1.3 ms.
+    equalize_chunk = 4096
 
     def __init__(self, backend):
         self.backend = backend
@@ -120,6 +126,7 @@ class GpuProfile(GroupOps):
     # CLAHE always takes the per-pixel atomic histogram and the 256-level tables (work spread
     # over every pixel); clahe_tile_corners counts a whole tile in one work-item
     clahe_tile_area = 0
+    equalize_chunk = 0   # one work-item per pixel: the atomics of a GPU's many work-items
 
     def __init__(self, backend):
         self.backend = backend
