@@ -7,24 +7,27 @@
 
 #define TAP_CAP 1e9f   // coordinates are capped here before becoming integer tap indices
 
-// Tap index i along an axis of `size` pixels mapped inside by the fill mode; -1 reads the constant.
-long fix_index(long i, const long size, const int fill_mode)
+// Tap index i along an axis of `size` pixels mapped inside by the fill mode; -1 reads the
+// constant. In int: a tap is capped at TAP_CAP (fits), and an image side is far below 2^30
+// (the 64-bit arithmetic this used cost PoCL's vectorized work-items dearly).
+int fix_index(const int i, const int size, const int fill_mode)
 {
     if (i >= 0 && i < size) return i;
     if (fill_mode == 1) return i < 0 ? 0 : size - 1;
     // one period out (the common case under shear, translation, rotation): no division
     if (fill_mode == 2 && i >= -size && i < 2 * size) return i < 0 ? i + size : i - size;
     if (fill_mode == 3 && i >= -size && i < 2 * size) return i < 0 ? -1 - i : 2 * size - 1 - i;
-    if (fill_mode == 2) { const long m = i % size; return m < 0 ? m + size : m; }
+    if (fill_mode == 2) { const int m = i % size; return m < 0 ? m + size : m; }
     if (fill_mode == 3) {           // d c b a | a b c d | d c b a
-        long m = i % (2 * size);
-        if (m < 0) m += 2 * size;
-        return m >= size ? 2 * size - 1 - m : m;
+        const long period = 2 * (long)size;
+        long m = i % period;
+        if (m < 0) m += period;
+        return (int)(m >= size ? period - 1 - m : m);
     }
     return -1;
 }
 
-long tap_index(const float p) { return (long)clamp(p, -TAP_CAP, TAP_CAP); }
+int tap_index(const float p) { return (int)clamp(p, -TAP_CAP, TAP_CAP); }
 
 // Up to four taps (pixel offsets y * w + x, -1 for the constant) and weights of output pixel (ox, oy).
 int find_taps(float weight[4], long offset[4], __global const float *t, const float ox,
@@ -34,21 +37,22 @@ int find_taps(float weight[4], long offset[4], __global const float *t, const fl
     const float px = (t[0] * ox + t[1] * oy + t[2]) / k;
     const float py = (t[3] * ox + t[4] * oy + t[5]) / k;
     if (interpolation == 0) {
-        const long iy = fix_index(tap_index(floor(py + 0.5f)), h, fill_mode);
-        const long ix = fix_index(tap_index(floor(px + 0.5f)), w, fill_mode);
+        const int iy = fix_index(tap_index(floor(py + 0.5f)), h, fill_mode);
+        const int ix = fix_index(tap_index(floor(px + 0.5f)), w, fill_mode);
         weight[0] = 1.0f;
-        offset[0] = iy < 0 || ix < 0 ? -1 : iy * w + ix;
+        offset[0] = iy < 0 || ix < 0 ? -1 : (long)iy * w + ix;
         return 1;
     }
     const float x0 = floor(px), y0 = floor(py);
     const float fx = px - x0, fy = py - y0;
-    const long ys[2] = {fix_index(tap_index(y0), h, fill_mode), fix_index(tap_index(y0) + 1, h, fill_mode)};
-    const long xs[2] = {fix_index(tap_index(x0), w, fill_mode), fix_index(tap_index(x0) + 1, w, fill_mode)};
+    const int ty = tap_index(y0), tx = tap_index(x0);
+    const int ys[2] = {fix_index(ty, h, fill_mode), fix_index(ty + 1, h, fill_mode)};
+    const int xs[2] = {fix_index(tx, w, fill_mode), fix_index(tx + 1, w, fill_mode)};
     const float wy[2] = {1.0f - fy, fy}, wx[2] = {1.0f - fx, fx};
     for (int a = 0; a < 2; ++a)
         for (int b = 0; b < 2; ++b) {
             weight[2 * a + b] = wy[a] * wx[b];
-            offset[2 * a + b] = ys[a] < 0 || xs[b] < 0 ? -1 : ys[a] * w + xs[b];
+            offset[2 * a + b] = ys[a] < 0 || xs[b] < 0 ? -1 : (long)ys[a] * w + xs[b];
         }
     return 4;
 }
