@@ -66,7 +66,7 @@ class ImageOps:
         runs = -(-(h * w) // COLOR_RUN)
         self._run1d("image_color.cl", "random_color_forward", n * runs, out, x,
                     *(np.float32(p) for p in params), COLOR_KINDS[kind], np.float32(low), np.float32(high),
-                    *_seed_halves(seed), n, h * w, c)
+                    *_seed_halves(seed), n, h * w, c, defines={"COLOR_KIND": COLOR_KINDS[kind]})
 
     def _auto_contrast_forward(self, out, x, value_range):
         low, high = value_range

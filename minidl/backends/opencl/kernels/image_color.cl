@@ -4,6 +4,14 @@
 // run of COLOR_RUN pixels of one image, so that each draws its sample's two uniforms (ten
 // Philox rounds) once: per pixel, the draws cost PoCL more than the pixels themselves.
 #define COLOR_RUN 64   // pixels per work-item of random_color_forward (tunable)
+// COLOR_KIND: the backend builds random_color_forward once per kind with -DCOLOR_KIND=<code>,
+// so that the per-pixel tests of the kind fold away, and posterize and solarize run one flat
+// loop over the values; without it the kind is read at run time.
+#ifdef COLOR_KIND
+#define KIND COLOR_KIND
+#else
+#define KIND kind
+#endif
 
 // Kind codes: 0 grayscale, 1 invert, 2 posterize, 3 solarize, 4 degenerate, 5 saturation, 6 hue.
 
@@ -48,25 +56,42 @@ __kernel void random_color_forward(__global float *out, __global const float *x,
     const long last = min(first + COLOR_RUN, (s + 1) * hw);
     int apply = 1, shift = 0;
     float a = 0.0f, b = 0.0f;
-    if (kind == 0) apply = u0 < p0;
-    else if (kind == 1) apply = u1 < p0 + (p1 - p0) * u0;
-    else if (kind == 2) shift = (int)(8.0f - (p0 == p1 ? p0 : fmin(floor(p0 + (p1 - p0) * u0), p1 - 1.0f)));
-    else if (kind == 3) { a = p0 + (p1 * 255.0f - p0) * u0; b = p2 + (p3 * 255.0f - p2) * u1; }
-    else if (kind == 4) a = p0 + (p1 - p0) * u0;
-    else if (kind == 5) { const float f = p0 + (p1 - p0) * u0; a = f / (1.0f - f + 1e-7f); }
+    if (KIND == 0) apply = u0 < p0;
+    else if (KIND == 1) apply = u1 < p0 + (p1 - p0) * u0;
+    else if (KIND == 2) shift = (int)(8.0f - (p0 == p1 ? p0 : fmin(floor(p0 + (p1 - p0) * u0), p1 - 1.0f)));
+    else if (KIND == 3) { a = p0 + (p1 * 255.0f - p0) * u0; b = p2 + (p3 * 255.0f - p2) * u1; }
+    else if (KIND == 4) a = p0 + (p1 - p0) * u0;
+    else if (KIND == 5) { const float f = p0 + (p1 - p0) * u0; a = f / (1.0f - f + 1e-7f); }
     else a = (u0 > 0.5f ? -1.0f : 1.0f) * (p0 + (p1 - p0) * u1) * 0.5f;
+#if defined(COLOR_KIND) && (COLOR_KIND == 2 || COLOR_KIND == 3)
+    {   // posterize and solarize touch each value alone: one flat loop over the run's values
+        const float to255 = 255.0f / (high - low), from255 = (high - low) / 255.0f;
+        for (long q = first * c; q < last * c; ++q) {
+            float v = x[q];
+#if COLOR_KIND == 2
+            const uint level = (uint)clip_nan((v - low) * to255, 0.0f, 255.0f);   // as uint8
+            v = (float)((level >> shift) << shift) * from255 + low;
+#else
+            const float r = clip_nan((v - low) * to255 + a, 0.0f, 255.0f);
+            v = (r < b ? r : 255.0f - r) * from255 + low;
+#endif
+            out[q] = v;
+        }
+        return;
+    }
+#endif
     for (long pixel = first; pixel < last; ++pixel) {
         __global const float *src = x + pixel * c;
         __global float *dst = out + pixel * c;
         const float to255 = 255.0f / (high - low), from255 = (high - low) / 255.0f;
         const float gray = c == 3 ? (0.2989f * src[0] + 0.587f * src[1]) + 0.114f * src[2] : src[0];
-        if (kind == 5) {   // Keras's RandomSaturation: raw values, s clipped to value_range
+        if (KIND == 5) {   // Keras's RandomSaturation: raw values, s clipped to value_range
             const float3 hsv = rgb_to_hsv(src[0], src[1], src[2]);
             const float3 rgb = hsv_to_rgb(hsv.x, clip_nan(hsv.y * a, low, high), hsv.z);
             dst[0] = rgb.x; dst[1] = rgb.y; dst[2] = rgb.z;
             continue;
         }
-        if (kind == 6) {   // Keras's RandomHue: values scaled to 0..1
+        if (KIND == 6) {   // Keras's RandomHue: values scaled to 0..1
             const float scale = high - low;
             const float3 hsv = rgb_to_hsv((src[0] - low) / scale, (src[1] - low) / scale, (src[2] - low) / scale);
             float h = hsv.x + a;
@@ -80,12 +105,12 @@ __kernel void random_color_forward(__global float *out, __global const float *x,
         }
         for (int k = 0; k < c; ++k) {
             float v = src[k];
-            if (kind == 0) v = apply ? gray : v;
-            else if (kind == 1) v = apply ? high - v : v;
-            else if (kind == 2) {
+            if (KIND == 0) v = apply ? gray : v;
+            else if (KIND == 1) v = apply ? high - v : v;
+            else if (KIND == 2) {
                 const uint q = (uint)clip_nan((v - low) * to255, 0.0f, 255.0f);   // truncates, as uint8
                 v = (float)((q >> shift) << shift) * from255 + low;
-            } else if (kind == 3) {
+            } else if (KIND == 3) {
                 const float r = clip_nan((v - low) * to255 + a, 0.0f, 255.0f);
                 v = (r < b ? r : 255.0f - r) * from255 + low;
             } else v = clip_nan(v + a * (gray - v), low, high);
