@@ -14,7 +14,13 @@ from minidl.backends.numpy_backend import NumpyBackend
 from minidl.models import Model
 
 from _numeric import central_differences
+from keras_fixture_checks import close_to_keras, loss_gradient, listed
 from layer_runs import LayerRun
+
+
+def close(actual, expected, what):
+    close_to_keras(actual, expected, what, atol=3e-6)
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, "fixtures", "keras_conv_lstm.json")) as f:
@@ -33,19 +39,6 @@ LAYERS = {
     "conv_lstm3d_valid_state_backwards": lambda: L.ConvLSTM3D(
         2, (2, 2, 1), return_state=True, go_backwards=True, use_bias=False),
 }
-
-
-def loss_gradient(y, k=0):
-    return ((k + 1) * np.sin(np.arange(y.size))).reshape(y.shape).astype(y.dtype)
-
-
-def close(actual, expected, what):
-    np.testing.assert_allclose(actual, np.array(expected, np.float32), rtol=2e-5, atol=3e-6,
-                               err_msg=what)
-
-
-def listed(y):
-    return list(y) if isinstance(y, list) else [y]
 
 
 @pytest.mark.parametrize("case", sorted(LAYERS))

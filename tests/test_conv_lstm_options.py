@@ -17,7 +17,13 @@ from minidl.backends.numpy_backend import NumpyBackend
 from minidl.models import Model
 
 from _numeric import central_differences
+from keras_fixture_checks import close_to_keras, loss_gradient, listed
 from layer_runs import LayerRun
+
+
+def close(actual, expected, what):
+    close_to_keras(actual, expected, what, atol=3e-6)
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, "fixtures", "keras_conv_lstm_options.json")) as f:
@@ -44,20 +50,6 @@ LAYERS = {
     "3d_recurrent_dropout_seq": lambda: L.ConvLSTM3D(2, 2, padding="same", recurrent_dropout=0.3,
                                                      return_sequences=True, go_backwards=True),
 }
-
-
-def loss_gradient(y, k=0):
-    """d/dy of sum(y * (k + 1) * sin(arange)), the loss the fixture script differentiates."""
-    return ((k + 1) * np.sin(np.arange(y.size))).reshape(y.shape).astype(y.dtype)
-
-
-def close(actual, expected, what):
-    np.testing.assert_allclose(actual, np.array(expected, np.float32), rtol=2e-5, atol=3e-6,
-                               err_msg=what)
-
-
-def listed(y):
-    return list(y) if isinstance(y, list) else [y]
 
 
 def attached(layer, backend, shape):

@@ -15,7 +15,9 @@ from minidl.backends.numpy_backend import NumpyBackend
 from minidl.models import Model
 
 from _numeric import central_differences
+from keras_fixture_checks import close_to_keras as close, loss_gradient
 from layer_runs import LayerRun
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, "fixtures", "keras_recurrent.json")) as f:
@@ -42,20 +44,12 @@ LAYERS = {
 }
 
 
-def loss_gradient(y, k=0):
-    """d/dy of sum(y * (k + 1) * sin(arange)), the loss the fixture script differentiates."""
-    return ((k + 1) * np.sin(np.arange(y.size))).reshape(y.shape).astype(y.dtype)
-
 
 def attached(layer, backend, shape):
     layer.build_once(shape)
     layer.attach(backend)
     return layer
 
-
-def close(actual, expected, what):
-    np.testing.assert_allclose(actual, np.array(expected, np.float32), rtol=2e-5, atol=2e-6,
-                               err_msg=what)
 
 
 @pytest.mark.parametrize("case", sorted(LAYERS))
