@@ -13,7 +13,7 @@ from minidl import layers as L
 from minidl.backends.numpy_backend import NumpyBackend
 from minidl.models import Model
 
-from _numeric import central_differences
+from _numeric import check_layer_run_gradients
 from keras_fixture_checks import close_to_keras, loss_gradient, listed
 from layer_runs import LayerRun
 
@@ -79,17 +79,7 @@ def test_conv_lstm_gradients_float64(make, shape):
     layer.attach(b)
     layer.set_weights([rng.standard_normal(w.shape) * 0.4 for w in layer.weights])
     run = LayerRun(layer)
-    ys = listed(run.forward(x, True))
-    douts = [rng.standard_normal(y.shape) for y in ys]
-    dx = run.backward(douts if len(douts) > 1 else douts[0]).copy()
-    grads = [w.grad.copy() for w in layer.weights]
-
-    def loss():
-        return float(sum(np.sum(y * d) for y, d in zip(listed(run.forward(x, True)), douts)))
-    np.testing.assert_allclose(dx, central_differences(loss, x), rtol=1e-6, atol=1e-8)
-    for w, g in zip(layer.weights, grads):
-        np.testing.assert_allclose(g, central_differences(loss, w.value), rtol=1e-6, atol=1e-8,
-                                   err_msg=w.name)
+    check_layer_run_gradients(run, x, rng)
 
 
 def test_conv_lstm_in_a_model_trains(active_backend):

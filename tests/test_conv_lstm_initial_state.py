@@ -18,7 +18,7 @@ from minidl.autodiff import Tensor
 from minidl.backends.numpy_backend import NumpyBackend
 from minidl.models import Model, load_model
 
-from _numeric import central_differences
+from _numeric import check_layer_run_gradients
 from layer_runs import LayerRun
 from test_conv_lstm_options import close, listed, loss_gradient, with_keras_masks
 
@@ -112,21 +112,7 @@ def test_gradients_float64(make, shape, mask):
     else:
         m = None
     run = LayerRun(layer, mask=m)
-    inputs = [x] + states
-    ys = listed(run.forward(inputs, True))
-    douts = [rng.standard_normal(y.shape) for y in ys]
-    dinputs = [d.copy() for d in run.backward(douts if len(douts) > 1 else douts[0])]
-    grads = [w.grad.copy() for w in layer.weights]
-
-    def loss():
-        return float(sum(np.sum(y * d) for y, d in zip(listed(run.forward(inputs, True)),
-                                                         douts)))
-    for name, d, a in zip(("dx", "dh0", "dc0"), dinputs, inputs):
-        np.testing.assert_allclose(d, central_differences(loss, a), rtol=1e-6, atol=1e-8,
-                                   err_msg=name)
-    for w, g in zip(layer.weights, grads):
-        np.testing.assert_allclose(g, central_differences(loss, w.value), rtol=1e-6, atol=1e-8,
-                                   err_msg=w.name)
+    check_layer_run_gradients(run, [x] + states, rng)   # dx, dh0, dc0 and the weights
 
 
 def test_given_states_start_a_stateful_layer_which_keeps_the_final_ones(backend):

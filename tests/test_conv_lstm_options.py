@@ -16,7 +16,7 @@ from minidl import layers as L
 from minidl.backends.numpy_backend import NumpyBackend
 from minidl.models import Model
 
-from _numeric import central_differences
+from _numeric import check_layer_run_gradients
 from keras_fixture_checks import close_to_keras, loss_gradient, listed
 from layer_runs import LayerRun
 
@@ -330,17 +330,7 @@ def test_gradients_float64(make, shape, mask):
     else:
         m = np.array([[1, 0, 1, 1], [0, 1, 1, 0]], np.float64)[:, :shape[1]]
     run = LayerRun(layer, mask=m)
-    ys = listed(run.forward(x, True))
-    douts = [rng.standard_normal(y.shape) for y in ys]
-    dx = run.backward(douts if len(douts) > 1 else douts[0]).copy()
-    grads = [w.grad.copy() for w in layer.weights]
-
-    def loss():
-        return float(sum(np.sum(y * d) for y, d in zip(listed(run.forward(x, True)), douts)))
-    np.testing.assert_allclose(dx, central_differences(loss, x), rtol=1e-6, atol=1e-8)
-    for w, g in zip(layer.weights, grads):
-        np.testing.assert_allclose(g, central_differences(loss, w.value), rtol=1e-6, atol=1e-8,
-                                   err_msg=w.name)
+    check_layer_run_gradients(run, x, rng)
 
 
 @pytest.mark.parametrize("make, shape", [
@@ -360,19 +350,11 @@ def test_stateful_gradients_float64(make, shape):
     run.forward(x, False)                     # leaves states for the next call
     kept = [s.copy() for s in layer._states]
     assert np.any(kept[0])
-    dout = rng.standard_normal(run.forward(x, False).shape)
 
-    def loss():
+    def keep_states():
         for state, value in zip(layer._states, kept):
             state[...] = value
-        return float(np.sum(run.forward(x, True) * dout))
-    loss()
-    dx = run.backward(dout).copy()
-    grads = [w.grad.copy() for w in layer.weights]
-    np.testing.assert_allclose(dx, central_differences(loss, x), rtol=1e-6, atol=1e-8)
-    for w, g in zip(layer.weights, grads):
-        np.testing.assert_allclose(g, central_differences(loss, w.value), rtol=1e-6, atol=1e-8,
-                                   err_msg=w.name)
+    check_layer_run_gradients(run, x, rng, keep_states)
 
 
 # ------------------------------------------------------------ in a model, config

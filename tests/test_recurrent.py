@@ -14,7 +14,7 @@ from minidl import layers as L
 from minidl.backends.numpy_backend import NumpyBackend
 from minidl.models import Model
 
-from _numeric import central_differences
+from _numeric import check_layer_run_gradients
 from keras_fixture_checks import close_to_keras as close, loss_gradient
 from layer_runs import LayerRun
 
@@ -180,17 +180,7 @@ def test_gradients_float64(make):
     weights = [rng.standard_normal(w.shape) * 0.5 for w in layer.weights]
     layer.set_weights(weights)
     run = LayerRun(layer)
-    y = run.forward(x, True)
-    dout = rng.standard_normal(y.shape)
-    dx = run.backward(dout).copy()
-    grads = [w.grad.copy() for w in layer.weights]
-
-    def loss():
-        return float(np.sum(run.forward(x, True) * dout))
-    np.testing.assert_allclose(dx, central_differences(loss, x), rtol=1e-6, atol=1e-8)
-    for w, g in zip(layer.weights, grads):
-        np.testing.assert_allclose(g, central_differences(loss, w.value), rtol=1e-6, atol=1e-8,
-                                   err_msg=w.name)
+    check_layer_run_gradients(run, x, rng)
 
 
 # ------------------------------------------------------------ Keras arguments

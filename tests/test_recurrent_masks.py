@@ -14,7 +14,7 @@ from minidl import layers as L
 from minidl.backends.numpy_backend import NumpyBackend
 from minidl.models import Model
 
-from _numeric import central_differences
+from _numeric import check_layer_run_gradients
 from keras_fixture_checks import close_to_keras as close, loss_gradient, listed
 from layer_runs import LayerRun
 
@@ -161,17 +161,7 @@ def test_masked_gradients_float64(make):
     layer.attach(b)
     layer.set_weights([rng.standard_normal(w.shape) * 0.5 for w in layer.weights])
     run = LayerRun(layer, mask=mask)
-    ys = listed(run.forward(x, True))
-    douts = [rng.standard_normal(y.shape) for y in ys]
-    dx = run.backward(douts if len(douts) > 1 else douts[0]).copy()
-    grads = [w.grad.copy() for w in layer.weights]
-
-    def loss():
-        return float(sum(np.sum(y * d) for y, d in zip(listed(run.forward(x, True)), douts)))
-    np.testing.assert_allclose(dx, central_differences(loss, x), rtol=1e-6, atol=1e-8)
-    for w, g in zip(layer.weights, grads):
-        np.testing.assert_allclose(g, central_differences(loss, w.value), rtol=1e-6, atol=1e-8,
-                                   err_msg=w.name)
+    check_layer_run_gradients(run, x, rng)
 
 
 def test_mask_of_the_wrong_shape_is_refused(backend):
@@ -230,17 +220,7 @@ def test_gru_reset_before_gradients_float64(masked):
     layer.attach(b)
     layer.set_weights([rng.standard_normal(w.shape) * 0.5 for w in layer.weights])
     run = LayerRun(layer, mask=mask if masked else None)
-    y = run.forward(x, True)
-    dout = rng.standard_normal(y.shape)
-    dx = run.backward(dout).copy()
-    grads = [w.grad.copy() for w in layer.weights]
-
-    def loss():
-        return float(np.sum(run.forward(x, True) * dout))
-    np.testing.assert_allclose(dx, central_differences(loss, x), rtol=1e-6, atol=1e-8)
-    for w, g in zip(layer.weights, grads):
-        np.testing.assert_allclose(g, central_differences(loss, w.value), rtol=1e-6, atol=1e-8,
-                                   err_msg=w.name)
+    check_layer_run_gradients(run, x, rng)
 
 
 # ------------------------------------------------------------ recurrent_dropout
@@ -329,15 +309,5 @@ def test_recurrent_dropout_gradients_float64(make):
     layer.attach(b)
     layer.set_weights([rng.standard_normal(w.shape) * 0.5 for w in layer.weights])
     run = LayerRun(layer, mask=mask)
-    y = run.forward(x, True)
+    check_layer_run_gradients(run, x, rng)
     assert np.any(run.call.recurrent_mask == 0)
-    dout = rng.standard_normal(y.shape)
-    dx = run.backward(dout).copy()
-    grads = [w.grad.copy() for w in layer.weights]
-
-    def loss():
-        return float(np.sum(run.forward(x, True) * dout))
-    np.testing.assert_allclose(dx, central_differences(loss, x), rtol=1e-6, atol=1e-8)
-    for w, g in zip(layer.weights, grads):
-        np.testing.assert_allclose(g, central_differences(loss, w.value), rtol=1e-6, atol=1e-8,
-                                   err_msg=w.name)
