@@ -38,6 +38,15 @@ static inline vm span_lanes(vf f, int size, int reach)
 }
 
 /* The lanes whose floor coordinate f has both taps f, f + 1 inside [0, size). */
+/* ((w00 v00 + w01 v01) + w10 v10) + w11 v11 with w = wy * wx (gy = 1 - fy, gx = 1 - fx), in
+ * the scalar code's order */
+static inline vf bilinear(vf gx, vf gy, vf fx, vf fy, vf v00, vf v01, vf v10, vf v11)
+{
+    return vf_add(vf_add(vf_add(vf_mul(vf_mul(gy, gx), v00), vf_mul(vf_mul(gy, fx), v01)),
+                         vf_mul(vf_mul(fy, gx), v10)),
+                  vf_mul(vf_mul(fy, fx), v11));
+}
+
 static inline vm inner_lanes(vf f, int size)
 {
     return vm_and(vf_mask_ge(f, vf_zero()), vf_mask_le(f, vf_set1((float)(size - 2))));
@@ -93,9 +102,7 @@ transform_row_mode(float *row, const float *image, const float *t, int oy,
                 vf v01 = vf_gather(image, vi_add(at, vc), lanes, fill);
                 vf v10 = vf_gather(image, vi_add(at, vwc), lanes, fill);
                 vf v11 = vf_gather(image, vi_add(at, vi_add(vwc, vc)), lanes, fill);
-                result = vf_add(vf_add(vf_add(vf_mul(vf_mul(gy, gx), v00), vf_mul(vf_mul(gy, fx), v01)),
-                                       vf_mul(vf_mul(fy, gx), v10)),
-                                vf_mul(vf_mul(fy, fx), v11));
+                result = bilinear(gx, gy, fx, fy, v00, v01, v10, v11);
                 if (n == VF_LANES)
                     vf_store(row + e, result);
                 else
@@ -113,10 +120,7 @@ transform_row_mode(float *row, const float *image, const float *t, int oy,
             vf v01 = vf_gather(image, vi_add(vi_mullo(vi_add(row0, ix1), vc), ch), vm_and(top, in_x1), fill);
             vf v10 = vf_gather(image, vi_add(vi_mullo(vi_add(row1, ix0), vc), ch), vm_and(bottom, in_x0), fill);
             vf v11 = vf_gather(image, vi_add(vi_mullo(vi_add(row1, ix1), vc), ch), vm_and(bottom, in_x1), fill);
-            /* ((w00 v00 + w01 v01) + w10 v10) + w11 v11, w = wy * wx as the scalar code */
-            result = vf_add(vf_add(vf_add(vf_mul(vf_mul(gy, gx), v00), vf_mul(vf_mul(gy, fx), v01)),
-                                   vf_mul(vf_mul(fy, gx), v10)),
-                            vf_mul(vf_mul(fy, fx), v11));
+            result = bilinear(gx, gy, fx, fy, v00, v01, v10, v11);
         }
         if (n == VF_LANES)
             vf_store(row + e, result);
