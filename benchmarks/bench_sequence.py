@@ -38,9 +38,6 @@ def minidl_step(kind, backend_name):
     dout = b.from_numpy(rng.standard_normal((BATCH, STEPS, UNITS)).astype(np.float32))
     call = LayerCall(layer, b)   # one call's context, as a model's graph step holds
 
-    from minidl.layers.calls import LayerCall, run_backward, run_forward
-    call = LayerCall(layer, layer.backend)   # the context of this one call, reused each step
-
     def step():
         run_forward(layer, call, x, True)
         run_backward(layer, call, dout, False)

@@ -368,6 +368,97 @@ int sgemm_prepacked_b_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t 
     return MINIDL_OK;
 }
 
+/* A right operand packed once for many products (minidl_sgemm_pack_b, gemm.h): the layout of
+ * sgemm_pack_b for the kernel at table index `kernel`, recorded when it was packed. */
+int64_t minidl_sgemm_packed_b_floats(int k, int n)
+{
+    return (int64_t)sgemm_packed_b_floats(k, n);
+}
+
+int minidl_sgemm_pack_b(float *packed, int *kernel, const float *b, int trans_b, int k, int n, int ldb)
+{
+    const sgemm_kernel_info *kern = sgemm_active_kernel();
+    *kernel = (int)(kern - kernel_table);
+    const size_t n_padded = (size_t)(n + kern->nr - 1) / kern->nr * kern->nr;
+    const ptrdiff_t rs = trans_b ? 1 : ldb, cs = trans_b ? ldb : 1;
+    int blocks = (k + kern->kc - 1) / kern->kc;
+    /* The blocks of k are independent: a transposed B (columns gathered) is the slow case. */
+#pragma omp parallel for schedule(static) num_threads(minidl_num_threads()) if (blocks > 1)
+    for (int blk = 0; blk < blocks; blk++) {
+        int pc = blk * kern->kc;
+        pack_b(packed + pc * n_padded, b + pc * rs, rs, cs, min_int(kern->kc, k - pc), n, kern->nr);
+    }
+    return MINIDL_OK;
+}
+
+/* c[:, j0:j1] of the product with the packed B; j0 is a multiple of NR. Panel jr of the block at
+ * row pc lies at packed + pc * n_padded + jr * kc (sgemm_pack_b's layout). */
+static int prepacked_columns(const sgemm_kernel_info *kern, float *c, ptrdiff_t ldc, const float *a,
+                             ptrdiff_t lda, const float *packed, size_t n_padded, int m, int j0, int j1,
+                             int k, float beta)
+{
+    for (int pc = 0; pc < k; pc += kern->kc) {
+        int kc = min_int(kern->kc, k - pc);
+        int status = gemm_ic_loop(kern, c + j0, ldc, a + pc, lda, 1, packed + pc * n_padded + (size_t)j0 * kc,
+                                  m, j1 - j0, kc, 1.0f, pc == 0 ? beta : 1.0f);
+        if (status != MINIDL_OK)
+            return status;
+    }
+    return MINIDL_OK;
+}
+
+int sgemm_packed_kernel_ok(int kernel)
+{
+    return kernel >= 0 && kernel < KERNELS && kernel_table[kernel].isa <= minidl_cpu_best_isa();
+}
+
+int sgemm_packed_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t lda, const float *packed,
+                        int kernel, int m, int n, int k, float beta)
+{
+    const sgemm_kernel_info *kern = &kernel_table[kernel];
+    if (m <= 0 || n <= 0)
+        return MINIDL_OK;
+    if (k <= 0) {
+        scale_c(c, ldc, m, n, beta);
+        return MINIDL_OK;
+    }
+    const size_t n_padded = (size_t)(n + kern->nr - 1) / kern->nr * kern->nr;
+    return prepacked_columns(kern, c, ldc, a, lda, packed, n_padded, m, 0, n, k, beta);
+}
+
+int minidl_sgemm_packed(float *c, const float *a, const float *packed, float beta, int kernel, int m, int n,
+                        int k, int lda, int ldc)
+{
+    if (!sgemm_packed_kernel_ok(kernel))
+        return MINIDL_INVALID_SIZE;
+    if (m <= 0 || n <= 0)
+        return MINIDL_OK;
+    if (k <= 0) {
+        scale_c(c, ldc, m, n, beta);
+        return MINIDL_OK;
+    }
+    const sgemm_kernel_info *kern = &kernel_table[kernel];
+    const size_t n_padded = (size_t)(n + kern->nr - 1) / kern->nr * kern->nr;
+    int units = (n + kern->nr - 1) / kern->nr, threads = minidl_num_threads();
+    double work = (double)m * n * k;
+    if (threads > units)
+        threads = units;
+    if (threads > work / (1 << 18))
+        threads = (int)(work / (1 << 18));
+    if (threads <= 1)
+        return prepacked_columns(kern, c, ldc, a, lda, packed, n_padded, m, 0, n, k, beta);
+    /* One run of whole panels per thread: each packs A once (or reads it in place). */
+    int status = MINIDL_OK;
+#pragma omp parallel for schedule(static, 1) num_threads(threads) reduction(max : status)
+    for (int t = 0; t < threads; t++) {
+        int j0 = (int)((long)units * t / threads) * kern->nr, j1 = min_int((int)((long)units * (t + 1) / threads) * kern->nr, n);
+        if (j1 > j0)
+            status = max_int(status, prepacked_columns(kern, c, ldc, a, lda, packed, n_padded, m, j0, j1, k, beta));
+    }
+    return status;
+}
+
+
 /* Below this many multiply-adds a second thread costs more than it saves. */
 #define SGEMM_MIN_FLOPS_PER_THREAD (1 << 18)
 

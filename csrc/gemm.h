@@ -1,6 +1,8 @@
 #ifndef MINIDL_GEMM_H
 #define MINIDL_GEMM_H
 
+#include <stdint.h>
+
 /* Row-major single-precision GEMM, BLAS semantics with the output first:
  *   c (m, n) = alpha * op(a) (m, k) @ op(b) (k, n) + beta * c
  * op(a) = a, stored (m, k) with row stride lda, or, when trans_a, a stored (k, m);
@@ -24,5 +26,17 @@ const char *minidl_sgemm_kernel_name(void);
 int minidl_sgemm_kernel_count(void);
 const char *minidl_sgemm_kernel_names(int index);
 int minidl_sgemm_select_kernel(const char *name);
+
+/* A right operand op(b) (k, n) packed once for many products with it (an RNN's recurrent kernel,
+ * used at every time step): minidl_sgemm_pack_b writes it into `packed`, which holds
+ * minidl_sgemm_packed_b_floats(k, n) floats and must be 64-byte aligned, in the layout of the
+ * micro-kernel in use, whose table index it stores in *kernel; minidl_sgemm_packed then computes
+ * c (m, n) = a (m, k, row stride lda) @ op(b) + beta * c with that micro-kernel, as minidl_sgemm
+ * would but without packing B again. Both return MINIDL_OK; minidl_sgemm_packed returns
+ * MINIDL_INVALID_SIZE for a kernel index this CPU cannot run, or MINIDL_OUT_OF_MEMORY. */
+int64_t minidl_sgemm_packed_b_floats(int k, int n);
+int minidl_sgemm_pack_b(float *packed, int *kernel, const float *b, int trans_b, int k, int n, int ldb);
+int minidl_sgemm_packed(float *c, const float *a, const float *packed, float beta, int kernel, int m, int n,
+                        int k, int lda, int ldc);
 
 #endif

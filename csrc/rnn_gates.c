@@ -125,6 +125,31 @@ static const struct rnn_gate_kernels *vector_rows(int act, int ract)
     }
 }
 
+/* One block of rows of an LSTM step on the calling thread: the vector rows where they exist,
+ * else the reference rows (rnn_gates_kernels.h; rnn_sequence.c runs them inside its own
+ * threads). The activations were checked by the caller. */
+void rnn_lstm_forward_block(float *h, float *c, float *gates, const float *c_prev, int act, int ract,
+                            int64_t rows, int64_t u)
+{
+    const struct rnn_gate_kernels *vk = vector_rows(act, ract);
+    if (vk) vk->lstm_forward(h, c, gates, c_prev, rows, u);
+    else lstm_forward_rows(h, c, gates, c_prev, act, ract, rows, u);
+}
+
+void rnn_lstm_backward_block(float *dgates, float *dc_prev, const float *dh, const float *dc,
+                             const float *gates, const float *c, const float *c_prev, int act, int ract,
+                             int64_t rows, int64_t u)
+{
+    const struct rnn_gate_kernels *vk = vector_rows(act, ract);
+    if (vk) vk->lstm_backward(dgates, dc_prev, dh, dc, gates, c, c_prev, rows, u);
+    else lstm_backward_rows(dgates, dc_prev, dh, dc, gates, c, c_prev, act, ract, rows, u);
+}
+
+int rnn_gate_activation_ok(int kind)
+{
+    return gate_activation_ok(kind);
+}
+
 /* Row blocks of a step: one per thread when the step is large enough to pay for the fork.
  * A step of LSTM(256) at batch 64 (64 K gate values) takes about 40 us on one Sapphire Rapids
  * core and no less on two, and a parallel region on a busy machine may wait a whole time slice

@@ -465,6 +465,24 @@ def test_gemm_arguments_are_checked_alike(backend):
                                rtol=1e-5, atol=1e-5)
 
 
+def test_packed_gemm_arguments_are_checked_alike(backend):
+    a, b, out, flat = _tensors(backend, (3, 4), (4, 5), (3, 5), (12,))
+    with pytest.raises(ValueError, match=r"^pack_gemm_b: b must be 2-D, got shape \(12,\)$"):
+        backend.pack_gemm_b(flat)
+    packed = backend.pack_gemm_b(b)
+    with pytest.raises(ValueError, match=r"^gemm_packed: a \(4, 5\) @ the packed operand \(4, 5\) "
+                                         r"does not fit out \(3, 5\)$"):
+        backend.gemm_packed(out, b, packed)
+    with pytest.raises(TypeError, match=r"^gemm_packed: packed must be what pack_gemm_b returned, got "):
+        backend.gemm_packed(out, a, b)
+    with pytest.raises(ValueError, match=r"^pack_gemm_b: into must be a packed operand of op\(b\) \(5, 4\) "
+                                         r"with trans_b=True, got \(4, 5, False\)$"):
+        backend.pack_gemm_b(b, trans_b=True, into=packed)
+    backend.gemm_packed(out, a, packed)
+    np.testing.assert_allclose(backend.to_numpy(out), backend.to_numpy(a) @ backend.to_numpy(b),
+                               rtol=1e-5, atol=1e-5)
+
+
 def test_tensor_op_arguments_are_checked_alike(backend):
     """The tensor ops behind minidl.ops: one set of checks and messages (opencl prefixed its own,
     numpy skipped the rank of binary's out)."""

@@ -23,6 +23,7 @@ import pytest
 
 from minidl.activations import ACTIVATIONS
 from minidl.backends.base import Backend, conv_output_length
+from minidl.backends.contract.gemm import PackedGemmB
 from minidl.backends.numpy_backend import NumpyBackend
 
 
@@ -319,8 +320,28 @@ def gemm_case(m, n, k, alpha, beta, transposes=TRANSPOSES, specials=False, preci
                 + ("-nan" if specials else ""), build, rtol=1e-4, atol=3e-5)
 
 
+def gemm_packed_case(m, n, k, beta, trans_b):
+    """op(b) packed once by pack_gemm_b, then two products with it (the packed operand is
+    reusable), then another b packed into the same storage (into=) and a product with that."""
+    def build(rng):
+        b_shape = (n, k) if trans_b else (k, n)
+        calls = [call("pack_gemm_b", randn(rng, *b_shape), trans_b)]
+        for source in (0, 0, 3):
+            if source == 3:
+                calls.append(call("pack_gemm_b", randn(rng, *b_shape), trans_b, Result(0)))
+            c = out(m, n) if beta == 0 else randn(rng, m, n)
+            calls.append(call("gemm_packed", c, randn(rng, m, k), Result(source), beta))
+        return calls
+    return Case("gemm", f"gemm_packed-{m}x{n}x{k}-b{beta:g}" + ("-tb" if trans_b else ""), build,
+                rtol=1e-4, atol=3e-5)
+
+
 def gemm_cases():
-    cases = [gemm_case(m, n, k, alpha, beta) for m, n, k in GEMM_SIZES
+    # k over one KC block (300), n not a multiple of any micro-kernel's width, and a product
+    # large enough for two threads
+    cases = [gemm_packed_case(m, n, k, beta, trans_b) for m, n, k in ((1, 1, 1), (7, 13, 300), (37, 300, 258))
+             for beta in (0.0, -1.3) for trans_b in (False, True)]
+    cases += [gemm_case(m, n, k, alpha, beta) for m, n, k in GEMM_SIZES
              for alpha, beta in ((1.0, 0.0), (0.7, -1.3))]     # alpha 1 reads A in place, else packs it
     # few blocks of C and a long k axis: the opencl GEMM cuts the product into k slices
     cases.append(gemm_case(27, 37, 5000, 0.5, -1.0, transposes=TRANSPOSES[:2]))
@@ -1706,14 +1727,14 @@ def recurrent_cases():
                          randn(rng, n, u), gates, rec, h_prev, act, ract)]
         return build
 
-    def lstm_sequence(t, n, u, act, ract):
+    def lstm_sequence(t, n, u, act, ract, dc_last=True):
         def build(rng):
             hseq, cseq, gates = out(t, n, u), out(t, n, u), randn(rng, t, n, 4 * u)
             h0, c0, kernel = randn(rng, n, u), randn(rng, n, u), randn(rng, u, 4 * u, scale=0.3)
             return [call("lstm_forward", hseq, cseq, gates, h0, c0, kernel, act, ract),
                     call("lstm_backward", out(t, n, 4 * u), out(u, 4 * u), out(n, u), out(n, u),
-                         randn(rng, t, n, u), randn(rng, n, u), gates, cseq, hseq, h0, c0, kernel,
-                         act, ract)]
+                         randn(rng, t, n, u), randn(rng, n, u) if dc_last else None, gates, cseq,
+                         hseq, h0, c0, kernel, act, ract)]
         return build
 
     def gru_sequence(t, n, u, act, ract):
@@ -1749,6 +1770,13 @@ def recurrent_cases():
         cases.append(Case("simple_rnn_sequence", f"simple_rnn_sequence-{act}",
                           simple_sequence(6, 2, 9, act), rtol=1e-4))
     cases.append(Case("lstm_gates", "lstm_gates-no-dc", lstm_step(2, 19, "tanh", "sigmoid", False)))
+    # large enough for the cpu's whole-sequence loop to split the batch rows over two threads
+    # (csrc/rnn_sequence.c): an odd batch, units not a multiple of any micro-kernel's width
+    for act, ract in pairs[:2]:
+        cases.append(Case("lstm_sequence", f"lstm_sequence-threaded-{act}-{ract}",
+                          lstm_sequence(6, 29, 45, act, ract), rtol=1e-4))
+    cases.append(Case("lstm_sequence", "lstm_sequence-threaded-no-dc-last",
+                      lstm_sequence(4, 33, 40, "tanh", "sigmoid", dc_last=False), rtol=1e-4))
 
     # Keras masks (T, N, 1) of skipped steps and recurrent dropout masks (N, k u) per gate
     # (positional: a row's keyword arguments reach the backend as they are, not as tensors)
@@ -2087,6 +2115,8 @@ def run_calls(backend, calls):
             value = results[template.index]
         else:
             value = tensors[id(template)][1]
+        if isinstance(value, PackedGemmB):     # backend-defined: checked through gemm_packed
+            return None
         if value is None or isinstance(value, (tuple, dict, str, np.ndarray)):
             return np.array(value, copy=True) if isinstance(value, np.ndarray) else value
         return backend.to_numpy(value)

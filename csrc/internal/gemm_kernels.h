@@ -74,4 +74,12 @@ int sgemm_strided(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdi
                    const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b, int m, int n, int k,
                    float alpha, float beta);
 
+
+/* The product with a B that minidl_sgemm_pack_b (gemm.h) packed for the micro-kernel at table
+ * index `kernel`, on the calling thread only: c (m, n) = a (m, k, row stride lda) @ B + beta * c.
+ * sgemm_packed_kernel_ok says whether this CPU can run that kernel (1) or not (0). */
+int sgemm_packed_kernel_ok(int kernel);
+int sgemm_packed_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t lda, const float *packed,
+                        int kernel, int m, int n, int k, float beta);
+
 #endif

@@ -62,7 +62,7 @@ class GruResetBeforeOps:
         if recurrent_mask is None:
             return None, None, None
         mask_zr = self._columns("rb_mask_zr", recurrent_mask, 0, 2 * u)
-        return (mask_zr, self._dropout_parts(kernel_zr, mask_zr),
+        return (mask_zr, self._projection_parts(kernel_zr, mask_zr),
                 self._columns("rb_mask_h", recurrent_mask, 2 * u, u))
 
     def gru_reset_before_forward(self, hseq, gates, recs, h0, recurrent_kernel, activation,

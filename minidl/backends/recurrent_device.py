@@ -49,7 +49,7 @@ class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
     def _lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
                      recurrent_activation, mask=None, recurrent_mask=None):
         steps, n, u = hseq.shape
-        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
+        gate_parts = self._projection_parts(recurrent_kernel, recurrent_mask)
         h, c = self._scratch_tensor("rnn_h", (n, u)), self._scratch_tensor("rnn_c", (n, u))
         acts = self._scratch_tensor("rnn_acts", gates.shape)
         for seq in (hseq, cseq, acts):
@@ -74,7 +74,8 @@ class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
                       h0, c0, recurrent_kernel, activation, recurrent_activation, mask=None,
                       recurrent_mask=None):
         steps, n, u = hseq.shape
-        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
+        gate_parts = self._projection_parts(recurrent_kernel, recurrent_mask,
+                                            transpose=True)
         self.fill(dgates, 0.0)
         self.strided_copy(dh0, dhseq, (steps - 1) * n * u, (u, 1))
         if dc_last is None:
@@ -116,7 +117,7 @@ class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
     def _gru_forward(self, hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
                     recurrent_activation, mask=None, recurrent_mask=None):
         steps, n, u = hseq.shape
-        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
+        gate_parts = self._projection_parts(recurrent_kernel, recurrent_mask)
         h, rec = self._scratch_tensor("rnn_h", (n, u)), self._scratch_tensor("rnn_rec", (n, 3 * u))
         acts = self._scratch_tensor("rnn_acts", gates.shape)
         for seq in (hseq, recs, acts):
@@ -139,7 +140,8 @@ class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
                      recurrent_kernel, activation, recurrent_activation, mask=None,
                      recurrent_mask=None):
         steps, n, u = hseq.shape
-        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
+        gate_parts = self._projection_parts(recurrent_kernel, recurrent_mask,
+                                            transpose=True)
         self.fill(dgates, 0.0)
         self.fill(drecs, 0.0)
         self.strided_copy(dh0, dhseq, (steps - 1) * n * u, (u, 1))
@@ -173,7 +175,7 @@ class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
     def _simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation, mask=None,
     recurrent_mask=None):
         steps, n, u = hseq.shape
-        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
+        gate_parts = self._projection_parts(recurrent_kernel, recurrent_mask)
         h = self._scratch_tensor("rnn_h", (n, u))
         acc = self._scratch_tensor("rnn_acts", pre.shape)
         self.fill(hseq, 0.0)
@@ -193,7 +195,8 @@ class DeviceRecurrentOps(RecurrentDropoutProjection, GruResetBeforeOps):
     def _simple_rnn_backward(self, dpre, drecurrent_kernel, dh0, dhseq, hseq, h0, recurrent_kernel,
                             activation, mask=None, recurrent_mask=None):
         steps, n, u = hseq.shape
-        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
+        gate_parts = self._projection_parts(recurrent_kernel, recurrent_mask,
+                                            transpose=True)
         self.fill(dpre, 0.0)
         self.strided_copy(dh0, dhseq, (steps - 1) * n * u, (u, 1))
         dp = self._scratch_tensor("rnn_dstep", (n, u))

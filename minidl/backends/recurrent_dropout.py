@@ -7,15 +7,19 @@ kernel U (u, k u) and M_g its (N, u) columns of the masks M (N, k u) (already sc
 1 / (1 - rate)). Per step that is k gemms of the plain projection's flops in all, each
 scattered into its gate's columns (one gemm against the block-diagonal (k u, k u) matrix of
 the U_g would cost k times the flops). The U_g and M_g are copied out once per sequence op.
-Without masks each helper is the plain gemm.
+Without masks each helper is one gemm against the recurrent kernel, packed once per
+sequence op by the contract's pack_gemm_b (its transpose for the backward loops): the cpu
+would otherwise repack it into its micro-kernel's panels at every step.
 """
 
 
 class RecurrentDropoutProjection:
-    def _dropout_parts(self, recurrent_kernel, recurrent_mask):
-        """([U_g], [M_g]) as contiguous scratch tensors, or None without masks."""
+    def _projection_parts(self, recurrent_kernel, recurrent_mask, transpose=False):
+        """What _project / _project_backward use at every step: ([U_g], [M_g]) as contiguous
+        scratch tensors with masks; without, the recurrent kernel U packed for gemm_packed
+        (U^T when `transpose`: the backward loops' dh = dz U^T)."""
         if recurrent_mask is None:
-            return None
+            return self._packed_recurrent_kernel(recurrent_kernel, transpose)
         u, width = recurrent_kernel.shape
         n = recurrent_mask.shape[0]
         if tuple(recurrent_mask.shape)[1:] != (width,):
@@ -31,10 +35,21 @@ class RecurrentDropoutProjection:
             masks.append(mask)
         return kernels, masks
 
+    def _packed_recurrent_kernel(self, recurrent_kernel, transpose):
+        """pack_gemm_b of U (or U^T) into the storage kept for its shape (one per shape and
+        direction: a sequence op packs and uses it before the next op packs again)."""
+        held = self.__dict__.setdefault("_rnn_packed_kernels", {})
+        key = (tuple(recurrent_kernel.shape), transpose)
+        held[key] = self.pack_gemm_b(recurrent_kernel, trans_b=transpose, into=held.get(key))
+        return held[key]
+
     def _project(self, out, h_prev, recurrent_kernel, beta, recurrent_mask, gate_parts):
         """out = beta out + the recurrent projection of h_prev (N, u)."""
         if recurrent_mask is None:
-            self.gemm(out, h_prev, recurrent_kernel, beta=beta)
+            if gate_parts is None:
+                self.gemm(out, h_prev, recurrent_kernel, beta=beta)
+            else:
+                self.gemm_packed(out, h_prev, gate_parts, beta)
             return
         n, u = h_prev.shape
         width = out.shape[1]
@@ -50,7 +65,10 @@ class RecurrentDropoutProjection:
     def _project_backward(self, dh, dz, recurrent_kernel, beta, recurrent_mask, gate_parts):
         """dh = beta dh + dL/dh_prev through the projection, from dz = dL/d(projection)."""
         if recurrent_mask is None:
-            self.gemm(dh, dz, recurrent_kernel, beta=beta, trans_b=True)
+            if gate_parts is None:
+                self.gemm(dh, dz, recurrent_kernel, beta=beta, trans_b=True)
+            else:
+                self.gemm_packed(dh, dz, gate_parts, beta)
             return
         n, u = dh.shape
         width = dz.shape[1]

@@ -66,7 +66,7 @@ class HostRecurrentOps(RecurrentDropoutProjection):
     def _lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
                      recurrent_activation, mask=None, recurrent_mask=None):
         steps, n, u = hseq.shape
-        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
+        gate_parts = self._projection_parts(recurrent_kernel, recurrent_mask)
         for t in range(steps):
             h_prev, c_prev = _previous(hseq, h0, t), _previous(cseq, c0, t)
             self._project(gates[t], h_prev, recurrent_kernel, 1.0, recurrent_mask, gate_parts)
@@ -80,7 +80,8 @@ class HostRecurrentOps(RecurrentDropoutProjection):
                       h0, c0, recurrent_kernel, activation, recurrent_activation, mask=None,
                       recurrent_mask=None):
         steps, n, u = hseq.shape
-        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
+        gate_parts = self._projection_parts(recurrent_kernel, recurrent_mask,
+                                            transpose=True)
         # dh0 carries dL/dh of the step being run, dc0 dL/dc: both end as the initial state's
         self.copy(dh0, dhseq[steps - 1])
         if dc_last is None:
@@ -112,7 +113,7 @@ class HostRecurrentOps(RecurrentDropoutProjection):
     def _gru_forward(self, hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
                     recurrent_activation, mask=None, recurrent_mask=None):
         steps, n, u = hseq.shape
-        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
+        gate_parts = self._projection_parts(recurrent_kernel, recurrent_mask)
         for t in range(steps):
             h_prev = _previous(hseq, h0, t)
             self._project(recs[t], h_prev, recurrent_kernel, 0.0, recurrent_mask, gate_parts)
@@ -126,7 +127,8 @@ class HostRecurrentOps(RecurrentDropoutProjection):
                      recurrent_kernel, activation, recurrent_activation, mask=None,
                      recurrent_mask=None):
         steps, n, u = hseq.shape
-        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
+        gate_parts = self._projection_parts(recurrent_kernel, recurrent_mask,
+                                            transpose=True)
         self.copy(dh0, dhseq[steps - 1])
         if mask is not None:
             dh = self._scratch_tensor("rnn_dh", (n, u))
@@ -149,7 +151,7 @@ class HostRecurrentOps(RecurrentDropoutProjection):
     def _simple_rnn_forward(self, hseq, pre, h0, recurrent_kernel, activation, mask=None,
     recurrent_mask=None):
         steps, n, u = hseq.shape
-        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
+        gate_parts = self._projection_parts(recurrent_kernel, recurrent_mask)
         for t in range(steps):
             h_prev = _previous(hseq, h0, t)
             self._project(pre[t], h_prev, recurrent_kernel, 1.0, recurrent_mask, gate_parts)
@@ -160,7 +162,8 @@ class HostRecurrentOps(RecurrentDropoutProjection):
     def _simple_rnn_backward(self, dpre, drecurrent_kernel, dh0, dhseq, hseq, h0, recurrent_kernel,
                             activation, mask=None, recurrent_mask=None):
         steps, n, u = hseq.shape
-        gate_parts = self._dropout_parts(recurrent_kernel, recurrent_mask)
+        gate_parts = self._projection_parts(recurrent_kernel, recurrent_mask,
+                                            transpose=True)
         self.copy(dh0, dhseq[steps - 1])
         if mask is not None:
             dh = self._scratch_tensor("rnn_dh", (n, u))

@@ -53,3 +53,39 @@ class CpuRecurrentOps:
             output(op, "dgates", dgates), output(op, "drec", drec), output(op, "dh_prev", dh_prev),
             checked(op, "dh", dh), checked(op, "gates", gates), checked(op, "rec", rec),
             checked(op, "h_prev", h_prev), *_codes(op, activation, recurrent_activation), n, u))
+
+    # The sequence loops: without masks or recurrent dropout the whole LSTM recurrence runs in
+    # one C call, each thread on its own batch rows (csrc/rnn_sequence.h); otherwise the
+    # per-step loops of recurrent_host.py run.
+    def _lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
+                      recurrent_activation, mask=None, recurrent_mask=None):
+        if mask is not None or recurrent_mask is not None:
+            super()._lstm_forward(hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
+                                  recurrent_activation, mask, recurrent_mask)
+            return
+        op = "lstm_forward"
+        steps, n, u = hseq.shape
+        panels, kernel = self._packed_recurrent_kernel(recurrent_kernel, False).prepared
+        _check(op, self._lib.minidl_lstm_sequence_forward(
+            output(op, "hseq", hseq), output(op, "cseq", cseq), output(op, "gates", gates),
+            checked(op, "h0", h0), checked(op, "c0", c0), ffi.cast("float *", panels.ctypes.data), kernel,
+            *_codes(op, activation, recurrent_activation), steps, n, u))
+
+    def _lstm_backward(self, dgates, drecurrent_kernel, dh0, dc0, dhseq, dc_last, gates, cseq, hseq,
+                       h0, c0, recurrent_kernel, activation, recurrent_activation, mask=None,
+                       recurrent_mask=None):
+        if mask is not None or recurrent_mask is not None:
+            super()._lstm_backward(dgates, drecurrent_kernel, dh0, dc0, dhseq, dc_last, gates, cseq,
+                                   hseq, h0, c0, recurrent_kernel, activation, recurrent_activation,
+                                   mask, recurrent_mask)
+            return
+        op = "lstm_backward"
+        steps, n, u = hseq.shape
+        panels, kernel = self._packed_recurrent_kernel(recurrent_kernel, True).prepared
+        pdc_last = ffi.NULL if dc_last is None else checked(op, "dc_last", dc_last)
+        _check(op, self._lib.minidl_lstm_sequence_backward(
+            output(op, "dgates", dgates), output(op, "dh0", dh0), output(op, "dc0", dc0),
+            checked(op, "dhseq", dhseq), pdc_last, checked(op, "gates", gates), checked(op, "cseq", cseq),
+            checked(op, "c0", c0), ffi.cast("float *", panels.ctypes.data), kernel,
+            *_codes(op, activation, recurrent_activation), steps, n, u))
+        self._kernel_grad(drecurrent_kernel, hseq, h0, dgates, None)

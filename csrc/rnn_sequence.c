@@ -1,0 +1,96 @@
+/* Whole-sequence LSTM loops, each thread on its own batch rows (rnn_sequence.h says why). */
+
+#include "rnn_sequence.h"
+
+#include <string.h>
+
+#include "cpu_features.h"
+#include "status.h"
+#include "internal/gemm_kernels.h"
+#include "internal/rnn_gates_kernels.h"
+
+/* Threads for n batch rows: at most one per row, and one in all below the work that pays for a
+ * second thread at all (the sequence's multiply-adds, as sgemm_strided's threshold). */
+static int sequence_threads(int64_t steps, int64_t n, int64_t units)
+{
+    int threads = minidl_num_threads();
+    if (threads > n)
+        threads = (int)n;
+    if ((double)steps * n * units * 4 * units < (double)(1 << 18) * 2)
+        threads = 1;
+    return threads < 1 ? 1 : threads;
+}
+
+int minidl_lstm_sequence_forward(float *hseq, float *cseq, float *gates, const float *h0, const float *c0,
+                                 const float *packed_u, int kernel, int activation, int recurrent_activation,
+                                 int64_t steps, int64_t n, int64_t units)
+{
+    if (!rnn_gate_activation_ok(activation) || !rnn_gate_activation_ok(recurrent_activation) ||
+        !sgemm_packed_kernel_ok(kernel))
+        return MINIDL_INVALID_SIZE;
+    const int64_t u = units, step_h = n * u, step_g = n * 4 * u;
+    const int threads = sequence_threads(steps, n, u);
+    int status = MINIDL_OK;
+#pragma omp parallel for schedule(static, 1) num_threads(threads) reduction(max : status) if (threads > 1)
+    for (int t = 0; t < threads; t++) {
+        const int64_t r0 = n * t / threads, rows = n * (t + 1) / threads - r0;
+        for (int64_t s = 0; s < steps && rows > 0; s++) {
+            const float *h_prev = s == 0 ? h0 : hseq + (s - 1) * step_h;
+            const float *c_prev = s == 0 ? c0 : cseq + (s - 1) * step_h;
+            float *g = gates + s * step_g + r0 * 4 * u;
+            int failed = sgemm_packed_serial(g, 4 * u, h_prev + r0 * u, u, packed_u, kernel, (int)rows,
+                                             (int)(4 * u), (int)u, 1.0f);
+            if (failed) {
+                status = status > failed ? status : failed;
+                break;
+            }
+            rnn_lstm_forward_block(hseq + s * step_h + r0 * u, cseq + s * step_h + r0 * u, g,
+                                   c_prev + r0 * u, activation, recurrent_activation, rows, u);
+        }
+    }
+    return status;
+}
+
+int minidl_lstm_sequence_backward(float *dgates, float *dh0, float *dc0, const float *dhseq,
+                                  const float *dc_last, const float *gates, const float *cseq,
+                                  const float *c0, const float *packed_ut, int kernel, int activation,
+                                  int recurrent_activation, int64_t steps, int64_t n, int64_t units)
+{
+    if (!rnn_gate_activation_ok(activation) || !rnn_gate_activation_ok(recurrent_activation) ||
+        !sgemm_packed_kernel_ok(kernel))
+        return MINIDL_INVALID_SIZE;
+    const int64_t u = units, step_h = n * u, step_g = n * 4 * u;
+    const int threads = sequence_threads(steps, n, u);
+    int status = MINIDL_OK;
+#pragma omp parallel for schedule(static, 1) num_threads(threads) reduction(max : status) if (threads > 1)
+    for (int t = 0; t < threads; t++) {
+        const int64_t r0 = n * t / threads, rows = n * (t + 1) / threads - r0, o = r0 * u;
+        if (rows <= 0)
+            continue;
+        /* dh0 carries dL/dh of the step being run, dc0 dL/dc; both end as the initial state's */
+        float *dh = dh0 + o, *dc = dc0 + o;
+        memcpy(dh, dhseq + (steps - 1) * step_h + o, sizeof(float) * rows * u);
+        if (dc_last)
+            memcpy(dc, dc_last + o, sizeof(float) * rows * u);
+        else
+            memset(dc, 0, sizeof(float) * rows * u);
+        for (int64_t s = steps - 1; s >= 0; s--) {
+            const float *c_prev = s == 0 ? c0 : cseq + (s - 1) * step_h;
+            float *dg = dgates + s * step_g + 4 * o;
+            rnn_lstm_backward_block(dg, dc, dh, dc, gates + s * step_g + 4 * o, cseq + s * step_h + o,
+                                    c_prev + o, activation, recurrent_activation, rows, u);
+            float beta = 0.0f;
+            if (s > 0) {
+                memcpy(dh, dhseq + (s - 1) * step_h + o, sizeof(float) * rows * u);
+                beta = 1.0f;
+            }
+            int failed = sgemm_packed_serial(dh, u, dg, 4 * u, packed_ut, kernel, (int)rows, (int)u,
+                                             (int)(4 * u), beta);
+            if (failed) {
+                status = status > failed ? status : failed;
+                break;
+            }
+        }
+    }
+    return status;
+}
