@@ -1,9 +1,9 @@
 /* Binary convolution (binary_conv.h): the portable loops around the xor-popcount micro-kernels
  * of binary_popcount_*.c. Output pixels are cut into blocks of BINARY_MR; each thread gathers a
- * block's windows into a patch buffer of words (a padding tap is zero words), runs the
- * micro-kernel against every filter, and turns the popcounts into dot products. With zero
- * padding a padding tap must count nothing, but its zero words were xor-ed with the kernel:
- * the popcount of that tap's kernel words (tap_counts, computed once per call) is taken back. */
+ * block's windows into a patch buffer of words (a padding tap is zero words) and runs the
+ * micro-kernel against every filter, which writes the dot products. With zero padding a
+ * padding tap must count nothing, but its zero words were xor-ed with the kernel: the popcount
+ * of that tap's kernel words (tap_counts, computed once per call) is taken back. */
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -36,7 +36,8 @@ int minidl_binary_popcount_path(void)
     return isa >= MINIDL_ISA_AVX2 ? 1 : 0;
 }
 
-typedef void (*popcount_kernel)(int32_t *, const uint32_t *, const uint32_t *, int64_t, int64_t, int64_t);
+typedef void (*popcount_kernel)(float *, const uint32_t *, const uint32_t *, const int32_t *, const float *,
+                                int64_t, int64_t, int64_t);
 
 void minidl_binary_pack_input(int32_t *bits, const float *x, int64_t pixels, int64_t c)
 {
@@ -79,6 +80,46 @@ static inline int64_t tap_pixel(const struct minidl_window *win, int64_t n, int6
     return (n * win->h + iy) * win->w + ix;
 }
 
+/* The output pixel p's window of packed words into dst (taps * cw words; a padding tap is zero
+ * words). Returns a mask of the taps that lie in the padding (bit t for tap t < 64; with more
+ * taps, any nonzero value: tap_in_padding then asks tap_pixel). Computes the pixel's position
+ * once, not per tap: the gather runs for every output pixel, and for the small channel counts
+ * of a binary network's first layers it costs as much as the popcounts. */
+static uint64_t gather_window(uint32_t *dst, const int32_t *bits, const struct minidl_window *win, int64_t p,
+                              int64_t cw)
+{
+    const int64_t ohw = win->oh * win->ow, n = p / ohw, rem = p - n * ohw, oy = rem / win->ow,
+                  ox = rem - oy * win->ow;
+    const int64_t iy0 = oy * win->sh - win->pad_top, ix0 = ox * win->sw - win->pad_left;
+    const uint32_t *image = (const uint32_t *)bits + n * win->h * win->w * cw;
+    uint64_t padded = 0;
+    for (int64_t ky = 0, t = 0; ky < win->kh; ky++) {
+        const int64_t iy = iy0 + ky * win->dh;
+        const int row_in = iy >= 0 && iy < win->h;
+        for (int64_t kx = 0; kx < win->kw; kx++, t++, dst += cw) {
+            const int64_t ix = ix0 + kx * win->dw;
+            if (!row_in || ix < 0 || ix >= win->w) {
+                for (int64_t k = 0; k < cw; k++) dst[k] = 0;
+                padded |= t < 64 ? (uint64_t)1 << t : 1;
+            } else {
+                const uint32_t *src = image + (iy * win->w + ix) * cw;
+                for (int64_t k = 0; k < cw; k++) dst[k] = src[k];
+            }
+        }
+    }
+    return padded;
+}
+
+/* Whether tap t of output pixel p lies in the padding, given gather_window's mask. */
+static inline int tap_in_padding(const struct minidl_window *win, uint64_t padded, int64_t p, int64_t t)
+{
+    const int64_t taps = win->kh * win->kw;
+    if (taps <= 64)
+        return (int)((padded >> t) & 1);
+    const int64_t ohw = win->oh * win->ow;
+    return tap_pixel(win, p / ohw, p / win->ow % win->oh, p % win->ow, t / win->kw, t % win->kw) < 0;
+}
+
 int minidl_binary_conv2d_forward(float *out, const int32_t *bits, const int32_t *kernel_bits, const float *bias,
                                  int pad_value, const struct minidl_window *win)
 {
@@ -103,48 +144,47 @@ int minidl_binary_conv2d_forward(float *out, const int32_t *bits, const int32_t 
 #pragma omp parallel num_threads(minidl_num_threads()) if (pixels * f * words >= MINIDL_PARALLEL_MIN)
     {
         uint32_t *patch = malloc((size_t)(BINARY_MR * words) * sizeof(uint32_t));
-        int32_t *pc = malloc((size_t)(BINARY_MR * f) * sizeof(int32_t));
-        if (!patch || !pc) {
+        if (!patch) {
 #pragma omp atomic write
             failed = 1;
         }
 #pragma omp for schedule(static)
         for (int64_t block = 0; block < blocks; block++) {
-            if (!patch || !pc)
+            if (!patch)
                 continue;
             const int64_t p0 = block * BINARY_MR;
             const int64_t rows = pixels - p0 < BINARY_MR ? pixels - p0 : BINARY_MR;
+            uint64_t padded[BINARY_MR];     /* bit t: tap t of the row lies in the padding */
+            int32_t k_total[BINARY_MR];     /* the row's counted taps times C */
+            int fix = 0;                    /* a row with zero-padding taps to take back */
             for (int64_t r = 0; r < rows; r++) {
-                int64_t p = p0 + r, n = p / (win->oh * win->ow), oy = p / win->ow % win->oh, ox = p % win->ow;
-                for (int64_t ky = 0; ky < win->kh; ky++)
-                    for (int64_t kx = 0; kx < win->kw; kx++) {
-                        int64_t src = tap_pixel(win, n, oy, ox, ky, kx);
-                        uint32_t *dst = patch + r * words + (ky * win->kw + kx) * cw;
-                        if (src < 0)
-                            memset(dst, 0, (size_t)cw * sizeof(uint32_t));
-                        else
-                            memcpy(dst, bits + src * cw, (size_t)cw * sizeof(uint32_t));
-                    }
-            }
-            kernel(pc, patch, kb, rows, words, f);
-            for (int64_t r = 0; r < rows; r++) {
-                int64_t p = p0 + r, n = p / (win->oh * win->ow), oy = p / win->ow % win->oh, ox = p % win->ow;
-                int32_t *counts = pc + r * f;
+                padded[r] = gather_window(patch + r * words, bits, win, p0 + r, cw);
                 int64_t counted = taps;
-                if (pad_value == 0)
+                if (pad_value == 0 && padded[r]) {
+                    fix = 1;
+                    for (int64_t t = 0; t < taps; t++) counted -= tap_in_padding(win, padded[r], p0 + r, t);
+                }
+                k_total[r] = (int32_t)(counted * win->c);
+            }
+            float *o = out + p0 * f;
+            /* a fixed-up row gets its bias after the fix, so that it is rounded once, as the
+             * reference's (float)dot + bias */
+            kernel(o, patch, kb, k_total, fix ? NULL : bias, rows, words, f);
+            if (!fix)
+                continue;
+            for (int64_t r = 0; r < rows; r++) {
+                float *orow = o + r * f;
+                if (padded[r])     /* the padding taps' popcounts counted against k_total: out -2 each */
                     for (int64_t t = 0; t < taps; t++)
-                        if (tap_pixel(win, n, oy, ox, t / win->kw, t % win->kw) < 0) {
-                            counted--;
-                            for (int64_t j = 0; j < f; j++) counts[j] -= tap_counts[t * f + j];
+                        if (tap_in_padding(win, padded[r], p0 + r, t)) {
+                            const int32_t *tc = tap_counts + t * f;
+                            for (int64_t j = 0; j < f; j++) orow[j] += (float)(2 * tc[j]);
                         }
-                const int32_t k_total = (int32_t)(counted * win->c);
-                float *o = out + p * f;
-                for (int64_t j = 0; j < f; j++)
-                    o[j] = (float)(k_total - 2 * counts[j]) + (bias ? bias[j] : 0.0f);
+                if (bias)
+                    for (int64_t j = 0; j < f; j++) orow[j] += bias[j];
             }
         }
         free(patch);
-        free(pc);
     }
     free(tap_counts);
     return failed ? MINIDL_OUT_OF_MEMORY : MINIDL_OK;

@@ -27,8 +27,17 @@ static inline __m256i widen(__m256i bytes)
     return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
 }
 
-void binary_popcount_avx2(int32_t *pc, const uint32_t *a, const uint32_t *b, int64_t rows,
-                          int64_t words, int64_t f)
+/* out (8 floats) = k_total - 2 counts (+ the 8 biases at bias, when not NULL) */
+static inline void store_dots(float *out, __m256i counts, int32_t k_total, const float *bias)
+{
+    __m256 dots = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_set1_epi32(k_total), _mm256_add_epi32(counts, counts)));
+    if (bias)
+        dots = _mm256_add_ps(dots, _mm256_loadu_ps(bias));
+    _mm256_storeu_ps(out, dots);
+}
+
+void binary_popcount_avx2(float *out, const uint32_t *a, const uint32_t *b, const int32_t *k_total,
+                          const float *bias, int64_t rows, int64_t words, int64_t f)
 {
     const __m256i lut = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
                                          0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
@@ -58,13 +67,14 @@ void binary_popcount_avx2(int32_t *pc, const uint32_t *a, const uint32_t *b, int
                 }
         }
         for (int r = 0; r < rows; r++)
-            for (int v = 0; v < VECS; v++) _mm256_storeu_si256((__m256i *)(pc + r * f + j0 + 8 * v), acc[r][v]);
+            for (int v = 0; v < VECS; v++)
+                store_dots(out + r * f + j0 + 8 * v, acc[r][v], k_total[r], bias ? bias + j0 + 8 * v : NULL);
     }
     for (int r = 0; r < rows; r++)          /* the filters past the last whole vector pair */
         for (int64_t j = vector_f; j < f; j++) {
             int32_t s = 0;
             for (int64_t w = 0; w < words; w++) s += __builtin_popcount(a[r * words + w] ^ b[w * f + j]);
-            pc[r * f + j] = s;
+            out[r * f + j] = (float)(k_total[r] - 2 * s) + (bias ? bias[j] : 0.0f);
         }
 }
 

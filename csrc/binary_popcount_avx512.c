@@ -1,6 +1,7 @@
 /* AVX-512 VPOPCNTDQ xor-popcount micro-kernel (internal/binary_kernels.h): 16 filters per zmm
  * (32-bit words), BINARY_MR rows x 4 zmm = 16 accumulators; per word one broadcast of each
- * row's word, 4 loads of the kernel row, 16 xor + vpopcntd + add. A filter tail runs masked. */
+ * row's word, 4 loads of the kernel row, 16 xor + vpopcntd + add; the counts become the float
+ * dot products in registers. A filter tail runs masked. */
 #if defined(__x86_64__) || defined(__i386__)
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512bw,avx512vpopcntdq"))), apply_to = function)
@@ -15,7 +16,8 @@
 
 /* ROWS rows (a compile-time constant, so the 4 x ROWS accumulators stay in registers) against
  * the 64 filters from j0 on; mask[v] covers the filters of zmm v that exist. */
-static inline __attribute__((always_inline)) void block(int32_t *pc, const uint32_t *a, const uint32_t *b,
+static inline __attribute__((always_inline)) void block(float *out, const uint32_t *a, const uint32_t *b,
+                                                        const int32_t *k_total, const float *bias,
                                                         int64_t words, int64_t f, int64_t j0,
                                                         const __mmask16 mask[VECS], const int ROWS)
 {
@@ -32,12 +34,19 @@ static inline __attribute__((always_inline)) void block(int32_t *pc, const uint3
                 acc[r][v] = _mm512_add_epi32(acc[r][v], _mm512_popcnt_epi32(_mm512_xor_si512(x, kv[v])));
         }
     }
-    for (int r = 0; r < ROWS; r++)
-        for (int v = 0; v < VECS; v++) _mm512_mask_storeu_epi32(pc + r * f + j0 + 16 * v, mask[v], acc[r][v]);
+    for (int r = 0; r < ROWS; r++) {
+        const __m512i k = _mm512_set1_epi32(k_total[r]);
+        for (int v = 0; v < VECS; v++) {
+            __m512 dots = _mm512_cvtepi32_ps(_mm512_sub_epi32(k, _mm512_add_epi32(acc[r][v], acc[r][v])));
+            if (bias)
+                dots = _mm512_add_ps(dots, _mm512_maskz_loadu_ps(mask[v], bias + j0 + 16 * v));
+            _mm512_mask_storeu_ps(out + r * f + j0 + 16 * v, mask[v], dots);
+        }
+    }
 }
 
-void binary_popcount_avx512(int32_t *pc, const uint32_t *a, const uint32_t *b, int64_t rows,
-                            int64_t words, int64_t f)
+void binary_popcount_avx512(float *out, const uint32_t *a, const uint32_t *b, const int32_t *k_total,
+                            const float *bias, int64_t rows, int64_t words, int64_t f)
 {
     for (int64_t j0 = 0; j0 < f; j0 += 16 * VECS) {
         __mmask16 mask[VECS];
@@ -46,10 +55,10 @@ void binary_popcount_avx512(int32_t *pc, const uint32_t *a, const uint32_t *b, i
             mask[v] = left >= 16 ? (__mmask16)0xFFFF : (left <= 0 ? 0 : (__mmask16)((1u << left) - 1));
         }
         switch (rows) {     /* one specialized body per row count */
-        case 4: block(pc, a, b, words, f, j0, mask, 4); break;
-        case 3: block(pc, a, b, words, f, j0, mask, 3); break;
-        case 2: block(pc, a, b, words, f, j0, mask, 2); break;
-        default: block(pc, a, b, words, f, j0, mask, 1); break;
+        case 4: block(out, a, b, k_total, bias, words, f, j0, mask, 4); break;
+        case 3: block(out, a, b, k_total, bias, words, f, j0, mask, 3); break;
+        case 2: block(out, a, b, k_total, bias, words, f, j0, mask, 2); break;
+        default: block(out, a, b, k_total, bias, words, f, j0, mask, 1); break;
         }
     }
 }

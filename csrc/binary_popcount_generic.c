@@ -1,20 +1,22 @@
 /* Plain C xor-popcount micro-kernel (internal/binary_kernels.h): __builtin_popcount per word,
- * filters in the inner loop so that b is read row by row. */
+ * filters in the inner loop so that b is read row by row; the counts are summed in out itself. */
 #include <string.h>
 
 #include "internal/binary_kernels.h"
 
-void binary_popcount_generic(int32_t *pc, const uint32_t *a, const uint32_t *b, int64_t rows,
-                             int64_t words, int64_t f)
+void binary_popcount_generic(float *out, const uint32_t *a, const uint32_t *b, const int32_t *k_total,
+                             const float *bias, int64_t rows, int64_t words, int64_t f)
 {
-    memset(pc, 0, (size_t)(rows * f) * sizeof(int32_t));
     for (int64_t r = 0; r < rows; r++) {
-        int32_t *out = pc + r * f;
+        float *o = out + r * f;      /* the counts first: float sums of small integers are exact */
+        memset(o, 0, (size_t)f * sizeof(float));
         for (int64_t w = 0; w < words; w++) {
             const uint32_t x = a[r * words + w];
             const uint32_t *bw = b + w * f;
-            for (int64_t j = 0; j < f; j++) out[j] += __builtin_popcount(x ^ bw[j]);
+            for (int64_t j = 0; j < f; j++) o[j] += (float)__builtin_popcount(x ^ bw[j]);
         }
+        for (int64_t j = 0; j < f; j++)
+            o[j] = (float)(k_total[r] - 2 * (int32_t)o[j]) + (bias ? bias[j] : 0.0f);
     }
 }
 

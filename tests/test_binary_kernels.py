@@ -12,7 +12,9 @@ from minidl.backends.numpy_backend import NumpyBackend
 
 GEOMETRIES = [((2, 7, 6, 3), (3, 3), 5, (1, 1), "same"), ((2, 8, 7, 33), (3, 3), 70, (2, 2), "same"),
               ((1, 9, 9, 64), (5, 5), 16, (1, 1), "valid"), ((3, 6, 5, 100), (2, 3), 129, (1, 2), "same"),
-              ((4, 16, 16, 256), (3, 3), 67, (1, 1), "same")]
+              ((4, 16, 16, 256), (3, 3), 67, (1, 1), "same"),
+              # more than 64 taps: the cpu's padding mask no longer holds one bit per tap
+              ((1, 12, 11, 5), (9, 9), 7, (1, 1), "same")]
 
 
 def signs(x):
