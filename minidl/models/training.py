@@ -388,5 +388,7 @@ class TrainingLoops:
         cbs.on_predict_end()
         if not outputs:
             raise ValueError(f"{owner}: no samples to predict")
-        return self._pack_outputs([np.concatenate(parts, axis=0) for parts in zip(*outputs)])
+        # one batch: its arrays are already fresh copies (to_numpy), not worth copying again
+        return self._pack_outputs([parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
+                                   for parts in zip(*outputs)])
 
