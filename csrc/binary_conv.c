@@ -80,18 +80,51 @@ static inline int64_t tap_pixel(const struct minidl_window *win, int64_t n, int6
     return (n * win->h + iy) * win->w + ix;
 }
 
-/* The output pixel p's window of packed words into dst (taps * cw words; a padding tap is zero
- * words). Returns a mask of the taps that lie in the padding (bit t for tap t < 64; with more
- * taps, any nonzero value: tap_in_padding then asks tap_pixel). Computes the pixel's position
- * once, not per tap: the gather runs for every output pixel, and for the small channel counts
- * of a binary network's first layers it costs as much as the popcounts. */
-static uint64_t gather_window(uint32_t *dst, const int32_t *bits, const struct minidl_window *win, int64_t p,
-                              int64_t cw)
+/* An output pixel's position (image n, row oy, column ox), stepped through a block of pixels
+ * without dividing (two 64-bit divisions per pixel cost as much as gathering its window). */
+struct pixel_pos {
+    int64_t n, oy, ox;
+};
+
+static inline struct pixel_pos pixel_at(const struct minidl_window *win, int64_t p)
 {
-    const int64_t ohw = win->oh * win->ow, n = p / ohw, rem = p - n * ohw, oy = rem / win->ow,
-                  ox = rem - oy * win->ow;
-    const int64_t iy0 = oy * win->sh - win->pad_top, ix0 = ox * win->sw - win->pad_left;
-    const uint32_t *image = (const uint32_t *)bits + n * win->h * win->w * cw;
+    const int64_t ohw = win->oh * win->ow, n = p / ohw, rem = p - n * ohw;
+    return (struct pixel_pos){n, rem / win->ow, rem % win->ow};
+}
+
+static inline void next_pixel(struct pixel_pos *q, const struct minidl_window *win)
+{
+    if (++q->ox == win->ow) {
+        q->ox = 0;
+        if (++q->oy == win->oh) {
+            q->oy = 0;
+            q->n++;
+        }
+    }
+}
+
+/* cw words from src to dst: constant sizes for the channel counts of binary networks, so that
+ * the compiler moves them inline instead of calling memcpy per tap. */
+static inline void copy_words(uint32_t *dst, const uint32_t *src, int64_t cw)
+{
+    switch (cw) {
+    case 1: dst[0] = src[0]; break;
+    case 2: memcpy(dst, src, 8); break;
+    case 4: memcpy(dst, src, 16); break;
+    case 8: memcpy(dst, src, 32); break;
+    case 16: memcpy(dst, src, 64); break;
+    default: memcpy(dst, src, (size_t)cw * sizeof(uint32_t));
+    }
+}
+
+/* The window of the output pixel at q into dst (taps * cw words; a padding tap is zero words).
+ * Returns a mask of the taps that lie in the padding (bit t for tap t < 64; with more taps,
+ * any nonzero value: tap_in_padding then asks tap_pixel). */
+static uint64_t gather_window(uint32_t *dst, const int32_t *bits, const struct minidl_window *win,
+                              struct pixel_pos q, int64_t cw)
+{
+    const int64_t iy0 = q.oy * win->sh - win->pad_top, ix0 = q.ox * win->sw - win->pad_left;
+    const uint32_t *image = (const uint32_t *)bits + q.n * win->h * win->w * cw;
     uint64_t padded = 0;
     for (int64_t ky = 0, t = 0; ky < win->kh; ky++) {
         const int64_t iy = iy0 + ky * win->dh;
@@ -99,11 +132,10 @@ static uint64_t gather_window(uint32_t *dst, const int32_t *bits, const struct m
         for (int64_t kx = 0; kx < win->kw; kx++, t++, dst += cw) {
             const int64_t ix = ix0 + kx * win->dw;
             if (!row_in || ix < 0 || ix >= win->w) {
-                for (int64_t k = 0; k < cw; k++) dst[k] = 0;
+                memset(dst, 0, (size_t)cw * sizeof(uint32_t));
                 padded |= t < 64 ? (uint64_t)1 << t : 1;
             } else {
-                const uint32_t *src = image + (iy * win->w + ix) * cw;
-                for (int64_t k = 0; k < cw; k++) dst[k] = src[k];
+                copy_words(dst, image + (iy * win->w + ix) * cw, cw);
             }
         }
     }
@@ -157,8 +189,9 @@ int minidl_binary_conv2d_forward(float *out, const int32_t *bits, const int32_t 
             uint64_t padded[BINARY_MR];     /* bit t: tap t of the row lies in the padding */
             int32_t k_total[BINARY_MR];     /* the row's counted taps times C */
             int fix = 0;                    /* a row with zero-padding taps to take back */
-            for (int64_t r = 0; r < rows; r++) {
-                padded[r] = gather_window(patch + r * words, bits, win, p0 + r, cw);
+            struct pixel_pos q = pixel_at(win, p0);
+            for (int64_t r = 0; r < rows; r++, next_pixel(&q, win)) {
+                padded[r] = gather_window(patch + r * words, bits, win, q, cw);
                 int64_t counted = taps;
                 if (pad_value == 0 && padded[r]) {
                     fix = 1;

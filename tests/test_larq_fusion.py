@@ -129,7 +129,9 @@ def test_chains_that_do_not_fold():
     h = minidl.layers.BatchNormalization()(g)                        # a model output
     model = minidl.Model(inputs, [h, lq.layers.QuantConv2D(4, 1, **SIGNS)(h)])
     lq.convert(model)
-    assert model.folded_batchnorms == []
+    # only f folds, and on float bounds: e's relu makes its sums floats of another kind
+    assert [(e.node.layer.name, chain[1]) for chain in model.folded_batchnorms] == [(e.node.layer.name, f.node.layer.name)]
+    assert model.get_layer(f.node.layer.name).forward.source is None
 
 
 def test_threshold_packing_equals_its_plain_twin(isa):
@@ -158,3 +160,70 @@ def test_op_arguments_are_checked(backend):
         backend.binary_pack_thresholds(backend.empty((4, 2), "int32"), z, backend.zeros((2, 39)))
     with pytest.raises(ValueError, match="bits"):
         backend.binary_pack_thresholds(backend.empty((4, 1), "int32"), z, backend.zeros((2, 40)))
+
+
+def float_chain_model():
+    """zoo.binarynet()'s head: a float first convolution (float input, binary kernel), then a
+    BatchNormalization whose sign is the next binary layer's input, through a max pool too."""
+    bn = dict(momentum=0.9, epsilon=1e-3)
+    return minidl.Sequential([
+        minidl.layers.Input((9, 9, 3)),
+        lq.layers.QuantConv2D(40, 3, kernel_quantizer="ste_sign", kernel_constraint="weight_clip"),
+        minidl.layers.BatchNormalization(**bn),
+        lq.layers.QuantConv2D(33, 3, padding="same", **SIGNS),
+        minidl.layers.MaxPooling2D(2),
+        minidl.layers.BatchNormalization(**bn),
+        lq.layers.QuantConv2D(8, 1, **SIGNS)])
+
+
+def test_batchnorms_after_float_layers_fold_on_float_bounds(active_backend):
+    rng = np.random.default_rng(5)
+    folded, unfolded = float_chain_model(), float_chain_model()
+    randomize_batchnorms(folded, rng)
+    bn = folded.layers[1]
+    weights = dict(zip([v.name for v in bn.weights], bn.get_weights()))
+    weights["moving_mean"] *= np.float32(0.01)     # thresholds among the float conv's outputs (about +-5)
+    bn.set_weights([weights[v.name] for v in bn.weights])
+    unfolded.set_weights(folded.get_weights())
+    lq.convert(unfolded, fold_batchnorm=False)
+    lq.convert(folded)
+    names = [layer.name for layer in folded.layers]
+    assert [tuple(names.index(n) for n in chain) for chain in folded.folded_batchnorms] == [(2, 4, 5), (0, 1, 2)]
+    x = rng.standard_normal((6, 9, 9, 3)).astype(np.float32)
+    np.testing.assert_array_equal(folded.predict(x, verbose=0), unfolded.predict(x, verbose=0))
+    assert folded.layers[1].forward.source is None and folded.layers[1].forward.bounds[1] is not None
+
+
+def test_float_bounds_are_where_the_batchnorm_changes_sign(active_backend):
+    """Each bound is the first (last) float whose normalized value is not < 0: the float just
+    outside gives < 0, for gamma of both signs and 0, means at +-1e30 and tiny variances."""
+    from minidl.larq.threshold_fusion import float_threshold_bounds
+    b = minidl.get_backend()
+    rng = np.random.default_rng(6)
+    c = 37
+    layer = minidl.layers.BatchNormalization(epsilon=1e-3)
+    layer.build_once((c,))
+    layer.attach(b)
+    gamma = rng.standard_normal(c).astype(np.float32)
+    gamma[::7] = 0.0
+    mean = (rng.standard_normal(c) * 3).astype(np.float32)
+    mean[3], mean[4] = 1e30, -1e30
+    var = (rng.random(c) * 5).astype(np.float32)
+    var[5] = 0.0
+    layer.set_weights([gamma, rng.standard_normal(c).astype(np.float32), mean, var])
+    lo, hi = b.to_numpy(float_threshold_bounds(layer))
+
+    def sign_positive(values):
+        out = b.empty((len(values), c))
+        g, beta = layer._affine
+        b.batchnorm_forward_infer(out, b.from_numpy(np.ascontiguousarray(values, np.float32)), g, beta,
+                                  layer.moving_mean.value, layer.moving_variance.value, layer.epsilon)
+        return ~(b.to_numpy(out) < 0)
+
+    probes = [np.nextafter(lo, np.float32(-np.inf)), lo, hi, np.nextafter(hi, np.float32(np.inf)),
+              np.full(c, -3e38, np.float32), np.full(c, 3e38, np.float32)]
+    probes += list(rng.standard_normal((50, c)).astype(np.float32) * 10)
+    values = np.stack([np.where(np.isfinite(p), p, 0.0) for p in probes]).astype(np.float32)
+    inside = (lo <= values) & (values <= hi)
+    with np.errstate(over="ignore"):                 # the +-3e38 probes overflow to +-inf
+        np.testing.assert_array_equal(inside, sign_positive(values))

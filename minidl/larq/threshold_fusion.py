@@ -19,6 +19,18 @@ unfolded path, so the packed bits are identical, gamma's sign and gamma == 0 inc
 that is not one interval (it cannot be, for a monotonic BN) leaves B unfolded. The bounds are
 made on the first prediction and again after any training step through B.
 
+Where what reaches B is any float tensor instead (a float layer's output: the first, float
+convolution of a binary network, or a binary layer with an activation), B is folded the same
+way with float bounds: B's float arithmetic is monotonic in its input per channel (each IEEE
+operation is), so the inputs whose output is not < 0 are again one interval of the float line,
+and its end is found by bisecting the float32 values in order, evaluating B's own inference op
+on the backend at every step (float_threshold_bounds): again the very arithmetic of the
+unfolded path. This saves B's float output and the sign packing of N's input, the two largest
+costs after the convolutions in zoo.binarynet(). (The one difference: a NaN reaching B, or an
+infinity reaching a channel with gamma 0, is -1 when folded where B's NaN output gives +1;
+predict refuses non-finite inputs, and float layers of finite weights only make them by
+overflowing.)
+
 Only B's and the Flatten's forward are wrapped (instance attributes): in training, and when B
 is called on its own (eagerly, outside the model), they run their class's forward unchanged.
 """
@@ -43,7 +55,7 @@ class FoldedBatchNorm:
     """B.forward after folding: in inference, the packed signs of B(x) from thresholds on x."""
 
     def __init__(self, layer, source):
-        self.layer, self.source = layer, source
+        self.layer, self.source = layer, source     # source None: float inputs (float_threshold_bounds)
         self.bounds = None          # (backend, (2, C) tensor), or (backend, None): not one interval
 
     def __call__(self, call, x, training):
@@ -55,7 +67,8 @@ class FoldedBatchNorm:
             return BatchNormalization.forward(layer, call, x, training)   # bn(x) on its own: normalize
         b = layer.backend
         if self.bounds is None or self.bounds[0] is not b:
-            self.bounds = (b, threshold_bounds(self.source, layer))
+            self.bounds = (b, threshold_bounds(self.source, layer) if self.source is not None
+                           else float_threshold_bounds(layer))
         if self.bounds[1] is None:
             return BatchNormalization.forward(layer, call, x, training)
         shape = b.shape(x)
@@ -116,6 +129,7 @@ def fuse(model):
         return readers[0] if len(readers) == 1 and counts[id(readers[0].layer)] == 1 else None
 
     fused = []
+    fused_bns = set()
     for node in graph.nodes:
         source = node.layer
         if not _binary(source) or counts[id(source)] != 1 or activations.fused_name(source, None) != "linear":
@@ -136,6 +150,33 @@ def fuse(model):
         if flatten is not None:
             flatten.forward = PackedFlatten(flatten)
         fused.append((source.name, bn.name, after.layer.name))
+        fused_bns.add(id(bn))
+    return fused + _fuse_float_inputs(graph, only_reader, counts, fused_bns)
+
+
+def _fuse_float_inputs(graph, only_reader, counts, fused_bns):
+    """Fold each B -> [Flatten] -> N chain not folded above whose B reads a float tensor: from
+    any layer but a BatchNormalization or Flatten (which may hand on packed bits)."""
+    producers = {id(t): node for node in graph.nodes for t in node.outputs}
+    fused = []
+    for node in graph.nodes:
+        bn = node.layer
+        if type(bn) is not BatchNormalization or id(bn) in fused_bns or counts[id(bn)] != 1 \
+                or len(node.inputs) != 1:
+            continue
+        producer = producers.get(id(node.inputs[0]))
+        if producer is None or isinstance(producer.layer, (BatchNormalization, Flatten)):
+            continue
+        after = only_reader(node)
+        flatten = None
+        if after is not None and type(after.layer) is Flatten and bn.moving_mean.shape[0] % 32 == 0:
+            flatten, after = after.layer, only_reader(after)
+        if after is None or not _binary(after.layer):
+            continue
+        bn.forward = FoldedBatchNorm(bn, None)
+        if flatten is not None:
+            flatten.forward = PackedFlatten(flatten)
+        fused.append((producer.layer.name, bn.name, after.layer.name))
     return fused
 
 
@@ -174,4 +215,46 @@ def threshold_bounds(source, bn):
         # in the units of B's input: z + bias as it arrives (float32(z + bias) is monotonic in z)
         lo[channel] = -np.inf if first == 0 else z[first, channel]
         hi[channel] = np.inf if last == 2 * k else z[last, channel]
+    return b.from_numpy(np.stack([lo, hi]))
+
+
+def _ordered(values):
+    """float32 values -> int64 keys in the same order (-0.0 and 0.0 both 0)."""
+    bits = np.asarray(values, np.float32).view(np.int32).astype(np.int64)
+    return np.where(bits < 0, -(bits & 0x7FFFFFFF), bits)
+
+
+def _from_ordered(keys):
+    bits = np.where(keys < 0, (-keys) | 0x80000000, keys).astype(np.uint32)
+    return bits.view(np.float32)
+
+
+def float_threshold_bounds(bn):
+    """(2, C) backend tensor of [lo, hi] per channel: the float inputs x whose inference output
+    bn(x) is not < 0 (binary_pack_input's +1), found by bisecting the finite float32 values in
+    order with bn's own op (module docstring); +-inf bounds where a side is unbounded."""
+    b = bn.backend
+    c = bn.moving_mean.shape[0]
+    gamma, beta = bn._affine
+    table, out = b.empty((1, c)), b.empty((1, c))
+
+    def positive(keys):
+        b.copy_from_host(table, _from_ordered(keys)[None, :])
+        with np.errstate(over="ignore"):           # +-FLT_MAX may normalize to +-inf (numpy)
+            b.batchnorm_forward_infer(out, table, gamma, beta, bn.moving_mean.value,
+                                      bn.moving_variance.value, bn.epsilon)
+        return ~(b.to_numpy(out)[0] < 0)
+
+    biggest = np.finfo(np.float32).max
+    low, high = _ordered(np.full(c, -biggest)), _ordered(np.full(c, biggest))
+    at_low, at_high = positive(low), positive(high)
+    moving = at_low != at_high         # constant channels (gamma == 0) keep their side
+    while np.any(moving & (high - low > 1)):
+        middle = (low + high) // 2
+        at_middle = positive(middle)
+        like_low = at_middle == at_low  # keep positive(low) == at_low, positive(high) == at_high
+        low = np.where(moving & like_low, middle, low)
+        high = np.where(moving & ~like_low, middle, high)
+    lo = np.where(at_low, -np.inf, np.where(at_high, _from_ordered(high), np.inf)).astype(np.float32)
+    hi = np.where(at_high, np.inf, np.where(at_low, _from_ordered(low), -np.inf)).astype(np.float32)
     return b.from_numpy(np.stack([lo, hi]))
