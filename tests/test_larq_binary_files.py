@@ -51,7 +51,8 @@ def test_round_trip_predicts_as_the_saved_model(active_backend, tmp_path):
     loaded = lq.load_converted(path)
     np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
     assert loaded.binary_layers == [layer.name for layer in loaded.layers if layer.name in loaded.binary_layers]
-    assert len(loaded.binary_layers) == 3 and len(loaded.folded_batchnorms) == 1
+    # folded: the BatchNormalization after the float conv (float bounds) and the one after 40->33
+    assert len(loaded.binary_layers) == 3 and len(loaded.folded_batchnorms) == 2
     kernel = loaded.layers[0].get_weights()[0]
     assert set(np.unique(kernel)) == {-1.0, 1.0}        # the signs, as the layer computes with them
     np.testing.assert_array_equal(kernel, np.where(model.layers[0].get_weights()[0] >= 0, 1, -1))

@@ -54,8 +54,9 @@ def is_packed(x):
 class FoldedBatchNorm:
     """B.forward after folding: in inference, the packed signs of B(x) from thresholds on x."""
 
-    def __init__(self, layer, source):
+    def __init__(self, layer, source, consumer):
         self.layer, self.source = layer, source     # source None: float inputs (float_threshold_bounds)
+        self.consumer = consumer    # the binary layer reading the packed bits
         self.bounds = None          # (backend, (2, C) tensor), or (backend, None): not one interval
 
     def __call__(self, call, x, training):
@@ -63,8 +64,9 @@ class FoldedBatchNorm:
         if training:
             self.bounds = None      # the statistics and the source's bias are about to change
             return BatchNormalization.forward(layer, call, x, training)
-        if any(call is eager for eager in layer._eager_calls):
-            return BatchNormalization.forward(layer, call, x, training)   # bn(x) on its own: normalize
+        if any(call is eager for eager in layer._eager_calls) or not _binary(self.consumer):
+            # bn(x) on its own, or a consumer switched back to its float path: normalize
+            return BatchNormalization.forward(layer, call, x, training)
         b = layer.backend
         if self.bounds is None or self.bounds[0] is not b:
             self.bounds = (b, threshold_bounds(self.source, layer) if self.source is not None
@@ -146,7 +148,7 @@ def fuse(model):
             flatten, after = after.layer, only_reader(after)
         if after is None or not _binary(after.layer):
             continue
-        bn.forward = FoldedBatchNorm(bn, source)
+        bn.forward = FoldedBatchNorm(bn, source, after.layer)
         if flatten is not None:
             flatten.forward = PackedFlatten(flatten)
         fused.append((source.name, bn.name, after.layer.name))
@@ -173,7 +175,7 @@ def _fuse_float_inputs(graph, only_reader, counts, fused_bns):
             flatten, after = after.layer, only_reader(after)
         if after is None or not _binary(after.layer):
             continue
-        bn.forward = FoldedBatchNorm(bn, None)
+        bn.forward = FoldedBatchNorm(bn, None, after.layer)
         if flatten is not None:
             flatten.forward = PackedFlatten(flatten)
         fused.append((producer.layer.name, bn.name, after.layer.name))
