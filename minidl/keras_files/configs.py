@@ -18,7 +18,9 @@ from .. import tree
 from ..models import structure
 from ..custom_objects import get_registered_name, get_registered_object
 from ..layers import FILE_CLASSES, LAYER_CLASSES
-from .state_walk import is_model, keras_functional_order, keras_model_class, snake_case
+from ..layers.rnn_cells import rnn_config
+from .state_walk import (is_model, keras_class_name, keras_functional_order, keras_model_class,
+                         snake_case)
 
 # Keras config keys minidl has no argument for, and the values under which ignoring them
 # changes nothing (other values are refused).
@@ -27,7 +29,12 @@ _NEUTRAL = {
     "optional": (False,), "quantization_config": (None,), "synchronized": (False,),
     "renorm": (False,), "renorm_clipping": (None,), "lora_rank": (None,),
     "lora_alpha": (None,), "antialias": (False,), "keepdims": (False,),
+    "trainable": (True,),      # Keras's StackedRNNCells config has it, minidl's has not
 }
+# keys holding the spec of a layer or cell nested in a wrapper's config (Bidirectional,
+# TimeDistributed, RNN, StackedRNNCells' list of cells), converted as a layer is
+_NESTED_KEYS = ("layer", "backward_layer", "cell")
+_NESTED_LIST_KEYS = ("cells",)
 # keys ignored whatever they hold: renorm_momentum matters only with renorm (refused above);
 # Keras 2 puts a Sequential's input shape on its first layer (model_from_keras makes it the
 # InputLayer)
@@ -36,7 +43,7 @@ _IGNORED = {"renorm_momentum", "batch_input_shape", "input_shape", "input_dim", 
 # the same without them, training is not, so a set one is dropped with a warning
 _TRAINING_ONLY = {"beta_regularizer", "gamma_regularizer", "beta_constraint",
                   "gamma_constraint", "alpha_regularizer", "alpha_constraint"}
-_INITIALIZER_KEYS = ("kernel_initializer", "bias_initializer", "gamma_initializer",
+_INITIALIZER_KEYS = ("kernel_initializer", "recurrent_initializer", "bias_initializer", "gamma_initializer",
                      "beta_initializer", "moving_mean_initializer",
                      "moving_variance_initializer", "depthwise_initializer",
                      "pointwise_initializer", "alpha_initializer")
@@ -111,6 +118,10 @@ def layer_from_keras(spec):
             continue
         if key in _OBJECT_KEYS and isinstance(value, dict):
             value = {"class_name": value.get("class_name"), "config": value.get("config", {})}
+        if key in _NESTED_KEYS and _is_spec(value):
+            value = _nested_from_keras(value)
+        elif key in _NESTED_LIST_KEYS and isinstance(value, list) and all(map(_is_spec, value)):
+            value = [_nested_from_keras(item) for item in value]
         if key in params or takes_any:
             out[key] = value
         elif key in _IGNORED or (key in _NEUTRAL and value in _NEUTRAL[key]) or value is None:
@@ -123,6 +134,15 @@ def layer_from_keras(spec):
                                          f"argument, and {key}={value!r:.100} changes what "
                                          "the layer computes")
     return class_name, out
+
+
+def _is_spec(value):
+    return isinstance(value, dict) and "class_name" in value and "config" in value
+
+
+def _nested_from_keras(spec):
+    class_name, config = layer_from_keras(spec)
+    return {"class_name": class_name, "config": config}
 
 
 def _input_from_keras(config, where):
@@ -301,28 +321,22 @@ def _keras_object(value, module):
 
 def layer_to_keras(layer, input_shape=None):
     """Keras's serialized spec of a minidl layer (a Lambda is refused: Keras saves its code)."""
-    cls_name = type(layer).__name__
+    cls_name = keras_class_name(layer)
     if cls_name == "Lambda":
         raise UnsupportedKerasConfig(f"{layer.describe()}: a Lambda layer's function cannot be "
                                      "written to a Keras file (Keras saves its bytecode); save "
                                      "as .minidl or use a registered layer class")
-    config = dict(layer.get_config())
+    # RNN(LSTMCell(...)) runs as an LSTM, which Keras writes as the RNN of its cell
+    config = rnn_config(layer) if hasattr(layer, "keras_cell") else dict(layer.get_config())
     if cls_name == "InputLayer":
         return {"module": "keras.layers", "class_name": "InputLayer",
                 "config": {"batch_shape": [None] + list(config["shape"]),
                            "dtype": config.get("dtype", "float32"),
                            "sparse": False, "ragged": False, "name": config["name"],
                            "optional": False}, "registered_name": None}
-    config["dtype"] = _dtype_policy(config.get("dtype") or "float32")
-    for key in _INITIALIZER_KEYS:
-        if isinstance(config.get(key), str):
-            config[key] = _keras_initializer(config[key])
-    for key in _OBJECT_KEYS:
-        if isinstance(config.get(key), dict):
-            module = "keras.constraints" if "constraint" in key else "keras.regularizers"
-            config[key] = _keras_object(config[key], module)
+    config = _config_to_keras(config)
     registered = get_registered_name(layer)
-    builtin = LAYER_CLASSES.get(cls_name) is type(layer)
+    builtin = LAYER_CLASSES.get(type(layer).__name__) is type(layer)
     spec = {"module": "keras.layers" if builtin else None, "class_name": cls_name,
             "config": config, "registered_name": None if builtin else registered}
     if input_shape is not None and getattr(layer, "state_count", None) and \
@@ -334,6 +348,36 @@ def layer_to_keras(layer, input_shape=None):
     elif input_shape is not None:
         spec["build_config"] = {"input_shape": input_shape}
     return spec
+
+
+def _config_to_keras(config):
+    """A minidl layer or cell config in Keras's serialized form (the layers and cells nested
+    in it too)."""
+    config = dict(config)
+    config["dtype"] = _dtype_policy(config.get("dtype") or "float32")
+    for key in _INITIALIZER_KEYS:
+        if isinstance(config.get(key), str):
+            config[key] = _keras_initializer(config[key])
+    for key in _OBJECT_KEYS:
+        if isinstance(config.get(key), dict):
+            module = "keras.constraints" if "constraint" in key else "keras.regularizers"
+            config[key] = _keras_object(config[key], module)
+    for key in _NESTED_KEYS:
+        if _is_spec(config.get(key)):
+            config[key] = _nested_to_keras(config[key])
+    for key in _NESTED_LIST_KEYS:
+        if isinstance(config.get(key), list) and all(map(_is_spec, config[key])):
+            config[key] = [_nested_to_keras(item) for item in config[key]]
+    return config
+
+
+def _nested_to_keras(spec):
+    name = spec["class_name"]
+    builtin = FILE_CLASSES.get(name) is not None
+    out_name = "RNN" if name == "StackedRNN" else name
+    return {"module": "keras.layers" if builtin else None, "class_name": out_name,
+            "config": _config_to_keras(spec["config"]),
+            "registered_name": None if builtin else name}
 
 
 def _tensor(t, ref):

@@ -21,7 +21,12 @@ list attribute whose name sorts after "layers" is written under layers/. A layer
 attributes: the trainable ones, then the rest, each in creation order) and walks its
 attributes; minidl's built-in layers write all their weights at their own path, as in
 functional models; a recurrent layer's (LSTM, ConvLSTM2D, ...) at <path>/cell, as Keras's cell
-holds them.
+holds them. minidl's layers that hold others (Bidirectional, TimeDistributed, RNN over stacked
+cells) name them as Keras's attributes do, in keras_state_children():
+
+    layers/bidirectional/forward_layer/cell/vars      (and backward_layer/)
+    layers/time_distributed/layer/vars
+    layers/rnn/cell/cells/lstm_cell/vars              (RNN([LSTMCell, GRUCell]): .../gru_cell)
 """
 
 import re
@@ -127,8 +132,14 @@ def is_user_layer(item):
             and not type(item).call.__module__.startswith("minidl."))
 
 
+def is_composite(item):
+    """A minidl layer (or stacked cells) that names the objects it holds as Keras's
+    attributes do: keras_state_children() -> [(attribute path, object or list)]."""
+    return hasattr(item, "keras_state_children")
+
+
 def is_saveable(item):
-    return isinstance(item, Layer) or is_model(item)
+    return isinstance(item, Layer) or is_model(item) or is_composite(item)
 
 
 _LAYER_INTERNALS = None
@@ -151,7 +162,8 @@ def keras_class_name(item):
     """The class name Keras would give `item` (a minidl model: Functional or Sequential)."""
     if is_model(item) and not is_subclassed(item):
         return keras_model_class(item)
-    return type(item).__name__
+    # RNN(LSTMCell(...)) runs as minidl's LSTM, which Keras names "RNN"
+    return getattr(item, "keras_class", None) or type(item).__name__
 
 
 def tracked_flat(owner):
@@ -210,6 +222,8 @@ def own_weights(item):
     if is_user_layer(item):
         own = list(item.weights_by_name.values())
         return [w for w in own if w.trainable] + [w for w in own if not w.trainable]
+    if is_composite(item):        # a cell's are its own; a wrapper's are its layers'
+        return list(getattr(item, "keras_own_weights", ()))
     return list(item.weights)
 
 
@@ -218,6 +232,8 @@ def _children(item, orders):
         return [("layers", list(_ordered(item, orders)))]
     if is_subclassed(item) or is_user_layer(item):
         return _attributes(item)
+    if is_composite(item):
+        return item.keras_state_children()
     return []
 
 
@@ -242,13 +258,15 @@ def _visit(item, path, groups, visited, orders):
     # a subclassed model's own weights live in its holder layer (models/subclassing.py),
     # which reads and writes them
     own = own_weights(item)
+    # a cell's weights are its fused layer's, which reads and writes them
+    owner = getattr(item, "keras_state_owner", item)
     if getattr(item, "keras_weights_in_cell", False):
         # Keras's recurrent layers (LSTM, ConvLSTM2D, ...) hold their weights in their cell:
         # an empty group of the layer's own, the weights at <path>/cell/vars
         groups.append((path, item, []))
         groups.append((_join(path, "cell"), item, own))
     else:
-        groups.append((path, item._variables if is_subclassed(item) else item, own))
+        groups.append((path, item._variables if is_subclassed(item) else owner, own))
     for name, child in _children(item, orders):
         if is_saveable(child):
             _visit(child, _join(path, name), groups, visited, orders)
@@ -292,6 +310,14 @@ def keras_variables(item, orders=None, seen=None):
         subs = list(_ordered(item, orders))
     elif is_subclassed(item) or is_user_layer(item):
         subs = tracked_flat(item)
+    elif is_composite(item):
+        # a wrapper's layer.weights order (Bidirectional: forward, then backward), which
+        # Keras's trainable_variables follow
+        subs = []
+        for w in item.weights:
+            if id(w) not in seen:
+                seen.add(id(w))
+                out.append(w)
     else:
         subs = []
     for sub in subs:

@@ -27,7 +27,9 @@ from ..io import element_count
 from ..layers.input_layer import InputLayer
 from ..models.minidl_files import ModelFileError
 from . import require
-from .state_walk import _ordered, is_model, keras_model_class, snake_case, state_groups
+from ..layers.base import Layer
+from .state_walk import (_ordered, is_composite, is_model, keras_class_name, keras_model_class,
+                         snake_case, state_groups)
 
 _NUMBER_KINDS = "fiu"
 MAX_NAMES = 1 << 16        # entries of a layer_names / weight_names attribute
@@ -77,7 +79,8 @@ def write_keras_weights(f, model):
     """Write `model`'s weights into the open h5py File `f` in Keras 3's layout."""
     for path, item, weights in state_groups(model):
         group = f.create_group(f"{path}/vars" if path else "vars")
-        group.attrs["name"] = item.name
+        # stacked cells made without a name: Keras's automatic one
+        group.attrs["name"] = item.name or snake_case(keras_class_name(item))
         values = item.get_weights() if _whole(item, weights) else \
             [item.backend.to_numpy(w.value) for w in weights]
         for i, value in enumerate(values):
@@ -86,8 +89,10 @@ def write_keras_weights(f, model):
 
 def _whole(layer, weights):
     """Whether `weights` are all of the layer's (else its own, beside its sublayers')."""
+    if not weights:
+        return False
     mine = layer.weights
-    return bool(weights) and len(weights) == len(mine) and all(
+    return len(weights) == len(mine) and all(
         a is b for a, b in zip(weights, mine))
 
 
@@ -123,7 +128,7 @@ def read_keras_weights(f, model, where, skip_mismatch=False, orders=None, stream
     skips a layer whose group is missing or whose variables do not match (with a warning),
     as Keras."""
     found = []
-    for path, item, weights in state_groups(model, orders):
+    for path, item, weights in _older_wrapper_layout(f, state_groups(model, orders)):
         if not weights:
             continue
         try:
@@ -139,6 +144,46 @@ def read_keras_weights(f, model, where, skip_mismatch=False, orders=None, stream
         return
     _assign([(layer, weights, [_read(n, w.shape) for n, w in zip(nodes, weights)])
              for layer, weights, nodes in found], where)
+
+
+def _older_wrapper_layout(f, groups):
+    """`groups`, adjusted to a file minidl wrote before it followed Keras's wrappers and RNN
+    (real Keras never read those files): a wrapper's (Bidirectional, TimeDistributed, RNN of
+    stacked cells) weights all in its own vars, forward then backward, in place of its nested
+    groups; and an RNN's group under minidl's class name ("stacked_rnn", "lstm" for
+    RNN(LSTMCell)) where Keras's is "rnn" (the same repeat counter assumed)."""
+    out, skip, renamed = [], None, None
+    for path, item, weights in groups:
+        if skip is not None and path.startswith(skip):
+            continue
+        skip, keras_path = None, path
+        if renamed is not None and (path + "/").startswith(renamed[0] + "/"):
+            path = renamed[1] + path[len(renamed[0]):]
+        else:
+            renamed = None
+            older = _older_name(path, item)
+            if older is not None and path not in f and older in f:
+                renamed, path = (path, older), older
+        old = f.get(f"{path}/vars") if path else None
+        if (isinstance(item, Layer) and is_composite(item) and item.weights
+                and isinstance(old, h5py().Group) and len(old) == len(item.weights)):
+            out.append((path, item, list(item.weights)))
+            skip = keras_path + "/"
+            continue
+        out.append((path, item, weights))
+    return out
+
+
+def _older_name(path, item):
+    """The group minidl gave a layer whose Keras class is not its own (RNN), else None."""
+    keras_name = getattr(item, "keras_class", None)
+    if not isinstance(item, Layer) or not keras_name or "/" not in path:
+        return None
+    head, _, last = path.rpartition("/")
+    base = snake_case(keras_name)
+    if not last.startswith(base):
+        return None
+    return f"{head}/{snake_case(type(item).__name__)}{last[len(base):]}"
 
 
 def _vars(f, path, layer, weights, where):

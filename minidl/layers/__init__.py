@@ -114,9 +114,10 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     TextVectorization)}
 
 
-# the classes a model file may name: the layers, and the graph nodes of minidl.ops calls (which
-# are not a keras.layers name)
-FILE_CLASSES = dict(LAYER_CLASSES, OpNode=_OpNode)
+# the classes a model file may name: the layers, the graph nodes of minidl.ops calls (which
+# are not a keras.layers name), and Keras's RNN with the cells a config nests in it
+FILE_CLASSES = dict(LAYER_CLASSES, OpNode=_OpNode, RNN=RNN, StackedRNNCells=StackedRNNCells,
+                    SimpleRNNCell=SimpleRNNCell, LSTMCell=LSTMCell, GRUCell=GRUCell)
 
 
 def serialize(layer):

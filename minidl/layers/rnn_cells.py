@@ -42,9 +42,23 @@ class _Cell:
         return self.units
 
     def get_config(self):
+        # use_cudnn is the layer's (Keras's cells have no such argument)
         config = {k: v for k, v in self._step.get_config().items()
-                  if k not in _SEQUENCE_ARGUMENTS and k not in ("name", "trainable")}
+                  if k not in _SEQUENCE_ARGUMENTS and k not in ("name", "trainable", "use_cudnn")}
         return dict(config, name=self.name)
+
+    # Keras's files: a cell's weights at its own path (.../cells/lstm_cell/vars), read and
+    # written by its fused layer
+    def keras_state_children(self):
+        return []
+
+    @property
+    def keras_own_weights(self):
+        return self._step.weights
+
+    @property
+    def keras_state_owner(self):
+        return self._step
 
     @classmethod
     def from_config(cls, config):
@@ -122,6 +136,10 @@ class StackedRNNCells:
     next; `RNN(StackedRNNCells(cells))` (or `RNN([cells])`) runs their fused layers stacked."""
 
     def __init__(self, cells, name=None):
+        if isinstance(cells, (list, tuple)):   # a config's cells: {"class_name", "config"}
+            cells = [CELL_CLASSES[c["class_name"]].from_config(c["config"])
+                     if isinstance(c, dict) and c.get("class_name") in CELL_CLASSES else c
+                     for c in cells]
         cells = list(cells)
         if not cells or not all(isinstance(c, _Cell) for c in cells):
             raise ValueError("StackedRNNCells: cells must be a non-empty list of SimpleRNNCell, "
@@ -142,8 +160,11 @@ class StackedRNNCells:
 
     @classmethod
     def from_config(cls, config):
-        return cls([CELL_CLASSES[c["class_name"]].from_config(c["config"])
-                    for c in config["cells"]], name=config.get("name"))
+        return cls(config["cells"], name=config.get("name"))
+
+    def keras_state_children(self):
+        """Keras's StackedRNNCells.cells: each cell at cells/lstm_cell, cells/gru_cell, ..."""
+        return [("cells", list(self.cells))]
 
     def __call__(self, inputs, states, training=False):
         """One step: each cell in turn on the previous one's output, with its own states."""
@@ -192,8 +213,13 @@ class StackedRNN(_Wrapper):
                                                             and i == count - 1))
                            for i, cell in enumerate(self.cells.cells))
 
+    keras_class = "RNN"   # Keras's class: RNN over a StackedRNNCells
+
     def _inner(self):
         return self._subs
+
+    def keras_state_children(self):
+        return [("cell", self.cells)]   # Keras's RNN.cell: weights at cell/cells/<cell>/vars
 
     def get_config(self):
         return dict(super().get_config(), cell={"class_name": "StackedRNNCells",
@@ -289,24 +315,55 @@ class StackedRNN(_Wrapper):
         return dout
 
 
-def RNN(cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
-        unroll=False, name=None, **kwargs):
+class RNN:
     """Keras RNN(cell): the fused layer running `cell` (a SimpleRNNCell, LSTMCell or GRUCell), or
-    the stacked layers of a list of cells / StackedRNNCells."""
-    zero_output_for_mask = kwargs.pop("zero_output_for_mask", False)
-    if kwargs:
-        raise TypeError(f"RNN: unexpected arguments {sorted(kwargs)}")
-    sequence = dict(return_sequences=return_sequences, return_state=return_state,
-                    go_backwards=go_backwards, stateful=stateful, unroll=unroll, name=name,
-                    zero_output_for_mask=zero_output_for_mask)
-    if isinstance(cell, (list, tuple, StackedRNNCells)):
-        return StackedRNN(cell, **sequence)
-    if not isinstance(cell, _Cell):
-        raise ValueError(f"RNN: cell must be a SimpleRNNCell, LSTMCell or GRUCell (minidl runs "
-                         f"them on fused kernels), or a list of them, got {type(cell).__name__}")
-    return cell.layer(**sequence)
+    the stacked layers of a list of cells / StackedRNNCells. The call returns that layer (an RNN
+    object is never made); in Keras's files it is an "RNN" with its cell (rnn_config)."""
+
+    def __new__(cls, cell, return_sequences=False, return_state=False, go_backwards=False,
+                stateful=False, unroll=False, name=None, trainable=True,
+                zero_output_for_mask=False):
+        sequence = dict(return_sequences=return_sequences, return_state=return_state,
+                        go_backwards=go_backwards, stateful=stateful, unroll=unroll, name=name,
+                        zero_output_for_mask=zero_output_for_mask)
+        if isinstance(cell, dict):   # a config's {"class_name", "config"}
+            cell = _cell_from_spec(cell)
+        if isinstance(cell, (list, tuple, StackedRNNCells)):
+            layer = StackedRNN(cell, **sequence)
+        elif not isinstance(cell, _Cell):
+            raise ValueError(f"RNN: cell must be a SimpleRNNCell, LSTMCell or GRUCell (minidl runs "
+                             f"them on fused kernels), or a list of them, got "
+                             f"{type(cell).__name__}")
+        else:
+            layer = cell.layer(**sequence)
+            layer.keras_class, layer.keras_cell = "RNN", cell
+        layer.trainable = bool(trainable)
+        return layer
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+def _cell_from_spec(spec):
+    kind = spec.get("class_name")
+    if kind == "StackedRNNCells":
+        return StackedRNNCells.from_config(spec["config"])
+    if kind not in CELL_CLASSES or not isinstance(spec.get("config"), dict):
+        raise ValueError(f"RNN: cell must be the config of one of {sorted(CELL_CLASSES)} or "
+                         f"StackedRNNCells, got {spec!r:.100}")
+    return CELL_CLASSES[kind].from_config(spec["config"])
+
+
+def rnn_config(layer):
+    """Keras's RNN config of a layer made by RNN(cell): the sequence arguments and the cell."""
+    config = layer.get_config()
+    out = {key: config[key] for key in ("name", "trainable") + _SEQUENCE_ARGUMENTS}
+    cell = layer.keras_cell
+    return dict(out, cell={"class_name": type(cell).__name__, "config": cell.get_config()})
 
 
 CELL_CLASSES = {cls.__name__: cls for cls in (SimpleRNNCell, LSTMCell, GRUCell)}
 
-__all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells", "StackedRNN", "RNN"]
+__all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells", "StackedRNN", "RNN",
+           "rnn_config"]

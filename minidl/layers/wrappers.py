@@ -38,6 +38,15 @@ def wrapped_layer(spec, owner):
     return cls.from_config(spec["config"])
 
 
+def _spec(layer):
+    """{"class_name", "config"} of a wrapped layer (what wrapped_layer reads back)."""
+    return {"class_name": type(layer).__name__, "config": layer.get_config()}
+
+
+def _removeprefix(name, prefix):
+    return name[len(prefix):] if name.startswith(prefix) else name
+
+
 class _Wrapper(Layer):
     """A layer holding sublayers: their weights are its weights. The model seeds the wrapper
     every training step (needs_step_seed); it hands distinct seeds to its sublayers, so that a
@@ -107,10 +116,14 @@ class Bidirectional(_Wrapper):
                              f"{merge_mode!r}")
         self.merge_mode = merge_mode
         config = layer.get_config()
-        self.forward_layer = type(layer).from_config(dict(config, name="forward_" + layer.name))
+        # Keras's names: "forward_lstm", "backward_lstm" (not "forward_forward_lstm" for the
+        # forward layer of a config this wrapper wrote)
+        self.forward_layer = type(layer).from_config(
+            dict(config, name="forward_" + _removeprefix(layer.name, "forward_")))
         if backward_layer is None:
             backward_layer = type(layer).from_config(dict(
-                config, name="backward_" + layer.name, go_backwards=not layer.go_backwards))
+                config, name="backward_" + _removeprefix(layer.name, "backward_"),
+                go_backwards=not layer.go_backwards))
         elif backward_layer.go_backwards == layer.go_backwards:
             raise ValueError(f"{self.describe()}: backward_layer must have go_backwards="
                              f"{not layer.go_backwards}")
@@ -125,21 +138,29 @@ class Bidirectional(_Wrapper):
         for sub in (self.forward_layer, self.backward_layer):
             # as Keras: with a mask, a skipped step's output is 0 in the merged sequences
             sub.zero_output_for_mask = sub.return_sequences
-        self.layer_config = {"class_name": type(layer).__name__, "config": config}
         self._subs = (self.forward_layer, self.backward_layer)
         self._initial_weights = weights
 
     def _inner(self):
         return self._subs
 
+    def keras_state_children(self):
+        """Keras's attributes holding the two layers (weights at forward_layer/cell/vars)."""
+        return [("backward_layer", self.backward_layer), ("forward_layer", self.forward_layer)]
+
     def get_config(self):
-        return dict(super().get_config(), layer=self.layer_config, merge_mode=self.merge_mode)
+        """As Keras's: `layer` is the forward layer's config, `backward_layer` the other's."""
+        return dict(super().get_config(), merge_mode=self.merge_mode,
+                    layer=_spec(self.forward_layer), backward_layer=_spec(self.backward_layer))
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
-        spec = config.pop("layer")
-        return cls(wrapped_layer(spec, cls.__name__), **config)
+        layer = wrapped_layer(config.pop("layer"), cls.__name__)
+        backward = config.pop("backward_layer", None)
+        if backward is not None:
+            backward = wrapped_layer(backward, cls.__name__)
+        return cls(layer, backward_layer=backward, **config)
 
     def build(self, input_shape):
         for sub in self._subs:
@@ -269,9 +290,11 @@ class TimeDistributed(_Wrapper):
     def _inner(self):
         return self._subs
 
+    def keras_state_children(self):
+        return [("layer", self.layer)]   # Keras's attribute: weights at <path>/layer/vars
+
     def get_config(self):
-        return dict(super().get_config(), layer={"class_name": type(self.layer).__name__,
-                                                 "config": self.layer.get_config()})
+        return dict(super().get_config(), layer=_spec(self.layer))
 
     @classmethod
     def from_config(cls, config):
