@@ -145,6 +145,22 @@ void rnn_lstm_backward_block(float *dgates, float *dc_prev, const float *dh, con
     else lstm_backward_rows(dgates, dc_prev, dh, dc, gates, c, c_prev, act, ract, rows, u);
 }
 
+void rnn_gru_forward_block(float *h, float *gates, const float *rec, const float *h_prev, int act, int ract,
+                           int64_t rows, int64_t u)
+{
+    const struct rnn_gate_kernels *vk = vector_rows(act, ract);
+    if (vk) vk->gru_forward(h, gates, rec, h_prev, rows, u);
+    else gru_forward_rows(h, gates, rec, h_prev, act, ract, rows, u);
+}
+
+void rnn_gru_backward_block(float *dgates, float *drec, float *dh_prev, const float *dh, const float *gates,
+                            const float *rec, const float *h_prev, int act, int ract, int64_t rows, int64_t u)
+{
+    const struct rnn_gate_kernels *vk = vector_rows(act, ract);
+    if (vk) vk->gru_backward(dgates, drec, dh_prev, dh, gates, rec, h_prev, rows, u);
+    else gru_backward_rows(dgates, drec, dh_prev, dh, gates, rec, h_prev, act, ract, rows, u);
+}
+
 int rnn_gate_activation_ok(int kind)
 {
     return gate_activation_ok(kind);

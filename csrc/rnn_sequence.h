@@ -1,4 +1,4 @@
-/* Whole-sequence LSTM loops: every time step's recurrent projection and gate kernel inside one
+/* Whole-sequence LSTM and GRU loops: every time step's recurrent projection and gate kernel inside one
  * parallel region.
  *
  * Calling minidl_sgemm and the gate kernels once per step costs two thread wake-ups per step
@@ -10,9 +10,9 @@
  * The results are those of the per-step loop of minidl/backends/recurrent_host.py, which the
  * tests compare them with (and which runs sequences with masks or recurrent dropout).
  *
- * Shapes are time-major: hseq, cseq (T, n, u); gates, dgates (T, n, 4u); h0, c0 (n, u).
- * packed_u / packed_ut hold U (u, 4u) / U^T (4u, u) as minidl_sgemm_pack_b packed them for the
- * micro-kernel `kernel`. Activation codes as in rnn_gates.h. Each returns MINIDL_OK,
+ * Shapes are time-major: hseq, cseq (T, n, u); gates, dgates (T, n, 4u) for LSTM, gates, recs,
+ * dgates, drecs (T, n, 3u) for GRU; h0, c0 (n, u). packed_u / packed_ut hold U (u, k u) / U^T
+ * (k u, u) as minidl_sgemm_pack_b packed them for the micro-kernel `kernel`. Activation codes as in rnn_gates.h. Each returns MINIDL_OK,
  * MINIDL_INVALID_SIZE for an activation outside rnn_gates.h's list or a kernel index this CPU
  * cannot run, or MINIDL_OUT_OF_MEMORY (a pack buffer; the outputs are then incomplete). */
 #ifndef MINIDL_RNN_SEQUENCE_H
@@ -34,5 +34,20 @@ int minidl_lstm_sequence_backward(float *dgates, float *dh0, float *dc0, const f
                                   const float *dc_last, const float *gates, const float *cseq,
                                   const float *c0, const float *packed_ut, int kernel, int activation,
                                   int recurrent_activation, int64_t steps, int64_t n, int64_t units);
+
+/* GRU with reset_after=True (rnn_gates.h): recs receives every step's recurrent projection
+ * h_{t-1} U + recurrent_bias, gates holds x W + b_input on entry and the activated gates on
+ * return, hseq every step's h. */
+int minidl_gru_sequence_forward(float *hseq, float *gates, float *recs, const float *h0, const float *packed_u,
+                                const float *recurrent_bias, int kernel, int activation, int recurrent_activation,
+                                int64_t steps, int64_t n, int64_t units);
+
+/* dgates = dL/d(input projection) and drecs = dL/d(recurrent projection) of every step, from
+ * dhseq; dh0 ends as dL/dh0. gates, recs, hseq as the forward left them. The recurrent
+ * kernel's and bias's gradients are the caller's (sums over drecs). */
+int minidl_gru_sequence_backward(float *dgates, float *drecs, float *dh0, const float *dhseq, const float *gates,
+                                 const float *recs, const float *hseq, const float *h0, const float *packed_ut,
+                                 int kernel, int activation, int recurrent_activation, int64_t steps, int64_t n,
+                                 int64_t units);
 
 #endif

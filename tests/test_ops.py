@@ -183,6 +183,19 @@ def memory_cases():
             assert isinstance(described, dict) and described["name"] == backend.name
         return [call("info")], check
 
+    def lends(rng):
+        def check(get, backend):
+            # host backends lend C-contiguous arrays of their float dtype (read-only inference
+            # inputs), nothing else; a device backend lends nothing
+            host = backend.name in ("numpy", "cpu")
+            native = np.zeros((3, 4), backend.dtype)
+            assert backend.lends_host_arrays(native) is host
+            assert backend.lends_host_arrays(native.T) is False                   # not C-contiguous
+            other = np.float64 if backend.dtype == "float32" else np.float32
+            assert backend.lends_host_arrays(native.astype(other)) is False
+            assert backend.lends_host_arrays([[0.0] * 4] * 3) is False           # not an array
+        return [call("lends_host_arrays", Host(np.zeros((3, 4), np.float32)))], check
+
     return [Case("copy", "copy-fill", copy_fill, rtol=0, atol=0),
             Case("empty", "empty-zeros", allocate, rtol=0, atol=0),
             Case("from_numpy", "transfers", transfers, rtol=0, atol=0),
@@ -190,7 +203,8 @@ def memory_cases():
             Case("view", "view-of-a-prefix", prefix_views, rtol=0, atol=0),
             Case("stats", "reset-stats", counters),
             Case("storage", "storage-identity", storage, ref=None),
-            Case("info", "info", info, ref=None)]
+            Case("info", "info", info, ref=None),
+            Case("lends_host_arrays", "lends-host-arrays", lends, ref=None)]
 
 
 # ------------------------------------------------------------------ elementwise
@@ -1770,13 +1784,16 @@ def recurrent_cases():
         cases.append(Case("simple_rnn_sequence", f"simple_rnn_sequence-{act}",
                           simple_sequence(6, 2, 9, act), rtol=1e-4))
     cases.append(Case("lstm_gates", "lstm_gates-no-dc", lstm_step(2, 19, "tanh", "sigmoid", False)))
-    # large enough for the cpu's whole-sequence loop to split the batch rows over two threads
+    # large enough for the cpu's whole-sequence loops to split the batch rows over two threads
     # (csrc/rnn_sequence.c): an odd batch, units not a multiple of any micro-kernel's width
     for act, ract in pairs[:2]:
         cases.append(Case("lstm_sequence", f"lstm_sequence-threaded-{act}-{ract}",
                           lstm_sequence(6, 29, 45, act, ract), rtol=1e-4))
     cases.append(Case("lstm_sequence", "lstm_sequence-threaded-no-dc-last",
                       lstm_sequence(4, 33, 40, "tanh", "sigmoid", dc_last=False), rtol=1e-4))
+    for act, ract in pairs[:2]:
+        cases.append(Case("gru_sequence", f"gru_sequence-threaded-{act}-{ract}",
+                          gru_sequence(6, 29, 45, act, ract), rtol=1e-4))
 
     # Keras masks (T, N, 1) of skipped steps and recurrent dropout masks (N, k u) per gate
     # (positional: a row's keyword arguments reach the backend as they are, not as tensors)

@@ -26,7 +26,7 @@ struct rnn_gate_kernels {
 const struct rnn_gate_kernels *minidl_rnn_gate_kernels_avx2(void);
 const struct rnn_gate_kernels *minidl_rnn_gate_kernels_avx512(void);
 
-/* One block of `rows` rows of an LSTM step on the calling thread, with whichever rows (vector
+/* One block of `rows` rows of an LSTM (GRU) step on the calling thread, with whichever rows (vector
  * or reference) minidl_lstm_gates_forward / _backward would use (rnn_gates.c); the activation
  * codes must pass rnn_gate_activation_ok. */
 void rnn_lstm_forward_block(float *h, float *c, float *gates, const float *c_prev, int act, int ract,
@@ -34,6 +34,10 @@ void rnn_lstm_forward_block(float *h, float *c, float *gates, const float *c_pre
 void rnn_lstm_backward_block(float *dgates, float *dc_prev, const float *dh, const float *dc,
                              const float *gates, const float *c, const float *c_prev, int act, int ract,
                              int64_t rows, int64_t u);
+void rnn_gru_forward_block(float *h, float *gates, const float *rec, const float *h_prev, int act, int ract,
+                           int64_t rows, int64_t u);
+void rnn_gru_backward_block(float *dgates, float *drec, float *dh_prev, const float *dh, const float *gates,
+                            const float *rec, const float *h_prev, int act, int ract, int64_t rows, int64_t u);
 int rnn_gate_activation_ok(int kind);
 
 #endif

@@ -95,6 +95,12 @@ class Backend(ActivationsSection, AttentionSection, ConvolutionSection, Depthwis
         """A numpy copy of tensor `x` (device->host). The only way data leaves a backend."""
         raise NotImplementedError
 
+    def lends_host_arrays(self, array):
+        """Whether the host numpy `array` can itself serve as this backend's tensor (read-only
+        inputs of an inference, Model._upload_inputs, which then copies nothing). A device
+        backend's tensors live elsewhere: never."""
+        return False
+
     def reshape(self, x, shape):
         """A view of `x` with a new shape of the same size, sharing storage (no copy)."""
         raise NotImplementedError

@@ -47,6 +47,12 @@ class HostMemory:
     def to_numpy(self, x):
         return np.array(x, copy=True)
 
+    def lends_host_arrays(self, array):
+        """Whether the host numpy `array` can serve as this backend's tensor as it is (read-only
+        inputs of an inference; Model._upload_inputs): C-contiguous, of the float dtype."""
+        return (array.__class__ is np.ndarray and array.dtype == self._float
+                and array.flags.c_contiguous)
+
     def reshape(self, x, shape):
         try:
             view = x.reshape(shape)

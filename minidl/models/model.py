@@ -277,12 +277,20 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
         self._step_views = (n, bufs)
         return bufs
 
-    def _upload_inputs(self, xs):
-        """Host arrays (one per input) into the model's input buffers."""
+    def _upload_inputs(self, xs, lend=False):
+        """Host arrays (one per input) into the model's input buffers. lend (inference): on a
+        host backend an array already in the backend's layout is handed over as it is, read-only
+        (no op writes its inputs, and one that tried would be refused, not corrupt the user's
+        data): copying a batch of 32 16x16x256 images costs a fifth of a binary layer's predict."""
         out = []
         for i, x in enumerate(xs):
             if is_string_array(x):   # a string input's batch stays on the host
                 out.append(x)
+                continue
+            if lend and self.backend.lends_host_arrays(x):
+                view = x.view()
+                view.flags.writeable = False
+                out.append(view)
                 continue
             buf = self._buffers.get(("x", i), x.shape)
             self.backend.copy_from_host(buf, x)
@@ -472,11 +480,11 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
     def _test_step(self, xs, ys, sws=None):
         n = len(xs[0])
         bufs = self._buffers_for(n, xs)
-        outputs = tta.inference(self, self._upload_inputs(xs))
+        outputs = tta.inference(self, self._upload_inputs(xs, lend=True))
         self._loss_and_metrics(bufs, ys, n, outputs, sws)
 
     def _predict_step(self, xs):
-        outputs = tta.inference(self, self._upload_inputs(xs))
+        outputs = tta.inference(self, self._upload_inputs(xs, lend=True))
         return [self.backend.to_numpy(o) for o in outputs]
 
     def _pack_outputs(self, arrays):

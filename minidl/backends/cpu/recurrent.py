@@ -54,7 +54,7 @@ class CpuRecurrentOps:
             checked(op, "dh", dh), checked(op, "gates", gates), checked(op, "rec", rec),
             checked(op, "h_prev", h_prev), *_codes(op, activation, recurrent_activation), n, u))
 
-    # The sequence loops: without masks or recurrent dropout the whole LSTM recurrence runs in
+    # The sequence loops: without masks or recurrent dropout the whole LSTM / GRU recurrence runs in
     # one C call, each thread on its own batch rows (csrc/rnn_sequence.h); otherwise the
     # per-step loops of recurrent_host.py run.
     def _lstm_forward(self, hseq, cseq, gates, h0, c0, recurrent_kernel, activation,
@@ -89,3 +89,36 @@ class CpuRecurrentOps:
             checked(op, "c0", c0), ffi.cast("float *", panels.ctypes.data), kernel,
             *_codes(op, activation, recurrent_activation), steps, n, u))
         self._kernel_grad(drecurrent_kernel, hseq, h0, dgates, None)
+
+    def _gru_forward(self, hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
+                     recurrent_activation, mask=None, recurrent_mask=None):
+        if mask is not None or recurrent_mask is not None:
+            super()._gru_forward(hseq, gates, recs, h0, recurrent_kernel, recurrent_bias, activation,
+                                 recurrent_activation, mask, recurrent_mask)
+            return
+        op = "gru_forward"
+        steps, n, u = hseq.shape
+        panels, kernel = self._packed_recurrent_kernel(recurrent_kernel, False).prepared
+        _check(op, self._lib.minidl_gru_sequence_forward(
+            output(op, "hseq", hseq), output(op, "gates", gates), output(op, "recs", recs),
+            checked(op, "h0", h0), ffi.cast("float *", panels.ctypes.data),
+            checked(op, "recurrent_bias", recurrent_bias), kernel,
+            *_codes(op, activation, recurrent_activation), steps, n, u))
+
+    def _gru_backward(self, dgates, drecs, drecurrent_kernel, dh0, dhseq, gates, recs, hseq, h0,
+                      recurrent_kernel, activation, recurrent_activation, mask=None,
+                      recurrent_mask=None):
+        if mask is not None or recurrent_mask is not None:
+            super()._gru_backward(dgates, drecs, drecurrent_kernel, dh0, dhseq, gates, recs, hseq, h0,
+                                  recurrent_kernel, activation, recurrent_activation, mask,
+                                  recurrent_mask)
+            return
+        op = "gru_backward"
+        steps, n, u = hseq.shape
+        panels, kernel = self._packed_recurrent_kernel(recurrent_kernel, True).prepared
+        _check(op, self._lib.minidl_gru_sequence_backward(
+            output(op, "dgates", dgates), output(op, "drecs", drecs), output(op, "dh0", dh0),
+            checked(op, "dhseq", dhseq), checked(op, "gates", gates), checked(op, "recs", recs),
+            checked(op, "hseq", hseq), checked(op, "h0", h0), ffi.cast("float *", panels.ctypes.data),
+            kernel, *_codes(op, activation, recurrent_activation), steps, n, u))
+        self._kernel_grad(drecurrent_kernel, hseq, h0, drecs, None)
