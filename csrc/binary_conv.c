@@ -36,6 +36,13 @@ int minidl_binary_popcount_path(void)
     return isa >= MINIDL_ISA_AVX2 ? 1 : 0;
 }
 
+/* Word products (pixels x filters x window words) below which a convolution runs on one thread:
+ * 4 M of them are 256 K vector iterations of the AVX-512 kernel, about 0.1 ms on one core, where
+ * waking the second thread (passive OpenMP waiting) costs about as much as it saves; the dense
+ * layers of zoo.binarynet() (batch 32, 256-512 inputs) took 0.16 ms each on two threads and
+ * well under 0.1 ms on one. */
+#define BINARY_PARALLEL_MIN (1 << 22)
+
 typedef void (*popcount_kernel)(float *, const uint32_t *, const uint32_t *, const int32_t *, const float *,
                                 int64_t, int64_t, int64_t);
 
@@ -46,9 +53,10 @@ void minidl_binary_pack_input(int32_t *bits, const float *x, int64_t pixels, int
     case 2: pack = binary_pack_avx512; break;
     case 1: pack = binary_pack_avx2; break;
     }
-    const int64_t cw = (c + 31) / 32, blocks = minidl_blocks(pixels * c) ;
+    /* one thread below 256 K values, as the threshold packing (binary_threshold.c says why) */
+    const int64_t cw = (c + 31) / 32, blocks = minidl_blocks(pixels * c);
     const int64_t per_block = (pixels + blocks - 1) / (blocks > 0 ? blocks : 1);
-#pragma omp parallel for schedule(static) if (pixels * c >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+#pragma omp parallel for schedule(static) if (pixels * c >= (1 << 18)) num_threads(minidl_num_threads())
     for (int64_t block = 0; block < blocks; block++) {
         int64_t p0 = block * per_block, p1 = p0 + per_block < pixels ? p0 + per_block : pixels;
         if (p0 < p1)
@@ -182,7 +190,7 @@ int minidl_binary_conv2d_forward(float *out, const int32_t *bits, const int32_t 
                 for (int64_t j = 0; j < f; j++) tap_counts[t * f + j] += __builtin_popcount(kb[(t * cw + k) * f + j]);
     }
     int failed = 0;
-#pragma omp parallel num_threads(minidl_num_threads()) if (pixels * f * words >= MINIDL_PARALLEL_MIN)
+#pragma omp parallel num_threads(minidl_num_threads()) if (pixels * f * words >= BINARY_PARALLEL_MIN)
     {
         uint32_t *patch = malloc((size_t)(BINARY_MR * words) * sizeof(uint32_t));
         if (!patch) {

@@ -24,6 +24,12 @@ void binary_threshold_rows_generic(uint32_t *bits, const float *z, const float *
     }
 }
 
+/* Values below which the packing runs on one thread: it compares and packs at a few values per
+ * cycle, so under 256 K values waking the second thread (passive OpenMP waiting) costs more
+ * than it saves (zoo.binarynet()'s 5x5x128 and 3x3x256 maps at batch 32: 75 and 22 us on one
+ * thread, 127 and 72 us on two), while the 28x28x64 and 10x10x128 ones gain from two. */
+#define BINARY_PACK_PARALLEL_MIN (1 << 18)
+
 void minidl_binary_pack_thresholds(int32_t *bits, const float *z, const float *bounds, int64_t pixels,
                                    int64_t c)
 {
@@ -37,7 +43,7 @@ void minidl_binary_pack_thresholds(int32_t *bits, const float *z, const float *b
     }
     const int64_t blocks = minidl_blocks(pixels * c);
     const int64_t per_block = (pixels + blocks - 1) / (blocks > 0 ? blocks : 1);
-#pragma omp parallel for schedule(static) if (pixels * c >= MINIDL_PARALLEL_MIN) num_threads(minidl_num_threads())
+#pragma omp parallel for schedule(static) if (pixels * c >= BINARY_PACK_PARALLEL_MIN) num_threads(minidl_num_threads())
     for (int64_t block = 0; block < blocks; block++) {
         int64_t p0 = block * per_block, p1 = p0 + per_block < pixels ? p0 + per_block : pixels;
         if (p0 < p1)
