@@ -4,6 +4,7 @@
  * micro-kernel against every filter, which writes the dot products. With zero padding a
  * padding tap must count nothing, but its zero words were xor-ed with the kernel: the popcount
  * of that tap's kernel words (tap_counts, computed once per call) is taken back. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -159,40 +160,100 @@ static uint64_t gather_window(uint32_t *dst, const int32_t *bits, const struct m
     return padded;
 }
 
-/* Whether tap t of output pixel p lies in the padding, given gather_window's mask. */
-static inline int tap_in_padding(const struct minidl_window *win, uint64_t padded, int64_t p, int64_t t)
+/* Whether tap t of the output pixel at q lies in the padding, given gather_window's mask. */
+static inline int tap_in_padding(const struct minidl_window *win, uint64_t padded, struct pixel_pos q, int64_t t)
 {
     const int64_t taps = win->kh * win->kw;
     if (taps <= 64)
         return (int)((padded >> t) & 1);
-    const int64_t ohw = win->oh * win->ow;
-    return tap_pixel(win, p / ohw, p / win->ow % win->oh, p % win->ow, t / win->kw, t % win->kw) < 0;
+    return tap_pixel(win, q.n, q.oy, q.ox, t / win->kw, t % win->kw) < 0;
+}
+
+/* What every block of output pixels needs: the operands, the micro-kernel and, for zero
+ * padding, the popcount of each tap's kernel words (tap_counts (taps, f)). */
+struct conv_job {
+    const int32_t *bits;
+    const uint32_t *kb;
+    const float *bias;
+    const int32_t *tap_counts;
+    const struct minidl_window *win;
+    popcount_kernel kernel;
+    int pad_value;
+    int64_t cw, taps, words, f;
+};
+
+/* dst (rows, f) = the outputs of the pixels at q[0 .. rows) (rows <= BINARY_MR), through the
+ * patch buffer (BINARY_MR * words words). With zero padding a padding tap must count nothing,
+ * but its zero words were xor-ed with the kernel: its tap_counts are taken back. */
+static void conv_rows(float *dst, uint32_t *patch, const struct conv_job *job, const struct pixel_pos *q,
+                      int64_t rows)
+{
+    const struct minidl_window *win = job->win;
+    const int64_t f = job->f;
+    uint64_t padded[BINARY_MR];     /* bit t: tap t of the row lies in the padding */
+    int32_t k_total[BINARY_MR];     /* the row's counted taps times C */
+    int fix = 0;                    /* a row with zero-padding taps to take back */
+    for (int64_t r = 0; r < rows; r++) {
+        padded[r] = gather_window(patch + r * job->words, job->bits, win, q[r], job->cw);
+        int64_t counted = job->taps;
+        if (job->pad_value == 0 && padded[r]) {
+            fix = 1;
+            for (int64_t t = 0; t < job->taps; t++) counted -= tap_in_padding(win, padded[r], q[r], t);
+        }
+        k_total[r] = (int32_t)(counted * win->c);
+    }
+    /* a fixed-up row gets its bias after the fix, so that it is rounded once, as the
+     * reference's (float)dot + bias */
+    job->kernel(dst, patch, job->kb, k_total, fix ? NULL : job->bias, rows, job->words, f);
+    if (!fix)
+        return;
+    for (int64_t r = 0; r < rows; r++) {
+        float *row = dst + r * f;
+        if (padded[r])     /* the padding taps' popcounts counted against k_total: out -2 each */
+            for (int64_t t = 0; t < job->taps; t++)
+                if (tap_in_padding(win, padded[r], q[r], t)) {
+                    const int32_t *tc = job->tap_counts + t * f;
+                    for (int64_t j = 0; j < f; j++) row[j] += (float)(2 * tc[j]);
+                }
+        if (job->bias)
+            for (int64_t j = 0; j < f; j++) row[j] += job->bias[j];
+    }
+}
+
+/* The job of one call; NULL tap_counts with zero padding means MINIDL_OUT_OF_MEMORY. */
+static struct conv_job conv_job(const int32_t *bits, const int32_t *kernel_bits, const float *bias, int pad_value,
+                                const struct minidl_window *win)
+{
+    struct conv_job job = {bits, (const uint32_t *)kernel_bits, bias, NULL, win, binary_popcount_generic, pad_value,
+                           (win->c + 31) / 32, win->kh * win->kw, 0, win->f};
+    job.words = job.taps * job.cw;
+    switch (minidl_binary_popcount_path()) {
+    case 2: job.kernel = binary_popcount_avx512; break;
+    case 1: job.kernel = binary_popcount_avx2; break;
+    }
+    if (pad_value == 0) {
+        int32_t *counts = calloc((size_t)(job.taps * job.f), sizeof(int32_t));
+        if (counts)
+            for (int64_t t = 0; t < job.taps; t++)
+                for (int64_t k = 0; k < job.cw; k++)
+                    for (int64_t j = 0; j < job.f; j++)
+                        counts[t * job.f + j] += __builtin_popcount(job.kb[(t * job.cw + k) * job.f + j]);
+        job.tap_counts = counts;
+    }
+    return job;
 }
 
 int minidl_binary_conv2d_forward(float *out, const int32_t *bits, const int32_t *kernel_bits, const float *bias,
                                  int pad_value, const struct minidl_window *win)
 {
-    const int64_t cw = (win->c + 31) / 32, taps = win->kh * win->kw, words = taps * cw, f = win->f;
+    const struct conv_job job = conv_job(bits, kernel_bits, bias, pad_value, win);
+    if (pad_value == 0 && !job.tap_counts)
+        return MINIDL_OUT_OF_MEMORY;
     const int64_t pixels = win->n * win->oh * win->ow, blocks = (pixels + BINARY_MR - 1) / BINARY_MR;
-    const uint32_t *kb = (const uint32_t *)kernel_bits;
-    popcount_kernel kernel = binary_popcount_generic;
-    switch (minidl_binary_popcount_path()) {
-    case 2: kernel = binary_popcount_avx512; break;
-    case 1: kernel = binary_popcount_avx2; break;
-    }
-    int32_t *tap_counts = NULL;      /* (taps, f): popcount of each tap's kernel words */
-    if (pad_value == 0) {
-        tap_counts = calloc((size_t)(taps * f), sizeof(int32_t));
-        if (!tap_counts)
-            return MINIDL_OUT_OF_MEMORY;
-        for (int64_t t = 0; t < taps; t++)
-            for (int64_t k = 0; k < cw; k++)
-                for (int64_t j = 0; j < f; j++) tap_counts[t * f + j] += __builtin_popcount(kb[(t * cw + k) * f + j]);
-    }
     int failed = 0;
-#pragma omp parallel num_threads(minidl_num_threads()) if (pixels * f * words >= BINARY_PARALLEL_MIN)
+#pragma omp parallel num_threads(minidl_num_threads()) if (pixels * job.f * job.words >= BINARY_PARALLEL_MIN)
     {
-        uint32_t *patch = malloc((size_t)(BINARY_MR * words) * sizeof(uint32_t));
+        uint32_t *patch = malloc((size_t)(BINARY_MR * job.words) * sizeof(uint32_t));
         if (!patch) {
 #pragma omp atomic write
             failed = 1;
@@ -203,40 +264,83 @@ int minidl_binary_conv2d_forward(float *out, const int32_t *bits, const int32_t 
                 continue;
             const int64_t p0 = block * BINARY_MR;
             const int64_t rows = pixels - p0 < BINARY_MR ? pixels - p0 : BINARY_MR;
-            uint64_t padded[BINARY_MR];     /* bit t: tap t of the row lies in the padding */
-            int32_t k_total[BINARY_MR];     /* the row's counted taps times C */
-            int fix = 0;                    /* a row with zero-padding taps to take back */
-            struct pixel_pos q = pixel_at(win, p0);
-            for (int64_t r = 0; r < rows; r++, next_pixel(&q, win)) {
-                padded[r] = gather_window(patch + r * words, bits, win, q, cw);
-                int64_t counted = taps;
-                if (pad_value == 0 && padded[r]) {
-                    fix = 1;
-                    for (int64_t t = 0; t < taps; t++) counted -= tap_in_padding(win, padded[r], p0 + r, t);
-                }
-                k_total[r] = (int32_t)(counted * win->c);
+            struct pixel_pos q[BINARY_MR];
+            q[0] = pixel_at(win, p0);
+            for (int64_t r = 1; r < rows; r++) {
+                q[r] = q[r - 1];
+                next_pixel(&q[r], win);
             }
-            float *o = out + p0 * f;
-            /* a fixed-up row gets its bias after the fix, so that it is rounded once, as the
-             * reference's (float)dot + bias */
-            kernel(o, patch, kb, k_total, fix ? NULL : bias, rows, words, f);
-            if (!fix)
-                continue;
-            for (int64_t r = 0; r < rows; r++) {
-                float *orow = o + r * f;
-                if (padded[r])     /* the padding taps' popcounts counted against k_total: out -2 each */
-                    for (int64_t t = 0; t < taps; t++)
-                        if (tap_in_padding(win, padded[r], p0 + r, t)) {
-                            const int32_t *tc = tap_counts + t * f;
-                            for (int64_t j = 0; j < f; j++) orow[j] += (float)(2 * tc[j]);
-                        }
-                if (bias)
-                    for (int64_t j = 0; j < f; j++) orow[j] += bias[j];
-            }
+            conv_rows(out + p0 * job.f, patch, &job, q, rows);
         }
         free(patch);
     }
-    free(tap_counts);
+    free((void *)job.tap_counts);
+    return failed ? MINIDL_OUT_OF_MEMORY : MINIDL_OK;
+}
+
+/* best (f) = the larger of best and v elementwise (of equal values the earlier stays, as in
+ * max_pool2d_forward). A plain comparison, which vectorizes: the only NaN these sums can hold
+ * comes from a NaN bias, the same in every row of a filter, and then stays NaN here as there. */
+static void max_merge(float *restrict best, const float *restrict v, int64_t f)
+{
+    for (int64_t j = 0; j < f; j++) best[j] = v[j] > best[j] ? v[j] : best[j];
+}
+
+int minidl_binary_conv2d_pool_forward(float *out, const int32_t *bits, const int32_t *kernel_bits,
+                                      const float *bias, int pad_value, const struct minidl_window *win,
+                                      const struct minidl_window *pool)
+{
+    const struct conv_job job = conv_job(bits, kernel_bits, bias, pad_value, win);
+    if (pad_value == 0 && !job.tap_counts)
+        return MINIDL_OUT_OF_MEMORY;
+    const int64_t f = job.f, pooled = pool->n * pool->oh * pool->ow;
+    const int64_t work = win->n * win->oh * win->ow * f * job.words;
+    int failed = 0;
+#pragma omp parallel num_threads(minidl_num_threads()) if (work >= BINARY_PARALLEL_MIN)
+    {
+        uint32_t *patch = malloc((size_t)(BINARY_MR * job.words) * sizeof(uint32_t));
+        float *rows_out = malloc((size_t)(BINARY_MR * f) * sizeof(float));
+        if (!patch || !rows_out) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(static)
+        for (int64_t p = 0; p < pooled; p++) {
+            if (!patch || !rows_out)
+                continue;
+            const struct pixel_pos at = pixel_at(pool, p);
+            float *o = out + p * f;
+            struct pixel_pos q[BINARY_MR];
+            int64_t rows = 0, first = 1;
+            /* the window's convolution outputs in max_pool2d's order (row by row), BINARY_MR
+             * at a time; positions in the pool's padding are skipped (they never win) */
+            for (int64_t ky = 0; ky < pool->kh; ky++) {
+                const int64_t oy = at.oy * pool->sh - pool->pad_top + ky;
+                for (int64_t kx = 0; kx < pool->kw; kx++) {
+                    const int64_t ox = at.ox * pool->sw - pool->pad_left + kx;
+                    const int last = ky == pool->kh - 1 && kx == pool->kw - 1;
+                    if (oy >= 0 && oy < win->oh && ox >= 0 && ox < win->ow)
+                        q[rows++] = (struct pixel_pos){at.n, oy, ox};
+                    if (rows == BINARY_MR || (last && rows > 0)) {
+                        conv_rows(rows_out, patch, &job, q, rows);
+                        for (int64_t r = 0; r < rows; r++) {
+                            if (first)
+                                memcpy(o, rows_out, (size_t)f * sizeof(float));
+                            else
+                                max_merge(o, rows_out + r * f, f);
+                            first = 0;
+                        }
+                        rows = 0;
+                    }
+                }
+            }
+            if (first)      /* a window wholly in the padding (not made by pool2d_plan) */
+                for (int64_t j = 0; j < f; j++) o[j] = -INFINITY;
+        }
+        free(patch);
+        free(rows_out);
+    }
+    free((void *)job.tap_counts);
     return failed ? MINIDL_OUT_OF_MEMORY : MINIDL_OK;
 }
 

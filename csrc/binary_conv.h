@@ -27,6 +27,14 @@ void minidl_binary_pack_kernel(int32_t *bits, const float *weight, int64_t taps,
 int minidl_binary_conv2d_forward(float *out, const int32_t *bits, const int32_t *kernel_bits, const float *bias,
                                  int pad_value, const struct minidl_window *win);
 
+/* out (n, poh, pow, f) = the maxima of the windows of `pool` (a max pooling of the convolution's
+ * output (n, oh, ow, f): pool->h == win->oh, pool->w == win->ow, pool->c == f) over the
+ * convolution above, as minidl_max_pool2d_forward would give them (a NaN wins, padding never
+ * does), without writing the full-size convolution anywhere. */
+int minidl_binary_conv2d_pool_forward(float *out, const int32_t *bits, const int32_t *kernel_bits,
+                                      const float *bias, int pad_value, const struct minidl_window *win,
+                                      const struct minidl_window *pool);
+
 /* The same result, one bit at a time: the plain twin the tests compare with. */
 void minidl_binary_conv2d_forward_reference(float *out, const int32_t *bits, const int32_t *kernel_bits,
                                             const float *bias, int pad_value, const struct minidl_window *win);

@@ -227,3 +227,38 @@ def test_float_bounds_are_where_the_batchnorm_changes_sign(active_backend):
     inside = (lo <= values) & (values <= hi)
     with np.errstate(over="ignore"):                 # the +-3e38 probes overflow to +-inf
         np.testing.assert_array_equal(inside, sign_positive(values))
+
+
+def pooled_model():
+    return minidl.Sequential([
+        minidl.layers.Input((11, 10, 20)),
+        lq.layers.QuantConv2D(33, 3, padding="same", **SIGNS),
+        minidl.layers.MaxPooling2D(2),                                   # drops the last row
+        minidl.layers.BatchNormalization(),
+        lq.layers.QuantConv2D(40, 3, padding="same", pad_values=1.0, use_bias=False, **SIGNS),
+        minidl.layers.MaxPooling2D(3, strides=2, padding="same"),         # windows in the padding
+        minidl.layers.Flatten(),
+        lq.layers.QuantDense(7, **SIGNS)])
+
+
+def test_max_pooling_fused_into_the_binary_convolution(active_backend):
+    """A MaxPooling2D after a converted binary convolution is computed by it: predictions bit
+    for bit those of the unfused model; an eager call of the convolution is not pooled."""
+    from minidl.larq import pool_fusion
+    rng = np.random.default_rng(8)
+    model = pooled_model()
+    randomize_batchnorms(model, rng)
+    lq.convert(model)
+    names = [layer.name for layer in model.layers]
+    assert [tuple(names.index(n) for n in pair) for pair in model.fused_poolings] == [(0, 1), (3, 4)]
+    x = rng.standard_normal((5, 11, 10, 20)).astype(np.float32)
+    fused = model.predict(x, verbose=0)
+    assert model.layers[0]._binary_state.pooled is not None     # the pooled sums were handed on
+    pool_fusion.unfuse(model.layers)
+    np.testing.assert_array_equal(fused, model.predict(x, verbose=0))
+    lq.convert(model)
+    assert np.asarray(model.layers[0](x[:2])).shape == (2, 11, 10, 33)
+    for layer in model.layers:                                     # and the float path
+        if getattr(layer, "_binary_state", None) is not None:
+            layer._binary_state = None
+    np.testing.assert_array_equal(fused, model.predict(x, verbose=0))

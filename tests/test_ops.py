@@ -1969,6 +1969,40 @@ def binary_cases():
                                                                                   filters)
                                   + f"-d{dilation[0]}-pad{pad_value}" + ("" if use_bias else "-nobias"),
                                   build(*geometry, pad_value, use_bias), rtol=0, atol=0, ref="float32"))
+
+    # with pool=: the convolution's max pooling in the same call (the cpu never writes the
+    # full-size convolution): windows dropping the last row, in the padding, overlapping, of more
+    # pixels than one micro-kernel call takes, a NaN bias (NaN wins), and one split over threads
+    def pooled(in_shape, filters, padding, pool, pool_strides, pool_padding, pad_value, nan_bias=False):
+        def make(rng):
+            x = randn(rng, *in_shape)
+            w = randn(rng, 3, 3, in_shape[3], filters)
+            words = -(-in_shape[3] // 32)
+            bits = np.full(in_shape[:3] + (words,), -7, np.int32)
+            kbits = np.full((9 * words, filters), -7, np.int32)
+            plan = conv_plan(in_shape, (3, 3, in_shape[3], filters), (1, 1), padding)
+            conv_shape = window_out_shape(in_shape, (3, 3), (1, 1), padding, filters)
+            pool_shape = window_out_shape(conv_shape, pool, pool_strides, pool_padding)
+            bias = randn(rng, filters)
+            if nan_bias:
+                bias[1] = np.nan
+            return [call("binary_pack_input", bits, x), call("binary_pack_kernel", kbits, w),
+                    call("binary_conv2d_forward", out(*pool_shape), bits, kbits, bias, plan, pad_value,
+                         pool_plan(conv_shape, pool, pool_strides, pool_padding))]
+        return make
+
+    for in_shape, filters, padding, pool, pool_strides, pool_padding, pad_value, nan_bias in (
+            ((2, 9, 8, 40), 37, "same", (2, 2), (2, 2), "valid", 0, False),
+            ((2, 9, 8, 40), 37, "same", (2, 2), (2, 2), "valid", 1, True),
+            ((1, 8, 9, 3), 5, "valid", (3, 3), (2, 2), "same", 0, False),
+            ((1, 7, 7, 64), 16, "same", (2, 2), (1, 1), "valid", 0, False),
+            ((8, 16, 16, 128), 70, "same", (2, 2), (2, 2), "valid", 0, False)):
+        cases.append(Case("binary_conv2d", "binary_conv2d-pooled-" + geometry_id(in_shape, (3, 3), (1, 1), padding,
+                                                                                 filters)
+                          + f"-pool{pool[0]}s{pool_strides[0]}{pool_padding}-pad{pad_value}"
+                          + ("-nan" if nan_bias else ""),
+                          pooled(in_shape, filters, padding, pool, pool_strides, pool_padding, pad_value, nan_bias),
+                          rtol=0, atol=0, ref="float32"))
     return cases
 
 

@@ -8,11 +8,12 @@ weights), the input's per batch; the convolution gives the exact integer dot pro
 padding conventions hold: pad_values=1 pads with +1, the default 0 leaves padding out.
 Training (fit, train_on_batch) always runs the float path with its straight-through gradients.
 A BatchNormalization between two binary layers (through max poolings, or a Flatten) is folded
-into an integer threshold (threshold_fusion.py) unless convert(fold_batchnorm=False).
+into an integer threshold (threshold_fusion.py) unless convert(fold_batchnorm=False), and a
+MaxPooling2D after a binary convolution is computed by it (pool_fusion.py).
 """
 
 from ..models.model import Model
-from . import threshold_fusion
+from . import pool_fusion, threshold_fusion
 
 SIGN_QUANTIZERS = ("ste_sign", "approx_sign", "swish_sign")   # forward: larq.math.sign
 TERNARY_QUANTIZERS = ("ste_tern",)     # kernels in {-1, 0, +1}: two bit-planes (binary_forward)
@@ -24,6 +25,8 @@ class BinaryLayerState:
     def __init__(self):
         self.kernel_bits = None       # packed on the first inference after a weight change
         self.plans = {}
+        self.pool_layer = None        # the MaxPooling2D fused into this layer (pool_fusion.py)
+        self.pooled = None            # the pooled tensor of the last prediction, P hands it on
 
     def invalidate(self):
         self.kernel_bits = None
@@ -72,7 +75,9 @@ def convert(model, verbose=False, fold_batchnorm=True):
             print(f"{layer.name}: float ({reason})")
     model.binary_layers = converted
     threshold_fusion.unfold(model)
+    pool_fusion.unfuse(_layers(model))
     model.folded_batchnorms = threshold_fusion.fuse(model) if fold_batchnorm else []
+    model.fused_poolings = pool_fusion.fuse(model)
     if verbose:
         print(f"binary inference: {', '.join(converted) or 'no layer'}")
         for chain in model.folded_batchnorms:
@@ -89,10 +94,11 @@ def unpacked_shape(layer, x):
     return shape
 
 
-def binary_forward(layer, call, x, kernel, plan, pad_value):
+def binary_forward(layer, call, x, kernel, plan, pad_value, pool=None):
     """z (N, OH, OW, F), the layer's preactivation on the binary ops: x (N, H, W, C) float or
     already packed bits (N, H, W, ceil(C / 32)) from a folded BatchNormalization, kernel the
-    (kh, kw, C, F) latent weight; buffers are those of the layer's call `call`."""
+    (kh, kw, C, F) latent weight; buffers are those of the layer's call `call`. pool: the pool
+    plan of a fused MaxPooling2D (pool_fusion.py; sign kernels only), z then its maxima."""
     b = layer.backend
     state = layer._binary_state
     words = -(-plan.c // 32)
@@ -103,9 +109,13 @@ def binary_forward(layer, call, x, kernel, plan, pad_value):
     else:
         bits = call.buffer("binary_input", (plan.n, plan.h, plan.w, words), "int32")
         b.binary_pack_input(bits, x)
-    z = call.buffer("z", plan.out_shape)
     bias = layer.bias.value if layer.use_bias else None
     planes = state.kernel_bits[1]
+    if pool is not None:
+        z = call.buffer("z_pooled", pool.out_shape)
+        b.binary_conv2d_forward(z, bits, planes[0], bias, plan, pad_value, pool)
+        return z
+    z = call.buffer("z", plan.out_shape)
     if len(planes) == 1:
         b.binary_conv2d_forward(z, bits, planes[0], bias, plan, pad_value)
     else:   # ternary: x . w = (x . a + x . b) / 2, exact (both sums are integers of one parity)

@@ -23,7 +23,7 @@ from ..layers.core import Dense
 from ..layers.depthwise import DepthwiseConv2D, SeparableConv2D
 from ..mixed_precision import compute_precision
 from . import constraints as lq_constraints
-from . import quantizers
+from . import pool_fusion, quantizers
 from .binary_inference import binary_forward, binary_plan, unpacked_shape
 
 import numpy as np
@@ -227,8 +227,10 @@ class QuantConv2D(QuantizerBase, PadValuesMixin, Conv2D):
         if self._binary_inference(training):
             plan = binary_plan(self, unpacked_shape(self, x), self.kernel.shape, self.strides, self.padding,
                                self.dilation_rate)
-            return self._activate(call, binary_forward(self, call, x, self.kernel.value, plan,
-                                                       int(self.pad_values)))
+            pool = pool_fusion.pool_plan(self, call, plan)
+            z = binary_forward(self, call, x, self.kernel.value, plan, int(self.pad_values), pool)
+            self._binary_state.pooled = z if pool is not None else None
+            return self._activate(call, z)
         xq = self._quantize_input(call, x)
         plan = self.batch_plan(call, xq)   # of the unpadded input (see _make_plan)
         if not self._native_padding:

@@ -114,22 +114,32 @@ def _binary(layer):
     return getattr(layer, "_binary_state", None) is not None
 
 
-def fuse(model):
-    """Fold every L -> [MaxPooling2D ...] -> B -> [Flatten] -> N chain of `model`'s own graph
-    (see the module docstring); returns [(L name, B name, N name)] of the chains folded."""
+def graph_readers(model):
+    """(graph, only_reader, counts) of `model`'s own graph, or None without one: only_reader(node)
+    is the one node reading node's one output (not a model output), else None; counts[id(layer)]
+    how many nodes call the layer."""
     graph = getattr(model, "graph", None)
     if graph is None:
-        return []
+        return None
     consumers, counts = _consumers(graph), _nodes_of(graph)
     outputs = {id(t) for t in graph.outputs}
 
     def only_reader(node):
-        """The one node reading node's one output (not a model output), else None."""
         if len(node.outputs) != 1 or id(node.outputs[0]) in outputs:
             return None
         readers = consumers.get(id(node.outputs[0]), [])
         return readers[0] if len(readers) == 1 and counts[id(readers[0].layer)] == 1 else None
 
+    return graph, only_reader, counts
+
+
+def fuse(model):
+    """Fold every L -> [MaxPooling2D ...] -> B -> [Flatten] -> N chain of `model`'s own graph
+    (see the module docstring); returns [(L name, B name, N name)] of the chains folded."""
+    readers = graph_readers(model)
+    if readers is None:
+        return []
+    graph, only_reader, counts = readers
     fused = []
     fused_bns = set()
     for node in graph.nodes:

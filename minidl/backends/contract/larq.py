@@ -85,11 +85,14 @@ class LarqSection:
         same_shape(op, "bits", bits, (kh * kw * _words(c), f))
         self._binary_pack_kernel(bits, weight)
 
-    def binary_conv2d_forward(self, out, bits, kernel_bits, bias, plan, pad_value):
+    def binary_conv2d_forward(self, out, bits, kernel_bits, bias, plan, pad_value, pool=None):
         """out (N, OH, OW, F) float32 = the exact integer dot products of the +-1 input windows
         (bits: binary_pack_input of (N, H, W, C)) with the +-1 filters (binary_pack_kernel),
         plus bias (F,) or None. plan: conv2d_plan of the float convolution (groups 1). A tap in
-        the padding is an input of +1 when pad_value is 1, of 0 (not counted) when it is 0."""
+        the padding is an input of +1 when pad_value is 1, of 0 (not counted) when it is 0.
+        pool: a pool2d_plan over the convolution's output, or None; out then holds the maxima
+        of its windows (max_pool2d_forward of the convolution, padding never winning) and has
+        pool's output shape, and the full-size convolution need not be written anywhere."""
         op = "binary_conv2d_forward"
         if pad_value not in (0, 1) or isinstance(pad_value, bool):
             raise ValueError(f"{op}: pad_value must be 0 or 1, got {pad_value!r}")
@@ -98,9 +101,23 @@ class LarqSection:
         words = _words(plan.c)
         same_shape(op, "bits", bits, (plan.n, plan.h, plan.w, words))
         same_shape(op, "kernel_bits", kernel_bits, (plan.kh * plan.kw * words, plan.oc))
-        same_shape(op, "out", out, plan.out_shape)
         optional_shape(op, "bias", bias, (plan.oc,))
-        self._binary_conv2d_forward(out, bits, kernel_bits, bias, plan, int(pad_value))
+        if pool is None:
+            same_shape(op, "out", out, plan.out_shape)
+            self._binary_conv2d_forward(out, bits, kernel_bits, bias, plan, int(pad_value))
+            return
+        if tuple(pool.in_shape) != tuple(plan.out_shape):
+            raise ValueError(f"{op}: pool must pool the convolution's output {tuple(plan.out_shape)}, "
+                             f"got a pool plan of input {tuple(pool.in_shape)}")
+        same_shape(op, "out", out, pool.out_shape)
+        self._binary_conv2d_pool_forward(out, bits, kernel_bits, bias, plan, int(pad_value), pool)
+
+    def _binary_conv2d_pool_forward(self, out, bits, kernel_bits, bias, plan, pad_value, pool):
+        """By default the convolution into a scratch tensor, then max_pool2d_forward (the cpu
+        fuses the two: csrc/binary_conv.c)."""
+        z = self.empty(plan.out_shape)
+        self._binary_conv2d_forward(z, bits, kernel_bits, bias, plan, pad_value)
+        self.max_pool2d_forward(out, self.empty(pool.out_shape, "int32"), z, pool)
 
     def binary_pack_thresholds(self, bits, z, bounds):
         """bits (..., ceil(C / 32)) int32 = the signs of a BatchNormalization of z (..., C), the

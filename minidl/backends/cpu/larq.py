@@ -45,6 +45,16 @@ class CpuLarqOps:
         if status:
             raise_for_status(op, status)
 
+    def _binary_conv2d_pool_forward(self, out, bits, kernel_bits, bias, plan, pad_value, pool):
+        op = "binary_conv2d_forward"    # with pool: the convolution and its max pooling in one pass
+        status = self._lib.minidl_binary_conv2d_pool_forward(
+            output(op, "out", out), checked(op, "bits", bits, dtype=INT32),
+            checked(op, "kernel_bits", kernel_bits, dtype=INT32),
+            ffi.NULL if bias is None else checked(op, "bias", bias), pad_value, window_struct(op, plan),
+            window_struct(op, pool))
+        if status:
+            raise_for_status(op, status)
+
     def _binary_pack_thresholds(self, bits, z, bounds, pixels, c):
         op = "binary_pack_thresholds"   # csrc/binary_threshold.c
         self._lib.minidl_binary_pack_thresholds(output(op, "bits", bits, bits.shape, INT32), checked(op, "z", z),
