@@ -21,6 +21,7 @@ from ..layers.conv import Conv2D
 from ..layers.conv1d import LiftedWeight, Lifted1D, _config_1d, _conv_options
 from ..layers.core import Dense
 from ..layers.depthwise import DepthwiseConv2D, SeparableConv2D
+from ..autodiff import Tensor
 from ..mixed_precision import compute_precision
 from . import constraints as lq_constraints
 from . import pool_fusion, quantizers
@@ -59,10 +60,20 @@ class QuantizerBase:
                 weight.precision = getattr(quantizer, "precision", None) or 32
 
     def _set_input_quantizer(self, input_quantizer, metrics):
-        if metrics not in (None, [], ()):
-            raise ValueError(f"{self.describe()}: metrics={metrics!r}: minidl.larq has no layer "
-                             f"metrics (larq's flip_ratio is not implemented); pass None")
         self.input_quantizer = quantizers.get(input_quantizer)
+        self._layer_metrics = metrics     # larq's older layer argument: given to the kernel quantizers
+
+    def _apply_layer_metrics(self):
+        """metrics= of the layer (larq < 0.13): the quantizers of its kernels track them."""
+        metrics = self.__dict__.pop("_layer_metrics", None)
+        if metrics in (None, [], ()):
+            return
+        quantized = [q for _, name in self._QUANTIZED_WEIGHTS for q in [getattr(self, name, None)] if q is not None]
+        if not quantized:
+            raise ValueError(f"{self.describe()}: metrics={metrics!r} tracks the quantized kernels, and this "
+                             "layer has no kernel quantizer")
+        for quantizer in quantized:
+            quantizer.set_metrics(metrics)
 
     def _quantize_input(self, call, x):
         if self.input_quantizer is None:
@@ -77,10 +88,15 @@ class QuantizerBase:
         return self.input_quantizer.quantize_gradient(call, dx, call.input_state)
 
     def _quantize_weight(self, call, quantizer, weight, role):
-        """(tensor to compute with, state) of a latent weight."""
+        """(tensor to compute with, state) of a latent weight; in training the quantizer's
+        flip_ratio (if it has one) sees the quantized values."""
         if quantizer is None:
             return weight.value, None
-        return quantizer.quantize(call, role, weight.value)
+        quantized = quantizer.quantize(call, role, weight.value)
+        flips = getattr(quantizer, "flip_ratio", None)
+        if flips is not None and call.training:
+            flips.update_state(Tensor(quantized[0], call.backend))
+        return quantized
 
     def _weight_gradient(self, call, quantizer, weight, state):
         """dL/dlatent from the call's dL/dcopy, in place (the straight-through estimator)."""
@@ -160,6 +176,7 @@ class QuantDense(QuantizerBase, Dense):
                          bias_constraint=bias_constraint, name=name, trainable=trainable)
         self._set_input_quantizer(input_quantizer, metrics)
         self.kernel_quantizer = quantizers.get_kernel_quantizer(kernel_quantizer)
+        self._apply_layer_metrics()
 
     def get_config(self):
         return dict(super().get_config(), **self._quantizer_config(kernel_quantizer=self.kernel_quantizer))
@@ -211,6 +228,7 @@ class QuantConv2D(QuantizerBase, PadValuesMixin, Conv2D):
                              f"got {data_format!r}")
         self._set_input_quantizer(input_quantizer, metrics)
         self.kernel_quantizer = quantizers.get_kernel_quantizer(kernel_quantizer)
+        self._apply_layer_metrics()
         self._set_pad_values(pad_values)
 
     def get_config(self):
@@ -333,6 +351,7 @@ class QuantDepthwiseConv2D(_QuantDepthwiseSteps, DepthwiseConv2D):
                          bias_constraint=bias_constraint, name=name, trainable=trainable)
         self._set_input_quantizer(input_quantizer, metrics)
         self.depthwise_quantizer = quantizers.get_kernel_quantizer(depthwise_quantizer)
+        self._apply_layer_metrics()
         self._set_pad_values(pad_values)
 
     def get_config(self):
@@ -373,6 +392,7 @@ class QuantSeparableConv2D(_QuantDepthwiseSteps, SeparableConv2D):
         self._set_input_quantizer(input_quantizer, metrics)
         self.depthwise_quantizer = quantizers.get_kernel_quantizer(depthwise_quantizer)
         self.pointwise_quantizer = quantizers.get_kernel_quantizer(pointwise_quantizer)
+        self._apply_layer_metrics()
         self._set_pad_values(pad_values)
 
     def get_config(self):

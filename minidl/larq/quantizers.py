@@ -12,6 +12,7 @@ import math
 from ..config_objects import deserialize_object, serialize_object
 from ..custom_objects import get_custom_objects
 from ..layers.base import Layer
+from .metrics import FlipRatio, check_names
 
 
 class Quantizer(Layer):
@@ -23,10 +24,17 @@ class Quantizer(Layer):
 
     def __init__(self, metrics=None, name=None, trainable=True, **kwargs):
         super().__init__(name=name, trainable=trainable, **kwargs)
-        if metrics not in (None, [], ()):
-            raise ValueError(f"{self.describe()}: metrics={metrics!r}: minidl.larq has no quantizer "
-                             f"metrics (larq's flip_ratio is not implemented); pass None")
         self._custom_metrics = None
+        self.set_metrics(metrics)
+
+    def set_metrics(self, metrics):
+        """larq's metrics=: ["flip_ratio"] makes self.flip_ratio, a FlipRatio named
+        "flip_ratio/<name>" that the larq layers update with this quantizer's kernel in
+        training (a Metric attribute: one of the model's metrics, in fit's logs)."""
+        names = check_names(metrics, self.describe())
+        self._custom_metrics = names or None
+        if "flip_ratio" in names and getattr(self, "flip_ratio", None) is None:
+            self.flip_ratio = FlipRatio(name=f"flip_ratio/{self.name}")
 
     def compute_output_shape(self, input_shape):
         return input_shape
@@ -236,8 +244,15 @@ def get(identifier):
 
 
 def get_kernel_quantizer(identifier):
-    """As get: larq's kernel quantizers differ only by their flip_ratio metric, absent here."""
-    return get(identifier)
+    """As get, and a quantizer without metrics of its own takes those of the enclosing
+    context.metrics_scope (larq's)."""
+    quantizer = get(identifier)
+    if isinstance(quantizer, Quantizer) and not quantizer._custom_metrics:
+        from .context import get_training_metrics
+        scoped = sorted(get_training_metrics())
+        if scoped:
+            quantizer.set_metrics(scoped)
+    return quantizer
 
 
 __all__ = ["ApproxSign", "DoReFa", "DoReFaQuantizer", "NoOp", "NoOpQuantizer", "Quantizer", "SteHeaviside",

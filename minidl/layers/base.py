@@ -24,6 +24,7 @@ from ..arguments import int_tuple
 from ..mixed_precision import DTypePolicy
 from ..naming import auto_name, snake_case
 from ..string_tensors import STRING, refuse
+from . import attribute_tracking
 from .nodes import KerasTensor, Node, compatible, format_shape, has_unknown, several_shapes
 from .weights import Weight
 from . import added_losses, custom_call
@@ -77,15 +78,7 @@ class Layer(VariableNames, CallOptions, metaclass=LayerMeta):
         self._eager_calls = []
 
     def __setattr__(self, name, value):
-        # Keras tracks a Variable set as a layer attribute (self.scale = minidl.Variable(1.0))
-        # as one of the layer's weights: it trains and is saved as add_weight's are.
-        if getattr(value, "_standalone_variable", False) and "weights_by_name" in self.__dict__:
-            held = self.weights_by_name.get(value.name)
-            if held is not None and held is not value:
-                raise ValueError(f"{self.describe()}: a weight named {value.name!r} already "
-                                 "exists; give the Variable another name")
-            value._path = f"{self.name}/{value.name}"
-            self.weights_by_name[value.name] = value
+        attribute_tracking.track(self, value)   # Variables and Metrics, as Keras tracks them
         object.__setattr__(self, name, value)
 
     # ------------------------------------------------------------ config

@@ -23,6 +23,7 @@ from .config import functional_config, functional_from_config
 from .concurrency import UseGuard, one_thread_at_a_time
 from .graph import Graph
 from .heads import make_heads, metric_names
+from .layer_metrics import owned_metrics
 from .keras_api import KerasModelAPI, check_compile_extras
 from .nesting import ModelAsLayer
 from .registry import register
@@ -240,8 +241,9 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
 
     @property
     def metrics(self):
-        """The compiled metrics (a subclass may override this property, as Keras's)."""
-        return self._metrics
+        """The compiled metrics, then the Metric objects its layers own (layer_metrics.py), as
+        Keras 3's model.metrics (a subclass may override this property, as Keras's)."""
+        return self._metrics + owned_metrics(self)
 
     def _new_counters(self):
         """(per head: (loss sum, metric counts, weight sum), penalty sum): the weight sum (of
@@ -261,7 +263,8 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
 
     @property
     def metrics_names(self):
-        return metric_names(self._heads) if self.compiled else ["loss"]
+        names = metric_names(self._heads) if self.compiled else ["loss"]
+        return names + [m.name for m in owned_metrics(self)]
 
     # ------------------------------------------------------------ buffers
     def _buffers_for(self, n, xs):
@@ -309,6 +312,8 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
                 m.reset()
         if self._penalized:
             b.fill(penalty_sum, 0.0)
+        for m in owned_metrics(self):
+            m.reset_state()
         self._added = False   # whether a layer added a loss (add_loss) since the reset
         self._seen = 0
         self._head_rows = [0] * len(self._heads)   # rows (samples x positions) per head
@@ -335,6 +340,8 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
             samples = float(b.to_numpy(weight_sum)[0]) / positions if h.weighted else seen
             for name, m, c in zip(h.metric_names, h.metrics, counts):
                 values[name] = m.value(b, c, samples if m.weighted else seen, shape)
+        for m in owned_metrics(self):
+            values[m.name] = _owned_value(m)
         return dict({"loss": total}, **values)
 
     # ------------------------------------------------------------ steps
@@ -582,3 +589,11 @@ class Model(ModelAsLayer, KerasModelAPI, DataValidation, TrainingLoops, Variable
         custom_objects ({name: class}) names layer classes of your own."""
         with custom_object_scope(custom_objects):
             return functional_from_config(cls, config)
+
+
+def _owned_value(metric):
+    """A layer-owned metric's result as a Python float (a scalar Tensor, array or number)."""
+    result = metric.result()
+    value = getattr(result, "value", result)
+    backend = getattr(result, "backend", None)
+    return float(np.asarray(backend.to_numpy(value) if backend is not None else value).reshape(-1)[0])
