@@ -160,3 +160,50 @@ def test_saving_needs_a_converted_model_and_respects_overwrite(tmp_path):
     with pytest.raises(FileExistsError):
         lq.save_converted(model, path, overwrite=False)
     assert os.listdir(tmp_path) == ["model.lqb"]                 # no temporary file left behind
+
+
+def ternary_model(twn):
+    tern = lq.quantizers.SteTern(threshold_value=0.05, ternary_weight_networks=twn)   # some of glorot's beyond
+    return minidl.Sequential([
+        minidl.layers.Input((6, 6, 40)),
+        lq.layers.QuantConv2D(33, 3, padding="same", input_quantizer="ste_sign", kernel_quantizer=tern),
+        minidl.layers.BatchNormalization(),
+        minidl.layers.Flatten(),
+        lq.layers.QuantDense(5, input_quantizer="ste_sign", kernel_quantizer="ste_sign"),
+    ])
+
+
+@pytest.mark.parametrize("twn", [False, True], ids=["threshold", "twn"])
+def test_ternary_kernels_are_saved_as_two_bit_planes(active_backend, tmp_path, twn):
+    """A ste_tern kernel is stored as its two bit-planes (2 bits a weight) and comes back as
+    its ternary values: predictions equal, on every backend, for a fixed and a TWN threshold."""
+    model = ternary_model(twn)
+    lq.convert(model)
+    path = os.path.join(tmp_path, "ternary.lqb")
+    lq.save_converted(model, path)
+    x = np.random.default_rng(3).standard_normal((4, 6, 6, 40)).astype(np.float32)
+    loaded = lq.load_converted(path)
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+    kernel = loaded.layers[0].get_weights()[0]
+    assert set(np.unique(kernel)) <= {-1.0, 0.0, 1.0} and 0.0 in kernel and 1.0 in kernel
+    with zipfile.ZipFile(path) as z:
+        packed = npz_members(z.read("packed.npz"))
+    assert packed["0000/kernel_planes"].shape == (2, 9 * 2, 33)        # 40 channels: 2 words a tap
+    assert "0000/quant_conv2d/kernel" not in npz_members(zipfile.ZipFile(path).read("weights.npz"))
+
+
+def test_impossible_ternary_planes_are_refused(tmp_path):
+    minidl.set_backend("numpy")
+    model = ternary_model(False)
+    lq.convert(model)
+    path = os.path.join(tmp_path, "ternary.lqb")
+    lq.save_converted(model, path)
+
+    def flip(arrays):                        # a value -1 in plane a (0 as +1) but +1 in plane b
+        planes = arrays["0000/kernel_planes"].copy()
+        planes[0, 0, 0] |= 1
+        planes[1, 0, 0] &= ~1
+        arrays["0000/kernel_planes"] = planes
+    rewrite(path, edit_packed(flip))
+    with pytest.raises(ModelFileError, match="no ternary value gives"):
+        lq.load_converted(path)

@@ -6,13 +6,19 @@ running code:
                          whether BatchNormalizations were folded (lq.convert's fold_batchnorm)
     weights.npz          every weight except the packed kernels (float32, as model files)
     packed.npz           per packed layer "<layer index>/kernel_bits": the signs of its kernel,
-                         int32 (taps * ceil(C / 32), F) in binary_pack_kernel's layout
+                         int32 (taps * ceil(C / 32), F) in binary_pack_kernel's layout; for a
+                         ternary kernel "<layer index>/kernel_planes", int32 (2, taps * ceil(C / 32),
+                         F): its two bit-planes (binary_inference._kernel_planes)
 
 A kernel whose quantizer is a larq sign only ever computes with its signs (binary inference or
 the float path alike), so a file holds 1 bit per weight for it (32x smaller) and the loaded
 kernel is those signs as +-1 floats: predictions equal the saved model's (converted again on
-load). The latent float values
-are not kept: a model to train further is saved with model.save.
+load). A ternary kernel (ste_tern, fixed or TWN threshold) computes with its values in
+{-1, 0, +1}, which the quantizer maps to themselves again (TWN's threshold, 0.7 times the mean
+|value|, lies in (0, 1) whenever a value is not 0), so the file holds 2 bits per weight: plane a
+is the value with 0 as +1, plane b with 0 as -1, and the loaded kernel is (a + b) / 2 (a -1 in a
+with a +1 in b is refused). The latent float values are not kept: a model to train further is
+saved with model.save.
 
 Reading is bounded as minidl/models/minidl_files.py's: known members only, the header's size
 limited, the architecture checked (and its weight count) before anything is allocated, each
@@ -32,7 +38,8 @@ from ..io import ArchiveError, NpzArchive, ZipArchive, atomic_write
 from ..models.minidl_files import (MAX_HEADER_BYTES, ModelFileError, _apply_weights, _check_architecture,
                                    _declared_weights, _npz_bytes, _weights_dict, named_weights)
 from ..models.registry import model_class
-from .binary_inference import SIGN_QUANTIZERS, convert
+from ..layers.calls import LayerCall
+from .binary_inference import SIGN_QUANTIZERS, TERNARY_QUANTIZERS, convert
 
 FORMAT = "minidl-binary-model"
 VERSION = 1
@@ -43,16 +50,51 @@ _ENTRY_BYTES, _BASE_BYTES = 4096, 1 << 16
 
 def _packable(model):
     """[(index in model._weighted_layers, layer)] of the top-level layers whose kernel only ever
-    computes as its signs: a larq layer with a sign kernel_quantizer (a float input too)."""
+    computes as its signs or ternary values: a larq layer with a sign or ste_tern
+    kernel_quantizer (a float input too)."""
     found = []
     for i, layer in enumerate(model._weighted_layers):
         quantizer = getattr(layer, "kernel_quantizer", None)
-        if hasattr(layer, "graph") or quantizer is None or quantizer.op not in SIGN_QUANTIZERS \
-                or layer._dtype_policy is not None:
+        if hasattr(layer, "graph") or quantizer is None \
+                or quantizer.op not in SIGN_QUANTIZERS + TERNARY_QUANTIZERS or layer._dtype_policy is not None:
             continue
         if any(name == "kernel" for name, _ in named_weights(layer)):
             found.append((i, layer))
     return found
+
+
+def _ternary(layer):
+    return layer.kernel_quantizer.op in TERNARY_QUANTIZERS
+
+
+def _entry(i, layer):
+    """(packed.npz key, its shape) of the layer at index i."""
+    shape = _packed_shape(_kernel(layer)[1].shape)
+    if _ternary(layer):
+        return f"{i:04d}/kernel_planes", (2,) + shape
+    return f"{i:04d}/kernel_bits", shape
+
+
+def _pack(b, layer, kernel):
+    """packed.npz's array for the layer's latent kernel (a numpy array): its sign bits, or the
+    two bit-planes of its ternary values (computed by its quantizer on the backend)."""
+    *taps, c, f = kernel.shape
+    tensor = b.from_numpy(kernel.reshape(math.prod(taps), 1, c, f))
+    planes = []
+    if _ternary(layer):
+        call = LayerCall(layer, b)
+        ternary, _ = layer.kernel_quantizer.quantize(call, "kernel_ternary", tensor)   # {-1, 0, +1}
+        shifted = b.empty(b.shape(ternary))
+        b.fill(shifted, -0.5)
+        b.add(shifted, shifted, ternary)                       # 0 -> -0.5: a -1 bit in plane b
+        sources = (ternary, shifted)
+    else:
+        sources = (tensor,)
+    for source in sources:
+        bits = b.empty(_packed_shape(kernel.shape), "int32")
+        b.binary_pack_kernel(bits, source)
+        planes.append(b.to_numpy(bits))
+    return np.stack(planes) if len(planes) == 2 else planes[0]
 
 
 def _packed_shape(kernel_shape):
@@ -79,11 +121,7 @@ def save_converted(model, filepath, overwrite=True):
     packed = {}
     for i, layer in _packable(model):
         position, _ = _kernel(layer)
-        kernel = layer.get_weights()[position]
-        *taps, c, f = kernel.shape
-        bits = b.empty(_packed_shape(kernel.shape), "int32")
-        b.binary_pack_kernel(bits, b.from_numpy(kernel.reshape(math.prod(taps), 1, c, f)))
-        packed[f"{i:04d}/kernel_bits"] = b.to_numpy(bits)
+        packed[_entry(i, layer)[0]] = _pack(b, layer, layer.get_weights()[position])
         del arrays[f"{i:04d}/{layer.name}/kernel"]
     header = {"format": FORMAT, "version": VERSION, "model": model.get_config(),
               "packed": sorted(packed), "fold_batchnorm": bool(getattr(model, "folded_batchnorms", []))}
@@ -105,6 +143,14 @@ def _unpack(bits, kernel_shape):
     if negative[:, c:, :].any():
         raise ValueError(f"bits are set past the kernel's {c} channels")
     return (1.0 - 2.0 * negative[:, :c, :]).astype(np.float32).reshape(kernel_shape)
+
+
+def _unpack_planes(planes, kernel_shape):
+    """{-1, 0, +1} float32 kernel from its two bit-planes (2, taps * words, F): (a + b) / 2."""
+    a, b = _unpack(planes[0], kernel_shape), _unpack(planes[1], kernel_shape)
+    if np.any((a < 0) & (b > 0)):
+        raise ValueError("its planes hold a -1 with 0 as +1 where 0 as -1 has +1, which no ternary value gives")
+    return ((a + b) / 2).astype(np.float32)
 
 
 class _WithKernels:
@@ -153,7 +199,7 @@ def _load(z, path):
     if "weights.npz" not in z.members or "packed.npz" not in z.members:
         raise ModelFileError(f"{path} lacks weights.npz or packed.npz")
     packable = _packable(model)
-    expected = {f"{i:04d}/kernel_bits": (_packed_shape(_kernel(layer)[1].shape), i, layer) for i, layer in packable}
+    expected = {key: (shape, i, layer) for i, layer in packable for key, shape in [_entry(i, layer)]}
     if sorted(expected) != sorted(listed):
         raise ModelFileError(f"{path}: the header lists packed kernels {sorted(listed)[:6]}, the "
                              f"architecture's binary layers are {sorted(expected)[:6]}")
@@ -170,8 +216,9 @@ def _load(z, path):
                          f"{path}: weights.npz")
     kernels = {}
     for key, (_, i, layer) in expected.items():
+        unpack = _unpack_planes if _ternary(layer) else _unpack
         try:
-            kernels[f"{i:04d}/{layer.name}/kernel"] = _unpack(packed.array(key), _kernel(layer)[1].shape)
+            kernels[f"{i:04d}/{layer.name}/kernel"] = unpack(packed.array(key), _kernel(layer)[1].shape)
         except ValueError as exc:
             raise ModelFileError(f"{path}: packed kernel {key!r} of {layer.describe()}: {exc}") from None
     clash = sorted(set(kernels) & set(weights.entries))
