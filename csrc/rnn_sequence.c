@@ -21,19 +21,38 @@ static int sequence_threads(int64_t steps, int64_t n, int64_t units)
     return threads < 1 ? 1 : threads;
 }
 
+static int sequence_args_ok(int activation, int recurrent_activation, int kernel)
+{
+    return rnn_gate_activation_ok(activation) && rnn_gate_activation_ok(recurrent_activation) &&
+           sgemm_packed_kernel_ok(kernel);
+}
+
+/* The batch rows thread t of `threads` takes: [*r0, *r0 + the count returned). */
+static int64_t thread_rows(int64_t n, int t, int threads, int64_t *r0)
+{
+    *r0 = n * t / threads;
+    return n * (t + 1) / threads - *r0;
+}
+
+/* The largest of two statuses (MINIDL_OK only if both are). */
+static int worse(int status, int failed)
+{
+    return status > failed ? status : failed;
+}
+
 int minidl_lstm_sequence_forward(float *hseq, float *cseq, float *gates, const float *h0, const float *c0,
                                  const float *packed_u, int kernel, int activation, int recurrent_activation,
                                  int64_t steps, int64_t n, int64_t units)
 {
-    if (!rnn_gate_activation_ok(activation) || !rnn_gate_activation_ok(recurrent_activation) ||
-        !sgemm_packed_kernel_ok(kernel))
+    if (!sequence_args_ok(activation, recurrent_activation, kernel))
         return MINIDL_INVALID_SIZE;
     const int64_t u = units, step_h = n * u, step_g = n * 4 * u;
     const int threads = sequence_threads(steps, n, u);
     int status = MINIDL_OK;
 #pragma omp parallel for schedule(static, 1) num_threads(threads) reduction(max : status) if (threads > 1)
     for (int t = 0; t < threads; t++) {
-        const int64_t r0 = n * t / threads, rows = n * (t + 1) / threads - r0;
+        int64_t r0;
+        const int64_t rows = thread_rows(n, t, threads, &r0);
         for (int64_t s = 0; s < steps && rows > 0; s++) {
             const float *h_prev = s == 0 ? h0 : hseq + (s - 1) * step_h;
             const float *c_prev = s == 0 ? c0 : cseq + (s - 1) * step_h;
@@ -41,7 +60,7 @@ int minidl_lstm_sequence_forward(float *hseq, float *cseq, float *gates, const f
             int failed = sgemm_packed_serial(g, 4 * u, h_prev + r0 * u, u, packed_u, kernel, (int)rows,
                                              (int)(4 * u), (int)u, 1.0f);
             if (failed) {
-                status = status > failed ? status : failed;
+                status = worse(status, failed);
                 break;
             }
             rnn_lstm_forward_block(hseq + s * step_h + r0 * u, cseq + s * step_h + r0 * u, g,
@@ -56,15 +75,15 @@ int minidl_lstm_sequence_backward(float *dgates, float *dh0, float *dc0, const f
                                   const float *c0, const float *packed_ut, int kernel, int activation,
                                   int recurrent_activation, int64_t steps, int64_t n, int64_t units)
 {
-    if (!rnn_gate_activation_ok(activation) || !rnn_gate_activation_ok(recurrent_activation) ||
-        !sgemm_packed_kernel_ok(kernel))
+    if (!sequence_args_ok(activation, recurrent_activation, kernel))
         return MINIDL_INVALID_SIZE;
     const int64_t u = units, step_h = n * u, step_g = n * 4 * u;
     const int threads = sequence_threads(steps, n, u);
     int status = MINIDL_OK;
 #pragma omp parallel for schedule(static, 1) num_threads(threads) reduction(max : status) if (threads > 1)
     for (int t = 0; t < threads; t++) {
-        const int64_t r0 = n * t / threads, rows = n * (t + 1) / threads - r0, o = r0 * u;
+        int64_t r0;
+        const int64_t rows = thread_rows(n, t, threads, &r0), o = r0 * u;
         if (rows <= 0)
             continue;
         /* dh0 carries dL/dh of the step being run, dc0 dL/dc; both end as the initial state's */
@@ -87,7 +106,7 @@ int minidl_lstm_sequence_backward(float *dgates, float *dh0, float *dc0, const f
             int failed = sgemm_packed_serial(dh, u, dg, 4 * u, packed_ut, kernel, (int)rows, (int)u,
                                              (int)(4 * u), beta);
             if (failed) {
-                status = status > failed ? status : failed;
+                status = worse(status, failed);
                 break;
             }
         }
@@ -99,22 +118,22 @@ int minidl_gru_sequence_forward(float *hseq, float *gates, float *recs, const fl
                                 const float *recurrent_bias, int kernel, int activation, int recurrent_activation,
                                 int64_t steps, int64_t n, int64_t units)
 {
-    if (!rnn_gate_activation_ok(activation) || !rnn_gate_activation_ok(recurrent_activation) ||
-        !sgemm_packed_kernel_ok(kernel))
+    if (!sequence_args_ok(activation, recurrent_activation, kernel))
         return MINIDL_INVALID_SIZE;
     const int64_t u = units, step_h = n * u, step_g = n * 3 * u;
     const int threads = sequence_threads(steps, n, u);
     int status = MINIDL_OK;
 #pragma omp parallel for schedule(static, 1) num_threads(threads) reduction(max : status) if (threads > 1)
     for (int t = 0; t < threads; t++) {
-        const int64_t r0 = n * t / threads, rows = n * (t + 1) / threads - r0;
+        int64_t r0;
+        const int64_t rows = thread_rows(n, t, threads, &r0);
         for (int64_t s = 0; s < steps && rows > 0; s++) {
             const float *h_prev = (s == 0 ? h0 : hseq + (s - 1) * step_h) + r0 * u;
             float *rec = recs + s * step_g + r0 * 3 * u;
             int failed = sgemm_packed_serial(rec, 3 * u, h_prev, u, packed_u, kernel, (int)rows, (int)(3 * u),
                                              (int)u, 0.0f);
             if (failed) {
-                status = status > failed ? status : failed;
+                status = worse(status, failed);
                 break;
             }
             for (int64_t r = 0; r < rows; r++)
@@ -131,15 +150,15 @@ int minidl_gru_sequence_backward(float *dgates, float *drecs, float *dh0, const 
                                  int kernel, int activation, int recurrent_activation, int64_t steps, int64_t n,
                                  int64_t units)
 {
-    if (!rnn_gate_activation_ok(activation) || !rnn_gate_activation_ok(recurrent_activation) ||
-        !sgemm_packed_kernel_ok(kernel))
+    if (!sequence_args_ok(activation, recurrent_activation, kernel))
         return MINIDL_INVALID_SIZE;
     const int64_t u = units, step_h = n * u, step_g = n * 3 * u;
     const int threads = sequence_threads(steps, n, u);
     int status = MINIDL_OK;
 #pragma omp parallel for schedule(static, 1) num_threads(threads) reduction(max : status) if (threads > 1)
     for (int t = 0; t < threads; t++) {
-        const int64_t r0 = n * t / threads, rows = n * (t + 1) / threads - r0, o = r0 * u;
+        int64_t r0;
+        const int64_t rows = thread_rows(n, t, threads, &r0), o = r0 * u;
         if (rows <= 0)
             continue;
         float *dh = dh0 + o;     /* dL/dh of the step being run; ends as the initial state's */
@@ -157,7 +176,7 @@ int minidl_gru_sequence_backward(float *dgates, float *drecs, float *dh0, const 
             int failed = sgemm_packed_serial(dh, u, dq, 3 * u, packed_ut, kernel, (int)rows, (int)u,
                                              (int)(3 * u), 1.0f);
             if (failed) {
-                status = status > failed ? status : failed;
+                status = worse(status, failed);
                 break;
             }
         }

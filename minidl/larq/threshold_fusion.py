@@ -152,18 +152,28 @@ def fuse(model):
         if step is None or type(step.layer) is not BatchNormalization:
             continue
         bn = step.layer
-        after = only_reader(step)
-        flatten = None
-        if after is not None and type(after.layer) is Flatten and bn.moving_mean.shape[0] % 32 == 0:
-            flatten, after = after.layer, only_reader(after)
-        if after is None or not _binary(after.layer):
-            continue
-        bn.forward = FoldedBatchNorm(bn, source, after.layer)
-        if flatten is not None:
-            flatten.forward = PackedFlatten(flatten)
-        fused.append((source.name, bn.name, after.layer.name))
-        fused_bns.add(id(bn))
+        consumer = _fold(step, source, only_reader)
+        if consumer is not None:
+            fused.append((source.name, bn.name, consumer.name))
+            fused_bns.add(id(bn))
     return fused + _fuse_float_inputs(graph, only_reader, counts, fused_bns)
+
+
+def _fold(bn_node, source, only_reader):
+    """Fold the BatchNormalization of bn_node into thresholds (source: the binary layer whose
+    integer sums reach it, None for float inputs) if it feeds a converted binary layer N,
+    directly or through a Flatten of whole words; returns N's layer, or None (nothing done)."""
+    bn = bn_node.layer
+    after = only_reader(bn_node)
+    flatten = None
+    if after is not None and type(after.layer) is Flatten and bn.moving_mean.shape[0] % 32 == 0:
+        flatten, after = after.layer, only_reader(after)
+    if after is None or not _binary(after.layer):
+        return None
+    bn.forward = FoldedBatchNorm(bn, source, after.layer)
+    if flatten is not None:
+        flatten.forward = PackedFlatten(flatten)
+    return after.layer
 
 
 def _fuse_float_inputs(graph, only_reader, counts, fused_bns):
@@ -179,16 +189,9 @@ def _fuse_float_inputs(graph, only_reader, counts, fused_bns):
         producer = producers.get(id(node.inputs[0]))
         if producer is None or isinstance(producer.layer, (BatchNormalization, Flatten)):
             continue
-        after = only_reader(node)
-        flatten = None
-        if after is not None and type(after.layer) is Flatten and bn.moving_mean.shape[0] % 32 == 0:
-            flatten, after = after.layer, only_reader(after)
-        if after is None or not _binary(after.layer):
-            continue
-        bn.forward = FoldedBatchNorm(bn, None, after.layer)
-        if flatten is not None:
-            flatten.forward = PackedFlatten(flatten)
-        fused.append((producer.layer.name, bn.name, after.layer.name))
+        consumer = _fold(node, None, only_reader)
+        if consumer is not None:
+            fused.append((producer.layer.name, bn.name, consumer.name))
     return fused
 
 
