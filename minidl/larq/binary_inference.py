@@ -77,7 +77,7 @@ def convert(model, verbose=False, fold_batchnorm=True):
     threshold_fusion.unfold(model)
     pool_fusion.unfuse(_layers(model))
     model.folded_batchnorms = threshold_fusion.fuse(model) if fold_batchnorm else []
-    model.fused_poolings = pool_fusion.fuse(model)
+    model.fused_poolings = pool_fusion.fuse(model, TERNARY_QUANTIZERS)
     if verbose:
         print(f"binary inference: {', '.join(converted) or 'no layer'}")
         for chain in model.folded_batchnorms:

@@ -209,6 +209,7 @@ class QuantConv2D(QuantizerBase, PadValuesMixin, Conv2D):
     """Conv2D with input_quantizer, kernel_quantizer and pad_values (larq.layers.QuantConv2D)."""
 
     supports_binary_inference = True
+    supports_pool_fusion = True    # its binary forward can take a MaxPooling2D's maxima (pool_fusion.py)
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", pad_values=0.0,
                  data_format=None, dilation_rate=(1, 1), groups=1, activation=None, use_bias=True,
@@ -277,6 +278,8 @@ class QuantConv1D(Lifted1D, QuantConv2D):
     """Conv1D with input_quantizer, kernel_quantizer and pad_values (larq.layers.QuantConv1D);
     kernel (kernel_size, in_channels / groups, filters). padding "valid", "same" or "causal"
     (causal only with pad_values=0, as larq)."""
+
+    supports_pool_fusion = False   # a 1-D layer is followed by 1-D poolings
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", pad_values=0.0, data_format=None,
                  dilation_rate=1, groups=1, activation=None, use_bias=True, input_quantizer=None,

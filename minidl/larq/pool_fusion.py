@@ -14,6 +14,7 @@ when L runs its float path, both run as before.
 
 from ..layers.pooling import MaxPooling2D
 from .. import activations
+from .threshold_fusion import graph_readers
 
 
 class PooledByConvolution:
@@ -44,11 +45,10 @@ def pool_plan(layer, call, conv_plan):
     return plan
 
 
-def fuse(model):
-    """Fuse every L -> P pair of `model`'s graph (module docstring); returns [(L name, P name)]."""
-    from .binary_inference import TERNARY_QUANTIZERS
-    from .layers import QuantConv1D, QuantConv2D
-    from .threshold_fusion import graph_readers
+def fuse(model, ternary_ops):
+    """Fuse every L -> P pair of `model`'s graph (module docstring); returns [(L name, P name)].
+    L is a layer whose binary forward can pool (QuantConv2D's supports_pool_fusion), whose
+    kernel quantizer is not one of ternary_ops."""
     readers = graph_readers(model)
     if readers is None:
         return []
@@ -57,9 +57,8 @@ def fuse(model):
     for node in graph.nodes:
         layer = node.layer
         state = getattr(layer, "_binary_state", None)
-        if state is None or counts[id(layer)] != 1 or type(layer) is QuantConv1D \
-                or not isinstance(layer, QuantConv2D) or activations.fused_name(layer, None) != "linear" \
-                or layer.kernel_quantizer.op in TERNARY_QUANTIZERS:
+        if state is None or counts[id(layer)] != 1 or not getattr(layer, "supports_pool_fusion", False) \
+                or activations.fused_name(layer, None) != "linear" or layer.kernel_quantizer.op in ternary_ops:
             continue
         reader = only_reader(node)
         if reader is None or type(reader.layer) is not MaxPooling2D:
