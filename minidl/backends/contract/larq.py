@@ -6,8 +6,18 @@ plan) and pass the quantizer's integer code; a backend implements the underscore
 (numpy_ops/larq.py, cpu/larq.py, opencl/larq.py)."""
 
 import math
+from dataclasses import dataclass
 
 from .checks import optional_shape, same_shape
+
+
+@dataclass
+class PoolScratch:
+    """What the default pooled binary convolution keeps on its pool plan (Window2D.scratch_for):
+    the full-size convolution and the argmax max_pool2d_forward writes, of `backend`."""
+    backend: object = None
+    z: object = None
+    argmax: object = None
 
 # larq's quantizers (minidl.larq.quantizers) as ops; a backend's kernels use the position of a
 # name as its code (csrc/quantize.h, kernels/quantize.cl). DoReFa's two modes are two ops.
@@ -114,10 +124,14 @@ class LarqSection:
 
     def _binary_conv2d_pool_forward(self, out, bits, kernel_bits, bias, plan, pad_value, pool):
         """By default the convolution into a scratch tensor, then max_pool2d_forward (the cpu
-        fuses the two: csrc/binary_conv.c)."""
-        z = self.empty(plan.out_shape)
-        self._binary_conv2d_forward(z, bits, kernel_bits, bias, plan, pad_value)
-        self.max_pool2d_forward(out, self.empty(pool.out_shape, "int32"), z, pool)
+        fuses the two: csrc/binary_conv.c). The scratch tensors live on the pool plan, made
+        once, not at every prediction."""
+        scratch = pool.scratch_for(PoolScratch)
+        if scratch.backend is not self:
+            scratch.backend = self
+            scratch.z, scratch.argmax = self.empty(plan.out_shape), self.empty(pool.out_shape, "int32")
+        self._binary_conv2d_forward(scratch.z, bits, kernel_bits, bias, plan, pad_value)
+        self.max_pool2d_forward(out, scratch.argmax, scratch.z, pool)
 
     def binary_pack_thresholds(self, bits, z, bounds):
         """bits (..., ceil(C / 32)) int32 = the signs of a BatchNormalization of z (..., C), the
