@@ -368,6 +368,9 @@ int sgemm_prepacked_b_serial(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t 
     return MINIDL_OK;
 }
 
+/* Below this many multiply-adds a second thread costs more than it saves. */
+#define SGEMM_MIN_FLOPS_PER_THREAD (1 << 18)
+
 /* A right operand packed once for many products (minidl_sgemm_pack_b, gemm.h): the layout of
  * sgemm_pack_b for the kernel at table index `kernel`, recorded when it was packed. */
 int64_t minidl_sgemm_packed_b_floats(int k, int n)
@@ -443,8 +446,8 @@ int minidl_sgemm_packed(float *c, const float *a, const float *packed, float bet
     double work = (double)m * n * k;
     if (threads > units)
         threads = units;
-    if (threads > work / (1 << 18))
-        threads = (int)(work / (1 << 18));
+    if (threads > work / SGEMM_MIN_FLOPS_PER_THREAD)
+        threads = (int)(work / SGEMM_MIN_FLOPS_PER_THREAD);
     if (threads <= 1)
         return prepacked_columns(kern, c, ldc, a, lda, packed, n_padded, m, 0, n, k, beta);
     /* One run of whole panels per thread: each packs A once (or reads it in place). */
@@ -459,8 +462,6 @@ int minidl_sgemm_packed(float *c, const float *a, const float *packed, float bet
 }
 
 
-/* Below this many multiply-adds a second thread costs more than it saves. */
-#define SGEMM_MIN_FLOPS_PER_THREAD (1 << 18)
 
 int sgemm_strided(float *c, ptrdiff_t ldc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
                    const float *b, ptrdiff_t rs_b, ptrdiff_t cs_b, int m, int n, int k,
